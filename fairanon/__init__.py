@@ -1,0 +1,52 @@
+"""fairanon: publish microdata that is private, non-discriminatory and diverse.
+
+>>> import fairanon as fa
+>>> inst = fa.load("diva_table1")
+>>> rel = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
+>>> fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+True
+"""
+
+__version__ = "0.1.0"
+
+from .exceptions import (
+    FairanonError,
+    IncompatibleRequirementError,
+    InfeasibleError,
+    InvalidParameterError,
+    SchemaError,
+    SolverError,
+)
+from .instances import Attribute, Hierarchy, Instance, IntervalHierarchy, Schema
+from .models.requirements import (
+    AlphaProtection,
+    DiversityConstraint,
+    KAnonymity,
+    LDiversity,
+    Requirement,
+    TCloseness,
+)
+from .release import Release, Status
+
+__all__ = [
+    "AlphaProtection",
+    "Attribute",
+    "DiversityConstraint",
+    "FairanonError",
+    "Hierarchy",
+    "IncompatibleRequirementError",
+    "InfeasibleError",
+    "Instance",
+    "IntervalHierarchy",
+    "InvalidParameterError",
+    "KAnonymity",
+    "LDiversity",
+    "Release",
+    "Requirement",
+    "Schema",
+    "SchemaError",
+    "SolverError",
+    "Status",
+    "TCloseness",
+    "__version__",
+]

@@ -1,0 +1,220 @@
+"""An instance: a table plus the schema that gives each column its role and type."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SchemaError
+from .hierarchy import SUPPRESSED, Hierarchy
+from .schema import Attribute, Schema
+
+__all__ = ["Instance", "MISSING_POLICIES"]
+
+#: What to do with missing values (NaN/None) in a released attribute.
+MISSING_POLICIES = ("error", "drop")
+
+
+def _natural_key(value: str):
+    number = re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value)
+    return (0, float(value), "") if number else (1, 0.0, value)
+
+
+class Instance:
+    """A table and its schema, validated once.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per record; its index holds the record ids (must be unique).
+    schema : Schema
+        Roles and types. Columns the schema does not name are left out of every release
+        (role "ignore").
+    name : str, default="instance"
+    missing : {"error", "drop"}, default="error"
+        Missing values in a released attribute raise :class:`SchemaError`, or their rows
+        are dropped (and counted in :attr:`dropped_rows`).
+
+    Notes
+    -----
+    Categorical and ordered columns are stored as pandas categoricals whose categories
+    are the attribute's domain in order, so a table of millions of rows stays small.
+    Attributes without a hierarchy (categorical) or an order (ordered) get a flat
+    hierarchy or the sorted values present.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"age": [30, 41], "zip": ["a", "b"], "disease": ["flu", "hiv"]})
+    >>> inst = Instance(df, Schema([Attribute("age", kind="numeric"), Attribute("zip"),
+    ...                            Attribute("disease", role="sensitive")]), name="toy")
+    >>> inst
+    Instance('toy', n_rows=2, qi=['age', 'zip'], sensitive=['disease'])
+    """
+
+    def __init__(self, table: pd.DataFrame, schema: Schema, name: str = "instance", *, missing: str = "error"):
+        if not isinstance(table, pd.DataFrame):
+            raise SchemaError(f"An instance needs a pandas DataFrame; got {type(table).__name__}.")
+        if not isinstance(schema, Schema):
+            raise SchemaError(f"An instance needs a Schema; got {type(schema).__name__}.")
+        if missing not in MISSING_POLICIES:
+            raise SchemaError(f"missing must be one of {MISSING_POLICIES}; got {missing!r}.")
+        self.name = str(name)
+        if len(table) == 0:
+            raise SchemaError(f"Instance {self.name!r} has an empty table: nothing to anonymize.")
+        columns = [str(c) for c in table.columns]
+        unknown = [a.name for a in schema if a.name not in columns]
+        if unknown:
+            raise SchemaError(
+                f"Unknown column(s) {unknown} in the schema of instance {self.name!r}; "
+                f"the table has {columns}."
+            )
+        if not table.index.is_unique:
+            raise SchemaError(f"The record ids (index) of instance {self.name!r} are not unique.")
+        table = table.copy()
+        table.columns = columns
+        attrs = list(schema) + [Attribute(c, role="ignore") for c in columns if c not in schema]
+        used = [a for a in attrs if a.role != "ignore"]
+        if not any(a.is_qi for a in used):
+            raise SchemaError(f"Instance {self.name!r} has no quasi-identifier.")
+
+        self.dropped_rows: list = []
+        missing_mask = table[[a.name for a in used]].isna()
+        if missing_mask.to_numpy().any():
+            bad = missing_mask.any(axis=0)
+            if missing == "error":
+                details = ", ".join(
+                    f"{c!r} ({int(missing_mask[c].sum())} rows)" for c in bad[bad].index
+                )
+                raise SchemaError(
+                    f"Missing values in {details} of instance {self.name!r}. Fill them, declare "
+                    "them as a value of the attribute, or pass missing='drop'."
+                )
+            keep = ~missing_mask.any(axis=1)
+            self.dropped_rows = list(table.index[~keep])
+            table = table[keep]
+            if len(table) == 0:
+                raise SchemaError(f"Every row of instance {self.name!r} has a missing value.")
+
+        data = {}
+        completed = []
+        for attr in attrs:
+            col = table[attr.name]
+            if attr.role == "ignore":
+                completed.append(attr)
+                continue
+            if attr.kind == "numeric":
+                try:
+                    values = pd.to_numeric(col, errors="raise")
+                except (ValueError, TypeError):
+                    bad = col[pd.to_numeric(col, errors="coerce").isna()].iloc[0]
+                    raise SchemaError(
+                        f"Column {attr.name!r} is declared numeric but holds {bad!r}."
+                    ) from None
+                data[attr.name] = values.to_numpy()
+                completed.append(attr)
+                continue
+            values = col.astype(str) if not isinstance(col.dtype, pd.CategoricalDtype) else col.astype(str)
+            present = pd.unique(values.to_numpy())
+            if attr.kind == "ordered" and attr.order is None:
+                attr = attr.with_(order=tuple(sorted(present, key=_natural_key)))
+            if attr.kind == "categorical" and attr.hierarchy is None:
+                if SUPPRESSED in present:
+                    raise SchemaError(f"Column {attr.name!r} holds '*', which is reserved for suppression.")
+                attr = attr.with_(hierarchy=Hierarchy.flat(sorted(present, key=_natural_key)))
+            domain = attr.domain
+            outside = sorted(set(present) - set(domain))
+            if outside:
+                where = "order" if attr.kind == "ordered" else "hierarchy"
+                raise SchemaError(
+                    f"Value(s) {outside[:5]} of column {attr.name!r} are not in its {where} "
+                    f"(instance {self.name!r})."
+                )
+            if attr.hierarchy is not None and attr.kind == "ordered":
+                if set(attr.hierarchy.leaves) != set(attr.order):
+                    raise SchemaError(f"The hierarchy and the order of {attr.name!r} list different values.")
+            for value in attr.protected:
+                if value not in domain:
+                    raise SchemaError(f"Protected value {value!r} is not a value of {attr.name!r}.")
+            if attr.negative is not None and attr.negative not in domain:
+                raise SchemaError(f"Negative value {attr.negative!r} is not a value of {attr.name!r}.")
+            data[attr.name] = pd.Categorical(values.to_numpy(), categories=list(domain))
+            completed.append(attr)
+        self.schema = Schema(completed)
+        released_cols = [a.name for a in completed if a.role != "ignore"]
+        self.table = pd.DataFrame({c: data[c] for c in released_cols}, index=table.index)
+        self.extra = table[[a.name for a in completed if a.role == "ignore"]]
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_rows(self) -> int:
+        return len(self.table)
+
+    @property
+    def row_ids(self) -> pd.Index:
+        return self.table.index
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    def attribute(self, name: str) -> Attribute:
+        return self.schema[name]
+
+    def codes(self, name: str) -> np.ndarray:
+        """Domain indices (categorical, ordered) or the float values (numeric) of a column."""
+        return self._codes[name]
+
+    @cached_property
+    def _codes(self) -> dict[str, np.ndarray]:
+        out = {}
+        for name in self.table.columns:
+            col = self.table[name]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                out[name] = col.cat.codes.to_numpy().astype(np.int64)
+            else:
+                out[name] = col.to_numpy(dtype=float)
+        return out
+
+    def active_domain(self, name: str) -> np.ndarray:
+        """Mask over the domain of a categorical/ordered attribute: values present."""
+        attr = self.schema[name]
+        present = np.zeros(len(attr.domain), dtype=bool)
+        present[np.unique(self.codes(name))] = True
+        return present
+
+    def protected_mask(self) -> np.ndarray:
+        """Per row: is the record in the protected group? (needs a protected attribute)"""
+        attr = self.schema[self._require("protected")]
+        idx = [attr.domain.index(v) for v in attr.protected]
+        return np.isin(self.codes(attr.name), idx)
+
+    def negative_mask(self) -> np.ndarray:
+        """Per row: is the decision negative? (needs a decision attribute)"""
+        attr = self.schema[self._require("decision")]
+        return self.codes(attr.name) == attr.domain.index(attr.negative)
+
+    def _require(self, role: str) -> str:
+        name = getattr(self.schema, role)
+        if name is None:
+            raise SchemaError(f"Instance {self.name!r} has no {role} attribute.")
+        return name
+
+    def subset(self, rows, name: str | None = None) -> "Instance":
+        """The instance restricted to some record ids, with the same schema."""
+        table = self.table.loc[rows]
+        for col in table.columns:
+            if isinstance(table[col].dtype, pd.CategoricalDtype):
+                table[col] = table[col].astype(str)
+        return Instance(table, self.schema, name or f"{self.name}[subset]")
+
+    def __repr__(self) -> str:
+        parts = [f"{self.name!r}", f"n_rows={self.n_rows}", f"qi={list(self.schema.qi)}"]
+        if self.schema.sensitive:
+            parts.append(f"sensitive={list(self.schema.sensitive)}")
+        if self.schema.protected:
+            parts.append(f"protected={self.schema.protected!r}")
+        if self.schema.decision:
+            parts.append(f"decision={self.schema.decision!r}")
+        return f"Instance({', '.join(parts)})"

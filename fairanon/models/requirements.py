@@ -1,0 +1,397 @@
+"""Requirements as plain declarative objects.
+
+Each requirement checks only its own arguments when built (thresholds become exact
+rationals); checks that need the data run in :func:`fairanon.anonymize` and in the
+verifier. Each states what algorithms may rely on: ``union_monotone`` (if two sets of
+records satisfy it, so does their union, so top-down splitting is sound) and
+``needs_sensitive`` (it reads a sensitive or decision attribute).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar
+
+from .._validation import check_fraction, check_int, check_option
+from ..exceptions import InvalidParameterError
+
+__all__ = [
+    "Requirement",
+    "KAnonymity",
+    "LDiversity",
+    "TCloseness",
+    "DiversityConstraint",
+    "AlphaProtection",
+    "MEASURES",
+    "MEASURE_ALIASES",
+    "requirement_from_spec",
+]
+
+
+class Requirement:
+    """Base class; subclasses are frozen dataclasses."""
+
+    union_monotone: ClassVar[bool] = True
+    needs_sensitive: ClassVar[bool] = False
+    kind: ClassVar[str] = ""
+
+    def to_spec(self) -> dict:
+        """The job-file form of this requirement (inverse of :func:`requirement_from_spec`)."""
+        out = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, Fraction):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = [list(v) if isinstance(v, tuple) else v for v in value]
+            out[name] = value
+        return {self.kind: out}
+
+
+@dataclass(frozen=True)
+class KAnonymity(Requirement):
+    """k-anonymity: every released equivalence class has at least k records [1]_.
+
+    >>> str(KAnonymity(5))
+    '5-anonymity'
+
+    References
+    ----------
+    .. [1] L. Sweeney. k-anonymity: a model for protecting privacy. IJUFKS 10(5), 2002.
+    """
+
+    k: int
+    kind: ClassVar[str] = "k_anonymity"
+
+    def __post_init__(self):
+        object.__setattr__(self, "k", check_int(self.k, "k", "KAnonymity", low=1))
+
+    def __str__(self) -> str:
+        return f"{self.k}-anonymity"
+
+
+L_VARIANTS = ("distinct", "entropy", "recursive")
+
+
+@dataclass(frozen=True)
+class LDiversity(Requirement):
+    """l-diversity of the sensitive attribute in every equivalence class [1]_.
+
+    Parameters
+    ----------
+    l : int or rational
+        At least 1. Entropy l-diversity accepts a rational l; the others an int.
+    variant : {"distinct", "entropy", "recursive"}, default="distinct"
+        distinct: at least l distinct values; entropy: the entropy of the class's value
+        distribution is at least log(l); recursive (c, l): r_1 < c (r_l + ... + r_m) for
+        the value counts r_1 >= r_2 >= ... >= r_m.
+    c : rational, optional
+        The constant of recursive (c, l)-diversity (required for that variant).
+    attribute : str, optional
+        The protected attribute (default: every sensitive attribute, else the decision).
+
+    >>> str(LDiversity(3, variant="recursive", c=2))
+    'recursive (2,3)-diversity'
+
+    References
+    ----------
+    .. [1] A. Machanavajjhala, D. Kifer, J. Gehrke, M. Venkitasubramaniam. l-Diversity:
+       privacy beyond k-anonymity. ACM TKDD 1(1), 2007.
+    """
+
+    l: Any
+    variant: str = "distinct"
+    c: Any = None
+    attribute: str | None = None
+    needs_sensitive: ClassVar[bool] = True
+    kind: ClassVar[str] = "l_diversity"
+
+    def __post_init__(self):
+        check_option(self.variant, "variant", "LDiversity", L_VARIANTS)
+        if self.variant == "entropy":
+            l_value = check_fraction(self.l, "l", "LDiversity", low=1)
+            if l_value.denominator == 1:
+                l_value = int(l_value)
+        else:
+            l_value = check_int(self.l, "l", "LDiversity", low=1)
+        object.__setattr__(self, "l", l_value)
+        if self.variant == "recursive":
+            if self.c is None:
+                raise InvalidParameterError("The 'c' parameter of LDiversity is required for variant='recursive'.")
+            object.__setattr__(self, "c", check_fraction(self.c, "c", "LDiversity", low=0, low_open=True))
+        elif self.c is not None:
+            raise InvalidParameterError(
+                f"The 'c' parameter of LDiversity applies only to variant='recursive'; got variant={self.variant!r}."
+            )
+
+    def __str__(self) -> str:
+        on = f" of {self.attribute}" if self.attribute else ""
+        if self.variant == "recursive":
+            return f"recursive ({self.c},{self.l})-diversity{on}"
+        prefix = "" if self.variant == "distinct" else "entropy "
+        return f"{prefix}{self.l}-diversity{on}"
+
+
+DISTANCES = ("equal", "ordered", "hierarchical")
+
+
+@dataclass(frozen=True)
+class TCloseness(Requirement):
+    """t-closeness: in every class the Earth Mover's Distance between the class's
+    distribution of the sensitive attribute and the whole table's is at most t [1]_.
+
+    Parameters
+    ----------
+    t : rational in [0, 1]
+    distance : {"equal", "ordered", "hierarchical"}, default="equal"
+        Ground distance of the EMD: equal (categorical; the variational distance),
+        ordered (numeric or ordered attributes, over the values present) or
+        hierarchical (height of the lowest common ancestor in the attribute's
+        hierarchy). For a binary attribute all three equal Ruggieri's |p - p*|.
+    attribute : str, optional
+        As in :class:`LDiversity`.
+
+    >>> TCloseness(0.2, distance="ordered").t
+    Fraction(1, 5)
+    >>> str(TCloseness("0.15"))
+    '0.15-closeness (equal EMD)'
+
+    References
+    ----------
+    .. [1] N. Li, T. Li, S. Venkatasubramanian. t-Closeness: privacy beyond k-anonymity
+       and l-diversity. ICDE 2007.
+    """
+
+    t: Any
+    distance: str = "equal"
+    attribute: str | None = None
+    needs_sensitive: ClassVar[bool] = True
+    kind: ClassVar[str] = "t_closeness"
+
+    def __post_init__(self):
+        object.__setattr__(self, "t", check_fraction(self.t, "t", "TCloseness", low=0, high=1))
+        check_option(self.distance, "distance", "TCloseness", DISTANCES)
+
+    def __str__(self) -> str:
+        on = f" of {self.attribute}" if self.attribute else ""
+        return f"{_show(self.t)}-closeness ({self.distance} EMD){on}"
+
+
+def _show(x: Fraction) -> str:
+    """A rational as a short decimal when exact, else p/q."""
+    f = float(x)
+    if Fraction(repr(f)) == x:
+        return repr(f).removesuffix(".0") if f.is_integer() else repr(f)
+    return str(x)
+
+
+_CONSTRAINT_RE = re.compile(r"^\s*([^()\[\]]+?)\s*\(\s*(.+?)\s*\)\s*\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*$")
+
+
+@dataclass(frozen=True)
+class DiversityConstraint(Requirement):
+    """A diversity constraint (X[t], lower, upper) [1]_ (Def. 2.3): the number of released
+    records whose X cells show exactly the target values t (not generalized, not
+    suppressed) lies in [lower, upper].
+
+    Parameters
+    ----------
+    target : mapping of attribute -> value, or sequence of (attribute, value) pairs
+    lower, upper : int
+        0 <= lower <= upper.
+
+    Not union-monotone: a top-down algorithm cannot enforce it by checking splits.
+
+    >>> sigma = DiversityConstraint.parse("ETH(Asian) [2, 5]")
+    >>> sigma, sigma.target
+    (DiversityConstraint(ETH[Asian], 2, 5), (('ETH', 'Asian'),))
+
+    References
+    ----------
+    .. [1] M. Milani, Y. Huang, F. Chiang. Preserving diversity in anonymized data. EDBT 2021.
+    """
+
+    target: Any
+    lower: int
+    upper: int
+    union_monotone: ClassVar[bool] = False
+    kind: ClassVar[str] = "diversity"
+
+    def __post_init__(self):
+        target = self.target
+        if isinstance(target, Mapping):
+            target = tuple(target.items())
+        try:
+            target = tuple((str(a), str(v)) for a, v in target)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                "The 'target' parameter of DiversityConstraint must map attributes to values, "
+                f"e.g. {{'ETH': 'Asian'}}. Got {self.target!r} instead."
+            ) from None
+        if not target or len({a for a, _ in target}) != len(target):
+            raise InvalidParameterError(
+                f"The 'target' parameter of DiversityConstraint must name each attribute once. Got {self.target!r} instead."
+            )
+        object.__setattr__(self, "target", target)
+        lower = check_int(self.lower, "lower", "DiversityConstraint", low=0)
+        upper = check_int(self.upper, "upper", "DiversityConstraint", low=0)
+        if lower > upper:
+            raise InvalidParameterError(
+                f"DiversityConstraint {self._label()} has lower={lower} > upper={upper}: no count can satisfy it."
+            )
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
+
+    def _label(self) -> str:
+        attrs = ",".join(a for a, _ in self.target)
+        values = ",".join(v for _, v in self.target)
+        return f"{attrs}[{values}]"
+
+    @classmethod
+    def parse(cls, text: str) -> "DiversityConstraint":
+        """Read ``attr(value) [lower, upper]`` (the DIVA repository's format; whitespace free)."""
+        match = _CONSTRAINT_RE.match(str(text))
+        if not match:
+            raise InvalidParameterError(
+                f"Cannot read diversity constraint {text!r}; expected 'attribute(value) [lower, upper]'."
+            )
+        attr, value, lower, upper = match.groups()
+        return cls({attr.strip(): value}, int(lower), int(upper))
+
+    def __str__(self) -> str:
+        return f"diversity {self._label()} in [{self.lower}, {self.upper}]"
+
+    def __repr__(self) -> str:
+        return f"DiversityConstraint({self._label()}, {self.lower}, {self.upper})"
+
+    def to_spec(self) -> dict:
+        return {self.kind: {"target": dict(self.target), "lower": self.lower, "upper": self.upper}}
+
+
+#: Discrimination measures of Ruggieri (Fig. 1, §4.3) and whether larger means more
+#: discrimination ("upper": protective iff f <= alpha) or smaller ("lower": f >= alpha).
+MEASURES = {"RD": "upper", "RR": "upper", "OR": "upper", "ED": "upper", "ER": "upper", "RC": "lower", "EC": "lower"}
+#: Names used by Pedreschi, Ruggieri, Turini and by Hajian et al. for the same measures.
+MEASURE_ALIASES = {
+    "slift": "RR",
+    "elift": "ER",
+    "slift_d": "RD",
+    "elift_d": "ED",
+    "slift_c": "RC",
+    "elift_c": "EC",
+    "olift": "OR",
+    "risk_difference": "RD",
+    "risk_ratio": "RR",
+    "odds_ratio": "OR",
+}
+
+
+@dataclass(frozen=True)
+class AlphaProtection(Requirement):
+    """alpha-protection: every context of possible discrimination (itemset over the
+    released values of the non-protected quasi-identifiers) has f <= alpha, or f >= alpha
+    for the "chance" measures RC and EC [1]_ (Defs. 4-5).
+
+    Parameters
+    ----------
+    measure : {"RD", "RR", "RC", "OR", "ED", "ER", "EC"} or an alias
+        ``slift`` = RR, ``elift`` = ER, ``slift_d`` = RD, ``elift_d`` = ED, ``slift_c`` = RC,
+        ``elift_c`` = EC, ``olift`` = OR.
+    alpha : rational
+    min_support : int, optional
+        Only contexts with at least this many records are checked (the relaxed variant of
+        Ruggieri §3.2; monotone guarantees hold only without it).
+    strict : bool, default=False
+        Hajian et al.'s reading: protective iff f < alpha (f > alpha for RC/EC).
+
+    Notes
+    -----
+    Proportions use Ruggieri's tokenism extension (an empty protected or unprotected
+    side counts with the global negative rate p-), and x/0 = inf, 0/0 = 1 in ratios.
+
+    >>> str(AlphaProtection("slift", 1.25))
+    '1.25-protection (RR)'
+
+    References
+    ----------
+    .. [1] S. Ruggieri. Using t-closeness anonymity to control for non-discrimination.
+       Transactions on Data Privacy 7(2), 2014.
+    """
+
+    measure: str
+    alpha: Any
+    min_support: int | None = None
+    strict: bool = False
+    needs_sensitive: ClassVar[bool] = True
+    union_monotone: ClassVar[bool] = False
+    kind: ClassVar[str] = "alpha_protection"
+
+    def __post_init__(self):
+        name = MEASURE_ALIASES.get(str(self.measure), MEASURE_ALIASES.get(str(self.measure).lower(), self.measure))
+        name = str(name).upper() if str(name).upper() in MEASURES else name
+        check_option(name, "measure", "AlphaProtection", set(MEASURES) | set(MEASURE_ALIASES))
+        object.__setattr__(self, "measure", MEASURE_ALIASES.get(name, name))
+        object.__setattr__(self, "alpha", check_fraction(self.alpha, "alpha", "AlphaProtection"))
+        if self.min_support is not None:
+            object.__setattr__(self, "min_support", check_int(self.min_support, "min_support", "AlphaProtection", low=1))
+        if not isinstance(self.strict, bool):
+            raise InvalidParameterError(f"The 'strict' parameter of AlphaProtection must be a bool. Got {self.strict!r} instead.")
+
+    @property
+    def larger_is_worse(self) -> bool:
+        return MEASURES[self.measure] == "upper"
+
+    def __str__(self) -> str:
+        support = f", support >= {self.min_support}" if self.min_support else ""
+        return f"{_show(self.alpha)}-protection ({self.measure}{support})"
+
+
+_KINDS = {cls.kind: cls for cls in (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)}
+_KIND_ALIASES = {
+    "k": "k_anonymity",
+    "kanonymity": "k_anonymity",
+    "l": "l_diversity",
+    "ldiversity": "l_diversity",
+    "t": "t_closeness",
+    "tcloseness": "t_closeness",
+    "diversity_constraint": "diversity",
+    "alpha": "alpha_protection",
+    "alphaprotection": "alpha_protection",
+}
+
+
+def requirement_from_spec(spec: Mapping | str) -> Requirement:
+    """Build a requirement from its job-file form.
+
+    >>> requirement_from_spec({"k_anonymity": {"k": 5}})
+    KAnonymity(k=5)
+    >>> requirement_from_spec({"diversity": "ETH(Asian) [2, 5]"})
+    DiversityConstraint(ETH[Asian], 2, 5)
+    """
+    if not isinstance(spec, Mapping) or len(spec) != 1:
+        raise InvalidParameterError(
+            f"A requirement must be a one-key mapping such as {{'k_anonymity': {{'k': 5}}}}; got {spec!r}."
+        )
+    (key, args), = spec.items()
+    kind = _KIND_ALIASES.get(str(key).lower(), str(key).lower())
+    if kind not in _KINDS:
+        raise InvalidParameterError(
+            f"Unknown requirement {key!r}; known: {', '.join(sorted(_KINDS))}."
+        )
+    cls = _KINDS[kind]
+    if cls is DiversityConstraint and isinstance(args, str):
+        return DiversityConstraint.parse(args)
+    if isinstance(args, Mapping):
+        try:
+            return cls(**args)
+        except TypeError as exc:
+            raise InvalidParameterError(f"Bad arguments for {key!r}: {exc}.") from None
+    if isinstance(args, (int, float, str)) and cls in (KAnonymity, LDiversity, TCloseness):
+        return cls(args)
+    raise InvalidParameterError(f"Bad arguments for requirement {key!r}: {args!r}.")
+
