@@ -395,3 +395,88 @@ def requirement_from_spec(spec: Mapping | str) -> Requirement:
         return cls(args)
     raise InvalidParameterError(f"Bad arguments for requirement {key!r}: {args!r}.")
 
+
+
+def requirement_targets(schema, requirement: Requirement) -> tuple[str, ...]:
+    """The attributes an l-diversity or t-closeness requirement protects in `schema`."""
+    from ..exceptions import IncompatibleRequirementError
+
+    if requirement.attribute is not None:
+        if requirement.attribute not in schema:
+            raise IncompatibleRequirementError(
+                f"{requirement} names attribute {requirement.attribute!r}, which the instance does not have."
+            )
+        if schema[requirement.attribute].role not in ("sensitive", "decision"):
+            raise IncompatibleRequirementError(
+                f"{requirement} names {requirement.attribute!r}, whose role is "
+                f"{schema[requirement.attribute].role!r}; it must be 'sensitive' or 'decision'."
+            )
+        return (requirement.attribute,)
+    targets = schema.default_targets()
+    if not targets:
+        raise IncompatibleRequirementError(
+            f"{requirement} needs a sensitive (or decision) attribute, and the instance has none."
+        )
+    return targets
+
+
+def validate_requirements(instance, requirements, *, caller: str = "anonymize") -> tuple[Requirement, ...]:
+    """Check requirements against an instance before any work starts.
+
+    Raises
+    ------
+    InvalidParameterError
+        Not a requirement, or k larger than the table.
+    IncompatibleRequirementError
+        A requirement refers to an attribute the instance lacks or cannot use.
+    SchemaError
+        A diversity constraint targets a value outside its attribute's domain.
+    """
+    from ..exceptions import IncompatibleRequirementError, SchemaError
+
+    if isinstance(requirements, Requirement):
+        requirements = [requirements]
+    try:
+        requirements = tuple(requirements)
+    except TypeError:
+        raise InvalidParameterError(
+            f"The 'requirements' parameter of {caller} must be a list of requirements. Got {requirements!r} instead."
+        ) from None
+    schema = instance.schema
+    for req in requirements:
+        if not isinstance(req, Requirement):
+            raise InvalidParameterError(
+                f"The 'requirements' parameter of {caller} must hold requirement objects "
+                f"(KAnonymity, LDiversity, ...). Got {req!r} instead."
+            )
+        if isinstance(req, KAnonymity) and req.k > instance.n_rows:
+            raise InvalidParameterError(
+                f"k={req.k} exceeds the {instance.n_rows} rows of instance {instance.name!r}."
+            )
+        if isinstance(req, (LDiversity, TCloseness)):
+            for name in requirement_targets(schema, req):
+                attr = schema[name]
+                if isinstance(req, TCloseness) and req.distance == "hierarchical" and attr.hierarchy is None:
+                    raise IncompatibleRequirementError(
+                        f"{req} needs a hierarchy on {name!r}, which has none."
+                    )
+                if isinstance(req, TCloseness) and req.distance == "ordered" and attr.kind == "categorical":
+                    raise IncompatibleRequirementError(
+                        f"{req} needs an order on {name!r}; declare it numeric or ordered, or use distance='equal'."
+                    )
+        if isinstance(req, DiversityConstraint):
+            for name, value in req.target:
+                if name not in schema or schema[name].role in ("identifier", "ignore"):
+                    raise IncompatibleRequirementError(
+                        f"{req!r} targets {name!r}, which is not a released attribute of instance {instance.name!r}."
+                    )
+                domain = schema[name].domain
+                if domain is not None and value not in domain:
+                    raise SchemaError(f"{req!r}: {value!r} is not a value of {name!r}.")
+        if isinstance(req, AlphaProtection):
+            missing = [r for r in ("protected", "decision") if getattr(schema, r) is None]
+            if missing:
+                raise IncompatibleRequirementError(
+                    f"{req} needs a {' and a '.join(missing)} attribute; instance {instance.name!r} has none."
+                )
+    return requirements

@@ -1,0 +1,421 @@
+"""The measures requirements are made of: Earth Mover's Distances, l-diversity tests,
+discrimination measures on 4-fold tables, and exact threshold comparison.
+
+Every function has a vectorized float form (one value per group) and an exact form
+(one group, :class:`fractions.Fraction`). Thresholds are decided exactly by
+:func:`exact_compare`: floats decide wherever they are far from the threshold, and
+the exact form decides the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..instances.hierarchy import Hierarchy
+
+__all__ = [
+    "exact_compare",
+    "group_counts",
+    "EMDGround",
+    "emd",
+    "emd_exact",
+    "emd_transport",
+    "distinct_l",
+    "entropy_l",
+    "entropy_l_ok",
+    "recursive_cl_ok",
+    "Proportions",
+    "discrimination",
+    "discrimination_exact",
+    "tau",
+    "tau_exact",
+    "bound",
+]
+
+#: Relative distance from a threshold below which floats are not trusted.
+TOLERANCE = 1e-9
+
+_OPS = {
+    "le": lambda x, t: x <= t,
+    "lt": lambda x, t: x < t,
+    "ge": lambda x, t: x >= t,
+    "gt": lambda x, t: x > t,
+}
+
+
+def exact_compare(values: np.ndarray, exact: Callable[[int], Fraction | float], threshold: Fraction, op: str) -> np.ndarray:
+    """Decide ``values[i] <op> threshold`` exactly for every i.
+
+    Float values farther than ``1e-9 * max(1, |threshold|)`` from the threshold decide by
+    themselves (their rounding error is many orders smaller); the others are decided by
+    ``exact(i)``, which returns the exact value of entry i.
+
+    >>> v = np.array([0.1 + 0.2, 0.5])
+    >>> exact_compare(v, lambda i: [Fraction(3, 10), Fraction(1, 2)][i], Fraction(3, 10), "le").tolist()
+    [True, False]
+    """
+    compare = _OPS[op]
+    values = np.asarray(values, dtype=float)
+    t = float(threshold)
+    out = compare(values, t)
+    tol = TOLERANCE * max(1.0, abs(t))
+    with np.errstate(invalid="ignore"):
+        near = np.flatnonzero(np.abs(values - t) <= tol)
+    for i in near:
+        out[i] = compare(exact(int(i)), threshold)
+    return out
+
+
+def group_counts(groups: np.ndarray, codes: np.ndarray, n_groups: int, n_values: int) -> np.ndarray:
+    """Counts[g, v] of value index v in group g (dense int64 matrix)."""
+    flat = np.bincount(groups.astype(np.int64) * n_values + codes.astype(np.int64), minlength=n_groups * n_values)
+    return flat.reshape(n_groups, n_values)
+
+
+# ---------------------------------------------------------------------------- EMD
+@dataclass(frozen=True)
+class EMDGround:
+    """The ground distance of an EMD over m values (columns of a counts matrix).
+
+    distance "equal": d_ij = 1 for i != j; "ordered": |i - j| / (m - 1) over the given
+    order; "hierarchical": height(LCA)/H in a tree whose leaves are the m values
+    (shallow leaves padded to depth H), stored as node membership rows and edge weights.
+    """
+
+    distance: str
+    m: int
+    membership: np.ndarray | None = None  # (nodes other than the root) x m, 0/1
+    weights: np.ndarray | None = None  # per node: padded edge count above it
+    height: int = 1
+
+    @classmethod
+    def equal(cls, m: int) -> "EMDGround":
+        return cls("equal", m)
+
+    @classmethod
+    def ordered(cls, m: int) -> "EMDGround":
+        return cls("ordered", m)
+
+    @classmethod
+    def hierarchical(cls, hierarchy: Hierarchy, values: Sequence[str]) -> "EMDGround":
+        """Tree ground distance over `values` (leaves of `hierarchy`, column order)."""
+        values = [str(v) for v in values]
+        height = hierarchy.height
+        rows, weights = [], []
+        for node in hierarchy.nodes:
+            if node == hierarchy.root:
+                continue
+            mask = hierarchy.leaf_mask(node)
+            rows.append([mask[hierarchy.leaf_index[v]] for v in values])
+            is_leaf = not hierarchy.children[node]
+            # A leaf above depth H stands for a chain of unary nodes down to depth H.
+            weights.append(height - hierarchy.depth[node] + 1 if is_leaf else 1)
+        return cls(
+            "hierarchical",
+            len(values),
+            membership=np.array(rows, dtype=np.int64).reshape(len(rows), len(values)),
+            weights=np.array(weights, dtype=np.int64),
+            height=max(height, 1),
+        )
+
+    def matrix(self) -> np.ndarray:
+        """The m x m ground distance matrix (for the transportation-LP oracle)."""
+        m = self.m
+        if self.distance == "equal":
+            return 1.0 - np.eye(m)
+        if self.distance == "ordered":
+            idx = np.arange(m)
+            return np.abs(idx[:, None] - idx[None, :]) / max(m - 1, 1)
+        # tree: path length in edges (weights) between leaves / (2H)
+        d = np.zeros((m, m))
+        for i in range(m):
+            for j in range(m):
+                differ = self.membership[:, i] != self.membership[:, j]
+                d[i, j] = float(self.weights[differ].sum()) / (2 * self.height)
+        return d
+
+
+def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> tuple[np.ndarray, np.ndarray]:
+    """Integer numerators and denominators: EMD[g] = num[g] / den[g]."""
+    counts = np.atleast_2d(np.asarray(counts, dtype=object if counts.dtype == object else np.int64))
+    total = int(np.sum(global_counts))
+    sizes = counts.sum(axis=1)
+    diff = counts * total - np.outer(sizes, global_counts)  # r_i scaled by size * total
+    if ground.distance == "equal":
+        num = np.abs(diff).sum(axis=1)
+        den = 2 * sizes * total
+    elif ground.distance == "ordered":
+        num = np.abs(np.cumsum(diff, axis=1)).sum(axis=1)
+        den = max(ground.m - 1, 1) * sizes * total
+    else:
+        extra = diff @ ground.membership.T
+        num = np.abs(extra) @ ground.weights
+        den = 2 * ground.height * sizes * total
+    return num, den
+
+
+def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.ndarray:
+    """EMD between each row's distribution and the global one (floats, one per row).
+
+    Closed forms of Li, Li and Venkatasubramanian (ICDE 2007) as restated in the
+    project's t-closeness spec §1.5(c): equal = ½Σ|r_i|; ordered =
+    Σ_i |Σ_{j<=i} r_j| / (m-1); hierarchical = Σ_{nodes != root} |extra(N)| / (2H).
+    Empty rows get 0.
+
+    >>> emd(np.array([[1, 1, 1, 0, 0, 0, 0, 0, 0]]), np.ones(9, dtype=int), EMDGround.ordered(9))
+    array([0.375])
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    global_counts = np.asarray(global_counts, dtype=np.int64)
+    # int64 numerators stay exact while size * total * m fits; beyond, go through floats.
+    if float(counts.sum(axis=1).max(initial=0)) * float(global_counts.sum()) * max(ground.m, 1) < 2.0**62:
+        num, den = _emd_numerators(counts, global_counts, ground)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where(den > 0, num / np.where(den > 0, den, 1), 0.0)
+        return out.astype(float)
+    sizes = counts.sum(axis=1, keepdims=True).astype(float)
+    p = np.divide(counts, sizes, out=np.zeros(counts.shape), where=sizes > 0)
+    q = global_counts / global_counts.sum()
+    r = p - q
+    if ground.distance == "equal":
+        out = 0.5 * np.abs(r).sum(axis=1)
+    elif ground.distance == "ordered":
+        out = np.abs(np.cumsum(r, axis=1)).sum(axis=1) / max(ground.m - 1, 1)
+    else:
+        out = (np.abs(r @ ground.membership.T) @ ground.weights) / (2 * ground.height)
+    return np.where(sizes[:, 0] > 0, out, 0.0)
+
+
+def emd_exact(counts: Sequence[int], global_counts: Sequence[int], ground: EMDGround) -> Fraction:
+    """The exact EMD of one group (see :func:`emd`).
+
+    >>> emd_exact([1, 1, 1, 0, 0, 0, 0, 0, 0], [1] * 9, EMDGround.ordered(9))
+    Fraction(3, 8)
+    """
+    row = np.array([int(c) for c in counts], dtype=object).reshape(1, -1)
+    glob = np.array([int(c) for c in global_counts], dtype=object)
+    if ground.membership is not None:
+        ground = EMDGround(
+            ground.distance, ground.m, ground.membership.astype(object), ground.weights.astype(object), ground.height
+        )
+    num, den = _emd_numerators(row, glob, ground)
+    return Fraction(int(num[0]), int(den[0])) if den[0] else Fraction(0)
+
+
+def emd_transport(p: Sequence[float], q: Sequence[float], ground: np.ndarray) -> float:
+    """EMD as a transportation LP (scipy/HiGHS): the reference oracle for the closed forms."""
+    from scipy.optimize import linprog
+
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    m = len(p)
+    a_eq = np.zeros((2 * m, m * m))
+    for i in range(m):
+        a_eq[i, i * m : (i + 1) * m] = 1.0
+        a_eq[m + i, i::m] = 1.0
+    res = linprog(np.asarray(ground, dtype=float).ravel(), A_eq=a_eq, b_eq=np.r_[p, q], bounds=(0, None), method="highs")
+    return float(res.fun)
+
+
+# ----------------------------------------------------------------- l-diversity
+def distinct_l(counts: np.ndarray) -> np.ndarray:
+    """Number of distinct values per row of a counts matrix."""
+    return (np.asarray(counts) > 0).sum(axis=1)
+
+
+def entropy_l(counts: np.ndarray) -> np.ndarray:
+    """exp(entropy) of each row's distribution: the largest l for which the row is
+    entropy l-diverse (Machanavajjhala et al., Def. 4.1)."""
+    counts = np.asarray(counts, dtype=float)
+    sizes = counts.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clogc = np.where(counts > 0, counts * np.log(np.where(counts > 0, counts, 1)), 0.0).sum(axis=1)
+        h = np.where(sizes > 0, np.log(np.where(sizes > 0, sizes, 1)) - clogc / np.where(sizes > 0, sizes, 1), 0.0)
+    return np.exp(h)
+
+
+def entropy_l_ok(counts: np.ndarray, l: Fraction | int) -> np.ndarray:
+    """Entropy l-diversity per row, decided exactly.
+
+    H >= log l  <=>  n^n q^n >= p^n Π c_i^{c_i} for l = p/q (big integers, used only
+    near ties).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    l = Fraction(l)
+    counts_float = counts.astype(float)
+    sizes = counts_float.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clogc = np.where(counts > 0, counts_float * np.log(np.where(counts > 0, counts_float, 1)), 0.0).sum(axis=1)
+        slack = sizes * np.log(np.where(sizes > 0, sizes, 1)) - clogc - sizes * math.log(l)
+    scale = np.maximum(1.0, sizes * np.log(np.maximum(sizes, 2)))
+
+    def exact(i: int) -> bool:
+        n = int(counts[i].sum())
+        lhs = n**n * l.denominator**n
+        rhs = l.numerator**n
+        for c in counts[i]:
+            rhs *= int(c) ** int(c)
+        return lhs >= rhs
+
+    out = slack >= 0
+    for i in np.flatnonzero(np.abs(slack) <= TOLERANCE * scale):
+        out[i] = exact(int(i))
+    return out
+
+
+def recursive_cl_ok(counts: np.ndarray, c: Fraction, l: int) -> tuple[np.ndarray, list[Fraction | float]]:
+    """Recursive (c, l)-diversity per row: r_1 < c (r_l + ... + r_m) for the counts sorted
+    in decreasing order (exact integers); also each row's ratio r_1 / (r_l + ...)
+    (infinite when the row has fewer than l values).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    ordered = -np.sort(-counts, axis=1)
+    top = ordered[:, 0]
+    tail = ordered[:, l - 1 :].sum(axis=1) if ordered.shape[1] >= l else np.zeros(len(counts), dtype=np.int64)
+    c = Fraction(c)
+    ok = np.array([c.denominator * int(a) < c.numerator * int(b) for a, b in zip(top, tail)], dtype=bool)
+    ratio = [Fraction(int(a), int(b)) if b else math.inf for a, b in zip(top, tail)]
+    return ok, ratio
+
+
+# ------------------------------------------------------- discrimination measures
+@dataclass(frozen=True)
+class Proportions:
+    """The 4-fold tables (a, b, c, d) of many contexts and the global negative rate.
+
+    a = protected & negative, b = protected & positive, c = unprotected & negative,
+    d = unprotected & positive (Ruggieri Fig. 1); ``neg``/``total`` give p- = neg/total.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    d: np.ndarray
+    neg: int
+    total: int
+
+    def p1(self) -> tuple[np.ndarray, np.ndarray]:
+        n1 = self.a + self.b
+        return np.where(n1 > 0, self.a, self.neg), np.where(n1 > 0, n1, self.total)
+
+    def p2(self) -> tuple[np.ndarray, np.ndarray]:
+        n2 = self.c + self.d
+        return np.where(n2 > 0, self.c, self.neg), np.where(n2 > 0, n2, self.total)
+
+    def p(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.a + self.c, self.a + self.b + self.c + self.d
+
+    def row(self, i: int) -> tuple[int, int, int, int]:
+        return int(self.a[i]), int(self.b[i]), int(self.c[i]), int(self.d[i])
+
+
+def _ratio(xn, xd, yn, yd):
+    """(xn/xd) / (yn/yd) with x/0 = inf and 0/0 = 1 (floats)."""
+    xn, xd, yn, yd = (np.asarray(v, dtype=float) for v in (xn, xd, yn, yd))
+    num, den = xn * yd, xd * yn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1), np.where(num > 0, np.inf, 1.0))
+    return out
+
+
+def discrimination(measure: str, props: Proportions) -> np.ndarray:
+    """The measure of every context (floats), with Ruggieri's tokenism extension.
+
+    RD = p1 - p2, ED = p1 - p, RR = p1/p2, ER = p1/p, RC = (1-p1)/(1-p2),
+    EC = (1-p1)/(1-p), OR = p1(1-p2) / ((1-p1) p2)   (Ruggieri Fig. 1, §4.3).
+    """
+    (an, ad), (cn, cd), (pn, pd_) = props.p1(), props.p2(), props.p()
+    if measure == "RD":
+        return an / ad - cn / cd
+    if measure == "ED":
+        return an / ad - pn / pd_
+    if measure == "RR":
+        return _ratio(an, ad, cn, cd)
+    if measure == "ER":
+        return _ratio(an, ad, pn, pd_)
+    if measure == "RC":
+        return _ratio(ad - an, ad, cd - cn, cd)
+    if measure == "EC":
+        return _ratio(ad - an, ad, pd_ - pn, pd_)
+    if measure == "OR":
+        return _ratio(an * (cd - cn), ad * cd, (ad - an) * cn, ad * cd)
+    raise ValueError(measure)
+
+
+def _fraction_ratio(x: Fraction, y: Fraction) -> Fraction | float:
+    if y == 0:
+        return math.inf if x > 0 else Fraction(1)
+    return x / y
+
+
+def discrimination_exact(measure: str, a: int, b: int, c: int, d: int, neg: int, total: int) -> Fraction | float:
+    """One context's measure as an exact Fraction (``math.inf`` when unbounded).
+
+    >>> discrimination_exact("RR", 20, 14, 19, 28, 39, 81)  # Hajian et al. Example 3: 1.4551
+    Fraction(470, 323)
+    """
+    pm = Fraction(neg, total)
+    p1 = Fraction(a, a + b) if a + b else pm
+    p2 = Fraction(c, c + d) if c + d else pm
+    p = Fraction(a + c, a + b + c + d)
+    if measure == "RD":
+        return p1 - p2
+    if measure == "ED":
+        return p1 - p
+    if measure == "RR":
+        return _fraction_ratio(p1, p2)
+    if measure == "ER":
+        return _fraction_ratio(p1, p)
+    if measure == "RC":
+        return _fraction_ratio(1 - p1, 1 - p2)
+    if measure == "EC":
+        return _fraction_ratio(1 - p1, 1 - p)
+    if measure == "OR":
+        return _fraction_ratio(p1 * (1 - p2), (1 - p1) * p2)
+    raise ValueError(measure)
+
+
+def tau(props: Proportions) -> np.ndarray:
+    """Ruggieri's maximum variational distance (Def. 17) of every context:
+    max(|p1 - p-|, |p2 - p-|), an empty side counting 0."""
+    pm = props.neg / props.total
+    (an, ad), (cn, cd) = props.p1(), props.p2()
+    return np.maximum(np.abs(an / ad - pm), np.abs(cn / cd - pm))
+
+
+def tau_exact(a: int, b: int, c: int, d: int, neg: int, total: int) -> Fraction:
+    """Exact τ(a, b, c, d) for the global negative rate neg/total.
+
+    >>> tau_exact(109, 201, 191, 499, 300, 1000)
+    Fraction(8, 155)
+    """
+    pm = Fraction(neg, total)
+    p1 = Fraction(a, a + b) if a + b else pm
+    p2 = Fraction(c, c + d) if c + d else pm
+    return max(abs(p1 - pm), abs(p2 - pm))
+
+
+def bound(measure: str, t: Fraction, p_minus: Fraction) -> Fraction | float:
+    """bd_f(t): the guarantee t-closeness gives on measure f (Ruggieri Thm 10 and 15;
+    spec §1.11). An upper bound for RD/ED (on |f|), RR/ER and OR; a lower bound for RC/EC.
+
+    >>> bound("RD", Fraction(3, 20), Fraction(3, 10)), bound("RR", Fraction(3, 20), Fraction(3, 10))
+    (Fraction(3, 10), Fraction(3, 1))
+    """
+    t, p = Fraction(t), Fraction(p_minus)
+    p_hat = min(p, 1 - p)
+    if measure in ("RD", "ED"):
+        return min(2 * t, t + p_hat, Fraction(1))
+    if measure in ("RR", "ER"):
+        den = max(p - t, Fraction(0))
+        return min(p + t, Fraction(1)) / den if den else math.inf
+    if measure in ("RC", "EC"):
+        return max(1 - p - t, Fraction(0)) / min(1 - p + t, Fraction(1))
+    if measure == "OR":
+        den = max(p - t, Fraction(0)) * max(1 - p - t, Fraction(0))
+        return min(p + t, Fraction(1)) * min(1 - p + t, Fraction(1)) / den if den else math.inf
+    raise ValueError(measure)
