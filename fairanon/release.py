@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import platform
@@ -97,6 +98,12 @@ class Release:
     @property
     def method(self) -> str:
         return str(self.provenance.get("method", "?"))
+
+    def with_provenance(self, **updates) -> "Release":
+        """A copy whose provenance has `updates` added."""
+        merged = dict(self.provenance)
+        merged.update(updates)
+        return dataclasses.replace(self, provenance=merged)
 
     def released_table(self) -> pd.DataFrame:
         """The table, refusing to hand out the table of an INFEASIBLE/UNKNOWN release."""

@@ -116,8 +116,16 @@ class Instance:
                 data[attr.name] = values.to_numpy()
                 completed.append(attr)
                 continue
-            values = col.astype(str) if not isinstance(col.dtype, pd.CategoricalDtype) else col.astype(str)
-            present = pd.unique(values.to_numpy())
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                # Recode the categories, not the rows: no per-row strings for big tables.
+                cat_labels = np.array([str(c) for c in col.cat.categories], dtype=object)
+                raw_codes = col.cat.codes.to_numpy()
+                used = np.zeros(len(cat_labels), dtype=bool)
+                used[raw_codes[raw_codes >= 0]] = True
+                present = pd.unique(cat_labels[used])
+            else:
+                values = col.astype(str)
+                present = pd.unique(values.to_numpy())
             if attr.kind == "ordered" and attr.order is None:
                 attr = attr.with_(order=tuple(sorted(present, key=_natural_key)))
             if attr.kind == "categorical" and attr.hierarchy is None:
@@ -140,7 +148,13 @@ class Instance:
                     raise SchemaError(f"Protected value {value!r} is not a value of {attr.name!r}.")
             if attr.negative is not None and attr.negative not in domain:
                 raise SchemaError(f"Negative value {attr.negative!r} is not a value of {attr.name!r}.")
-            data[attr.name] = pd.Categorical(values.to_numpy(), categories=list(domain))
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                position = {v: i for i, v in enumerate(domain)}
+                # The trailing -1 is what code -1 (missing) looks up, so it stays missing.
+                lookup = np.array([position.get(v, -1) for v in cat_labels] + [-1], dtype=np.int32)
+                data[attr.name] = pd.Categorical.from_codes(lookup[raw_codes], categories=list(domain))
+            else:
+                data[attr.name] = pd.Categorical(values.to_numpy(), categories=list(domain))
             completed.append(attr)
         self.schema = Schema(completed)
         released_cols = [a.name for a in completed if a.role != "ignore"]

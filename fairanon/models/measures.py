@@ -328,6 +328,11 @@ def discrimination(measure: str, props: Proportions) -> np.ndarray:
     RD = p1 - p2, ED = p1 - p, RR = p1/p2, ER = p1/p, RC = (1-p1)/(1-p2),
     EC = (1-p1)/(1-p), OR = p1(1-p2) / ((1-p1) p2)   (Ruggieri Fig. 1, §4.3).
     """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _discrimination(measure, props)
+
+
+def _discrimination(measure: str, props: Proportions) -> np.ndarray:
     (an, ad), (cn, cd), (pn, pd_) = props.p1(), props.p2(), props.p()
     if measure == "RD":
         return an / ad - cn / cd

@@ -1,0 +1,154 @@
+"""Job files: one YAML (or JSON) document naming the data, its schema, the
+requirements and the method.
+
+.. code-block:: yaml
+
+    instance:
+      dataset: adult              # a bundled data set (fa.load), or:
+      csv: data/patients.csv      # a CSV file (paths relative to the job file)
+      sep: ","
+      id_column: id               # optional; default: row numbers
+      missing: error              # or drop
+      schema:                     # required with csv; with dataset it overrides roles
+        age: {role: qi, type: numeric}
+        zip: {role: qi, type: categorical, hierarchy: hierarchies/zip.csv}
+        disease: {role: sensitive}
+    requirements:
+      - k_anonymity: {k: 5}
+      - l_diversity: {l: 2, variant: distinct}
+      - t_closeness: {t: 0.2, distance: ordered}
+      - diversity: "sex(female) [100, 500]"
+      - alpha_protection: {measure: RD, alpha: 0.1, min_support: 20}
+    method: mondrian
+    options: {cut_rule: median}
+    seed: 0
+    time_limit: 60
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+
+from .exceptions import InvalidParameterError, SchemaError
+from .instances.instance import Instance
+from .instances.schema import Schema
+from .models.requirements import Requirement, requirement_from_spec
+
+__all__ = ["Job", "read_job", "default_job", "load_instance_spec"]
+
+_JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limit", "name"}
+
+
+@dataclass
+class Job:
+    """A parsed job: the instance, the requirements and how to anonymize."""
+
+    instance: Instance
+    requirements: list[Requirement]
+    method: str = "auto"
+    options: dict = field(default_factory=dict)
+    seed: Any = None
+    time_limit: float | None = None
+    name: str = "job"
+
+
+def _read_document(path: str) -> Mapping:
+    import yaml
+
+    if not os.path.exists(path):
+        raise InvalidParameterError(f"Job file {path!r} does not exist.")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        doc = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise InvalidParameterError(f"Job file {path!r} is malformed: {exc}") from None
+    if not isinstance(doc, Mapping):
+        raise InvalidParameterError(f"Job file {path!r} must hold a mapping with 'instance' and 'requirements'.")
+    return doc
+
+
+def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
+    """Build the instance a job's ``instance:`` section describes."""
+    from .instances.datasets import load
+
+    if not isinstance(spec, Mapping):
+        raise InvalidParameterError("The 'instance' section of a job must be a mapping.")
+    known = {"dataset", "csv", "sep", "id_column", "missing", "schema", "name", "options"}
+    unknown = set(spec) - known
+    if unknown:
+        raise InvalidParameterError(f"Unknown keys {sorted(unknown)} in the 'instance' section; allowed: {sorted(known)}.")
+    if ("dataset" in spec) == ("csv" in spec):
+        raise InvalidParameterError("The 'instance' section needs exactly one of 'dataset' or 'csv'.")
+    missing = spec.get("missing", "error")
+    if "dataset" in spec:
+        instance = load(str(spec["dataset"]), **dict(spec.get("options") or {}))
+        if "schema" in spec:
+            schema = instance.schema
+            for attr in Schema.from_spec(spec["schema"], base_dir):
+                schema = schema.replace(attr) if attr.name in schema else Schema([*schema, attr])
+            table = instance.table.copy()
+            for col in table.columns:
+                if isinstance(table[col].dtype, pd.CategoricalDtype):
+                    table[col] = table[col].astype(str)
+            table = table.join(instance.extra) if len(instance.extra.columns) else table
+            instance = Instance(table, schema, name=instance.name, missing=missing)
+        return instance
+    path = str(spec["csv"])
+    path = path if os.path.isabs(path) else os.path.join(base_dir, path)
+    if not os.path.exists(path):
+        raise InvalidParameterError(f"Data file {path!r} does not exist.")
+    if "schema" not in spec:
+        raise SchemaError("A CSV instance needs a 'schema' section giving each column's role and type.")
+    try:
+        table = pd.read_csv(path, sep=spec.get("sep", ","), skipinitialspace=True)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"Cannot read {path!r} as CSV: {exc}") from None
+    id_column = spec.get("id_column")
+    if id_column is not None:
+        if id_column not in table.columns:
+            raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(table.columns)}.")
+        table = table.set_index(id_column)
+    schema = Schema.from_spec(spec["schema"], base_dir)
+    name = spec.get("name", os.path.splitext(os.path.basename(path))[0])
+    return Instance(table, schema, name=name, missing=missing)
+
+
+def read_job(path: str, *, instance: Instance | None = None) -> Job:
+    """Parse a job file (YAML or JSON); `instance` replaces its ``instance`` section."""
+    doc = _read_document(path)
+    unknown = set(doc) - _JOB_KEYS
+    if unknown:
+        raise InvalidParameterError(f"Unknown keys {sorted(unknown)} in job file {path!r}; allowed: {sorted(_JOB_KEYS)}.")
+    base_dir = os.path.dirname(os.path.abspath(path))
+    if instance is None:
+        if "instance" not in doc:
+            raise InvalidParameterError(f"Job file {path!r} has no 'instance' section.")
+        instance = load_instance_spec(doc["instance"], base_dir)
+    reqs = doc.get("requirements")
+    if not isinstance(reqs, list) or not reqs:
+        raise InvalidParameterError(f"Job file {path!r} needs a non-empty 'requirements' list.")
+    options = doc.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise InvalidParameterError("The 'options' of a job must be a mapping.")
+    return Job(
+        instance=instance,
+        requirements=[requirement_from_spec(r) for r in reqs],
+        method=str(doc.get("method", "auto")),
+        options=dict(options),
+        seed=doc.get("seed"),
+        time_limit=doc.get("time_limit"),
+        name=str(doc.get("name", os.path.splitext(os.path.basename(path))[0])),
+    )
+
+
+def default_job() -> str:
+    """Path of the bundled default job (Adult, 5-anonymity, 2-diversity, 0.2-closeness)."""
+    return str(resources.files("fairanon.instances") / "data" / "adult_job.yaml")

@@ -1,0 +1,239 @@
+"""Closed-form EMDs against the transportation LP, l-diversity tests, discrimination
+measures and bounds on the papers' numbers."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fairanon.instances.hierarchy import Hierarchy
+from fairanon.models import measures as M
+
+# --------------------------------------------------------------------- EMD
+SALARY = np.ones(9, dtype=int)  # 3K..11K, one each
+
+
+@pytest.mark.parametrize(
+    "members, expected",
+    [((0, 1, 2), Fraction(3, 8)), ((3, 5, 8), Fraction(1, 6)), ((0, 2, 6), Fraction(1, 6)), ((1, 4, 7), Fraction(1, 12))],
+)
+def test_ordered_emd_salary_vectors(members, expected):
+    counts = np.zeros(9, dtype=int)
+    counts[list(members)] = 1
+    ground = M.EMDGround.ordered(9)
+    assert M.emd_exact(counts, SALARY, ground) == expected
+    assert M.emd(counts[None, :], SALARY, ground)[0] == pytest.approx(float(expected))
+
+
+DISEASES = Hierarchy.from_mapping(
+    {
+        "*": {
+            "respiratory": {
+                "respiratory-infection": ["flu", "pneumonia", "bronchitis"],
+                "vascular-lung": ["pulmonary-edema", "pulmonary-embolism"],
+            },
+            "digestive": {
+                "stomach": ["gastric-ulcer", "gastritis", "stomach-cancer"],
+                "colon": ["colitis", "colon-cancer"],
+            },
+        }
+    }
+)
+DISEASE_ROWS = ["gastric-ulcer", "gastritis", "stomach-cancer", "gastritis", "flu", "bronchitis", "bronchitis",
+                "pneumonia", "stomach-cancer"]
+
+
+@pytest.mark.parametrize(
+    "rows, expected",
+    [((1, 2, 3), Fraction(4, 9)), ((4, 5, 6), Fraction(8, 27)), ((7, 8, 9), Fraction(8, 27)),
+     ((1, 3, 8), Fraction(7, 27)), ((2, 7, 9), Fraction(5, 27))],
+)
+def test_hierarchical_emd_disease_vectors(rows, expected):
+    values = list(DISEASES.leaves)
+    ground = M.EMDGround.hierarchical(DISEASES, values)
+    glob = np.array([DISEASE_ROWS.count(v) for v in values])
+    members = [DISEASE_ROWS[r - 1] for r in rows]
+    counts = np.array([members.count(v) for v in values])
+    assert M.emd_exact(counts, glob, ground) == expected
+    assert M.emd_transport(counts / counts.sum(), glob / glob.sum(), ground.matrix()) == pytest.approx(float(expected))
+
+
+@st.composite
+def count_pairs(draw, max_m=7):
+    m = draw(st.integers(1, max_m))
+    glob = np.array(draw(st.lists(st.integers(0, 6), min_size=m, max_size=m)))
+    if glob.sum() == 0:
+        glob[0] = 1
+    counts = np.array([draw(st.integers(0, int(g))) for g in glob])
+    if counts.sum() == 0:
+        counts[int(np.argmax(glob))] = 1
+    return counts, glob
+
+
+@given(count_pairs())
+def test_equal_and_ordered_emd_match_the_transportation_lp(pair):
+    counts, glob = pair
+    p, q = counts / counts.sum(), glob / glob.sum()
+    for ground in (M.EMDGround.equal(len(glob)), M.EMDGround.ordered(len(glob))):
+        exact = M.emd_exact(counts, glob, ground)
+        assert float(exact) == pytest.approx(M.emd_transport(p, q, ground.matrix()), abs=1e-9)
+        assert M.emd(counts[None, :], glob, ground)[0] == pytest.approx(float(exact), abs=1e-12)
+        assert 0 <= exact <= 1
+
+
+@st.composite
+def trees_and_counts(draw):
+    """A random hierarchy (possibly unbalanced) and counts over its leaves."""
+    n_groups = draw(st.integers(1, 3))
+    mapping, leaf = {}, 0
+    for g in range(n_groups):
+        if draw(st.booleans()):
+            sub = {}
+            for s in range(draw(st.integers(1, 2))):
+                k = draw(st.integers(1, 3))
+                sub[f"g{g}s{s}"] = [f"v{leaf + i}" for i in range(k)]
+                leaf += k
+            mapping[f"g{g}"] = sub
+        else:
+            k = draw(st.integers(1, 3))
+            mapping[f"g{g}"] = [f"v{leaf + i}" for i in range(k)]
+            leaf += k
+    hierarchy = Hierarchy.from_mapping({"*": mapping})
+    glob = np.array(draw(st.lists(st.integers(0, 5), min_size=leaf, max_size=leaf)))
+    if glob.sum() == 0:
+        glob[0] = 2
+    counts = np.array([draw(st.integers(0, int(g))) for g in glob])
+    if counts.sum() == 0:
+        counts[int(np.argmax(glob))] = 1
+    return hierarchy, counts, glob
+
+
+@given(trees_and_counts())
+def test_hierarchical_emd_matches_the_transportation_lp(case):
+    hierarchy, counts, glob = case
+    ground = M.EMDGround.hierarchical(hierarchy, list(hierarchy.leaves))
+    exact = M.emd_exact(counts, glob, ground)
+    lp = M.emd_transport(counts / counts.sum(), glob / glob.sum(), ground.matrix())
+    assert float(exact) == pytest.approx(lp, abs=1e-9)
+    assert M.emd(counts[None, :], glob, ground)[0] == pytest.approx(float(exact), abs=1e-12)
+
+
+def test_hierarchical_ground_distance_is_lca_height_over_tree_height():
+    ground = M.EMDGround.hierarchical(DISEASES, list(DISEASES.leaves)).matrix()
+    idx = {v: i for i, v in enumerate(DISEASES.leaves)}
+    assert ground[idx["flu"], idx["pneumonia"]] == pytest.approx(1 / 3)
+    assert ground[idx["flu"], idx["pulmonary-edema"]] == pytest.approx(2 / 3)
+    assert ground[idx["flu"], idx["colitis"]] == pytest.approx(1.0)
+
+
+@given(st.integers(0, 20), st.integers(0, 20), st.integers(1, 20), st.integers(1, 20))
+def test_binary_emds_all_equal_the_variational_distance(x, y, nx_extra, ny_extra):
+    """Ruggieri: for a binary attribute every EMD collapses to |p - p*|."""
+    counts = np.array([x, nx_extra])
+    glob = counts + np.array([y, ny_extra])
+    p, pstar = Fraction(x, int(counts.sum())), Fraction(int(glob[0]), int(glob.sum()))
+    for ground in (M.EMDGround.equal(2), M.EMDGround.ordered(2), M.EMDGround.hierarchical(Hierarchy.flat(["a", "b"]), ["a", "b"])):
+        assert M.emd_exact(counts, glob, ground) == abs(p - pstar)
+
+
+def test_exact_compare_decides_boundaries_exactly():
+    # 0.1 + 0.2 > 0.3 in floats; exactly it equals 3/10, so "<= 3/10" must hold.
+    values = np.array([0.1 + 0.2, 0.30000001, 0.2])
+    exact = [Fraction(3, 10), Fraction(30000001, 10**8), Fraction(1, 5)]
+    assert M.exact_compare(values, lambda i: exact[i], Fraction(3, 10), "le").tolist() == [True, False, True]
+    assert M.exact_compare(values, lambda i: exact[i], Fraction(3, 10), "lt").tolist() == [False, False, True]
+
+
+# ------------------------------------------------------------- l-diversity
+def test_entropy_l_ties_are_decided_exactly():
+    counts = np.array([[1, 1, 0], [2, 1, 0], [1, 1, 1], [5, 5, 0]])
+    assert M.entropy_l_ok(counts, 2).tolist() == [True, False, True, True]
+    assert M.entropy_l_ok(counts, 3).tolist() == [False, False, True, False]
+    assert M.entropy_l(counts)[0] == pytest.approx(2.0)
+
+
+def test_recursive_cl_diversity():
+    counts = np.array([[3, 1, 1], [4, 1, 1], [5, 0, 0]])
+    ok, ratio = M.recursive_cl_ok(counts, Fraction(2), 2)
+    assert ok.tolist() == [True, False, False]
+    assert ratio[:2] == [Fraction(3, 2), Fraction(2)]
+
+
+def test_distinct_l():
+    assert M.distinct_l(np.array([[3, 0, 1], [0, 0, 2]])).tolist() == [2, 1]
+
+
+# --------------------------------------------------- discrimination measures
+def _props(*tables, neg=1, total=2):
+    a, b, c, d = (np.array(x) for x in zip(*tables))
+    return M.Proportions(a, b, c, d, neg, total)
+
+
+def test_hajian_example_3_numbers():
+    """Women vets 34 (20 denied), men vets 47 (19 denied): Hajian et al. Example 3."""
+    table = (20, 14, 19, 28)
+    expected = {"RR": 1.4551, "ER": 1.2217, "RD": 0.1840, "ED": 0.1068, "RC": 0.6912, "EC": 0.7941, "OR": 2.1053}
+    for measure, value in expected.items():
+        assert float(M.discrimination_exact(measure, *table, 39, 81)) == pytest.approx(value, abs=5e-5)
+        assert M.discrimination(measure, _props(table, neg=39, total=81))[0] == pytest.approx(value, abs=5e-5)
+
+
+def test_simpson_paradox_example():
+    """Ruggieri Ex. 9/12 (spec PT6): ED per department and on the whole table."""
+    assert M.discrimination_exact("ED", 5, 2, 1, 2, 10, 20) == Fraction(5, 7) - Fraction(6, 10)
+    assert M.discrimination_exact("ED", 1, 1, 3, 5, 10, 20) == Fraction(1, 10)
+    assert M.discrimination_exact("ED", 6, 3, 4, 7, 10, 20) == Fraction(1, 6)
+
+
+def test_tokenism_extension_and_zero_denominators():
+    # no protected record: p1 = p- (PT16)
+    assert M.discrimination_exact("ED", 0, 0, 1, 999, 8, 17) == Fraction(8, 17) - Fraction(1, 1000)
+    assert M.discrimination_exact("RD", 0, 0, 1, 999, 8, 17) == Fraction(8, 17) - Fraction(1, 1000)
+    assert M.tau_exact(0, 0, 1, 3, 1, 2) == Fraction(1, 4)
+    # x/0 = inf, 0/0 = 1
+    assert M.discrimination_exact("RR", 1, 0, 0, 1, 1, 2) == float("inf")
+    assert M.discrimination_exact("RR", 0, 1, 0, 1, 1, 2) == 1
+    values = M.discrimination("RR", _props((1, 0, 0, 1), (0, 1, 0, 1)))
+    assert values.tolist() == [float("inf"), 1.0]
+
+
+def test_german_credit_tau_and_bounds():
+    """Ruggieri Ex. 21 and spec PT17 (p- = 3/10, t = 3/20)."""
+    assert M.tau_exact(109, 201, 191, 499, 300, 1000) == Fraction(8, 155)
+    p, t = Fraction(3, 10), Fraction(3, 20)
+    assert M.bound("RD", t, p) == Fraction(3, 10)
+    assert M.bound("RR", t, p) == 3
+    assert M.bound("RC", t, p) == Fraction(11, 17)
+    assert M.bound("OR", t, p) == Fraction(51, 11)
+
+
+@given(
+    st.integers(0, 30), st.integers(0, 30), st.integers(0, 30), st.integers(0, 30),
+    st.fractions(min_value=0, max_value=1, max_denominator=50),
+)
+def test_measures_lie_within_their_bounds_at_their_own_tau(a, b, c, d, p_minus):
+    """Spec PT4: with tau = tau(a,b,c,d; p-), every measure is within bd_f(tau)."""
+    if a + b + c + d == 0 or p_minus in (0, 1):
+        return
+    neg, total = p_minus.numerator, p_minus.denominator
+    t = M.tau_exact(a, b, c, d, neg, total)
+    for measure in ("RD", "ED"):
+        assert abs(M.discrimination_exact(measure, a, b, c, d, neg, total)) <= M.bound(measure, t, p_minus)
+    for measure in ("RR", "ER", "OR"):
+        assert M.discrimination_exact(measure, a, b, c, d, neg, total) <= M.bound(measure, t, p_minus)
+    for measure in ("RC", "EC"):
+        assert M.discrimination_exact(measure, a, b, c, d, neg, total) >= M.bound(measure, t, p_minus)
+
+
+@given(st.lists(st.tuples(*[st.integers(0, 9)] * 4), min_size=1, max_size=8), st.integers(1, 9), st.integers(10, 20))
+def test_vectorized_measures_agree_with_exact(tables, neg, total):
+    props = _props(*tables, neg=neg, total=total)
+    for measure in ("RD", "ED", "RR", "ER", "RC", "EC", "OR"):
+        values = M.discrimination(measure, props)
+        for i, table in enumerate(tables):
+            if sum(table) == 0:
+                continue
+            exact = M.discrimination_exact(measure, *table, neg, total)
+            assert values[i] == pytest.approx(float(exact), rel=1e-12)
