@@ -429,8 +429,9 @@ def _check_alpha(req: AlphaProtection, table: pd.DataFrame, instance: Instance) 
         ok = M.exact_compare(values, exact, req.alpha, op)
         state["contexts"] += len(idx)
         state["violations"] += int((~ok).sum())
-        top = float(np.max(sign * values))
-        near = np.flatnonzero(sign * values >= top - M.TOLERANCE * max(1.0, abs(top)))
+        signed = sign * values
+        top = float(np.max(signed))
+        near = np.flatnonzero(signed >= (top - M.TOLERANCE * max(1.0, abs(top)) if np.isfinite(top) else top))
         i = max(near, key=lambda j: sign * exact(int(j)))
         value = exact(int(i))
         if state["worst"] is None or sign * value > sign * state["worst"]:
@@ -500,7 +501,7 @@ def verify(
         raise InvalidParameterError(f"verify needs an Instance; got {type(instance).__name__}.")
     if not isinstance(release, Release):
         raise InvalidParameterError(f"verify needs a Release; got {type(release).__name__}.")
-    requirements = validate_requirements(instance, requirements, caller="verify")
+    requirements = validate_requirements(instance, requirements, caller="verify", sizes=False)
 
     checks = [_check_rows(instance, release), _check_columns(instance, release)]
     table, positions = _aligned(instance, release)

@@ -1,0 +1,289 @@
+"""The verifier against a brute-force oracle on random releases, and on broken releases."""
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fairanon as fa
+from fairanon.instances.hierarchy import Hierarchy
+from fairanon.models import measures as M
+from fairanon.models.verify import verify
+from fairanon.release import Release, generalize_partition
+
+CITY = Hierarchy.from_mapping({"*": {"north": ["n1", "n2"], "south": ["s1", "s2", "s3"]}})
+DISEASES = ["cold", "flu", "hiv", "ulcer"]
+
+
+def _instance(rows):
+    df = pd.DataFrame(rows, columns=["age", "city", "sex", "disease", "loan"])
+    schema = fa.Schema(
+        [
+            fa.Attribute("age", kind="numeric"),
+            fa.Attribute("city", hierarchy=CITY),
+            fa.Attribute("sex", role="protected", protected=["F"], hierarchy=Hierarchy.flat(["F", "M"])),
+            fa.Attribute("disease", role="sensitive", kind="ordered", order=DISEASES),
+            fa.Attribute("loan", role="decision", negative="no", hierarchy=Hierarchy.flat(["no", "yes"])),
+        ]
+    )
+    return fa.Instance(df, schema, name="random")
+
+
+row_strategy = st.tuples(
+    st.integers(20, 30),
+    st.sampled_from(CITY.leaves),
+    st.sampled_from(["F", "M"]),
+    st.sampled_from(DISEASES),
+    st.sampled_from(["yes", "no"]),
+)
+
+
+# ------------------------------------------------------------------ the oracle
+def _classes(table, qi):
+    classes = {}
+    for rid, row in table.iterrows():
+        classes.setdefault(tuple(str(row[c]) for c in qi), []).append(rid)
+    return list(classes.values())
+
+
+def _oracle_k(table, qi, k):
+    return min(len(c) for c in _classes(table, qi)) >= k
+
+
+def _oracle_l(table, qi, l):
+    return all(len(set(table.loc[c, "disease"].astype(str))) >= l for c in _classes(table, qi))
+
+
+def _emd_lp(members, table, distance):
+    values = [v for v in DISEASES if v in set(table["disease"].astype(str))]
+    glob = np.array([(table["disease"].astype(str) == v).sum() for v in values], dtype=float)
+    own = table.loc[members, "disease"].astype(str)
+    counts = np.array([(own == v).sum() for v in values], dtype=float)
+    ground = M.EMDGround.equal(len(values)) if distance == "equal" else M.EMDGround.ordered(len(values))
+    return M.emd_transport(counts / counts.sum(), glob / glob.sum(), ground.matrix())
+
+
+def _oracle_measure(measure, a, b, c, d, neg, total):
+    pm = Fraction(neg, total)
+    p1 = Fraction(a, a + b) if a + b else pm
+    p2 = Fraction(c, c + d) if c + d else pm
+    p = Fraction(a + c, a + b + c + d)
+
+    def ratio(x, y):
+        return (float("inf") if x > 0 else Fraction(1)) if y == 0 else x / y
+
+    return {
+        "RD": lambda: p1 - p2,
+        "ED": lambda: p1 - p,
+        "RR": lambda: ratio(p1, p2),
+        "ER": lambda: ratio(p1, p),
+        "RC": lambda: ratio(1 - p1, 1 - p2),
+        "EC": lambda: ratio(1 - p1, 1 - p),
+        "OR": lambda: ratio(p1 * (1 - p2), (1 - p1) * p2),
+    }[measure]()
+
+
+def _oracle_alpha(table, measure, alpha, min_support):
+    """Every itemset over released age/city values, straight from the definition."""
+    neg = int((table["loan"] == "no").sum())
+    total = len(table)
+    worst_ok = True
+    for size in range(3):
+        for attrs in itertools.combinations(["age", "city"], size):
+            groups = {}
+            for rid, row in table.iterrows():
+                groups.setdefault(tuple(str(row[a]) for a in attrs), []).append(rid)
+            for members in groups.values():
+                if len(members) < min_support:
+                    continue
+                sub = table.loc[members]
+                prot, negative = sub["sex"] == "F", sub["loan"] == "no"
+                a, b = int((prot & negative).sum()), int((prot & ~negative).sum())
+                c, d = int((~prot & negative).sum()), int((~prot & ~negative).sum())
+                value = _oracle_measure(measure, a, b, c, d, neg, total)
+                ok = value <= alpha if measure not in ("RC", "EC") else value >= alpha
+                worst_ok &= bool(ok)
+    return worst_ok
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(row_strategy, min_size=2, max_size=14),
+    st.data(),
+)
+def test_verifier_agrees_with_a_brute_force_oracle(rows, data):
+    inst = _instance(rows)
+    n = len(rows)
+    groups = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    table = generalize_partition(inst, np.array(groups))
+    release = Release(table, groups=groups, provenance={"method": "random"})
+    qi = list(inst.schema.qi)
+    k = data.draw(st.integers(1, 4))
+    l = data.draw(st.integers(1, 3))
+    t = data.draw(st.fractions(0, 1, max_denominator=12))
+    measure = data.draw(st.sampled_from(["RD", "ED", "RR", "ER", "RC", "EC", "OR"]))
+    alpha = data.draw(st.fractions(-1, 3, max_denominator=8))
+    support = data.draw(st.integers(1, 3))
+    target = data.draw(st.sampled_from(CITY.leaves))
+    lower, upper = sorted(data.draw(st.lists(st.integers(0, n), min_size=2, max_size=2)))
+    reqs = [
+        fa.KAnonymity(k),
+        fa.LDiversity(l),
+        fa.TCloseness(t, distance="equal"),
+        fa.TCloseness(t, distance="ordered"),
+        fa.DiversityConstraint({"city": target}, lower, upper),
+        fa.AlphaProtection(measure, alpha, min_support=support),
+    ]
+    report = verify(inst, release, reqs, metrics=False)
+    assert report["rows"].passed and report["truthfulness"].passed and report["unchanged values"].passed
+    assert report[str(reqs[0])].passed == _oracle_k(table, qi, k)
+    assert report[str(reqs[1])].passed == _oracle_l(table, qi, l)
+    for req in reqs[2:4]:
+        distances = [_emd_lp(c, table, req.distance) for c in _classes(table, qi)]
+        if all(abs(x - float(t)) > 1e-9 for x in distances):
+            assert report[str(req)].passed == (max(distances) <= float(t))
+            assert float(report[str(req)].achieved) == pytest.approx(max(distances), abs=1e-9)
+    visible = int((table["city"].astype(str) == target).sum())
+    assert report[str(reqs[4])].passed == (lower <= visible <= upper)
+    assert report[str(reqs[5])].passed == _oracle_alpha(table, reqs[5].measure, alpha, support)
+
+
+# ------------------------------------------------------- deliberately broken
+ROWS = [
+    (21, "n1", "F", "cold", "no"),
+    (22, "n2", "F", "flu", "yes"),
+    (23, "n1", "M", "hiv", "no"),
+    (24, "n2", "M", "cold", "yes"),
+    (27, "s1", "F", "flu", "no"),
+    (28, "s2", "F", "ulcer", "yes"),
+    (29, "s3", "M", "cold", "no"),
+    (30, "s1", "M", "hiv", "yes"),
+]
+GROUPS = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+
+
+@pytest.fixture
+def good():
+    inst = _instance(ROWS)
+    table = generalize_partition(inst, GROUPS)
+    return inst, Release(table, groups=GROUPS, provenance={"method": "hand"})
+
+
+def _broken(release, edit):
+    table = release.table.copy()
+    for col in table.columns:
+        table[col] = table[col].astype(str)
+    edit(table)
+    return Release(table, groups=release.groups, provenance={"method": "broken"})
+
+
+REQUIREMENTS = [
+    fa.KAnonymity(2),
+    fa.LDiversity(2),
+    fa.TCloseness(Fraction(1, 2), distance="ordered"),
+    fa.DiversityConstraint({"city": "n1"}, 0, 0),
+    fa.AlphaProtection("RD", 1),
+]
+
+
+def test_the_good_release_passes(good):
+    inst, release = good
+    report = verify(inst, release, REQUIREMENTS)
+    assert report.passed, str(report)
+
+
+def test_ungeneralized_cell_breaks_k_and_truthfulness_holds(good):
+    inst, release = good
+
+    def edit(table):
+        table.loc[0, "age"] = "21"
+
+    report = verify(inst, _broken(release, edit), REQUIREMENTS)
+    assert report["truthfulness"].passed
+    assert not report["2-anonymity"].passed
+    assert report["2-anonymity"].witness["records"] == [0]
+
+
+def test_moved_row_breaks_l_diversity(good):
+    inst, release = good
+
+    def edit(table):  # row 1 joins the class of rows 2 and 3: its cells now lie about it
+        for col in ("age", "city"):
+            table.loc[1, col] = table.loc[2, col]
+
+    report = verify(inst, _broken(release, edit), REQUIREMENTS)
+    assert not report["truthfulness"].passed
+    assert not report["2-diversity"].passed
+    assert report["2-diversity"].witness["records"] == [0]
+
+
+def test_moved_sensitive_value_breaks_t_closeness_and_unchanged(good):
+    inst, release = good
+
+    def edit(table):
+        table.loc[[2, 3], "disease"] = "ulcer"
+
+    req = fa.TCloseness(Fraction(1, 3), distance="ordered")
+    assert verify(inst, release, [req])[str(req)].achieved == Fraction(7, 24)
+    report = verify(inst, _broken(release, edit), [req])
+    assert not report["unchanged values"].passed
+    # the class {2, 3} now holds only the last value of the order
+    assert not report[str(req)].passed and report[str(req)].achieved == Fraction(11, 24)
+
+
+def test_ungeneralized_cell_breaks_a_diversity_constraint(good):
+    inst, release = good
+
+    def edit(table):
+        table.loc[0, "city"] = "n1"
+
+    report = verify(inst, _broken(release, edit), REQUIREMENTS)
+    check = report[str(REQUIREMENTS[3])]
+    assert not check.passed and check.achieved == 1
+
+
+def test_ungeneralized_cell_breaks_alpha_protection(good):
+    inst, release = good
+    req = fa.AlphaProtection("RD", Fraction(1, 2))
+    assert verify(inst, release, [req]).passed
+
+    def edit(table):  # the context age=21 pairs a denied woman with an approved man
+        table.loc[0, "age"] = "21"
+        table.loc[3, "age"] = "21"  # and lies about row 3 (24): truthfulness catches that too
+
+    report = verify(inst, _broken(release, edit), [req])
+    assert not report[str(req)].passed
+    assert report[str(req)].witness["itemset"] == {"age": "21"}
+    assert not report["truthfulness"].passed
+
+
+def test_lost_and_duplicated_rows_are_reported(good):
+    inst, release = good
+    table = release.table.iloc[[0, 0, 1, 2, 3, 4, 5, 6]]
+    report = verify(inst, Release(table, groups=np.zeros(8)), [fa.KAnonymity(1)], metrics=False)
+    assert not report["rows"].passed
+    assert report["rows"].witness["lost"] == [7] and report["rows"].witness["duplicated"] == [0]
+
+
+def test_released_identifier_and_unknown_label_are_reported():
+    df = pd.DataFrame({"name": ["a", "b"], "age": [30, 40], "d": ["x", "y"]})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("name", role="identifier"), fa.Attribute("age", kind="numeric"),
+                                      fa.Attribute("d", role="sensitive")]))
+    table = pd.DataFrame({"name": ["a", "b"], "age": ["[30-40]", "thirty"], "d": ["x", "y"]})
+    report = verify(inst, Release(table, groups=[0, 0]), [fa.KAnonymity(1)], metrics=False)
+    assert not report["columns"].passed
+    assert not report["truthfulness"].passed
+    assert "thirty" in report["truthfulness"].witness["detail"]
+
+
+def test_report_serializes_with_exact_values(good):
+    inst, release = good
+    report = verify(inst, release, REQUIREMENTS)
+    d = report.to_dict()
+    t_check = next(c for c in d["checks"] if c["name"].startswith("0.5-closeness"))
+    assert t_check["achieved_exact"] is not None
+    assert "PASSED" in str(report)
