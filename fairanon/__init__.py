@@ -27,8 +27,18 @@ from .models.requirements import (
     TCloseness,
 )
 from .release import Release, Status
+from .instances.datasets import load
+from .models.describe import describe
+from .models.verify import Report, verify
+from .api import METHODS, anonymize
 
 __all__ = [
+    "METHODS",
+    "Report",
+    "anonymize",
+    "describe",
+    "load",
+    "verify",
     "AlphaProtection",
     "Attribute",
     "DiversityConstraint",

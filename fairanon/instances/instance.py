@@ -217,7 +217,8 @@ class Instance:
 
     def subset(self, rows, name: str | None = None) -> "Instance":
         """The instance restricted to some record ids, with the same schema."""
-        table = self.table.loc[rows]
+        # The ignored columns live in `extra` but are still named by the schema.
+        table = pd.concat([self.table.loc[rows], self.extra.loc[rows]], axis=1)
         for col in table.columns:
             if isinstance(table[col].dtype, pd.CategoricalDtype):
                 table[col] = table[col].astype(str)

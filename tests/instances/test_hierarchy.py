@@ -1,0 +1,233 @@
+"""Hierarchy builders (mapping, ARX CSV, flat, levels) and numeric interval ladders."""
+
+import io
+
+import numpy as np
+import pytest
+
+from fairanon.exceptions import SchemaError
+from fairanon.instances.hierarchy import SUPPRESSED, Hierarchy, IntervalHierarchy
+
+MARITAL = {
+    "*": {
+        "Married": ["CF-Spouse", "Spouse Present"],
+        "Not Married": ["Separated", "Never Married", "Divorced", "Spouse Absent"],
+    }
+}
+
+
+@pytest.fixture
+def marital():
+    return Hierarchy.from_mapping(MARITAL)
+
+
+# ---------------------------------------------------------------------------- from_mapping
+
+
+def test_from_mapping_structure(marital):
+    assert marital.root == "*"
+    assert marital.leaves == ("CF-Spouse", "Spouse Present", "Separated", "Never Married", "Divorced", "Spouse Absent")
+    assert marital.height == 2
+    assert marital.parent["CF-Spouse"] == "Married"
+    assert marital.children["*"] == ["Married", "Not Married"]
+    assert marital.depth["Divorced"] == 2
+    assert set(marital.nodes) == {"*", "Married", "Not Married", *marital.leaves}
+
+
+def test_from_mapping_queries(marital):
+    assert marital.covers("Married", "CF-Spouse")
+    assert not marital.covers("Married", "Divorced")
+    assert marital.covers("*", "Divorced")
+    assert marital.covers("Divorced", "Divorced")
+    assert marital.ancestors("Separated") == ["Separated", "Not Married", "*"]
+    assert marital.lca(["Separated", "Divorced"]) == "Not Married"
+    assert marital.lca(["Separated", "CF-Spouse"]) == "*"
+    assert marital.lca(["Separated"]) == "Separated"
+    assert marital.generalize("Separated", 0) == "Separated"
+    assert marital.generalize("Separated", 1) == "Not Married"
+    assert marital.generalize("Separated", 5) == "*"
+    assert marital.leaf_mask("Married").tolist() == [True, True, False, False, False, False]
+
+
+def test_star_always_names_the_root():
+    h = Hierarchy.from_mapping({"any": {"A": ["a1", "a2"], "B": ["b"]}})
+    assert h.root == "any"
+    assert h.node(SUPPRESSED) == "any"
+    assert SUPPRESSED in h
+    assert h.leaf_mask("*").all()
+    with pytest.raises(KeyError):
+        h.node("nope")
+    assert "nope" not in h
+
+
+def test_from_mapping_several_tops_get_a_star_root():
+    h = Hierarchy.from_mapping({"A": ["a1", "a2"], "B": ["b1"]})
+    assert h.root == "*"
+    assert h.parent["A"] == "*"
+    assert h.leaves == ("a1", "a2", "b1")
+
+
+def test_from_mapping_leaf_with_none_and_scalar():
+    h = Hierarchy.from_mapping({"*": {"A": None, "B": "b"}})
+    assert h.leaves == ("A", "b")
+    assert h.depth["A"] == 1 and h.depth["b"] == 2
+
+
+def test_from_mapping_mixed_list_of_mappings():
+    h = Hierarchy.from_mapping({"*": [{"X": ["x1", "x2"]}, "y"]})
+    assert h.leaves == ("x1", "x2", "y")
+    assert h.parent["X"] == "*" and h.parent["y"] == "*"
+
+
+def test_from_mapping_roundtrip(marital):
+    assert Hierarchy.from_mapping(marital.to_mapping()) == marital
+
+
+def test_from_mapping_rejects_repeated_labels():
+    with pytest.raises(SchemaError, match="occurs twice"):
+        Hierarchy.from_mapping({"*": {"A": ["x"], "B": ["x"]}})
+
+
+@pytest.mark.parametrize("bad", [{}, ["a", "b"], "a"])
+def test_from_mapping_rejects_non_mappings(bad):
+    with pytest.raises(SchemaError, match="non-empty mapping"):
+        Hierarchy.from_mapping(bad)
+
+
+# ---------------------------------------------------------------------------- constructor checks
+
+
+def test_constructor_needs_one_root():
+    with pytest.raises(SchemaError, match="exactly one root"):
+        Hierarchy({"a": None, "b": None})
+
+
+def test_constructor_unknown_parent():
+    with pytest.raises(SchemaError, match="unknown parent"):
+        Hierarchy({"*": None, "a": "ghost"})
+
+
+def test_constructor_rejects_cycles():
+    with pytest.raises(SchemaError, match="not reachable"):
+        Hierarchy({"*": None, "a": "*", "b": "c", "c": "b"})
+
+
+def test_constructor_leaf_order_must_list_the_leaves():
+    with pytest.raises(SchemaError, match="leaf order"):
+        Hierarchy({"*": None, "a": "*", "b": "*"}, leaf_order=["a"])
+    h = Hierarchy({"*": None, "a": "*", "b": "*"}, leaf_order=["b", "a"])
+    assert h.leaves == ("b", "a")
+    assert h.leaf_mask("a").tolist() == [False, True]
+
+
+# ---------------------------------------------------------------------------- ARX CSV and levels
+
+
+ZIP_CSV = "13053;1305*;130**;*\n13052;1305*;130**;*\n13268;1326*;132**;*\n"
+
+
+def test_from_arx_csv_file_with_semicolons(tmp_path):
+    path = tmp_path / "zip.csv"
+    path.write_text(ZIP_CSV, encoding="utf-8")
+    h = Hierarchy.from_arx_csv(path)
+    assert h.leaves == ("13053", "13052", "13268")
+    assert h.root == "*"
+    assert h.ancestors("13052") == ["13052", "1305*", "130**", "*"]
+    assert h.lca(["13053", "13268"]) == "*"
+    assert h.height == 3
+    # a str path works as well as a PathLike
+    assert Hierarchy.from_arx_csv(str(path)) == h
+
+
+def test_from_arx_csv_file_object_and_other_separator():
+    h = Hierarchy.from_arx_csv(io.StringIO(ZIP_CSV.replace(";", ",")), sep=",")
+    assert h.leaves == ("13053", "13052", "13268")
+    assert h.parent["1326*"] == "132**"
+
+
+def test_from_arx_csv_missing_file(tmp_path):
+    with pytest.raises(SchemaError, match="does not exist"):
+        Hierarchy.from_arx_csv(str(tmp_path / "absent.csv"))
+
+
+def test_from_levels_collapses_repeated_labels_and_blank_cells():
+    # ARX writes "Private;Private;*" for a value that stays itself one level up.
+    h = Hierarchy.from_levels([["Private", "Private", "*"], ["Self-emp", "Self", "*"], ["", ""], ["Gov", " Gov ", "*", ""]])
+    assert h.parent["Private"] == "*"
+    assert h.parent["Gov"] == "*"
+    assert h.leaves == ("Private", "Self-emp", "Gov")
+
+
+def test_from_levels_several_tops_get_a_star_root():
+    h = Hierarchy.from_levels([["a", "A"], ["b", "B"]])
+    assert h.root == "*"
+    assert h.ancestors("a") == ["a", "A", "*"]
+
+
+def test_from_levels_errors():
+    with pytest.raises(SchemaError, match="at least one row"):
+        Hierarchy.from_levels([])
+    with pytest.raises(SchemaError, match="more than one hierarchy row"):
+        Hierarchy.from_levels([["a", "A", "*"], ["a", "B", "*"]])
+    with pytest.raises(SchemaError, match="two parents"):
+        Hierarchy.from_levels([["a", "A", "*"], ["b", "A", "X", "*"]])
+
+
+# ---------------------------------------------------------------------------- flat
+
+
+def test_flat_keeps_the_given_order():
+    h = Hierarchy.flat(["b", "a", 3])
+    assert h.leaves == ("b", "a", "3")
+    assert h.root == "*" and h.height == 1
+    assert h.lca(["a", "b"]) == "*"
+
+
+def test_flat_reserves_the_star():
+    with pytest.raises(SchemaError, match="reserved"):
+        Hierarchy.flat(["a", "*"])
+
+
+def test_restricted_to(marital):
+    sub = marital.restricted_to(["Divorced", "Separated"])
+    assert sub.leaves == ("Separated", "Divorced")
+    assert set(sub.nodes) == {"*", "Not Married", "Separated", "Divorced"}
+
+
+def test_equality_and_repr(marital):
+    assert marital == Hierarchy.from_mapping(MARITAL)
+    assert marital != Hierarchy.flat(marital.leaves)
+    assert hash(marital) == hash(Hierarchy.from_mapping(MARITAL))
+    assert repr(marital) == "Hierarchy(root='*', leaves=6, height=2)"
+
+
+# ---------------------------------------------------------------------------- IntervalHierarchy
+
+
+def test_interval_levels():
+    ih = IntervalHierarchy((5, 10, 20))
+    ages = [23, 37, 40]
+    assert ih.height == 4
+    assert ih.generalize(ages, 0) == ["23", "37", "40"]
+    assert ih.generalize(ages, 1) == ["[20-25)", "[35-40)", "[40-45)"]
+    assert ih.generalize(ages, 2) == ["[20-30)", "[30-40)", "[40-50)"]
+    assert ih.generalize(ages, 3) == ["[20-40)", "[20-40)", "[40-60)"]
+    assert ih.generalize(ages, 4) == ["*", "*", "*"]
+
+
+def test_interval_origin_and_fractions():
+    ih = IntervalHierarchy((10,), origin=5)
+    assert ih.generalize([5, 14.5, 15, 4], 1) == ["[5-15)", "[5-15)", "[15-25)", "[-5-5)"]
+    assert IntervalHierarchy((0.5,)).generalize([1.2], 1) == ["[1-1.5)"]
+    assert IntervalHierarchy((2,)).generalize(np.array([2.5]), 0) == ["2.5"]
+
+
+@pytest.mark.parametrize("widths", [(), (0,), (-5,), (10, 5)])
+def test_interval_rejects_bad_widths(widths):
+    with pytest.raises(SchemaError, match="non-decreasing"):
+        IntervalHierarchy(widths)
+
+
+def test_interval_widths_become_floats():
+    assert IntervalHierarchy([5, 10]).widths == (5.0, 10.0)
+    assert IntervalHierarchy((5, 10)) == IntervalHierarchy((5.0, 10.0))
