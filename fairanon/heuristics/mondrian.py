@@ -36,7 +36,7 @@ from ..models.requirements import (
 )
 from ..release import Release, Status, generalize_partition, provenance
 
-__all__ = ["mondrian", "cut_median", "cut_balanced", "CUT_RULES"]
+__all__ = ["CUT_RULES", "cut_balanced", "cut_median", "mondrian"]
 
 
 # ------------------------------------------------------------------ cut rules
@@ -161,7 +161,9 @@ def _make_check(instance: Instance, req: Requirement, target: _Target | None) ->
             l_val = req.l
             return _Check(req, target.name, lambda sizes, counts: M.entropy_l_ok(counts, l_val))
         c, l_int = req.c, int(req.l)
-        return _Check(req, target.name, lambda sizes, counts: M.recursive_cl_ok(counts, c, l_int)[0])
+        return _Check(
+            req, target.name, lambda sizes, counts: M.recursive_cl_ok(counts, c, l_int)[0]
+        )
     if isinstance(req, TCloseness):
         if req.distance == "equal":
             ground = M.EMDGround.equal(target.m)
@@ -174,7 +176,9 @@ def _make_check(instance: Instance, req: Requirement, target: _Target | None) ->
 
         def test(sizes, counts):
             distances = M.emd(counts, glob, ground)
-            return M.exact_compare(distances, lambda i: M.emd_exact(counts[i], glob, ground), t, "le")
+            return M.exact_compare(
+                distances, lambda i: M.emd_exact(counts[i], glob, ground), t, "le"
+            )
 
         return _Check(req, target.name, test)
     raise IncompatibleRequirementError(  # pragma: no cover - rejected earlier
@@ -190,11 +194,16 @@ _SUGGEST = {
 
 def _reject_non_monotone(requirements: Sequence[Requirement]) -> None:
     for req in requirements:
-        if not req.union_monotone or not isinstance(req, (KAnonymity, LDiversity, TCloseness)):
-            hint = _SUGGEST.get(type(req), "method='cpsat'")
+        hint = _SUGGEST.get(type(req), "method='cpsat'")
+        if not req.union_monotone:
             raise IncompatibleRequirementError(
                 f"mondrian cannot enforce {req}: it is not union-monotone, so checking the "
                 f"children of each cut does not make the release satisfy it. Use {hint}."
+            )
+        if not isinstance(req, (KAnonymity, LDiversity, TCloseness)):
+            raise IncompatibleRequirementError(
+                f"mondrian cannot enforce {req}: it checks only KAnonymity, LDiversity and "
+                f"TCloseness. Use {hint}."
             )
 
 
@@ -221,11 +230,15 @@ class _Checks:
         self.min_size = min_size
         self.reads_targets = any(c.target is not None for c in self.checks)
 
-    def counts(self, rows: np.ndarray, labels: np.ndarray, n_children: int) -> dict[str, np.ndarray]:
+    def counts(
+        self, rows: np.ndarray, labels: np.ndarray, n_children: int
+    ) -> dict[str, np.ndarray]:
         """Counts[child, value] of every target over the rows of a candidate split."""
         out = {}
         for name, target in self.targets.items():
-            flat = np.bincount(labels * target.m + target.codes[rows], minlength=n_children * target.m)
+            flat = np.bincount(
+                labels * target.m + target.codes[rows], minlength=n_children * target.m
+            )
             out[name] = flat.reshape(n_children, target.m)
         return out
 
@@ -238,13 +251,16 @@ class _Checks:
                 break
         return ok
 
-    def first_failure(self, rows: np.ndarray) -> Requirement | None:
-        """The first requirement the set `rows` (one class) violates, if any."""
+    def first_failure(self, rows: np.ndarray) -> str | None:
+        """The first requirement the set `rows` (one class) violates, as text, if any."""
         sizes = np.array([len(rows)])
         counts = self.counts(rows, np.zeros(len(rows), dtype=np.int64), 1)
         for check in self.checks:
             if not check.test(sizes, counts.get(check.target) if check.target else None)[0]:
-                return check.requirement
+                text = str(check.requirement)
+                if check.target is not None and check.requirement.attribute is None:
+                    text += f" of {check.target}"
+                return text
         return None
 
 
@@ -261,7 +277,13 @@ class _Space:
     def __init__(self, instance: Instance):
         self.names = list(instance.schema.generalizable)
         ranks, self.rank_col, self.rank_values, self.rank_range = [], {}, {}, {}
-        self.cat_codes, self.anc, self.node_depth, self.node_leaves, self.node_is_leaf = {}, {}, {}, {}, {}
+        self.cat_codes, self.anc, self.node_depth, self.node_leaves, self.node_is_leaf = (
+            {},
+            {},
+            {},
+            {},
+            {},
+        )
         self.n_leaves = {}
         for a, name in enumerate(self.names):
             attr = instance.schema[name]
@@ -290,10 +312,14 @@ class _Space:
                 self.cat_codes[a] = codes.astype(np.int64)
                 self.anc[a] = anc
                 self.node_depth[a] = np.array([h.depth[n] for n in nodes], dtype=np.int64)
-                self.node_leaves[a] = np.array([int(h.leaf_mask(n).sum()) for n in nodes], dtype=np.int64)
+                self.node_leaves[a] = np.array(
+                    [int(h.leaf_mask(n).sum()) for n in nodes], dtype=np.int64
+                )
                 self.node_is_leaf[a] = np.array([not h.children[n] for n in nodes], dtype=bool)
                 self.n_leaves[a] = len(h.leaves)
-        self.ranks = np.column_stack(ranks) if ranks else np.zeros((instance.n_rows, 0), dtype=np.int64)
+        self.ranks = (
+            np.column_stack(ranks) if ranks else np.zeros((instance.n_rows, 0), dtype=np.int64)
+        )
         self.ranked = [a for a in range(len(self.names)) if a in self.rank_col]
         self.categorical = [a for a in range(len(self.names)) if a in self.cat_codes]
         # Every categorical attribute starts at its hierarchy's root (node id 0).
@@ -304,7 +330,11 @@ class _Space:
 def _check_time_limit(time_limit) -> float | None:
     if time_limit is None:
         return None
-    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not time_limit >= 0:
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, numbers.Real)
+        or not time_limit >= 0
+    ):
         raise InvalidParameterError(
             "The 'time_limit' parameter of mondrian must be None or a number of seconds in "
             f"[0, inf]. Got {time_limit!r} instead."
@@ -465,7 +495,7 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
         order = np.argsort(part, kind="stable")
         roots = np.split(all_rows[order], np.cumsum(np.bincount(part, minlength=len(present)))[:-1])
         domain = instance.schema[protected].domain
-        labels = [domain[int(c)] if domain is not None else present[i] for i, c in enumerate(present)]
+        labels = [domain[int(c)] if domain is not None else c for c in present]
     else:
         roots, labels = [all_rows], [None]
 
@@ -531,7 +561,9 @@ def _partition(space: _Space, checks: _Checks, rule, roots, deadline):
                 children = _split_categorical(space, checks, a, rows, nodes, cat_pos[a])
             else:
                 col = space.rank_col[a]
-                children = _split_ranked(checks, rule, rows, sub[:, col], int(lo[col]), int(hi[col]))
+                children = _split_ranked(
+                    checks, rule, rows, sub[:, col], int(lo[col]), int(hi[col])
+                )
             if children is not None:
                 break
         if children is None:
@@ -615,11 +647,12 @@ def _split_categorical(space: _Space, checks: _Checks, a: int, rows, nodes, pos:
     if sizes.min() < checks.min_size:
         return None
     labels = np.searchsorted(present, child_node)
-    if checks.reads_targets:  # sizes are already >= k
-        if not checks.passing(sizes, checks.counts(rows, labels, len(present))).all():
-            return None
+    # Sizes are already >= k; the l/t requirements read the children's target counts.
+    if (
+        checks.reads_targets
+        and not checks.passing(sizes, checks.counts(rows, labels, len(present))).all()
+    ):
+        return None
     order = np.argsort(labels, kind="stable")
     parts = np.split(rows[order], np.cumsum(sizes)[:-1])
-    return [
-        (part, nodes[:pos] + (int(c),) + nodes[pos + 1 :]) for part, c in zip(parts, present)
-    ]
+    return [(part, nodes[:pos] + (int(c),) + nodes[pos + 1 :]) for part, c in zip(parts, present)]

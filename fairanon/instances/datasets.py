@@ -52,32 +52,32 @@ from .instance import Instance
 from .schema import ROLES, Attribute, Schema
 
 __all__ = [
+    "ADULT_COLUMNS",
+    "ADULT_EDUCATION_ORDER",
+    "ADULT_HIERARCHIES",
+    "CENSUS_COLUMNS",
     "DATASETS",
+    "GERMAN_CODEBOOK",
+    "GERMAN_COLUMNS",
+    "GERMAN_HIERARCHIES",
+    "GERMAN_QI",
+    "adult_table",
+    "census_table",
+    "dewri_releases",
+    "digit_hierarchy",
+    "diva_sigma",
+    "diva_table2",
+    "diva_table3",
+    "german_table",
     "load",
     "load_adult",
     "load_adult_full",
-    "load_german",
     "load_census",
-    "load_diva_table1",
-    "load_ruggieri_loan",
     "load_dewri_t1",
-    "adult_table",
-    "german_table",
-    "census_table",
-    "diva_table2",
-    "diva_table3",
-    "diva_sigma",
+    "load_diva_table1",
+    "load_german",
+    "load_ruggieri_loan",
     "ruggieri_fig3_release_table",
-    "dewri_releases",
-    "digit_hierarchy",
-    "ADULT_COLUMNS",
-    "ADULT_HIERARCHIES",
-    "ADULT_EDUCATION_ORDER",
-    "GERMAN_COLUMNS",
-    "GERMAN_CODEBOOK",
-    "GERMAN_HIERARCHIES",
-    "GERMAN_QI",
-    "CENSUS_COLUMNS",
 ]
 
 #: Name of the index (record ids) of every table built here.
@@ -103,16 +103,17 @@ def _build_schema(
 ) -> Schema:
     """The default schema `catalog`, with the QI set and single roles overridden.
 
-    `qi` lists the generalizable quasi-identifiers (role "qi"): the ones it leaves out are
-    ignored, the ones it adds become "qi". The protected and decision attributes keep
-    their roles unless `roles` changes them. `roles` maps column -> role and is applied last.
+    `qi` lists the generalizable quasi-identifiers (role "qi"): default ones it leaves out
+    are ignored, any other column it names becomes "qi" (the protected attribute stays
+    protected). `roles` maps column -> role and is applied last.
     """
     attrs = {a.name: a for a in catalog}
     names = list(attrs)
     if qi is not None:
         if isinstance(qi, str) or not all(isinstance(c, str) for c in qi):
             raise InvalidParameterError(
-                f"The 'qi' parameter of {caller} must be a list of column names. Got {qi!r} instead."
+                f"The 'qi' parameter of {caller} must be a list of column names. "
+                f"Got {qi!r} instead."
             )
         unknown = [c for c in qi if c not in attrs]
         if unknown:
@@ -128,7 +129,8 @@ def _build_schema(
     if roles is not None:
         if not isinstance(roles, Mapping):
             raise InvalidParameterError(
-                f"The 'roles' parameter of {caller} must map column names to roles. Got {roles!r} instead."
+                f"The 'roles' parameter of {caller} must map column names to roles. "
+                f"Got {roles!r} instead."
             )
         for name, role in roles.items():
             if name not in attrs:
@@ -163,13 +165,15 @@ def digit_hierarchy(values: Sequence, *, n_masked: int | None = None) -> Hierarc
     width = len(codes[0])
     if any(len(c) != width for c in codes):
         raise InvalidParameterError(
-            f"The 'values' parameter of digit_hierarchy must hold codes of one length. Got {codes[:5]!r}."
+            "The 'values' parameter of digit_hierarchy must hold codes of one length. "
+            f"Got {codes[:5]!r}."
         )
     if n_masked is None:
         n_masked = max(width - 2, 0)
     if not 0 <= n_masked < width:
         raise InvalidParameterError(
-            f"The 'n_masked' parameter of digit_hierarchy must be in [0, {width - 1}]. Got {n_masked!r} instead."
+            f"The 'n_masked' parameter of digit_hierarchy must be in [0, {width - 1}]. "
+            f"Got {n_masked!r} instead."
         )
     rows = [[c] + [c[: width - i] + "*" * i for i in range(1, n_masked + 1)] + ["*"] for c in codes]
     return Hierarchy.from_levels(rows)
@@ -202,7 +206,14 @@ ADULT_COLUMNS = (
     "native-country",
     "income",
 )
-_ADULT_NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+_ADULT_NUMERIC = (
+    "age",
+    "fnlwgt",
+    "education-num",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+)
 _ADULT_DTYPES = {c: (np.int64 if c in _ADULT_NUMERIC else "category") for c in ADULT_COLUMNS}
 
 #: Adult's education values in education-num order (1 = Preschool ... 16 = Doctorate).
@@ -273,7 +284,13 @@ ADULT_HIERARCHIES = {
     },
     "occupation": {
         "*": {
-            "White-collar": ["Exec-managerial", "Prof-specialty", "Tech-support", "Adm-clerical", "Sales"],
+            "White-collar": [
+                "Exec-managerial",
+                "Prof-specialty",
+                "Tech-support",
+                "Adm-clerical",
+                "Sales",
+            ],
             "Blue-collar": [
                 "Craft-repair",
                 "Machine-op-inspct",
@@ -290,11 +307,25 @@ ADULT_HIERARCHIES = {
             "Americas": {
                 "North-America": ["United-States", "Canada", "Outlying-US(Guam-USVI-etc)"],
                 "Central-America": ["Mexico", "Guatemala", "Honduras", "El-Salvador", "Nicaragua"],
-                "Caribbean": ["Puerto-Rico", "Cuba", "Dominican-Republic", "Haiti", "Jamaica", "Trinadad&Tobago"],
+                "Caribbean": [
+                    "Puerto-Rico",
+                    "Cuba",
+                    "Dominican-Republic",
+                    "Haiti",
+                    "Jamaica",
+                    "Trinadad&Tobago",
+                ],
                 "South-America": ["Columbia", "Ecuador", "Peru"],
             },
             "Europe": {
-                "Western-Europe": ["England", "Scotland", "Ireland", "France", "Germany", "Holand-Netherlands"],
+                "Western-Europe": [
+                    "England",
+                    "Scotland",
+                    "Ireland",
+                    "France",
+                    "Germany",
+                    "Holand-Netherlands",
+                ],
                 "Southern-Europe": ["Italy", "Portugal", "Greece", "Yugoslavia"],
                 "Eastern-Europe": ["Poland", "Hungary"],
             },
@@ -348,7 +379,8 @@ def adult_table(variant: str = "complete") -> pd.DataFrame:
     """
     if variant not in _ADULT_VARIANTS:
         raise InvalidParameterError(
-            f"The 'variant' parameter of adult_table must be one of 'complete', 'full'. Got {variant!r} instead."
+            "The 'variant' parameter of adult_table must be one of 'complete', 'full'. "
+            f"Got {variant!r} instead."
         )
     train = _read_adult_part("adult.data.gz")
     if variant == "complete":
@@ -383,12 +415,16 @@ def _adult_catalog(variant: str) -> list[Attribute]:
         Attribute("age", "qi", "numeric", intervals=IntervalHierarchy((5, 10, 20))),
         Attribute("workclass", "qi", hierarchy=tree("workclass")),
         Attribute("fnlwgt", "ignore", "numeric"),
-        Attribute("education", "qi", "ordered", hierarchy=tree("education"), order=ADULT_EDUCATION_ORDER),
+        Attribute(
+            "education", "qi", "ordered", hierarchy=tree("education"), order=ADULT_EDUCATION_ORDER
+        ),
         Attribute("education-num", "ignore", "numeric"),
         Attribute("marital-status", "qi", hierarchy=tree("marital-status")),
         Attribute("occupation", "qi", hierarchy=tree("occupation")),
         Attribute("relationship", "ignore"),
-        Attribute("race", "protected", hierarchy=Hierarchy.flat(_ADULT_RACES), protected=_ADULT_RACES[1:]),
+        Attribute(
+            "race", "protected", hierarchy=Hierarchy.flat(_ADULT_RACES), protected=_ADULT_RACES[1:]
+        ),
         Attribute("sex", "qi", hierarchy=Hierarchy.flat(["Female", "Male"])),
         Attribute("capital-gain", "ignore", "numeric"),
         Attribute("capital-loss", "ignore", "numeric"),
@@ -694,10 +730,14 @@ def _german_catalog() -> list[Attribute]:
             continue
         values = list(GERMAN_CODEBOOK[c].values())
         tree = (
-            Hierarchy.from_mapping(GERMAN_HIERARCHIES[c]) if c in GERMAN_HIERARCHIES else Hierarchy.flat(values)
+            Hierarchy.from_mapping(GERMAN_HIERARCHIES[c])
+            if c in GERMAN_HIERARCHIES
+            else Hierarchy.flat(values)
         )
         if c == "personal_status":
-            out.append(Attribute(c, "protected", hierarchy=tree, protected=["female div/sep/married"]))
+            out.append(
+                Attribute(c, "protected", hierarchy=tree, protected=["female div/sep/married"])
+            )
         elif c == "credit":
             out.append(Attribute(c, "decision", "ordered", order=["bad", "good"], negative="bad"))
         elif c in _GERMAN_ORDERED:
@@ -838,12 +878,22 @@ _CENSUS_EDUCATION_ORDER = (
 )
 _CENSUS_MARITAL = {
     "*": {
-        "Married": ["Married-civilian spouse present", "Married-A F spouse present", "Married-spouse absent"],
+        "Married": [
+            "Married-civilian spouse present",
+            "Married-A F spouse present",
+            "Married-spouse absent",
+        ],
         "Single": ["Never married"],
         "Previously-married": ["Divorced", "Separated", "Widowed"],
     }
 }
-_CENSUS_RACES = ("White", "Black", "Asian or Pacific Islander", "Amer Indian Aleut or Eskimo", "Other")
+_CENSUS_RACES = (
+    "White",
+    "Black",
+    "Asian or Pacific Islander",
+    "Amer Indian Aleut or Eskimo",
+    "Other",
+)
 _CENSUS_QI = (
     "age",
     "class of worker",
@@ -860,15 +910,21 @@ _CENSUS_QI = (
 )
 
 
-def census_table(path_train: str | os.PathLike, path_test: str | os.PathLike | None = None) -> pd.DataFrame:
+def census_table(
+    path_train: str | os.PathLike, path_test: str | os.PathLike | None = None
+) -> pd.DataFrame:
     """Read UCI Census-Income (KDD) files: headerless CSV (gzip or plain), separator ``", "``.
 
     Rows of `path_test` follow those of `path_train` (record ids 0, 1, ...). Values keep
     their text except for surrounding blanks (a few UCI values end in a space); ``?`` and
     ``NA`` stay ordinary values.
     """
-    dtypes = {c: (np.float64 if c == "instance weight" else np.int64) if c in _CENSUS_NUMERIC else "category"
-              for c in CENSUS_COLUMNS}
+    dtypes = {
+        c: (np.float64 if c == "instance weight" else np.int64)
+        if c in _CENSUS_NUMERIC
+        else "category"
+        for c in CENSUS_COLUMNS
+    }
     parts = []
     for path in [path_train] + ([path_test] if path_test is not None else []):
         if not os.path.exists(path):
@@ -884,7 +940,9 @@ def census_table(path_train: str | os.PathLike, path_test: str | os.PathLike | N
             na_values=[],
         )
         if part.shape[1] != len(CENSUS_COLUMNS):
-            raise InvalidParameterError(f"{os.fspath(path)!r} does not have the 42 Census-Income columns.")
+            raise InvalidParameterError(
+                f"{os.fspath(path)!r} does not have the 42 Census-Income columns."
+            )
         parts.append(part)
     columns = {}
     for c in CENSUS_COLUMNS:
@@ -905,9 +963,20 @@ def _census_catalog() -> list[Attribute]:
     for c in CENSUS_COLUMNS:
         role = "qi" if c in _CENSUS_QI else "ignore"
         if c == "race":
-            out.append(Attribute(c, "protected", hierarchy=Hierarchy.flat(_CENSUS_RACES), protected=_CENSUS_RACES[1:]))
+            out.append(
+                Attribute(
+                    c,
+                    "protected",
+                    hierarchy=Hierarchy.flat(_CENSUS_RACES),
+                    protected=_CENSUS_RACES[1:],
+                )
+            )
         elif c == "income class":
-            out.append(Attribute(c, "decision", "ordered", order=("- 50000.", "50000+."), negative="- 50000."))
+            out.append(
+                Attribute(
+                    c, "decision", "ordered", order=("- 50000.", "50000+."), negative="- 50000."
+                )
+            )
         elif c == "education":
             out.append(Attribute(c, role, "ordered", order=_CENSUS_EDUCATION_ORDER))
         elif c == "marital stat":
@@ -975,8 +1044,9 @@ def _load_census_by_name(
     """``load("census", path=..., path_test=...)``: :func:`load_census` by name."""
     if path is None:
         raise InvalidParameterError(
-            "The 'census' data set (UCI Census-Income (KDD), about 100 MB) is not bundled with "
-            "fairanon: pass the path of your copy, e.g. load('census', path='census-income.data.gz', "
+            "The 'census' data set (UCI Census-Income (KDD), about 155 MB) is not bundled with "
+            "fairanon: pass the path of your copy, e.g. "
+            "load('census', path='census-income.data.gz', "
             "path_test='census-income.test.gz'), or call load_census(path_train, path_test)."
         )
     return load_census(path, path_test, qi=qi, roles=roles, name=name)
@@ -1132,9 +1202,16 @@ def load_ruggieri_loan(*, name: str = "ruggieri_loan") -> Instance:
     """
     schema = Schema(
         [
-            Attribute("purpose", hierarchy=Hierarchy.from_mapping({"housing-car": ["housing", "car"]})),
+            Attribute(
+                "purpose", hierarchy=Hierarchy.from_mapping({"housing-car": ["housing", "car"]})
+            ),
             Attribute("emp", hierarchy=Hierarchy.flat(["no", "yes"])),
-            Attribute("sex", role="protected", hierarchy=Hierarchy.flat(["female", "male"]), protected=["female"]),
+            Attribute(
+                "sex",
+                role="protected",
+                hierarchy=Hierarchy.flat(["female", "male"]),
+                protected=["female"],
+            ),
             Attribute("decision", role="decision", kind="ordered", order=["-", "+"], negative="-"),
         ]
     )
@@ -1235,7 +1312,10 @@ def dewri_releases() -> dict[str, pd.DataFrame]:
 
     def age_bins(ages, width, origin):
         # (lo-hi] with hi - lo = width and lo = origin (mod width); ages are integers.
-        return [f"({lo}-{lo + width}]" for lo in (origin + (int(a) - origin - 1) // width * width for a in ages)]
+        return [
+            f"({lo}-{lo + width}]"
+            for lo in (origin + (int(a) - origin - 1) // width * width for a in ages)
+        ]
 
     # name: (zip level, (age width, age origin), marital level)
     recipes = {"T3a": (1, (10, 5), 1), "T3b": (2, (20, 15), 1), "T4": (3, (20, 0), 2)}
@@ -1244,7 +1324,9 @@ def dewri_releases() -> dict[str, pd.DataFrame]:
         table = base.copy()
         table["Zip"] = [zips.generalize(z, zip_level) for z in base["Zip"]]
         table["Age"] = age_bins(base["Age"], width, origin)
-        table["Marital status"] = [marital.generalize(m, marital_level) for m in base["Marital status"]]
+        table["Marital status"] = [
+            marital.generalize(m, marital_level) for m in base["Marital status"]
+        ]
         out[label] = table
     return out
 

@@ -25,7 +25,7 @@ from .hierarchy import Hierarchy, IntervalHierarchy
 from .instance import Instance
 from .schema import Attribute, Schema
 
-__all__ = ["population", "DISTRIBUTIONS", "QI_POOL"]
+__all__ = ["DISTRIBUTIONS", "QI_POOL", "population"]
 
 #: Value distributions :func:`population` can draw from.
 DISTRIBUTIONS = ("zipf", "uniform", "gaussian")
@@ -183,14 +183,16 @@ def population(
     n_qi = check_int(n_qi, "n_qi", caller, low=1)
     if n_qi > len(QI_POOL):
         raise InvalidParameterError(
-            f"The 'n_qi' parameter of {caller} must be an int in [1, {len(QI_POOL)}]. Got {n_qi!r} instead."
+            f"The 'n_qi' parameter of {caller} must be an int in [1, {len(QI_POOL)}]. "
+            f"Got {n_qi!r} instead."
         )
     check_option(distribution, "distribution", caller, DISTRIBUTIONS)
     exponent = float(check_fraction(zipf_exponent, "zipf_exponent", caller, low=0, low_open=True))
     n_zip = check_int(n_zip, "n_zip", caller, low=1)
     if n_zip > 100000 - _ZIP_BASE:
         raise InvalidParameterError(
-            f"The 'n_zip' parameter of {caller} must be an int in [1, {100000 - _ZIP_BASE}]. Got {n_zip!r} instead."
+            f"The 'n_zip' parameter of {caller} must be an int in [1, {100000 - _ZIP_BASE}]. "
+            f"Got {n_zip!r} instead."
         )
     share = float(check_fraction(protected_share, "protected_share", caller, low=0, high=1))
     base_rate = float(check_fraction(negative_rate, "negative_rate", caller, low=0, high=1))
@@ -209,7 +211,9 @@ def population(
         if key in ("age", "hours"):
             domain = _AGES if key == "age" else _HOURS
             columns[key] = domain[draw(key, len(domain))].astype(np.int32)
-            attributes.append(Attribute(key, kind="numeric", intervals=IntervalHierarchy((5, 10, 20))))
+            attributes.append(
+                Attribute(key, kind="numeric", intervals=IntervalHierarchy((5, 10, 20)))
+            )
         elif key == "zip":
             zips = [str(_ZIP_BASE + i) for i in range(n_zip)]
             # rank r -> domain position
@@ -217,10 +221,14 @@ def population(
             columns[key] = _categorical(ranks[draw(key, n_zip)], zips)
             attributes.append(Attribute(key, hierarchy=digit_hierarchy(zips)))
         elif key == "sex":
-            columns[key] = _categorical(_draw(stream[key], n_rows, np.array([0.5, 0.5])), ["female", "male"])
+            columns[key] = _categorical(
+                _draw(stream[key], n_rows, np.array([0.5, 0.5])), ["female", "male"]
+            )
             attributes.append(Attribute(key, hierarchy=Hierarchy.flat(["female", "male"])))
         else:
-            tree = Hierarchy.from_mapping({"education": _EDUCATION, "marital": _MARITAL, "occupation": _OCCUPATION}[key])
+            tree = Hierarchy.from_mapping(
+                {"education": _EDUCATION, "marital": _MARITAL, "occupation": _OCCUPATION}[key]
+            )
             codes = draw(key, len(tree.leaves))
             columns[key] = _categorical(codes, tree.leaves)
             if key == "education":
@@ -232,10 +240,14 @@ def population(
     race_p = np.concatenate([[1.0 - share], share * _NONWHITE_SPLIT])
     race = _draw(stream["race"], n_rows, race_p)
     columns["race"] = _categorical(race, _RACES)
-    attributes.append(Attribute("race", role="protected", hierarchy=Hierarchy.flat(_RACES), protected=_RACES[1:]))
+    attributes.append(
+        Attribute("race", role="protected", hierarchy=Hierarchy.flat(_RACES), protected=_RACES[1:])
+    )
 
     disease_tree = Hierarchy.from_mapping(_DISEASE)
-    columns["disease"] = _categorical(draw("disease", len(disease_tree.leaves)), disease_tree.leaves)
+    columns["disease"] = _categorical(
+        draw("disease", len(disease_tree.leaves)), disease_tree.leaves
+    )
     attributes.append(Attribute("disease", role="sensitive", hierarchy=disease_tree))
 
     p_negative = base_rate + gap * ((race > 0).astype(np.float32) - share)
@@ -243,10 +255,14 @@ def population(
         p_negative = p_negative + 0.2 * (0.5 - education_level)
     denied = stream["decision"].random(n_rows, dtype=np.float32) < np.clip(p_negative, 0.0, 1.0)
     columns["decision"] = _categorical(np.where(denied, 0, 1).astype(np.int8), _DECISIONS)
-    attributes.append(Attribute("decision", role="decision", kind="ordered", order=_DECISIONS, negative="denied"))
+    attributes.append(
+        Attribute("decision", role="decision", kind="ordered", order=_DECISIONS, negative="denied")
+    )
 
     table = pd.DataFrame(columns, index=pd.RangeIndex(n_rows, name=RECORD_ID))
     if name is None:
         shown = seed if seed is None or isinstance(seed, (int, np.integer)) else type(seed).__name__
-        name = f"population(n_rows={n_rows}, n_qi={n_qi}, distribution={distribution!r}, seed={shown})"
+        name = (
+            f"population(n_rows={n_rows}, n_qi={n_qi}, distribution={distribution!r}, seed={shown})"
+        )
     return Instance(table, Schema(attributes), name)

@@ -57,19 +57,19 @@ from ..instances.schema import Attribute
 from ..release import Release
 
 __all__ = [
-    "equivalence_classes",
-    "suppressed_cells",
-    "generalized_cells",
-    "discernibility",
-    "average_class_size",
-    "loss_metric",
-    "ncp",
+    "NUMERIC_LOSSES",
     "CountQueries",
+    "average_class_size",
     "count_queries",
+    "discernibility",
+    "equivalence_classes",
+    "generalized_cells",
+    "loss_metric",
     "median_relative_error",
+    "ncp",
     "property_vectors",
     "summary",
-    "NUMERIC_LOSSES",
+    "suppressed_cells",
 ]
 
 #: How :func:`loss_metric` and :func:`property_vectors` measure a numeric cell:
@@ -83,10 +83,12 @@ NUMERIC_LOSSES = ("width", "values")
 def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str, ...]]:
     """Codes 0..L-1 per row and the L distinct labels (as strings) of a released column."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        raw, used = pd.factorize(col.cat.codes.to_numpy())
-        if (used < 0).any():
+        raw = col.cat.codes.to_numpy()
+        if len(raw) and raw.min() < 0:
             raise SchemaError(f"The released column {name!r} has missing values.")
-        values = np.asarray(col.cat.categories, dtype=object)[used]
+        present = np.bincount(raw, minlength=len(col.cat.categories)) > 0
+        values = np.asarray(col.cat.categories, dtype=object)[present]
+        raw = (np.cumsum(present) - 1)[raw]
     else:
         raw, values = pd.factorize(col)
         if (raw < 0).any():
@@ -95,7 +97,19 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
     # Cells are symbols compared as text: 37 and "37" are one label.
     text = np.array([str(v) for v in values], dtype=object)
     merged, labels = pd.factorize(text)
-    return merged[raw].astype(np.int64, copy=False), tuple(str(v) for v in labels)
+    if len(labels) < len(text):
+        raw = merged[raw]
+    return raw.astype(np.int64, copy=False), tuple(str(v) for v in labels)
+
+
+def _active_mask(instance: Instance, name: str) -> np.ndarray:
+    """Mask over the domain of a categorical/ordered attribute: values present (O(n))."""
+    return np.bincount(instance.codes(name), minlength=len(instance.schema[name].domain)) > 0
+
+
+def _active_values(instance: Instance, name: str) -> np.ndarray:
+    """Sorted distinct values of a numeric attribute (hashing, then a small sort)."""
+    return np.sort(pd.unique(instance.codes(name)))
 
 
 class _Column:
@@ -116,10 +130,10 @@ class _Column:
         full = instance.codes(name)
         self.numeric = self.attr.kind == "numeric"
         if self.numeric:
-            self.values = np.unique(full)  # sorted active domain
+            self.values = _active_values(instance, name)  # sorted active domain
             self.m = len(self.values)
         else:
-            self.active = instance.active_domain(name)
+            self.active = _active_mask(instance, name)
             self.m = int(self.active.sum())
         self._full_codes = full
         self._pos = pos
@@ -140,17 +154,27 @@ class _Column:
         if self.numeric:
             c = self.covers
             first = np.where(
-                c.lo_open, np.searchsorted(self.values, c.lo, "right"), np.searchsorted(self.values, c.lo, "left")
+                c.lo_open,
+                np.searchsorted(self.values, c.lo, "right"),
+                np.searchsorted(self.values, c.lo, "left"),
             )
             end = np.where(
-                c.hi_open, np.searchsorted(self.values, c.hi, "left"), np.searchsorted(self.values, c.hi, "right")
+                c.hi_open,
+                np.searchsorted(self.values, c.hi, "left"),
+                np.searchsorted(self.values, c.hi, "right"),
             )
             count = np.maximum(end - first, 0)
-            return count.astype(np.int64), first.astype(np.int64), (first + count - 1).astype(np.int64)
+            return (
+                count.astype(np.int64),
+                first.astype(np.int64),
+                (first + count - 1).astype(np.int64),
+            )
         cov = self.covers.mask[:, self.active]
         count = cov.sum(axis=1).astype(np.int64)
         first = cov.argmax(axis=1).astype(np.int64)
-        last = np.where(count > 0, self.m - 1 - cov[:, ::-1].argmax(axis=1), first - 1).astype(np.int64)
+        last = np.where(count > 0, self.m - 1 - cov[:, ::-1].argmax(axis=1), first - 1).astype(
+            np.int64
+        )
         return count, first, last
 
     @property
@@ -427,10 +451,9 @@ def _discernibility(p: _Prepared, k: int | None) -> int:
     sizes = p.class_sizes.astype(np.int64)
     if k is None:
         return int((sizes * sizes).sum())
-    n = p.n
-    row_size = sizes[p.class_ids]
-    suppressed = (row_size < k) | p.suppressed_rows
-    return int(np.where(suppressed, n, row_size).sum())
+    # Whole classes are suppressed: labels, hence all-'*' rows, are constant in a class.
+    suppressed = (sizes < k) | p.suppressed_rows[p.class_first_row]
+    return int(np.where(suppressed, p.n * sizes, sizes * sizes).sum())
 
 
 def discernibility(instance: Instance, release: Release, k: int | None = None) -> int:
@@ -511,7 +534,9 @@ def _per_attribute(p: _Prepared, measure: str, numeric_loss: str, exact: bool) -
     return out
 
 
-def loss_metric(instance: Instance, release: Release, *, numeric_loss: str = "width", exact: bool = False) -> dict:
+def loss_metric(
+    instance: Instance, release: Release, *, numeric_loss: str = "width", exact: bool = False
+) -> dict:
     """Iyengar's loss metric LM [1]_, as used by Sabre and Ruggieri [2]_.
 
     Per cell of row i and quasi-identifier j:
@@ -701,7 +726,9 @@ class _Units:
         return self._cache[attrs]
 
 
-def _evaluate(factor_fns, units: _Units, chosen: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def _evaluate(
+    factor_fns, units: _Units, chosen: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
     """Σ_units weight · Π_{chosen attributes} factor, for every query.
 
     Queries are grouped by the attributes they constrain and evaluated in batches over
@@ -741,7 +768,9 @@ def _released_factor(col: _Column):
         first, last = col.first, col.last
 
         def per_label(a, b):
-            overlap = np.minimum(last[:, None], b[None, :]) - np.maximum(first[:, None], a[None, :]) + 1
+            overlap = (
+                np.minimum(last[:, None], b[None, :]) - np.maximum(first[:, None], a[None, :]) + 1
+            )
             return np.maximum(overlap, 0) * inv[:, None]
 
     else:
@@ -772,9 +801,9 @@ def _active_ranks(instance: Instance, name: str) -> tuple[np.ndarray, int]:
     """Per instance row: the rank of its value in the attribute's active domain; and m."""
     codes = instance.codes(name)
     if instance.schema[name].kind == "numeric":
-        values = np.unique(codes)
+        values = _active_values(instance, name)
         return np.searchsorted(values, codes).astype(np.int64), len(values)
-    active = instance.active_domain(name)
+    active = _active_mask(instance, name)
     return (np.cumsum(active) - 1)[codes].astype(np.int64), int(active.sum())
 
 
@@ -883,7 +912,9 @@ def _estimates(p: _Prepared, queries: CountQueries) -> np.ndarray:
             cols.append(p.column(name))
         else:  # a target left out of the release: read its original values
             series = p.instance.table[name]
-            cols.append(_Column(p.instance, name, series if p.pos is None else series.iloc[p.pos], p.pos))
+            cols.append(
+                _Column(p.instance, name, series if p.pos is None else series.iloc[p.pos], p.pos)
+            )
     fns = [_released_factor(c) for c in cols]
     return _evaluate(fns, _Units([c.codes for c in cols]), queries.chosen, queries.lo, queries.hi)
 
@@ -934,7 +965,9 @@ def median_relative_error(
     """
     p = _prepare(instance, release, "median_relative_error")
     if queries is None:
-        queries = count_queries(instance, n_queries=n_queries, seed=seed, max_attributes=max_attributes)
+        queries = count_queries(
+            instance, n_queries=n_queries, seed=seed, max_attributes=max_attributes
+        )
     elif not isinstance(queries, CountQueries):
         raise InvalidParameterError(
             "The 'queries' parameter of median_relative_error must be a CountQueries or None. "
@@ -1038,7 +1071,9 @@ def _class_sum(p: _Prepared, measure: str, numeric_loss: str, exact: bool):
     return total
 
 
-def _property_vectors(p: _Prepared, sensitive: str | None, numeric_loss: str, exact: bool) -> pd.DataFrame:
+def _property_vectors(
+    p: _Prepared, sensitive: str | None, numeric_loss: str, exact: bool
+) -> pd.DataFrame:
     n = p.n
     ids = p.class_ids
     sizes = p.class_sizes.astype(np.int64)
@@ -1065,7 +1100,9 @@ def _property_vectors(p: _Prepared, sensitive: str | None, numeric_loss: str, ex
         e = sizes[pair_class]
         term = np.abs(pair_count * n - q[pair_value] * e) - q[pair_value] * e
         if exact:
-            adisc_p = np.array([Fraction(int(c), int(s)) for c, s in zip(pair_count, e)], dtype=object)
+            adisc_p = np.array(
+                [Fraction(int(c), int(s)) for c, s in zip(pair_count, e)], dtype=object
+            )
             out["adisc"] = adisc_p[pair]
             num = np.zeros(p.n_classes, dtype=np.int64)
             np.add.at(num, pair_class, term)
@@ -1081,14 +1118,17 @@ def _property_vectors(p: _Prepared, sensitive: str | None, numeric_loss: str, ex
     out["util_paper"] = _class_sum(p, "util", numeric_loss, exact)[ids]
     if sensitive is not None:
         out["tclose"] = tclose_c[ids]
-    frame = pd.DataFrame(
-        {name: p.to_instance_order(values) for name, values in out.items()}, index=p.instance.row_ids
+    return pd.DataFrame(
+        {name: p.to_instance_order(values) for name, values in out.items()},
+        index=p.instance.row_ids,
+        copy=False,
     )
-    return frame
 
 
 # ---------------------------------------------------------------------- summary
-def summary(instance: Instance, release: Release, *, k: int | None = None, mre: bool = False) -> dict:
+def summary(
+    instance: Instance, release: Release, *, k: int | None = None, mre: bool = False
+) -> dict:
     """The scalar metrics of a release in one pass (a JSON-ready report).
 
     Parameters

@@ -130,7 +130,9 @@ DISEASES = Hierarchy.from_mapping(
         }
     }
 )
-ZIPS = Hierarchy.from_mapping({"*": {"476**": ["47601", "47602", "47605"], "479**": ["47905", "47906", "47909"]}})
+ZIPS = Hierarchy.from_mapping(
+    {"*": {"476**": ["47601", "47602", "47605"], "479**": ["47905", "47906", "47909"]}}
+)
 EDUCATION = ["primary", "secondary", "bachelor", "master", "doctorate"]
 SALARIES = [f"{s}K" for s in range(3, 12)]
 
@@ -152,7 +154,11 @@ def _medical(n=120, seed=1, protected=False):
             fa.Attribute("age", kind="numeric"),
             fa.Attribute("zip", hierarchy=ZIPS),
             fa.Attribute("edu", kind="ordered", order=EDUCATION),
-            fa.Attribute("race", role="protected" if protected else "qi", protected=["black"] if protected else ()),
+            fa.Attribute(
+                "race",
+                role="protected" if protected else "qi",
+                protected=["black"] if protected else (),
+            ),
             fa.Attribute("disease", role="sensitive", hierarchy=DISEASES),
             fa.Attribute("salary", role="sensitive", kind="ordered", order=SALARIES),
         ]
@@ -246,7 +252,9 @@ def test_diversity_constraint_is_rejected_before_any_work():
 
 
 def test_alpha_protection_is_rejected():
-    df = pd.DataFrame({"age": [20, 30, 40, 50], "sex": ["F", "M", "F", "M"], "loan": ["no", "yes", "yes", "no"]})
+    df = pd.DataFrame(
+        {"age": [20, 30, 40, 50], "sex": ["F", "M", "F", "M"], "loan": ["no", "yes", "yes", "no"]}
+    )
     schema = fa.Schema(
         [
             fa.Attribute("age", kind="numeric"),
@@ -336,10 +344,16 @@ def small_instances(draw, min_rows=5):
             attrs.append(fa.Attribute(name, kind="ordered", order=QI_ORDER))
     n_values = draw(st.integers(1, 4))
     columns["s"] = draw(st.lists(st.sampled_from(S_VALUES[:n_values]), min_size=n, max_size=n))
-    attrs.append(fa.Attribute("s", role="sensitive", kind="ordered", order=S_VALUES, hierarchy=S_TREE))
+    attrs.append(
+        fa.Attribute("s", role="sensitive", kind="ordered", order=S_VALUES, hierarchy=S_TREE)
+    )
     if draw(st.booleans()):
         columns["p"] = draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n))
-        attrs.append(fa.Attribute("p", role="protected", protected=["y"], hierarchy=Hierarchy.flat(["x", "y"])))
+        attrs.append(
+            fa.Attribute(
+                "p", role="protected", protected=["y"], hierarchy=Hierarchy.flat(["x", "y"])
+            )
+        )
     return fa.Instance(pd.DataFrame(columns), fa.Schema(attrs), name="random")
 
 
@@ -351,7 +365,9 @@ def requirement_sets(draw, n_rows):
     if draw(st.booleans()):
         variant = draw(st.sampled_from(["distinct", "entropy", "recursive"]))
         if variant == "entropy":
-            reqs.append(fa.LDiversity(draw(st.sampled_from([1, "3/2", 2, "5/2", 3])), variant="entropy"))
+            reqs.append(
+                fa.LDiversity(draw(st.sampled_from([1, "3/2", 2, "5/2", 3])), variant="entropy")
+            )
         elif variant == "recursive":
             c = draw(st.sampled_from([1, "3/2", 2, 3]))
             reqs.append(fa.LDiversity(draw(st.integers(1, 4)), variant="recursive", c=c))
@@ -359,7 +375,9 @@ def requirement_sets(draw, n_rows):
             reqs.append(fa.LDiversity(draw(st.integers(1, 4))))
     if draw(st.booleans()):
         t = draw(st.sampled_from(["0", "1/10", "1/5", "1/4", "1/3", "1/2", "1"]))
-        reqs.append(fa.TCloseness(t, distance=draw(st.sampled_from(["equal", "ordered", "hierarchical"]))))
+        reqs.append(
+            fa.TCloseness(t, distance=draw(st.sampled_from(["equal", "ordered", "hierarchical"])))
+        )
     return reqs or [fa.KAnonymity(min(2, n_rows))]
 
 
@@ -367,7 +385,8 @@ def _coarsest(inst):
     """The coarsest release: one class per protected value (or one class). Every release
     refines it, so with union-monotone requirements it passes iff some release does."""
     protected = inst.schema.protected
-    groups = inst.codes(protected) if protected else np.zeros(inst.n_rows, dtype=np.int64)
+    # a copy: Release makes its groups array read-only
+    groups = inst.codes(protected).copy() if protected else np.zeros(inst.n_rows, dtype=np.int64)
     return Release(table=generalize_partition(inst, groups), groups=groups)
 
 
@@ -413,7 +432,12 @@ def test_property_verifier_catches_a_row_moved_to_another_class(data):
     assume(rel.status == Status.FEASIBLE)
     part = inst.codes("p") if inst.schema.protected else np.zeros(inst.n_rows, dtype=np.int64)
     keys = [_generalizable_key(rel, inst, i) for i in range(inst.n_rows)]
-    pairs = [(i, j) for i in range(inst.n_rows) for j in range(inst.n_rows) if part[i] == part[j] and keys[i] != keys[j]]
+    pairs = [
+        (i, j)
+        for i in range(inst.n_rows)
+        for j in range(inst.n_rows)
+        if part[i] == part[j] and keys[i] != keys[j]
+    ]
     assume(pairs)
     i, j = pairs[data.draw(st.integers(0, len(pairs) - 1))]
     table = _editable(rel, inst)
@@ -456,10 +480,17 @@ def synthetic(n=30_000, seed=0):
     """A synthetic table shaped like Adult: 8 QIs (2 numeric, 1 ordered, 5 categorical
     with hierarchies of height 1-3), a protected race and a sensitive disease."""
     rng = np.random.default_rng(seed)
-    regions = {f"r{i}": {f"r{i}c{j}": [f"r{i}c{j}z{z}" for z in range(5)] for j in range(4)} for i in range(5)}
+    regions = {
+        f"r{i}": {f"r{i}c{j}": [f"r{i}c{j}z{z}" for z in range(5)] for j in range(4)}
+        for i in range(5)
+    }
     zips = Hierarchy.from_mapping({"*": regions})
-    countries = Hierarchy.from_mapping({"*": {f"cont{i}": [f"country{i}_{j}" for j in range(8)] for i in range(5)}})
-    marital = Hierarchy.from_mapping({"*": {"married": ["civ", "af", "absent"], "single": ["never", "divorced", "widowed"]}})
+    countries = Hierarchy.from_mapping(
+        {"*": {f"cont{i}": [f"country{i}_{j}" for j in range(8)] for i in range(5)}}
+    )
+    marital = Hierarchy.from_mapping(
+        {"*": {"married": ["civ", "af", "absent"], "single": ["never", "divorced", "widowed"]}}
+    )
     occupations = [f"occ{i}" for i in range(14)]
     skewed = np.array([0.5] + [0.5 / 39] * 39)
     df = pd.DataFrame(

@@ -96,7 +96,10 @@ def test_unknown_name_lists_sorted_names():
         load("adults")
     message = str(err.value)
     assert "'name' parameter of load" in message and "Got 'adults' instead" in message
-    assert "'adult', 'adult_full', 'census', 'dewri_t1', 'diva_table1', 'german', 'ruggieri_loan'" in message
+    assert (
+        "'adult', 'adult_full', 'census', 'dewri_t1', 'diva_table1', 'german', 'ruggieri_loan'"
+        in message
+    )
     with pytest.raises(InvalidParameterError, match="'name' parameter of load"):
         load(["adult"])
 
@@ -122,14 +125,37 @@ def test_adult_default(adult):
     assert adult.n_rows == 30162
     assert adult.name == "adult"
     assert adult.schema.qi == (
-        "age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country",
+        "age",
+        "workclass",
+        "education",
+        "marital-status",
+        "occupation",
+        "race",
+        "sex",
+        "native-country",
     )
     assert adult.schema.protected == "race" and adult.schema.decision == "income"
-    assert adult.schema["race"].protected == ("Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")
+    assert adult.schema["race"].protected == (
+        "Black",
+        "Asian-Pac-Islander",
+        "Amer-Indian-Eskimo",
+        "Other",
+    )
     assert adult.schema["income"].order == ("<=50K", ">50K")
     assert adult.schema["income"].negative == "<=50K"
-    assert adult.schema["age"].kind == "numeric" and adult.schema["age"].intervals.widths == (5.0, 10.0, 20.0)
-    ignored = ["fnlwgt", "education-num", "relationship", "capital-gain", "capital-loss", "hours-per-week"]
+    assert adult.schema["age"].kind == "numeric" and adult.schema["age"].intervals.widths == (
+        5.0,
+        10.0,
+        20.0,
+    )
+    ignored = [
+        "fnlwgt",
+        "education-num",
+        "relationship",
+        "capital-gain",
+        "capital-loss",
+        "hours-per-week",
+    ]
     assert sorted(adult.extra.columns) == sorted(ignored)
     assert all(adult.schema[c].role == "ignore" for c in ignored)
     # no '?' anywhere, and record ids are positions in adult.data
@@ -172,7 +198,10 @@ def test_adult_full(adult_full):
         tree = inst.schema[name].hierarchy
         assert "?" in tree.leaves, name
         assert (inst.table[name] == "?").any(), name
-    counts = {name: int((inst.table[name] == "?").sum()) for name in ("workclass", "occupation", "native-country")}
+    counts = {
+        name: int((inst.table[name] == "?").sum())
+        for name in ("workclass", "occupation", "native-country")
+    }
     assert counts == {"workclass": 2799, "occupation": 2809, "native-country": 857}
 
 
@@ -193,7 +222,9 @@ def test_adult_full_facts(adult_full):
 
 
 def test_adult_qi_and_roles_overrides():
-    inst = ds.load_adult(qi=["age", "sex", "relationship"], roles={"race": "qi", "income": "sensitive"})
+    inst = ds.load_adult(
+        qi=["age", "sex", "relationship"], roles={"race": "qi", "income": "sensitive"}
+    )
     assert inst.schema.qi == ("age", "relationship", "race", "sex")
     assert inst.schema.protected is None and inst.schema.decision is None
     assert inst.schema.sensitive == ("income",)
@@ -226,7 +257,14 @@ def test_adult_table_variants():
 def test_german_default(german):
     assert german.n_rows == 1000
     assert german.schema.qi == (
-        "credit_history", "purpose", "savings", "employment", "personal_status", "age", "housing", "job",
+        "credit_history",
+        "purpose",
+        "savings",
+        "employment",
+        "personal_status",
+        "age",
+        "housing",
+        "job",
     )
     assert german.schema.protected == "personal_status"
     assert german.schema["personal_status"].protected == ("female div/sep/married",)
@@ -248,7 +286,12 @@ def test_german_facts(german):
 def test_german_ruggieri_qi():
     inst = load("german", qi="ruggieri")
     assert set(inst.schema.generalizable) == {
-        "credit_history", "purpose", "credit_amount", "employment", "other_payment_plans", "housing",
+        "credit_history",
+        "purpose",
+        "credit_amount",
+        "employment",
+        "other_payment_plans",
+        "housing",
         "existing_credits",
     }
     assert inst.schema["credit_amount"].kind == "numeric"
@@ -275,7 +318,9 @@ def test_german_table_decoding():
 
 
 def test_bundled_files_are_small():
-    assert (DATA / "adult.data.gz").stat().st_size + (DATA / "adult.test.gz").stat().st_size < 2_000_000
+    assert (DATA / "adult.data.gz").stat().st_size + (
+        DATA / "adult.test.gz"
+    ).stat().st_size < 2_000_000
     assert (DATA / "README.md").is_file()
 
 
@@ -291,7 +336,9 @@ def test_bundled_copy_equals_original(shared, filename):
 
 @pytest.fixture(scope="module")
 def census(shared):
-    return ds.load_census(shared / "census_income_train.csv.gz", shared / "census_income_test.csv.gz")
+    return ds.load_census(
+        shared / "census_income_train.csv.gz", shared / "census_income_test.csv.gz"
+    )
 
 
 def test_census_facts(census):
@@ -308,7 +355,9 @@ def test_census_facts(census):
 
 
 def test_census_by_name(shared):
-    inst = load("census", path=shared / "census_income_test.csv.gz", qi=["age", "sex"], name="census_test")
+    inst = load(
+        "census", path=shared / "census_income_test.csv.gz", qi=["age", "sex"], name="census_test"
+    )
     assert inst.n_rows == 99762 and inst.name == "census_test"
     assert inst.schema.generalizable == ("age", "sex")
 

@@ -26,7 +26,14 @@ def marital():
 
 def test_from_mapping_structure(marital):
     assert marital.root == "*"
-    assert marital.leaves == ("CF-Spouse", "Spouse Present", "Separated", "Never Married", "Divorced", "Spouse Absent")
+    assert marital.leaves == (
+        "CF-Spouse",
+        "Spouse Present",
+        "Separated",
+        "Never Married",
+        "Divorced",
+        "Spouse Absent",
+    )
     assert marital.height == 2
     assert marital.parent["CF-Spouse"] == "Married"
     assert marital.children["*"] == ["Married", "Not Married"]
@@ -152,7 +159,14 @@ def test_from_arx_csv_missing_file(tmp_path):
 
 def test_from_levels_collapses_repeated_labels_and_blank_cells():
     # ARX writes "Private;Private;*" for a value that stays itself one level up.
-    h = Hierarchy.from_levels([["Private", "Private", "*"], ["Self-emp", "Self", "*"], ["", ""], ["Gov", " Gov ", "*", ""]])
+    h = Hierarchy.from_levels(
+        [
+            ["Private", "Private", "*"],
+            ["Self-emp", "Self", "*"],
+            ["", ""],
+            ["Gov", " Gov ", "*", ""],
+        ]
+    )
     assert h.parent["Private"] == "*"
     assert h.parent["Gov"] == "*"
     assert h.leaves == ("Private", "Self-emp", "Gov")

@@ -71,7 +71,12 @@ def test_defaults_filled_in(toy):
     # without an order: the values present, numbers in numeric order
     assert ordered.schema["edu"].order == ("Bachelors", "HS", "Masters", "PhD")
     nums = pd.DataFrame({"x": ["10", "9", "b", "100"]})
-    assert Instance(nums, Schema([Attribute("x", kind="ordered")])).schema["x"].order == ("9", "10", "100", "b")
+    assert Instance(nums, Schema([Attribute("x", kind="ordered")])).schema["x"].order == (
+        "9",
+        "10",
+        "100",
+        "b",
+    )
 
 
 def test_codes_and_masks(toy):
@@ -104,7 +109,9 @@ def test_subset_keeps_schema(toy):
 def test_categorical_input_gives_the_same_instance(toy):
     """Categorical columns are recoded category by category (the fast path)."""
     table = toy_table()
-    table["zip"] = pd.Categorical(table["zip"], categories=["99999", "14850", "13053"])  # one unused
+    table["zip"] = pd.Categorical(
+        table["zip"], categories=["99999", "14850", "13053"]
+    )  # one unused
     table["edu"] = table["edu"].astype("category")
     table["disease"] = pd.Categorical(table["disease"])
     inst = Instance(table, toy_schema())
@@ -114,7 +121,9 @@ def test_categorical_input_gives_the_same_instance(toy):
 
 def test_categorical_input_with_numbers_and_outside_values():
     table = pd.DataFrame({"n": pd.Categorical([3, 1, 3]), "s": ["a", "b", "a"]})
-    inst = Instance(table, Schema([Attribute("n", kind="ordered", order=["1", "2", "3"]), Attribute("s")]))
+    inst = Instance(
+        table, Schema([Attribute("n", kind="ordered", order=["1", "2", "3"]), Attribute("s")])
+    )
     assert inst.table["n"].tolist() == ["3", "1", "3"]
     assert inst.codes("n").tolist() == [2, 0, 2]
     bad = pd.DataFrame({"n": pd.Categorical(["x", "y"])})
@@ -142,7 +151,9 @@ def test_missing_values_without_policy():
     table = toy_table()
     table.loc[11, "zip"] = None
     table.loc[12, "age"] = np.nan
-    with pytest.raises(SchemaError, match=r"Missing values in 'age' \(1 rows\), 'zip' \(1 rows\).*missing='drop'"):
+    with pytest.raises(
+        SchemaError, match=r"Missing values in 'age' \(1 rows\), 'zip' \(1 rows\).*missing='drop'"
+    ):
         Instance(table, toy_schema())
 
 
@@ -177,7 +188,9 @@ def test_empty_table():
 def test_value_outside_hierarchy():
     table = toy_table()
     table.loc[14, "disease"] = "measles"
-    with pytest.raises(SchemaError, match=r"\['measles'\] of column 'disease' are not in its hierarchy"):
+    with pytest.raises(
+        SchemaError, match=r"\['measles'\] of column 'disease' are not in its hierarchy"
+    ):
         Instance(table, toy_schema())
 
 
@@ -205,7 +218,9 @@ def test_protected_and_negative_values_must_exist():
 def test_ordered_hierarchy_must_match_order():
     tree = Hierarchy.from_mapping({"*": {"school": ["HS"], "uni": ["Bachelors", "Masters"]}})
     with pytest.raises(SchemaError, match="list different values"):
-        Instance(toy_table(), toy_schema(edu=Attribute("edu", kind="ordered", order=EDU, hierarchy=tree)))
+        Instance(
+            toy_table(), toy_schema(edu=Attribute("edu", kind="ordered", order=EDU, hierarchy=tree))
+        )
 
 
 def test_other_input_errors():
@@ -235,7 +250,12 @@ def test_schema_errors():
     with pytest.raises(SchemaError, match="more than once"):
         Schema([Attribute("a"), Attribute("a")])
     with pytest.raises(SchemaError, match="At most one protected"):
-        Schema([Attribute("a", role="protected", protected=["x"]), Attribute("b", role="protected", protected=["y"])])
+        Schema(
+            [
+                Attribute("a", role="protected", protected=["x"]),
+                Attribute("b", role="protected", protected=["y"]),
+            ]
+        )
     with pytest.raises(SchemaError, match="Unknown attribute 'z'"):
         toy_schema()["z"]
 
@@ -260,7 +280,18 @@ def test_label_covers_numeric():
     rows = np.array([0, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5, 5])
     values = np.array([25, 34, 35, 40, 41, -1e9, 25, 35, 20, 25, -5, 6], dtype=float)
     assert covers.contains(rows, values).tolist() == [
-        True, True, False, True, False, True, False, True, True, False, True, False,
+        True,
+        True,
+        False,
+        True,
+        False,
+        True,
+        False,
+        True,
+        True,
+        False,
+        True,
+        False,
     ]
 
 
@@ -293,7 +324,12 @@ def test_label_covers_values_with_dashes():
 def test_label_covers_categorical_hierarchy():
     attr = Attribute("disease", role="sensitive", hierarchy=DISEASE)
     covers = label_covers(attr, ["resp", "hiv", "*"])
-    assert covers.contains(np.array([0, 0, 1, 2]), np.array([0, 2, 2, 3])).tolist() == [True, False, True, True]
+    assert covers.contains(np.array([0, 0, 1, 2]), np.array([0, 2, 2, 3])).tolist() == [
+        True,
+        False,
+        True,
+        True,
+    ]
     with pytest.raises(SchemaError, match="hierarchy node or '\\*'"):
         label_covers(attr, ["[flu-cold]"])
 
@@ -312,7 +348,10 @@ def test_generalize_partition(toy):
     assert list(out.index) == list(toy.row_ids)
     assert out["age"].tolist() == ["[25-38]", "[25-38]", "[29-52]", "[29-52]", "[25-38]", "[29-52]"]
     assert out["zip"].tolist() == ["13053", "13053", "14850", "14850", "13053", "14850"]
-    assert out["edu"].tolist() == ["[HS-Masters]"] * 2 + ["[Bachelors-PhD]"] * 2 + ["[HS-Masters]", "[Bachelors-PhD]"]
+    assert out["edu"].tolist() == ["[HS-Masters]"] * 2 + ["[Bachelors-PhD]"] * 2 + [
+        "[HS-Masters]",
+        "[Bachelors-PhD]",
+    ]
     # protected, sensitive and decision columns are released unchanged
     for col in ("sex", "disease", "loan"):
         assert out[col].tolist() == toy.table[col].tolist()
@@ -329,7 +368,9 @@ def test_generalize_partition_hierarchy_lca_and_suppress():
         {"d": ["flu", "cold", "hiv", "cancer", "flu"], "age": [1, 2, 3, 4, 5]},
         index=[1, 2, 3, 4, 5],
     )
-    inst = Instance(table, Schema([Attribute("d", hierarchy=DISEASE), Attribute("age", kind="numeric")]))
+    inst = Instance(
+        table, Schema([Attribute("d", hierarchy=DISEASE), Attribute("age", kind="numeric")])
+    )
     out = generalize_partition(inst, [7, 7, 9, 9, 3], suppress=["age"])
     assert out["d"].tolist() == ["resp", "resp", "other", "other", "flu"]
     assert out["age"].tolist() == ["*"] * 5

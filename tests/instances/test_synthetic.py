@@ -21,7 +21,12 @@ def test_columns_and_roles(n_qi):
     inst = population(50, n_qi=n_qi, seed=1)
     assert inst.schema.generalizable == QI_POOL[:n_qi]
     assert inst.schema.qi == QI_POOL[:n_qi] + ("race",)
-    assert inst.schema.protected == "race" and inst.schema["race"].protected == ("Black", "Asian", "Native", "Other")
+    assert inst.schema.protected == "race" and inst.schema["race"].protected == (
+        "Black",
+        "Asian",
+        "Native",
+        "Other",
+    )
     assert inst.schema.sensitive == ("disease",)
     assert inst.schema.decision == "decision" and inst.schema["decision"].negative == "denied"
     assert list(inst.table.columns) == list(QI_POOL[:n_qi]) + ["race", "disease", "decision"]
@@ -102,7 +107,15 @@ def test_zipf_exponent_steepens():
 
 
 def test_protected_share_and_bias():
-    inst = population(200000, n_qi=3, distribution="uniform", seed=11, protected_share=0.4, negative_rate=0.3, bias=0.2)
+    inst = population(
+        200000,
+        n_qi=3,
+        distribution="uniform",
+        seed=11,
+        protected_share=0.4,
+        negative_rate=0.3,
+        bias=0.2,
+    )
     protected, negative = inst.protected_mask(), inst.negative_mask()
     assert abs(protected.mean() - 0.4) < 0.01
     assert abs(negative[protected].mean() - negative[~protected].mean() - 0.2) < 0.01

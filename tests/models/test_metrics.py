@@ -23,11 +23,30 @@ from fairanon.release import Release, generalize_partition
 # ---------------------------------------------------------------------- fixtures
 T1 = pd.DataFrame(
     {
-        "zip": ["13053", "13268", "13268", "13053", "13253", "13253", "13250", "13052", "13269", "13250"],
+        "zip": [
+            "13053",
+            "13268",
+            "13268",
+            "13053",
+            "13253",
+            "13253",
+            "13250",
+            "13052",
+            "13269",
+            "13250",
+        ],
         "age": [28, 41, 39, 26, 50, 55, 49, 31, 42, 47],
         "marital": [
-            "CF-Spouse", "Separated", "Never Married", "CF-Spouse", "Divorced",
-            "Spouse Absent", "Divorced", "Spouse Present", "Separated", "Separated",
+            "CF-Spouse",
+            "Separated",
+            "Never Married",
+            "CF-Spouse",
+            "Divorced",
+            "Spouse Absent",
+            "Divorced",
+            "Spouse Present",
+            "Separated",
+            "Separated",
         ],
     },
     index=pd.Index(range(1, 11), name="id"),
@@ -42,25 +61,31 @@ def _zip_hierarchy(zips) -> Hierarchy:
 
 
 MARITAL = Hierarchy.from_mapping(
-    {"*": {"Married": ["CF-Spouse", "Spouse Present"],
-           "Not Married": ["Separated", "Never Married", "Divorced", "Spouse Absent"]}}
+    {
+        "*": {
+            "Married": ["CF-Spouse", "Spouse Present"],
+            "Not Married": ["Separated", "Never Married", "Divorced", "Spouse Absent"],
+        }
+    }
 )
 
 
 @pytest.fixture(scope="module")
 def t1() -> Instance:
-    schema = Schema([
-        Attribute("zip", hierarchy=_zip_hierarchy(T1["zip"])),
-        Attribute("age", kind="numeric"),
-        Attribute("marital", hierarchy=MARITAL),
-        Attribute("status", role="sensitive"),
-    ])
+    schema = Schema(
+        [
+            Attribute("zip", hierarchy=_zip_hierarchy(T1["zip"])),
+            Attribute("age", kind="numeric"),
+            Attribute("marital", hierarchy=MARITAL),
+            Attribute("status", role="sensitive"),
+        ]
+    )
     return Instance(T1, schema, name="T1")
 
 
 def _age_label(age: int, cuts) -> str:
     """The half-open interval (lo, hi] of `cuts` holding `age`."""
-    for lo, hi in zip(cuts, cuts[1:]):
+    for lo, hi in itertools.pairwise(cuts):
         if lo < age <= hi:
             return f"({lo}-{hi}]"
     raise AssertionError(age)
@@ -91,7 +116,18 @@ GOLDEN = {
         "size": [3, 3, 3, 3, 4, 4, 4, 3, 3, 4],
         "sfreq": [2, 2, 1, 2, 2, 1, 2, 1, 2, 1],
         "ldist": [2, 2, 2, 2, 3, 3, 3, 2, 2, 3],
-        "adisc": [F(2, 3), F(2, 3), F(1, 3), F(2, 3), F(1, 2), F(1, 4), F(1, 2), F(1, 3), F(2, 3), F(1, 4)],
+        "adisc": [
+            F(2, 3),
+            F(2, 3),
+            F(1, 3),
+            F(2, 3),
+            F(1, 2),
+            F(1, 4),
+            F(1, 2),
+            F(1, 3),
+            F(2, 3),
+            F(1, 4),
+        ],
         "util": {1: F(61, 30), 2: F(17, 10), 5: F(8, 5)},
         "loss": {1: F(28, 45), 2: F(46, 45), 5: F(17, 15)},
     },
@@ -100,7 +136,18 @@ GOLDEN = {
         "size": [3, 7, 7, 3, 7, 7, 7, 3, 7, 7],
         "sfreq": [2, 3, 1, 2, 2, 1, 2, 1, 3, 3],
         "ldist": [2, 4, 4, 2, 4, 4, 4, 2, 4, 4],
-        "adisc": [F(2, 3), F(3, 7), F(1, 7), F(2, 3), F(2, 7), F(1, 7), F(2, 7), F(1, 3), F(3, 7), F(3, 7)],
+        "adisc": [
+            F(2, 3),
+            F(3, 7),
+            F(1, 7),
+            F(2, 3),
+            F(2, 7),
+            F(1, 7),
+            F(2, 7),
+            F(1, 3),
+            F(3, 7),
+            F(3, 7),
+        ],
         "util": {1: F(61, 30), 2: F(29, 30)},
         "loss": {1: F(28, 45), 2: F(28, 15)},
     },
@@ -109,7 +156,18 @@ GOLDEN = {
         "size": [4, 6, 4, 4, 6, 6, 6, 4, 6, 6],
         "sfreq": [2, 3, 1, 2, 2, 1, 2, 1, 3, 3],
         "ldist": [3] * 10,
-        "adisc": [F(1, 2), F(1, 2), F(1, 4), F(1, 2), F(1, 3), F(1, 6), F(1, 3), F(1, 4), F(1, 2), F(1, 2)],
+        "adisc": [
+            F(1, 2),
+            F(1, 2),
+            F(1, 4),
+            F(1, 2),
+            F(1, 3),
+            F(1, 6),
+            F(1, 3),
+            F(1, 4),
+            F(1, 2),
+            F(1, 2),
+        ],
         "util": {1: F(3, 5), 2: F(2, 5)},
         "loss": {1: F(7, 3), 2: F(23, 9)},
     },
@@ -132,7 +190,16 @@ def test_t1_golden_property_vectors(t1, name):
     rel = _t1_release(*RELEASES[name])
     pv = M.property_vectors(t1, rel, exact=True, numeric_loss="values")
     assert list(pv.index) == list(range(1, 11))
-    assert list(pv.columns) == ["size", "risk", "sfreq", "ldist", "adisc", "loss", "util_paper", "tclose"]
+    assert list(pv.columns) == [
+        "size",
+        "risk",
+        "sfreq",
+        "ldist",
+        "adisc",
+        "loss",
+        "util_paper",
+        "tclose",
+    ]
     assert pv["size"].tolist() == gold["size"]
     assert pv["risk"].tolist() == [F(1, s) for s in gold["size"]]
     assert pv["sfreq"].tolist() == gold["sfreq"]
@@ -143,7 +210,9 @@ def test_t1_golden_property_vectors(t1, name):
     # The float form agrees.
     pvf = M.property_vectors(t1, rel, numeric_loss="values")
     for col in ("risk", "adisc", "loss", "util_paper", "tclose"):
-        np.testing.assert_allclose(pvf[col].to_numpy(float), [float(v) for v in pv[col]], rtol=1e-12)
+        np.testing.assert_allclose(
+            pvf[col].to_numpy(float), [float(v) for v in pv[col]], rtol=1e-12
+        )
     # Classes and the unary DM of §2.3.
     ids = M.equivalence_classes(t1, rel)
     got = {frozenset(int(r) for r in rel.table.index[ids == c]) for c in np.unique(ids)}
@@ -186,22 +255,28 @@ def test_sensitive_option(t1):
     assert pv["ldist"].tolist() == [3, 4, 3, 3, 4, 4, 4, 3, 4, 4]
     with pytest.raises(InvalidParameterError, match="'sensitive' parameter"):
         M.property_vectors(t1, rel, sensitive="nope")
-    no_sa = Instance(T1[["zip", "age"]], Schema([Attribute("zip"), Attribute("age", kind="numeric")]))
+    no_sa = Instance(
+        T1[["zip", "age"]], Schema([Attribute("zip"), Attribute("age", kind="numeric")])
+    )
     rel2 = Release(generalize_partition(no_sa, [0] * 10), groups=[0] * 10)
     assert list(M.property_vectors(no_sa, rel2).columns) == ["size", "risk", "loss", "util_paper"]
 
 
 # ---------------------------------------------------------------------- V1 / V2
 V_TABLE = pd.DataFrame(
-    {"zip": [47677, 47602, 47678, 47905, 47909, 47906, 47605, 47673, 47607],
-     "age": [29, 22, 27, 43, 52, 47, 30, 36, 32]},
+    {
+        "zip": [47677, 47602, 47678, 47905, 47909, 47906, 47605, 47673, 47607],
+        "age": [29, 22, 27, 43, 52, 47, 30, 36, 32],
+    },
     index=range(1, 10),
 )
 
 
 @pytest.fixture(scope="module")
 def v_inst() -> Instance:
-    return Instance(V_TABLE, Schema([Attribute("zip", kind="numeric"), Attribute("age", kind="numeric")]))
+    return Instance(
+        V_TABLE, Schema([Attribute("zip", kind="numeric"), Attribute("age", kind="numeric")])
+    )
 
 
 def _partition_release(inst: Instance, classes) -> Release:
@@ -229,7 +304,10 @@ def test_mondrian_vectors_gcp_and_dm(v_inst, classes, gcp, dm):
     assert M.discernibility(v_inst, rel, k=2) == dm
     # With k = 3 the classes of size 2 count as suppressed: n per row.
     small = sum(len(c) for c in classes if len(c) < 3)
-    assert M.discernibility(v_inst, rel, k=3) == sum(len(c) ** 2 for c in classes if len(c) >= 3) + 9 * small
+    assert (
+        M.discernibility(v_inst, rel, k=3)
+        == sum(len(c) ** 2 for c in classes if len(c) >= 3) + 9 * small
+    )
     assert M.average_class_size(v_inst, rel) == F(9, len(classes))
     assert M.average_class_size(v_inst, rel, k=2) == F(9, 2 * len(classes))
     # Numeric NCP and width-form LM coincide.
@@ -246,12 +324,17 @@ EX19 = """1 housing no female -|2 housing no female -|3 housing no female +|4 ho
 def test_ruggieri_example19_generalized_cells():
     rows = [r.split() for r in EX19.replace("\n", "|").split("|")]
     df = pd.DataFrame(rows, columns=["id", "purpose", "emp", "sex", "decision"]).set_index("id")
-    inst = Instance(df, Schema([
-        Attribute("purpose", kind="ordered", order=["housing", "car"]),
-        Attribute("emp", kind="ordered", order=["no", "yes"]),
-        Attribute("sex", role="protected", protected=["female"]),
-        Attribute("decision", role="decision", negative="-"),
-    ]))
+    inst = Instance(
+        df,
+        Schema(
+            [
+                Attribute("purpose", kind="ordered", order=["housing", "car"]),
+                Attribute("emp", kind="ordered", order=["no", "yes"]),
+                Attribute("sex", role="protected", protected=["female"]),
+                Attribute("decision", role="decision", negative="-"),
+            ]
+        ),
+    )
     table = df.copy()
     table["purpose"] = "housing-car"
     rel = Release(table, groups=(df["emp"] == "yes").to_numpy().astype(int))
@@ -272,21 +355,32 @@ def test_ruggieri_example19_generalized_cells():
 # ---------------------------------------------------------------------- random cross-checks
 def _random_instance(seed: int, n: int = 60) -> Instance:
     rng = np.random.default_rng(seed)
-    tree = Hierarchy.from_mapping({"*": {"ab": ["a", "b"], "cde": {"cd": ["c", "d"], "e": None}, "f": None}})
+    tree = Hierarchy.from_mapping(
+        {"*": {"ab": ["a", "b"], "cde": {"cd": ["c", "d"], "e": None}, "f": None}}
+    )
     if seed % 2:  # a leaf order in which hierarchy nodes are not contiguous
         tree = Hierarchy(tree.parent, leaf_order=["a", "c", "e", "b", "f", "d"])
-    df = pd.DataFrame({
-        "num": rng.integers(0, 15, n).astype(float),
-        "ordv": rng.choice(["lo", "mid", "hi", "top"], n, p=[0.3, 0.3, 0.4, 0.0]),
-        "cat": rng.choice(["a", "b", "c", "d", "e"], n),
-        "dec": rng.choice(["+", "-"], n),
-    }, index=rng.permutation(np.arange(1000, 1000 + n)))
-    return Instance(df, Schema([
-        Attribute("num", kind="numeric"),
-        Attribute("ordv", kind="ordered", order=["lo", "mid", "hi", "top"]),
-        Attribute("cat", hierarchy=tree),
-        Attribute("dec", role="decision", negative="-"),
-    ]), name=f"random{seed}")
+    df = pd.DataFrame(
+        {
+            "num": rng.integers(0, 15, n).astype(float),
+            "ordv": rng.choice(["lo", "mid", "hi", "top"], n, p=[0.3, 0.3, 0.4, 0.0]),
+            "cat": rng.choice(["a", "b", "c", "d", "e"], n),
+            "dec": rng.choice(["+", "-"], n),
+        },
+        index=rng.permutation(np.arange(1000, 1000 + n)),
+    )
+    return Instance(
+        df,
+        Schema(
+            [
+                Attribute("num", kind="numeric"),
+                Attribute("ordv", kind="ordered", order=["lo", "mid", "hi", "top"]),
+                Attribute("cat", hierarchy=tree),
+                Attribute("dec", role="decision", negative="-"),
+            ]
+        ),
+        name=f"random{seed}",
+    )
 
 
 def _random_release(inst: Instance, seed: int) -> Release:
@@ -347,7 +441,9 @@ def test_random_releases_against_naive_definitions(seed):
             else:
                 loss[r] += F(len(cov) - 1, m - 1)
                 if attr.kind == "ordered":
-                    active = [attr.domain[j] for j in range(len(attr.domain)) if inst.active_domain(a)[j]]
+                    active = [
+                        attr.domain[j] for j in range(len(attr.domain)) if inst.active_domain(a)[j]
+                    ]
                     ranks = [active.index(v) for v in cov]
                     ncp_total += F(max(ranks) - min(ranks), m - 1)
                 else:
@@ -399,10 +495,14 @@ def test_mre_estimates_against_naive_definition(seed):
     for qi in range(len(queries)):
         ranges = {
             a: set(actives[a][queries.lo[qi, j] : queries.hi[qi, j] + 1])
-            for j, a in enumerate(queries.attributes) if queries.chosen[qi, j]
+            for j, a in enumerate(queries.attributes)
+            if queries.chosen[qi, j]
         }
         prec = sum(
-            all((row[a] if inst.schema[a].kind != "numeric" else float(row[a])) in rng for a, rng in ranges.items())
+            all(
+                (row[a] if inst.schema[a].kind != "numeric" else float(row[a])) in rng
+                for a, rng in ranges.items()
+            )
             for _, row in orig.iterrows()
         )
         est = 0.0
@@ -415,7 +515,9 @@ def test_mre_estimates_against_naive_definition(seed):
         prec_naive.append(prec)
         est_naive.append(est)
     assert queries.prec.tolist() == prec_naive
-    np.testing.assert_allclose(M._estimates(M._prepare(inst, rel, "test"), queries), est_naive, rtol=1e-12)
+    np.testing.assert_allclose(
+        M._estimates(M._prepare(inst, rel, "test"), queries), est_naive, rtol=1e-12
+    )
     expected = np.median(np.abs(np.array(est_naive) - prec_naive) / np.array(prec_naive))
     assert M.median_relative_error(inst, rel, queries=queries) == pytest.approx(expected, rel=1e-12)
 
@@ -434,7 +536,11 @@ def test_mre_is_deterministic_by_seed(t1):
     a = M.median_relative_error(t1, rel, n_queries=500, seed=3)
     assert a == M.median_relative_error(t1, rel, n_queries=500, seed=3)
     q1, q2 = M.count_queries(t1, n_queries=500, seed=3), M.count_queries(t1, n_queries=500, seed=3)
-    assert np.array_equal(q1.lo, q2.lo) and np.array_equal(q1.hi, q2.hi) and np.array_equal(q1.chosen, q2.chosen)
+    assert (
+        np.array_equal(q1.lo, q2.lo)
+        and np.array_equal(q1.hi, q2.hi)
+        and np.array_equal(q1.chosen, q2.chosen)
+    )
     assert M.median_relative_error(t1, rel, queries=q1) == a
     q3 = M.count_queries(t1, n_queries=500, seed=4)
     assert not np.array_equal(q1.lo, q3.lo)
