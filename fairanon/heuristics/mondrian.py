@@ -343,18 +343,14 @@ def _check_time_limit(time_limit) -> float | None:
 
 
 def _resolve_cut_rule(cut_rule) -> tuple[Callable[[np.ndarray], np.ndarray], str]:
-    if isinstance(cut_rule, str):
-        if cut_rule not in CUT_RULES:
-            raise InvalidParameterError(
-                "The 'cut_rule' parameter of mondrian must be one of "
-                f"{', '.join(repr(k) for k in sorted(CUT_RULES))} or a callable. Got {cut_rule!r} instead."
-            )
+    if isinstance(cut_rule, str) and cut_rule in CUT_RULES:
         return CUT_RULES[cut_rule], cut_rule
     if callable(cut_rule):
         return cut_rule, getattr(cut_rule, "__name__", repr(cut_rule))
+    names = ", ".join(repr(k) for k in sorted(CUT_RULES))
     raise InvalidParameterError(
-        "The 'cut_rule' parameter of mondrian must be one of "
-        f"{', '.join(repr(k) for k in sorted(CUT_RULES))} or a callable. Got {cut_rule!r} instead."
+        f"The 'cut_rule' parameter of mondrian must be one of {names} or a callable. "
+        f"Got {cut_rule!r} instead."
     )
 
 
@@ -415,12 +411,16 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
     is dropped for that partition; a partition with no allowable cut is a class,
     released with its tight summary (range or lowest common ancestor).
 
-    Cost: O(n log n) partition work for median cuts (each row takes part in
-    O(log n) levels, each costing O(d) per row plus a frequency set), plus, with
-    l/t requirements, O(m) per candidate child for m target values. With
-    ``cut_rule="balanced"`` and l/t requirements all cuts of an attribute are
-    evaluated at once from prefix sums of the target counts, O(u * m) for u
-    distinct values. Memory O(n d).
+    Cost: a partition of size p costs O(p d) for its tight box plus O(p + u) to count
+    the frequency set of a cut attribute (u distinct values; a sort, O(p log p), when
+    u is much larger than p); median cuts give O(log n) levels, so O(n d log n) in
+    all (O(n d log^2 n) with sorts), as [1]_'s O(n log n) with a linear-time median.
+    Each candidate child costs O(m) per l/t requirement (m target values; a
+    hierarchical EMD O(m * tree size)). With ``cut_rule="balanced"`` and l/t
+    requirements, all cuts of an attribute are tested at once from prefix sums of
+    the target counts, O(u m). Memory O(n d) plus an O(leaves * height) ancestor
+    table per hierarchy. A partition is examined once per attribute at most, so
+    the worst case is d failed attempts per partition.
 
     Departures from [1]_: (a) categorical attributes split top-down along their
     hierarchy (as in Basic Mondrian, baselines spec §2.2), not on an order of their
@@ -458,7 +458,8 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
     started = time.perf_counter()
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
-            f"The 'instance' parameter of mondrian must be an Instance. Got {type(instance).__name__} instead."
+            "The 'instance' parameter of mondrian must be an Instance. "
+            f"Got {type(instance).__name__} instead."
         )
     requirements = validate_requirements(instance, requirements, caller="mondrian")
     _reject_non_monotone(requirements)

@@ -663,7 +663,7 @@ GERMAN_HIERARCHIES = {
 #: personal_status is a quasi-identifier in both).
 GERMAN_QI = {
     "default": ("age", "job", "savings", "employment", "housing", "credit_history", "purpose"),
-    # The 7 PND attributes of Ruggieri's experiments (Table 1 of [R]).
+    # The 7 PND attributes of Ruggieri's experiments (Ruggieri 2014, Table 1 and §6).
     "ruggieri": (
         "credit_history",
         "purpose",

@@ -55,6 +55,7 @@ from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..instances.schema import Attribute
 from ..release import Release
+from .released import combine_codes
 
 __all__ = [
     "NUMERIC_LOSSES",
@@ -252,18 +253,11 @@ class _Column:
 
 def _combine(codes: list[np.ndarray]) -> tuple[np.ndarray, int]:
     """Dense ids (in order of first appearance) of the distinct rows of several code
-    arrays, and their number. O(n) hashing."""
+    arrays, and their number."""
     n = len(codes[0]) if codes else 0
-    key = np.zeros(n, dtype=np.int64)
-    span = 1
+    key, n_key = np.zeros(n, dtype=np.int64), 1
     for c in codes:
-        card = int(c.max()) + 1 if n else 1
-        if span * card >= 2**62:  # densify before the key could overflow
-            key, uniq = pd.factorize(key)
-            key = key.astype(np.int64, copy=False)
-            span = len(uniq)
-        key = key * card + c
-        span *= card
+        key, n_key = combine_codes(key, n_key, c, int(c.max()) + 1 if n else 1)
     ids, uniq = pd.factorize(key)
     return ids.astype(np.int64, copy=False), len(uniq)
 
