@@ -177,7 +177,8 @@ def generalize_partition(instance: Instance, groups: np.ndarray, *, suppress: Se
 
     Numeric attributes become ``[min-max]``, ordered ones the range of their ranks,
     categorical ones the lowest common ancestor in their hierarchy; protected,
-    sensitive, decision and insensitive columns are copied unchanged.
+    sensitive, decision and insensitive columns are copied unchanged; identifiers are
+    left out.
 
     Parameters
     ----------
@@ -198,6 +199,8 @@ def generalize_partition(instance: Instance, groups: np.ndarray, *, suppress: Se
     out = {}
     for name in instance.table.columns:
         attr = instance.schema[name]
+        if not attr.released:
+            continue
         if attr.role != "qi":
             out[name] = instance.table[name]
             continue

@@ -441,19 +441,14 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> import fairanon as fa
-    >>> from fairanon.heuristics.mondrian import mondrian
-    >>> from fairanon.models.verify import verify
-    >>> df = pd.DataFrame({"zip": [47677, 47602, 47678, 47905, 47909, 47906, 47605, 47673, 47607],
-    ...                    "age": [29, 22, 27, 43, 52, 47, 30, 36, 32]}, index=range(1, 10))
-    >>> inst = fa.Instance(df, fa.Schema([fa.Attribute("zip", kind="numeric"),
-    ...                                   fa.Attribute("age", kind="numeric")]))
-    >>> rel = mondrian(inst, [fa.KAnonymity(2)])
+    >>> inst = fa.load("diva_table1")
+    >>> rel = mondrian(inst, [fa.KAnonymity(2), fa.LDiversity(2)], seed=0)
     >>> rel.status, rel.n_groups
     (<Status.FEASIBLE: 'FEASIBLE'>, 4)
-    >>> verify(inst, rel, [fa.KAnonymity(2)], metrics=False).passed
+    >>> fa.verify(inst, rel, [fa.KAnonymity(2), fa.LDiversity(2)]).passed
     True
+    >>> mondrian(inst, [fa.KAnonymity(4)], cut_rule="balanced").provenance["params"]
+    {'cut_rule': 'balanced', 'time_limit': None}
     """
     started = time.perf_counter()
     if not isinstance(instance, Instance):
