@@ -77,7 +77,7 @@ class Release:
 
     def __post_init__(self):
         object.__setattr__(self, "status", Status(self.status))
-        groups = np.asarray(self.groups)
+        groups = np.array(self.groups)  # a copy: freezing it must not freeze the caller's array
         groups.setflags(write=False)
         object.__setattr__(self, "groups", groups)
         object.__setattr__(self, "suppressed", tuple(self.suppressed))
