@@ -9,6 +9,7 @@ records satisfy it, so does their union, so top-down splitting is sound) and
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,15 +42,15 @@ class Requirement:
     def to_spec(self) -> dict:
         """The job-file form of this requirement (inverse of :func:`requirement_from_spec`)."""
         out = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
             if value is None:
                 continue
             if isinstance(value, Fraction):
                 value = str(value)
             elif isinstance(value, tuple):
                 value = [list(v) if isinstance(v, tuple) else v for v in value]
-            out[name] = value
+            out[f.name] = value
         return {self.kind: out}
 
 

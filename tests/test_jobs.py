@@ -1,0 +1,51 @@
+"""Job files: bundled data sets with schema overrides, JSON jobs, requirement specs."""
+
+import json
+
+import pytest
+
+import fairanon as fa
+from fairanon.jobs import default_job, read_job
+from fairanon.models.requirements import requirement_from_spec
+
+
+def test_default_job_is_the_adult_job():
+    job = read_job(default_job())
+    assert job.instance.name == "adult" and job.instance.n_rows == 30162
+    assert [str(r) for r in job.requirements] == ["5-anonymity", "2-diversity", "0.2-closeness (ordered EMD)"]
+    assert job.method == "mondrian" and job.seed == 0
+
+
+def test_dataset_with_schema_override(tmp_path):
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps({
+        "instance": {"dataset": "german", "schema": {"age": {"role": "ignore"}}},
+        "requirements": [{"k": 10}, {"diversity": "job(skilled) [100, 700]"}],
+        "method": "mondrian",
+    }))
+    job = read_job(str(path))
+    assert "age" not in job.instance.schema.qi
+    assert job.instance.n_rows == 1000
+    assert str(job.requirements[1]) == "diversity job[skilled] in [100, 700]"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"k_anonymity": {"k": 5}},
+        {"l_diversity": {"l": 3, "variant": "recursive", "c": "2"}},
+        {"l_diversity": {"l": "1.5", "variant": "entropy"}},
+        {"t_closeness": {"t": "0.15", "distance": "hierarchical", "attribute": "disease"}},
+        {"diversity": {"target": {"sex": "F", "race": "Black"}, "lower": 1, "upper": 9}},
+        {"alpha_protection": {"measure": "elift", "alpha": "1.2", "min_support": 20, "strict": True}},
+    ],
+)
+def test_requirement_specs_round_trip(spec):
+    req = requirement_from_spec(spec)
+    assert requirement_from_spec(req.to_spec()) == req
+
+
+def test_thresholds_are_exact():
+    req = requirement_from_spec({"t_closeness": {"t": 0.15}})
+    assert req.t.denominator == 20
+    assert fa.AlphaProtection("elift", 1.2).alpha == fa.AlphaProtection("ER", "6/5").alpha
