@@ -23,7 +23,9 @@ from .models.requirements import (
     DiversityConstraint,
     KAnonymity,
     LDiversity,
+    MultiplicativeTCloseness,
     Requirement,
+    StochasticTCloseness,
     TCloseness,
 )
 from .release import Release, Status
@@ -51,12 +53,14 @@ __all__ = [
     "InvalidParameterError",
     "KAnonymity",
     "LDiversity",
+    "MultiplicativeTCloseness",
     "Release",
     "Requirement",
     "Schema",
     "SchemaError",
     "SolverError",
     "Status",
+    "StochasticTCloseness",
     "TCloseness",
     "__version__",
 ]

@@ -7,19 +7,33 @@ from collections.abc import Callable, Sequence
 
 from ._validation import check_random_state
 from .exceptions import IncompatibleRequirementError, InvalidParameterError
-from .heuristics.mondrian import mondrian
+from .heuristics.dmondrian import dmondrian
+from .heuristics.mondrian import mondrian, mondrian_relaxed
+from .heuristics.bucketization import bucketization
+from .heuristics.diva import diva
+from .heuristics.dsabre import dsabre
+from .heuristics.kmember import kmember
+from .heuristics.oka import oka
+from .heuristics.sabre import sabre
+from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .models.requirements import Requirement, validate_requirements
 from .release import Release
+from .solver.diva_exact import diva_exact
+from .solver.fulldomain import fulldomain
+from .solver.partition import cpsat
 
 __all__ = ["METHODS", "anonymize", "choose_method"]
 
 
 def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None, time_limit=None, **options) -> Release:
     """Pick a method for the instance and the requirements, and say which in provenance."""
-    name, why = choose_method(instance, requirements)
+    name, why, extra = _choose(instance, requirements, time_limit, options)
+    options = {**extra, **options}
+    if name in _EXACT and time_limit is None:
+        time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
     release = METHODS[name](instance, requirements, seed=seed, time_limit=time_limit, **options)
-    return release.with_provenance(auto_choice=name, auto_reason=why)
+    return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit)
 
 
 #: Method names and the functions behind them. Each takes
@@ -27,24 +41,109 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
 METHODS: dict[str, Callable[..., Release]] = {
     "auto": _auto,
     "mondrian": mondrian,
+    "mondrian-relaxed": mondrian_relaxed,
+    "dmondrian": dmondrian,
+    "sabre": sabre,
+    "dsabre": dsabre,
+    "bucketization": bucketization,
+    "stochastic": stochastic,
+    "cpsat": cpsat,
+    "fulldomain": fulldomain,
+    "diva": diva,
+    "diva-exact": diva_exact,
+    "kmember": kmember,
+    "oka": oka,
 }
+_EXACT = ("cpsat", "fulldomain")
+#: Seconds the exact models get under "auto" when no time limit is given, and the budget
+#: the size rule of :func:`choose_method` is calibrated for (benchmarks/exact.py).
+AUTO_EXACT_SECONDS = 60.0
+#: The local model is chosen when it has at most this many weighted types and
+#: assignment variables (per minute of time limit). In benchmarks/exact.py most models
+#: of this size are proven optimal within the minute on 2 cores; larger ones often are
+#: not (German credit with (10, Sigma), 1,567 variables: 9 % gap after 60 s).
+AUTO_MAX_TYPES = 200
+AUTO_MAX_PAIRS = 1_500
+#: The full-domain model is chosen for non-monotone requirements on at most this many
+#: lattice nodes.
+AUTO_MAX_LATTICE = 20_000
 
 
-def choose_method(instance: Instance, requirements: Sequence[Requirement]) -> tuple[str, str]:
+def choose_method(
+    instance: Instance, requirements: Sequence[Requirement], *, time_limit: float | None = None
+) -> tuple[str, str]:
     """The method ``"auto"`` runs, and why.
+
+    The rule, in order:
+
+    1. ``"cpsat"`` (optimal local recoding, every requirement type) when its model is
+       small: at most ``AUTO_MAX_TYPES`` weighted types and ``AUTO_MAX_PAIRS``
+       assignment variables, both scaled by ``time_limit / 60`` (default 60 s), the
+       size up to which the benchmarks (``benchmarks/exact.py``) are mostly proven
+       optimal within the minute on a 2-core machine (the release's status says
+       whether this one was). Generalization is tried first, then local suppression
+       (``recoding="suppression"``, a smaller model);
+    2. ``"mondrian"`` when every requirement is union-monotone (k, l, t);
+    3. ``"fulldomain"`` (optimal full-domain generalization, which also takes
+       diversity constraints and alpha-protection) when every quasi-identifier has
+       levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes.
 
     Raises
     ------
     IncompatibleRequirementError
         If no available method can enforce every requirement.
+
+    Examples
+    --------
+    >>> choose_method(fa.load("diva_table1"), [fa.KAnonymity(2)])[0]
+    'cpsat'
+    >>> choose_method(fa.load("adult"), [fa.KAnonymity(5)])[0]
+    'mondrian'
     """
+    name, why, _ = _choose(instance, requirements, time_limit, {})
+    return name, why
+
+
+def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict]:
+    """:func:`choose_method`'s rule; also the options the chosen method needs."""
+    from .exceptions import FairanonError
+    from .solver.fulldomain import lattice_size
+    from .solver.partition import model_size
+
+    budget = AUTO_EXACT_SECONDS if time_limit is None else float(time_limit)
+    scale = budget / AUTO_EXACT_SECONDS
+    max_types, max_pairs = int(AUTO_MAX_TYPES * scale), int(AUTO_MAX_PAIRS * scale)
+    recodings = [options["recoding"]] if "recoding" in options else ["generalization", "suppression"]
+    for recoding in recodings:
+        try:
+            size = model_size(instance, requirements, recoding=recoding, objective=options.get("objective"),
+                              max_types=max_types, max_vars=max_pairs)
+        except FairanonError:
+            continue
+        if size["pairs"] is not None and size["pairs"] <= max_pairs:
+            return "cpsat", (
+                f"the exact model ({recoding}) is small ({size['types']} types <= {max_types}, "
+                f"{size['pairs']} assignment variables <= {max_pairs} for a {budget:g} s budget), so "
+                "cpsat proves the optimum"
+            ), {"recoding": recoding}
     unsupported = [r for r in requirements if not r.union_monotone]
-    if unsupported:
-        raise IncompatibleRequirementError(
-            f"No available method enforces {', '.join(str(r) for r in unsupported)} "
-            f"together with split-based anonymization; methods: {sorted(METHODS)}."
-        )
-    return "mondrian", "every requirement is union-monotone, so top-down Mondrian splitting enforces them"
+    if not unsupported:
+        return "mondrian", "every requirement is union-monotone, so top-down Mondrian splitting enforces them", {}
+    try:
+        nodes = lattice_size(instance)
+    except FairanonError:
+        nodes = None
+    if nodes is not None and nodes <= AUTO_MAX_LATTICE:
+        return "fulldomain", (
+            f"{', '.join(str(r) for r in unsupported)} are not union-monotone and the instance is "
+            f"too large for cpsat, but its generalization lattice has {nodes} nodes <= "
+            f"{AUTO_MAX_LATTICE}, so fulldomain searches it exactly"
+        ), {}
+    raise IncompatibleRequirementError(
+        f"No available method enforces {', '.join(str(r) for r in unsupported)} on instance "
+        f"{instance.name!r}: it is too large for the exact model cpsat and has no small "
+        f"full-domain lattice (give numeric quasi-identifiers intervals); methods: {sorted(METHODS)}."
+    )
 
 
 def anonymize(

@@ -52,6 +52,18 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("describe", help="sizes, domains, QI combinations, p- and tau(R)")
     common(p, job_required=False)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    from .patterns.command import add_subcommand as _add_patterns
+
+    _add_patterns(sub)
+
+    p = sub.add_parser("bench", help="run a benchmark suite, compare the releases, write an HTML report")
+    p.add_argument("suite", help="suite file (YAML or JSON), e.g. benchmarks/suites/quick.yaml")
+    p.add_argument("--out", help="output directory (default: the suite's 'out', else benchmarks/results/NAME)")
+    p.add_argument("--resume", action="store_true", help="keep earlier results and skip the runs they hold")
+    p.add_argument("--overwrite", action="store_true", help="delete earlier results first")
+    p.add_argument("--jobs", type=int, help="runs at a time (default: the suite's 'jobs', 1)")
+    p.add_argument("--no-report", action="store_true", help="skip the comparison and the HTML report")
     return parser
 
 
@@ -158,6 +170,23 @@ def _describe(args, step) -> int:
     return 0
 
 
+def _bench(args) -> int:
+    from .bench import compare_results, load_suite, print_summary, run_suite, write_report
+    from .bench.runner import failures, terminal_progress
+
+    suite = load_suite(args.suite)
+    with terminal_progress(enabled=sys.stderr.isatty()) as progress:
+        result = run_suite(suite, args.out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
+                           progress=progress)
+    comparisons = {} if args.no_report else compare_results(result.out)
+    print_summary(result.results, comparisons)
+    if not args.no_report:
+        path = write_report(result.out, comparisons, title=f"fairanon benchmark: {suite.name}")
+        print(f"Wrote {path}")
+    print(f"{result.ran} run(s) now, {result.skipped} finished earlier; results in {result.out}")
+    return 1 if len(failures(result.results)) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = _build_parser()
@@ -171,6 +200,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
+        if args.command == "patterns":
+            from .patterns.command import run as _run_patterns
+
+            return _run_patterns(args)
+        if args.command == "bench":
+            return _bench(args)
         commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1)}
         func, steps = commands[args.command]
         with _progress(steps, enabled=sys.stderr.isatty()) as step:

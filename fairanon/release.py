@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .exceptions import InfeasibleError
+from .exceptions import InfeasibleError, InvalidParameterError
 from .instances.generalization import format_number
 from .instances.hierarchy import SUPPRESSED
 from .instances.instance import Instance
@@ -172,7 +172,14 @@ def provenance(method: str, params: Mapping[str, Any], requirements: Sequence, s
     return out
 
 
-def generalize_partition(instance: Instance, groups: np.ndarray, *, suppress: Sequence[str] = ()) -> pd.DataFrame:
+def generalize_partition(
+    instance: Instance,
+    groups: np.ndarray,
+    *,
+    suppress: Sequence[str] = (),
+    recoding: str = "tight",
+    starred: Mapping[str, np.ndarray] | None = None,
+) -> pd.DataFrame:
     """The released table of a partition, each group recoded to its tight summary.
 
     Numeric attributes become ``[min-max]``, ordered ones the range of their ranks,
@@ -186,16 +193,25 @@ def generalize_partition(instance: Instance, groups: np.ndarray, *, suppress: Se
     groups : array of int, one per row of ``instance.table``
     suppress : sequence of str
         Quasi-identifiers to release as ``*`` in every row.
+    recoding : {"tight", "suppress"}, default="tight"
+        "tight" as above; "suppress" releases a group's common value when all its
+        records agree on the attribute and ``*`` otherwise (DIVA's Suppress, Milani et
+        al., EDBT 2021, Alg. 2).
+    starred : mapping of str to array of bool, optional
+        Per quasi-identifier, the rows (aligned with ``instance.table``) whose cell is
+        released as ``*`` whatever the group's summary.
 
     Notes
     -----
-    Vectorized: O(n log n + n·H) for n rows and hierarchy height H.
+    Vectorized, no sort of the rows: O(n·H) for n rows and hierarchy height H, plus
+    O(g log g) for g groups; each distinct label is formatted once.
     """
-    groups = np.asarray(groups)
-    dense = np.unique(groups, return_inverse=True)[1].reshape(-1)
-    n_groups = int(dense.max()) + 1 if len(dense) else 0
-    order = np.argsort(dense, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(dense[order]) != 0])
+    if recoding not in ("tight", "suppress"):
+        raise InvalidParameterError(
+            "The 'recoding' parameter of generalize_partition must be one of 'suppress', "
+            f"'tight'. Got {recoding!r} instead."
+        )
+    dense, n_groups = _dense_ids(np.asarray(groups))
     out = {}
     for name in instance.table.columns:
         attr = instance.schema[name]
@@ -207,41 +223,90 @@ def generalize_partition(instance: Instance, groups: np.ndarray, *, suppress: Se
         if name in suppress:
             out[name] = pd.Categorical.from_codes(np.zeros(len(dense), dtype=np.int64), [SUPPRESSED])
             continue
-        codes = instance.codes(name)[order]
-        lo = np.minimum.reduceat(codes, starts) if n_groups else codes[:0]
-        hi = np.maximum.reduceat(codes, starts) if n_groups else codes[:0]
-        if attr.kind == "numeric":
+        codes = instance.codes(name)
+        lo, hi = _group_min_max(codes, dense, n_groups)
+        lca = recoding == "tight" and attr.kind == "categorical" and attr.hierarchy is not None
+        if not lca:
+            # The label depends on (lo, hi) only: format each distinct pair once.
+            (lo, hi), key_of_group = _distinct_pairs(lo, hi)
+        if recoding == "suppress":
+            dom = attr.domain
+            labels = [
+                SUPPRESSED if a != b else format_number(a) if dom is None else dom[int(a)]
+                for a, b in zip(lo, hi)
+            ]
+        elif attr.kind == "numeric":
             labels = [format_number(a) if a == b else f"[{format_number(a)}-{format_number(b)}]" for a, b in zip(lo, hi)]
         elif attr.kind == "ordered" or attr.hierarchy is None:
             dom = attr.domain
             labels = [dom[a] if a == b else f"[{dom[a]}-{dom[b]}]" for a, b in zip(lo, hi)]
         else:
-            labels = _lca_labels(attr.hierarchy, codes, starts, lo, hi)
-        cats, group_codes = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
-        out[name] = pd.Categorical.from_codes(group_codes[dense], [str(c) for c in cats])
+            labels, key_of_group = _lca_labels(attr.hierarchy, codes, dense, lo)
+        cats, label_codes = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+        group_codes = label_codes.reshape(-1)[key_of_group]
+        cats, row_codes = [str(c) for c in cats], group_codes[dense]
+        if starred is not None and name in starred:
+            if SUPPRESSED not in cats:
+                cats.append(SUPPRESSED)
+            row_codes = np.where(np.asarray(starred[name], dtype=bool), cats.index(SUPPRESSED), row_codes)
+        out[name] = pd.Categorical.from_codes(row_codes, cats)
     return pd.DataFrame(out, index=instance.table.index)
 
 
-def _lca_labels(hierarchy, codes, starts, lo, hi) -> list[str]:
-    """Lowest common ancestor of each group's leaves, by comparing ancestors level by level."""
-    leaves = hierarchy.leaves
-    labels = [leaves[a] if a == b else None for a, b in zip(lo, hi)]
-    pending = [g for g, lab in enumerate(labels) if lab is None]
-    if not pending:
-        return labels
+def _dense_ids(groups: np.ndarray) -> tuple[np.ndarray, int]:
+    """Group ids renumbered 0.. in increasing order (np.unique's inverse), by counting
+    when they are small non-negative integers."""
+    if groups.dtype.kind in "iu" and len(groups):
+        low, high = int(groups.min()), int(groups.max())
+        if low >= 0 and high <= 2 * len(groups) + 1024:
+            present = np.bincount(groups, minlength=high + 1) > 0
+            rank = np.cumsum(present) - 1
+            return rank[groups], int(rank[-1]) + 1
+    uniq, dense = np.unique(groups, return_inverse=True)
+    return dense.reshape(-1), len(uniq)
+
+
+def _group_min_max(codes: np.ndarray, dense: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest and largest code of every group (unbuffered ufunc.at: no sort)."""
+    if codes.dtype.kind == "f":
+        lo, hi = np.full(n_groups, np.inf), np.full(n_groups, -np.inf)
+    else:
+        info = np.iinfo(codes.dtype)
+        lo = np.full(n_groups, info.max, dtype=codes.dtype)
+        hi = np.full(n_groups, info.min, dtype=codes.dtype)
+    np.minimum.at(lo, dense, codes)
+    np.maximum.at(hi, dense, codes)
+    return lo, hi
+
+
+def _distinct_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """The distinct (lo, hi) pairs and the pair of each entry."""
+    if not len(lo):
+        return (lo, hi), np.zeros(0, dtype=np.int64)
+    values, rank = np.unique(np.concatenate([lo, hi]), return_inverse=True)
+    rank = rank.reshape(-1)
+    key = rank[: len(lo)] * len(values) + rank[len(lo) :]
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return (lo[first], hi[first]), inverse.reshape(-1)
+
+
+def _lca_labels(hierarchy, codes, dense, member) -> tuple[list[str], np.ndarray]:
+    """Lowest common ancestor of each group's leaves (`member`: one leaf of each group),
+    by comparing ancestors level by level: the labels of the distinct ancestors found
+    and the one of each group."""
+    n_groups = len(member)
+    if not n_groups:
+        return [], np.zeros(0, dtype=np.int64)
     # anc[d][leaf] = index of the leaf's ancestor at depth d (a shallow leaf is its own
     # ancestor below its depth), so groups agreeing at depth d share that ancestor.
     nodes = hierarchy.nodes
     node_id = {n: i for i, n in enumerate(nodes)}
-    chains = [list(reversed(hierarchy.ancestors(leaf))) for leaf in leaves]
+    chains = [list(reversed(hierarchy.ancestors(leaf))) for leaf in hierarchy.leaves]
     depth_max = hierarchy.height
     anc = np.array([[node_id[c[min(d, len(c) - 1)]] for c in chains] for d in range(depth_max + 1)])
-    result_depth = np.zeros(len(starts), dtype=int)
+    result_depth = np.zeros(n_groups, dtype=int)
     for d in range(1, depth_max + 1):
-        a = anc[d][codes]
-        same = np.minimum.reduceat(a, starts) == np.maximum.reduceat(a, starts)
-        result_depth = np.where(same & (result_depth == d - 1), d, result_depth)
-    first_code = codes[starts]
-    for g in pending:
-        labels[g] = nodes[anc[result_depth[g]][first_code[g]]]
-    return labels
+        lo, hi = _group_min_max(anc[d][codes], dense, n_groups)
+        result_depth = np.where((lo == hi) & (result_depth == d - 1), d, result_depth)
+    found, key_of_group = np.unique(anc[result_depth, member], return_inverse=True)
+    return [nodes[i] for i in found], key_of_group.reshape(-1)

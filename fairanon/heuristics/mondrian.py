@@ -1,10 +1,14 @@
-"""Strict multidimensional Mondrian (LeFevre, DeWitt, Ramakrishnan, ICDE 2006).
+"""Multidimensional Mondrian, strict and relaxed (LeFevre, DeWitt, Ramakrishnan, ICDE 2006),
+with k-anonymity, l-diversity and t-closeness split predicates (tMondrian, l-diverse
+Mondrian).
 
 Top-down partitioning of the quasi-identifier space: a partition is cut on its widest
 allowed attribute (numeric/ordered: at a value; categorical: into the children of its
-hierarchy node) as long as every child satisfies every requirement. The requirements
-must be union-monotone (k-anonymity, l-diversity, t-closeness), so the leaves form a
-valid release. Executable spec: baselines spec §2.2-§2.6.
+hierarchy node, or at a value of the hierarchy's leaf order) as long as every child
+satisfies every requirement. The requirements must be union-monotone, so the leaves
+form a valid release. Executable spec: baselines spec §2.2-§2.6. The partitions of a
+tree level are cut together, with numpy, by the engine of
+:mod:`fairanon.heuristics._partition`.
 
 Cut rules are plain functions kept in :data:`CUT_RULES`; a callable with the same
 signature works too.
@@ -12,18 +16,14 @@ signature works too.
 
 from __future__ import annotations
 
-import math
-import numbers
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import check_random_state
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError
 from ..instances.instance import Instance
-from ..models import measures as M
 from ..models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -31,12 +31,12 @@ from ..models.requirements import (
     LDiversity,
     Requirement,
     TCloseness,
-    requirement_targets,
     validate_requirements,
 )
 from ..release import Release, Status, generalize_partition, provenance
+from . import _partition as E
 
-__all__ = ["CUT_RULES", "cut_balanced", "cut_median", "mondrian"]
+__all__ = ["CATEGORICAL_SPLITS", "CUT_RULES", "cut_balanced", "cut_median", "mondrian", "mondrian_relaxed"]
 
 
 # ------------------------------------------------------------------ cut rules
@@ -111,251 +111,314 @@ CUT_RULES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-# ------------------------------------------------------------------ requirements
-@dataclass(frozen=True)
-class _Check:
-    """One requirement on one target attribute, as a test of count rows.
-
-    ``test(sizes, counts)`` gets the sizes of some candidate classes and, for a
-    target-reading requirement, their counts over the target's values (one row per
-    class); it returns one bool per class.
-    """
-
-    requirement: Requirement
-    target: str | None
-    test: Callable[[np.ndarray, np.ndarray | None], np.ndarray]
-
-
-@dataclass(frozen=True)
-class _Target:
-    """A sensitive/decision attribute: dense codes (values present, in the attribute's
-    order) and the whole table's counts."""
-
-    name: str
-    codes: np.ndarray
-    m: int
-    global_counts: np.ndarray
-    values: tuple
-
-
-def _encode_target(instance: Instance, name: str) -> _Target:
-    attr = instance.schema[name]
-    present, dense = np.unique(instance.codes(name), return_inverse=True)
-    dense = dense.reshape(-1).astype(np.int64)
-    if attr.domain is not None:
-        values = tuple(attr.domain[int(c)] for c in present)
-    else:
-        values = tuple(float(v) for v in present)
-    return _Target(name, dense, len(present), np.bincount(dense, minlength=len(present)), values)
-
-
-def _make_check(instance: Instance, req: Requirement, target: _Target | None) -> _Check:
-    if isinstance(req, KAnonymity):
-        k = req.k
-        return _Check(req, None, lambda sizes, counts: sizes >= k)
-    if isinstance(req, LDiversity):
-        if req.variant == "distinct":
-            l_int = int(req.l)
-            return _Check(req, target.name, lambda sizes, counts: M.distinct_l(counts) >= l_int)
-        if req.variant == "entropy":
-            l_val = req.l
-            return _Check(req, target.name, lambda sizes, counts: M.entropy_l_ok(counts, l_val))
-        c, l_int = req.c, int(req.l)
-        return _Check(
-            req, target.name, lambda sizes, counts: M.recursive_cl_ok(counts, c, l_int)[0]
-        )
-    if isinstance(req, TCloseness):
-        if req.distance == "equal":
-            ground = M.EMDGround.equal(target.m)
-        elif req.distance == "ordered":
-            ground = M.EMDGround.ordered(target.m)
-        else:
-            hierarchy = instance.schema[target.name].hierarchy
-            ground = M.EMDGround.hierarchical(hierarchy, [str(v) for v in target.values])
-        glob, t = target.global_counts, req.t
-
-        def test(sizes, counts):
-            distances = M.emd(counts, glob, ground)
-            return M.exact_compare(
-                distances, lambda i: M.emd_exact(counts[i], glob, ground), t, "le"
-            )
-
-        return _Check(req, target.name, test)
-    raise IncompatibleRequirementError(  # pragma: no cover - rejected earlier
-        f"mondrian cannot enforce {req}."
-    )
-
+#: How categorical attributes are cut: "hierarchy" splits a partition into the children
+#: of its current hierarchy node (Basic Mondrian); "order" cuts at a value of the
+#: hierarchy's leaf order, like an ordered attribute (the release still shows the
+#: lowest common ancestor of each class's values).
+CATEGORICAL_SPLITS = ("hierarchy", "order")
 
 _SUGGEST = {
     DiversityConstraint: "method='diva' or method='cpsat'",
-    AlphaProtection: "method='cpsat', or t-closeness of the decision attribute (Ruggieri Thm 10)",
+    AlphaProtection: "method='dmondrian' (Ruggieri's dMondrian) or method='cpsat'",
 }
 
 
-def _reject_non_monotone(requirements: Sequence[Requirement]) -> None:
+def _reject_non_monotone(requirements: Sequence[Requirement], caller: str) -> None:
     for req in requirements:
         hint = _SUGGEST.get(type(req), "method='cpsat'")
         if not req.union_monotone:
             raise IncompatibleRequirementError(
-                f"mondrian cannot enforce {req}: it is not union-monotone, so checking the "
+                f"{caller} cannot enforce {req}: it is not union-monotone, so checking the "
                 f"children of each cut does not make the release satisfy it. Use {hint}."
             )
         if not isinstance(req, (KAnonymity, LDiversity, TCloseness)):
             raise IncompatibleRequirementError(
-                f"mondrian cannot enforce {req}: it checks only KAnonymity, LDiversity and "
+                f"{caller} cannot enforce {req}: it checks only KAnonymity, LDiversity and "
                 f"TCloseness. Use {hint}."
             )
 
 
-class _Checks:
-    """Every requirement as count tests; evaluates candidate children."""
-
-    def __init__(self, instance: Instance, requirements: Sequence[Requirement]):
-        self.targets: dict[str, _Target] = {}
-        self.checks: list[_Check] = []
-        min_size = 1
-        for req in requirements:
-            if isinstance(req, KAnonymity):
-                self.checks.append(_make_check(instance, req, None))
-                min_size = max(min_size, req.k)
-                continue
-            if isinstance(req, LDiversity):
-                # A class with fewer than ceil(l) records cannot hold l (distinct, or
-                # entropy-equivalent) values.
-                min_size = max(min_size, math.ceil(req.l))
-            for name in requirement_targets(instance.schema, req):
-                if name not in self.targets:
-                    self.targets[name] = _encode_target(instance, name)
-                self.checks.append(_make_check(instance, req, self.targets[name]))
-        self.min_size = min_size
-        self.reads_targets = any(c.target is not None for c in self.checks)
-
-    def counts(
-        self, rows: np.ndarray, labels: np.ndarray, n_children: int
-    ) -> dict[str, np.ndarray]:
-        """Counts[child, value] of every target over the rows of a candidate split."""
-        out = {}
-        for name, target in self.targets.items():
-            flat = np.bincount(
-                labels * target.m + target.codes[rows], minlength=n_children * target.m
-            )
-            out[name] = flat.reshape(n_children, target.m)
-        return out
-
-    def passing(self, sizes: np.ndarray, counts: dict[str, np.ndarray]) -> np.ndarray:
-        """Per candidate class: does it pass every requirement?"""
-        ok = np.ones(len(sizes), dtype=bool)
-        for check in self.checks:
-            ok &= check.test(sizes, counts.get(check.target) if check.target else None)
-            if not ok.any():
-                break
-        return ok
-
-    def first_failure(self, rows: np.ndarray) -> str | None:
-        """The first requirement the set `rows` (one class) violates, as text, if any."""
-        sizes = np.array([len(rows)])
-        counts = self.counts(rows, np.zeros(len(rows), dtype=np.int64), 1)
-        for check in self.checks:
-            if not check.test(sizes, counts.get(check.target) if check.target else None)[0]:
-                text = str(check.requirement)
-                if check.target is not None and check.requirement.attribute is None:
-                    text += f" of {check.target}"
-                return text
-        return None
-
-
-# ------------------------------------------------------------------ attributes
-class _Space:
-    """The generalizable quasi-identifiers, integer-coded.
-
-    Numeric and ordered attributes are ranks (columns of one matrix, so a partition's
-    tight box is one gather and two reductions); categorical attributes keep their
-    leaf codes and an ancestor table ``anc[depth, leaf]`` (node ids in the hierarchy's
-    depth-first order) so that a hierarchy split is one bincount.
-    """
-
-    def __init__(self, instance: Instance):
-        self.names = list(instance.schema.generalizable)
-        ranks, self.rank_col, self.rank_values, self.rank_range = [], {}, {}, {}
-        self.cat_codes, self.anc, self.node_depth, self.node_leaves, self.node_is_leaf = (
-            {},
-            {},
-            {},
-            {},
-            {},
-        )
-        self.n_leaves = {}
-        for a, name in enumerate(self.names):
-            attr = instance.schema[name]
-            codes = instance.codes(name)
-            if attr.kind == "numeric":
-                values, rank = np.unique(codes, return_inverse=True)
-                self.rank_col[a] = len(ranks)
-                ranks.append(rank.reshape(-1).astype(np.int64))
-                self.rank_values[a] = values.astype(float)
-                self.rank_range[a] = float(values[-1] - values[0])
-            elif attr.kind == "ordered":
-                self.rank_col[a] = len(ranks)
-                ranks.append(codes.astype(np.int64))
-                m = len(attr.domain)
-                self.rank_values[a] = np.arange(m, dtype=float)
-                self.rank_range[a] = float(m - 1)
-            else:
-                h = attr.hierarchy
-                nodes = h.nodes
-                node_id = {n: i for i, n in enumerate(nodes)}
-                anc = np.zeros((h.height + 1, len(h.leaves)), dtype=np.int64)
-                for j, leaf in enumerate(h.leaves):
-                    chain = list(reversed(h.ancestors(leaf)))  # root .. leaf
-                    for d in range(h.height + 1):
-                        anc[d, j] = node_id[chain[min(d, len(chain) - 1)]]
-                self.cat_codes[a] = codes.astype(np.int64)
-                self.anc[a] = anc
-                self.node_depth[a] = np.array([h.depth[n] for n in nodes], dtype=np.int64)
-                self.node_leaves[a] = np.array(
-                    [int(h.leaf_mask(n).sum()) for n in nodes], dtype=np.int64
-                )
-                self.node_is_leaf[a] = np.array([not h.children[n] for n in nodes], dtype=bool)
-                self.n_leaves[a] = len(h.leaves)
-        self.ranks = (
-            np.column_stack(ranks) if ranks else np.zeros((instance.n_rows, 0), dtype=np.int64)
-        )
-        self.ranked = [a for a in range(len(self.names)) if a in self.rank_col]
-        self.categorical = [a for a in range(len(self.names)) if a in self.cat_codes]
-        # Every categorical attribute starts at its hierarchy's root (node id 0).
-        self.root_nodes = tuple(0 for _ in self.categorical)
-
-
-# ------------------------------------------------------------------ the algorithm
-def _check_time_limit(time_limit) -> float | None:
-    if time_limit is None:
-        return None
-    if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, numbers.Real)
-        or not time_limit >= 0
-    ):
-        raise InvalidParameterError(
-            "The 'time_limit' parameter of mondrian must be None or a number of seconds in "
-            f"[0, inf]. Got {time_limit!r} instead."
-        )
-    return float(time_limit)
-
-
-def _resolve_cut_rule(cut_rule) -> tuple[Callable[[np.ndarray], np.ndarray], str]:
+def _resolve_cut_rule(cut_rule, caller: str) -> tuple[Callable[[np.ndarray], np.ndarray], str]:
     if isinstance(cut_rule, str) and cut_rule in CUT_RULES:
         return CUT_RULES[cut_rule], cut_rule
     if callable(cut_rule):
         return cut_rule, getattr(cut_rule, "__name__", repr(cut_rule))
     names = ", ".join(repr(k) for k in sorted(CUT_RULES))
     raise InvalidParameterError(
-        f"The 'cut_rule' parameter of mondrian must be one of {names} or a callable. "
+        f"The 'cut_rule' parameter of {caller} must be one of {names} or a callable. "
         f"Got {cut_rule!r} instead."
     )
 
 
-def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit=None) -> Release:
-    """Strict multidimensional Mondrian partitioning [1]_ with k, l and t split checks.
+# ------------------------------------------------------------------ the engine
+class _Mondrian:
+    """Level-synchronous Mondrian over the coded columns of an instance.
+
+    ``data`` columns: 0 the instance position, then the ranked attributes, the
+    hierarchy-split attributes, and the target codes of the checks.
+    """
+
+    def __init__(self, instance: Instance, checks: E.Checks, rule, relaxed: bool, categorical: str):
+        self.checks = checks
+        self.rule = rule
+        self.relaxed = relaxed
+        self.attrs: list[tuple[str, int]] = []  # generalizable order: (kind, index)
+        self.ranked: list[E.RankedColumn] = []
+        self.hier: list[E.HierarchyColumn] = []
+        for name in instance.schema.generalizable:
+            attr = instance.schema[name]
+            if attr.kind == "categorical" and categorical == "hierarchy":
+                self.attrs.append(("h", len(self.hier)))
+                self.hier.append(E.hierarchy_column(instance, name))
+            else:
+                self.attrs.append(("r", len(self.ranked)))
+                self.ranked.append(E.rank_column(instance, name))
+        d_r = len(self.ranked)
+        self.hier_col0 = 1 + d_r
+        self.target_col = {
+            name: 1 + d_r + len(self.hier) + i for i, name in enumerate(checks.targets)
+        }
+        self.columns = (
+            [c.ranks for c in self.ranked]
+            + [h.codes for h in self.hier]
+            + [t.codes for t in checks.targets.values()]
+        )
+        self.min_size = checks.min_size
+        self.min_split = 2 * checks.min_size
+
+    # ------------------------------------------------------------- the level loop
+    def run(self, roots: Sequence[np.ndarray], n: int, deadline: float | None):
+        leaves = E.Leaves()
+        level = E.first_level(self.columns, roots, len(self.hier))
+        timed_out = False
+        while level.n_segments:
+            if deadline is not None and time.perf_counter() > deadline:
+                timed_out = True
+                leaves.add_level(level)
+                break
+            level = self._step(level, leaves)
+        return leaves.groups(n), timed_out
+
+    def _widths(self, level: E.Level) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Negated normalized widths (P x attributes; +inf: no cut possible) and the
+        tight rank box of the ranked attributes."""
+        p = level.n_segments
+        neg = np.full((p, len(self.attrs)), np.inf)
+        d_r = len(self.ranked)
+        lo = hi = np.zeros((p, 0), dtype=np.int32)
+        if d_r:
+            block = level.data[:, 1 : 1 + d_r]
+            lo = np.minimum.reduceat(block, level.starts, axis=0)
+            hi = np.maximum.reduceat(block, level.starts, axis=0)
+        for a, (kind, j) in enumerate(self.attrs):
+            if kind == "r":
+                col = self.ranked[j]
+                cand = np.flatnonzero(hi[:, j] > lo[:, j])
+                neg[cand, a] = -((col.values[hi[cand, j]] - col.values[lo[cand, j]]) / col.span)
+            else:
+                h = self.hier[j]
+                node = level.nodes[:, j]
+                cand = np.flatnonzero(~h.is_leaf[node])
+                neg[cand, a] = -(h.n_leaves_under[node[cand]] / h.n_leaves)
+        return neg, lo, hi
+
+    def _step(self, level: E.Level, leaves: E.Leaves) -> E.Level:
+        neg, lo, hi = self._widths(level)
+        # Widest first, ties to the lowest attribute index (stable sort).
+        order = np.argsort(neg, axis=1, kind="stable")
+        n_cand = np.isfinite(neg).sum(axis=1)
+        undecided = (level.sizes >= self.min_split) & (n_cand > 0)
+        n_children = np.zeros(level.n_segments, dtype=np.int64)
+        label = np.zeros(level.n_rows, dtype=np.int64)
+        hier_children = []
+        for r in range(len(self.attrs)):
+            live = undecided & (n_cand > r)
+            if not live.any():
+                break
+            choice = order[:, r]
+            for a in np.unique(choice[live]):
+                segs = np.flatnonzero(live & (choice == a))
+                kind, j = self.attrs[a]
+                pos, lseg = level.positions(segs)
+                if kind == "r":
+                    ok, lab = self._cut_ranked(level, segs, pos, lseg, j, lo[segs, j], hi[segs, j])
+                    n_children[segs[ok]] = 2
+                else:
+                    ok, lab, n_runs, nodes = self._split_hierarchy(level, segs, pos, lseg, j)
+                    n_children[segs[ok]] = n_runs[ok]
+                    keep = ok[np.repeat(np.arange(len(segs)), n_runs)]
+                    hier_children.append((segs[ok], j, nodes[keep]))
+                label[pos] = lab
+                undecided[segs[ok]] = False
+        child_nodes = None
+        if hier_children:
+            total = int(n_children.sum())
+            column = np.full(total, -1, dtype=np.int64)
+            node = np.zeros(total, dtype=np.int64)
+            base = np.cumsum(n_children) - n_children
+            for segs, j, nodes in hier_children:
+                counts = n_children[segs]
+                ids = np.repeat(base[segs] - (np.cumsum(counts) - counts), counts) + np.arange(
+                    int(counts.sum())
+                )
+                column[ids] = j
+                node[ids] = nodes
+            child_nodes = (column, node)
+        return E.split_level(level, n_children, label, self.min_split, leaves, child_nodes)
+
+    # ------------------------------------------------------------- counts of candidates
+    def _channels(self, level: E.Level, pos: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: level.data[pos, c] for name, c in self.target_col.items()}
+
+    def _test_cuts(self, runs, codes, cand, sizes_seg, left):
+        """Do both children of the cuts after runs `cand` pass (targets read)?"""
+        counts = {}
+        seg = runs.seg[cand]
+        for name, target in self.checks.targets.items():
+            cum, total = E.prefix_counts(runs, codes[name], target.m)
+            lc = cum[cand]
+            counts[name] = np.vstack([lc, total[seg] - lc])
+        sizes = np.concatenate([left, sizes_seg[seg] - left])
+        ok = self.checks.passing(sizes, counts)
+        return ok[: len(cand)] & ok[len(cand) :]
+
+    # ------------------------------------------------------------- ranked attributes
+    def _cut_ranked(self, level, segs, pos, lseg, j, lo, hi):
+        """Allowable cut (ok per part) and child labels of a numeric/ordered attribute."""
+        x = level.data[pos, 1 + j]
+        sizes = level.sizes[segs]
+        if self.relaxed:
+            return self._cut_relaxed(level, pos, lseg, x, lo, hi, sizes)
+        reads = self.checks.reads_targets
+        runs = E.frequency_runs(lseg, x, lo, hi, rows=reads)
+        codes = self._channels(level, pos) if reads else None
+        cum_all = np.cumsum(runs.count)
+        base = cum_all[runs.first] - runs.count[runs.first]
+        left_of_run = cum_all - base[runs.seg]
+        if self.rule is cut_median:
+            cut = np.searchsorted(cum_all, base + sizes // 2, side="left")
+            left = left_of_run[cut]
+            ok = (cut < runs.last) & (left >= self.min_size) & (sizes - left >= self.min_size)
+            if reads and ok.any():
+                which = np.flatnonzero(ok)
+                ok[which] = self._test_cuts(runs, codes, cut[which], sizes, left[which])
+        elif self.rule is cut_balanced:
+            cut, ok = self._cut_balanced(runs, codes, sizes, left_of_run)
+        else:
+            cut, ok = self._cut_callable(runs, codes, sizes, left_of_run)
+        threshold = runs.value[np.where(ok, cut, runs.first)]
+        return ok, (x > threshold[lseg]).astype(np.int64)
+
+    def _cut_balanced(self, runs, codes, sizes, left):
+        n_runs = len(runs.count)
+        seg_size = sizes[runs.seg]
+        allowed = (
+            (np.arange(n_runs) < runs.last[runs.seg])
+            & (left >= self.min_size)
+            & (seg_size - left >= self.min_size)
+        )
+        imbalance = np.abs(2 * left - seg_size)
+        best = E.first_min_per_segment(imbalance, allowed, runs)
+        tried = np.flatnonzero(best >= 0)
+        if self.checks.reads_targets and len(tried):
+            # The most balanced cut usually passes; where it fails, every other cut of
+            # the part is tested and the most balanced passing one is taken.
+            passed = self._test_cuts(runs, codes, best[tried], sizes, left[best[tried]])
+            failed = tried[~passed]
+            if len(failed):
+                allowed[best[failed]] = False
+                retry = np.zeros(len(sizes), dtype=bool)
+                retry[failed] = True
+                rest = np.flatnonzero(allowed & retry[runs.seg])
+                if len(rest):
+                    allowed[rest] = self._test_cuts(runs, codes, rest, sizes, left[rest])
+                best = E.first_min_per_segment(imbalance, allowed, runs)
+        return best, best >= 0
+
+    def _cut_callable(self, runs, codes, sizes, left):
+        """A user's cut rule, called on each part's frequency set in turn."""
+        cut = np.full(len(sizes), -1, dtype=np.int64)
+        for s in range(len(sizes)):
+            first, n = int(runs.first[s]), int(runs.n[s])
+            tries = np.asarray(self.rule(runs.count[first : first + n]), dtype=np.int64)
+            tries = tries.reshape(-1)
+            tries = first + tries[(tries >= 0) & (tries < n - 1)]
+            lt = left[tries]
+            tries = tries[(lt >= self.min_size) & (sizes[s] - lt >= self.min_size)]
+            if len(tries) and self.checks.reads_targets:
+                tries = tries[self._test_cuts(runs, codes, tries, sizes, left[tries])]
+            if len(tries):
+                cut[s] = tries[0]
+        return cut, cut >= 0
+
+    def _cut_relaxed(self, level, pos, lseg, x, lo, hi, sizes):
+        """Relaxed cut at the median value: rows equal to it go left, in the instance's
+        row order, until the left child holds floor(|P| / 2) rows."""
+        runs = E.frequency_runs(lseg, x, lo, hi)
+        cum_all = np.cumsum(runs.count)
+        base = cum_all[runs.first] - runs.count[runs.first]
+        half = sizes // 2
+        cut = np.searchsorted(cum_all, base + half, side="left")
+        less = cum_all[cut] - runs.count[cut] - base
+        v = runs.value[cut][lseg]
+        mid = x == v
+        seen = np.cumsum(mid)
+        begin = np.cumsum(sizes) - sizes
+        rank = seen - 1 - (seen[begin] - mid[begin])[lseg]
+        lab = np.where(x < v, 0, np.where(mid, rank >= (half - less)[lseg], 1)).astype(np.int64)
+        ok = half >= self.min_size
+        if self.checks.reads_targets and ok.any():
+            counts = {}
+            for name, target in self.checks.targets.items():
+                codes = level.data[pos, self.target_col[name]]
+                flat = np.bincount((2 * lseg + lab) * target.m + codes, minlength=2 * len(sizes) * target.m)
+                counts[name] = flat.reshape(len(sizes), 2, target.m).transpose(1, 0, 2).reshape(-1, target.m)
+            child = np.concatenate([half, sizes - half])
+            passed = self.checks.passing(child, counts)
+            ok &= passed[: len(sizes)] & passed[len(sizes) :]
+        return ok, lab
+
+    # ------------------------------------------------------------- hierarchies
+    def _split_hierarchy(self, level, segs, pos, lseg, j):
+        """Split into the children of each part's node: allowable iff every non-empty
+        child passes; a single non-empty child just moves the node down."""
+        h = self.hier[j]
+        node = level.nodes[segs, j]
+        leaf = level.data[pos, self.hier_col0 + j]
+        depth = h.depth[node]
+        if (depth == depth[0]).all():  # the usual case: one row of the table
+            sibling = h.child_sibling[depth[0]][leaf]
+        else:
+            sibling = h.child_sibling[depth[lseg], leaf]
+        runs = E.frequency_runs(
+            lseg, sibling, np.zeros(len(segs), dtype=np.int64), h.fanout[node] - 1, rows=True
+        )
+        run_ok = runs.count >= self.min_size
+        if self.checks.reads_targets:
+            counts = {}
+            for name, target in self.checks.targets.items():
+                codes = level.data[pos, self.target_col[name]]
+                n_runs = len(runs.count)
+                flat = np.bincount(runs.row_run * target.m + codes, minlength=n_runs * target.m)
+                counts[name] = flat.reshape(n_runs, target.m)
+            run_ok &= self.checks.passing(runs.count, counts)
+        ok = (runs.n == 1) | np.logical_and.reduceat(run_ok, runs.first)
+        nodes = h.children[h.child_start[node[runs.seg]] + runs.value]
+        return ok, runs.row_run - runs.first[lseg], runs.n, nodes
+
+
+# ------------------------------------------------------------------ the method
+def mondrian(
+    instance,
+    requirements,
+    *,
+    cut_rule="median",
+    relaxed: bool = False,
+    categorical: str = "hierarchy",
+    seed=None,
+    time_limit=None,
+) -> Release:
+    """Multidimensional Mondrian partitioning [1]_ with k, l and t split checks.
 
     Parameters
     ----------
@@ -370,7 +433,17 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
         "median" reproduces [1]_; "balanced" tries every cut of a numeric or ordered
         attribute, most balanced first, and takes the first allowable one (see Notes).
         A callable maps a frequency set (counts of the distinct values, in order) to
-        cut indices to try, as :func:`cut_median` and :func:`cut_balanced` do.
+        cut indices to try, as :func:`cut_median` and :func:`cut_balanced` do (it is
+        called once per partition, so it is much slower than the named rules).
+    relaxed : bool, default=False
+        Relaxed partitioning [1]_: numeric and ordered attributes are cut at the
+        median value and records equal to it go to the left child, in the
+        instance's row order, until it holds floor(|P| / 2) records; the two classes'
+        ranges may share the median value. Needs ``cut_rule="median"``. Categorical
+        attributes split along their hierarchy as in strict partitioning (or, with
+        ``categorical="order"``, are cut relaxed too).
+    categorical : {"hierarchy", "order"}, default="hierarchy"
+        How categorical attributes are cut (:data:`CATEGORICAL_SPLITS`).
     seed : None, int or numpy.random.Generator, default=None
         Accepted for the common method signature and recorded; the algorithm uses no
         randomness, so the output is the same for every seed.
@@ -393,11 +466,13 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
         If a requirement is not union-monotone (DiversityConstraint, AlphaProtection),
         or refers to an attribute the instance cannot use.
     InvalidParameterError
-        For an unknown cut rule, a bad time limit or seed, or k larger than the table.
+        For an unknown cut rule or categorical split, a bad time limit or seed, k
+        larger than the table, or ``relaxed=True`` with another cut rule than "median".
 
     See Also
     --------
     fairanon.models.verify.verify : re-checks every guarantee of the release.
+    mondrian_relaxed : this function with ``relaxed=True``.
 
     Notes
     -----
@@ -411,28 +486,32 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
     is dropped for that partition; a partition with no allowable cut is a class,
     released with its tight summary (range or lowest common ancestor).
 
-    Cost: a partition of size p costs O(p d) for its tight box plus O(p + u) to count
-    the frequency set of a cut attribute (u distinct values; a sort, O(p log p), when
-    u is much larger than p); median cuts give O(log n) levels, so O(n d log n) in
-    all (O(n d log^2 n) with sorts), as [1]_'s O(n log n) with a linear-time median.
-    Each candidate child costs O(m) per l/t requirement (m target values; a
-    hierarchical EMD O(m * tree size)). With ``cut_rule="balanced"`` and l/t
-    requirements, all cuts of an attribute are tested at once from prefix sums of
-    the target counts, O(u m). Memory O(n d) plus an O(leaves * height) ancestor
-    table per hierarchy. A partition is examined once per attribute at most, so
-    the worst case is d failed attempts per partition.
+    Implementation: the partitions of one level of the recursion are processed
+    together (:mod:`fairanon.heuristics._partition`). Attributes are integer ranks,
+    frequency sets are counted with one ``bincount`` per attribute and level (or a
+    sort when a partition's value range is much larger than the partition), and the
+    records are regrouped by one stable integer sort per level. A level costs
+    O(a d + a log a) for its a active records and d quasi-identifiers, and median cuts
+    give O(log n) levels: O(n d log n) in all, as [1]_'s O(n log n) with a linear-time
+    median. Each candidate child costs O(m) per l/t requirement (m target values; a
+    hierarchical EMD O(m * tree size)); with ``cut_rule="balanced"`` and l/t
+    requirements, a partition whose most balanced cut fails has all its cuts tested
+    at once from prefix sums of the target counts. Memory O(n (d + targets)) int32
+    plus an O(leaves * height) ancestor table per hierarchy. A partition is examined
+    once per attribute at most, so the worst case is d failed attempts per partition.
 
     Departures from [1]_: (a) categorical attributes split top-down along their
-    hierarchy (as in Basic Mondrian, baselines spec §2.2), not on an order of their
-    values; (b) besides k, l-diversity and t-closeness are split predicates (as in
-    tMondrian); (c) the "balanced" cut rule is ours: with repeated values the median
-    cut can be unallowable while another cut is allowable (baselines spec §2.6 V3),
-    and with l/t predicates "median not allowable" no longer implies "no cut
-    allowable"; (d) the protected attribute is never generalized, so the root is
-    first split by its values; (e) a partition with fewer than 2 * max(k, ceil(l))
-    rows is not examined (no cut can leave that many rows on both sides).
-    Released classes are regrouped by released values, so two leaves with identical
-    summaries merge; union-monotone requirements still hold for the union.
+    hierarchy (as in Basic Mondrian, baselines spec §2.2) unless
+    ``categorical="order"``; (b) besides k, l-diversity and t-closeness are split
+    predicates (as in tMondrian); (c) the "balanced" cut rule is ours: with repeated
+    values the median cut can be unallowable while another cut is allowable
+    (baselines spec §2.6 V3), and with l/t predicates "median not allowable" no
+    longer implies "no cut allowable"; (d) the protected attribute is never
+    generalized, so the root is first split by its values; (e) a partition with
+    fewer than 2 * max(k, ceil(l)) records is not examined (no cut can leave that
+    many on both sides). Released classes are regrouped by released values, so two
+    leaves with identical summaries merge; union-monotone requirements still hold for
+    the union.
 
     References
     ----------
@@ -448,207 +527,126 @@ def mondrian(instance, requirements, *, cut_rule="median", seed=None, time_limit
     >>> fa.verify(inst, rel, [fa.KAnonymity(2), fa.LDiversity(2)]).passed
     True
     >>> mondrian(inst, [fa.KAnonymity(4)], cut_rule="balanced").provenance["params"]
-    {'cut_rule': 'balanced', 'time_limit': None}
+    {'cut_rule': 'balanced', 'relaxed': False, 'categorical': 'hierarchy', 'time_limit': None}
     """
+    return _mondrian(
+        "mondrian", instance, requirements, cut_rule, relaxed, categorical, seed, time_limit
+    )
+
+
+def mondrian_relaxed(
+    instance, requirements, *, categorical: str = "hierarchy", seed=None, time_limit=None
+) -> Release:
+    """Relaxed multidimensional Mondrian [1]_: :func:`mondrian` with ``relaxed=True``.
+
+    Records equal to the median value of the cut attribute are shared out so that the
+    two children differ in size by at most one; their ranges may overlap at that value
+    (baselines spec §2.2, test vector V4).
+
+    References
+    ----------
+    .. [1] K. LeFevre, D. J. DeWitt, R. Ramakrishnan. Mondrian multidimensional
+       k-anonymity. ICDE 2006. https://doi.org/10.1109/ICDE.2006.101
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> inst = fa.Instance(pd.DataFrame({"v": [1, 2, 2, 2, 2, 3]}),
+    ...                    fa.Schema([fa.Attribute("v", kind="numeric")]))
+    >>> mondrian_relaxed(inst, [fa.KAnonymity(2)]).table["v"].tolist()
+    ['[1-2]', '[1-2]', '[1-2]', '[2-3]', '[2-3]', '[2-3]']
+    """
+    return _mondrian(
+        "mondrian-relaxed", instance, requirements, "median", True, categorical, seed, time_limit
+    )
+
+
+def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, seed, time_limit):
     started = time.perf_counter()
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
-            "The 'instance' parameter of mondrian must be an Instance. "
+            f"The 'instance' parameter of {method} must be an Instance. "
             f"Got {type(instance).__name__} instead."
         )
-    requirements = validate_requirements(instance, requirements, caller="mondrian")
-    _reject_non_monotone(requirements)
-    rule, rule_name = _resolve_cut_rule(cut_rule)
-    limit = _check_time_limit(time_limit)
+    requirements = validate_requirements(instance, requirements, caller=method)
+    _reject_non_monotone(requirements, method)
+    rule, rule_name = _resolve_cut_rule(cut_rule, method)
+    if not isinstance(relaxed, bool):
+        raise InvalidParameterError(
+            f"The 'relaxed' parameter of {method} must be a bool. Got {relaxed!r} instead."
+        )
+    if relaxed and rule is not cut_median:
+        raise InvalidParameterError(
+            f"The 'cut_rule' parameter of {method} must be 'median' when relaxed=True "
+            f"(relaxed cuts always split at the median). Got {cut_rule!r} instead."
+        )
+    if categorical not in CATEGORICAL_SPLITS:
+        raise InvalidParameterError(
+            f"The 'categorical' parameter of {method} must be one of 'hierarchy', 'order'. "
+            f"Got {categorical!r} instead."
+        )
+    limit = E.check_time_limit(time_limit, method)
     check_random_state(seed)  # validated only: nothing here is random
     deadline = None if limit is None else started + limit
 
-    checks = _Checks(instance, requirements)
-    space = _Space(instance)
+    checks = E.Checks(instance, requirements)
     n = instance.n_rows
-    params = {"cut_rule": rule_name, "time_limit": limit}
+    params = {
+        "cut_rule": rule_name,
+        "relaxed": relaxed,
+        "categorical": categorical,
+        "time_limit": limit,
+    }
 
-    def release(leaves, status=Status.FEASIBLE, reason=None, timed_out=False):
-        groups = np.empty(n, dtype=np.int64)
-        for g, rows in enumerate(leaves):
-            groups[rows] = g
+    def release(groups, status=Status.FEASIBLE, reason=None, timed_out=False):
         return Release(
             table=generalize_partition(instance, groups),
             groups=groups,
             status=status,
             reason=reason,
             provenance=provenance(
-                "mondrian", params, requirements, seed, started, time_limit_reached=timed_out
+                method, params, requirements, seed, started, time_limit_reached=timed_out
             ),
         )
 
     # Root parts: one per protected value (the protected attribute is never generalized).
-    all_rows = np.arange(n, dtype=np.int64)
     protected = instance.schema.protected
     if protected is not None:
-        present, part = np.unique(instance.codes(protected), return_inverse=True)
-        part = part.reshape(-1)
-        order = np.argsort(part, kind="stable")
-        roots = np.split(all_rows[order], np.cumsum(np.bincount(part, minlength=len(present)))[:-1])
+        present, part = E.dense_codes(instance.codes(protected))
         domain = instance.schema[protected].domain
         labels = [domain[int(c)] if domain is not None else c for c in present]
     else:
-        roots, labels = [all_rows], [None]
+        part, labels = np.zeros(n, dtype=np.int64), [None]
+    order = np.argsort(part, kind="stable")
+    roots = np.split(order, np.cumsum(np.bincount(part, minlength=len(labels)))[:-1])
 
-    failed = checks.first_failure(all_rows)
-    if failed is not None:
+    failed = _root_failures(checks, [np.arange(n)])
+    if failed:
         reason = (
-            f"{failed} is violated by the whole table ({n} records); every release is a "
+            f"{failed[0]} is violated by the whole table ({n} records); every release is a "
             "partition of it and the requirement is union-monotone, so no release satisfies it."
         )
-        return release(roots, Status.INFEASIBLE, reason)
+        return release(part, Status.INFEASIBLE, reason)
     for rows, value in zip(roots, labels):
-        failed = checks.first_failure(rows)
-        if failed is not None:
+        failed = _root_failures(checks, [rows])
+        if failed:
             reason = (
-                f"{failed} is violated by the {len(rows)} records with {protected}={value!r}: the "
-                "protected attribute is released unchanged, so these records only form classes "
-                "among themselves and no release satisfies the requirement."
+                f"{failed[0]} is violated by the {len(rows)} records with {protected}={value!r}: "
+                "the protected attribute is released unchanged, so these records only form "
+                "classes among themselves and no release satisfies the requirement."
             )
-            return release(roots, Status.INFEASIBLE, reason)
+            return release(part, Status.INFEASIBLE, reason)
 
-    leaves, timed_out = _partition(space, checks, rule, roots, deadline)
-    return release(leaves, timed_out=timed_out)
-
-
-def _partition(space: _Space, checks: _Checks, rule, roots, deadline):
-    """Depth-first Mondrian over an explicit stack; returns the leaves in DFS order."""
-    min_split = 2 * checks.min_size
-    leaves: list[np.ndarray] = []
-    stack = [(rows, space.root_nodes) for rows in reversed(roots)]
-    timed_out = False
-    n_attrs = len(space.names)
-    cat_pos = {a: i for i, a in enumerate(space.categorical)}
-    while stack:
-        rows, nodes = stack.pop()
-        if deadline is not None and not timed_out and time.perf_counter() > deadline:
-            timed_out = True
-        n_p = len(rows)
-        if timed_out or n_p < min_split or n_attrs == 0:
-            leaves.append(rows)
-            continue
-        # Normalized widths of the candidate attributes (tight box on ranked attributes).
-        candidates = []
-        if space.ranked:
-            sub = space.ranks[rows]
-            lo, hi = sub.min(axis=0), sub.max(axis=0)
-            for a in space.ranked:
-                col = space.rank_col[a]
-                if lo[col] == hi[col]:
-                    continue  # a single value: no cut
-                values = space.rank_values[a]
-                width = (values[hi[col]] - values[lo[col]]) / space.rank_range[a]
-                candidates.append((-width, a))
-        for a in space.categorical:
-            node = nodes[cat_pos[a]]
-            if space.node_is_leaf[a][node]:
-                continue
-            candidates.append((-space.node_leaves[a][node] / space.n_leaves[a], a))
-        candidates.sort()
-
-        children = None
-        for _, a in candidates:
-            if a in space.cat_codes:
-                children = _split_categorical(space, checks, a, rows, nodes, cat_pos[a])
-            else:
-                col = space.rank_col[a]
-                children = _split_ranked(
-                    checks, rule, rows, sub[:, col], int(lo[col]), int(hi[col])
-                )
-            if children is not None:
-                break
-        if children is None:
-            leaves.append(rows)
-            continue
-        for child in reversed(children):
-            stack.append(child if isinstance(child, tuple) else (child, nodes))
-    return leaves, timed_out
+    engine = _Mondrian(instance, checks, rule, relaxed, categorical)
+    groups, timed_out = engine.run(roots, n, deadline)
+    return release(groups, timed_out=timed_out)
 
 
-def _split_ranked(checks: _Checks, rule, rows, x, lo: int, hi: int):
-    """Children (left, right) of the first allowable cut of a numeric/ordered attribute."""
-    n_p = len(rows)
-    span = hi - lo + 1
-    if span <= 2 * n_p + 64:
-        cnt = np.bincount(x - lo, minlength=span)
-        present = np.flatnonzero(cnt)
-        counts = cnt[present]
-        values = present + lo
-        position = None
-    else:
-        values, position, counts = np.unique(x, return_inverse=True, return_counts=True)
-        present, cnt = None, None
-    cuts = np.asarray(rule(counts), dtype=np.int64).reshape(-1)
-    cuts = cuts[(cuts >= 0) & (cuts < len(counts) - 1)]
-    if not len(cuts):
-        return None
-    cum = np.cumsum(counts)
-    left = cum[cuts]
-    keep = (left >= checks.min_size) & (n_p - left >= checks.min_size)
-    cuts, left = cuts[keep], left[keep]
-    if not len(cuts):
-        return None
-    if checks.reads_targets:
-        chosen = _first_allowable_cut(checks, rows, x, values, cuts, left, n_p, cnt, lo, position)
-        if chosen is None:
-            return None
-    else:  # k only: the size filter above is the whole test
-        chosen = int(cuts[0])
-    mask = x <= values[chosen]
-    return [rows[mask], rows[~mask]]
-
-
-def _first_allowable_cut(checks, rows, x, values, cuts, left, n_p, cnt, lo, position):
-    # The first candidate alone (usually allowable), then all the others at once from
-    # prefix sums of the per-value target counts.
-    first = int(cuts[0])
-    labels = (x > values[first]).astype(np.int64)
-    sizes = np.array([left[0], n_p - left[0]])
-    if checks.passing(sizes, checks.counts(rows, labels, 2)).all():
-        return first
-    if len(cuts) == 1:
-        return None
-    rest, rest_left = cuts[1:], left[1:]
-    if position is None:
-        position = (np.cumsum(cnt > 0) - 1)[x - lo]
-    u = len(values)
-    per_value = checks.counts(rows, position.reshape(-1).astype(np.int64), u)
-    counts = {}
-    for name, mat in per_value.items():
-        prefix = np.cumsum(mat, axis=0)[rest]
-        counts[name] = np.vstack([prefix, mat.sum(axis=0) - prefix])
-    sizes = np.concatenate([rest_left, n_p - rest_left])
-    ok = checks.passing(sizes, counts)
-    ok = ok[: len(rest)] & ok[len(rest) :]
-    hit = np.flatnonzero(ok)
-    return int(rest[hit[0]]) if len(hit) else None
-
-
-def _split_categorical(space: _Space, checks: _Checks, a: int, rows, nodes, pos: int):
-    """Children of a hierarchy split: one per non-empty child node, each with the node
-    moved down; a single non-empty child just specializes the node."""
-    node = nodes[pos]
-    depth = int(space.node_depth[a][node])
-    child_node = space.anc[a][depth + 1][space.cat_codes[a][rows]]
-    cnt = np.bincount(child_node)
-    present = np.flatnonzero(cnt)
-    if len(present) == 1:
-        return [(rows, nodes[:pos] + (int(present[0]),) + nodes[pos + 1 :])]
-    sizes = cnt[present]
-    if sizes.min() < checks.min_size:
-        return None
-    labels = np.searchsorted(present, child_node)
-    # Sizes are already >= k; the l/t requirements read the children's target counts.
-    if (
-        checks.reads_targets
-        and not checks.passing(sizes, checks.counts(rows, labels, len(present))).all()
-    ):
-        return None
-    order = np.argsort(labels, kind="stable")
-    parts = np.split(rows[order], np.cumsum(sizes)[:-1])
-    return [(part, nodes[:pos] + (int(c),) + nodes[pos + 1 :]) for part, c in zip(parts, present)]
+def _root_failures(checks: E.Checks, parts: Sequence[np.ndarray]) -> list[str]:
+    """The requirements some of the given record sets (one class each) violate."""
+    sizes = np.array([len(p) for p in parts])
+    counts = {
+        name: np.vstack([np.bincount(t.codes[p], minlength=t.m) for p in parts])
+        for name, t in checks.targets.items()
+    }
+    return checks.failures(sizes, counts)

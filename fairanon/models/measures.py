@@ -35,6 +35,10 @@ __all__ = [
     "tau",
     "tau_exact",
     "bound",
+    "bound_opposite",
+    "t_max",
+    "t_alpha",
+    "t_alpha_bisect",
 ]
 
 #: Relative distance from a threshold below which floats are not trusted.
@@ -424,3 +428,151 @@ def bound(measure: str, t: Fraction, p_minus: Fraction) -> Fraction | float:
         den = max(p - t, Fraction(0)) * max(1 - p - t, Fraction(0))
         return min(p + t, Fraction(1)) * min(1 - p + t, Fraction(1)) / den if den else math.inf
     raise ValueError(measure)
+
+
+def bound_opposite(measure: str, t: Fraction, p_minus: Fraction) -> Fraction | float:
+    """The other side of :func:`bound`: a lower bound for RD, ED, RR, ER and OR, an upper
+    bound for RC and EC, on every context of a t-close table (tcloseness spec §1.11,
+    symmetric bounds, derived from the proof of Ruggieri Thm 10/15).
+
+    RD, ED >= -bd(t); RR, ER >= max(p - t, 0) / min(p + t, 1);
+    OR >= 1 / bd_OR(t); RC, EC <= min(1 - p + t, 1) / max(1 - p - t, 0) (inf if 0).
+
+    >>> bound_opposite("RD", Fraction(3, 20), Fraction(3, 10))
+    Fraction(-3, 10)
+    >>> bound_opposite("RR", Fraction(3, 20), Fraction(3, 10))
+    Fraction(1, 3)
+    """
+    t, p = Fraction(t), Fraction(p_minus)
+    if measure in ("RD", "ED"):
+        return -bound(measure, t, p)
+    if measure in ("RR", "ER"):
+        return max(p - t, Fraction(0)) / min(p + t, Fraction(1))
+    if measure in ("RC", "EC"):
+        den = max(1 - p - t, Fraction(0))
+        return min(1 - p + t, Fraction(1)) / den if den else math.inf
+    if measure == "OR":
+        upper = bound(measure, t, p)
+        return Fraction(0) if upper == math.inf else 1 / upper
+    raise ValueError(measure)
+
+
+def t_max(p_minus: Fraction) -> Fraction:
+    """The largest meaningful t for a binary decision: max(p-, 1 - p-) (Ruggieri Table 1)."""
+    p = Fraction(p_minus)
+    return max(p, 1 - p)
+
+
+def _alpha_met(measure: str, value, alpha: Fraction, strict: bool) -> bool:
+    if measure in ("RC", "EC"):
+        return value > alpha if strict else value >= alpha
+    return value < alpha if strict else value <= alpha
+
+
+def _degenerate_t_alpha(measure: str, alpha: Fraction, p: Fraction, strict: bool) -> Fraction | None:
+    # With p- in {0, 1} every decision is the same: every measure takes its neutral value.
+    neutral = Fraction(0) if measure in ("RD", "ED") else Fraction(1)
+    return t_max(p) if _alpha_met(measure, neutral, alpha, strict) else None
+
+
+def t_alpha(measure: str, alpha, p_minus, *, strict: bool = False) -> Fraction | None:
+    """The inverse bound t_alpha = bd_f^{-1}(alpha): the largest t in [0, max(p-, 1 - p-)]
+    with bd_f(t) <= alpha (>= alpha for RC, EC), so that a t_alpha-close table is
+    alpha-protective for f (Ruggieri §5, Thm 10 and 15; tcloseness spec §1.11).
+
+    Closed forms (exact rationals), with p = p- and p^ = min(p, 1 - p):
+
+    - RD, ED: alpha >= 1: t_max; 0 <= alpha < 1: max(alpha / 2, alpha - p^);
+    - RR, ER: alpha >= 1: t_A = p (alpha - 1) / (alpha + 1) if p + t_A <= 1, else
+      p - 1 / alpha;
+    - RC, EC: alpha <= 0: t_max; 0 < alpha <= 1: the RR form for 1 / alpha and 1 - p;
+    - OR: alpha >= 1: :func:`t_alpha_bisect` (the root of a quadratic is irrational).
+
+    Parameters
+    ----------
+    measure : {"RD", "ED", "RR", "ER", "RC", "EC", "OR"}
+    alpha, p_minus : rational
+    strict : bool, default=False
+        Ask for bd_f(t) < alpha (> alpha for RC, EC) instead: the largest such t is
+        not attained, so the answer is a rational within 2**-40 below the supremum
+        (found by :func:`t_alpha_bisect`).
+
+    Returns
+    -------
+    Fraction or None
+        None when no t >= 0 works (alpha below what a 0-close table guarantees:
+        alpha < 0 for RD/ED, alpha < 1 for RR/ER/OR, alpha > 1 for RC/EC). With p- in
+        {0, 1} every measure is neutral (0 or 1): t_max if that meets alpha, else None.
+
+    Examples
+    --------
+    >>> t_alpha("ED", Fraction(167, 1000), Fraction(1, 2))  # Ruggieri Ex. 12: 0.0835
+    Fraction(167, 2000)
+    >>> t_alpha("RR", Fraction(3, 2), Fraction(3, 10))  # tcloseness spec PT17: 0.06
+    Fraction(3, 50)
+    >>> t_alpha("RD", -1, Fraction(3, 10)) is None
+    True
+    """
+    alpha, p = Fraction(alpha), Fraction(p_minus)
+    if p in (0, 1):
+        return _degenerate_t_alpha(measure, alpha, p, strict)
+    if strict or measure == "OR":
+        return t_alpha_bisect(measure, alpha, p, strict=strict)
+    if measure in ("RD", "ED"):
+        if alpha < 0:
+            return None
+        if alpha >= 1:
+            return t_max(p)
+        return max(alpha / 2, alpha - min(p, 1 - p))
+    if measure in ("RR", "ER"):
+        return _t_alpha_ratio(alpha, p)
+    if measure in ("RC", "EC"):
+        if alpha > 1:
+            return None
+        if alpha <= 0:
+            return t_max(p)
+        return _t_alpha_ratio(1 / alpha, 1 - p)
+    raise ValueError(measure)
+
+
+def _t_alpha_ratio(alpha: Fraction, p: Fraction) -> Fraction | None:
+    """Largest t with min(p + t, 1) / max(p - t, 0) <= alpha."""
+    if alpha < 1:
+        return None
+    t = p * (alpha - 1) / (alpha + 1)
+    return t if p + t <= 1 else p - 1 / alpha
+
+
+def t_alpha_bisect(
+    measure: str, alpha, p_minus, *, strict: bool = False, tol: Fraction = Fraction(1, 2**40)
+) -> Fraction | None:
+    """t_alpha by exact bisection on the monotone bd_f (a check of the closed forms of
+    :func:`t_alpha`, and its method for OR and for strict alpha).
+
+    Returns the lower end of the final bracket, a rational t with bd_f(t) <= alpha
+    (< alpha if `strict`; >=, > for RC, EC) within `tol` of the true t_alpha; t_max when
+    it already qualifies; None when t = 0 does not.
+
+    >>> t = t_alpha_bisect("OR", Fraction(51, 11), Fraction(3, 10))  # bd_OR(0.15) = 51/11
+    >>> abs(t - Fraction(3, 20)) <= Fraction(1, 2**40)
+    True
+    """
+    alpha, p = Fraction(alpha), Fraction(p_minus)
+    if p in (0, 1):
+        return _degenerate_t_alpha(measure, alpha, p, strict)
+
+    def ok(t: Fraction) -> bool:
+        return _alpha_met(measure, bound(measure, t, p), alpha, strict)
+
+    lo, hi = Fraction(0), t_max(p)
+    if not ok(lo):
+        return None
+    if ok(hi):
+        return hi
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -26,6 +26,8 @@ __all__ = [
     "TCloseness",
     "DiversityConstraint",
     "AlphaProtection",
+    "MultiplicativeTCloseness",
+    "StochasticTCloseness",
     "MEASURES",
     "MEASURE_ALIASES",
     "requirement_from_spec",
@@ -352,6 +354,144 @@ class AlphaProtection(Requirement):
         return f"{_show(self.alpha)}-protection ({self.measure}{support})"
 
 
+@dataclass(frozen=True)
+class MultiplicativeTCloseness(Requirement):
+    """t-closeness with the multiplicative distance of Domingo-Ferrer and Soria-Comas
+    [1]_ (Def. 4): in every class, each released value's share is within a factor t of
+    its share in the whole table (Prop. 2), so a value the class lacks gives infinity.
+
+    The target attribute may be released coarsened into disjoint buckets (DS §6,
+    e.g. salary ranges ``[1000-2000]``): the verifier then checks that its released
+    labels are truthful and pairwise disjoint, and measures the distance over them.
+
+    Parameters
+    ----------
+    t : rational, at least 1
+    attribute : str, optional
+        As in :class:`LDiversity`.
+
+    >>> str(MultiplicativeTCloseness("3/2"))
+    '1.5-closeness (multiplicative)'
+
+    References
+    ----------
+    .. [1] J. Domingo-Ferrer, J. Soria-Comas. From t-closeness to differential privacy
+       and vice versa in data anonymization. Knowledge-Based Systems 74, 2015.
+    """
+
+    t: Any
+    attribute: str | None = None
+    needs_sensitive: ClassVar[bool] = True
+    masks_target: ClassVar[bool] = True
+    kind: ClassVar[str] = "multiplicative_t_closeness"
+
+    def __post_init__(self):
+        object.__setattr__(self, "t", check_fraction(self.t, "t", "MultiplicativeTCloseness", low=1))
+
+    def __str__(self) -> str:
+        on = f" of {self.attribute}" if self.attribute else ""
+        return f"{_show(self.t)}-closeness (multiplicative){on}"
+
+
+@dataclass(frozen=True)
+class StochasticTCloseness(Requirement):
+    """Stochastic t-closeness through an epsilon-DP mask of the target attribute
+    (Domingo-Ferrer and Soria-Comas [1]_, Def. 3, Prop. 1).
+
+    Every record's value is masked independently by a mechanism whose output
+    probabilities for any two input values differ by a factor e^epsilon at most:
+    Laplace noise of scale (U - L)/epsilon for a numeric attribute with public bounds
+    [L, U], m-ary randomized response for the others. Then every class E is
+    stochastically t_E-close with t_E = (|E| + (N - |E|) e^epsilon) / N (Prop. 1 with
+    the correction of the tcloseness spec §2.8), and the requirement holds when every
+    t_E <= t. The masked attribute is released perturbed.
+
+    Parameters
+    ----------
+    t : rational, at least 1
+    epsilon : rational, > 0
+    bounds : (L, U) or mapping of attribute -> (L, U), optional
+        Public bounds of numeric attributes (never taken from the data; P23).
+    attribute : str, optional
+        As in :class:`LDiversity`.
+    joint : bool, default=False
+        Several attributes masked jointly (one epsilon for all: Laplace scale
+        Σ_j (U_j - L_j) / epsilon, DS §4 approach i) or each with its own epsilon
+        (approach ii).
+
+    >>> str(StochasticTCloseness(3, 1, bounds=(0, 100)))
+    'stochastic 3-closeness (epsilon=1)'
+
+    References
+    ----------
+    .. [1] J. Domingo-Ferrer, J. Soria-Comas. From t-closeness to differential privacy
+       and vice versa in data anonymization. Knowledge-Based Systems 74, 2015.
+    """
+
+    t: Any
+    epsilon: Any
+    bounds: Any = None
+    attribute: str | None = None
+    joint: bool = False
+    needs_sensitive: ClassVar[bool] = True
+    masks_target: ClassVar[bool] = True
+    kind: ClassVar[str] = "stochastic_t_closeness"
+
+    def __post_init__(self):
+        caller = "StochasticTCloseness"
+        object.__setattr__(self, "t", check_fraction(self.t, "t", caller, low=1))
+        object.__setattr__(self, "epsilon", check_fraction(self.epsilon, "epsilon", caller, low=0, low_open=True))
+        if not isinstance(self.joint, bool):
+            raise InvalidParameterError(f"The 'joint' parameter of {caller} must be a bool. Got {self.joint!r} instead.")
+        bounds = self.bounds
+        if bounds is None:
+            return
+        pairs = dict(bounds) if isinstance(bounds, Mapping) else {None: bounds}
+        checked = []
+        for name, pair in pairs.items():
+            try:
+                low, high = pair
+            except (TypeError, ValueError):
+                raise InvalidParameterError(
+                    f"The 'bounds' parameter of {caller} must be a pair (L, U) or map attributes to "
+                    f"pairs. Got {bounds!r} instead."
+                ) from None
+            low = check_fraction(low, "bounds", caller)
+            high = check_fraction(high, "bounds", caller)
+            if not low < high:
+                raise InvalidParameterError(
+                    f"The 'bounds' parameter of {caller} needs L < U. Got {pair!r} instead."
+                )
+            checked.append((None if name is None else str(name), (low, high)))
+        value = checked[0][1] if checked[0][0] is None else tuple(checked)
+        object.__setattr__(self, "bounds", value)
+
+    def bounds_of(self, name: str) -> tuple[Fraction, Fraction] | None:
+        """The public bounds of attribute `name`, if given."""
+        if self.bounds is None:
+            return None
+        if isinstance(self.bounds[0], Fraction):
+            return self.bounds
+        return dict(self.bounds).get(name)
+
+    def to_spec(self) -> dict:
+        out = {"t": str(self.t), "epsilon": str(self.epsilon)}
+        if self.bounds is not None:
+            if isinstance(self.bounds[0], Fraction):
+                out["bounds"] = [str(v) for v in self.bounds]
+            else:
+                out["bounds"] = {name: [str(v) for v in pair] for name, pair in self.bounds}
+        if self.attribute is not None:
+            out["attribute"] = self.attribute
+        if self.joint:
+            out["joint"] = True
+        return {self.kind: out}
+
+    def __str__(self) -> str:
+        on = f" of {self.attribute}" if self.attribute else ""
+        return f"stochastic {_show(self.t)}-closeness (epsilon={_show(self.epsilon)}){on}"
+
+
 _KINDS = {cls.kind: cls for cls in (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)}
 _KIND_ALIASES = {
     "k": "k_anonymity",
@@ -364,6 +504,7 @@ _KIND_ALIASES = {
     "alpha": "alpha_protection",
     "alphaprotection": "alpha_protection",
 }
+_KINDS.update({cls.kind: cls for cls in (MultiplicativeTCloseness, StochasticTCloseness)})
 
 
 def requirement_from_spec(spec: Mapping | str) -> Requirement:

@@ -8,6 +8,7 @@ arithmetic. It imports no algorithm.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.generalization import label_covers
 from ..instances.instance import Instance
 from ..release import Release, _jsonable
+from . import closeness as C
 from . import measures as M
 from .released import classes_of, combine_codes, factorize
 from .requirements import (
@@ -28,7 +30,9 @@ from .requirements import (
     DiversityConstraint,
     KAnonymity,
     LDiversity,
+    MultiplicativeTCloseness,
     Requirement,
+    StochasticTCloseness,
     TCloseness,
     requirement_targets,
     validate_requirements,
@@ -233,10 +237,13 @@ def _original(instance: Instance, name: str, position: int):
     return value.item() if hasattr(value, "item") else value
 
 
-def _check_unchanged(instance: Instance, table: pd.DataFrame, positions: np.ndarray) -> CheckResult:
+def _check_unchanged(
+    instance: Instance, table: pd.DataFrame, positions: np.ndarray, masked: frozenset = frozenset()
+) -> CheckResult:
+    """`masked`: attributes a requirement lets the release mask (its own check reads them)."""
     bad, n_bad = None, 0
     for name in instance.schema.unchanged:
-        if name not in table.columns:
+        if name not in table.columns or name in masked:
             continue
         released = table[name].astype(str).to_numpy()
         original = instance.table[name].astype(str).to_numpy()[positions]
@@ -460,6 +467,122 @@ def _check_alpha(req: AlphaProtection, table: pd.DataFrame, instance: Instance) 
     return CheckResult(str(req), ok, achieved=state["worst"], threshold=req.alpha, witness=state["witness"], detail=detail)
 
 
+# ------------------------------------------------- multiplicative and stochastic closeness
+def _bucket_problem(instance: Instance, name: str, table: pd.DataFrame, positions: np.ndarray) -> dict | None:
+    """Why the released labels of a coarsened attribute are not a bucketing of it: an
+    unreadable or untruthful label, or two labels sharing a value (None if they are)."""
+    attr = instance.schema[name]
+    codes, labels = factorize(table[name])
+    try:
+        covers = label_covers(attr, labels)
+    except SchemaError as exc:
+        return {"attribute": name, "detail": str(exc)}
+    ok = covers.contains(codes, instance.codes(name)[positions])
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        return {
+            "row": table.index[i],
+            "attribute": name,
+            "original": _original(instance, name, positions[i]),
+            "released": labels[codes[i]],
+        }
+    if covers.mask is not None:
+        shared = np.flatnonzero(covers.mask.sum(axis=0) > 1)
+        if len(shared):
+            both = np.flatnonzero(covers.mask[:, shared[0]])[:2]
+            return {"attribute": name, "overlapping": [labels[i] for i in both]}
+        return None
+    order = np.argsort(covers.lo, kind="stable")
+    for a, b in itertools.pairwise(order):
+        apart = covers.hi[a] < covers.lo[b] or (
+            covers.hi[a] == covers.lo[b] and (covers.hi_open[a] or covers.lo_open[b])
+        )
+        if not apart:
+            return {"attribute": name, "overlapping": [labels[a], labels[b]]}
+    return None
+
+
+def _check_multiplicative(
+    req: MultiplicativeTCloseness, cls: _Classes, instance: Instance, table: pd.DataFrame, positions: np.ndarray
+) -> list[CheckResult]:
+    """Def. 4 distance (Prop. 2) of every class over the released values, which must be
+    truthful and pairwise disjoint buckets (DS §6), decided in integers."""
+    out = []
+    targets = requirement_targets(instance.schema, req)
+    for name in targets:
+        label = str(req) if req.attribute or len(targets) == 1 else f"{req} of {name}"
+        problem = _bucket_problem(instance, name, table, positions)
+        codes, values = factorize(cls.table[name])
+        counts = M.group_counts(cls.ids, codes, cls.n, len(values))
+        glob = counts.sum(axis=0)
+        ok = C.multiplicative_within(counts, glob, req.t)
+        g = int(np.argmax(C.multiplicative_distance(counts, glob)))
+        if not ok.all():
+            g = int(np.flatnonzero(~ok)[0])
+        worst = C.multiplicative_distance_exact(counts[g], glob)
+        distribution = {str(values[j]): int(counts[g, j]) for j in np.flatnonzero(counts[g])}
+        passed = bool(ok.all()) and problem is None
+        if problem is not None:
+            detail = "the released values are not disjoint truthful buckets"
+        else:
+            detail = "" if passed else f"{int((~ok).sum())} class(es) farther than t"
+        witness = problem or cls.describe(g, distance=worst, distribution=distribution)
+        out.append(CheckResult(label, passed, achieved=worst, threshold=req.t, witness=witness, detail=detail))
+    return out
+
+
+def _check_stochastic(req: StochasticTCloseness, cls: _Classes, instance: Instance, release: Release) -> list[CheckResult]:
+    """Prop. 1 (corrected): every class E is stochastically (|E| + (N - |E|) e^eps)/N-close
+    under an eps-DP mask, worst at the smallest class, decided exactly. The mask itself
+    cannot be read back from one draw; its preconditions (public bounds holding every
+    original value) are checked, and the exact distance the mask induces on these data
+    (spec §2.8: Laplace mixtures, or randomized response) is reported."""
+    out = []
+    schema = instance.schema
+    targets = requirement_targets(schema, req)
+    n = len(cls.ids)
+    g = int(np.argmin(cls.sizes))
+    smallest = int(cls.sizes[g])
+    bound = float(C.stochastic_bound(smallest, n, req.epsilon))
+    within = C.stochastic_bound_within(smallest, n, req.epsilon, req.t)
+    known = ~release.table.index.duplicated() & release.table.index.isin(instance.row_ids)
+    positions = instance.row_ids.get_indexer(release.table.index[known])
+    classes = cls.ids[known]
+    spans = {}
+    for name in targets:
+        if schema[name].kind == "numeric" and req.bounds_of(name) is not None:
+            low, high = req.bounds_of(name)
+            spans[name] = float(high - low)
+    for name in targets:
+        label = str(req) if req.attribute or len(targets) == 1 else f"{req} of {name}"
+        attr = schema[name]
+        witness = cls.describe(g, prop1_bound=bound)
+        problem = None
+        if attr.kind == "numeric":
+            pair = req.bounds_of(name)
+            values = instance.codes(name)
+            if pair is None:
+                problem = f"{name!r} is numeric: the Laplace mask needs public bounds (L, U)"
+            elif values.min() < pair[0] or values.max() > pair[1]:
+                problem = f"original values of {name!r} lie outside the public bounds [{pair[0]}, {pair[1]}]"
+            else:
+                delta = sum(spans.values()) if req.joint else spans[name]
+                exact = C.laplace_mixture_distance(values[positions], classes, delta / float(req.epsilon))
+                witness["exact_laplace_distance"] = float(exact.max())
+        else:
+            exact = C.randomized_response_distance(
+                instance.codes(name)[positions], classes, len(attr.domain), req.epsilon
+            )
+            witness["exact_randomized_response_distance"] = float(exact.max())
+        passed = within and problem is None
+        detail = problem or (
+            f"Prop. 1 at the smallest class ({smallest} of {n} records)"
+            + ("" if within else ": above t")
+        )
+        out.append(CheckResult(label, passed, achieved=bound, threshold=req.t, witness=witness, detail=detail))
+    return out
+
+
 # --------------------------------------------------------------------- verify
 def verify(
     instance: Instance,
@@ -506,7 +629,13 @@ def verify(
     checks = [_check_rows(instance, release), _check_columns(instance, release)]
     table, positions = _aligned(instance, release)
     checks.append(_check_truthful(instance, table, positions))
-    checks.append(_check_unchanged(instance, table, positions))
+    masked = frozenset(
+        name
+        for req in requirements
+        if getattr(req, "masks_target", False)
+        for name in requirement_targets(instance.schema, req)
+    )
+    checks.append(_check_unchanged(instance, table, positions, masked))
     released = release.table
     missing_cols = [c for c in instance.schema.qi if c not in released.columns]
     if missing_cols:
@@ -523,6 +652,10 @@ def verify(
             checks.append(_check_diversity(req, released, instance))
         elif isinstance(req, AlphaProtection):
             checks.append(_check_alpha(req, released, instance))
+        elif isinstance(req, MultiplicativeTCloseness):
+            checks.extend(_check_multiplicative(req, cls, instance, table, positions))
+        elif isinstance(req, StochasticTCloseness):
+            checks.extend(_check_stochastic(req, cls, instance, release))
         else:  # pragma: no cover - every Requirement subclass is handled above
             raise InvalidParameterError(f"verify does not know requirement {req!r}.")
     summary = {}

@@ -71,12 +71,71 @@ def test_v3_median_misses_the_cut_balanced_finds_it():
         _passes(inst, rel, [fa.KAnonymity(3)])
 
 
-def test_v4_strict_leaves_one_class():
+def _v4_instance():
     df = pd.DataFrame({"v": [1, 2, 2, 2, 2, 3]})
-    inst = fa.Instance(df, fa.Schema([fa.Attribute("v", kind="numeric")]))
+    return fa.Instance(df, fa.Schema([fa.Attribute("v", kind="numeric")]))
+
+
+def test_v4_strict_leaves_one_class():
+    inst = _v4_instance()
     rel = mondrian(inst, [fa.KAnonymity(2)], seed=0)
     assert _classes(inst, rel) == [list(range(6))]
     assert set(rel.table["v"].astype(str)) == {"[1-3]"}
+
+
+def test_v4_relaxed_shares_the_median_value():
+    """lhs = {0} + {1, 2} (equal values in ascending record order), rhs = {3, 4, 5}."""
+    inst = _v4_instance()
+    rel = mondrian(inst, [fa.KAnonymity(2)], relaxed=True, seed=0)
+    assert _classes(inst, rel) == [[0, 1, 2], [3, 4, 5]]
+    assert rel.table["v"].astype(str).tolist() == ["[1-2]"] * 3 + ["[2-3]"] * 3
+    _passes(inst, rel, [fa.KAnonymity(2)])
+    by_name = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian-relaxed")
+    assert by_name.method == "mondrian-relaxed" and np.array_equal(by_name.groups, rel.groups)
+
+
+def test_v1_relaxed_equals_strict_without_repeated_values():
+    inst = _li_instance()
+    strict = mondrian(inst, [fa.KAnonymity(2)])
+    relaxed = mondrian(inst, [fa.KAnonymity(2)], relaxed=True)
+    assert _classes(inst, relaxed) == _classes(inst, strict) == [[2, 7], [8, 9], [1, 3], [4, 5, 6]]
+
+
+def test_relaxed_classes_hold_k_to_2k_minus_1_records():
+    """Baselines spec §2.1: relaxed regions hold k .. 2k - 1 records unless all their
+    points are identical."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.integers(0, 6, 300), "b": rng.integers(0, 4, 300)})
+    schema = fa.Schema([fa.Attribute("a", kind="numeric"), fa.Attribute("b", kind="numeric")])
+    inst = fa.Instance(df, schema)
+    rel = mondrian(inst, [fa.KAnonymity(4)], relaxed=True)
+    _passes(inst, rel, [fa.KAnonymity(4)])
+    for g in range(rel.n_groups):
+        members = df[rel.groups == g]
+        assert len(members) >= 4
+        assert len(members) <= 7 or len(members.drop_duplicates()) == 1
+
+
+def test_relaxed_with_l_diversity_and_a_protected_attribute():
+    inst = _medical(n=200, protected=True)
+    reqs = [fa.KAnonymity(3), fa.LDiversity(2, attribute="disease")]
+    rel = mondrian(inst, reqs, relaxed=True)
+    _passes(inst, rel, reqs)
+    assert rel.n_groups > 10
+
+
+def test_categorical_as_order_cuts_inside_a_hierarchy_node():
+    """With categorical="order" the letters split at a1 | a2, b1, b2 (the first of the
+    two most balanced cuts of the leaf order a1 < a2 < b1 < b2); the release shows
+    lowest common ancestors. Along the hierarchy they split into A | B."""
+    inst = _letters(["a1", "a1", "a1", "a2", "b1", "b2", "b2"])
+    rel = mondrian(inst, [fa.KAnonymity(3)], categorical="order", cut_rule="balanced")
+    assert _classes(inst, rel) == [[0, 1, 2], [3, 4, 5, 6]]
+    assert rel.table["x"].astype(str).tolist() == ["a1"] * 3 + ["*"] * 4
+    _passes(inst, rel, [fa.KAnonymity(3)])
+    hierarchy = mondrian(inst, [fa.KAnonymity(3)], cut_rule="balanced")
+    assert _classes(inst, hierarchy) == [[0, 1, 2, 3], [4, 5, 6]]
+    assert hierarchy.table["x"].astype(str).tolist() == ["A"] * 4 + ["B"] * 3
 
 
 def test_cut_rules_table_and_callable_rule():
@@ -275,6 +334,9 @@ def test_alpha_protection_is_rejected():
         ({"time_limit": -1}, "'time_limit' parameter of mondrian"),
         ({"time_limit": "1s"}, "'time_limit' parameter of mondrian"),
         ({"seed": "x"}, "'seed' parameter"),
+        ({"relaxed": "yes"}, "'relaxed' parameter of mondrian"),
+        ({"relaxed": True, "cut_rule": "balanced"}, "must be 'median' when relaxed"),
+        ({"categorical": "flat"}, "'categorical' parameter of mondrian"),
     ],
 )
 def test_bad_options(options, message):
@@ -311,7 +373,9 @@ def test_time_limit_zero_stops_at_the_root_parts_and_stays_valid():
 def test_provenance():
     rel = mondrian(_li_instance(), [fa.KAnonymity(2)], cut_rule="balanced", seed=7)
     assert rel.method == "mondrian"
-    assert rel.provenance["params"]["cut_rule"] == "balanced"
+    assert rel.provenance["params"] == {
+        "cut_rule": "balanced", "relaxed": False, "categorical": "hierarchy", "time_limit": None
+    }
     assert rel.provenance["requirements"] == ["2-anonymity"]
     assert rel.provenance["seed"] == 7
 
@@ -395,8 +459,10 @@ def _coarsest(inst):
 def test_property_release_passes_or_is_truly_infeasible(data):
     inst = data.draw(small_instances())
     reqs = data.draw(requirement_sets(inst.n_rows))
-    cut_rule = data.draw(st.sampled_from(["median", "balanced"]))
-    rel = mondrian(inst, reqs, cut_rule=cut_rule)
+    relaxed = data.draw(st.booleans())
+    cut_rule = "median" if relaxed else data.draw(st.sampled_from(["median", "balanced"]))
+    categorical = data.draw(st.sampled_from(["hierarchy", "order"]))
+    rel = mondrian(inst, reqs, cut_rule=cut_rule, relaxed=relaxed, categorical=categorical)
     event(f"{rel.status}, {'one class' if rel.n_groups == 1 else 'several classes'}")
     report = verify(inst, rel, reqs, metrics=False)
     assert all(c.passed for c in report.checks if c.integrity), str(report)

@@ -1,0 +1,34 @@
+"""Benchmarking and comparing anonymizations: ``fairanon bench``.
+
+Describe a benchmark once (:mod:`~fairanon.bench.spec`), run every combination in a
+fresh process with time and memory limits (:mod:`~fairanon.bench.runner`), compare the
+releases of each instance by their per-tuple property vectors and the quality indices
+of Dewri et al. (:mod:`~fairanon.bench.quality`, :mod:`~fairanon.bench.ranking`,
+:mod:`~fairanon.bench.compare`), and write an HTML report (:mod:`~fairanon.bench.report`).
+
+>>> suite = Suite.from_dict({"instances": [{"dataset": "dewri_t1"}],
+...                          "requirements": [{"k_anonymity": {"k": [2, 3]}}],
+...                          "algorithms": ["mondrian"]})
+>>> len(suite.runs())
+2
+"""
+
+from .compare import CompareConfig, Comparison, compare_releases, compare_results
+from .report import print_summary, write_report
+from .runner import BenchResult, read_results, run_suite
+from .spec import RunSpec, Suite, load_suite
+
+__all__ = [
+    "BenchResult",
+    "CompareConfig",
+    "Comparison",
+    "RunSpec",
+    "Suite",
+    "compare_releases",
+    "compare_results",
+    "load_suite",
+    "print_summary",
+    "read_results",
+    "run_suite",
+    "write_report",
+]

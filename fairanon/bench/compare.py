@@ -1,0 +1,573 @@
+"""Comparing the releases of one instance by every quality index (comparison spec §4).
+
+:func:`compare_releases` takes the per-tuple property vectors of several releases of
+the same data (:func:`fairanon.models.metrics.property_vectors`, aligned by record id)
+and computes
+
+- the **unary table**: per release and property, min / mean / max / sum of the values
+  as measured, P_rank of the oriented vector with its D_max, and the bias descriptors;
+- the **pairwise table**: per property and ordered pair, the dominance outcome, the
+  record counts W12 / W21 / ties, P_binary, P_cov, P_spr, log P_hv and the verdict of
+  every comparator;
+- the **Pareto sets** per property and for the joint (set-level) dominance;
+- a **Copeland tournament** per property and comparator, with its cycles;
+- the **multi-property** verdicts (WTD, LEX, GOAL) and unary-GOAL scores the
+  configuration asks for.
+
+:func:`compare_results` does this for every instance of a benchmark output directory
+and writes ``comparison/<instance>/{unary,pairwise,multi,ranking}.csv`` and
+``report.json`` (orientation transforms, D_max, tolerances, normalizations).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import InvalidParameterError
+from . import quality as Q
+from .ranking import pareto_set, tournament
+
+__all__ = ["CompareConfig", "Comparison", "compare_releases", "compare_results"]
+
+
+_PAIR_COLUMNS = [
+    "property",
+    "first",
+    "second",
+    "dominance",
+    "W12",
+    "W21",
+    "ties",
+    "P_binary",
+    "P_cov",
+    "P_spr",
+    "log_P_hv",
+]
+_MULTI_COLUMNS = ["procedure", "first", "second", "value_first", "value_second", "verdict"]
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """What :func:`compare_releases` computes.
+
+    Attributes
+    ----------
+    properties : tuple of str
+        Columns of the property vectors to compare (those present are used).
+    comparators : tuple of str
+        Subset of :data:`~fairanon.bench.quality.COMPARATORS`.
+    rank_norm : float, default=2
+    rank_eps : float, default=0
+        Tolerance of ▶rank.
+    hv_reference : float, default=0
+        Reference point of P_hv (the oriented vectors are ≥ 0).
+    multi : tuple of dict
+        Multi-property procedures: ``{"procedure": "wtd" | "lex" | "goal" |
+        "goal_unary", "properties": [...], "index": ..., "weights" | "eps" | "goals":
+        ..., "normalization": ..., "one_sided": ..., "name": ...}``.
+    """
+
+    properties: tuple = tuple(Q.PROPERTIES)
+    comparators: tuple = Q.COMPARATORS
+    rank_norm: float = 2
+    rank_eps: float = 0
+    hv_reference: float = 0
+    multi: tuple = ()
+
+    @classmethod
+    def from_dict(cls, section: Mapping | None) -> CompareConfig:
+        section = dict(section or {})
+        out = {}
+        for key in ("properties", "comparators", "multi"):
+            if section.get(key) is not None:
+                out[key] = tuple(section[key])
+        for key in ("rank_norm", "rank_eps", "hv_reference"):
+            if section.get(key) is not None:
+                out[key] = section[key]
+        return cls(**out)
+
+    def to_dict(self) -> dict:
+        return {
+            "properties": list(self.properties),
+            "comparators": list(self.comparators),
+            "rank_norm": self.rank_norm,
+            "rank_eps": self.rank_eps,
+            "hv_reference": self.hv_reference,
+            "multi": [dict(m) for m in self.multi],
+        }
+
+
+@dataclass
+class Comparison:
+    """Everything :func:`compare_releases` found for one instance.
+
+    Attributes
+    ----------
+    instance : str
+    releases : list of str
+    unary, pairwise, multi : pandas.DataFrame
+    rankings : dict (property, comparator) -> Ranking
+    pareto : dict property (or "joint") -> list of release names
+    multi_rankings : dict procedure name -> Ranking
+    goal_scores : dict procedure name -> dict release -> E(Υ)
+    metadata : dict
+        Orientation, D_max, reference point, tolerances, normalizations.
+    """
+
+    instance: str
+    releases: list
+    unary: pd.DataFrame
+    pairwise: pd.DataFrame
+    rankings: dict
+    pareto: dict
+    multi: pd.DataFrame = field(default_factory=pd.DataFrame)
+    multi_rankings: dict = field(default_factory=dict)
+    goal_scores: dict = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)
+
+    def ranking_table(self) -> pd.DataFrame:
+        """Copeland scores: one row per release, one column per ``property:comparator``
+        (and per multi-property procedure), plus Pareto membership per property."""
+        cols = {}
+        for (prop, comp), ranking in self.rankings.items():
+            cols[f"{prop}:{comp}"] = [ranking.scores[r] for r in self.releases]
+        for name, ranking in self.multi_rankings.items():
+            cols[name] = [ranking.scores[r] for r in self.releases]
+        for name, scores in self.goal_scores.items():
+            cols[name] = [_plain(scores[r]) for r in self.releases]
+        for prop, members in self.pareto.items():
+            cols[f"pareto:{prop}"] = [r in members for r in self.releases]
+        return pd.DataFrame(cols, index=pd.Index(self.releases, name="release"))
+
+    def cycles(self) -> list[tuple[str, str]]:
+        """(comparator, cycle text) for every ranking that found a cycle."""
+        out = []
+        for (prop, comp), ranking in self.rankings.items():
+            out += [(f"{prop}:{comp}", text) for text in ranking.describe_cycles()]
+        for name, ranking in self.multi_rankings.items():
+            out += [(name, text) for text in ranking.describe_cycles()]
+        return out
+
+    def write(self, directory: str) -> None:
+        """Write unary.csv, pairwise.csv, multi.csv, ranking.csv and report.json."""
+        os.makedirs(directory, exist_ok=True)
+        _floats(self.unary).to_csv(os.path.join(directory, "unary.csv"), index=False)
+        _floats(self.pairwise).to_csv(os.path.join(directory, "pairwise.csv"), index=False)
+        _floats(self.multi).to_csv(os.path.join(directory, "multi.csv"), index=False)
+        self.ranking_table().to_csv(os.path.join(directory, "ranking.csv"))
+        report = dict(self.metadata)
+        report["instance"] = self.instance
+        report["releases"] = self.releases
+        report["pareto"] = self.pareto
+        report["rankings"] = {
+            f"{p}:{c}": {
+                "order": list(r.order),
+                "scores": r.scores,
+                "cycles": r.describe_cycles(),
+                "transitive": r.transitive,
+            }
+            for (p, c), r in self.rankings.items()
+        }
+        report["multi_rankings"] = {
+            n: {
+                "order": list(r.order),
+                "scores": r.scores,
+                "cycles": r.describe_cycles(),
+                "transitive": r.transitive,
+            }
+            for n, r in self.multi_rankings.items()
+        }
+        report["goal_scores"] = {
+            n: {r: _plain(v) for r, v in s.items()} for n, s in self.goal_scores.items()
+        }
+        with open(os.path.join(directory, "report.json"), "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2, default=_plain)
+
+
+def _plain(value):
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, (Q.Dominance, Q.Verdict)):
+        return str(value)
+    return value
+
+
+def _floats(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = [_plain(v) if not isinstance(v, str) else v for v in out[col]]
+    return out
+
+
+def _oriented(prop: str, values: np.ndarray, ctx: Q.PropertyContext):
+    spec = Q.PROPERTIES[prop]
+    upper = spec.bound(ctx, "upper")
+    if spec.direction == "lower" and spec.transform == "flip" and upper is None:
+        raise InvalidParameterError(f"Property {prop!r} needs {spec.upper!r} to be oriented.")
+    return Q.orient(values, spec.direction, spec.transform, upper)
+
+
+def compare_releases(
+    vectors: Mapping[str, pd.DataFrame],
+    context: Q.PropertyContext,
+    config: CompareConfig | None = None,
+    *,
+    instance: str = "",
+) -> Comparison:
+    """Compare releases of one instance by their per-tuple property vectors.
+
+    Parameters
+    ----------
+    vectors : mapping release name -> DataFrame
+        Each indexed by record id with one column per property (as
+        :func:`~fairanon.models.metrics.property_vectors` returns); all must hold the
+        same records. Exact (Fraction) columns are compared exactly.
+    context : PropertyContext
+        N, the number of quasi-identifiers and of distinct sensitive values (the flip
+        bounds and ideal vectors of :data:`~fairanon.bench.quality.PROPERTIES`).
+    config : CompareConfig, optional
+    instance : str
+        For reports.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    InvalidParameterError
+        If the releases do not hold the same records, or a property is unknown.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> vec = {n: pd.DataFrame({"size": s}) for n, s in
+    ...        [("T3a", [3, 3, 3, 3, 4, 4, 4, 3, 3, 4]), ("T3b", [3, 7, 7, 3, 7, 7, 7, 3, 7, 7])]}
+    >>> c = compare_releases(vec, Q.PropertyContext(n_rows=10, n_qi=3))
+    >>> c.pareto["size"], c.rankings["size", "cov"].order
+    (['T3b'], ('T3b', 'T3a'))
+    """
+    config = config or CompareConfig()
+    names = list(vectors)
+    if not names:
+        raise InvalidParameterError("compare_releases needs at least one release.")
+    index = vectors[names[0]].index
+    frames = {}
+    for name in names:
+        frame = vectors[name]
+        if len(frame) != len(index) or not frame.index.sort_values().equals(index.sort_values()):
+            raise InvalidParameterError(
+                f"compare_releases compares releases of the same records; {name!r} holds other "
+                f"records than {names[0]!r}."
+            )
+        # Vectors are aligned by record id, never by row order (spec §1.1).
+        frames[name] = frame.reindex(index)
+    unknown = [p for p in config.properties if p not in Q.PROPERTIES]
+    if unknown:
+        raise InvalidParameterError(f"Unknown properties {unknown}; known: {sorted(Q.PROPERTIES)}.")
+    props = [p for p in config.properties if all(p in f.columns for f in frames.values())]
+    raw = {p: {n: _column(frames[n][p]) for n in names} for p in props}
+    oriented = {p: {n: _oriented(p, raw[p][n], context) for n in names} for p in props}
+    ideal = {p: Q.PROPERTIES[p].bound(context, "ideal") for p in props}
+    ref = config.hv_reference
+    # P_hv cannot separate vectors with an entry at the reference point (spec P-11); the
+    # report says which properties that concerns instead of warning once per pair.
+    degenerate = [p for p in props if any(Q.p_min(oriented[p][n]) <= ref for n in names)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _compare(names, props, raw, oriented, ideal, degenerate, context, config, instance)
+
+
+def _compare(
+    names, props, raw, oriented, ideal, degenerate, context, config, instance
+) -> Comparison:
+    ref = config.hv_reference
+
+    unary_rows = []
+    for p in props:
+        for n in names:
+            values = raw[p][n]
+            row = {
+                "property": p,
+                "release": n,
+                "min": Q.p_min(values),
+                "mean": Q.p_mean(values),
+                "max": Q.p_max(values),
+                "sum": Q.p_sum(values),
+                "p_rank": Q.p_rank(oriented[p][n], ideal[p], p=config.rank_norm)
+                if ideal[p] is not None
+                else math.nan,
+                "d_max": ideal[p],
+            }
+            row.update(Q.descriptors(values))
+            unary_rows.append(row)
+    unary = pd.DataFrame(unary_rows)
+
+    verdicts: dict = {}
+    pair_rows = []
+    for p in props:
+        for a, b in itertools.combinations(names, 2):
+            da, db = oriented[p][a], oriented[p][b]
+            w_ab, w_ba, ties = Q.tuple_counts(da, db)
+            dom = Q.dominance(da, db)
+            spr_ab, spr_ba = Q.p_spr(da, db), Q.p_spr(db, da)
+            hv_ab, hv_ba = Q.log_p_hv(da, db, reference=ref), Q.log_p_hv(db, da, reference=ref)
+            n = w_ab + w_ba + ties
+            per = {}
+            for comp in config.comparators:
+                if comp == "rank" and ideal[p] is None:
+                    continue
+                per[comp] = Q.compare(
+                    da,
+                    db,
+                    comp,
+                    d_max=ideal[p],
+                    p=config.rank_norm,
+                    eps=config.rank_eps if comp == "rank" else 0,
+                    reference=ref,
+                )
+                verdicts[p, comp, a, b] = per[comp]
+            for first, second, w12, w21, spr12, spr21, hv12, flip in (
+                (a, b, w_ab, w_ba, spr_ab, spr_ba, hv_ab, False),
+                (b, a, w_ba, w_ab, spr_ba, spr_ab, hv_ba, True),
+            ):
+                row = {
+                    "property": p,
+                    "first": first,
+                    "second": second,
+                    "dominance": str(_swap(dom) if flip else dom),
+                    "W12": w12,
+                    "W21": w21,
+                    "ties": ties,
+                    "P_binary": w12,
+                    "P_cov": Fraction(n - w21, n),
+                    "P_spr": spr12,
+                    "log_P_hv": hv12,
+                }
+                for comp, v in per.items():
+                    row[f"verdict_{comp}"] = str(v.swapped() if flip else v)
+                pair_rows.append(row)
+    pairwise = pd.DataFrame(pair_rows, columns=_PAIR_COLUMNS if not pair_rows else None)
+
+    rankings = {}
+    for p in props:
+        for comp in config.comparators:
+            if comp == "rank" and ideal[p] is None:
+                continue
+            rankings[p, comp] = tournament(
+                names,
+                lambda x, y, p=p, comp=comp: _lookup(verdicts, p, comp, x, y),
+                comparator=f"{p}:{comp}",
+            )
+    pareto = {p: pareto_set(oriented[p]) for p in props}
+    if len(props) > 1:
+        pareto["joint"] = pareto_set({n: {p: oriented[p][n] for p in props} for n in names})
+
+    multi_rows, multi_rankings, goal_scores = [], {}, {}
+    for m in config.multi:
+        missing = [p for p in m["properties"] if p not in props]
+        if missing:
+            continue
+        sets = {n: {p: oriented[p][n] for p in m["properties"]} for n in names}
+        d_max = {p: ideal[p] for p in m["properties"]}
+        if m["procedure"] == "goal_unary":
+            goal_scores[m["name"]] = {
+                n: Q.goal_unary(
+                    sets[n],
+                    goals=m["goals"],
+                    index=m.get("index", "mean"),
+                    d_max=d_max,
+                    one_sided=m.get("one_sided", False),
+                )
+                for n in names
+            }
+            continue
+        results = {}
+        for a, b in itertools.combinations(names, 2):
+            res = _multi(m, sets[a], sets[b], d_max)
+            results[a, b] = res.verdict
+            for first, second, v1, v2, verdict in (
+                (a, b, res.first, res.second, res.verdict),
+                (b, a, res.second, res.first, res.verdict.swapped()),
+            ):
+                multi_rows.append(
+                    {
+                        "procedure": m["name"],
+                        "first": first,
+                        "second": second,
+                        "value_first": v1,
+                        "value_second": v2,
+                        "verdict": str(verdict),
+                    }
+                )
+        multi_rankings[m["name"]] = tournament(
+            names,
+            lambda x, y, r=results: r[x, y] if (x, y) in r else r[y, x].swapped(),
+            comparator=m["name"],
+        )
+
+    metadata = {
+        "context": {
+            "n_rows": context.n_rows,
+            "n_qi": context.n_qi,
+            "n_sensitive": context.n_sensitive,
+        },
+        "orientation": {
+            p: {
+                "direction": Q.PROPERTIES[p].direction,
+                "transform": "none"
+                if Q.PROPERTIES[p].direction == "higher"
+                else Q.PROPERTIES[p].transform,
+                "upper": Q.PROPERTIES[p].bound(context, "upper")
+                if Q.PROPERTIES[p].direction == "lower"
+                else None,
+                "d_max": ideal[p],
+                "label": Q.PROPERTIES[p].label,
+            }
+            for p in props
+        },
+        "tolerance": Q.TOLERANCE,
+        "hv_degenerate": degenerate,
+        "config": config.to_dict(),
+        "notes": [
+            "spr decides as the mean does and hv as the product (geometric mean) does (spec F5, F7).",
+            "cov is not transitive (spec F8): its Copeland order is an aggregate; cycles are listed.",
+            "Descriptors (variance, cv, gini, floor_share, quantiles) have no better/worse direction.",
+            "P_cov of cov stays raw in WTD/GOAL; spr and hv use the share normalization unless configured.",
+        ],
+    }
+    return Comparison(
+        instance=instance,
+        releases=names,
+        unary=unary,
+        pairwise=pairwise,
+        rankings=rankings,
+        pareto=pareto,
+        multi=pd.DataFrame(multi_rows, columns=_MULTI_COLUMNS if not multi_rows else None),
+        multi_rankings=multi_rankings,
+        goal_scores=goal_scores,
+        metadata=metadata,
+    )
+
+
+def _column(series: pd.Series) -> np.ndarray:
+    values = series.to_numpy()
+    if (
+        values.dtype.kind == "f"
+        and len(values)
+        and np.all(values == np.round(values))
+        and series.name in ("size", "sfreq", "ldist")
+    ):
+        return values.astype(np.int64)
+    return values
+
+
+def _swap(dom: Q.Dominance) -> Q.Dominance:
+    return {Q.Dominance.BETTER: Q.Dominance.WORSE, Q.Dominance.WORSE: Q.Dominance.BETTER}.get(
+        dom, dom
+    )
+
+
+def _lookup(verdicts: dict, p: str, comp: str, x: str, y: str) -> Q.Verdict:
+    if (p, comp, x, y) in verdicts:
+        return verdicts[p, comp, x, y]
+    return verdicts[p, comp, y, x].swapped()
+
+
+def _multi(m: dict, u1: dict, u2: dict, d_max: dict) -> Q.MultiResult:
+    index = m.get("index", "cov")
+    norm = m.get("normalization", "default")
+    if m["procedure"] == "wtd":
+        return Q.wtd(u1, u2, weights=m["weights"], index=index, normalization=norm)
+    if m["procedure"] == "lex":
+        return Q.lex(u1, u2, eps=m.get("eps", 0), index=index, normalization=norm, d_max=d_max)
+    return Q.goal(
+        u1,
+        u2,
+        goals=m["goals"],
+        index=index,
+        normalization=norm,
+        one_sided=m.get("one_sided", False),
+    )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "instance"
+
+
+def compare_results(
+    out: str, config: CompareConfig | None = None, *, write: bool = True
+) -> dict[str, Comparison]:
+    """Compare, per instance, the releases of a benchmark output directory.
+
+    The releases are the runs that ended ``ok`` with stored property vectors, first
+    repetition only (repetitions repeat a release for timing). Runs on different
+    instances are never compared (spec §4.1).
+
+    Parameters
+    ----------
+    out : str
+        A directory written by :func:`~fairanon.bench.runner.run_suite`.
+    config : CompareConfig, optional
+        Default: the suite's ``compare`` section.
+    write : bool, default=True
+        Write ``comparison/<instance>/`` under `out`.
+
+    Returns
+    -------
+    dict instance -> Comparison
+    """
+    from .runner import read_results
+
+    results = read_results(out)
+    if config is None:
+        suite_path = os.path.join(out, "suite.json")
+        section = {}
+        if os.path.exists(suite_path):
+            with open(suite_path, encoding="utf-8") as fh:
+                section = json.load(fh).get("compare") or {}
+        config = CompareConfig.from_dict(section)
+    if "vectors" not in results.columns:
+        return {}
+    usable = results[
+        (results["outcome"] == "ok") & results["vectors"].notna() & (results["repetition"] == 0)
+    ]
+    if "run_index" in usable.columns:
+        usable = usable.sort_values("run_index", kind="stable")
+    comparisons = {}
+    for instance, group in usable.groupby("instance", sort=False):
+        vectors = {}
+        for _, row in group.drop_duplicates("release").iterrows():
+            path = os.path.join(out, row["vectors"])
+            if os.path.exists(path):
+                vectors[row["release"]] = pd.read_parquet(path)
+        if not vectors:
+            continue
+        first = group.iloc[0]
+        n_sensitive = first.get("n_sensitive")
+        context = Q.PropertyContext(
+            n_rows=int(first["n_rows"]),
+            n_qi=int(first["n_qi"]),
+            n_sensitive=None if pd.isna(n_sensitive) else int(n_sensitive),
+        )
+        comparison = compare_releases(vectors, context, config, instance=str(instance))
+        if write:
+            comparison.write(os.path.join(out, "comparison", _slug(str(instance))))
+        comparisons[str(instance)] = comparison
+    return comparisons

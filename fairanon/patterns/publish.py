@@ -1,0 +1,341 @@
+"""The front door for pattern sets: requirements, the methods table and the release.
+
+:func:`publish` takes a mined :class:`PatternSet` and :class:`PatternRequirements`
+(measure, α, reading, and optionally k and d), runs a method ("greedy": the paper's
+algorithms with the spec's fixes; "exact": the CP-SAT model of
+:mod:`fairanon.solver.patterns`), then re-checks the result with the independent
+:func:`verify_patterns` and returns a :class:`PatternRelease`. :func:`publish_dp` does
+the same from a database through PrivBasis (Alg. 7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import pandas as pd
+
+from .._validation import check_fraction, check_int, check_option
+from ..exceptions import InvalidParameterError
+from ..release import Status, _jsonable, provenance
+from .measures import CHANCE, READINGS, check_alpha, check_measure
+from .mining import TransactionDB
+from .patternset import PatternSet, Roles
+from .sanitize import SanitizationResult, sanitize
+from .utility import utility_report
+from .verify import PatternReport, verify_patterns
+
+__all__ = ["PATTERN_METHODS", "PatternRelease", "PatternRequirements", "greedy", "publish", "publish_dp", "verify_release"]
+
+
+@dataclass(frozen=True)
+class PatternRequirements:
+    """What a published pattern set must satisfy.
+
+    Parameters
+    ----------
+    measure : str, default="slift"
+        slift, clift, elift, slift_d, elift_d, slift_c, elift_c or olift.
+    alpha : rational, default=6/5
+    reading : {"strict", "nonstrict"}, default="strict"
+        Hajian et al.'s f < α (Def. 11) or Ruggieri's f <= α (reversed for the chance
+        measures).
+    k : int, optional
+        k-anonymity of the pattern set (Def. 2).
+    d : rational in [0, 1], optional
+        Only d-unexplainable discrimination must go (Def. 17).
+    strict_undefined : bool, default=False
+        A PD pattern whose measure is undefined counts as a violation (pitfall P7).
+
+    >>> str(PatternRequirements("elift", 1.2, k=5, d=0.9))
+    '1.2-protection (elift < 1.2), 5-anonymity, 0.9-explainable'
+    """
+
+    measure: str = "slift"
+    alpha: Any = Fraction(6, 5)
+    reading: str = "strict"
+    k: int | None = None
+    d: Any = None
+    strict_undefined: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "measure", check_measure(self.measure, "PatternRequirements"))
+        object.__setattr__(self, "alpha", check_alpha(self.alpha, "PatternRequirements"))
+        check_option(self.reading, "reading", "PatternRequirements", READINGS)
+        if self.k is not None:
+            object.__setattr__(self, "k", check_int(self.k, "k", "PatternRequirements", low=1))
+        if self.d is not None:
+            object.__setattr__(self, "d", check_fraction(self.d, "d", "PatternRequirements", low=0, high=1))
+
+    def __str__(self) -> str:
+        op = (">" if self.measure in CHANCE else "<") + ("" if self.reading == "strict" else "=")
+        parts = [f"{_show(self.alpha)}-protection ({self.measure} {op} {_show(self.alpha)})"]
+        if self.k is not None:
+            parts.append(f"{self.k}-anonymity")
+        if self.d is not None:
+            parts.append(f"{_show(self.d)}-explainable")
+        return ", ".join(parts)
+
+
+def _show(x: Fraction) -> str:
+    f = float(x)
+    return (repr(f).removesuffix(".0") if Fraction(repr(f)) == x else str(x))
+
+
+@dataclass(frozen=True, eq=False)
+class PatternRelease:
+    """A published pattern set with how it was made and its verification.
+
+    Attributes
+    ----------
+    patterns : PatternSet
+        The sanitized set (base supports plus the ledger of virtual transactions).
+    original : PatternSet
+    requirements : PatternRequirements
+    status : Status
+        FEASIBLE (greedy, every requirement met), OPTIMAL (exact, proven), INFEASIBLE
+        (see `reason`: no convergence, unsanitizable patterns, ...), UNKNOWN (time ran out).
+    reason : str, optional
+    objective : int, optional
+        Total support added over the published itemsets.
+    bound : int, optional
+        Proven lower bound of the objective (exact method).
+    provenance : mapping
+    result : SanitizationResult, optional
+        The greedy run (steps, rounds, residual patterns).
+    report : PatternReport, optional
+        The independent verification.
+    """
+
+    patterns: PatternSet
+    original: PatternSet
+    requirements: PatternRequirements
+    status: Status = Status.FEASIBLE
+    reason: str | None = None
+    objective: Any = None
+    bound: Any = None
+    provenance: Mapping = field(default_factory=dict)
+    result: SanitizationResult | None = None
+    report: PatternReport | None = None
+
+    @property
+    def passed(self) -> bool:
+        """The method found a release and the independent verifier confirms it."""
+        return self.status in (Status.OPTIMAL, Status.FEASIBLE) and self.report is not None and self.report.passed
+
+    def published(self) -> dict:
+        return self.patterns.published()
+
+    def changes(self) -> dict:
+        """Utility measures against the original set (Fractions)."""
+        return utility_report(self.original, self.patterns)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per published itemset: items, support, original support."""
+        pub = self.published()
+        rows = [
+            {"itemset": " & ".join(sorted(x)), "size": len(x), "support": s, "original_support": self.original.supports.get(x)}
+            for x, s in pub.items()
+        ]
+        return pd.DataFrame(rows, columns=["itemset", "size", "support", "original_support"])
+
+    def summary(self) -> dict:
+        return {
+            "requirements": str(self.requirements),
+            "status": str(self.status),
+            "reason": self.reason,
+            "objective": self.objective,
+            "bound": self.bound,
+            "n_patterns": len(self.published()),
+            "published_empty_support": self.patterns.empty_support,
+            "virtual_records": self.patterns.ledger_total,
+            "changes": {k: _jsonable(v) for k, v in self.changes().items()},
+            "provenance": {k: _jsonable(v) for k, v in self.provenance.items()},
+            "report": None if self.report is None else self.report.to_dict(),
+        }
+
+    def __repr__(self) -> str:
+        return f"PatternRelease(method={self.provenance.get('method', '?')!r}, status={self.status}, n_patterns={len(self.patterns)}, virtual_records={self.patterns.ledger_total})"
+
+
+def verify_release(release: PatternRelease) -> PatternReport:
+    """Run :func:`verify_patterns` on a release's published set, with the database plus
+    the published virtual transactions (or the published noisy bins) as the source of
+    supports for itemsets the set does not list."""
+    reqs = release.requirements
+    ps = release.patterns
+    notes = []
+    if ps.provenance.get("epsilon") is not None:
+        notes.append("ε-differential privacy holds by construction (PrivBasis then post-processing); it cannot be checked from the output")
+    return verify_patterns(
+        ps.published(),
+        roles=ps.roles,
+        empty_support=ps.empty_support,
+        measure=reqs.measure,
+        alpha=reqs.alpha,
+        reading=reqs.reading,
+        d=reqs.d,
+        k=reqs.k,
+        closed=ps.closed,
+        support_of=ps.support if ps.source is not None else None,
+        original=release.original.published() if ps.provenance.get("epsilon") is None else None,
+        domain=getattr(ps.source, "items", ()) or (),
+        strict_undefined=reqs.strict_undefined,
+        notes=notes,
+    )
+
+
+def _reason(result: SanitizationResult) -> str | None:
+    if result.converged:
+        return None
+    parts = [result.stop_reason]
+    if result.residual:
+        shown = "; ".join(f"{{{', '.join(sorted(f.pattern))}}} = {float(f.value):.4g}" for f in result.residual[:5])
+        parts.append(f"{len(result.residual)} pattern(s) still α-discriminatory: {shown}")
+    if result.unsanitizable:
+        parts.append(f"{len(result.unsanitizable)} pattern(s) no support increase of this method can make protective")
+    parts.append("try method='exact'")
+    return "; ".join(p for p in parts if p)
+
+
+def greedy(patterns: PatternSet, requirements: PatternRequirements, *, seed=None, time_limit=None, **options) -> PatternRelease:
+    """The paper's algorithms with the spec's fixes (:func:`fairanon.patterns.sanitize`).
+
+    Options: ``recheck`` (default True), ``max_rounds`` (100), ``ceil`` (False),
+    ``guard_channels`` (True). `seed` and `time_limit` are accepted for the common
+    method signature; the method is deterministic.
+    """
+    started = time.perf_counter()
+    result = sanitize(
+        patterns, requirements.measure, requirements.alpha, k=requirements.k, d=requirements.d,
+        reading=requirements.reading, **options,
+    )
+    status = Status.FEASIBLE if result.converged else Status.INFEASIBLE
+    return PatternRelease(
+        patterns=result.patterns,
+        original=patterns,
+        requirements=requirements,
+        status=status,
+        reason=_reason(result),
+        objective=result.added_support,
+        provenance=provenance("greedy", {**result.options}, [str(requirements)], seed, started,
+                              rounds=result.rounds, steps=len(result.steps), stop_reason=result.stop_reason),
+        result=result,
+    )
+
+
+def _exact(patterns, requirements, **kwargs):
+    from ..solver.patterns import exact_patterns
+
+    return exact_patterns(patterns, requirements, **kwargs)
+
+
+#: Methods for pattern sets; each is ``(patterns, requirements, *, seed, time_limit, **options) -> PatternRelease``.
+PATTERN_METHODS: dict[str, Callable[..., PatternRelease]] = {"greedy": greedy, "exact": _exact}
+
+
+def publish(
+    patterns: PatternSet,
+    requirements: PatternRequirements | None = None,
+    *,
+    method: str | Callable = "greedy",
+    seed=None,
+    time_limit: float | None = None,
+    verify: bool = True,
+    **options,
+) -> PatternRelease:
+    """Publish a pattern set that meets `requirements`, verified independently.
+
+    Parameters
+    ----------
+    patterns : PatternSet
+        From :meth:`PatternSet.from_db` (or any PatternSet).
+    requirements : PatternRequirements, optional
+        Default: slift < 1.2 (strict reading), no k, no d.
+    method : {"greedy", "exact"} or callable, default="greedy"
+    seed, time_limit
+        As in :func:`fairanon.anonymize`.
+    verify : bool, default=True
+        Attach the :func:`verify_patterns` report.
+    **options
+        Passed to the method.
+
+    Returns
+    -------
+    PatternRelease
+
+    Examples
+    --------
+    >>> from fairanon.patterns import PatternSet, Roles, TransactionDB
+    >>> db = TransactionDB.from_counts({("f", "v", "C"): 20, ("f", "v"): 14, ("v", "C"): 19, ("v",): 28})
+    >>> ps = PatternSet.from_db(db, 1, Roles({"f"}, "C"), backend="apriori")
+    >>> rel = publish(ps, PatternRequirements("slift", 1.25))
+    >>> rel.status, rel.passed, [(sorted(t), n) for t, n in rel.patterns.ledger]
+    (<Status.FEASIBLE: 'FEASIBLE'>, True, [(['f', 'v'], 6)])
+    """
+    if not isinstance(patterns, PatternSet):
+        raise InvalidParameterError(f"The 'patterns' parameter of publish must be a PatternSet. Got {type(patterns).__name__} instead.")
+    requirements = PatternRequirements() if requirements is None else requirements
+    if not isinstance(requirements, PatternRequirements):
+        raise InvalidParameterError(
+            f"The 'requirements' parameter of publish must be a PatternRequirements. Got {type(requirements).__name__} instead."
+        )
+    if callable(method):
+        func = method
+    elif isinstance(method, str) and method in PATTERN_METHODS:
+        func = PATTERN_METHODS[method]
+    else:
+        raise InvalidParameterError(f"The 'method' parameter of publish must be one of {sorted(PATTERN_METHODS)} or a callable. Got {method!r} instead.")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0):
+        raise InvalidParameterError(f"The 'time_limit' parameter of publish must be a positive number of seconds or None. Got {time_limit!r} instead.")
+    release = func(patterns, requirements, seed=seed, time_limit=time_limit, **options)
+    if not isinstance(release, PatternRelease):
+        raise InvalidParameterError(f"Method {method!r} returned {type(release).__name__}, not a PatternRelease.")
+    if verify:
+        release = _with_report(release, verify_release(release))
+    return release
+
+
+def _with_report(release: PatternRelease, report: PatternReport) -> PatternRelease:
+    return dataclasses.replace(release, report=report)
+
+
+def publish_dp(
+    db: TransactionDB,
+    k_top: int,
+    epsilon: Any,
+    roles: Roles,
+    requirements: PatternRequirements | None = None,
+    *,
+    seed=None,
+    privbasis_options: dict | None = None,
+    **options,
+) -> PatternRelease:
+    """α-protective ε-DP patterns (Alg. 7): PrivBasis, then the greedy sanitization of
+    the noisy set, then verification against the noisy supports.
+
+    `requirements.k` and `requirements.d` must be None (the paper combines DP with
+    α-protection only).
+    """
+    from .dp import privbasis
+
+    requirements = PatternRequirements() if requirements is None else requirements
+    if requirements.k is not None or requirements.d is not None:
+        raise InvalidParameterError("publish_dp combines ε-DP with α-protection only; set k=None and d=None.")
+    started = time.perf_counter()
+    priv = privbasis(db, k_top, epsilon, roles, seed=seed, **(privbasis_options or {}))
+    release = greedy(priv.patterns, requirements, seed=seed, **options)
+    release = _dp_provenance(release, priv, started, seed)
+    return _with_report(release, verify_release(release))
+
+
+def _dp_provenance(release, priv, started, seed):
+    prov = dict(release.provenance)
+    prov.update(provenance("privbasis+greedy", {"epsilon": str(priv.epsilon), "split": [str(s) for s in priv.split]},
+                           [str(release.requirements)], seed, started, lam=priv.lam, n_bases=len(priv.bins.bases)))
+    return dataclasses.replace(release, provenance=prov)
+

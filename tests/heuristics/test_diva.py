@@ -1,0 +1,337 @@
+"""DIVA: the running example of the paper (Examples 3.1-3.4, Table 3), German credit
+with the published proportional constraints, infeasible constraint sets, bad input,
+and property tests on random small tables. Every release goes through the verifier."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import fairanon as fa
+from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
+from fairanon.heuristics.diva import (
+    NEXT_NODES,
+    clusterings,
+    constraint_graph,
+    diva,
+    diverse_clustering,
+)
+from fairanon.instances.datasets import diva_sigma, diva_table3
+from fairanon.models.diversity import proportional
+from fairanon.models.metrics import discernibility, suppressed_cells
+from fairanon.release import Status
+from fairanon.solver.diva_exact import diva_exact
+
+PROPERTY = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+STRATEGIES = sorted(NEXT_NODES)
+
+
+def _passes(instance, release, requirements):
+    report = fa.verify(instance, release, requirements)
+    assert report.passed, str(report)
+    return report
+
+
+@pytest.fixture(scope="module")
+def table1():
+    return fa.load("diva_table1")
+
+
+@pytest.fixture(scope="module")
+def example():
+    return [fa.KAnonymity(2), *diva_sigma()]
+
+
+# ------------------------------------------------------------------ the running example
+def test_constraint_graph_of_example_3_3(table1):
+    graph = constraint_graph(table1, diva_sigma())
+    assert sorted(graph.edges(data="overlap")) == [(0, 2, 2), (1, 2, 1)]
+    assert [graph.nodes[v]["targets"] for v in graph] == [3, 2, 4]
+
+
+def test_clusterings_as_in_section_3_3(table1, example):
+    """Clusterings(sigma_1, R) has four clusterings, Clusterings(sigma_2, R) one; sigma_3's
+    include {t6,t7}, {t7,t8} and {t6,t7,t10} (Example 3.4), ten in all."""
+    assert sorted(clusterings(table1, example, 0)) == [[[8, 9]], [[8, 9, 10]], [[8, 10]], [[9, 10]]]
+    assert clusterings(table1, example, 1) == [[[5, 6]]]
+    third = clusterings(table1, example, 2, limit=50)
+    assert len(third) == 10 and all(c in third for c in ([[6, 7]], [[7, 8]], [[6, 7, 10]]))
+    assert [[6, 7], [8, 10]] not in [c[0] for c in third]  # not minimal
+    assert clusterings(table1, [fa.KAnonymity(2), fa.DiversityConstraint({"ETH": "Asian"}, 0, 5)], 0) == [[]]
+
+
+def test_example_3_4_search_and_table_3(table1, example):
+    """Nodes in the paper's order v1, v3, v2 with DIVA-Basic's random choice of clusterings
+    and the paper's plain backtracking (no lookahead): with seed 161 the first pick for
+    v1 is {t9, t10} and for v3 {t6, t7}, as in Figure 3, so v2 is stuck, v3 backtracks to
+    {t7, t8}, and the release is Table 3. With lookahead, {t6, t7} is rejected at once."""
+    found = diverse_clustering(table1, example, next_node=(0, 2, 1), value_order="random", seed=161, trace=True,
+                               lookahead=False)
+    assert found.trace == [
+        ("color", 0, [[9, 10]]),
+        ("color", 2, [[6, 7]]),
+        ("dead end", 1),
+        ("uncolor", 2),
+        ("color", 2, [[7, 8]]),
+        ("color", 1, [[5, 6]]),
+    ]
+    assert sorted(sorted(table1.row_ids[c].tolist()) for c in found.clusters) == [[5, 6], [7, 8], [9, 10]]
+    ahead = diverse_clustering(table1, example, next_node=(0, 2, 1), value_order="random", seed=161, trace=True)
+    assert ahead.trace == [("color", 0, [[9, 10]]), ("color", 2, [[7, 8]]), ("color", 1, [[5, 6]])]
+    release = diva(table1, example, next_node=(0, 2, 1), value_order="random", seed=161)
+    assert release.table.astype(str).equals(diva_table3().astype(str))
+    report = _passes(table1, release, example)
+    assert release.objective == suppressed_cells(table1, release) == 26
+    assert report.metrics["discernibility"] == discernibility(table1, release, k=2) == 20
+    assert [report[str(s)].achieved for s in diva_sigma()] == [2, 2, 2]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_on_the_running_example(table1, example, strategy):
+    release = diva(table1, example, next_node=strategy, seed=0)
+    assert release.status == Status.FEASIBLE
+    _passes(table1, release, example)
+    assert release.objective >= 22  # the optimum (baselines spec §6.4)
+
+
+def test_node_orders(table1, example):
+    """MinChoice starts with v2 (one clustering), MaxFanOut with v3 (two uncolored neighbours)."""
+    assert diverse_clustering(table1, example, next_node="minchoice").order[0] == 1
+    assert diverse_clustering(table1, example, next_node="maxfanout").order[0] == 2
+    by_name = diverse_clustering(table1, example, next_node="maxfanout")
+    by_callable = diverse_clustering(table1, example, next_node=NEXT_NODES["maxfanout"])
+    assert by_name.order == by_callable.order
+
+
+def test_same_seed_same_release(table1, example):
+    a = diva(table1, example, next_node="basic", seed=7)
+    b = diva(table1, example, next_node="basic", seed=7)
+    assert a.table.equals(b.table) and (a.groups == b.groups).all()
+
+
+def test_integrate_restores_an_upper_bound(table1):
+    """The anonymized rest shows too many women; Integrate stars whole classes."""
+    reqs = [fa.KAnonymity(2), fa.DiversityConstraint({"ETH": "Asian"}, 2, 5),
+            fa.DiversityConstraint({"GEN": "Female"}, 0, 2)]
+    release = diva(table1, reqs, next_node="maxfanout", seed=0)
+    report = _passes(table1, release, reqs)
+    assert report[str(reqs[2])].achieved <= 2
+
+
+# ------------------------------------------------------------------ German credit
+def german_with_sex():
+    """German credit with DIVA's 'Sex' attribute (derived from personal status, which
+    it replaces), as in the DIVA repository's version of the data."""
+    base = fa.load("german", roles={"personal_status": "ignore"})
+    table = pd.concat([base.table, base.extra], axis=1)
+    table["sex"] = np.where(table["personal_status"].astype(str).str.startswith("female"), "Female", "Male")
+    return fa.Instance(table, fa.Schema([*base.schema, fa.Attribute("sex")]), name="german+sex")
+
+
+@pytest.fixture(scope="module")
+def german():
+    return german_with_sex()
+
+
+def published_credit_lower_bounds(inst):
+    """rho = 0.96 as published (Job 21, 192, 605, 142; Sex Male 662, Female 298), upper
+    bounds the counts (fairanon's default)."""
+    return proportional(inst, "job", 0.96, rounding="round") + proportional(inst, "sex", 0.96, rounding="round")
+
+
+def published_credit_set(inst):
+    """The README's Credit "Proportion" set exactly: Job [x, x], Sex(Male) [662, 690],
+    Sex(Female) [298, 298]."""
+    return (proportional(inst, "job", 0.96, rounding="round", upper="lower")
+            + proportional(inst, "sex", 0.96, rounding="round", upper="majority"))
+
+
+@pytest.mark.parametrize("k", [10, 20])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_german_published_proportional_constraints(german, k, strategy):
+    sigma = published_credit_lower_bounds(german)
+    assert [s.lower for s in sigma] == [21, 192, 605, 142, 298, 662]
+    reqs = [fa.KAnonymity(k), *sigma]
+    release = diva(german, reqs, next_node=strategy, seed=0)
+    assert release.status == Status.FEASIBLE
+    assert release.provenance["search"]["found"]  # the coloring itself succeeded
+    _passes(german, release, reqs)
+
+
+def test_german_exact_choice(german):
+    reqs = [fa.KAnonymity(20), *published_credit_lower_bounds(german)]
+    release = diva_exact(german, reqs, seed=0, pool_candidates=2)
+    assert release.status == Status.FEASIBLE
+    assert release.provenance["search"]["exact"]["status"] == "OPTIMAL"
+    _passes(german, release, reqs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", STRATEGIES + ["exact"])
+def test_german_published_set_with_exact_counts(german, method):
+    """The README's set with its [x, x] upper bounds, k = 10."""
+    reqs = [fa.KAnonymity(10), *published_credit_set(german)]
+    if method == "exact":
+        release = diva_exact(german, reqs, seed=0)
+    else:
+        release = diva(german, reqs, next_node=method, seed=0)
+    assert release.status == Status.FEASIBLE
+    _passes(german, release, reqs)
+
+
+def test_german_personal_status_as_published_is_infeasible_when_protected():
+    """personal_status is released unchanged (protected), so 310 records show the female
+    value and Sex(Female) [298, 298] mapped onto it can never hold."""
+    inst = fa.load("german")
+    female = fa.DiversityConstraint({"personal_status": "female div/sep/married"}, 298, 298)
+    release = diva(inst, [fa.KAnonymity(10), female], seed=0)
+    assert release.status == Status.INFEASIBLE
+    assert "released unchanged" in release.reason and "exactly 310" in release.reason
+    with pytest.raises(fa.InfeasibleError):
+        release.released_table()
+
+
+def test_mondrian_for_the_rest(german):
+    reqs = [fa.KAnonymity(10), *proportional(german, "job", 0.5)]
+    release = diva(german, reqs, anonymize="mondrian", seed=0)
+    assert release.provenance["rest_anonymizer"] == "mondrian"
+    _passes(german, release, reqs)
+
+
+# ------------------------------------------------------------------ infeasible Σ
+@pytest.mark.parametrize(
+    "sigma, words",
+    [
+        ([fa.DiversityConstraint({"ETH": "Asian"}, 4, 5)], ["ETH[Asian]", "only 3 records"]),
+        ([fa.DiversityConstraint({"ETH": "African"}, 1, 1), fa.DiversityConstraint({"ETH": "Asian"}, 2, 5)],
+         ["ETH[African]", "No k-anonymous release"]),
+        ([fa.DiversityConstraint({"ETH": "Asian"}, 0, 1),
+          fa.DiversityConstraint({"ETH": "Asian", "CTY": "Vancouver"}, 2, 2)],
+         ["ETH[Asian], 0, 1", "ETH,CTY[Asian,Vancouver]", "conflict"]),
+        ([fa.DiversityConstraint({"DIAG": "Seizure"}, 3, 5)], ["DIAG[Seizure]", "exactly 2"]),
+    ],
+)
+def test_infeasible_constraints_are_named(table1, sigma, words):
+    for method in ("maxfanout", "basic"):
+        release = diva(table1, [fa.KAnonymity(2), *sigma], next_node=method, seed=0)
+        assert release.status == Status.INFEASIBLE
+        for w in words:
+            assert w in release.reason, release.reason
+
+
+def test_conflict_found_only_by_search_names_a_minimal_set(table1):
+    """t1, t2, t3 are the only AB records: all three visible on PRV needs t3 in a class
+    with t1 or t2, which then shows no gender, so five visible women is impossible."""
+    female = fa.DiversityConstraint({"GEN": "Female"}, 5, 5)
+    alberta = fa.DiversityConstraint({"PRV": "AB"}, 3, 3)
+    asian = fa.DiversityConstraint({"ETH": "Asian"}, 2, 5)
+    release = diva(table1, [fa.KAnonymity(2), asian, female, alberta], seed=0)
+    assert release.status == Status.INFEASIBLE
+    assert release.reason == (
+        "No k-anonymous release by suppression satisfies DiversityConstraint(GEN[Female], 5, 5) together with "
+        "DiversityConstraint(PRV[AB], 3, 3) (a minimal conflicting set)."
+    )
+    assert release.provenance["search"]["exact"]["complete"]
+
+
+def test_protected_value_with_fewer_than_k_records(table1):
+    df = pd.DataFrame({"age": [20, 21, 22, 23, 24], "race": ["a", "a", "a", "a", "b"]})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("age", kind="numeric"),
+                                      fa.Attribute("race", role="protected", protected=["b"])]))
+    release = diva(inst, [fa.KAnonymity(2), fa.DiversityConstraint({"age": "20"}, 0, 1)])
+    assert release.status == Status.INFEASIBLE and "race='b'" in release.reason
+
+
+def test_left_over_records_that_fit_nowhere(table1):
+    """k = 3: all Caucasians and all Asians visible leaves t5, t6, which can join neither."""
+    reqs = [fa.KAnonymity(3), fa.DiversityConstraint({"ETH": "Caucasian"}, 5, 5),
+            fa.DiversityConstraint({"ETH": "Asian"}, 3, 3)]
+    release = diva(table1, reqs, seed=0)
+    assert release.status == Status.INFEASIBLE
+    assert "ETH[Caucasian]" in release.reason and "ETH[Asian]" in release.reason
+
+
+def test_without_fallback_the_coloring_reports_itself(table1):
+    reqs = [fa.KAnonymity(2), fa.DiversityConstraint({"GEN": "Female"}, 5, 5),
+            fa.DiversityConstraint({"PRV": "AB"}, 3, 3)]
+    release = diva(table1, reqs, fallback=False)
+    assert release.status == Status.INFEASIBLE and "exhausted its candidate clusterings" in release.reason
+
+
+# ------------------------------------------------------------------ bad input
+def test_bad_inputs(table1, example):
+    with pytest.raises(InvalidParameterError, match="'next_node' parameter of diva"):
+        diva(table1, example, next_node="fewest")
+    with pytest.raises(InvalidParameterError, match=r"permutation of 0..2"):
+        diva(table1, example, next_node=(0, 1))
+    with pytest.raises(InvalidParameterError, match="'value_order' parameter of diva"):
+        diva(table1, example, value_order="best")
+    with pytest.raises(InvalidParameterError, match="'anonymize' parameter of diva"):
+        diva(table1, example, anonymize="oka")
+    with pytest.raises(InvalidParameterError, match="'max_tries' parameter of diva"):
+        diva(table1, example, max_tries=0)
+    with pytest.raises(IncompatibleRequirementError, match="cannot enforce 2-diversity"):
+        diva(table1, [fa.KAnonymity(2), fa.LDiversity(2)])
+    with pytest.raises(InvalidParameterError, match="'constraint' parameter of clusterings"):
+        clusterings(table1, example, 3)
+
+
+def test_through_the_front_door(table1, example):
+    for method in ("diva", "diva-exact"):
+        release = fa.anonymize(table1, example, method=method, seed=0)
+        assert release.method == method
+        _passes(table1, release, example)
+    release = fa.anonymize(table1, example, method="diva", seed=0, next_node="minchoice")
+    assert release.provenance["params"]["next_node"] == "minchoice"
+
+
+# ------------------------------------------------------------------ properties
+@st.composite
+def small_problems(draw):
+    """A table of 2..8 records (two categorical QIs, a numeric one, sometimes a
+    protected attribute, a sensitive one), k and 1..3 diversity constraints."""
+    n = draw(st.integers(2, 8))
+    cols = {
+        "a": draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n)),
+        "b": draw(st.lists(st.sampled_from(["p", "q", "r"]), min_size=n, max_size=n)),
+        "c": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+        "s": draw(st.lists(st.sampled_from(["flu", "hiv"]), min_size=n, max_size=n)),
+    }
+    attrs = [fa.Attribute("a"), fa.Attribute("b"), fa.Attribute("c", kind="numeric"),
+             fa.Attribute("s", role="sensitive")]
+    shapes = [("a",), ("b",), ("c",), ("a", "b"), ("a", "s")]
+    if draw(st.booleans()):
+        cols["g"] = draw(st.lists(st.sampled_from(["m", "f"]), min_size=n, max_size=n))
+        attrs.append(fa.Attribute("g", role="protected", protected=[cols["g"][0]]))
+        shapes.append(("a", "g"))
+    inst = fa.Instance(pd.DataFrame(cols), fa.Schema(attrs))
+    k = draw(st.integers(1, 3).filter(lambda k: k <= n))
+    sigma, seen = [], set()
+    for _ in range(draw(st.integers(1, 3))):
+        shape = draw(st.sampled_from(shapes))
+        row = draw(st.integers(0, n - 1))
+        target = {a: str(cols[a][row]) for a in shape}  # a target some record has
+        if tuple(target.items()) in seen:
+            continue
+        seen.add(tuple(target.items()))
+        count = sum(all(str(cols[a][i]) == v for a, v in target.items()) for i in range(n))
+        lower = draw(st.integers(0, count))
+        sigma.append(fa.DiversityConstraint(target, lower, draw(st.integers(lower, n))))
+    return inst, [fa.KAnonymity(k), *sigma]
+
+
+@PROPERTY
+@given(small_problems(), st.sampled_from(STRATEGIES))
+def test_releases_pass_the_verifier_and_infeasible_means_infeasible(problem, strategy):
+    inst, reqs = problem
+    release = diva(inst, reqs, next_node=strategy, seed=0)
+    event(str(release.status))
+    if release.status in (Status.FEASIBLE, Status.OPTIMAL):
+        _passes(inst, release, reqs)
+    else:
+        assert release.status == Status.INFEASIBLE and release.reason
+        # The exact choice over every class of k..2k-1 records agrees (and is checked
+        # against brute force in tests/solver/test_diva_exact.py).
+        exact = diva_exact(inst, reqs, seed=0)
+        assert exact.status == Status.INFEASIBLE, exact.reason

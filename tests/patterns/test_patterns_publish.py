@@ -1,0 +1,101 @@
+"""The front door (publish, requirements, releases) and the ``fairanon patterns`` command."""
+
+import json
+from fractions import Fraction as F
+
+import pytest
+
+from fairanon import patterns as fp
+from fairanon.cli import main
+from fairanon.exceptions import InvalidParameterError
+from fairanon.release import Status
+
+CELLS = {("f", "v", "C"): 20, ("f", "v"): 14, ("v", "C"): 19, ("v",): 28}
+
+
+def _ps(**kw):
+    return fp.PatternSet.from_db(fp.TransactionDB.from_counts(CELLS), 1, fp.Roles({"f"}, "C"), backend="apriori", **kw)
+
+
+def test_publish_release_fields():
+    rel = fp.publish(_ps(), fp.PatternRequirements("slift", 1.25, k=3))
+    assert rel.status == Status.FEASIBLE and rel.passed
+    assert rel.report["alpha_protection"].passed and rel.report["k_anonymity"].passed
+    frame = rel.to_frame()
+    assert list(frame.columns) == ["itemset", "size", "support", "original_support"]
+    row = frame.set_index("itemset").loc["f & v"]
+    assert (row["support"], row["original_support"]) == (40, 34)
+    summary = rel.summary()
+    json.dumps(summary)
+    assert summary["virtual_records"] == 6 and summary["status"] == "FEASIBLE"
+    assert rel.changes()["support_altered"] == F(3, 7)
+
+
+def test_requirements_validation():
+    assert str(fp.PatternRequirements()) == "1.2-protection (slift < 1.2)"
+    with pytest.raises(InvalidParameterError, match="'measure' parameter"):
+        fp.PatternRequirements("lift")
+    with pytest.raises(InvalidParameterError, match="'d' parameter"):
+        fp.PatternRequirements(d=2)
+    with pytest.raises(InvalidParameterError, match="'k' parameter"):
+        fp.PatternRequirements(k=0)
+    with pytest.raises(InvalidParameterError, match="'method' parameter"):
+        fp.publish(_ps(), method="magic")
+    with pytest.raises(InvalidParameterError, match="PatternSet"):
+        fp.publish({frozenset("a"): 1})
+    with pytest.raises(InvalidParameterError, match="time_limit"):
+        fp.publish(_ps(), time_limit=-1)
+
+
+def test_single_pass_release_is_infeasible_with_reason():
+    cells = {("f",): 5, ("y",): 30, ("C",): 1, ("f", "y"): 5, ("f", "C"): 30, ("f", "y", "C"): 10}
+    ps = fp.PatternSet.from_db(fp.TransactionDB.from_counts(cells), 1, fp.Roles({"f", "y"}, "C"), backend="apriori")
+    rel = fp.publish(ps, fp.PatternRequirements("slift", 1.25), recheck=False)
+    assert rel.status == Status.INFEASIBLE and not rel.passed
+    assert "2 pattern(s) still α-discriminatory" in rel.reason
+    assert not rel.report.passed
+
+
+def test_nonstrict_reading_and_publish_is_deterministic():
+    a = fp.publish(_ps(), fp.PatternRequirements("slift", 1.25, reading="nonstrict"))
+    b = fp.publish(_ps(), fp.PatternRequirements("slift", 1.25, reading="nonstrict"))
+    assert a.patterns.ledger == b.patterns.ledger and a.passed
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_csv(tmp_path, capsys):
+    rows = ["sex,job,credit"] + ["female,vet,no"] * 20 + ["female,vet,yes"] * 14 + ["male,vet,no"] * 19 + ["male,vet,yes"] * 28
+    path = tmp_path / "loans.csv"
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    code = main(["patterns", str(path), "--support", "1", "--alpha", "1.25", "--protected", "sex=female",
+                 "--decision", "credit=no", "--positive", "credit=yes", "--k", "3", "--out", str(out)])
+    assert code == 0, capsys.readouterr()
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "FEASIBLE" and report["report"]["passed"]
+    assert (out / "patterns.csv").read_text().startswith("itemset,size,support,original_support")
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    assert main(["patterns", "nosuch-data"]) == 2
+    assert "neither a data set" in capsys.readouterr().err
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\nx,y\n")
+    assert main(["patterns", str(path)]) == 2
+    assert "--protected and --decision" in capsys.readouterr().err
+    assert main(["patterns", str(path), "--protected", "a=z", "--decision", "b=y"]) == 2
+    assert "do not occur" in capsys.readouterr().err
+    assert main(["patterns", "german", "--measure", "lift"]) == 2
+    cells = ["f,y,c"] + ["1,0,0"] * 5 + ["0,1,0"] * 30 + ["0,0,1"] + ["1,1,0"] * 5 + ["1,0,1"] * 30 + ["1,1,1"] * 10
+    path.write_text("\n".join(cells) + "\n")
+    args = ["patterns", str(path), "--support", "1", "--alpha", "1.25", "--protected", "f=1", "y=1",
+            "--decision", "c=1", "--out", str(tmp_path / "o")]
+    assert main(args) == 0
+    assert main(args + ["--exact"]) == 0
+    assert "OPTIMAL" in capsys.readouterr().out
+
+
+def test_cli_paper_dataset(tmp_path, capsys):
+    code = main(["patterns", "german", "--support", "0.25", "--alpha", "1.2", "--out", str(tmp_path)])
+    assert code == 0
+    assert "german:" in capsys.readouterr().out

@@ -1,0 +1,84 @@
+"""The shared CP-SAT helpers: seeds, parameters, the status mapping, explanations."""
+
+import numpy as np
+import pytest
+from ortools.sat.python import cp_model
+
+from fairanon.exceptions import InvalidParameterError, SolverError
+from fairanon.release import Status
+from fairanon.solver import _cpsat
+
+
+def test_random_seed_is_reproducible():
+    assert _cpsat.random_seed(None) == 0
+    assert _cpsat.random_seed(7) == 7
+    assert _cpsat.random_seed(2**40 + 3) == (2**40 + 3) % 2**31
+    assert _cpsat.random_seed(np.random.default_rng(1)) == _cpsat.random_seed(
+        np.random.default_rng(1)
+    )
+    with pytest.raises(InvalidParameterError, match="'seed' parameter"):
+        _cpsat.random_seed("one")
+
+
+def test_parameter_checks():
+    assert _cpsat.check_time_limit(None, "f") is None
+    assert _cpsat.check_num_workers(None, "f") >= _cpsat.DEFAULT_WORKERS
+    for bad in (0, -1, True, "5"):
+        with pytest.raises(InvalidParameterError, match="'time_limit' parameter of f"):
+            _cpsat.check_time_limit(bad, "f")
+        with pytest.raises(InvalidParameterError, match="'num_workers' parameter of f"):
+            _cpsat.check_num_workers(bad, "f")
+
+
+def _knapsack():
+    model = cp_model.CpModel()
+    x = [model.new_int_var(0, 3, f"x{i}") for i in range(3)]
+    model.add(sum(x) >= 4)
+    model.minimize(2 * x[0] + 3 * x[1] + 5 * x[2])
+    return model, x
+
+
+def test_optimal_with_hint_and_log():
+    model, x = _knapsack()
+    _, outcome = _cpsat.solve(model, hint={x[0]: 3, x[1]: 1}, log=True, seed=3)
+    assert outcome.status == Status.OPTIMAL and outcome.objective == outcome.bound == 9
+    assert outcome.gap == 0 and outcome.stats["random_seed"] == 3
+    assert "CP-SAT" in outcome.log
+
+
+def test_infeasible_and_explained():
+    def build():
+        model = cp_model.CpModel()
+        x = model.new_int_var(0, 10, "x")
+        lits = [model.new_bool_var(f"g{i}") for i in range(3)]
+        model.add(x >= 8).only_enforce_if(lits[0])
+        model.add(x <= 9).only_enforce_if(lits[1])  # harmless
+        model.add(x <= 3).only_enforce_if(lits[2])
+        return model, lits
+
+    model, lits = build()
+    for lit in lits:
+        model.add(lit == 1)
+    assert _cpsat.solve(model)[1].status == Status.INFEASIBLE
+    core, minimal = _cpsat.explain(build, 3)
+    assert core == [0, 2] and minimal
+
+
+def test_model_invalid_raises_solver_error():
+    model = cp_model.CpModel()
+    model.new_int_var(0, 3, "x")
+    model.proto.variables[0].domain[0] = 5  # the domain [5, 3] is empty: invalid
+    with pytest.raises(SolverError, match="invalid"):
+        _cpsat.solve(model)
+
+
+def test_unknown_when_time_runs_out():
+    model = cp_model.CpModel()
+    n = 60
+    xs = [model.new_int_var(0, 10**6, f"x{i}") for i in range(n)]
+    model.add(cp_model.LinearExpr.weighted_sum(xs, [97 + 2 * i for i in range(n)]) == 10**7 + 1)
+    model.add_all_different(xs)
+    model.minimize(cp_model.LinearExpr.sum(xs))
+    _, outcome = _cpsat.solve(model, deterministic_limit=1e-6)
+    assert outcome.status in (Status.UNKNOWN, Status.FEASIBLE)
+    assert not outcome.has_solution or outcome.bound <= outcome.objective

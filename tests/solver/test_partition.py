@@ -1,0 +1,272 @@
+"""The exact local recoding / suppression model: the papers' worked examples with their
+proven optima, explained infeasibility, status and certificates, options and bad input."""
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairanon as fa
+from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
+from fairanon.instances.datasets import diva_sigma, diva_table3
+from fairanon.models.metrics import generalized_cells, loss_metric, ncp, suppressed_cells
+from fairanon.release import Release, Status
+from fairanon.solver.partition import cpsat, encode, model_size
+
+
+def _passes(instance, release, requirements):
+    report = fa.verify(instance, release, requirements)
+    assert report.passed, str(report)
+    assert release.provenance["verification"]["passed"]
+    return report
+
+
+# ------------------------------------------------------------------ DIVA (spec §7.6)
+@pytest.mark.parametrize("with_sigma, optimum", [(False, 20), (True, 22)])
+def test_diva_running_example_proven_optimum(with_sigma, optimum):
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), *(diva_sigma() if with_sigma else [])]
+    rel = cpsat(inst, reqs, recoding="suppression", seed=0)
+    assert rel.status == Status.OPTIMAL
+    assert rel.objective == rel.bound == optimum
+    assert suppressed_cells(inst, rel) == optimum
+    _passes(inst, rel, reqs)
+    # DIVA's own release (Table 3) has 26 stars: the optimum is strictly better.
+    table3 = Release(diva_table3(), groups=np.zeros(10))
+    assert suppressed_cells(inst, table3) == 26 > optimum
+
+
+def test_diva_sigma_counts_and_classes():
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), *diva_sigma()]
+    rel = cpsat(inst, reqs, recoding="suppression", seed=0)
+    report = _passes(inst, rel, reqs)
+    asian, african, vancouver = (report[str(s)].achieved for s in diva_sigma())
+    assert asian >= 2 and african >= 1 and vancouver >= 2
+    assert report["2-anonymity"].achieved >= 2
+    # Suppression semantics: each cell is the original value or '*'.
+    for col in ("GEN", "ETH", "AGE", "PRV", "CTY"):
+        released = rel.table[col].astype(str)
+        original = inst.table[col].astype(str)
+        assert ((released == original) | (released == "*")).all()
+
+
+# ------------------------------------------------------- Ruggieri (tcloseness spec §2.2, §2.5)
+def test_ruggieri_loan_least_generalization_t_close_release():
+    inst = fa.load("ruggieri_loan")
+    t = fa.TCloseness(Fraction(1, 4))  # on the binary decision: Ruggieri's VD per q-block
+    rel = cpsat(inst, [t], objective="generalized", seed=0)
+    assert rel.status == Status.OPTIMAL
+    report = _passes(inst, rel, [t])
+    assert report[str(t)].achieved <= Fraction(1, 4)
+    assert generalized_cells(inst, rel) == rel.objective == 4
+    # dMondrian's release has 17 generalized cells and dSabre's 11 (Ruggieri, Ex. 19, 22).
+    dmondrian_cells, dsabre_cells = 17, 11
+    assert rel.objective <= dsabre_cells < dmondrian_cells
+    # Bound of Thm 10: 1/4-closeness gives RD <= min(2t, t + p^, 1) = 1/2.
+    assert fa.verify(inst, rel, [fa.AlphaProtection("RD", Fraction(1, 2))]).passed
+
+
+def test_ruggieri_loan_alpha_protection_directly():
+    inst = fa.load("ruggieri_loan")
+    for req, optimum in (
+        (fa.AlphaProtection("RD", Fraction(1, 2)), 2),
+        (fa.AlphaProtection("RD", "1/10"), 7),
+    ):
+        rel = cpsat(inst, [req], objective="generalized", seed=0, num_workers=1)
+        assert rel.status == Status.OPTIMAL and rel.objective == optimum
+        _passes(inst, rel, [req])
+        assert rel.provenance["model"]["contexts"] > 1
+
+
+# ------------------------------------------------------------------ infeasibility
+def test_infeasible_k_names_the_requirement():
+    inst = fa.load("ruggieri_loan")  # 8 female records, and sex is released unchanged
+    rel = cpsat(inst, [fa.KAnonymity(9), fa.TCloseness("1/2")], seed=0)
+    assert rel.status == Status.INFEASIBLE
+    assert rel.provenance["conflict"] == ["9-anonymity"]
+    assert "9-anonymity" in rel.reason
+    with pytest.raises(fa.InfeasibleError):
+        rel.released_table()
+
+
+def test_infeasible_requirements_conflict_by_name():
+    inst = fa.load("diva_table1")
+    clash = [
+        fa.DiversityConstraint({"GEN": "Female"}, 5, 5),
+        fa.DiversityConstraint({"CTY": "Calgary"}, 3, 3),
+    ]
+    reqs = [fa.KAnonymity(2), *diva_sigma(), *clash, fa.LDiversity(2)]
+    rel = cpsat(inst, reqs, recoding="suppression", seed=0)
+    assert rel.status == Status.INFEASIBLE
+    conflict = rel.provenance["conflict"]
+    assert set(conflict) <= {str(r) for r in reqs} and len(conflict) >= 2
+    assert str(clash[1]) in conflict
+    for name in conflict:
+        assert name in rel.reason
+    # the named set really is infeasible, and dropping any one of them is not
+    named = [r for r in reqs if str(r) in conflict]
+    assert cpsat(inst, named, recoding="suppression", seed=0).status == Status.INFEASIBLE
+    for drop in named:
+        rest = [r for r in named if r is not drop]
+        assert (
+            cpsat(inst, rest, recoding="suppression", seed=0, num_workers=1).status
+            == Status.OPTIMAL
+        )
+
+
+def test_single_requirement_infeasible_on_its_own():
+    inst = fa.load("diva_table1")
+    sigma = fa.DiversityConstraint({"ETH": "African"}, 3, 3)  # only two African records
+    rel = cpsat(inst, [fa.KAnonymity(2), sigma], recoding="suppression", seed=0)
+    assert rel.status == Status.INFEASIBLE and rel.provenance["conflict"] == [str(sigma)]
+
+
+# ------------------------------------------------------------------ objectives, certificates
+@pytest.mark.parametrize("objective", ["stars", "generalized", "ncp", "lm", "discernibility"])
+def test_objective_is_the_metric_of_the_release(objective):
+    # Discernibility may coarsen labels to keep classes apart, so every covering label
+    # combination is a candidate: the smaller table keeps that model small.
+    inst = fa.load("ruggieri_loan" if objective == "discernibility" else "dewri_t1")
+    reqs = [fa.KAnonymity(3)]
+    rel = cpsat(inst, reqs, objective=objective, seed=0, num_workers=1)
+    assert rel.status == Status.OPTIMAL
+    _passes(inst, rel, reqs)
+    expected = {
+        "stars": lambda: suppressed_cells(inst, rel),
+        "generalized": lambda: generalized_cells(inst, rel),
+        "ncp": lambda: ncp(inst, rel, exact=True)["NCP"],
+        "lm": lambda: loss_metric(inst, rel, exact=True)["LM_sum"] * inst.n_rows,
+        "discernibility": lambda: fa.verify(inst, rel, reqs).metrics["discernibility"],
+    }[objective]()
+    assert rel.objective == expected
+
+
+def test_exact_beats_or_ties_mondrian():
+    inst = fa.load("dewri_t1")
+    reqs = [fa.KAnonymity(3), fa.LDiversity(2)]
+    heuristic = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    rel = cpsat(inst, reqs, objective="ncp", seed=0, hint=heuristic)
+    _passes(inst, rel, reqs)
+    assert rel.objective <= ncp(inst, heuristic, exact=True)["NCP"]
+    assert rel.provenance["params"]["hint"] == "mondrian"
+
+
+def test_every_l_and_t_variant_is_enforced():
+    inst = fa.load("dewri_t1")
+    reqs = [
+        fa.KAnonymity(2),
+        fa.LDiversity(2, variant="entropy"),
+        fa.LDiversity(2, variant="recursive", c=3),
+        fa.TCloseness("1/2", distance="hierarchical"),
+    ]
+    rel = cpsat(inst, reqs, seed=0, num_workers=1)
+    assert rel.status == Status.OPTIMAL
+    _passes(inst, rel, reqs)
+
+
+def test_time_limit_gives_feasible_with_bound_or_unknown():
+    inst = fa.load("german", qi=["job", "savings", "housing"], roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(5), fa.LDiversity(2)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=0.5, hint=None)
+    assert rel.status in (Status.FEASIBLE, Status.OPTIMAL, Status.UNKNOWN)
+    if rel.status == Status.FEASIBLE:
+        assert rel.bound <= rel.objective
+        assert 0 <= rel.provenance["gap"] <= 1
+        _passes(inst, rel, reqs)
+    if rel.status == Status.UNKNOWN:
+        assert "time limit" in rel.reason
+
+
+def test_same_seed_same_release():
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), *diva_sigma()]
+    first = cpsat(inst, reqs, recoding="suppression", seed=5)
+    second = cpsat(inst, reqs, recoding="suppression", seed=5)
+    assert first.provenance["canonical"] and second.provenance["canonical"]
+    pd.testing.assert_frame_equal(first.table, second.table)
+
+
+def test_log_and_export(tmp_path):
+    inst = fa.load("ruggieri_loan")
+    path = tmp_path / "model.pb.txt"
+    rel = cpsat(inst, [fa.KAnonymity(2)], seed=0, log=True, export=path, num_workers=1)
+    assert "CP-SAT" in rel.provenance["solver_log"]
+    assert path.exists() and "x[" in path.read_text()
+
+
+def test_model_size_and_types():
+    inst = fa.load("german", qi=["job", "savings"], roles={"personal_status": "qi"})
+    size = model_size(inst, [fa.KAnonymity(10)], recoding="suppression")
+    assert size["types"] == size["distinct_qi"] == 60
+    enc = encode(inst, [fa.KAnonymity(10)], recoding="suppression")
+    assert int(enc.weight.sum()) == 1000
+
+
+def test_numeric_attributes_fall_back_on_nested_intervals():
+    german = fa.load("german", qi=["age", "job"], roles={"personal_status": "ignore"})
+    inst = german.subset(german.row_ids[:30])
+    assert encode(inst, []).spaces[0].m > 16  # more ages than max_range_values
+    rel = cpsat(inst, [fa.KAnonymity(3)], seed=0, num_workers=1)
+    assert rel.status == Status.OPTIMAL
+    assert any(")" in label for label in rel.table["age"].astype(str))  # interval labels [20-25)
+    _passes(inst, rel, [fa.KAnonymity(3)])
+
+
+# ------------------------------------------------------------------ bad input
+def test_bad_options():
+    inst = fa.load("ruggieri_loan")
+    reqs = [fa.KAnonymity(2)]
+    with pytest.raises(InvalidParameterError, match="'recoding' parameter of cpsat"):
+        cpsat(inst, reqs, recoding="local")
+    with pytest.raises(InvalidParameterError, match="'objective' parameter of cpsat"):
+        cpsat(inst, reqs, objective="speed")
+    with pytest.raises(InvalidParameterError, match="'num_workers' parameter of cpsat"):
+        cpsat(inst, reqs, num_workers=0)
+    with pytest.raises(InvalidParameterError, match="'time_limit' parameter of cpsat"):
+        cpsat(inst, reqs, time_limit=-1)
+    with pytest.raises(InvalidParameterError, match="'hint' parameter of cpsat"):
+        cpsat(inst, reqs, hint="mondrian")
+    with pytest.raises(InvalidParameterError, match="'max_vars' parameter of cpsat"):
+        cpsat(inst, [fa.KAnonymity(2), fa.AlphaProtection("RD", "1/10")], max_vars=5)
+    with pytest.raises(IncompatibleRequirementError, match="max_contexts"):
+        cpsat(inst, [fa.AlphaProtection("RD", "1/10")], max_contexts=3)
+    with pytest.raises(InvalidParameterError, match="'instance' parameter of cpsat"):
+        cpsat(inst.table, reqs)
+
+
+def test_too_many_values_without_levels():
+    df = pd.DataFrame({"x": np.arange(40), "s": ["a", "b"] * 20})
+    inst = fa.Instance(
+        df, fa.Schema([fa.Attribute("x", kind="numeric"), fa.Attribute("s", role="sensitive")])
+    )
+    with pytest.raises(InvalidParameterError, match="max_range_values"):
+        cpsat(inst, [fa.KAnonymity(2)])
+    rel = cpsat(inst, [fa.KAnonymity(2)], recoding="suppression", seed=0, num_workers=1)
+    _passes(inst, rel, [fa.KAnonymity(2)])
+
+
+# ------------------------------------------------------------------ auto
+def test_auto_picks_the_exact_model_for_small_instances():
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), *diva_sigma()]
+    rel = fa.anonymize(inst, reqs, seed=0)
+    assert rel.provenance["auto_choice"] == "cpsat"
+    assert "suppression" in rel.provenance["auto_reason"]
+    assert rel.status == Status.OPTIMAL and rel.objective == 22
+    _passes(inst, rel, reqs)
+
+
+def test_auto_falls_back_for_large_instances():
+    from fairanon.api import choose_method
+
+    assert choose_method(fa.load("adult"), [fa.KAnonymity(5)])[0] == "mondrian"
+    name, why = choose_method(
+        fa.load("german"), [fa.KAnonymity(5), fa.AlphaProtection("RD", "1/10")]
+    )
+    assert name == "fulldomain" and "lattice" in why
+    assert (
+        choose_method(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], time_limit=0.001)[0]
+        == "mondrian"
+    )
