@@ -297,9 +297,15 @@ class _Search:
             return
         produced = 0
         seen = set()
+        spare = None
+        if self.lookahead:
+            # How many more target records each uncolored node can afford to lose.
+            reach = self.counts + (self.free_i * (self.free_g >= d.k)).sum(axis=0)
+            spare = (reach - d.lower).astype(float)
+            spare[list(self.colored) + [v]] = np.inf
         for clustering in _candidate_clusterings(d, v, rows, need, room, self.counts, self.owner,
                                                  set(self.colored), self.graph, self.value_order,
-                                                 self.rng, self.max_candidates):
+                                                 self.rng, self.max_candidates, spare):
             key = hash(b"|".join(np.sort(c).tobytes() for c in clustering))
             if key in seen:
                 continue
@@ -448,7 +454,7 @@ def _resolve_next_node(next_node, n_nodes: int):
 
 # ------------------------------------------------------------------ Clusterings
 def _candidate_clusterings(d: _Data, v: int, rows: np.ndarray, need: int, room: int, counts, owner,
-                           colored: set, graph: nx.Graph, value_order: str, rng, cap: int):
+                           colored: set, graph: nx.Graph, value_order: str, rng, cap: int, spare=None):
     """Clusterings(sigma_v, R) given the colors chosen so far, lazily, cheapest first.
 
     Small pools are enumerated exactly (every minimal clustering, as in the paper's
@@ -483,7 +489,7 @@ def _candidate_clusterings(d: _Data, v: int, rows: np.ndarray, need: int, room: 
         else:
             cells = [members[j] for j in rng.permutation(len(members))]
             attrs, rank = [int(j) for j in rng.permutation(len(d.gen))], "random"
-        clustering = _chunk(d, v, rows, need, room, counts, cells, attrs, rank, uncolored, rng)
+        clustering = _chunk(d, v, rows, need, room, counts, cells, attrs, rank, uncolored, rng, spare)
         if clustering is not None:
             yield clustering
 
@@ -541,12 +547,13 @@ def _blocks(d: _Data, keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _chunk(d: _Data, v: int, rows: np.ndarray, need: int, room: int, counts, cells: list[np.ndarray], attrs,
-           rank: str, uncolored: list[int], rng) -> list[np.ndarray] | None:
+           rank: str, uncolored: list[int], rng, spare=None) -> list[np.ndarray] | None:
     """One candidate clustering of `rows` (free target records of node v) adding
     `need`..`room` records to v's count: sort the records (protected value, the `cells`
     keys, then `attrs`), cut them into blocks (:func:`_blocks`), take the best-ranked
-    blocks that keep every upper bound until `need` is reached, then trim blocks above
-    k records down to `need`, or grow blocks with free records when the blocks run out."""
+    blocks that keep every upper bound (and hide no more target records of a node than
+    its `spare`) until `need` is reached, then trim blocks above k records down to
+    `need`, or grow blocks with free records when the blocks run out."""
     k = d.k
     levels = [d.prot[rows]] + [np.asarray(c, dtype=np.int64) for c in cells]
     keys = [d.codes[rows, j] for j in reversed(attrs)] + levels[::-1]
@@ -576,19 +583,24 @@ def _chunk(d: _Data, v: int, rows: np.ndarray, need: int, room: int, counts, cel
     rooms = d.upper - counts
     mine = contrib[:, v]
     others = np.delete(np.arange(contrib.shape[1]), v)
+    if spare is None:
+        spare = np.full(contrib.shape[1], np.inf)
+    hidden = np.add.reduceat(d.I[flat].astype(np.int64), starts, axis=0) - contrib
     fast = np.cumsum(mine[order])
     stop = int(np.searchsorted(fast, need)) + 1
     head = order[:stop]
-    if stop <= len(order) and (contrib[head][:, others].sum(axis=0) <= rooms[others]).all():
+    if (stop <= len(order) and (contrib[head][:, others].sum(axis=0) <= rooms[others]).all()
+            and (hidden[head].sum(axis=0) <= spare).all()):
         picked = list(head)
     else:
-        picked, left, total = [], rooms.copy(), 0
+        picked, left, afford, total = [], rooms.copy(), spare.copy(), 0
         for b in order:
             if total >= need:
                 break
-            if (contrib[b, others] <= left[others]).all() and total + k <= room:
+            if (contrib[b, others] <= left[others]).all() and (hidden[b] <= afford).all() and total + k <= room:
                 picked.append(int(b))
                 left -= contrib[b]
+                afford -= hidden[b]
                 total += int(mine[b])
     clusters = [flat[starts[b] : starts[b] + sizes[b]] for b in picked]
     total = sum(len(c) for c in clusters)
