@@ -432,22 +432,7 @@ def dmondrian(
 
     checks = E.Checks(instance, others)
     params = {"cut_rule": cut_rule, "k_mode": k_mode, "pd_groups": pd_groups, "time_limit": limit}
-    guaranteed = max(t_used, tau_r)
-    notes = {
-        "t": t_used,
-        "t_source": source,
-        "t_alpha": t_alphas,
-        "p_minus": p_minus,
-        "tau_R": tau_r,
-        "tau_floor": floor,
-        "guaranteed_t": guaranteed,
-        "bounds": {f: _bounds(f, guaranteed, p_minus) for f in _MEASURE_ORDER},
-    }
-    if k > 1 and k_mode == "ec":
-        notes["k_anonymity"] = (
-            f"{k}-anonymity w.r.t. the PND attributes only (k_mode='ec'): a released class "
-            f"(which also fixes {pd_name!r}) may hold fewer than {k} records"
-        )
+    notes = guarantee_notes(t_used, source, t_alphas, p_minus, tau_r, floor, k, k_mode, pd_name)
 
     def release(groups, status=Status.FEASIBLE, reason=None, timed_out=False):
         return Release(
@@ -557,3 +542,25 @@ def _threshold(t_close, alphas, floor, tau_r, table, neg, n, pd_groups, pd_name)
         return floor, None, t_alphas, reasons
     t_req, req = min(candidates, key=lambda c: c[0])
     return (max(t_req, floor) if reasons else t_req), str(req), t_alphas, reasons
+
+
+def guarantee_notes(t_used, source, t_alphas, p_minus, tau_r, floor, k, k_mode, pd_name) -> dict:
+    """Provenance of Ruggieri's guarantee (Thm 20 for dMondrian, Thm 23 for dSabre): the
+    release is max(t, τ(R))-close, hence bd_f(max(t, τ(R)))-protective for every measure."""
+    guaranteed = max(t_used, tau_r)
+    notes = {
+        "t": t_used,
+        "t_source": source,
+        "t_alpha": t_alphas,
+        "p_minus": p_minus,
+        "tau_R": tau_r,
+        "tau_floor": floor,
+        "guaranteed_t": guaranteed,
+        "bounds": {f: _bounds(f, guaranteed, p_minus) for f in _MEASURE_ORDER},
+    }
+    if k > 1 and k_mode == "ec":
+        notes["k_anonymity"] = (
+            f"{k}-anonymity w.r.t. the PND attributes only (k_mode='ec'): a released class "
+            f"(which also fixes {pd_name!r}) may hold fewer than {k} records"
+        )
+    return notes

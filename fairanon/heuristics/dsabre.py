@@ -33,7 +33,7 @@ from ..models.requirements import (
     validate_requirements,
 )
 from ..release import Release, Status, generalize_partition, provenance
-from .dmondrian import K_MODES, PD_GROUPS, _bounds, _threshold
+from .dmondrian import K_MODES, PD_GROUPS, _threshold, guarantee_notes
 from .sabre import (
     RETRIEVALS,
     SEED_BUCKET_RULES,
@@ -55,8 +55,6 @@ __all__ = ["SPLIT_RULES", "dsabre", "halve_paper"]
 #: then odd counts alternate between the halves (tcloseness spec P27; a deviation from
 #: [R] that lets (0,0,1,1) and (1,1,0,0) split).
 SPLIT_RULES = ("paper", "alternate")
-
-_MEASURE_ORDER = ("RD", "ED", "RR", "ER", "RC", "EC", "OR")
 
 
 def halve_paper(nodes: np.ndarray, protected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -322,7 +320,6 @@ def dsabre(
     floor = _TauCheck(cells, neg, n, 0).exact(cells.root)
     table = tuple(int(v) for v in binary.root)
     t_used, source, t_alphas, reasons = _threshold(t_close, alphas, floor, tau_r, table, neg, n, pd_groups, pd_name)
-    guaranteed = max(t_used, tau_r)
     params = {
         "k_mode": k_mode,
         "pd_groups": pd_groups,
@@ -334,20 +331,8 @@ def dsabre(
     }
     notes = {
         "cells": cells.labels(pd_attr, present, schema[dec_name]),
-        "t": t_used,
-        "t_source": source,
-        "t_alpha": t_alphas,
-        "p_minus": p_minus,
-        "tau_R": tau_r,
-        "tau_floor": floor,
-        "guaranteed_t": guaranteed,
-        "bounds": {f: _bounds(f, guaranteed, p_minus) for f in _MEASURE_ORDER},
+        **guarantee_notes(t_used, source, t_alphas, p_minus, tau_r, floor, k, k_mode, pd_name),
     }
-    if k > 1 and k_mode == "ec":
-        notes["k_anonymity"] = (
-            f"{k}-anonymity w.r.t. the PND attributes only (k_mode='ec'): a released class "
-            f"(which also fixes {pd_name!r}) may hold fewer than {k} records"
-        )
 
     def release(groups, status=Status.FEASIBLE, reason=None, **extra):
         return Release(
