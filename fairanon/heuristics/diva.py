@@ -223,7 +223,11 @@ class DiverseClustering:
 
 
 class _GiveUp(Exception):
-    pass
+    """The coloring reached its budget or time limit."""
+
+
+class _TooMany(Exception):
+    """An enumeration of clusterings outgrew its limit."""
 
 
 class _Lazy:
@@ -275,6 +279,8 @@ class _Search:
         self.tries = 0
         self.state = 0
         self._cache: dict[tuple[int, int], _Lazy] = {}
+        self.jump_to: int | None = None
+        self.culprits_of_jump: set[int] = set()
         self._state_counter = itertools.count(1)
 
     # ---------------------------------------------------------------- candidates
@@ -303,7 +309,7 @@ class _Search:
             reach = self.counts + (self.free_i * (self.free_g >= d.k)).sum(axis=0)
             spare = (reach - d.lower).astype(float)
             spare[list(self.colored) + [v]] = np.inf
-        for clustering in _candidate_clusterings(d, v, rows, need, room, self.counts, self.owner,
+        for clustering in _candidate_clusterings(d, v, rows, need, room, self.counts,
                                                  set(self.colored), self.graph, self.value_order,
                                                  self.rng, self.max_candidates, spare):
             key = hash(b"|".join(np.sort(c).tobytes() for c in clustering))
@@ -409,15 +415,20 @@ class _Search:
         return why is None
 
     def color(self) -> bool:
+        """Color the remaining nodes. On failure, ``self.jump_to`` names the colored
+        node to resume at (conflict-directed backjumping): the nodes in between did not
+        cause the failure, so trying their other candidates cannot help."""
         if len(self.colored) == self.graph.number_of_nodes():
             if self.completable():
                 return True
             if self.record_trace:
                 self.trace.append(("rest left over", None))
+            self.jump_to = self.order[-1] if self.order else None
             return False
         v = self._pick()
         parent = self.state
         lazy = self.candidates(v)
+        inherited: set[int] = set()
         i = 0
         while True:
             clustering = lazy.get(i)
@@ -428,9 +439,36 @@ class _Search:
             if self.color():
                 return True
             self._undo(v, parent)
+            if self.jump_to is not None and self.jump_to != v:
+                return False  # a node colored earlier caused the failure
+            inherited |= self.culprits_of_jump
         if self.record_trace:
             self.trace.append(("dead end", v))
+        self._set_jump(v, inherited)
         return False
+
+    def _set_jump(self, v: int, inherited: set[int]) -> None:
+        """After node v ran out of candidates: its conflict set is the colored nodes
+        whose clusters hide target records of v or of an uncolored node with no records
+        to spare, plus those inherited from the failures below v; resume at the latest."""
+        d = self.d
+        reach = self.counts + (self.free_i * (self.free_g >= d.k)).sum(axis=0)
+        tight = [w for w in self.graph if w not in self.colored and (w == v or reach[w] - d.lower[w] < d.k)]
+        culprits = set(inherited) - {v}
+        firsts = sorted(self.colored.items(), key=lambda item: item[1])
+        for n, (u, first) in enumerate(firsts):
+            end = firsts[n + 1][1] if n + 1 < len(firsts) else len(self.clusters)
+            if end == first:
+                continue
+            flat, starts, _ = d.flatten(self.clusters[first:end])
+            hidden = np.add.reduceat(d.I[flat][:, tight].astype(np.int64), starts, axis=0).sum(axis=0)
+            hidden -= d.contributions(flat, starts)[:, tight].sum(axis=0)
+            if hidden.any():
+                culprits.add(u)
+        latest = [u for u in reversed(self.order) if u in culprits]
+        # Without a culprit, go back one node (chronological backtracking).
+        self.jump_to = latest[0] if latest else (self.order[-1] if self.order else None)
+        self.culprits_of_jump = culprits - {self.jump_to}
 
 
 def _resolve_next_node(next_node, n_nodes: int):
@@ -453,7 +491,7 @@ def _resolve_next_node(next_node, n_nodes: int):
 
 
 # ------------------------------------------------------------------ Clusterings
-def _candidate_clusterings(d: _Data, v: int, rows: np.ndarray, need: int, room: int, counts, owner,
+def _candidate_clusterings(d: _Data, v: int, rows: np.ndarray, need: int, room: int, counts,
                            colored: set, graph: nx.Graph, value_order: str, rng, cap: int, spare=None):
     """Clusterings(sigma_v, R) given the colors chosen so far, lazily, cheapest first.
 
@@ -626,9 +664,9 @@ def _grow(d: _Data, clusters: list[np.ndarray], ordered: np.ndarray, deficit: in
     records, same protected value), fewest new stars first, keeping every upper bound;
     None if that is impossible. Candidates: the free records nearest the clusters in the
     sorted order (at most 2048), each with the clusters within a few places of it."""
-    if not clusters:
-        return None
     k = d.k
+    if not clusters or deficit > 4 * k:  # growing is a repair, not a way to build clusters
+        return None
     taken = np.zeros(len(ordered), dtype=bool)
     first_pos = np.empty(len(clusters), dtype=np.int64)
     index = {int(r): i for i, r in enumerate(ordered)}
@@ -642,7 +680,7 @@ def _grow(d: _Data, clusters: list[np.ndarray], ordered: np.ndarray, deficit: in
     near = taken[np.maximum(free - 1, 0)] | taken[np.minimum(free + 1, len(ordered) - 1)]
     free = np.concatenate([free[near], free[~near]])[:2048]
     by_pos = np.argsort(first_pos, kind="stable")
-    window = min(len(clusters), deficit + 2)
+    window = min(len(clusters), deficit + 2, 16)
     slot = np.searchsorted(first_pos[by_pos], free)
     cand = slot[:, None] + np.arange(-window, window)[None, :]
     valid = (cand >= 0) & (cand < len(clusters))
@@ -707,13 +745,13 @@ def _enumerate(d: _Data, rows: np.ndarray, need: int, room: int, *, limit: int):
                 if grown <= room and grown - smallest < need:
                     out.append((cost + int(stars[i]), tuple(chosen) + (c,)))
                     if len(out) > limit:
-                        raise _GiveUp
+                        raise _TooMany
             else:
                 walk(i + 1, used.union(c), chosen + [c], grown, cost + int(stars[i]))
 
     try:
         walk(0, set(), [], 0, 0)
-    except _GiveUp:
+    except _TooMany:
         return None
     return out
 
@@ -751,7 +789,7 @@ def clusterings(instance: Instance, requirements: Sequence[Requirement], constra
     if e.lower <= 0:
         return [[]]
     gen = _candidate_clusterings(d, constraint, d.targets[constraint], e.lower, e.upper,
-                                 np.zeros(len(encoded), dtype=np.int64), np.full(d.n, -1), set(), _graph(encoded),
+                                 np.zeros(len(encoded), dtype=np.int64), set(), _graph(encoded),
                                  "cost", np.random.default_rng(0), check_int(limit, "limit", "clusterings", low=1))
     ids = instance.row_ids
     return [[sorted(ids[c].tolist()) for c in clustering] for clustering in itertools.islice(gen, limit)]
@@ -939,11 +977,10 @@ def _candidate_pool(d: _Data, rng, per_constraint: int) -> list[np.ndarray]:
     graph = _graph(d.encoded)
     seen, pool = set(), []
     counts = np.zeros(len(d.encoded), dtype=np.int64)
-    owner = np.full(d.n, -1, dtype=np.int64)
     for v, e in enumerate(d.encoded):
         if e.lower <= 0:
             continue
-        gen = _candidate_clusterings(d, v, d.targets[v], int(e.lower), int(e.upper), counts, owner, set(), graph,
+        gen = _candidate_clusterings(d, v, d.targets[v], int(e.lower), int(e.upper), counts, set(), graph,
                                      "cost", rng, per_constraint)
         for clustering in itertools.islice(gen, per_constraint):
             for c in clustering:
@@ -1162,8 +1199,12 @@ def diva(
     - IsConsistent checks every constraint's upper bound (the paper checks the
       neighbours'; the others cannot change) and, looking ahead, that every uncolored
       constraint can still reach its lower bound with the target records left free.
-    - MinChoice counts consistent candidates up to the cap, recomputed as nodes are
-      colored. Ties: lowest index. The paper's §3.3 list swaps the descriptions of
+    - MinChoice counts consistent candidates (up to the cap for pools of at most 64
+      free records; as 0, 1 or more beyond, since each costs a sort), recomputed as
+      nodes are colored. Ties: lowest index.
+    - The backtracking jumps back to the latest colored node whose clusters hide target
+      records of the failed node, or of an uncolored node left without spare records
+      (conflict-directed backjumping); with no such node, to the previous one. The paper's §3.3 list swaps the descriptions of
       MinChoice and MaxFanOut; the names follow its dedicated paragraphs.
     - Constraints whose target attributes are all released unchanged (protected,
       sensitive, ...) are not nodes: their counts are fixed and checked upfront.
