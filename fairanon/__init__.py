@@ -7,7 +7,7 @@
 True
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from .exceptions import (
     FairanonError,

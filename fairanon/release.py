@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._version import __version__
 from .exceptions import InfeasibleError, InvalidParameterError
 from .instances.generalization import format_number
 from .instances.hierarchy import SUPPRESSED
@@ -156,15 +157,13 @@ def _jsonable(value):
 
 def provenance(method: str, params: Mapping[str, Any], requirements: Sequence, seed, started: float, **extra) -> dict:
     """The provenance record every method attaches to its release."""
-    import fairanon
-
     out = {
         "method": method,
         "params": dict(params),
         "requirements": [str(r) for r in requirements],
         "seed": seed if seed is None or isinstance(seed, int) else repr(seed),
         "elapsed_s": time.perf_counter() - started,
-        "fairanon": fairanon.__version__,
+        "fairanon": __version__,
         "python": platform.python_version(),
         "pandas": pd.__version__,
     }

@@ -448,7 +448,7 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
         Default: :func:`~fairanon.bench.compare.compare_results` of `out`.
     title : str, optional
     """
-    import fairanon
+    from .._version import __version__
 
     results = read_results(out)
     if "run_index" in results.columns:
@@ -469,7 +469,7 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
         f"<h1>{html.escape(title)}</h1>",
         (
             f"<p class='meta'>{len(results)} runs ({html.escape(counts)}) · written "
-            f"{datetime.datetime.now().isoformat(timespec='seconds')} · fairanon {fairanon.__version__}"
+            f"{datetime.datetime.now().isoformat(timespec='seconds')} · fairanon {__version__}"
             f" · Python {platform.python_version()} · {os.cpu_count()} cores · "
             f"{html.escape(platform.platform())}</p>"
         ),
