@@ -40,14 +40,8 @@ from .mining import (
 )
 from .patternset import PatternSet, Roles, Workspace, split_pattern
 from .privacy import Channel, find_channels, k_anonymize
-from .publish import (
-    PATTERN_METHODS,
-    PatternRelease,
-    PatternRequirements,
-    publish,
-    publish_dp,
-    verify_release,
-)
+from .publish import PATTERN_METHODS, publish, publish_dp, verify_release
+from .release import PatternRelease, PatternRequirements
 from .sanitize import (
     SanitizationResult,
     alpha_protective,

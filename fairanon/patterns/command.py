@@ -80,7 +80,8 @@ def _source(args):
 def run(args) -> int:
     """Carry out ``fairanon patterns``; returns the exit code."""
     from .patternset import PatternSet
-    from .publish import PatternRequirements, publish, publish_dp
+    from .publish import publish, publish_dp
+    from .release import PatternRequirements
 
     db, roles, name = _source(args)
     reqs = PatternRequirements(args.measure, args.alpha, args.reading, k=args.k, d=args.d)

@@ -13,7 +13,7 @@ from fairanon import patterns as fp
 from fairanon.exceptions import IncompatibleRequirementError
 from fairanon.patterns.patternset import Workspace
 from fairanon.release import Status
-from fairanon.solver.patterns import candidate_targets
+from fairanon.patterns.exact import candidate_targets
 
 V9 = {("f",): 5, ("y",): 30, ("C",): 1, ("f", "y"): 5, ("f", "C"): 30, ("f", "y", "C"): 10}
 ROLES_FY = fp.Roles({"f", "y"}, "C")

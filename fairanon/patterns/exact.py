@@ -30,15 +30,15 @@ from ortools.sat.python import cp_model
 
 from .._validation import check_option
 from ..exceptions import IncompatibleRequirementError, SolverError
-from ..patterns.detect import detect_discriminatory, domain_of
-from ..patterns.measures import ELIFT_FAMILY, contingency, measure_value
-from ..patterns.mining import canonical
-from ..patterns.patternset import PatternSet, Workspace, split_pattern
-from ..patterns.privacy import ChannelTable, k_anonymize
-from ..patterns.publish import PatternRelease, PatternRequirements
-from ..patterns.sanitize import sanitize
 from ..release import Status, provenance
-from ._cpsat import check_num_workers, check_time_limit, random_seed, remaining, solve
+from ..solver._cpsat import check_num_workers, check_time_limit, random_seed, remaining, solve
+from .detect import detect_discriminatory, domain_of
+from .measures import ELIFT_FAMILY, contingency, measure_value
+from .mining import canonical
+from .patternset import PatternSet, Workspace, split_pattern
+from .privacy import ChannelTable, k_anonymize
+from .release import PatternRelease, PatternRequirements
+from .sanitize import sanitize
 
 __all__ = ["OBJECTIVES", "PatternsModel", "build_patterns_model", "candidate_targets", "exact_patterns"]
 
