@@ -35,17 +35,9 @@ from ..models.requirements import (
     validate_requirements,
 )
 from ..release import Release, Status, generalize_partition, provenance
-from .sabre import (
-    RETRIEVALS,
-    SEED_BUCKET_RULES,
-    SEED_TUPLE_RULES,
-    NeighbourPool,
-    QISpace,
-    _deadline,
-    class_ids,
-    id_order,
-    materialize,
-)
+from .sabre.materialization import SEED_BUCKET_RULES, SEED_TUPLE_RULES, class_ids, id_order, materialize
+from .sabre.neighbours import RETRIEVALS, NeighbourPool, QISpace
+from .sabre.plan import _deadline
 
 __all__ = ["bucket_boundaries", "bucketization", "class_counts", "class_sizes"]
 
@@ -242,7 +234,7 @@ def bucketization(
     counts within [ceil(e_i p_j / t), floor(e_i p_j t)] for every bucket, so the
     class's share of bucket j lies within [p_j / t, t p_j]: distance <= t (Prop. 2).
     The counts solve a min-cost flow between the (size, emphasis) types of classes and
-    the buckets, O(b^2) arcs. Assignment: :func:`~fairanon.heuristics.sabre.materialize`.
+    the buckets, O(b^2) arcs. Assignment: :func:`~fairanon.heuristics.sabre.materialization.materialize`.
 
     Departures from [1]_: tie-aware boundaries and the transportation step (the
     paper's greedy counts need not add up to the bucket sizes); the paper does not say

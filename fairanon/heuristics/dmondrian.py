@@ -32,7 +32,7 @@ from ..models.requirements import (
     validate_requirements,
 )
 from ..release import Release, Status, generalize_partition, provenance
-from . import _partition as E
+from . import topdown as E
 
 __all__ = ["FIND_CUT_RULES", "K_MODES", "PD_GROUPS", "dmondrian"]
 
@@ -311,7 +311,7 @@ def dmondrian(
     d-allowable iff both children have the required sizes and τ <= t; the cut with
     the smallest max(τ(P1), τ(P2)) is taken, ties to the earlier attribute [1]_. τ
     uses the whole table's p- throughout. The parts of one recursion level are
-    processed together (:mod:`fairanon.heuristics._partition`): per level and
+    processed together (:mod:`fairanon.heuristics.topdown`): per level and
     attribute, one counting pass over the active records builds the frequency sets
     and the prefix sums of the (PD value, decision) counts from which every
     candidate's τ follows, so a level costs O(a d) for a active records and d PND

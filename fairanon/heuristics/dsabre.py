@@ -34,19 +34,9 @@ from ..models.requirements import (
 )
 from ..release import Release, Status, generalize_partition, provenance
 from .dmondrian import K_MODES, PD_GROUPS, _threshold, guarantee_notes
-from .sabre import (
-    RETRIEVALS,
-    SEED_BUCKET_RULES,
-    SEED_TUPLE_RULES,
-    NeighbourPool,
-    QISpace,
-    _deadline,
-    class_ids,
-    halve,
-    id_order,
-    materialize,
-    plan_classes,
-)
+from .sabre.materialization import SEED_BUCKET_RULES, SEED_TUPLE_RULES, class_ids, id_order, materialize
+from .sabre.neighbours import RETRIEVALS, NeighbourPool, QISpace
+from .sabre.plan import _deadline, halve, plan_classes
 
 __all__ = ["SPLIT_RULES", "dsabre", "halve_paper"]
 
@@ -189,7 +179,7 @@ def dsabre(
         :data:`SPLIT_RULES`.
     retrieval : {"knn", "approx"}, default="knn"
         Exact nearest neighbours (kd-trees, as in [1]_ §6) or the approximate Hilbert
-        walk of :class:`~fairanon.heuristics.sabre.NeighbourPool`.
+        walk of :class:`~fairanon.heuristics.sabre.neighbours.NeighbourPool`.
     seed : None, int or numpy.random.Generator
         For the random rules; the same seed gives the same release.
     time_limit : float, optional
@@ -224,7 +214,7 @@ def dsabre(
     The search tree has at most log2 |R| levels, all of its nodes of a level are
     tested in one vectorized step, and it depends only on the bucket sizes, t and k.
     Materialization runs one kd-tree query per (class, bucket) (batched, see
-    :func:`~fairanon.heuristics.sabre.materialize`), ties by smallest record id; its
+    :func:`~fairanon.heuristics.sabre.materialization.materialize`), ties by smallest record id; its
     cost is what makes the running time bell-shaped in t [1]_: few leaves at low t,
     many cheap ones at high t. Coordinates are normalized ranks (r - 1)/(|dom| - 1)
     over the values present in the whole input (footnote 5), PND attributes only.

@@ -8,7 +8,7 @@ hierarchy node, or at a value of the hierarchy's leaf order) as long as every ch
 satisfies every requirement. The requirements must be union-monotone, so the leaves
 form a valid release. Executable spec: baselines spec §2.2-§2.6. The partitions of a
 tree level are cut together, with numpy, by the engine of
-:mod:`fairanon.heuristics._partition`.
+:mod:`fairanon.heuristics.topdown`.
 
 Cut rules are plain functions kept in :data:`CUT_RULES`; a callable with the same
 signature works too.
@@ -34,7 +34,7 @@ from ..models.requirements import (
     validate_requirements,
 )
 from ..release import Release, Status, generalize_partition, provenance
-from . import _partition as E
+from . import topdown as E
 
 __all__ = ["CATEGORICAL_SPLITS", "CUT_RULES", "cut_balanced", "cut_median", "mondrian", "mondrian_relaxed"]
 
@@ -487,7 +487,7 @@ def mondrian(
     released with its tight summary (range or lowest common ancestor).
 
     Implementation: the partitions of one level of the recursion are processed
-    together (:mod:`fairanon.heuristics._partition`). Attributes are integer ranks,
+    together (:mod:`fairanon.heuristics.topdown`). Attributes are integer ranks,
     frequency sets are counted with one ``bincount`` per attribute and level (or a
     sort when a partition's value range is much larger than the partition), and the
     records are regrouped by one stable integer sort per level. A level costs

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import fairanon as fa
 from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
-from fairanon.heuristics import _partition as E
+from fairanon.heuristics import topdown as E
 from fairanon.heuristics.dmondrian import dmondrian
 from fairanon.instances.datasets import ruggieri_fig3_release_table
 from fairanon.instances.hierarchy import Hierarchy

@@ -15,7 +15,6 @@ from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterEr
 from fairanon.heuristics.sabre import (
     NeighbourPool,
     QISpace,
-    _PlanBound,
     bucketize,
     bucketize_stages,
     halve,
@@ -23,6 +22,7 @@ from fairanon.heuristics.sabre import (
     plan_classes,
     sabre,
 )
+from fairanon.heuristics.sabre.plan import _PlanBound
 from fairanon.instances.hierarchy import Hierarchy
 from fairanon.models import measures as M
 from fairanon.models.verify import verify

@@ -1,15 +1,22 @@
-"""The partitioning engine shared by Mondrian and dMondrian: integer-coded columns,
-level-synchronous splitting and split predicates built from requirements.
+"""Top-down partitioning one tree level at a time: the engine of Mondrian (LeFevre, DeWitt,
+Ramakrishnan, ICDE 2006) shared by Mondrian (:mod:`fairanon.heuristics.mondrian`) and
+dMondrian (Ruggieri, Trans. Data Privacy 2014; :mod:`fairanon.heuristics.dmondrian`).
 
-A top-down partitioning is processed one tree level at a time. The records of every
-active part sit in one int32 matrix, part after part (*segments*), one row per record
-and one column per coded attribute (column 0 is the record's position in the
-instance). Cuts are evaluated for all parts of a level at once with numpy; the
-children of a part replace it in place, so the final order of the classes is the
-depth-first order of the recursive algorithm, left child first. Per level the work is
-linear in the number of active records (plus a stable sort of integer keys when the
-parts are regrouped), so no record is ever touched by Python code and no DataFrame is
-copied. Memory is O(n * columns).
+It holds the integer-coded columns (ranked attributes, hierarchy columns), the split
+predicates built from requirements (:class:`Checks`), the levels of the partitioning tree
+and their splitting (:class:`Level`, :func:`split_level`, :class:`Leaves`), and the
+frequency sets and prefix counts from which the cuts of every part of a level are
+evaluated at once (:func:`frequency_runs`, :func:`prefix_counts`). The methods decide
+where to cut; this module applies the cuts.
+
+The records of every active part of a level sit in one int32 matrix, part after part
+(*segments*), one row per record and one column per coded attribute (column 0 is the
+record's position in the instance). Cuts are evaluated for all parts of a level at
+once with numpy; the children of a part replace it in place, so the final order of the
+classes is the depth-first order of the recursive algorithm, left child first. Per
+level the work is linear in the number of active records (plus a stable sort of integer
+keys when the parts are regrouped), so no record is ever touched by Python code and no
+DataFrame is copied. Memory is O(n * columns).
 
 Executable spec: baselines spec §2.2-§2.4 (Mondrian), tcloseness spec §2.2 (dMondrian).
 """

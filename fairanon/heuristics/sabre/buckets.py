@@ -1,0 +1,286 @@
+"""Sabre's bucketization of the sensitive values (Cao, Karras, Kalnis, Tan, VLDB J. 2011;
+baselines spec §3.2).
+
+The values of the sensitive attribute are partitioned into buckets of similar values,
+greedily and top-down, until the EMD upper bound U of an equivalence class drawing from
+every bucket in proportion to the bucket sizes is at most t. Buckets are any value sets
+(equal ground distance), contiguous runs (ordered) or hierarchy nodes (hierarchical).
+:func:`bucketize` returns the first such stage, :func:`bucketize_stages` every later one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["Bucketing", "bucketize", "bucketize_stages"]
+
+
+@dataclass(frozen=True)
+class Bucketing:
+    """A partition of the sensitive values into buckets, with each bucket's worst case.
+
+    Attributes
+    ----------
+    buckets : tuple of ndarray
+        Value indices (columns of the global counts) of each bucket, in value order.
+    bucket_of : ndarray of int
+        The bucket of every value.
+    wc_num : ndarray of int
+        Numerators of the local worst cases: WC(B) = wc_num[B] / (N * scale).
+    scale : int
+        m - 1 (ordered), 1 (equal) or the tree height H (hierarchical).
+    counts : ndarray of int
+        Global counts of the values (N = their sum).
+    """
+
+    buckets: tuple
+    bucket_of: np.ndarray
+    wc_num: np.ndarray
+    scale: int
+    counts: np.ndarray
+
+    @property
+    def n_buckets(self) -> int:
+        return len(self.buckets)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Records per bucket in the whole table."""
+        return np.array([int(self.counts[b].sum()) for b in self.buckets], dtype=np.int64)
+
+    def upper_bound(self) -> Fraction:
+        """U = Σ_B WC(B), the EMD bound of a class drawing proportionally from every bucket."""
+        return Fraction(int(self.wc_num.sum()), int(self.counts.sum()) * self.scale)
+
+
+def _lca_heights(hierarchy, values: Sequence[str]) -> np.ndarray:
+    """height(LCA(v, v')) of every pair of values in the padded tree (0 on the diagonal)."""
+    h = hierarchy.height
+    chains = [list(reversed(hierarchy.ancestors(v))) for v in values]  # root .. leaf
+    m = len(values)
+    out = np.zeros((m, m), dtype=np.int64)
+    for i in range(m):
+        for j in range(i + 1, m):
+            depth = 0
+            common = min(len(chains[i]), len(chains[j]))
+            while depth + 1 < common and chains[i][depth + 1] == chains[j][depth + 1]:
+                depth += 1
+            out[i, j] = out[j, i] = h - depth
+    return out
+
+
+def bucketize(
+    counts: np.ndarray,
+    distance: str,
+    t: Fraction,
+    *,
+    hierarchy=None,
+    values: Sequence[str] | None = None,
+) -> Bucketing:
+    """Greedy top-down bucketization of the sensitive values (baselines spec §3.2).
+
+    Starting from one bucket holding every value, split one bucket at a time, always
+    the split giving the smallest U = Σ_B WC(B), until U <= t (exactly). WC(B) is the
+    cost of moving B's share of the global distribution onto its worst single value.
+
+    Parameters
+    ----------
+    counts : array of int
+        Global counts of the m values present, in their order.
+    distance : {"equal", "ordered", "hierarchical"}
+        Buckets are any value sets (equal), contiguous runs (ordered) or hierarchy
+        nodes (hierarchical).
+    t : Fraction
+    hierarchy, values
+        The hierarchy and the value names (hierarchical only).
+
+    Returns
+    -------
+    Bucketing
+        The first bucketing with U <= t (fewest buckets).
+
+    See Also
+    --------
+    bucketize_stages : every later stage of the same greedy, down to single values.
+
+    Notes
+    -----
+    Ordered: O(m) per split with prefix sums, O(m^2) in all. Equal: splitting off the
+    most frequent value is always best. Hierarchical: a node splits into its children.
+    Ties go to the lowest bucket, then the lowest cut.
+
+    Examples
+    --------
+    The salary column of baselines spec §3.5 (nine values, one record each):
+
+    >>> b = bucketize(np.ones(9, dtype=int), "ordered", Fraction(3, 10))
+    >>> [list(map(int, x)) for x in b.buckets], b.upper_bound()
+    ([[0, 1, 2, 3], [4, 5, 6, 7, 8]], Fraction(2, 9))
+    """
+    return next(bucketize_stages(counts, distance, t, hierarchy=hierarchy, values=values))
+
+
+def bucketize_stages(
+    counts: np.ndarray,
+    distance: str,
+    t: Fraction,
+    *,
+    hierarchy=None,
+    values: Sequence[str] | None = None,
+):
+    """Every stage of :func:`bucketize`'s greedy from the first with U <= t on, one
+    more bucket each, until every value is alone.
+
+    More buckets lower U, which leaves the redistribution more room to split classes,
+    but each class then draws from more buckets; :func:`~fairanon.heuristics.sabre.sabre`
+    picks the stage that plans the most classes.
+
+    >>> [b.n_buckets for b in bucketize_stages(np.ones(9, dtype=int), "ordered", Fraction(3, 10))]
+    [2, 3, 4, 5, 6, 7, 8, 9]
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    m = len(counts)
+    total = int(counts.sum())
+    t = Fraction(t)
+    if distance == "ordered":
+        scale = max(m - 1, 1)
+        stages = _greedy_ordered(counts)
+    elif distance == "equal":
+        scale = 1
+        stages = _greedy_equal(counts)
+    else:
+        scale = max(hierarchy.height, 1)
+        stages = _greedy_tree(counts, hierarchy, list(values))
+    for buckets, wcs in stages:
+        if not _within(sum(wcs), total, scale, t):
+            continue
+        order = sorted(range(len(buckets)), key=lambda i: min(buckets[i]))
+        buckets = [sorted(buckets[i]) for i in order]
+        bucket_of = np.zeros(m, dtype=np.int64)
+        for b, vals in enumerate(buckets):
+            bucket_of[vals] = b
+        yield Bucketing(
+            tuple(np.asarray(v, dtype=np.int64) for v in buckets),
+            bucket_of,
+            np.array([int(wcs[i]) for i in order], dtype=object),
+            scale,
+            counts,
+        )
+
+
+def _within(num: int, total: int, scale: int, t: Fraction) -> bool:
+    """num / (total * scale) <= t, in integers."""
+    return int(num) * t.denominator <= t.numerator * total * scale
+
+
+def _greedy_ordered(counts):
+    """Stages (buckets, WC numerators) of the ordered greedy: contiguous runs."""
+    m = len(counts)
+    j = np.arange(m, dtype=np.int64)
+    c = counts.astype(np.int64)
+    pc = np.concatenate([[0], np.cumsum(c)])  # Σ c_j over [0, i)
+    pjc = np.concatenate([[0], np.cumsum(c * j)])  # Σ j c_j over [0, i)
+
+    def wc(a, b):  # numerator of WC([a, b]) (scaled by total * scale)
+        s, sj = pc[b + 1] - pc[a], pjc[b + 1] - pjc[a]
+        return int(max(sj - a * s, b * s - sj))
+
+    def best_cut(a, b):
+        # All cuts [a, c] | [c+1, b] at once, the largest reduction (first: lowest cut).
+        cs = np.arange(a, b)
+        left_s, left_sj = pc[cs + 1] - pc[a], pjc[cs + 1] - pjc[a]
+        right_s, right_sj = pc[b + 1] - pc[cs + 1], pjc[b + 1] - pjc[cs + 1]
+        left = np.maximum(left_sj - a * left_s, cs * left_s - left_sj)
+        right = np.maximum(right_sj - (cs + 1) * right_s, b * right_s - right_sj)
+        gain = wc(a, b) - (left + right)
+        i = int(np.argmax(gain))
+        return int(gain[i]), int(cs[i]), int(left[i]), int(right[i])
+
+    buckets, wcs, cache = [(0, m - 1)], [wc(0, m - 1)], {}
+    while True:
+        yield [list(range(a, b + 1)) for a, b in buckets], list(wcs)
+        best = None
+        for pos, (a, b) in enumerate(buckets):
+            if a == b:
+                continue
+            if (a, b) not in cache:
+                cache[(a, b)] = best_cut(a, b)
+            if best is None or cache[(a, b)][0] > best[0]:
+                best = (cache[(a, b)][0], pos)
+        if best is None:
+            return
+        pos = best[1]
+        a, b = buckets[pos]
+        _, cut, left, right = cache.pop((a, b))
+        buckets[pos : pos + 1] = [(a, cut), (cut + 1, b)]
+        wcs[pos : pos + 1] = [left, right]
+
+
+def _greedy_equal(counts):
+    """Stages of the equal-distance greedy: WC(B) = Σ_B c - min_B c (over N)."""
+
+    def wc(vals):
+        return int(counts[vals].sum() - counts[vals].min()) if len(vals) else 0
+
+    buckets, wcs = [list(range(len(counts)))], [wc(list(range(len(counts))))]
+    while True:
+        yield [list(b) for b in buckets], list(wcs)
+        best = None
+        for pos, vals in enumerate(buckets):
+            if len(vals) < 2:
+                continue
+            for v in vals:
+                rest = [u for u in vals if u != v]
+                gain = wcs[pos] - wc(rest)
+                if best is None or gain > best[0]:
+                    best = (gain, pos, v, rest)
+        if best is None:
+            return
+        _, pos, v, rest = best
+        buckets[pos : pos + 1] = [rest, [v]]
+        wcs[pos : pos + 1] = [wc(rest), 0]
+
+
+def _greedy_tree(counts, hierarchy, values):
+    """Stages of the hierarchical greedy: buckets are nodes, split into their children."""
+    index = {v: i for i, v in enumerate(values)}
+    heights = _lca_heights(hierarchy, values)
+
+    def leaves_under(node):
+        mask = hierarchy.leaf_mask(node)
+        return [index[v] for v, inside in zip(hierarchy.leaves, mask) if inside and v in index]
+
+    def lowest(node):
+        # Move down unary chains: a node with one populated child covers the same values.
+        while True:
+            kids = [k for k in hierarchy.children[node] if leaves_under(k)]
+            if len(kids) != 1:
+                return node, kids, leaves_under(node)
+            node = kids[0]
+
+    def wc(vals):
+        if len(vals) < 2:
+            return 0
+        return int(max(heights[np.ix_(vals, vals)] @ counts[vals]))
+
+    buckets = [lowest(hierarchy.root)]
+    wcs = [wc(buckets[0][2])]
+    while True:
+        yield [b[2] for b in buckets], list(wcs)
+        best = None
+        for pos, (_, kids, _) in enumerate(buckets):
+            if not kids:
+                continue
+            parts = [lowest(k) for k in kids]
+            gain = wcs[pos] - sum(wc(p[2]) for p in parts)
+            if best is None or gain > best[0]:
+                best = (gain, pos, parts)
+        if best is None:
+            return
+        _, pos, parts = best
+        buckets[pos : pos + 1] = parts
+        wcs[pos : pos + 1] = [wc(p[2]) for p in parts]

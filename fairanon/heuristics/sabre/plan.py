@@ -1,0 +1,179 @@
+"""Sabre's redistribution: the plan of the equivalence classes as vectors of per-bucket
+counts (Cao, Karras, Kalnis, Tan, VLDB J. 2011; baselines spec §3.2-3.3).
+
+The counts of the whole table are halved recursively (:func:`halve`) while both halves
+pass a test, for Sabre that they hold at least k records and that the sound EMD bound of
+:class:`_PlanBound` on any class with those counts is at most t (:func:`plan_classes`;
+dSabre passes its own split rule and test).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+
+from ...exceptions import InvalidParameterError
+from ...models import measures as M
+from .buckets import Bucketing
+
+__all__ = ["halve", "plan_classes"]
+
+
+class _PlanBound:
+    """Sound EMD upper bound of any class with given per-bucket counts (baselines spec
+    §3.2): Bound(x) = D(P', Q) + Σ_B (u_B / w_B) WC(B), where P' spreads each bucket's
+    share u_B = x_B / |x| over the bucket like Q does."""
+
+    def __init__(self, bucketing: Bucketing, ground: M.EMDGround):
+        self.b = bucketing
+        self.ground = ground
+        self.total = int(bucketing.counts.sum())
+        self.sizes = bucketing.sizes
+        self.c = bucketing.counts.astype(float)
+        self.q = self.c / self.total
+        self.share = self.c / self.sizes[bucketing.bucket_of]  # c_v / W_B(v)
+        self.wc_over_w = np.array(
+            [float(Fraction(int(n), self.sizes[i] * bucketing.scale)) for i, n in enumerate(bucketing.wc_num)]
+        )
+
+    def values(self, plans: np.ndarray) -> np.ndarray:
+        plans = np.atleast_2d(plans).astype(float)
+        size = plans.sum(axis=1, keepdims=True)
+        u = plans / size
+        r = u[:, self.b.bucket_of] * self.share - self.q
+        g = self.ground
+        if g.distance == "equal":
+            d = 0.5 * np.abs(r).sum(axis=1)
+        elif g.distance == "ordered":
+            d = np.abs(np.cumsum(r, axis=1)).sum(axis=1) / max(g.m - 1, 1)
+        else:
+            d = (np.abs(r @ g.membership.T) @ g.weights) / (2 * g.height)
+        return d + u @ self.wc_over_w
+
+    def exact(self, plan: np.ndarray) -> Fraction:
+        plan = [int(v) for v in plan]
+        size = sum(plan)
+        sizes = [int(s) for s in self.sizes]
+        u = [Fraction(x, size) for x in plan]
+        r = [
+            u[b] * int(c) / sizes[b] - Fraction(int(c), self.total)
+            for c, b in zip(self.b.counts, self.b.bucket_of)
+        ]
+        g = self.ground
+        if g.distance == "equal":
+            d = sum(abs(v) for v in r) / 2
+        elif g.distance == "ordered":
+            acc, d = Fraction(0), Fraction(0)
+            for v in r:
+                acc += v
+                d += abs(acc)
+            d /= max(g.m - 1, 1)
+        else:
+            d = Fraction(0)
+            for row, w in zip(g.membership, g.weights):
+                d += int(w) * abs(sum(v for v, inside in zip(r, row) if inside))
+            d /= 2 * g.height
+        wc = sum(u[i] * Fraction(int(n), sizes[i] * self.b.scale) for i, n in enumerate(self.b.wc_num))
+        return d + wc
+
+    def within(self, plans: np.ndarray, t: Fraction) -> np.ndarray:
+        plans = np.atleast_2d(plans)
+        return M.exact_compare(self.values(plans), lambda i: self.exact(plans[i]), t, "le")
+
+
+def halve(plans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split per-bucket counts in two; odd counts give their extra unit alternately to
+    the left and the right half, in bucket order (baselines spec §3.3). Rows of a 2-D
+    array are split independently.
+
+    >>> [x.tolist() for x in halve(np.array([4, 5]))], [x.tolist() for x in halve(np.array([3, 1, 1]))]
+    ([[2, 3], [2, 2]], [[2, 0, 1], [1, 1, 0]])
+    """
+    plans = np.asarray(plans, dtype=np.int64)
+    odd = plans % 2
+    # Within a row, the 1st, 3rd, ... odd count gives its extra unit to the left half.
+    first_of_pair = (np.cumsum(odd, axis=-1) % 2 == 1) & (odd == 1)
+    left = plans // 2 + first_of_pair
+    return left, plans - left
+
+
+def plan_classes(
+    root: np.ndarray,
+    allowed: Callable[[np.ndarray], np.ndarray],
+    *,
+    split: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = halve,
+    deadline: float | None = None,
+) -> tuple[list[np.ndarray], bool]:
+    """Leaves of the recursive splitting of a count vector, in depth-first order (left
+    first).
+
+    Parameters
+    ----------
+    root : array of int
+        Counts per bucket of the whole set.
+    allowed : callable
+        Takes a matrix of candidate children (one per row) and says which are
+        acceptable; a node splits when both its children are.
+    split : callable, default=:func:`halve`
+        Maps a matrix of nodes to their (left, right) children.
+    deadline : float, optional
+        A ``time.perf_counter()`` value; nodes not yet split then stay leaves.
+
+    Returns
+    -------
+    leaves : list of int arrays
+    timed_out : bool
+
+    Notes
+    -----
+    The tree is grown a level at a time, every node of a level in one vectorized call.
+
+    >>> leaves, _ = plan_classes(np.array([4, 5]), lambda x: x.sum(axis=1) >= 2)
+    >>> [x.tolist() for x in leaves]
+    [[1, 2], [1, 1], [1, 1], [1, 1]]
+    """
+    level = np.asarray(root, dtype=np.int64)[None, :]
+    paths = np.zeros(1, dtype=np.int64)
+    done, done_paths, done_depths = [], [], []
+    depth, timed_out = 0, False
+    while len(level):
+        if deadline is not None and time.perf_counter() > deadline:
+            timed_out = True
+            ok = np.zeros(len(level), dtype=bool)
+        else:
+            left, right = split(level)
+            both = allowed(np.vstack([left, right]))
+            ok = both[: len(level)] & both[len(level) :]
+        done.append(level[~ok])
+        done_paths.append(paths[~ok])
+        done_depths.append(np.full(int((~ok).sum()), depth, dtype=np.int64))
+        idx = np.flatnonzero(ok)
+        if not len(idx):
+            break
+        level = np.empty((2 * len(idx), level.shape[1]), dtype=np.int64)
+        level[0::2], level[1::2] = left[idx], right[idx]
+        paths = np.repeat(2 * paths[idx], 2)
+        paths[1::2] += 1
+        depth += 1
+    leaves = np.concatenate(done)
+    # A leaf's path, padded to the deepest level, orders the leaves depth first (a
+    # node is split only while both halves hold records, so depth < 63).
+    keys = np.concatenate(done_paths) << (depth - np.concatenate(done_depths))
+    return list(leaves[np.argsort(keys, kind="stable")]), timed_out
+
+
+def _deadline(time_limit, started: float, caller: str) -> float | None:
+    """The ``time.perf_counter()`` value `time_limit` seconds after `started` (None without
+    a limit), for :func:`plan_classes`; raises InvalidParameterError, naming `caller`, for a
+    time limit that is not a number of seconds >= 0."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit >= 0:
+        raise InvalidParameterError(
+            f"The 'time_limit' parameter of {caller} must be None or a number of seconds in "
+            f"[0, inf]. Got {time_limit!r} instead."
+        )
+    return started + float(time_limit)
