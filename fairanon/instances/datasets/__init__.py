@@ -46,10 +46,10 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from ..exceptions import InvalidParameterError, SchemaError
-from .hierarchy import Hierarchy, IntervalHierarchy
-from .instance import Instance
-from .schema import ROLES, Attribute, Schema
+from ...exceptions import InvalidParameterError, SchemaError
+from ..hierarchy import Hierarchy, IntervalHierarchy
+from ..instance import Instance
+from ..schema import ROLES, Attribute, Schema
 
 __all__ = [
     "ADULT_COLUMNS",
@@ -87,7 +87,8 @@ RECORD_ID = "record_id"
 @contextmanager
 def _data_file(filename: str):
     """A filesystem path of a bundled data file (extracted if the package is zipped)."""
-    ref = resources.files(__package__).joinpath("data", filename)
+    # data/ belongs to fairanon.instances, the parent of this package
+    ref = resources.files(__package__.rpartition(".")[0]).joinpath("data", filename)
     with resources.as_file(ref) as path:
         yield path
 
@@ -1147,7 +1148,7 @@ def diva_sigma() -> list:
     >>> diva_sigma()[0]
     DiversityConstraint(ETH[Asian], 2, 5)
     """
-    from ..models.requirements import DiversityConstraint
+    from ...models.requirements import DiversityConstraint
 
     return [
         DiversityConstraint({"ETH": "Asian"}, 2, 5),
