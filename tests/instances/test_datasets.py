@@ -17,6 +17,7 @@ from fairanon.exceptions import InvalidParameterError, SchemaError
 from fairanon.instances import datasets as ds
 from fairanon.instances import label_covers
 from fairanon.instances.datasets import load
+from fairanon.models.diversity import diva_sigma
 from fairanon.models.requirements import DiversityConstraint
 from fairanon.release import Release
 
@@ -379,7 +380,7 @@ def test_diva_table1():
 
 
 def test_diva_sigma():
-    sigma = ds.diva_sigma()
+    sigma = diva_sigma()
     assert sigma == [
         DiversityConstraint({"ETH": "Asian"}, 2, 5),
         DiversityConstraint({"ETH": "African"}, 1, 3),
@@ -412,7 +413,7 @@ def test_diva_releases(make, k, stars, groups):
 
 def test_diva_table3_satisfies_sigma():
     table = ds.diva_table3()
-    for sigma in ds.diva_sigma():
+    for sigma in diva_sigma():
         ((attr, value),) = sigma.target
         count = int((table[attr] == value).sum())
         assert count == 2
