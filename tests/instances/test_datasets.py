@@ -6,6 +6,7 @@ are recomputed here with exact fractions from the instances' masks.
 
 import gzip
 import hashlib
+import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from fairanon.models.requirements import DiversityConstraint
 from fairanon.release import Release
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "datasets"
+SHARED = Path(os.environ.get("FAIRANON_DATA") or REPO.parent / "shared" / "datasets")
 DATA = REPO / "fairanon" / "instances" / "data"
 
 
