@@ -1,9 +1,9 @@
 """DIVA benchmark: the shape of the parameter sweep of DIVA's Table 5, and its target.
 
 Run ``python benchmarks/diva.py`` (``--quick`` for a smaller grid, ``--census DIR`` for
-the folder holding ``census_income_{train,test}.csv.gz``; default
-``/work/shared/datasets`` when it exists, else the Census parts are skipped). Prints a
-table and writes ``benchmarks/results/diva.json``.
+the folder holding ``census_income_{train,test}.csv.gz``; default ``$FAIRANON_DATA``,
+else ``shared/datasets`` beside the repository; the Census parts are skipped without it).
+Prints a table and writes ``benchmarks/results/diva.json``.
 
 - **Target** (in a child process, so its peak memory is its own): Census-Income at full
   size (299,285 rows), |Σ| = 8 proportional constraints (rho = 0.96, fairanon's default
@@ -53,7 +53,8 @@ from fairanon.models.diversity import conflict_rate, encode_constraints, proport
 from fairanon.release import Release, generalize_partition
 from fairanon.solver.diva_exact import diva_exact
 
-DEFAULT_DATA = "/work/shared/datasets"
+from _data import DATA_HELP, data_dir
+
 STRATEGIES = ("basic", "minchoice", "maxfanout")
 
 
@@ -230,7 +231,7 @@ def target(args) -> dict:
 # ------------------------------------------------------------------ main
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--census", default=DEFAULT_DATA if os.path.isdir(DEFAULT_DATA) else None)
+    parser.add_argument("--census", default=data_dir(), help=DATA_HELP)
     parser.add_argument("--quick", action="store_true", help="a smaller grid (a few minutes)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=120.0, help="seconds per DIVA run")

@@ -5,8 +5,8 @@ Run ``python benchmarks/mondrian.py``; ``--sizes 1e5,1e6,1e7`` picks the synthet
 (default 1e5,1e6), ``--no-mre`` skips the median relative errors (slow on
 Census-Income), ``--census-dir`` points at UCI Census-Income (KDD)
 (``census_income_train.csv.gz``, ``census_income_test.csv.gz``; default
-``/work/shared/datasets``; skipped when absent). Prints one table per part and writes
-``benchmarks/results/mondrian.json``.
+``$FAIRANON_DATA``, else ``shared/datasets`` beside the repository; skipped when absent).
+Prints one table per part and writes ``benchmarks/results/mondrian.json``.
 
 Each row gives wall time (best of ``--repeat`` runs) and CPU time of the method call
 (the machine may be shared: CPU time is the steadier figure), the peak memory the call
@@ -56,6 +56,8 @@ from fairanon.models.metrics import (
     median_relative_error,
     ncp,
 )
+
+from _data import DATA_HELP, data_dir
 
 ADULT_QI = [
     "age", "education", "marital-status", "native-country", "race", "sex", "workclass", "income",
@@ -200,7 +202,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sizes", default="1e5,1e6", help="synthetic sizes, e.g. 1e5,1e6,1e7")
-    parser.add_argument("--census-dir", default="/work/shared/datasets")
+    parser.add_argument("--census-dir", default=data_dir(), help=DATA_HELP)
     parser.add_argument("--no-mre", action="store_true", help="skip the median relative errors")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "mondrian.json"))
     args = parser.parse_args()

@@ -1,8 +1,10 @@
 """Sabre and dSabre benchmark.
 
 Run ``python benchmarks/sabre.py`` (``--repeat N`` for more repetitions of the Sabre
-runs, ``--census DIR`` for another copy of UCI Census-Income). Prints two tables and
-writes ``benchmarks/results/sabre.json``.
+runs, ``--census DIR`` for the folder holding UCI Census-Income,
+``census_income_{train,test}.csv.gz``; default ``$FAIRANON_DATA``, else ``shared/datasets``
+beside the repository; skipped when absent). Prints two tables and writes
+``benchmarks/results/sabre.json``.
 
 1. Sabre on UCI Adult (30,162 complete rows), ARX's usual setting: 8 quasi-identifiers
    (age, education, marital-status, native-country, race, income, sex, workclass),
@@ -39,9 +41,10 @@ from fairanon.instances.hierarchy import Hierarchy
 from fairanon.models.describe import describe
 from fairanon.models.metrics import loss_metric, ncp
 
+from _data import DATA_HELP, data_dir
+
 ADULT_QI = ["age", "education", "marital-status", "native-country", "race", "income", "sex", "workclass"]
 RUGGIERI_ADULT_PND = ["age", "workclass", "education", "marital-status", "occupation", "relationship"]
-CENSUS_DIR = "/work/shared/datasets"
 
 
 def _timed(func, repeat: int):
@@ -125,7 +128,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--points", type=int, default=10, help="t values per dSabre curve")
-    parser.add_argument("--census", default=CENSUS_DIR, help="folder with census_income_{train,test}.csv.gz")
+    parser.add_argument("--census", default=data_dir(), help=DATA_HELP)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "sabre.json"))
     args = parser.parse_args()
     load_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -8,6 +8,7 @@ import pytest
 import fairanon as fa
 from fairanon.instances import datasets
 from fairanon.models.describe import describe
+from fairanon.models.diversity import diva_sigma
 from fairanon.models.metrics import generalized_cells, property_vectors, suppressed_cells
 from fairanon.release import Release
 
@@ -24,14 +25,14 @@ def test_diva_table2_is_3_anonymous():
     assert report["3-anonymity"].achieved == 3
     assert report.n_classes == 3
     # "sigma_1 = (ETH[Asian], 2, 5) ... is satisfied by Table 1 and Table 2"
-    sigma1 = datasets.diva_sigma()[0]
+    sigma1 = diva_sigma()[0]
     assert fa.verify(inst, _release(datasets.diva_table2()), [sigma1])[str(sigma1)].achieved == 3
 
 
 def test_diva_table3_is_2_anonymous_and_satisfies_example_3_1():
     inst = fa.load("diva_table1")
     release = _release(datasets.diva_table3())
-    sigma = datasets.diva_sigma()
+    sigma = diva_sigma()
     report = fa.verify(inst, release, [fa.KAnonymity(2), *sigma])
     assert report.passed, str(report)
     assert [report[str(s)].achieved for s in sigma] == [2, 2, 2]  # Asian, African, Vancouver

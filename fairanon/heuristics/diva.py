@@ -85,7 +85,7 @@ def constraint_graph(instance: Instance, requirements: Sequence[Requirement]) ->
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
+    >>> from fairanon.models.diversity import diva_sigma
     >>> g = constraint_graph(fa.load("diva_table1"), diva_sigma())
     >>> sorted(g.edges(data="overlap"))  # Example 3.3: {v1, v3} (t8, t10), {v2, v3} (t6)
     [(0, 2, 2), (1, 2, 1)]
@@ -772,7 +772,7 @@ def clusterings(instance: Instance, requirements: Sequence[Requirement], constra
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
+    >>> from fairanon.models.diversity import diva_sigma
     >>> inst = fa.load("diva_table1")
     >>> clusterings(inst, [fa.KAnonymity(2), *diva_sigma()], 0)  # sigma_1 = (ETH[Asian], 2, 5)
     [[[8, 10]], [[8, 9]], [[9, 10]], [[8, 9, 10]]]
@@ -840,7 +840,7 @@ def diverse_clustering(
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
+    >>> from fairanon.models.diversity import diva_sigma
     >>> inst = fa.load("diva_table1")
     >>> found = diverse_clustering(inst, [fa.KAnonymity(2), *diva_sigma()])
     >>> found.found, [sorted(inst.row_ids[c].tolist()) for c in found.clusters]
@@ -1228,7 +1228,7 @@ def diva(
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
+    >>> from fairanon.models.diversity import diva_sigma
     >>> inst = fa.load("diva_table1")
     >>> reqs = [fa.KAnonymity(2), *diva_sigma()]
     >>> rel = diva(inst, reqs, next_node="maxfanout")

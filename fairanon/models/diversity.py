@@ -16,8 +16,9 @@ records whose cells on X show exactly the values t. On an instance it selects
 This module holds that reading (:func:`encode_constraints`, :func:`visible_rows`), the
 conflict rates of DIVA's experiments (:func:`pair_conflict_rate`,
 :func:`conflict_rate`), a reader for the ``attr(value) [lower, upper]`` lists the DIVA
-authors publish (:func:`parse_constraints`) and the three constraint families of their
-experiments (:func:`minimum_frequency`, :func:`average`, :func:`proportional`).
+authors publish (:func:`parse_constraints`), the three constraint families of their
+experiments (:func:`minimum_frequency`, :func:`average`, :func:`proportional`) and the
+constraints of their running example (:func:`diva_sigma`).
 
 References
 ----------
@@ -40,6 +41,7 @@ import pandas as pd
 
 from .._validation import check_fraction, check_int, check_option
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
+from ..instances.datasets import DIVA_SIGMA
 from ..instances.generalization import format_number
 from ..instances.instance import Instance
 from .requirements import DiversityConstraint
@@ -48,6 +50,7 @@ __all__ = [
     "EncodedConstraint",
     "average",
     "conflict_rate",
+    "diva_sigma",
     "encode_constraints",
     "minimum_frequency",
     "pair_conflict_rate",
@@ -129,7 +132,6 @@ def encode_constraints(instance: Instance, requirements: Iterable) -> list[Encod
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
     >>> inst = fa.load("diva_table1")
     >>> [inst.row_ids[e.target].tolist() for e in encode_constraints(inst, diva_sigma())]
     [[8, 9, 10], [5, 6], [6, 7, 8, 10]]
@@ -192,7 +194,6 @@ def visible_rows(
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
     >>> inst = fa.load("diva_table1")
     >>> asian = encode_constraints(inst, diva_sigma())[0]
     >>> int(visible_rows(inst, asian, np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])).sum())
@@ -235,7 +236,6 @@ def conflict_rate(instance: Instance, constraints: Sequence[DiversityConstraint]
     (baselines spec §7.4; 0 for an empty union). 0 means no overlap, 1 that every
     targeted record is shared.
 
-    >>> from fairanon.instances.datasets import diva_sigma
     >>> conflict_rate(fa.load("diva_table1"), diva_sigma())  # t6, t8, t10 of t5..t10
     Fraction(1, 2)
     """
@@ -484,3 +484,15 @@ def proportional(
             high = lower
         out.append(_build(attrs, combo, lower, high))
     return out
+
+
+# ------------------------------------------------------------------ DIVA's running example
+def diva_sigma() -> list[DiversityConstraint]:
+    """Σ of DIVA's Example 3.1 on its Table 1 (``fa.load("diva_table1")``):
+    (ETH[Asian], 2, 5), (ETH[African], 1, 3), (CTY[Vancouver], 2, 4), built from
+    :data:`fairanon.instances.datasets.DIVA_SIGMA`.
+
+    >>> diva_sigma()[0]
+    DiversityConstraint(ETH[Asian], 2, 5)
+    """
+    return [DiversityConstraint(target, lower, upper) for target, lower, upper in DIVA_SIGMA]

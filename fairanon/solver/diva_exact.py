@@ -454,7 +454,7 @@ def diva_exact(instance: Instance, requirements, *, seed=None, time_limit: float
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
+    >>> from fairanon.models.diversity import diva_sigma
     >>> inst = fa.load("diva_table1")
     >>> reqs = [fa.KAnonymity(2), *diva_sigma()]
     >>> rel = diva_exact(inst, reqs, seed=0)

@@ -1665,7 +1665,7 @@ def cpsat(
 
     Examples
     --------
-    >>> from fairanon.instances.datasets import diva_sigma
+    >>> from fairanon.models.diversity import diva_sigma
     >>> inst = fa.load("diva_table1")
     >>> reqs = [fa.KAnonymity(2), *diva_sigma()]
     >>> rel = cpsat(inst, reqs, recoding="suppression", seed=0, num_workers=1)

@@ -17,8 +17,8 @@ from fairanon.heuristics.diva import (
     diva,
     diverse_clustering,
 )
-from fairanon.instances.datasets import diva_sigma, diva_table3
-from fairanon.models.diversity import proportional
+from fairanon.instances.datasets import diva_table3
+from fairanon.models.diversity import diva_sigma, proportional
 from fairanon.models.metrics import discernibility, suppressed_cells
 from fairanon.release import Status
 from fairanon.solver.diva_exact import diva_exact

@@ -6,6 +6,7 @@ are recomputed here with exact fractions from the instances' masks.
 
 import gzip
 import hashlib
+import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,11 +18,12 @@ from fairanon.exceptions import InvalidParameterError, SchemaError
 from fairanon.instances import datasets as ds
 from fairanon.instances import label_covers
 from fairanon.instances.datasets import load
+from fairanon.models.diversity import diva_sigma
 from fairanon.models.requirements import DiversityConstraint
 from fairanon.release import Release
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "datasets"
+SHARED = Path(os.environ.get("FAIRANON_DATA") or REPO.parent / "shared" / "datasets")
 DATA = REPO / "fairanon" / "instances" / "data"
 
 
@@ -379,7 +381,7 @@ def test_diva_table1():
 
 
 def test_diva_sigma():
-    sigma = ds.diva_sigma()
+    sigma = diva_sigma()
     assert sigma == [
         DiversityConstraint({"ETH": "Asian"}, 2, 5),
         DiversityConstraint({"ETH": "African"}, 1, 3),
@@ -412,7 +414,7 @@ def test_diva_releases(make, k, stars, groups):
 
 def test_diva_table3_satisfies_sigma():
     table = ds.diva_table3()
-    for sigma in ds.diva_sigma():
+    for sigma in diva_sigma():
         ((attr, value),) = sigma.target
         count = int((table[attr] == value).sum())
         assert count == 2

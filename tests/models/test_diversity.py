@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 import fairanon as fa
 from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
-from fairanon.instances.datasets import diva_sigma, diva_table3
+from fairanon.instances.datasets import diva_table3
 from fairanon.models.diversity import (
     average,
     conflict_rate,
+    diva_sigma,
     encode_constraints,
     minimum_frequency,
     pair_conflict_rate,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import fairanon as fa
 from fairanon.heuristics.kmember import protected_classes
-from fairanon.instances.datasets import diva_sigma
+from fairanon.models.diversity import diva_sigma
 from fairanon.models.diversity import encode_constraints
 from fairanon.release import Release, Status, generalize_partition
 from fairanon.solver.diva_exact import (

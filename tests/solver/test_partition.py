@@ -9,7 +9,8 @@ import pytest
 
 import fairanon as fa
 from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
-from fairanon.instances.datasets import diva_sigma, diva_table3
+from fairanon.instances.datasets import diva_table3
+from fairanon.models.diversity import diva_sigma
 from fairanon.models.metrics import generalized_cells, loss_metric, ncp, suppressed_cells
 from fairanon.release import Release, Status
 from fairanon.solver.partition import cpsat, encode, model_size

@@ -1,0 +1,94 @@
+"""The data sets by name: :data:`DATASETS` maps a name to its loader (as networkx keeps
+strategies in a name table) and :func:`load` calls it with the options given."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Mapping, Sequence
+
+from ...exceptions import InvalidParameterError
+from ..instance import Instance
+from .adult import load_adult, load_adult_full
+from .census import load_census
+from .dewri_example import load_dewri_t1
+from .diva_example import load_diva_table1
+from .german import load_german
+from .ruggieri_example import load_ruggieri_loan
+
+__all__ = ["DATASETS", "load"]
+
+
+def _load_census_by_name(
+    path: str | os.PathLike | None = None,
+    path_test: str | os.PathLike | None = None,
+    *,
+    qi: Sequence[str] | None = None,
+    roles: Mapping[str, str] | None = None,
+    name: str = "census",
+) -> Instance:
+    """``load("census", path=..., path_test=...)``: :func:`load_census` by name."""
+    if path is None:
+        raise InvalidParameterError(
+            "The 'census' data set (UCI Census-Income (KDD), about 155 MB) is not bundled with "
+            "fairanon: pass the path of your copy, e.g. "
+            "load('census', path='census-income.data.gz', "
+            "path_test='census-income.test.gz'), or call load_census(path_train, path_test)."
+        )
+    return load_census(path, path_test, qi=qi, roles=roles, name=name)
+
+
+#: Data set name -> loader. :func:`load` calls ``DATASETS[name](**options)``.
+DATASETS: dict[str, Callable[..., Instance]] = {
+    "adult": load_adult,
+    "adult_full": load_adult_full,
+    "census": _load_census_by_name,
+    "dewri_t1": load_dewri_t1,
+    "diva_table1": load_diva_table1,
+    "german": load_german,
+    "ruggieri_loan": load_ruggieri_loan,
+}
+
+
+def load(name: str, /, **options) -> Instance:
+    """Load a data set by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`: "adult" (UCI Adult, 30,162 complete rows), "adult_full"
+        (48,842 rows, ``?`` kept), "german" (UCI German credit, 1,000 rows), "census"
+        (UCI Census-Income (KDD); needs ``path=``), "diva_table1" (DIVA's Table 1),
+        "ruggieri_loan" (Ruggieri's Fig. 3), "dewri_t1" (Dewri et al.'s T1).
+    **options
+        Passed to the loader, e.g. ``variant="full"`` for "adult", ``qi="ruggieri"`` for
+        "german", ``path=...`` for "census".
+
+    Returns
+    -------
+    Instance
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown name (the message lists the known ones) or an option the loader
+        does not take.
+
+    Examples
+    --------
+    >>> load("ruggieri_loan").n_rows
+    17
+    >>> load("adult", variant="full").n_rows
+    48842
+    """
+    loader = DATASETS.get(name) if isinstance(name, str) else None
+    if loader is None:
+        known = ", ".join(repr(n) for n in sorted(DATASETS))
+        raise InvalidParameterError(
+            f"The 'name' parameter of load must be one of {known}. Got {name!r} instead."
+        )
+    try:
+        inspect.signature(loader).bind(**options)
+    except TypeError as exc:
+        raise InvalidParameterError(f"load({name!r}) got a bad option: {exc}.") from None
+    return loader(**options)
