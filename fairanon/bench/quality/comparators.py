@@ -1,5 +1,4 @@
-"""The ▶ comparators: one quality index turned into a verdict on two releases (Dewri et al.,
-EDBT 2009, §4–5).
+"""The ▶ comparators: one quality index as a verdict on two vectors (Dewri et al. §4–5).
 
 :func:`compare` gives FIRST_BETTER, SECOND_BETTER or TIE under one unary or binary
 index, with an optional tolerance. ▶cov is a majority vote over records and is not

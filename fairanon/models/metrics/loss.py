@@ -1,6 +1,8 @@
-"""Information loss of a release: suppressed and generalized cells, the discernibility
-metric C_DM, the normalized average class size C_AVG, Iyengar's loss metric LM, Xu's NCP
-and Ghinita's GCP, and their one-pass :func:`summary`.
+"""Information loss of a release, and the scalar metrics in one pass (:func:`summary`).
+
+Suppressed and generalized cells, the discernibility metric C_DM (Bayardo and Agrawal),
+the normalized average class size C_AVG (LeFevre et al.), Iyengar's loss metric LM,
+Xu's NCP and Ghinita's GCP.
 
 Counts (cells, class sizes, discernibility) are ints and C_AVG a
 :class:`fractions.Fraction`; LM and NCP/GCP are floats unless ``exact=True``.

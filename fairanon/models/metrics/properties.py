@@ -1,9 +1,9 @@
-"""Per-tuple property vectors of Dewri, Ray, Ray and Whitley (On the comparison of
-microdata disclosure control algorithms, EDBT 2009; comparison spec §1.2).
+"""Per-tuple property vectors (Dewri et al., EDBT 2009; comparison spec §1.2).
 
 One value per record of its class size, re-identification risk, sensitive frequency,
 distinct sensitive values, attribute disclosure, Iyengar loss, the paper's utility and
-the t-closeness distance of its class.
+the t-closeness distance of its class (R. Dewri, I. Ray, I. Ray, D. Whitley, On the
+comparison of microdata disclosure control algorithms, EDBT 2009).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The median relative error (MRE) of random range count queries, the utility measure of
-Ruggieri (Transactions on Data Privacy 7(2), 2014, §6) after Sabre (Cao, Karras, Kalnis,
-Tan, VLDB J. 20(1), 2011).
+"""The median relative error (MRE) of random range count queries.
+
+The utility measure of Ruggieri (Transactions on Data Privacy 7(2), 2014, §6), after
+Sabre (Cao, Karras, Kalnis, Tan, VLDB J. 20(1), 2011).
 
 A seeded query set is drawn and answered on the original table once
 (:func:`count_queries`), then estimated from each release assuming uniformity within
