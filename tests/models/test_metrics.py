@@ -18,6 +18,8 @@ from fairanon.exceptions import InvalidParameterError, SchemaError
 from fairanon.instances import Attribute, Hierarchy, Instance, Schema
 from fairanon.instances.generalization import label_covers
 from fairanon.models import metrics as M
+from fairanon.models.metrics.classes import _prepare
+from fairanon.models.metrics.queries import _estimates
 from fairanon.release import Release, generalize_partition
 
 # ---------------------------------------------------------------------- fixtures
@@ -478,7 +480,7 @@ def test_mre_estimates_against_naive_definition(seed):
     inst = _random_instance(seed, n=40)
     rel = _random_release(inst, seed + 7)
     if seed % 2:  # the prefix-sum path for non-contiguous labels is exercised
-        assert not M._prepare(inst, rel, "test").qi["cat"].contiguous
+        assert not _prepare(inst, rel, "test").qi["cat"].contiguous
     queries = M.count_queries(inst, n_queries=30, seed=seed)
     assert queries.attributes == ("num", "ordv", "cat", "dec") and queries.target == "dec"
     assert queries.chosen[:, -1].all()
@@ -516,7 +518,7 @@ def test_mre_estimates_against_naive_definition(seed):
         est_naive.append(est)
     assert queries.prec.tolist() == prec_naive
     np.testing.assert_allclose(
-        M._estimates(M._prepare(inst, rel, "test"), queries), est_naive, rtol=1e-12
+        _estimates(_prepare(inst, rel, "test"), queries), est_naive, rtol=1e-12
     )
     expected = np.median(np.abs(np.array(est_naive) - prec_naive) / np.array(prec_naive))
     assert M.median_relative_error(inst, rel, queries=queries) == pytest.approx(expected, rel=1e-12)
