@@ -33,9 +33,10 @@ from fractions import Fraction
 import fairanon as fa
 from fairanon.exceptions import FairanonError
 from fairanon.instances.synthetic import population
+from fairanon.methods.cpsat import cpsat
 from fairanon.models.diversity import proportional
 from fairanon.solver.fulldomain import fulldomain
-from fairanon.solver.partition import cpsat, model_size
+from fairanon.solver.local_recoding import model_size
 
 GERMAN_QI = [
     "personal_status",

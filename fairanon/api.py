@@ -17,11 +17,11 @@ from .heuristics.oka import oka
 from .heuristics.sabre import sabre
 from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
+from .methods.cpsat import cpsat
 from .models.requirements import Requirement, validate_requirements
 from .release import Release
 from .solver.diva_exact import diva_exact
 from .solver.fulldomain import fulldomain
-from .solver.partition import cpsat
 
 __all__ = ["METHODS", "anonymize", "choose_method"]
 
@@ -108,7 +108,7 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
     """:func:`choose_method`'s rule; also the options the chosen method needs."""
     from .exceptions import FairanonError
     from .solver.fulldomain import lattice_size
-    from .solver.partition import model_size
+    from .solver.local_recoding import model_size
 
     budget = AUTO_EXACT_SECONDS if time_limit is None else float(time_limit)
     scale = budget / AUTO_EXACT_SECONDS

@@ -61,17 +61,12 @@ from ..models.requirements import (
 )
 from ..release import Release, Status, provenance
 from . import _cpsat
-from .partition import (
-    OBJECTIVES,
-    Encoding,
-    _active,
-    _alpha_holds_exact,
-    _label_losses,
-    _lcm,
-    _type_matches,
-    _verified,
-    type_table,
-)
+from .local_recoding.alpha import _alpha_holds_exact
+from .local_recoding.diversity import _type_matches
+from .local_recoding.encoding import Encoding, type_table
+from .local_recoding.labels import OBJECTIVES, _active, _label_losses
+from .local_recoding.model import _lcm
+from .local_recoding.solve import _verified
 
 __all__ = ["Ladder", "fulldomain", "ladders", "lattice_size"]
 
@@ -686,7 +681,7 @@ def fulldomain(
     requirements : sequence of Requirement
         KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection.
     objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, default="lm"
-        As in :func:`fairanon.solver.partition.cpsat` (totals over cells; a suppressed
+        As in :func:`fairanon.solver.local_recoding.local_recoding` (totals over cells; a suppressed
         record's cells count as ``*``).
     max_suppressed : int, default=0
         How many records may be suppressed: records of classes that fail k, l or t are

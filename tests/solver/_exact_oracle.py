@@ -2,7 +2,7 @@
 label choice per class, each release checked in exact arithmetic.
 
 Independent of the CP-SAT models: it shares only the candidate labels
-(:class:`fairanon.solver.partition.LabelSpace`, whose costs the tests check against
+(:class:`fairanon.solver.local_recoding.LabelSpace`, whose costs the tests check against
 :mod:`fairanon.models.metrics` separately) and the exact measures of
 :mod:`fairanon.models.measures`.
 """
@@ -24,7 +24,7 @@ from fairanon.models.requirements import (
     requirement_targets,
 )
 from fairanon.solver.fulldomain import ladders
-from fairanon.solver.partition import encode
+from fairanon.solver.local_recoding import encode
 
 MONOTONE = (KAnonymity, LDiversity, TCloseness)
 
@@ -215,7 +215,7 @@ def partition_optimum(instance, requirements, *, recoding, objective, tight=None
 
 def fulldomain_optimum(instance, requirements, *, objective, max_suppressed=0):
     """The optimum over every lattice node by brute force (None if none passes)."""
-    from fairanon.solver.partition import _active
+    from fairanon.solver.local_recoding.labels import _active
 
     lads = ladders(instance)
     table = Table(instance, requirements)

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import fairanon as fa
+from fairanon.methods.cpsat import cpsat
 from fairanon.models.metrics import (
     discernibility,
     generalized_cells,
@@ -21,7 +22,7 @@ from fairanon.models.metrics import (
 )
 from fairanon.release import Status
 from fairanon.solver.fulldomain import fulldomain
-from fairanon.solver.partition import OBJECTIVES, cpsat
+from fairanon.solver.local_recoding import OBJECTIVES
 
 PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -243,7 +244,7 @@ def test_fulldomain_matches_brute_force_more(data, inst):
 
 def test_explicit_all_candidates_match_the_join_closure():
     """The full candidate set and the join closure give the same optimum (k, l, t)."""
-    from fairanon.solver.partition import build_partition_model, encode, solve_partition
+    from fairanon.solver.local_recoding import build_partition_model, encode, solve_partition
 
     rng = np.random.default_rng(3)
     df = pd.DataFrame(
@@ -286,7 +287,7 @@ def test_explicit_all_candidates_match_the_join_closure():
 def test_entropy_lazy_cuts_restore_exactness(monkeypatch):
     """With a deliberately coarse entropy table the relaxation admits non-diverse classes;
     the exact check cuts them off until the optimum is the true one."""
-    import fairanon.solver.partition as P
+    import fairanon.solver.local_recoding.privacy as P
 
     rng = np.random.default_rng(7)
     df = pd.DataFrame(

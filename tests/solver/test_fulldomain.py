@@ -49,7 +49,8 @@ def test_adult_optimum_k5(adult):
 def test_adult_optimum_matches_the_whole_lattice(adult, k):
     """Every one of the 4,320 nodes checked: the search's node is the cheapest k-anonymous one."""
     from fairanon.solver.fulldomain import _Oracle
-    from fairanon.solver.partition import _active, type_table
+    from fairanon.solver.local_recoding import type_table
+    from fairanon.solver.local_recoding.labels import _active
 
     reqs = [fa.KAnonymity(k)]
     lads = ladders(adult)

@@ -1,0 +1,413 @@
+"""The records as weighted types, the candidate released vectors, and the model's size.
+
+A release is determined by the *released vector* of each record (its quasi-identifier
+labels), and the released equivalence classes are exactly the records sharing a vector.
+The model assigns *types* -- records with identical values on every attribute the
+requirements read, weighted by their count -- to candidate vectors, so duplicates cost
+nothing. Candidate vectors are pruned to those covering at least k records; when every
+requirement is union-monotone (k, l, t) and the objective can only grow when a label is
+coarsened, an optimal release uses the tight summary (lowest common ancestor, min-max
+range) of each class, so the candidates are the join closure of the types' own vectors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...exceptions import InvalidParameterError
+from ...instances.instance import Instance
+from ...models.requirements import (
+    AlphaProtection,
+    DiversityConstraint,
+    KAnonymity,
+    LDiversity,
+    Requirement,
+    TCloseness,
+    requirement_targets,
+    validate_requirements,
+)
+from .labels import _MONOTONE_OBJECTIVES, LabelSpace, _label_space
+
+__all__ = ["Encoding", "encode", "model_size", "type_table"]
+
+
+# ====================================================================== types
+@dataclass
+class _Target:
+    """A sensitive/decision attribute read by l-diversity or t-closeness."""
+
+    name: str
+    codes: np.ndarray  # per type, dense 0..m-1 in the attribute's order
+    m: int
+    global_counts: np.ndarray
+    values: list
+
+
+@dataclass
+class Encoding:
+    """An instance as weighted types and label spaces (see the module docstring).
+
+    Attributes
+    ----------
+    names : list of str
+        The generalizable quasi-identifiers, in schema order.
+    values : list of list
+        Their active values (see :class:`LabelSpace`).
+    spaces : list of LabelSpace
+        One per generalizable quasi-identifier (empty for the full-domain model).
+    qi : numpy.ndarray of int, shape (n_types, d)
+        Active value index of each type on each generalizable quasi-identifier.
+    protected : numpy.ndarray of int
+        Domain code of each type's protected value (0 when there is no protected attribute).
+    weight : numpy.ndarray of int
+        Records per type.
+    rows : list of numpy.ndarray
+        Instance row positions of each type's records (ascending).
+    targets : dict of str -> _Target
+    prot_flag, neg_flag : numpy.ndarray of bool or None
+        Per type: in the protected group / negative decision (for alpha-protection).
+    extra : dict of str -> numpy.ndarray
+        Per type, the value (text) of non-generalizable attributes named by diversity
+        constraints.
+    """
+
+    instance: Instance
+    recoding: str
+    names: list[str]
+    values: list[list]
+    spaces: list[LabelSpace]
+    qi: np.ndarray
+    protected: np.ndarray
+    weight: np.ndarray
+    rows: list[np.ndarray]
+    row_type: np.ndarray
+    targets: dict[str, _Target]
+    prot_flag: np.ndarray | None
+    neg_flag: np.ndarray | None
+    extra: dict[str, np.ndarray]
+
+    @property
+    def n_types(self) -> int:
+        return len(self.weight)
+
+    @property
+    def d(self) -> int:
+        return len(self.names)
+
+
+def encode(
+    instance: Instance,
+    requirements: Sequence[Requirement],
+    *,
+    recoding: str = "generalization",
+    max_range_values: int = 16,
+) -> Encoding:
+    """Aggregate the records into weighted types and build the label spaces.
+
+    A type is a set of records with identical values on the generalizable
+    quasi-identifiers, the protected attribute, the targets of l-diversity and
+    t-closeness, the decision (for alpha-protection) and the attributes of diversity
+    constraints, i.e. on everything the requirements can tell apart.
+
+    >>> enc = encode(fa.load("ruggieri_loan"), [fa.TCloseness(0.25)])
+    >>> enc.n_types, int(enc.weight.sum()), [s.texts for s in enc.spaces]
+    (13, 17, [['housing', 'car', 'housing-car'], ['no', 'yes', '*']])
+    """
+    names = list(instance.schema.generalizable)
+    spaces = [_label_space(instance, name, recoding, max_range_values) for name in names]
+    return type_table(
+        instance,
+        requirements,
+        recoding,
+        spaces,
+        [s.row_value for s in spaces],
+        [s.values for s in spaces],
+    )
+
+
+def type_table(instance, requirements, recoding, spaces, row_values, values) -> Encoding:
+    """The weighted types of :func:`encode`, given each generalizable attribute's active
+    value index per row (`row_values`) and active values (`values`)."""
+    schema = instance.schema
+    names = list(schema.generalizable)
+    columns = list(row_values)
+    protected = schema.protected
+    if protected is not None:
+        columns.append(instance.codes(protected))
+    target_names: list[str] = []
+    for req in requirements:
+        if isinstance(req, (LDiversity, TCloseness)):
+            for name in requirement_targets(schema, req):
+                if name not in target_names:
+                    target_names.append(name)
+    dense_targets = {}
+    for name in target_names:
+        present, dense = np.unique(instance.codes(name), return_inverse=True)
+        dense_targets[name] = (present, dense.reshape(-1))
+        columns.append(dense_targets[name][1])
+    alpha = any(isinstance(r, AlphaProtection) for r in requirements)
+    if alpha:
+        columns.append(instance.negative_mask().astype(np.int64))
+    extra_names = []
+    for req in requirements:
+        if isinstance(req, DiversityConstraint):
+            for name, _ in req.target:
+                if name not in names and name not in extra_names:
+                    extra_names.append(name)
+    extra_codes = {}
+    for name in extra_names:
+        _, inv = np.unique(instance.table[name].astype(str).to_numpy(), return_inverse=True)
+        extra_codes[name] = inv.reshape(-1)
+        columns.append(extra_codes[name])
+    n = instance.n_rows
+    key = (
+        np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1)
+        if columns
+        else np.zeros((n, 0), dtype=np.int64)
+    )
+    _, first, inverse, counts = np.unique(
+        key, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    inverse = inverse.reshape(-1)
+    # Types numbered by first occurrence, so the order follows the table.
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    row_type = rank[inverse]
+    first = first[order]
+    weight = counts[order].astype(np.int64)
+    sort = np.argsort(row_type, kind="stable")
+    rows = np.split(sort, np.cumsum(weight)[:-1])
+    qi = (
+        np.stack([rv[first] for rv in row_values], axis=1)
+        if names
+        else np.zeros((len(first), 0), dtype=np.int64)
+    )
+    prot_codes = (
+        instance.codes(protected)[first].astype(np.int64)
+        if protected
+        else np.zeros(len(first), dtype=np.int64)
+    )
+    targets = {}
+    for name in target_names:
+        present, dense = dense_targets[name]
+        attr = schema[name]
+        shown = (
+            [attr.domain[int(c)] for c in present]
+            if attr.domain is not None
+            else [float(v) for v in present]
+        )
+        targets[name] = _Target(
+            name, dense[first], len(present), np.bincount(dense, minlength=len(present)), shown
+        )
+    prot_flag = neg_flag = None
+    if alpha:
+        prot_flag = instance.protected_mask()[first]
+        neg_flag = instance.negative_mask()[first]
+    extra = {name: instance.table[name].astype(str).to_numpy()[first] for name in extra_names}
+    return Encoding(
+        instance,
+        recoding,
+        names,
+        [list(v) for v in values],
+        spaces,
+        qi,
+        prot_codes,
+        weight,
+        rows,
+        row_type,
+        targets,
+        prot_flag,
+        neg_flag,
+        extra,
+    )
+
+
+# ====================================================================== candidate vectors
+def _closure_vectors(enc: Encoding, cap: int) -> list[tuple]:
+    """Joins of every non-empty set of types (per protected value): the tight summaries
+    a class can have. Breadth-first: each round joins the new vectors with every type.
+    Vectors are handled as mixed-radix integers over the label counts."""
+    radix = [s.n_labels for s in enc.spaces]
+    if math.prod(radix) >= 2**62:
+        raise InvalidParameterError(
+            f"The 'max_vars' parameter of cpsat ({cap}) cannot be met: instance "
+            f"{enc.instance.name!r} has too many label combinations to enumerate. Use "
+            "recoding='suppression' or fewer quasi-identifiers, or method='mondrian'."
+        )
+    strides = np.array([math.prod(radix[a + 1 :]) for a in range(enc.d)], dtype=np.int64)
+
+    def decode(keys: np.ndarray) -> np.ndarray:
+        return (keys[:, None] // strides[None, :]) % np.array(radix, dtype=np.int64)[None, :]
+
+    out: list[tuple] = []
+    for p in dict.fromkeys(enc.protected.tolist()):
+        base = np.unique(enc.qi[enc.protected == p] @ strides)
+        base_rows = decode(base)
+        seen = set(base.tolist())
+        frontier = base_rows
+        while len(frontier):
+            fresh: list[int] = []
+            step = max(1, 200_000 // len(base))
+            for start in range(0, len(frontier), step):
+                block = frontier[start : start + step]
+                keys = np.zeros(len(block) * len(base), dtype=np.int64)
+                for a, space in enumerate(enc.spaces):
+                    joined = space.join(
+                        np.repeat(block[:, a], len(base)), np.tile(base_rows[:, a], len(block))
+                    )
+                    keys += joined * strides[a]
+                for key in pd.unique(keys).tolist():
+                    if key not in seen:
+                        seen.add(key)
+                        fresh.append(key)
+                if len(seen) + len(out) > cap:
+                    raise InvalidParameterError(
+                        f"The 'max_vars' parameter of cpsat ({cap}) is smaller than the number of "
+                        f"candidate classes of instance {enc.instance.name!r} "
+                        f"(more than {len(seen)}). "
+                        "Raise max_vars, use recoding='suppression' or fewer quasi-identifiers, or "
+                        "method='mondrian'."
+                    )
+            frontier = decode(np.array(fresh, dtype=np.int64))
+        rows = decode(np.array(sorted(seen), dtype=np.int64))
+        out.extend((p,) + tuple(int(i) for i in row) for row in rows)
+    return out
+
+
+def _pairs_count(enc: Encoding) -> int:
+    """Type-vector pairs of the full candidate set (every covering label combination)."""
+    total = 0
+    counts = [
+        np.array([len(s.covering(i)) for i in range(s.m)], dtype=np.int64) for s in enc.spaces
+    ]
+    prod = np.ones(enc.n_types, dtype=float)
+    for s, c in zip(enc.spaces, counts):
+        prod *= c[enc.qi[:, enc.spaces.index(s)]]
+    total = float(prod.sum())
+    return int(min(total, 2**62))
+
+
+@dataclass
+class _Candidates:
+    vectors: list[tuple]  # (protected code, label id per attribute)
+    pair_t: np.ndarray
+    pair_v: np.ndarray
+    mode: str
+
+
+def _candidates(enc: Encoding, closure: bool, k: int, max_vars: int) -> _Candidates:
+    if closure:
+        vectors = _closure_vectors(enc, max_vars)
+        arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
+        pair_t, pair_v = [], []
+        for p in dict.fromkeys(enc.protected.tolist()):
+            vs = np.flatnonzero(arr[:, 0] == p)
+            ts = np.flatnonzero(enc.protected == p)
+            ok = np.ones((len(vs), len(ts)), dtype=bool)
+            for a, space in enumerate(enc.spaces):
+                ok &= space.masks[arr[vs, a + 1]][:, enc.qi[ts, a]]
+            vi, ti = np.nonzero(ok)
+            pair_v.append(vs[vi])
+            pair_t.append(ts[ti])
+        pair_t = np.concatenate(pair_t) if pair_t else np.zeros(0, dtype=np.int64)
+        pair_v = np.concatenate(pair_v) if pair_v else np.zeros(0, dtype=np.int64)
+        mode = "closure"
+    else:
+        needed = _pairs_count(enc)
+        if needed > max_vars:
+            raise InvalidParameterError(
+                f"The 'max_vars' parameter of cpsat ({max_vars}) is smaller than the {needed} "
+                f"assignment variables the model of instance {enc.instance.name!r} needs. Raise "
+                "max_vars, use recoding='suppression' or fewer quasi-identifiers, or "
+                "method='mondrian'."
+            )
+        index: dict[tuple, int] = {}
+        vectors, pt, pv = [], [], []
+        for t in range(enc.n_types):
+            lists = [s.covering(int(enc.qi[t, a])) for a, s in enumerate(enc.spaces)]
+            p = int(enc.protected[t])
+            for combo in itertools.product(*lists):
+                vec = (p,) + combo
+                v = index.get(vec)
+                if v is None:
+                    v = index[vec] = len(vectors)
+                    vectors.append(vec)
+                pt.append(t)
+                pv.append(v)
+        pair_t, pair_v = np.array(pt, dtype=np.int64), np.array(pv, dtype=np.int64)
+        mode = "all"
+    order = np.lexsort((pair_v, pair_t))
+    pair_t, pair_v = pair_t[order], pair_v[order]
+    if k > 1 and len(pair_v):
+        # A used vector holds at least k records, so vectors covering fewer are useless.
+        reach = np.bincount(pair_v, weights=enc.weight[pair_t], minlength=len(vectors))
+        keep = reach[pair_v] >= k
+        pair_t, pair_v = pair_t[keep], pair_v[keep]
+    used = np.unique(pair_v)
+    remap = np.full(len(vectors), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return _Candidates([vectors[i] for i in used], pair_t, remap[pair_v], mode)
+
+
+def model_size(
+    instance: Instance,
+    requirements: Sequence[Requirement],
+    *,
+    recoding: str = "generalization",
+    objective: str | None = None,
+    max_range_values: int = 16,
+    max_types: int | None = None,
+    max_vars: int = 200_000,
+) -> dict:
+    """The size of the exact model
+    :func:`~fairanon.solver.local_recoding.local_recoding` would build, without building it.
+
+    Parameters
+    ----------
+    instance, requirements, recoding, objective, max_range_values
+        As in :func:`~fairanon.solver.local_recoding.local_recoding`.
+    max_types : int, optional
+        Skip counting the candidates when there are more types than this.
+    max_vars : int, default=200000
+        Stop counting candidates beyond this many.
+
+    Returns
+    -------
+    dict
+        ``types`` (weighted types), ``distinct_qi`` (distinct quasi-identifier
+        vectors), ``d`` (generalizable quasi-identifiers) and ``pairs``: the
+        assignment variables of the model (None when not counted, ``max_vars + 1`` when
+        there are more).
+
+    >>> model_size(fa.load("diva_table1"), [fa.KAnonymity(2)], recoding="suppression")["pairs"]
+    53
+    """
+    requirements = validate_requirements(instance, requirements, caller="model_size")
+    if objective is None:
+        objective = "stars" if recoding == "suppression" else "ncp"
+    enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
+    distinct = len(np.unique(np.column_stack([enc.qi, enc.protected]), axis=0))
+    out = {"types": enc.n_types, "distinct_qi": distinct, "d": enc.d, "pairs": None}
+    if max_types is not None and enc.n_types > max_types:
+        return out
+    closure = _use_closure(requirements, objective)
+    k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
+    try:
+        out["pairs"] = len(_candidates(enc, closure, k, max_vars).pair_t)
+    except InvalidParameterError:
+        out["pairs"] = max_vars + 1
+    return out
+
+
+def _use_closure(requirements, objective: str) -> bool:
+    """Whether tight class summaries lose no optimum (module docstring)."""
+    return all(isinstance(r, (KAnonymity, LDiversity, TCloseness)) for r in requirements) and (
+        objective in _MONOTONE_OBJECTIVES
+    )

@@ -1,0 +1,273 @@
+"""Label spaces of the exact local-recoding model: the candidate labels of each attribute.
+
+A class releases each generalizable quasi-identifier as one label covering the values
+of its records: with generalization, a hierarchy node (categorical attributes, and
+ordered ones with more than ``max_range_values`` values), any range of values in order
+(ordered and numeric attributes with at most ``max_range_values`` values), a nested
+interval (larger numeric attributes) or ``*``; with suppression, the value itself or
+``*``. Labels covering the same active values are merged into the most specific one,
+except that a value's own label is kept apart. Every label carries its exact NCP and LM
+cell losses, as :mod:`fairanon.models.metrics` measures them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ...exceptions import InvalidParameterError
+from ...instances.generalization import format_number, format_range
+from ...instances.hierarchy import SUPPRESSED
+from ...instances.instance import Instance
+from ...instances.schema import Attribute
+
+__all__ = ["OBJECTIVES", "RECODINGS", "LabelSpace"]
+
+#: How cells may change: "generalization" (hierarchy nodes, ranges of ordered and
+#: numeric values, ``*``) or "suppression" (the value itself or ``*``; DIVA's semantics).
+RECODINGS = ("generalization", "suppression")
+#: What the exact models minimize. Totals over quasi-identifier cells: "stars" (cells
+#: released as ``*``), "generalized" (cells whose label differs from the value), "ncp"
+#: (Xu's NCP summed over cells) and "lm" (Iyengar's loss summed over cells);
+#: "discernibility" is the sum of squared class sizes.
+OBJECTIVES = ("stars", "generalized", "discernibility", "ncp", "lm")
+#: The objectives that can only grow when a label is coarsened.
+_MONOTONE_OBJECTIVES = ("stars", "generalized", "ncp", "lm")
+
+
+@dataclass
+class LabelSpace:
+    """The candidate labels of one generalizable quasi-identifier.
+
+    Values are the attribute's *active* values (those present in the data), in domain
+    order (numeric: by value). Each label covers a set of them; labels covering the
+    same set are merged into the most specific one, except that a value's own label
+    (which shows it) is kept apart from the generalized labels.
+
+    Attributes
+    ----------
+    name : str
+    values : list
+        Active values (domain strings, or floats for numeric attributes).
+    texts : list of str
+        The released text of each label.
+    masks : numpy.ndarray of bool, shape (L, m)
+        ``masks[j, i]``: label j covers active value i.
+    own : numpy.ndarray of int, shape (m,)
+        The label id showing value i itself.
+    ncp, lm : list of Fraction
+        Per-label cell losses, as :mod:`fairanon.models.metrics` measures them.
+    star : numpy.ndarray of bool
+        Labels released as ``*``.
+    row_value : numpy.ndarray of int
+        Active value index of every instance row.
+    """
+
+    name: str
+    attr: Attribute
+    values: list
+    texts: list[str]
+    masks: np.ndarray
+    own: np.ndarray
+    ncp: list[Fraction]
+    lm: list[Fraction]
+    star: np.ndarray
+    row_value: np.ndarray
+    _cover: list | None = field(default=None, repr=False)
+    _join: dict = field(default_factory=dict, repr=False)
+    _bits: list | None = field(default=None, repr=False)
+    _table: np.ndarray | None = field(default=None, repr=False)
+    _scan: list | None = field(default=None, repr=False)
+
+    @property
+    def m(self) -> int:
+        return len(self.values)
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.texts)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return self.masks.sum(axis=1)
+
+    def covering(self, i: int) -> list[int]:
+        """Label ids covering active value i, most specific first."""
+        if self._cover is None:
+            order = np.lexsort((np.arange(self.n_labels), self.sizes))
+            self._cover = [[int(j) for j in order if self.masks[j, v]] for v in range(self.m)]
+        return self._cover[i]
+
+    def join(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Elementwise, the most specific label covering everything labels a and b cover
+        (the tight summary of their union)."""
+        key = np.asarray(a, dtype=np.int64) * self.n_labels + np.asarray(b, dtype=np.int64)
+        if self.n_labels**2 <= 4_000_000:
+            if self._table is None:
+                self._table = np.full(self.n_labels**2, -1, dtype=np.int64)
+            missing = pd.unique(key[self._table[key] < 0])
+            self._table[missing] = [self._join_one(int(k)) for k in missing]
+            return self._table[key]
+        uniq, inv = np.unique(key, return_inverse=True)
+        out = np.array([self._join_one(int(k)) for k in uniq], dtype=np.int64)
+        return out[inv.reshape(-1)]
+
+    def _join_one(self, key: int) -> int:
+        if key not in self._join:
+            if self._bits is None:
+                weights = 1 << np.arange(self.m, dtype=object)
+                self._bits = [int((weights * row).sum()) for row in self.masks.astype(object)]
+                # most specific first; a value's own label before a generalized one
+                own = np.zeros(self.n_labels, dtype=bool)
+                own[self.own] = True
+                self._scan = [
+                    int(j) for j in np.lexsort((np.arange(self.n_labels), ~own, self.sizes))
+                ]
+            a, b = divmod(key, self.n_labels)
+            union = self._bits[a] | self._bits[b]
+            self._join[key] = next(j for j in self._scan if self._bits[j] & union == union)
+        return self._join[key]
+
+
+def _active(instance: Instance, name: str) -> tuple[list, np.ndarray]:
+    """The active values of an attribute (domain order, numeric by value) and each row's
+    index among them."""
+    codes = instance.codes(name)
+    present, index = np.unique(codes, return_inverse=True)
+    if instance.schema[name].kind == "numeric":
+        values = [float(v) for v in present]
+    else:
+        domain = instance.schema[name].domain
+        values = [domain[int(c)] for c in present]
+    return values, index.reshape(-1).astype(np.int64)
+
+
+def _nested_intervals(attr: Attribute) -> bool:
+    widths = attr.intervals.widths
+    return all(b % a == 0 for a, b in itertools.pairwise(widths))
+
+
+def _label_space(instance: Instance, name: str, recoding: str, max_range_values: int) -> LabelSpace:
+    attr = instance.schema[name]
+    values, row_value = _active(instance, name)
+    m = len(values)
+    own_text = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
+    candidates: list[tuple[str, np.ndarray]] = []  # (text, mask), most specific first
+
+    def unit(i):
+        mask = np.zeros(m, dtype=bool)
+        mask[i] = True
+        return mask
+
+    full = np.ones(m, dtype=bool)
+    if recoding == "suppression":
+        candidates = [(SUPPRESSED, full)]
+    elif attr.kind == "categorical" or (attr.kind == "ordered" and m > max_range_values):
+        if attr.hierarchy is None:
+            raise InvalidParameterError(
+                f"The 'max_range_values' parameter of cpsat ({max_range_values}) is smaller than "
+                f"the {m} values of ordered attribute {name!r}, which has no hierarchy to fall "
+                "back on. Raise max_range_values, give the attribute a hierarchy, or use "
+                "recoding='suppression'."
+            )
+        h = attr.hierarchy
+        leaf_pos = np.array([h.leaf_index[v] for v in values], dtype=np.int64)
+        nodes = sorted(h.nodes, key=lambda node: -h.depth[node])
+        for node in nodes:
+            if not h.children[node]:
+                continue  # leaves are the own labels
+            mask = h.leaf_mask(node)[leaf_pos]
+            if mask.any():
+                candidates.append((node, mask))
+    elif m <= max_range_values:
+        for width in range(1, m):
+            for lo in range(m - width):
+                hi = lo + width
+                mask = np.zeros(m, dtype=bool)
+                mask[lo : hi + 1] = True
+                if lo == 0 and hi == m - 1:
+                    text = SUPPRESSED
+                elif attr.kind == "numeric":
+                    text = format_range(attr, values[lo], values[hi])
+                else:
+                    text = f"[{values[lo]}-{values[hi]}]"
+                candidates.append((text, mask))
+    elif attr.kind == "numeric" and attr.intervals is not None and _nested_intervals(attr):
+        for level in range(1, attr.intervals.height):
+            labels = attr.intervals.generalize(values, level)
+            for text in dict.fromkeys(labels):
+                candidates.append((text, np.array([lab == text for lab in labels])))
+        candidates.append((SUPPRESSED, full))
+    else:
+        raise InvalidParameterError(
+            f"The 'max_range_values' parameter of cpsat ({max_range_values}) is smaller than the "
+            f"{m} values of numeric attribute {name!r}, which has no nested intervals to fall back "
+            "on. Raise max_range_values, give it intervals=IntervalHierarchy(...) with widths that "
+            "divide each other, bin it first, or use recoding='suppression'."
+        )
+    if not any(text == SUPPRESSED or mask.all() for text, mask in candidates):
+        candidates.append((SUPPRESSED, full))
+
+    texts = list(own_text)
+    masks = [unit(i) for i in range(m)]
+    seen: set[bytes] = set()
+    for text, mask in candidates:
+        key = np.packbits(mask).tobytes()
+        if key in seen:
+            continue
+        seen.add(key)
+        texts.append(text)
+        masks.append(mask)
+    masks_arr = np.array(masks, dtype=bool).reshape(len(masks), m)
+    ncp, lm = _label_losses(attr, values, masks_arr, texts)
+    return LabelSpace(
+        name=name,
+        attr=attr,
+        values=values,
+        texts=texts,
+        masks=masks_arr,
+        own=np.arange(m, dtype=np.int64),
+        ncp=ncp,
+        lm=lm,
+        star=np.array([t == SUPPRESSED for t in texts], dtype=bool),
+        row_value=row_value,
+    )
+
+
+def _label_losses(attr: Attribute, values: list, masks: np.ndarray, texts: list[str]):
+    """Per-label NCP and LM cell losses, exactly as :mod:`fairanon.models.metrics`
+    defines them over the active domain."""
+    m = len(values)
+    ncp, lm = [], []
+    if attr.kind == "numeric":
+        from ...instances.generalization import label_covers
+
+        lo_v, hi_v = Fraction(values[0]), Fraction(values[-1])
+        rng = hi_v - lo_v
+        covers = label_covers(attr, texts)
+        for j in range(len(texts)):
+            if rng == 0:
+                ncp.append(Fraction(0))
+                continue
+            lo = min(
+                max(Fraction(covers.lo[j]) if math.isfinite(covers.lo[j]) else lo_v, lo_v), hi_v
+            )
+            hi = min(
+                max(Fraction(covers.hi[j]) if math.isfinite(covers.hi[j]) else hi_v, lo_v), hi_v
+            )
+            ncp.append(max(hi - lo, Fraction(0)) / rng)
+        return ncp, list(ncp)
+    for mask in masks:
+        count = int(mask.sum())
+        lm.append(Fraction(count - 1, m - 1) if m > 1 else Fraction(0))
+        if attr.kind == "categorical":
+            ncp.append(Fraction(count, m) if count > 1 else Fraction(0))
+        else:
+            idx = np.flatnonzero(mask)
+            ncp.append(Fraction(int(idx[-1] - idx[0]), m - 1) if m > 1 else Fraction(0))
+    return ncp, lm

@@ -1,0 +1,130 @@
+"""The built CP-SAT model of local recoding, and its objectives.
+
+:class:`PartitionModel` holds the model and what is needed to read its solutions back:
+one assignment variable ``x[t,v]`` per (type, candidate vector) pair, the used-vector
+literals ``z[v]`` and the class sizes ``y[v]``. The objectives other than
+discernibility are sums of exact per-record pair costs, scaled to integers by the
+common denominator of the label losses; discernibility is the sum of squared class
+sizes, as CP-SAT integer products.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ...exceptions import InvalidParameterError
+from .encoding import Encoding
+
+__all__ = ["PartitionModel"]
+
+
+@dataclass
+class PartitionModel:
+    """A built CP-SAT model and what is needed to read its solutions back.
+
+    Attributes
+    ----------
+    model : CpModel
+    encoding : Encoding
+    vectors : list of tuple
+        Candidate released vectors (protected code, label id per attribute).
+    pair_t, pair_v : numpy.ndarray
+        Type and vector of each assignment variable ``x[i]``.
+    x : list of IntVar
+    z : list of BoolVar
+    literals : list of BoolVar
+        One enforcement literal per requirement (explanation models only).
+    objective : str
+    scale : int
+        Model objective = true objective x scale.
+    objective_expr : LinearExpr or None
+    entropy : list of (vector, counts vars, requirement, target)
+        Classes to check exactly after a solve.
+    n_contexts : int
+        alpha-protection contexts modelled.
+    mode : str
+        "closure" or "all" (candidate vectors).
+    """
+
+    model: cp_model.CpModel
+    encoding: Encoding
+    vectors: list[tuple]
+    pair_t: np.ndarray
+    pair_v: np.ndarray
+    x: list
+    z: list
+    y: list
+    literals: list
+    objective: str
+    scale: int
+    objective_expr: object
+    pair_cost: np.ndarray
+    entropy: list
+    n_contexts: int
+    mode: str
+    by_vector: list[np.ndarray] = field(default_factory=list)
+
+
+def _lcm(values) -> int:
+    out = 1
+    for v in values:
+        out = out * v // math.gcd(out, v)
+    return out
+
+
+def _pair_costs(
+    enc: Encoding, vectors: list[tuple], pair_t, pair_v, objective: str
+) -> tuple[np.ndarray, int]:
+    """Integer cost of every (type, vector) pair and the scale: cost / scale is the exact
+    objective contribution of one record."""
+    n_pairs = len(pair_t)
+    if objective == "discernibility":
+        return np.zeros(n_pairs, dtype=np.int64), 1
+    arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
+    per_attr = []
+    for a, space in enumerate(enc.spaces):
+        labels = arr[pair_v, a + 1]
+        if objective == "stars":
+            per_attr.append(([Fraction(int(x)) for x in space.star], labels))
+        elif objective == "generalized":
+            own = space.own[enc.qi[pair_t, a]]
+            per_attr.append(([Fraction(0), Fraction(1)], (labels != own).astype(np.int64)))
+        else:
+            per_attr.append((space.ncp if objective == "ncp" else space.lm, labels))
+    scale = _lcm({c.denominator for table, _ in per_attr for c in table})
+    if scale * max(enc.d, 1) * int(enc.weight.sum()) >= 2**60:
+        raise InvalidParameterError(
+            f"The {objective!r} objective of instance {enc.instance.name!r} needs a common "
+            f"denominator of {scale}, too large for exact integer costs; round numeric values "
+            "or bin them first."
+        )
+    costs = np.zeros(n_pairs, dtype=np.int64)
+    for table, index in per_attr:
+        scaled = np.array([int(c * scale) for c in table], dtype=np.int64)
+        costs += scaled[index]
+    return costs, scale
+
+
+def _set_objective(pm: PartitionModel, reach: list[int]) -> None:
+    model = pm.model
+    if pm.objective == "discernibility":
+        squares = []
+        for v, expr in enumerate(pm.y):
+            size = model.new_int_var(0, reach[v], f"size[{v}]")
+            model.add(size == expr)
+            sq = model.new_int_var(0, reach[v] ** 2, f"sq[{v}]")
+            model.add_multiplication_equality(sq, [size, size])
+            squares.append(sq)
+        pm.objective_expr = cp_model.LinearExpr.sum(squares)
+        pm.scale = 1
+    else:
+        costs, scale = _pair_costs(pm.encoding, pm.vectors, pm.pair_t, pm.pair_v, pm.objective)
+        pm.pair_cost = costs
+        pm.scale = scale
+        pm.objective_expr = cp_model.LinearExpr.weighted_sum(pm.x, costs.tolist())
+    model.minimize(pm.objective_expr)

@@ -1,0 +1,160 @@
+"""The constraints of k-anonymity, l-diversity and t-closeness on the local-recoding model.
+
+One builder per family, over the class sizes ``y[v]`` and, per target attribute, the
+counts ``cnt[v,s]`` of the records of each value s released as vector v; the linear
+forms are tabled in :mod:`fairanon.solver.local_recoding` (tcloseness spec §2.9).
+Entropy l-diversity is a relaxation made exact by lazy cuts: :func:`_entropy_violations`
+finds the classes exact arithmetic rejects and :func:`_forbid_counts` cuts their count
+vectors off, until :func:`~fairanon.solver.local_recoding.solve_partition` finds none.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ...models import measures as M
+from ...models.requirements import KAnonymity, LDiversity, TCloseness
+from .encoding import _Target
+from .model import PartitionModel
+
+#: Scale of the entropy tables (relaxed by one unit each way; exactness comes from the
+#: lazy check).
+_ENTROPY_SCALE = 2**30
+
+
+def _add_kanonymity(pm: PartitionModel, req: KAnonymity, index, guard) -> None:
+    """Every used vector holds at least k records."""
+    for v in range(len(pm.vectors)):
+        pm.model.add(pm.y[v] >= req.k * pm.z[v]).with_name(f"k[{index},{v}]").only_enforce_if(guard)
+
+
+def _counts(pm: PartitionModel, target: _Target, v: int) -> list:
+    """cnt[v,s] as linear expressions."""
+    members = pm.by_vector[v]
+    per = [[] for _ in range(target.m)]
+    for i in members:
+        per[int(target.codes[pm.pair_t[i]])].append(pm.x[i])
+    return [cp_model.LinearExpr.sum(p) for p in per]
+
+
+def _add_target_requirement(pm, req, index, target: _Target, guard, reach) -> None:
+    model = pm.model
+    m = target.m
+    if isinstance(req, LDiversity) and req.variant == "distinct":
+        for v in range(len(pm.vectors)):
+            cnt = _counts(pm, target, v)
+            has = []
+            for s in range(m):
+                h = model.new_bool_var(f"has[{index},{v},{s}]")
+                model.add(h <= cnt[s])
+                has.append(h)
+            model.add(cp_model.LinearExpr.sum(has) >= int(req.l) * pm.z[v]).with_name(
+                f"l[{index},{v}]"
+            ).only_enforce_if(guard)
+    elif isinstance(req, LDiversity) and req.variant == "recursive":
+        c_n, c_d, l = req.c.numerator, req.c.denominator, int(req.l)
+        for v in range(len(pm.vectors)):
+            cnt = _counts(pm, target, v)
+            top = model.new_int_var(0, reach[v], f"rmax[{index},{v}]")
+            lam = model.new_int_var(0, reach[v], f"rlam[{index},{v}]")
+            mus = []
+            for s in range(m):
+                model.add(top >= cnt[s])
+                mu = model.new_int_var(0, reach[v], f"rmu[{index},{v},{s}]")
+                model.add(mu >= cnt[s] - lam)
+                mus.append(mu)
+            tail = (l - 1) * lam + cp_model.LinearExpr.sum(mus)
+            model.add(c_d * top + c_n * tail <= c_n * pm.y[v] - 1).with_name(
+                f"l[{index},{v}]"
+            ).only_enforce_if(guard + [pm.z[v]])
+    elif isinstance(req, LDiversity):  # entropy: a relaxation, made exact by lazy cuts
+        l_val = Fraction(req.l)
+        for v in range(len(pm.vectors)):
+            cnt = _counts(pm, target, v)
+            n_v = reach[v]
+            f_table = [0] + [
+                math.floor(_ENTROPY_SCALE * c * math.log(c)) - 1 for c in range(1, n_v + 1)
+            ]
+            g_table = [0] + [
+                math.ceil(_ENTROPY_SCALE * (s * (math.log(s) - math.log(l_val)))) + 1
+                for s in range(1, n_v + 1)
+            ]
+            cvars, fvals = [], []
+            for s in range(m):
+                cv = model.new_int_var(0, n_v, f"ecnt[{index},{v},{s}]")
+                model.add(cv == cnt[s])
+                fv = model.new_int_var(min(f_table), max(f_table), f"ef[{index},{v},{s}]")
+                model.add_element(cv, f_table, fv)
+                cvars.append(cv)
+                fvals.append(fv)
+            size = model.new_int_var(0, n_v, f"esize[{index},{v}]")
+            model.add(size == pm.y[v])
+            gv = model.new_int_var(min(g_table), max(g_table), f"eg[{index},{v}]")
+            model.add_element(size, g_table, gv)
+            model.add(cp_model.LinearExpr.sum(fvals) <= gv).with_name(
+                f"l[{index},{v}]"
+            ).only_enforce_if(guard)
+            pm.entropy.append((v, cvars, l_val, guard))
+    else:  # t-closeness
+        _add_tcloseness(pm, req, index, target, guard, reach)
+
+
+def _add_tcloseness(pm, req: TCloseness, index, target: _Target, guard, reach) -> None:
+    model = pm.model
+    glob = [int(c) for c in target.global_counts]
+    total = int(sum(glob))
+    t_n, t_d = req.t.numerator, req.t.denominator
+    if req.distance == "hierarchical":
+        hierarchy = pm.encoding.instance.schema[target.name].hierarchy
+        ground = M.EMDGround.hierarchical(hierarchy, [str(v) for v in target.values])
+        rows = [
+            (int(wt), [int(b) for b in row]) for row, wt in zip(ground.membership, ground.weights)
+        ]
+        factor = 2 * ground.height
+    elif req.distance == "ordered":
+        rows = [(1, [1] * (i + 1) + [0] * (target.m - i - 1)) for i in range(target.m)]
+        factor = max(target.m - 1, 1)
+    else:
+        rows = [(1, [int(s == i) for s in range(target.m)]) for i in range(target.m)]
+        factor = 2
+    for v in range(len(pm.vectors)):
+        cnt = _counts(pm, target, v)
+        bound = total * reach[v]
+        terms = []
+        for r, (weight, member) in enumerate(rows):
+            coef_n = [total * b for b in member]
+            glob_part = sum(g * b for g, b in zip(glob, member))
+            expr = cp_model.LinearExpr.weighted_sum(cnt, coef_n) - glob_part * pm.y[v]
+            aux = model.new_int_var(0, bound, f"emd[{index},{v},{r}]")
+            model.add(aux >= expr)
+            model.add(aux >= -expr)
+            terms.append((weight, aux))
+        lhs = cp_model.LinearExpr.weighted_sum([a for _, a in terms], [wt for wt, _ in terms])
+        model.add(t_d * lhs <= t_n * factor * total * pm.y[v]).with_name(
+            f"t[{index},{v}]"
+        ).only_enforce_if(guard)
+
+
+def _entropy_violations(pm: PartitionModel, solver: cp_model.CpSolver) -> list:
+    """Classes the relaxed entropy constraint admitted but exact arithmetic rejects."""
+    bad = []
+    for v, cvars, l_val, guard in pm.entropy:
+        counts = np.array([[solver.value(c) for c in cvars]], dtype=np.int64)
+        if counts.sum() and not M.entropy_l_ok(counts, l_val)[0]:
+            bad.append((v, cvars, counts[0].tolist(), guard))
+    return bad
+
+
+def _forbid_counts(model: cp_model.CpModel, cvars, counts, guard) -> None:
+    """No-good: these count variables may not take exactly these values."""
+    differs = []
+    for var, value in zip(cvars, counts):
+        lit = model.new_bool_var("")
+        model.add(var != value).only_enforce_if(lit)
+        model.add(var == value).only_enforce_if(~lit)
+        differs.append(lit)
+    model.add_bool_or(differs).only_enforce_if(guard)

@@ -1,0 +1,553 @@
+"""Solving the exact local-recoding model, and the solver-level method behind cpsat.
+
+:func:`local_recoding` validates the options, encodes the instance, builds the model,
+maps a warm-start release onto it, solves it (entropy l-diversity by lazy cuts), makes
+an OPTIMAL release independent of thread timing, reads the release back and has the
+verifier check it, or, when no release exists, names the requirements that conflict.
+Its messages and provenance name the method it implements, ``cpsat``
+(:mod:`fairanon.methods.cpsat` adds the default warm start).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+from ortools.sat.python import cp_model
+
+from ...exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
+from ...instances.instance import Instance
+from ...models.requirements import Requirement, validate_requirements
+from ...release import Release, Status, provenance
+from .. import _cpsat
+from .build import build_partition_model
+from .encoding import Encoding, encode
+from .labels import OBJECTIVES, RECODINGS
+from .model import PartitionModel
+from .privacy import _entropy_violations, _forbid_counts
+
+__all__ = ["local_recoding", "solve_partition"]
+
+#: Deterministic-time budget of the one-worker re-solve that makes an OPTIMAL release
+#: independent of thread timing; a deterministic limit, so whether it succeeds is
+#: reproducible too.
+_CANONICAL_BUDGET = 1.0
+
+
+def _hint_from_release(pm: PartitionModel, release: Release) -> dict:
+    """Map a heuristic release to a (partial) solution: each released label becomes the
+    most specific candidate label covering what it covers."""
+    from ...instances.generalization import label_covers
+
+    enc = pm.encoding
+    table = release.table
+    if not table.index.equals(enc.instance.row_ids):
+        try:
+            table = table.loc[enc.instance.row_ids]
+        except KeyError:
+            return {}
+    per_attr = []
+    for a, space in enumerate(enc.spaces):
+        col = table[space.name].astype(str).to_numpy()
+        uniq, inv = np.unique(col, return_inverse=True)
+        covers = label_covers(space.attr, list(uniq))
+        mapped = []
+        for u in range(len(uniq)):
+            if space.attr.kind == "numeric":
+                vals = np.array(space.values)
+                mask = covers.contains(np.full(space.m, u), vals)
+            else:
+                codes = np.array([space.attr.domain.index(v) for v in space.values])
+                mask = covers.mask[u][codes]
+            if mask.sum() <= 1 and mask.any() and uniq[u] in space.texts[: space.m]:
+                mapped.append(space.texts.index(uniq[u]))
+                continue
+            ok = ~(mask[None, :] & ~space.masks).any(axis=1)
+            if mask.sum() > 1:
+                ok[space.own] = False
+            cand = np.flatnonzero(ok)
+            mapped.append(int(cand[np.lexsort((cand, space.sizes[cand]))[0]]) if len(cand) else -1)
+        per_attr.append(np.array(mapped, dtype=np.int64)[inv.reshape(-1)])
+    index = {vec: v for v, vec in enumerate(pm.vectors)}
+    pair_index = {(int(t), int(v)): i for i, (t, v) in enumerate(zip(pm.pair_t, pm.pair_v))}
+    counts: dict[tuple, int] = {}
+    for row in range(enc.instance.n_rows):
+        vec = (int(enc.protected[enc.row_type[row]]),) + tuple(int(p[row]) for p in per_attr)
+        v = index.get(vec)
+        if v is None:
+            continue
+        key = (int(enc.row_type[row]), v)
+        if key in pair_index:
+            counts[key] = counts.get(key, 0) + 1
+    hint = {pm.x[pair_index[key]]: value for key, value in counts.items()}
+    used = {v for _, v in counts}
+    hint.update({pm.z[v]: int(v in used) for v in range(len(pm.vectors))})
+    return hint
+
+
+def solve_partition(
+    pm: PartitionModel,
+    *,
+    time_limit: float | None = None,
+    seed: int = 0,
+    num_workers: int = 1,
+    hint: dict | None = None,
+    log: bool = False,
+    export=None,
+) -> tuple[cp_model.CpSolver | None, _cpsat.Outcome, dict]:
+    """Solve a built model; entropy classes are checked exactly and cut off until none
+    violates. Returns the solver holding the solution, the outcome and statistics."""
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    rounds, lazy_cuts, logs = 0, 0, []
+    while True:
+        rounds += 1
+        solver, outcome = _cpsat.solve(
+            pm.model,
+            time_limit=_cpsat.remaining(deadline),
+            num_workers=num_workers,
+            seed=seed,
+            hint=hint,
+            log=log,
+            export=export if rounds == 1 else None,
+        )
+        if outcome.log:
+            logs.append(outcome.log)
+        if not outcome.has_solution or not pm.entropy:
+            break
+        bad = _entropy_violations(pm, solver)
+        if not bad:
+            break
+        for _, cvars, counts, guard in bad:
+            _forbid_counts(pm.model, cvars, counts, guard)
+            lazy_cuts += 1
+        if deadline is not None and time.perf_counter() >= deadline:
+            outcome = _cpsat.Outcome(Status.UNKNOWN, "UNKNOWN", stats=outcome.stats)
+            break
+    outcome.log = "\n".join(logs) if log else None
+    return solver, outcome, {"rounds": rounds, "lazy_cuts": lazy_cuts}
+
+
+def _assignment(pm: PartitionModel, solver: cp_model.CpSolver) -> np.ndarray:
+    """Vector id of every instance row (records of a type are split in row order)."""
+    enc = pm.encoding
+    out = np.full(enc.instance.n_rows, -1, dtype=np.int64)
+    filled = np.zeros(enc.n_types, dtype=np.int64)
+    for i, var in enumerate(pm.x):
+        count = int(solver.value(var))
+        if count:
+            t = int(pm.pair_t[i])
+            rows = enc.rows[t][filled[t] : filled[t] + count]
+            out[rows] = int(pm.pair_v[i])
+            filled[t] += count
+    if (out < 0).any():  # pragma: no cover - the model releases every record once
+        raise SolverError("The CP-SAT solution leaves some records unassigned.")
+    return out
+
+
+def _table(enc: Encoding, vectors: list[tuple], assignment: np.ndarray) -> pd.DataFrame:
+    instance = enc.instance
+    arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
+    names = [s.name for s in enc.spaces]
+    out = {}
+    for name in instance.table.columns:
+        attr = instance.schema[name]
+        if not attr.released:
+            continue
+        if name in names:
+            a = names.index(name)
+            space = enc.spaces[a]
+            labels = arr[assignment, a + 1]
+            used, inv = np.unique(labels, return_inverse=True)
+            out[name] = pd.Categorical.from_codes(inv.reshape(-1), [space.texts[j] for j in used])
+        else:
+            out[name] = instance.table[name]
+    return pd.DataFrame(out, index=instance.table.index)
+
+
+def _exact_objective(pm: PartitionModel, solver) -> int | Fraction:
+    if pm.objective == "discernibility":
+        return int(sum(solver.value(e) ** 2 for e in pm.y))
+    total = Fraction(
+        sum(int(c) * int(solver.value(x)) for c, x in zip(pm.pair_cost, pm.x) if c), pm.scale
+    )
+    return int(total) if total.denominator == 1 else total
+
+
+def _exact_bound(pm: PartitionModel, bound: float | None) -> int | Fraction | None:
+    if bound is None:
+        return None
+    scaled = math.ceil(bound - 1e-6)
+    value = Fraction(scaled, pm.scale)
+    return int(value) if value.denominator == 1 else value
+
+
+def _fully_generalized(enc: Encoding) -> tuple[pd.DataFrame, np.ndarray]:
+    """The table with every generalizable quasi-identifier ``*`` (for INFEASIBLE and
+    UNKNOWN releases, which hand out no table)."""
+    vectors = []
+    index = {}
+    assignment = np.empty(enc.instance.n_rows, dtype=np.int64)
+    star = tuple(int(np.argmax(s.sizes)) for s in enc.spaces)
+    for t in range(enc.n_types):
+        vec = (int(enc.protected[t]),) + star
+        if vec not in index:
+            index[vec] = len(vectors)
+            vectors.append(vec)
+        assignment[enc.rows[t]] = index[vec]
+    return _table(enc, vectors, assignment), assignment
+
+
+def _check_options(recoding, objective, max_vars, max_contexts, max_range_values, hint):
+    if recoding not in RECODINGS:
+        raise InvalidParameterError(
+            f"The 'recoding' parameter of cpsat must be one of {', '.join(map(repr, RECODINGS))}. "
+            f"Got {recoding!r} instead."
+        )
+    if objective is not None and objective not in OBJECTIVES:
+        raise InvalidParameterError(
+            f"The 'objective' parameter of cpsat must be one of {', '.join(map(repr, OBJECTIVES))} "
+            f"or None. Got {objective!r} instead."
+        )
+    for name, value in (
+        ("max_vars", max_vars),
+        ("max_contexts", max_contexts),
+        ("max_range_values", max_range_values),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidParameterError(
+                f"The {name!r} parameter of cpsat must be an int in [1, inf). "
+                f"Got {value!r} instead."
+            )
+    if not (hint is None or hint == "auto" or isinstance(hint, Release)):
+        raise InvalidParameterError(
+            "The 'hint' parameter of cpsat must be 'auto', None or a Release. "
+            f"Got {hint!r} instead."
+        )
+
+
+def local_recoding(
+    instance: Instance,
+    requirements: Sequence[Requirement],
+    *,
+    seed=None,
+    time_limit: float | None = None,
+    recoding: str = "generalization",
+    objective: str | None = None,
+    num_workers: int | None = None,
+    hint="auto",
+    auto_hint: Callable[[Instance, tuple[Requirement, ...], object], Release | None] | None = None,
+    explain: bool = True,
+    log: bool = False,
+    export=None,
+    max_vars: int = 200_000,
+    max_contexts: int = 5_000,
+    max_range_values: int = 16,
+) -> Release:
+    """Optimal local recoding (or local suppression) under every requirement type, with a
+    certificate: the exact CP-SAT model of :mod:`fairanon.solver.local_recoding` [1]_ [2]_ [3]_.
+
+    Parameters
+    ----------
+    instance, seed
+        As in :func:`fairanon.anonymize`; CP-SAT's ``random_seed`` derives from `seed`.
+    requirements : sequence of Requirement
+        Any mix of KAnonymity, LDiversity (distinct, entropy, recursive), TCloseness
+        (equal, ordered, hierarchical), DiversityConstraint and AlphaProtection (every
+        measure, strict or not, with or without minimum support).
+    time_limit : float, optional
+        Seconds for the whole run: the model is built first (not interruptible; its
+        time is ``provenance["model"]["build_s"]``) and the search gets what remains.
+        When it runs out, the best release found is returned as FEASIBLE with its
+        bound and gap, or UNKNOWN.
+    recoding : {"generalization", "suppression"}, default="generalization"
+        "generalization": each class releases, per attribute, any label covering its
+        values -- a hierarchy node (categorical), a range of values in order
+        (ordered, numeric), or ``*``. "suppression": the class's common value or ``*``
+        (DIVA's semantics; a homogeneous attribute may still be starred).
+    objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, optional
+        Default: "stars" for suppression, "ncp" for generalization. See
+        :data:`OBJECTIVES`; the release's ``objective`` is the exact value (an int or a
+        Fraction) and ``bound`` the proven lower bound.
+    num_workers : int, optional
+        CP-SAT workers; default ``max(8, cores)``
+        (:data:`fairanon.solver._cpsat.DEFAULT_WORKERS`: CP-SAT's strongest bound
+        workers only run from about 8 on).
+    hint : "auto", None or Release, default="auto"
+        A warm start. "auto" takes the release `auto_hint` gives (none without it;
+        method cpsat uses Mondrian's release when every requirement is k, l or t).
+    auto_hint : callable, optional
+        What ``hint="auto"`` means: called as ``auto_hint(instance, requirements, seed)``
+        with the validated requirements once the model is built (so its time counts in
+        `time_limit` but not in the build time), it returns a release or None.
+    explain : bool, default=True
+        When the requirements admit no release, find which of them conflict: each is
+        guarded by an assumption literal, one worker reads the sufficient assumptions
+        and deletion shrinks them to a minimal set, named in ``reason`` and
+        ``provenance["conflict"]``.
+    log : bool, default=False
+        Keep the CP-SAT log in ``provenance["solver_log"]``.
+    export : path, optional
+        Write the model to this file (``.pb.txt``: text format).
+    max_vars : int, default=200000
+        Refuse models with more assignment variables (InvalidParameterError).
+    max_contexts : int, default=5000
+        Refuse alpha-protection with more contexts (IncompatibleRequirementError).
+    max_range_values : int, default=16
+        Numeric and ordered attributes with at most this many distinct values may be
+        released as any range; above it, ordered attributes use their hierarchy and
+        numeric ones their nested intervals.
+
+    Returns
+    -------
+    Release
+        OPTIMAL (proven), FEASIBLE (``bound`` and ``provenance["gap"]``), INFEASIBLE
+        (``reason`` names the conflicting requirements) or UNKNOWN. A release with a
+        table has been checked by :func:`fairanon.verify`; the report is in
+        ``provenance["verification"]``.
+
+    Raises
+    ------
+    InvalidParameterError
+        Bad options, or a model larger than `max_vars`.
+    IncompatibleRequirementError
+        alpha-protection with more than `max_contexts` contexts.
+    SolverError
+        CP-SAT found the model invalid, or the verifier rejected a solver release
+        (both bugs).
+
+    Notes
+    -----
+    Exactness: the optimum is over every partition of the records into classes and
+    every label choice per class and attribute, within the candidate labels (all
+    hierarchy nodes; all ranges of up to `max_range_values` values, else hierarchy
+    nodes or nested intervals). Labels covering the same data values are identified
+    (the most specific is released), except that a value's own label is kept apart.
+    With only k, l and t and a monotone objective, candidates are restricted to tight
+    class summaries (join closure), which loses no optimum. Every record is released:
+    whole-record suppression is a ``*`` on each generalizable attribute.
+
+    Size: one variable per (type, candidate vector) pair; types are the distinct
+    records on the attributes the requirements read, so duplicates cost nothing.
+    alpha-protection adds, per reachable context, four counts, three tokenism cases
+    and up to three integer products. Entropy l-diversity is solved through a relaxed
+    table constraint and exact lazy checks. With ``num_workers > 1`` and an OPTIMAL
+    status, the release is recomputed by one worker with the objective fixed (within a
+    deterministic-time budget), so the same seed gives the same release;
+    ``provenance["canonical"]`` says whether that succeeded (on large models it may
+    not, and ties between equally good releases then depend on thread timing).
+
+    References
+    ----------
+    .. [1] R. Bredereck, A. Nichterlein, R. Niedermeier, G. Philip. The effect of
+       homogeneity on the computational complexity of combinatorial data anonymization.
+       Data Min. Knowl. Disc. 28(1), 2014 (the ILP over row types).
+    .. [2] M. Milani, Y. Huang, F. Chiang. Preserving diversity in anonymized data.
+       EDBT 2021 ((k, Sigma)-anonymization by suppression).
+    .. [3] S. Ruggieri. Using t-closeness anonymity to control for non-discrimination.
+       Transactions on Data Privacy 7(2), 2014.
+
+    Examples
+    --------
+    >>> from fairanon.models.diversity import diva_sigma
+    >>> inst = fa.load("diva_table1")
+    >>> reqs = [fa.KAnonymity(2), *diva_sigma()]
+    >>> rel = local_recoding(inst, reqs, recoding="suppression", seed=0, num_workers=1)
+    >>> rel.status, rel.objective
+    (<Status.OPTIMAL: 'OPTIMAL'>, 22)
+    >>> fa.verify(inst, rel, reqs).passed
+    True
+    """
+    started = time.perf_counter()
+    if not isinstance(instance, Instance):
+        raise InvalidParameterError(
+            "The 'instance' parameter of cpsat must be an Instance. "
+            f"Got {type(instance).__name__} instead."
+        )
+    requirements = validate_requirements(instance, requirements, caller="cpsat")
+    _check_options(recoding, objective, max_vars, max_contexts, max_range_values, hint)
+    limit = _cpsat.check_time_limit(time_limit, "cpsat")
+    workers = _cpsat.check_num_workers(num_workers, "cpsat")
+    solver_seed = _cpsat.random_seed(seed)
+    if objective is None:
+        objective = "stars" if recoding == "suppression" else "ncp"
+    deadline = None if limit is None else started + limit
+    params = {
+        "recoding": recoding,
+        "objective": objective,
+        "time_limit": limit,
+        "num_workers": workers,
+        "explain": explain,
+        "max_vars": max_vars,
+        "max_contexts": max_contexts,
+        "max_range_values": max_range_values,
+    }
+
+    enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
+    pm = build_partition_model(
+        enc, requirements, objective=objective, max_vars=max_vars, max_contexts=max_contexts
+    )
+    model_info = {
+        "types": enc.n_types,
+        "records": instance.n_rows,
+        "distinct_qi": len(np.unique(np.column_stack([enc.qi, enc.protected]), axis=0)),
+        "vectors": len(pm.vectors),
+        "variables": len(pm.x),
+        "candidates": pm.mode,
+        "contexts": pm.n_contexts,
+        "build_s": time.perf_counter() - started,
+    }
+    if hint == "auto":
+        hint_release = auto_hint(instance, requirements, seed) if auto_hint is not None else None
+    else:
+        hint_release = hint
+    hint_values = _hint_from_release(pm, hint_release) if hint_release is not None else None
+    params["hint"] = hint_release.method if hint_release is not None else None
+
+    solver, outcome, lazy = solve_partition(
+        pm,
+        time_limit=_cpsat.remaining(deadline),
+        seed=solver_seed,
+        num_workers=workers,
+        hint=hint_values,
+        log=log,
+        export=export,
+    )
+    extra = {"model": model_info, "solver": {**outcome.stats, **lazy}}
+    if log:
+        extra["solver_log"] = outcome.log
+
+    if outcome.has_solution:
+        canonical = False
+        if workers > 1 and outcome.status == Status.OPTIMAL:
+            solver, canonical = _canonical(pm, solver, outcome, deadline, solver_seed)
+        extra["canonical"] = canonical
+        assignment = _assignment(pm, solver)
+        value = _exact_objective(pm, solver)
+        bound = value if outcome.status == Status.OPTIMAL else _exact_bound(pm, outcome.bound)
+        gap = 0.0 if outcome.status == Status.OPTIMAL else outcome.gap
+        release = Release(
+            table=_table(enc, pm.vectors, assignment),
+            groups=assignment,
+            status=outcome.status,
+            objective=value,
+            bound=bound,
+            provenance=provenance(
+                "cpsat",
+                params,
+                requirements,
+                seed,
+                started,
+                objective_name=objective,
+                gap=gap,
+                **extra,
+            ),
+        )
+        return _verified(instance, release, requirements)
+
+    table, groups = _fully_generalized(enc)
+    if outcome.status == Status.INFEASIBLE:
+        conflict, reason = _explain(
+            enc, requirements, explain, deadline, solver_seed, max_vars, max_contexts
+        )
+        extra["conflict"] = conflict
+        return Release(
+            table=table,
+            groups=groups,
+            status=Status.INFEASIBLE,
+            reason=reason,
+            provenance=provenance("cpsat", params, requirements, seed, started, **extra),
+        )
+    reason = f"the time limit ({limit} s) ran out before CP-SAT found any release"
+    return Release(
+        table=table,
+        groups=groups,
+        status=Status.UNKNOWN,
+        reason=reason,
+        provenance=provenance("cpsat", params, requirements, seed, started, **extra),
+    )
+
+
+def _canonical(pm: PartitionModel, solver, outcome, deadline, seed):
+    """Re-solve with one worker and the objective fixed at the optimum: the solution
+    then depends only on the model and the seed, not on thread timing."""
+    best = round(outcome.objective)
+    fixed = pm.model.clone()
+    fixed.clear_objective()
+    fixed.add(_clone_expr(pm, fixed) == best)
+    clone_solver, out = _cpsat.solve(
+        fixed,
+        time_limit=_cpsat.remaining(deadline),
+        num_workers=1,
+        seed=seed,
+        deterministic_limit=_CANONICAL_BUDGET,
+    )
+    if not out.has_solution:
+        return solver, False
+    # The clone shares variable indices with the original model.
+    if pm.entropy and _entropy_violations(pm, clone_solver):
+        return solver, False
+    return clone_solver, True
+
+
+def _clone_expr(pm: PartitionModel, fixed: cp_model.CpModel):
+    """The objective of `pm` over the variables of its clone `fixed`."""
+    proto = pm.model.proto.objective
+    variables = [fixed.get_int_var_from_proto_index(i) for i in proto.vars]
+    return cp_model.LinearExpr.weighted_sum(variables, list(proto.coeffs)) + int(proto.offset)
+
+
+def _verified(instance: Instance, release: Release, requirements) -> Release:
+    from ...models.verify import verify
+
+    report = verify(instance, release, requirements)
+    if not report.passed:
+        failed = "; ".join(f"{c.name}: {c.detail or c.achieved}" for c in report.failures)
+        raise SolverError(
+            f"The verifier rejected a {release.method} release ({failed}); this is a bug in the "
+            "exact model, please report it."
+        )
+    return release.with_provenance(verification=report.to_dict())
+
+
+def _explain(enc, requirements, explain, deadline, seed, max_vars, max_contexts):
+    names = [str(r) for r in requirements]
+    if not explain:
+        reason = (
+            "no release satisfies the requirements together "
+            "(CP-SAT proved infeasibility; explain=False)"
+        )
+        return None, reason
+    try:
+
+        def build():
+            pm = build_partition_model(
+                enc, requirements, explain=True, max_vars=max_vars, max_contexts=max_contexts
+            )
+            return pm.model, pm.literals
+
+        core, minimal = _cpsat.explain(build, len(requirements), deadline=deadline, seed=seed)
+    except (InvalidParameterError, IncompatibleRequirementError):
+        core, minimal = None, False
+    if core is None:
+        return None, (
+            "no release satisfies the requirements together (CP-SAT proved infeasibility); "
+            f"the conflicting subset could not be isolated in time among: {'; '.join(names)}"
+        )
+    conflict = [names[i] for i in core]
+    if not conflict:
+        return [], "no release exists even without requirements (this should not happen)"
+    if len(conflict) == 1:
+        why = f"{conflict[0]} cannot be met by any release on its own"
+    else:
+        why = f"these requirements conflict: {'; '.join(conflict)}"
+    qualifier = (
+        "a minimal conflicting set" if minimal else "a conflicting set (not shown minimal in time)"
+    )
+    return (
+        conflict,
+        f"no release satisfies the requirements: {why} ({qualifier}, from CP-SAT assumptions)",
+    )
