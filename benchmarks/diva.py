@@ -51,7 +51,7 @@ from fairanon.instances.datasets import load_census
 from fairanon.instances.synthetic import population
 from fairanon.models.diversity import conflict_rate, encode_constraints, proportional
 from fairanon.release import Release, generalize_partition
-from fairanon.solver.diva_exact import diva_exact
+from fairanon.solver.diva_model import diva_exact
 
 DEFAULT_DATA = "/work/shared/datasets"
 STRATEGIES = ("basic", "minchoice", "maxfanout")

@@ -19,7 +19,7 @@ from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .models.requirements import Requirement, validate_requirements
 from .release import Release
-from .solver.diva_exact import diva_exact
+from .solver.diva_model import diva_exact
 from .solver.fulldomain import fulldomain
 from .solver.partition import cpsat
 

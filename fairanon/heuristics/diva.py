@@ -10,7 +10,7 @@ Algorithm 1 of the paper, in four steps:
    chosen: clusters disjoint or equal, no upper bound exceeded. The node order is one
    of :data:`NEXT_NODES` (DIVA-Basic, MinChoice, MaxFanOut). With
    ``clustering="exact"`` (and as the fallback when the search gives up) the choice is
-   made by CP-SAT instead (:mod:`fairanon.solver.diva_exact`).
+   made by CP-SAT instead (:mod:`fairanon.solver.diva_model`).
 2. **Suppress** (Alg. 2): each cluster releases the values its records share and ``*``
    elsewhere.
 3. **Anonymize**: the records left out are clustered by k-member (or Mondrian, for
@@ -46,7 +46,7 @@ from ..models.requirements import (
     validate_requirements,
 )
 from ..release import Release, Status, generalize_partition, provenance
-from ..solver.diva_exact import ClusterPool, integrate, solve_diva
+from ..solver.diva_model import ClusterPool, integrate, solve_diva
 from .kmember import RecordSpace, kmember_clusters, protected_classes
 from .mondrian import mondrian
 
@@ -1135,7 +1135,7 @@ def diva(
         "cost" (fewest stars first).
     clustering : {"coloring", "exact"}, default="coloring"
         DIVA's backtracking coloring, or the exact choice by CP-SAT
-        (:func:`fairanon.solver.diva_exact.solve_diva`).
+        (:func:`fairanon.solver.diva_model.solve_diva`).
     fallback : bool, default=True
         When the coloring fails or gives up, make the choice with CP-SAT instead (which
         also names the conflicting constraints when there is no choice).
@@ -1154,7 +1154,7 @@ def diva(
     pool_candidates : int, default=4
     num_workers : int, optional
         CP-SAT workers (default every core); an optimal clustering is made independent
-        of thread timing as :func:`~fairanon.solver.diva_exact.solve_diva` says.
+        of thread timing as :func:`~fairanon.solver.diva_model.solve_diva` says.
     trace : bool, default=False
         Keep the coloring's search events in ``provenance["search"]["trace"]``.
     lookahead : bool, default=True

@@ -14,7 +14,7 @@ from fairanon.heuristics.kmember import protected_classes
 from fairanon.instances.datasets import diva_sigma
 from fairanon.models.diversity import encode_constraints
 from fairanon.release import Release, Status, generalize_partition
-from fairanon.solver.diva_exact import (
+from fairanon.solver.diva_model import (
     ClusterPool,
     build_diva_model,
     diva_exact,
