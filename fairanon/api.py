@@ -10,7 +10,7 @@ from .exceptions import IncompatibleRequirementError, InvalidParameterError
 from .heuristics.dmondrian import dmondrian
 from .heuristics.mondrian import mondrian, mondrian_relaxed
 from .heuristics.bucketization import bucketization
-from .heuristics.diva import diva
+from .methods.diva import diva, diva_exact
 from .heuristics.dsabre import dsabre
 from .heuristics.kmember import kmember
 from .heuristics.oka import oka
@@ -19,7 +19,6 @@ from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .models.requirements import Requirement, validate_requirements
 from .release import Release
-from .solver.diva_model import diva_exact
 from .solver.fulldomain import fulldomain
 from .solver.partition import cpsat
 

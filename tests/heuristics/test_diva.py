@@ -14,14 +14,13 @@ from fairanon.heuristics.diva import (
     NEXT_NODES,
     clusterings,
     constraint_graph,
-    diva,
     diverse_clustering,
 )
 from fairanon.instances.datasets import diva_sigma, diva_table3
+from fairanon.methods.diva import diva, diva_exact
 from fairanon.models.diversity import proportional
 from fairanon.models.metrics import discernibility, suppressed_cells
 from fairanon.release import Status
-from fairanon.solver.diva_model import diva_exact
 
 PROPERTY = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 STRATEGIES = sorted(NEXT_NODES)
