@@ -43,15 +43,14 @@ import numpy as np
 import pandas as pd
 
 import fairanon as fa
-from fairanon.heuristics.diva import diva
 from fairanon.heuristics.kmember import kmember
 from fairanon.heuristics.mondrian import mondrian
 from fairanon.heuristics.oka import oka
 from fairanon.instances.datasets import load_census
 from fairanon.instances.synthetic import population
+from fairanon.methods.diva import diva, diva_exact
 from fairanon.models.diversity import conflict_rate, encode_constraints, proportional
 from fairanon.release import Release, generalize_partition
-from fairanon.solver.diva_exact import diva_exact
 
 from _data import DATA_HELP, data_dir
 

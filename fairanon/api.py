@@ -10,7 +10,7 @@ from .exceptions import IncompatibleRequirementError, InvalidParameterError
 from .heuristics.dmondrian import dmondrian
 from .heuristics.mondrian import mondrian, mondrian_relaxed
 from .heuristics.bucketization import bucketization
-from .heuristics.diva import diva
+from .methods.diva import diva, diva_exact
 from .heuristics.dsabre import dsabre
 from .heuristics.kmember import kmember
 from .heuristics.oka import oka
@@ -20,7 +20,6 @@ from .instances.instance import Instance
 from .methods.cpsat import cpsat
 from .models.requirements import Requirement, validate_requirements
 from .release import Release
-from .solver.diva_exact import diva_exact
 from .solver.fulldomain import fulldomain
 
 __all__ = ["METHODS", "anonymize", "choose_method"]

@@ -14,14 +14,13 @@ from fairanon.heuristics.diva import (
     NEXT_NODES,
     clusterings,
     constraint_graph,
-    diva,
     diverse_clustering,
 )
 from fairanon.instances.datasets import diva_table3
+from fairanon.methods.diva import diva, diva_exact
 from fairanon.models.diversity import diva_sigma, proportional
 from fairanon.models.metrics import discernibility, suppressed_cells
 from fairanon.release import Status
-from fairanon.solver.diva_exact import diva_exact
 
 PROPERTY = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 STRATEGIES = sorted(NEXT_NODES)
@@ -332,6 +331,6 @@ def test_releases_pass_the_verifier_and_infeasible_means_infeasible(problem, str
     else:
         assert release.status == Status.INFEASIBLE and release.reason
         # The exact choice over every class of k..2k-1 records agrees (and is checked
-        # against brute force in tests/solver/test_diva_exact.py).
+        # against brute force in tests/solver/test_diva_model.py).
         exact = diva_exact(inst, reqs, seed=0)
         assert exact.status == Status.INFEASIBLE, exact.reason

@@ -11,13 +11,12 @@ from hypothesis import strategies as st
 
 import fairanon as fa
 from fairanon.heuristics.kmember import protected_classes
-from fairanon.models.diversity import diva_sigma
-from fairanon.models.diversity import encode_constraints
+from fairanon.methods.diva import diva_exact
+from fairanon.models.diversity import diva_sigma, encode_constraints
 from fairanon.release import Release, Status, generalize_partition
-from fairanon.solver.diva_exact import (
+from fairanon.solver.diva_model import (
     ClusterPool,
     build_diva_model,
-    diva_exact,
     integrate,
     solve_diva,
 )

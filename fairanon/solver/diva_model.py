@@ -27,8 +27,8 @@ a choice of pool clusters:
 some upper bounds, star whole (class, attribute) pairs so that every bound holds, with
 the fewest extra cells (baselines spec §7.3).
 
-:func:`diva_exact` is the method ``"diva-exact"``: DIVA's pipeline with this model in
-place of the coloring.
+The methods ``"diva"`` and ``"diva-exact"`` that use them are in
+:mod:`fairanon.methods.diva`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,6 @@ __all__ = [
     "DivaModel",
     "DivaSolution",
     "build_diva_model",
-    "diva_exact",
     "integrate",
     "solve_diva",
 ]
@@ -438,30 +437,3 @@ def integrate(
         "elapsed_s": time.perf_counter() - started,
     }
     return dataclasses.replace(release, table=new).with_provenance(integrate=info)
-
-
-# ------------------------------------------------------------------ the method
-def diva_exact(instance: Instance, requirements, *, seed=None, time_limit: float | None = None, **options) -> Release:
-    """DIVA with the exact diverse clustering (method ``"diva-exact"``).
-
-    Runs :func:`fairanon.heuristics.diva.diva` with ``clustering="exact"``: the
-    coloring is replaced by :func:`solve_diva`, which returns the clustering with the
-    fewest suppressed cells among the candidates or proves that none satisfies the
-    constraints (naming a minimal conflicting set). On small tables the candidates are
-    every class of k to 2k - 1 records, so the answer is the optimal (k, Σ)-anonymization
-    by suppression (status OPTIMAL) or a proof that none exists. Options are those of
-    :func:`~fairanon.heuristics.diva.diva`.
-
-    Examples
-    --------
-    >>> from fairanon.models.diversity import diva_sigma
-    >>> inst = fa.load("diva_table1")
-    >>> reqs = [fa.KAnonymity(2), *diva_sigma()]
-    >>> rel = diva_exact(inst, reqs, seed=0)
-    >>> rel.status, rel.objective, fa.verify(inst, rel, reqs).passed
-    (<Status.OPTIMAL: 'OPTIMAL'>, 22, True)
-    """
-    from ..heuristics.diva import diva
-
-    release = diva(instance, requirements, seed=seed, time_limit=time_limit, clustering="exact", **options)
-    return release.with_provenance(method="diva-exact")
