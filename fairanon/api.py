@@ -7,17 +7,17 @@ from collections.abc import Callable, Sequence
 
 from ._validation import check_random_state
 from .exceptions import IncompatibleRequirementError, InvalidParameterError
-from .heuristics.dmondrian import dmondrian
-from .heuristics.mondrian import mondrian, mondrian_relaxed
 from .heuristics.bucketization import bucketization
-from .methods.diva import diva, diva_exact
+from .heuristics.dmondrian import dmondrian
 from .heuristics.dsabre import dsabre
 from .heuristics.kmember import kmember
+from .heuristics.mondrian import mondrian, mondrian_relaxed
 from .heuristics.oka import oka
 from .heuristics.sabre import sabre
 from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .methods.cpsat import cpsat
+from .methods.diva import diva, diva_exact
 from .models.requirements import Requirement, validate_requirements
 from .release import Release
 from .solver.fulldomain import fulldomain

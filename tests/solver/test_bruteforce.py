@@ -244,7 +244,7 @@ def test_fulldomain_matches_brute_force_more(data, inst):
 
 def test_explicit_all_candidates_match_the_join_closure():
     """The full candidate set and the join closure give the same optimum (k, l, t)."""
-    from fairanon.solver.local_recoding import build_partition_model, encode, solve_partition
+    from fairanon.solver.local_recoding import build_model, encode, solve_model
 
     rng = np.random.default_rng(3)
     df = pd.DataFrame(
@@ -274,8 +274,8 @@ def test_explicit_all_candidates_match_the_join_closure():
     values = []
     for closure in (True, False):
         enc = encode(inst, reqs)
-        pm = build_partition_model(enc, reqs, objective="lm", closure=closure)
-        _, outcome, _ = solve_partition(pm, num_workers=1)
+        pm = build_model(enc, reqs, objective="lm", closure=closure)
+        _, outcome, _ = solve_model(pm, num_workers=1)
         assert outcome.status == Status.OPTIMAL
         values.append(outcome.objective)
     assert values[0] == values[1]

@@ -55,22 +55,22 @@ built model and its objectives), :mod:`.privacy`, :mod:`.diversity` and :mod:`.a
 :func:`local_recoding`, the method behind ``cpsat``).
 """
 
-from .build import build_partition_model
+from .build import build_model
 from .encoding import Encoding, encode, model_size, type_table
 from .labels import OBJECTIVES, RECODINGS, LabelSpace
-from .model import PartitionModel
-from .solve import local_recoding, solve_partition
+from .model import LocalRecodingModel
+from .solve import local_recoding, solve_model
 
 __all__ = [
     "OBJECTIVES",
     "RECODINGS",
     "Encoding",
     "LabelSpace",
-    "PartitionModel",
-    "build_partition_model",
+    "LocalRecodingModel",
+    "build_model",
     "encode",
     "local_recoding",
     "model_size",
-    "solve_partition",
+    "solve_model",
     "type_table",
 ]

@@ -33,10 +33,10 @@ from ortools.sat.python import cp_model
 from ...exceptions import IncompatibleRequirementError
 from ...models import measures as M
 from ...models.requirements import AlphaProtection
-from .model import PartitionModel
+from .model import LocalRecodingModel
 
 
-def _contexts(pm: PartitionModel) -> dict[tuple, list[int]]:
+def _contexts(pm: LocalRecodingModel) -> dict[tuple, list[int]]:
     """Every non-empty itemset of released labels some candidate vector reaches, with
     the vectors in its cover. Keys are (attribute positions, labels)."""
     d = pm.encoding.d

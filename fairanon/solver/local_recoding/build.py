@@ -31,13 +31,13 @@ from ...models.requirements import (
 from .alpha import _add_alpha
 from .diversity import _add_diversity
 from .encoding import Encoding, _candidates, _use_closure
-from .model import PartitionModel, _set_objective
+from .model import LocalRecodingModel, _set_objective
 from .privacy import _add_kanonymity, _add_target_requirement
 
-__all__ = ["build_partition_model"]
+__all__ = ["build_model"]
 
 
-def build_partition_model(
+def build_model(
     enc: Encoding,
     requirements: Sequence[Requirement],
     *,
@@ -47,7 +47,7 @@ def build_partition_model(
     explain: bool = False,
     max_vars: int = 200_000,
     max_contexts: int = 5_000,
-) -> PartitionModel:
+) -> LocalRecodingModel:
     """The weighted-type model of :mod:`fairanon.solver.local_recoding`.
 
     Parameters
@@ -107,7 +107,7 @@ def build_partition_model(
                 model.add(x[i] <= weights[i] * zv)
         model.add(y[v] >= zv).with_name(f"used[{v}]")
 
-    pm = PartitionModel(
+    pm = LocalRecodingModel(
         model,
         enc,
         vectors,

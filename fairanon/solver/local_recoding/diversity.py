@@ -11,10 +11,10 @@ from ortools.sat.python import cp_model
 
 from ...models.requirements import DiversityConstraint
 from .encoding import Encoding
-from .model import PartitionModel
+from .model import LocalRecodingModel
 
 
-def _shows(pm: PartitionModel, v: int, names: list[str]) -> bool:
+def _shows(pm: LocalRecodingModel, v: int, names: list[str]) -> bool:
     """Whether vector v releases the named generalizable attributes as own values."""
     enc = pm.encoding
     vec = pm.vectors[v]

@@ -1,6 +1,6 @@
 """The built CP-SAT model of local recoding, and its objectives.
 
-:class:`PartitionModel` holds the model and what is needed to read its solutions back:
+:class:`LocalRecodingModel` holds the model and what is needed to read its solutions back:
 one assignment variable ``x[t,v]`` per (type, candidate vector) pair, the used-vector
 literals ``z[v]`` and the class sizes ``y[v]``. The objectives other than
 discernibility are sums of exact per-record pair costs, scaled to integers by the
@@ -20,11 +20,11 @@ from ortools.sat.python import cp_model
 from ...exceptions import InvalidParameterError
 from .encoding import Encoding
 
-__all__ = ["PartitionModel"]
+__all__ = ["LocalRecodingModel"]
 
 
 @dataclass
-class PartitionModel:
+class LocalRecodingModel:
     """A built CP-SAT model and what is needed to read its solutions back.
 
     Attributes
@@ -110,7 +110,7 @@ def _pair_costs(
     return costs, scale
 
 
-def _set_objective(pm: PartitionModel, reach: list[int]) -> None:
+def _set_objective(pm: LocalRecodingModel, reach: list[int]) -> None:
     model = pm.model
     if pm.objective == "discernibility":
         squares = []

@@ -5,7 +5,7 @@ counts ``cnt[v,s]`` of the records of each value s released as vector v; the lin
 forms are tabled in :mod:`fairanon.solver.local_recoding` (tcloseness spec §2.9).
 Entropy l-diversity is a relaxation made exact by lazy cuts: :func:`_entropy_violations`
 finds the classes exact arithmetic rejects and :func:`_forbid_counts` cuts their count
-vectors off, until :func:`~fairanon.solver.local_recoding.solve_partition` finds none.
+vectors off, until :func:`~fairanon.solver.local_recoding.solve_model` finds none.
 """
 
 from __future__ import annotations
@@ -19,20 +19,20 @@ from ortools.sat.python import cp_model
 from ...models import measures as M
 from ...models.requirements import KAnonymity, LDiversity, TCloseness
 from .encoding import _Target
-from .model import PartitionModel
+from .model import LocalRecodingModel
 
 #: Scale of the entropy tables (relaxed by one unit each way; exactness comes from the
 #: lazy check).
 _ENTROPY_SCALE = 2**30
 
 
-def _add_kanonymity(pm: PartitionModel, req: KAnonymity, index, guard) -> None:
+def _add_kanonymity(pm: LocalRecodingModel, req: KAnonymity, index, guard) -> None:
     """Every used vector holds at least k records."""
     for v in range(len(pm.vectors)):
         pm.model.add(pm.y[v] >= req.k * pm.z[v]).with_name(f"k[{index},{v}]").only_enforce_if(guard)
 
 
-def _counts(pm: PartitionModel, target: _Target, v: int) -> list:
+def _counts(pm: LocalRecodingModel, target: _Target, v: int) -> list:
     """cnt[v,s] as linear expressions."""
     members = pm.by_vector[v]
     per = [[] for _ in range(target.m)]
@@ -139,7 +139,7 @@ def _add_tcloseness(pm, req: TCloseness, index, target: _Target, guard, reach) -
         ).only_enforce_if(guard)
 
 
-def _entropy_violations(pm: PartitionModel, solver: cp_model.CpSolver) -> list:
+def _entropy_violations(pm: LocalRecodingModel, solver: cp_model.CpSolver) -> list:
     """Classes the relaxed entropy constraint admitted but exact arithmetic rejects."""
     bad = []
     for v, cvars, l_val, guard in pm.entropy:

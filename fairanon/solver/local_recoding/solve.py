@@ -24,13 +24,13 @@ from ...instances.instance import Instance
 from ...models.requirements import Requirement, validate_requirements
 from ...release import Release, Status, provenance
 from .. import _cpsat
-from .build import build_partition_model
+from .build import build_model
 from .encoding import Encoding, encode
 from .labels import OBJECTIVES, RECODINGS
-from .model import PartitionModel
+from .model import LocalRecodingModel
 from .privacy import _entropy_violations, _forbid_counts
 
-__all__ = ["local_recoding", "solve_partition"]
+__all__ = ["local_recoding", "solve_model"]
 
 #: Deterministic-time budget of the one-worker re-solve that makes an OPTIMAL release
 #: independent of thread timing; a deterministic limit, so whether it succeeds is
@@ -38,7 +38,7 @@ __all__ = ["local_recoding", "solve_partition"]
 _CANONICAL_BUDGET = 1.0
 
 
-def _hint_from_release(pm: PartitionModel, release: Release) -> dict:
+def _hint_from_release(pm: LocalRecodingModel, release: Release) -> dict:
     """Map a heuristic release to a (partial) solution: each released label becomes the
     most specific candidate label covering what it covers."""
     from ...instances.generalization import label_covers
@@ -89,8 +89,8 @@ def _hint_from_release(pm: PartitionModel, release: Release) -> dict:
     return hint
 
 
-def solve_partition(
-    pm: PartitionModel,
+def solve_model(
+    pm: LocalRecodingModel,
     *,
     time_limit: float | None = None,
     seed: int = 0,
@@ -131,7 +131,7 @@ def solve_partition(
     return solver, outcome, {"rounds": rounds, "lazy_cuts": lazy_cuts}
 
 
-def _assignment(pm: PartitionModel, solver: cp_model.CpSolver) -> np.ndarray:
+def _assignment(pm: LocalRecodingModel, solver: cp_model.CpSolver) -> np.ndarray:
     """Vector id of every instance row (records of a type are split in row order)."""
     enc = pm.encoding
     out = np.full(enc.instance.n_rows, -1, dtype=np.int64)
@@ -168,7 +168,7 @@ def _table(enc: Encoding, vectors: list[tuple], assignment: np.ndarray) -> pd.Da
     return pd.DataFrame(out, index=instance.table.index)
 
 
-def _exact_objective(pm: PartitionModel, solver) -> int | Fraction:
+def _exact_objective(pm: LocalRecodingModel, solver) -> int | Fraction:
     if pm.objective == "discernibility":
         return int(sum(solver.value(e) ** 2 for e in pm.y))
     total = Fraction(
@@ -177,7 +177,7 @@ def _exact_objective(pm: PartitionModel, solver) -> int | Fraction:
     return int(total) if total.denominator == 1 else total
 
 
-def _exact_bound(pm: PartitionModel, bound: float | None) -> int | Fraction | None:
+def _exact_bound(pm: LocalRecodingModel, bound: float | None) -> int | Fraction | None:
     if bound is None:
         return None
     scaled = math.ceil(bound - 1e-6)
@@ -387,7 +387,7 @@ def local_recoding(
     }
 
     enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
-    pm = build_partition_model(
+    pm = build_model(
         enc, requirements, objective=objective, max_vars=max_vars, max_contexts=max_contexts
     )
     model_info = {
@@ -407,7 +407,7 @@ def local_recoding(
     hint_values = _hint_from_release(pm, hint_release) if hint_release is not None else None
     params["hint"] = hint_release.method if hint_release is not None else None
 
-    solver, outcome, lazy = solve_partition(
+    solver, outcome, lazy = solve_model(
         pm,
         time_limit=_cpsat.remaining(deadline),
         seed=solver_seed,
@@ -471,7 +471,7 @@ def local_recoding(
     )
 
 
-def _canonical(pm: PartitionModel, solver, outcome, deadline, seed):
+def _canonical(pm: LocalRecodingModel, solver, outcome, deadline, seed):
     """Re-solve with one worker and the objective fixed at the optimum: the solution
     then depends only on the model and the seed, not on thread timing."""
     best = round(outcome.objective)
@@ -493,7 +493,7 @@ def _canonical(pm: PartitionModel, solver, outcome, deadline, seed):
     return clone_solver, True
 
 
-def _clone_expr(pm: PartitionModel, fixed: cp_model.CpModel):
+def _clone_expr(pm: LocalRecodingModel, fixed: cp_model.CpModel):
     """The objective of `pm` over the variables of its clone `fixed`."""
     proto = pm.model.proto.objective
     variables = [fixed.get_int_var_from_proto_index(i) for i in proto.vars]
@@ -524,7 +524,7 @@ def _explain(enc, requirements, explain, deadline, seed, max_vars, max_contexts)
     try:
 
         def build():
-            pm = build_partition_model(
+            pm = build_model(
                 enc, requirements, explain=True, max_vars=max_vars, max_contexts=max_contexts
             )
             return pm.model, pm.literals
