@@ -186,11 +186,9 @@ class Comparison:
             props = [c for c in frame.columns if c in Q.PROPERTIES]
             if not props:
                 continue
-            long = frame[props].rename_axis(key).reset_index().melt(
+            wide = pd.DataFrame({p: _as_floats(frame[p]) for p in props}, index=frame.index)
+            long = wide.rename_axis(key).reset_index().melt(
                 id_vars=key, var_name="property", value_name="value"
-            )
-            long["value"] = pd.to_numeric(
-                long["value"].map(lambda v: None if v is None else float(v)), errors="coerce"
             )
             long.insert(0, "run", run)
             parts.append(long.dropna(subset=["value"]))
@@ -264,6 +262,13 @@ class Comparison:
         }
         with open(os.path.join(directory, "report.json"), "w", encoding="utf-8") as fh:
             json.dump(report, fh, indent=2, default=_plain)
+
+
+def _as_floats(series: pd.Series) -> np.ndarray:
+    """A property column as floats (Fractions converted, None as NaN)."""
+    if series.dtype != object:
+        return series.to_numpy(dtype=float)
+    return np.array([np.nan if v is None else float(v) for v in series], dtype=float)
 
 
 def _plain(value):
@@ -649,7 +654,8 @@ def compare_results(
     Returns
     -------
     dict name -> Comparison
-        Keyed by the instance, or by ``"<instance> · <requirements>"``.
+        Keyed by the instance, or by ``"<instance> · <requirement set>"`` (its name in
+        the suite, or its requirements when that name stands for several).
     """
     from .runner import read_results
 
@@ -668,11 +674,19 @@ def compare_results(
     ]
     if "run_index" in usable.columns:
         usable = usable.sort_values("run_index", kind="stable")
-    keys = ["instance"] + (["requirements"] if config.by == "requirements" else [])
+    by_requirements = config.by == "requirements"
+    keys = ["instance", "requirements"] if by_requirements else ["instance"]
+    # A requirement set is named by its family ("k+alpha") where that is unambiguous.
+    texts = usable.groupby(["instance", "reqset"])["requirements"].nunique() if by_requirements else None
     comparisons = {}
     for key, group in usable.groupby(keys, sort=False):
-        instance = key[0] if isinstance(key, tuple) else key
-        name = " · ".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
+        key = key if isinstance(key, tuple) else (key,)
+        instance = key[0]
+        name = str(instance)
+        if by_requirements:
+            family = group["reqset"].iloc[0]
+            label = family if texts[instance, family] == 1 else key[1]
+            name = f"{instance} · {label}"
         vectors, group_vectors, suppression = {}, {}, {}
         for _, row in group.drop_duplicates("release").iterrows():
             path = os.path.join(out, row["vectors"])
@@ -696,6 +710,7 @@ def compare_results(
             vectors, context, config, instance=str(instance), groups=group_vectors or None
         )
         comparison.metadata["name"] = name
+        comparison.metadata["requirements"] = key[1] if by_requirements else None
         comparison.metadata["suppression"] = suppression
         if write:
             comparison.write(os.path.join(out, "comparison", _slug(name)))

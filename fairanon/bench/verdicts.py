@@ -79,9 +79,8 @@ def _leaders(comparison: Comparison, prop: str) -> list[str]:
 def _rows(results: pd.DataFrame, comparison: Comparison) -> pd.DataFrame:
     """The results rows behind a comparison (all repetitions, every outcome)."""
     rows = results[results["instance"].astype(str) == comparison.instance]
-    name = comparison.metadata.get("name", comparison.instance)
-    if name != comparison.instance and "requirements" in rows.columns:
-        requirements = name[len(comparison.instance) + len(" · ") :]
+    requirements = comparison.metadata.get("requirements")
+    if requirements is not None and "requirements" in rows.columns:
         rows = rows[rows["requirements"].astype(str) == requirements]
     return rows
 
@@ -174,13 +173,15 @@ def _run_verdicts(rows: pd.DataFrame) -> list[str]:
     bad = []
     for release, group in rows.groupby("release", sort=False):
         first = group.iloc[0]
+        status = first.get("status")
         if first["outcome"] != "ok":
             bad.append(f"{release} ({first['outcome']})")
         elif str(first.get("verified")) != "True":
-            status = first.get("status")
-            bad.append(f"{release} ({status if isinstance(status, str) else 'not verified'})")
+            bad.append(f"{release} (fails verification)")
+        elif status not in ("OPTIMAL", "FEASIBLE"):
+            bad.append(f"{release} ({status})")
     if bad:
-        out.append("No verified release from: " + ", ".join(bad) + ".")
+        out.append("No release to compare from: " + ", ".join(bad) + ".")
     return out
 
 
