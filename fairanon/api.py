@@ -178,16 +178,16 @@ def _masking_method(requirements) -> tuple[str, str, dict] | None:
     masking = [r for r in requirements if type(r) in _MASKING_METHODS]
     if not masking:
         return None
-    kinds = {type(r) for r in masking}
-    others = [r for r in requirements if type(r) not in _MASKING_METHODS and not isinstance(r, KAnonymity)]
+    others = [
+        r for r in requirements if type(r) not in _MASKING_METHODS and not isinstance(r, KAnonymity)
+    ]
     if len(masking) > 1 or others:
-        clash = [str(r) for r in masking[1:] + others] if len(masking) > 1 else [str(r) for r in others]
+        clash = [str(r) for r in masking[1:] + others]
         raise IncompatibleRequirementError(
             f"No available method enforces {masking[0]} together with {', '.join(clash)}: "
             f"{_MASKING_METHODS[type(masking[0])][0]} enforces it with k-anonymity only."
         )
-    (kind,) = kinds
-    name, what = _MASKING_METHODS[kind]
+    name, what = _MASKING_METHODS[type(masking[0])]
     return name, f"{masking[0]} masks its target attribute, which only {name} ({what}) enforces", {}
 
 

@@ -16,7 +16,10 @@ def salaries():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"zip": rng.integers(0, 50, 24), "salary": np.arange(1, 25)})
     schema = fa.Schema(
-        [fa.Attribute("zip", kind="numeric"), fa.Attribute("salary", role="sensitive", kind="numeric")]
+        [
+            fa.Attribute("zip", kind="numeric"),
+            fa.Attribute("salary", role="sensitive", kind="numeric"),
+        ]
     )
     return fa.Instance(df, schema, "salaries")
 

@@ -168,7 +168,9 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
         row["vectors"] = os.path.relpath(path, base)
         if groups is not None:
             write_frame(groups, path.removesuffix(".parquet") + ".groups.parquet")
-            row["group_vectors"] = os.path.relpath(path.removesuffix(".parquet") + ".groups.parquet", base)
+            row["group_vectors"] = os.path.relpath(
+                path.removesuffix(".parquet") + ".groups.parquet", base
+            )
         row["vectors_s"] = time.perf_counter() - clock
     return row
 

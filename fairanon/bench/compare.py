@@ -187,8 +187,10 @@ class Comparison:
             if not props:
                 continue
             wide = pd.DataFrame({p: _as_floats(frame[p]) for p in props}, index=frame.index)
-            long = wide.rename_axis(key).reset_index().melt(
-                id_vars=key, var_name="property", value_name="value"
+            long = (
+                wide.rename_axis(key)
+                .reset_index()
+                .melt(id_vars=key, var_name="property", value_name="value")
             )
             long.insert(0, "run", run)
             parts.append(long.dropna(subset=["value"]))
@@ -677,7 +679,11 @@ def compare_results(
     by_requirements = config.by == "requirements"
     keys = ["instance", "requirements"] if by_requirements else ["instance"]
     # A requirement set is named by its family ("k+alpha") where that is unambiguous.
-    texts = usable.groupby(["instance", "reqset"])["requirements"].nunique() if by_requirements else None
+    texts = (
+        usable.groupby(["instance", "reqset"])["requirements"].nunique()
+        if by_requirements
+        else None
+    )
     comparisons = {}
     for key, group in usable.groupby(keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)

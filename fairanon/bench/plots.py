@@ -297,7 +297,7 @@ def _mark_unbounded(axis, spot: float | None) -> None:
         return
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    low, high = axis.get_view_interval()
+    low = axis.get_view_interval()[0]
     ticks = [t for t in axis.get_ticklocs() if low <= t < spot / 1.5] + [spot]
     axis.set_major_locator(FixedLocator(ticks))
     axis.set_major_formatter(
@@ -415,7 +415,13 @@ def dominance_matrix(comparison: Comparison, prop: str | None) -> np.ndarray:
         weak12 = all(o in ("EQUAL", "BETTER") for o in outcomes)
         weak21 = all(o in ("EQUAL", "WORSE") for o in outcomes)
         out[pos[a], pos[b]] = (
-            "EQUAL" if weak12 and weak21 else "BETTER" if weak12 else "WORSE" if weak21 else "INCOMPARABLE"
+            "EQUAL"
+            if weak12 and weak21
+            else "BETTER"
+            if weak12
+            else "WORSE"
+            if weak21
+            else "INCOMPARABLE"
         )
     return out
 
@@ -446,7 +452,14 @@ def dominance_figure(comparison: Comparison, props: list[str]):
             for i in range(n):
                 for j in range(n):
                     if i != j:
-                        ax.text(j, i, _OUTCOME_GLYPH[matrix[i, j]], ha="center", va="center", fontsize="small")
+                        ax.text(
+                            j,
+                            i,
+                            _OUTCOME_GLYPH[matrix[i, j]],
+                            ha="center",
+                            va="center",
+                            fontsize="small",
+                        )
     handles = [
         Patch(color=c, label=t)
         for c, t in zip(
@@ -483,19 +496,29 @@ def tradeoff_figure(comparison: Comparison, props: list[str]):
         sign = 1.0 if PROPERTIES[prop].direction == "higher" else -1.0
         stat = "median" if prop.startswith("alpha_") else "mean"
         points = [
-            (n, float(loss[n].mean()), float(getattr(np, stat)(vals[n]))) for n in comparison.releases
+            (n, float(loss[n].mean()), float(getattr(np, stat)(vals[n])))
+            for n in comparison.releases
         ]
         front = set(_front([(n, x, sign * y) for n, x, y in points]))
         for name, x, y in points:
             on = name in front
             ax.scatter(
-                [x], [y], s=46 if on else 26, color="#d62728" if on else "#7f7f7f",
-                zorder=3, edgecolors="black" if on else "none", linewidths=0.6,
+                [x],
+                [y],
+                s=46 if on else 26,
+                color="#d62728" if on else "#7f7f7f",
+                zorder=3,
+                edgecolors="black" if on else "none",
+                linewidths=0.6,
             )
-            ax.annotate(short(name, 26), (x, y), textcoords="offset points", xytext=(4, 3), fontsize=6)
+            ax.annotate(
+                short(name, 26), (x, y), textcoords="offset points", xytext=(4, 3), fontsize=6
+            )
         line = sorted((x, y) for n, x, y in points if n in front)
         if len(line) > 1:
-            ax.plot([p[0] for p in line], [p[1] for p in line], color="#d62728", linewidth=1.2, zorder=2)
+            ax.plot(
+                [p[0] for p in line], [p[1] for p in line], color="#d62728", linewidth=1.2, zorder=2
+            )
         ys = [p[2] for p in points]
         if min(ys) > 0 and max(ys) / min(ys) > 50:
             ax.set_yscale("log")
@@ -536,18 +559,39 @@ def winmap_figure(comparison: Comparison, props: list[str]):
         for i, name in enumerate(names + ["tie"]):
             width = shares[name]
             color = "#c8c8c8" if name == "tie" else cmap[i]
-            ax.barh(row, width, left=left, color=color, edgecolor="white", linewidth=0.5,
-                    label=(short(name, 30) if name != "tie" else "best value shared") if row == 0 else None)
+            ax.barh(
+                row,
+                width,
+                left=left,
+                color=color,
+                edgecolor="white",
+                linewidth=0.5,
+                label=(short(name, 30) if name != "tie" else "best value shared")
+                if row == 0
+                else None,
+            )
             if width >= 0.08:
-                ax.text(left + width / 2, row, f"{width:.0%}", ha="center", va="center", fontsize="x-small")
+                ax.text(
+                    left + width / 2,
+                    row,
+                    f"{width:.0%}",
+                    ha="center",
+                    va="center",
+                    fontsize="x-small",
+                )
             left += width
     ax.set_yticks(range(len(props)), props, fontsize="small")
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of records (groups for group-level properties)")
     ax.set_title("which release serves each record best", fontsize="small")
-    ax.legend(fontsize="x-small", ncol=min(4, len(names) + 1), loc="upper center",
-              bbox_to_anchor=(0.5, -0.32), frameon=False)
+    ax.legend(
+        fontsize="x-small",
+        ncol=min(4, len(names) + 1),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.32),
+        frameon=False,
+    )
     return fig
 
 

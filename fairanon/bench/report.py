@@ -55,7 +55,6 @@ from .verdicts import comparison_verdicts, headline
 __all__ = ["print_summary", "summary_table", "write_report"]
 
 
-
 def _numeric_parameters(frame: pd.DataFrame) -> list[str]:
     """Parameters with several numeric values among the runs of some instance."""
     out = []
@@ -299,20 +298,34 @@ def _comparison_html(name: str, comparison: Comparison) -> list[str]:
             "every record and better on one, ≺ the reverse, ∥ each is better somewhere.</p>"
         )
         parts.append(
-            img(dominance_figure(comparison, shown), f"plot-dominance-{slug}", f"dominance outcomes on {name}")
+            img(
+                dominance_figure(comparison, shown),
+                f"plot-dominance-{slug}",
+                f"dominance outcomes on {name}",
+            )
         )
-    trade = [p for p in ("risk", *[p for p in shown if PROPERTIES[p].family == "fairness"]) if p in defined]
+    trade = [
+        p
+        for p in ("risk", *[p for p in shown if PROPERTIES[p].family == "fairness"])
+        if p in defined
+    ]
     if "loss" in defined and trade:
         parts.append(
             "<h3>Privacy and fairness versus loss</h3><p>One point per release (means over the "
             "records); the red line joins the releases no other beats on both axes.</p>"
         )
         parts.append(
-            img(tradeoff_figure(comparison, trade), f"plot-tradeoff-{slug}", f"privacy and fairness versus loss on {name}")
+            img(
+                tradeoff_figure(comparison, trade),
+                f"plot-tradeoff-{slug}",
+                f"privacy and fairness versus loss on {name}",
+            )
         )
     if shown:
         parts.append("<h3>Win map</h3>")
-        parts.append(img(winmap_figure(comparison, shown), f"plot-winmap-{slug}", f"win map on {name}"))
+        parts.append(
+            img(winmap_figure(comparison, shown), f"plot-winmap-{slug}", f"win map on {name}")
+        )
     parts.append("<h3>Ranking</h3>")
     parts.append(_ranking_html(comparison))
     parts.append(_unary_html(comparison))
@@ -334,7 +347,9 @@ def _setting_html(comparison: Comparison) -> str:
     items = []
     suppression = comparison.metadata.get("suppression", {})
     policies = sorted({info.get("policy", "as_class") for info in suppression.values()})
-    counts = {r: info.get("suppressed") for r, info in suppression.items() if info.get("suppressed")}
+    counts = {
+        r: info.get("suppressed") for r, info in suppression.items() if info.get("suppressed")
+    }
     text = f"Suppressed records read under the policy {', '.join(policies) or 'as_class'} (comparison spec P-14)"
     if counts:
         text += ": " + ", ".join(f"{html.escape(r)} {c}" for r, c in counts.items())
@@ -352,13 +367,21 @@ def _setting_html(comparison: Comparison) -> str:
     warnings_ = [info["warning"] for info in suppression.values() if info.get("warning")]
     out = "<ul class='meta'>" + "".join(f"<li>{t}</li>" for t in items) + "</ul>"
     if warnings_:
-        out += "<div class='cycles'>" + "".join(f"<p>{html.escape(w)}</p>" for w in sorted(set(warnings_))) + "</div>"
+        out += (
+            "<div class='cycles'>"
+            + "".join(f"<p>{html.escape(w)}</p>" for w in sorted(set(warnings_)))
+            + "</div>"
+        )
     return out
 
 
 def _verdicts_html(comparisons: dict, results: pd.DataFrame) -> str:
     parts = ["<section id='verdicts'><h2>Verdicts</h2>"]
-    parts.append("<ul class='lead'>" + "".join(f"<li>{html.escape(t)}</li>" for t in headline(comparisons, results)) + "</ul>")
+    parts.append(
+        "<ul class='lead'>"
+        + "".join(f"<li>{html.escape(t)}</li>" for t in headline(comparisons, results))
+        + "</ul>"
+    )
     for name, comparison in comparisons.items():
         items = comparison_verdicts(comparison, results)
         parts.append(
@@ -464,7 +487,8 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
 
 # ---------------------------------------------------------------------- terminal
 def print_summary(results: pd.DataFrame, comparisons: dict | None = None, *, console=None) -> None:
-    """Print the runs and, per instance, the rankings under ▶cov as rich tables."""
+    """Print the runs and, per comparison, the rankings under ▶cov as rich tables, then
+    the verdicts in words."""
     from rich.console import Console
     from rich.table import Table
 
@@ -488,7 +512,8 @@ def print_summary(results: pd.DataFrame, comparisons: dict | None = None, *, con
         ranking = comparison.ranking_table()
         cols = [
             c
-            for c in ("size:cov", "loss:cov", "util_paper:cov", "ldist:cov")
+            for c in ["size:cov", "loss:cov", "util_paper:cov", "ldist:cov"]
+            + [f"{p}:cov" for p in PROPERTIES if PROPERTIES[p].family == "fairness"]
             if c in ranking.columns
         ]
         cols += list(comparison.multi_rankings) + list(comparison.goal_scores)
@@ -509,3 +534,11 @@ def print_summary(results: pd.DataFrame, comparisons: dict | None = None, *, con
         console.print(t)
         for comp, text in comparison.cycles():
             console.print(f"[yellow]cycle under {comp}:[/yellow] {text}")
+    if comparisons:
+        console.print("[bold]Verdicts[/bold]")
+        for line in headline(comparisons, results):
+            console.print(f"  {line}", highlight=False)
+        for name, comparison in comparisons.items():
+            console.print(f"[bold]{name}[/bold]", highlight=False)
+            for line in comparison_verdicts(comparison, results):
+                console.print(f"  - {line}", highlight=False)

@@ -62,7 +62,9 @@ def check_fairness(section, requirement_specs: Sequence[Mapping]) -> dict:
     if measure is not None:
         measure = measure_name(measure)
     support = section.get("min_support")
-    if support is not None and (isinstance(support, bool) or not isinstance(support, int) or support < 1):
+    if support is not None and (
+        isinstance(support, bool) or not isinstance(support, int) or support < 1
+    ):
         raise InvalidParameterError(
             f"metrics.fairness.min_support must be an int ≥ 1 or null. Got {support!r} instead."
         )

@@ -161,7 +161,9 @@ def _run_verdicts(rows: pd.DataFrame) -> list[str]:
     if rows.empty:
         return out
     ok = rows[rows["outcome"] == "ok"]
-    verified = ok["verified"].astype(str) == "True" if "verified" in ok.columns else ok["outcome"] == "ok"
+    verified = (
+        ok["verified"].astype(str) == "True" if "verified" in ok.columns else ok["outcome"] == "ok"
+    )
     good = ok[verified]
     if "time_s" in good.columns and good["time_s"].notna().any() and good["release"].nunique() > 1:
         times = good.groupby("release", sort=False)["time_s"].median()
@@ -195,7 +197,12 @@ def headline(comparisons: dict, results: pd.DataFrame | None = None) -> list[str
     algorithm = {}
     if results is not None and "algorithm" in results.columns:
         algorithm = dict(zip(results["release"].astype(str), results["algorithm"].astype(str)))
-    families = {"privacy": Counter(), "utility": Counter(), "fairness": Counter(), "joint": Counter()}
+    families = {
+        "privacy": Counter(),
+        "utility": Counter(),
+        "fairness": Counter(),
+        "joint": Counter(),
+    }
     totals = Counter()
     for comparison in comparisons.values():
         if len(comparison.releases) < 2:
@@ -227,4 +234,3 @@ def headline(comparisons: dict, results: pd.DataFrame | None = None) -> list[str
     if not out:
         return ["No comparison holds two releases or more."]
     return out
-

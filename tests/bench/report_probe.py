@@ -89,7 +89,7 @@ def images(dom: str) -> list[tuple[str, int, bool]]:
 def boxes(dom: str, tag: str) -> list[tuple[str, tuple[int, ...]]]:
     """(text, (left, top, width, height)) of every `tag` element in a probed DOM."""
     out = []
-    for attrs, inner in re.findall(rf"<{tag}([^>]*)>(.*?)</{tag}>", dom, re.S):
+    for attrs, inner in re.findall(rf"<{tag}([^>]*)>(.*?)</{tag}>", dom, re.DOTALL):
         box = re.search(r'data-box="([-\d,]+)"', attrs)
         text = re.sub(r"<[^>]+>", "", inner).strip()
         if box:

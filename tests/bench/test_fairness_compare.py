@@ -17,8 +17,8 @@ from fairanon.instances.datasets import dewri_releases
 from fairanon.models import metrics as M
 
 CONTEXT = PropertyContext(n_rows=10, n_qi=3, n_sensitive=6)
-SEX = "M F F M F M F M M F".split()
-LOAN = "yes no no yes yes no no yes yes yes".split()
+SEX = ["M", "F", "F", "M", "F", "M", "F", "M", "M", "F"]
+LOAN = ["yes", "no", "no", "yes", "yes", "no", "no", "yes", "yes", "yes"]
 SIGMA = [
     fa.DiversityConstraint({"Marital status": "CF-Spouse"}, 1, 2),
     fa.DiversityConstraint({"Zip": "13250"}, 1, 2),
@@ -76,11 +76,15 @@ def diversity():
     table = inst.table.copy()
     for col in ("Zip", "Age", "Marital status"):
         values = table[col].astype(str)
-        table[col] = values.groupby(pd.Series(groups)).transform(
-            lambda v: v.iloc[0] if v.nunique() == 1 else "*"
-        ).reindex(table.index)
+        table[col] = (
+            values.groupby(pd.Series(groups))
+            .transform(lambda v: v.iloc[0] if v.nunique() == 1 else "*")
+            .reindex(table.index)
+        )
     releases = {"S": _release(table), "T3a": _release(dewri_releases()["T3a"])}
-    tuples = {n: M.fairness_vectors(inst, r, constraints=SIGMA, exact=True) for n, r in releases.items()}
+    tuples = {
+        n: M.fairness_vectors(inst, r, constraints=SIGMA, exact=True) for n, r in releases.items()
+    }
     groups_ = {
         n: M.fairness_vectors(inst, r, constraints=SIGMA, unit="group", exact=True)
         for n, r in releases.items()
@@ -92,7 +96,11 @@ def diversity():
 def test_diversity_compared_per_record_or_per_group(diversity, unit, n):
     tuples, groups = diversity
     c = compare_releases(tuples, CONTEXT, CompareConfig(unit=unit), groups=groups)
-    assert c.metadata["defined"]["div_share"] == {"unit": unit, "compared": n, "total": 10 if unit == "tuple" else 3}
+    assert c.metadata["defined"]["div_share"] == {
+        "unit": unit,
+        "compared": n,
+        "total": 10 if unit == "tuple" else 3,
+    }
     row = _pair(c, "div_share", "S", "T3a")
     assert row["dominance"] == "BETTER" and row["W12"] == n and row["P_cov"] == 1
     # Per record the group of Separated weighs 3 (records 2, 9, 10), per group 1.
@@ -114,7 +122,11 @@ def test_long_form_and_files(diversity, tmp_path):
     pd.testing.assert_frame_equal(read, long)
     grouped = pd.read_parquet(tmp_path / "group_properties.parquet")
     assert list(grouped.columns) == ["run", "group", "property", "value"]
-    assert sorted(grouped["group"].unique()) == ["Marital status[CF-Spouse]", "Marital status[Separated]", "Zip[13250]"]
+    assert sorted(grouped["group"].unique()) == [
+        "Marital status[CF-Spouse]",
+        "Marital status[Separated]",
+        "Zip[13250]",
+    ]
 
 
 def test_excluded_suppressed_records_are_left_out_of_every_comparison():
@@ -123,7 +135,8 @@ def test_excluded_suppressed_records_are_left_out_of_every_comparison():
     table.loc[[6, 10], ["Zip", "Age", "Marital status"]] = "*"
     releases = {"T3a": _release(dewri_releases()["T3a"]), "T3a-supp": _release(table)}
     vectors = {
-        n: M.property_vectors(inst, r, exact=True, suppression="exclude") for n, r in releases.items()
+        n: M.property_vectors(inst, r, exact=True, suppression="exclude")
+        for n, r in releases.items()
     }
     c = compare_releases(vectors, CONTEXT, CompareConfig(properties=("size", "loss")))
     assert c.metadata["defined"]["size"] == {"unit": "tuple", "compared": 8, "total": 10}
@@ -133,7 +146,10 @@ def test_excluded_suppressed_records_are_left_out_of_every_comparison():
     long = c.long_form()
     assert set(long[long["run"] == "T3a-supp"]["record_id"]) == {1, 2, 3, 4, 5, 7, 8, 9}
     # As population, the suppressed records get N: T3a-supp now wins on them.
-    vectors = {n: M.property_vectors(inst, r, exact=True, suppression="as_population") for n, r in releases.items()}
+    vectors = {
+        n: M.property_vectors(inst, r, exact=True, suppression="as_population")
+        for n, r in releases.items()
+    }
     c = compare_releases(vectors, CONTEXT, CompareConfig(properties=("size",)))
     assert _pair(c, "size", "T3a", "T3a-supp")["dominance"] == "INCOMPARABLE"
 
@@ -141,10 +157,57 @@ def test_excluded_suppressed_records_are_left_out_of_every_comparison():
 def test_properties_registry_and_config():
     for m in ("RD", "RR", "OR", "ED", "ER", "EC", "RC"):
         spec = PROPERTIES[f"alpha_{m}"]
-        assert spec.family == "fairness" and spec.direction == ("higher" if m in ("RC", "EC") else "lower")
+        assert spec.family == "fairness" and spec.direction == (
+            "higher" if m in ("RC", "EC") else "lower"
+        )
     assert PROPERTIES["div_share"].group and PROPERTIES["size"].family == "privacy"
     with pytest.raises(InvalidParameterError, match="unit"):
         CompareConfig(unit="record")
     with pytest.raises(InvalidParameterError, match="by"):
         CompareConfig(by="method")
-    assert CompareConfig.from_dict({"unit": "group", "by": "requirements"}).to_dict()["by"] == "requirements"
+    assert (
+        CompareConfig.from_dict({"unit": "group", "by": "requirements"}).to_dict()["by"]
+        == "requirements"
+    )
+
+
+BASE = {
+    "instances": [{"dataset": "diva_table1"}],
+    "requirements": [{"k_anonymity": 2}, [{"k_anonymity": 2}, {"diversity": "ETH(Asian) [2, 5]"}]],
+    "algorithms": ["mondrian"],
+}
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"metrics": {"suppression": "drop"}}, "metrics.suppression"),
+        ({"metrics": {"fairness": {"measure": "lift"}}}, "measure"),
+        ({"metrics": {"fairness": {"alpha": 1}}}, "metrics.fairness"),
+        ({"metrics": {"fairness": {"diversity": ["k_anonymity"]}}}, "diversity"),
+        ({"metrics": {"fairness": {"min_support": 0}}}, "min_support"),
+        ({"compare": {"unit": "record"}}, "compare.unit"),
+        ({"compare": {"by": "method"}}, "compare.by"),
+    ],
+)
+def test_suite_settings_are_checked(extra, message):
+    from fairanon.bench import Suite
+
+    with pytest.raises(InvalidParameterError, match=message):
+        Suite.from_dict({**BASE, **extra})
+
+
+def test_suite_measures_every_constraint_of_the_suite():
+    from fairanon.bench import Suite
+
+    suite = Suite.from_dict(BASE)
+    # The k-only runs measure the constraint of the other requirement set too.
+    assert suite.metrics["fairness"]["diversity"] == [
+        {"diversity": {"target": {"ETH": "Asian"}, "lower": 2, "upper": 5}}
+    ]
+    plain = Suite.from_dict({**BASE, "requirements": [{"k_anonymity": 2}]})
+    assert "fairness" not in plain.metrics  # run keys of suites without fairness unchanged
+    given = Suite.from_dict(
+        {**BASE, "metrics": {"fairness": {"measure": "slift", "diversity": []}}}
+    )
+    assert given.metrics["fairness"] == {"measure": "RR", "min_support": None, "diversity": []}

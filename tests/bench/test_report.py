@@ -80,7 +80,7 @@ def test_top_of_the_report(quick, tmp_path):
     shot = screenshot(report, tmp_path, window=(1280, 900))
     assert png_size(shot) == (1280, 900)
     dom = probe(report, tmp_path, window=(1280, 900))
-    (title, h1), = boxes(dom, "h1")
+    ((title, h1),) = boxes(dom, "h1")
     assert title == "fairanon benchmark: quick" and h1[1] < 80
     headings = boxes(dom, "h2")
     assert [t for t, _ in headings][:2] == ["Verdicts", "Runs"]

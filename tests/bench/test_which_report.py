@@ -33,7 +33,10 @@ MINI = {
             "requirements": [
                 {
                     "name": "k+alpha",
-                    "set": [{"k_anonymity": 2}, {"alpha_protection": {"measure": "elift", "alpha": 1.5}}],
+                    "set": [
+                        {"k_anonymity": 2},
+                        {"alpha_protection": {"measure": "elift", "alpha": 1.5}},
+                    ],
                 }
             ],
             "algorithms": ["dmondrian", "dsabre", "cpsat"],
@@ -42,7 +45,10 @@ MINI = {
             "name": "k+diversity",
             "instances": [{"dataset": "diva_table1"}],
             "requirements": [
-                {"name": "k+diversity", "set": [{"k_anonymity": 2}] + [{"diversity": c} for c in SIGMA]}
+                {
+                    "name": "k+diversity",
+                    "set": [{"k_anonymity": 2}] + [{"diversity": c} for c in SIGMA],
+                }
             ],
             "algorithms": ["diva", "diva-exact", "cpsat"],
         },
@@ -124,18 +130,20 @@ def test_plots_decode_and_the_top_is_laid_out(mini, tmp_path):
     _, _, comparisons, path = mini
     dom = probe(path, tmp_path, window=(1280, 900))
     found = images(dom)
-    assert len(found) == 1 + len(comparisons) * len(KINDS)  # runtime versus size, then per comparison
+    assert len(found) == 1 + len(comparisons) * len(
+        KINDS
+    )  # runtime versus size, then per comparison
     assert all(width > 100 and complete for _, width, complete in found), found
     shot = screenshot(path, tmp_path, window=(1280, 900))
     assert png_size(shot) == (1280, 900)
-    (title, h1), = boxes(dom, "h1")
+    ((title, h1),) = boxes(dom, "h1")
     assert title == "which method: mini" and h1[1] < 80
     h2 = [t for t, _ in boxes(dom, "h2")]
     assert h2[:2] == ["Verdicts", "Runs"]
     verdict_heads = [(t, box) for t, box in boxes(dom, "h3") if t in NAMES]
     assert [t for t, _ in verdict_heads][: len(NAMES)] == NAMES
     assert verdict_heads[0][1][1] < 900  # the first verdicts are on the first screen
-    (_, section), = [(t, b) for t, b in boxes(dom, "section")]
+    ((_, section),) = [(t, b) for t, b in boxes(dom, "section")]
     assert section[2] <= 1280
 
 

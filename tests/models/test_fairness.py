@@ -27,8 +27,8 @@ from fairanon.models import measures as MS
 from fairanon.models import metrics as M
 
 INF = math.inf
-SEX = "M F F M F M F M M F".split()
-LOAN = "yes no no yes yes no no yes yes yes".split()
+SEX = ["M", "F", "F", "M", "F", "M", "F", "M", "M", "F"]
+LOAN = ["yes", "no", "no", "yes", "yes", "no", "no", "yes", "yes", "yes"]
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,11 @@ def _brute_alpha(release: fa.Release, instance, measure: str, min_support=None) 
     """Every itemset of released values of Zip, Age and Marital status, by hand."""
     attrs = ["Zip", "Age", "Marital status"]
     records = [
-        (tuple(str(v) for v in row[attrs]), row["Sex"] in instance.schema["Sex"].protected, row["Loan"] == "no")
+        (
+            tuple(str(v) for v in row[attrs]),
+            row["Sex"] in instance.schema["Sex"].protected,
+            row["Loan"] == "no",
+        )
         for _, row in release.table.iterrows()
     ]
     neg, total = sum(g for _, _, g in records), len(records)
@@ -185,7 +189,9 @@ def suppressed_release(t1):
     table = t1.table.copy()
     for col in ("Zip", "Age", "Marital status"):
         values = table[col].astype(str)
-        common = values.groupby(pd.Series(groups)).transform(lambda v: v.iloc[0] if v.nunique() == 1 else "*")
+        common = values.groupby(pd.Series(groups)).transform(
+            lambda v: v.iloc[0] if v.nunique() == 1 else "*"
+        )
         table[col] = common.reindex(table.index)
     return fa.Release(table, groups=[groups[i] for i in table.index], provenance={"method": "hand"})
 
@@ -207,7 +213,16 @@ def test_diversity_golden_on_the_toy_table(t1, suppressed_release):
         assert report[str(req)].achieved == share * targets
     per_record = M.diversity_vector(t1, rel, SIGMA, exact=True)
     assert per_record.to_dict() == {
-        1: 1, 2: F(2, 3), 3: None, 4: 1, 5: None, 6: None, 7: 1, 8: None, 9: F(2, 3), 10: F(2, 3)
+        1: 1,
+        2: F(2, 3),
+        3: None,
+        4: 1,
+        5: None,
+        6: None,
+        7: 1,
+        8: None,
+        9: F(2, 3),
+        10: F(2, 3),
     }
     floats = M.diversity_vector(t1, rel, SIGMA)
     assert floats.isna().tolist() == [v is None for v in per_record]
@@ -218,7 +233,9 @@ def test_generalized_releases_keep_no_target_visible(t1, name):
     rel = _release(dewri_releases()[name])
     groups = M.diversity_vector(t1, rel, SIGMA, unit="group", exact=True)
     assert list(groups) == [0, 0, 0]
-    frame = M.fairness_vectors(t1, rel, constraints=SIGMA + [fa.DiversityConstraint({"job": "x"}, 0, 1)])
+    frame = M.fairness_vectors(
+        t1, rel, constraints=SIGMA + [fa.DiversityConstraint({"job": "x"}, 0, 1)]
+    )
     assert list(frame.columns) == ["div_share"]  # the constraint on a missing attribute is skipped
     assert frame["div_share"].notna().sum() == 6  # records 1, 2, 4, 7, 9, 10
 
@@ -305,6 +322,8 @@ def test_suppression_summary_and_warning(t1, t3a_suppressed):
         M.property_vectors(t1, t3a_suppressed, k=3, suppression="exclude")
         M.property_vectors(t1, _release(dewri_releases()["T3a"]), k=3)
     clean = M.suppression_summary(t1, _release(dewri_releases()["T3a"]), k=3)
-    assert clean["suppressed"] == 0 and clean["suppressed_classes"] == [] and clean["warning"] is None
+    assert (
+        clean["suppressed"] == 0 and clean["suppressed_classes"] == [] and clean["warning"] is None
+    )
     with pytest.raises(InvalidParameterError, match="suppression"):
         M.property_vectors(t1, t3a_suppressed, suppression="drop")

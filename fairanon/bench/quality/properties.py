@@ -103,7 +103,9 @@ PROPERTIES: dict[str, PropertySpec] = {
     ),
     "adisc": PropertySpec("adisc", "PV-adisc: attribute disclosure c/s", "lower", "flip", "1", "1"),
     "tclose": PropertySpec("tclose", "PV-tclose: EMD to the table", "lower", "flip", "1", "1"),
-    "loss": PropertySpec("loss", "PV-loss: Iyengar loss", "lower", "flip", "a", "a", family="utility"),
+    "loss": PropertySpec(
+        "loss", "PV-loss: Iyengar loss", "lower", "flip", "a", "a", family="utility"
+    ),
     "util_paper": PropertySpec(
         "util_paper",
         "PV-util: utility Σ(1 − M_ij/M_j)",

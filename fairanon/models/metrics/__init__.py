@@ -45,6 +45,7 @@ Fraction(39, 34)
 """
 
 from .classes import NUMERIC_LOSSES, equivalence_classes
+from .fairness import UNITS, alpha_vector, diversity_vector, fairness_vectors, infinite_cap
 from .loss import (
     average_class_size,
     discernibility,
@@ -54,7 +55,6 @@ from .loss import (
     summary,
     suppressed_cells,
 )
-from .fairness import UNITS, alpha_vector, diversity_vector, fairness_vectors, infinite_cap
 from .properties import SUPPRESSION_POLICIES, property_vectors, suppression_summary
 from .queries import CountQueries, count_queries, median_relative_error
 

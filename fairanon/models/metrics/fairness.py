@@ -176,7 +176,12 @@ def alpha_vector(
     worse = name in MEASURES and MEASURES[name] == "upper"  # larger f is worse
     worst = _alpha_worst(
         [factorize(table[c]) for c in pnd],
-        [protected & negative, protected & ~negative, ~protected & negative, ~protected & ~negative],
+        [
+            protected & negative,
+            protected & ~negative,
+            ~protected & negative,
+            ~protected & ~negative,
+        ],
         int(negative.sum()),
         n,
         name,
@@ -200,7 +205,9 @@ def _alpha_worst(columns, weights, neg, n, name, min_support, worse, cap, exact)
         return Fraction(cap) if value == math.inf and cap is not None else value
 
     def visit(key: np.ndarray, n_key: int) -> None:
-        a, b, c, d = (np.bincount(key, weights=w, minlength=n_key).astype(np.int64) for w in weights)
+        a, b, c, d = (
+            np.bincount(key, weights=w, minlength=n_key).astype(np.int64) for w in weights
+        )
         keep = (a + b + c + d) >= min_support
         if not keep.any():
             return
@@ -376,7 +383,12 @@ def fairness_vectors(
         return diversity_vector(instance, release, usable, unit="group", exact=exact).to_frame()
     columns = {}
     supported = min_support is None or min_support <= instance.n_rows
-    if measure is not None and supported and schema.protected is not None and schema.decision is not None:
+    if (
+        measure is not None
+        and supported
+        and schema.protected is not None
+        and schema.decision is not None
+    ):
         vec = alpha_vector(instance, release, measure, min_support=min_support, exact=exact)
         columns[vec.name] = vec
     if usable:

@@ -256,7 +256,9 @@ def _property_vectors(
         if suppression == "exclude":
             # Undefined rather than 0: every comparison leaves these records out.
             out = {
-                name: np.where(rows, None if exact else np.nan, values.astype(object if exact else float))
+                name: np.where(
+                    rows, None if exact else np.nan, values.astype(object if exact else float)
+                )
                 for name, values in out.items()
             }
         else:
