@@ -56,7 +56,7 @@ def _lead_text(prop: str) -> str:
 def _num(value: float, cap: float | None = None) -> str:
     if cap is not None and value >= cap:
         return "unbounded"
-    return f"{value:.3g}" if abs(value) < 1e4 else f"{value:.3e}"
+    return f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
 
 
 def _summary_value(prop: str, arr) -> tuple[str, float]:
@@ -101,59 +101,96 @@ def comparison_verdicts(comparison: Comparison, results: pd.DataFrame | None = N
     """
     out = []
     names = comparison.releases
+    show = _display_names(names)
     props = shown_properties(comparison)
     if len(names) > 1:
         for prop in props:
-            leaders = _leaders(comparison, prop)
-            if not leaders:
-                continue
-            vals = values(comparison, prop)
-            cap = cap_of(comparison, prop)
-            kind, lead_value = _summary_value(prop, vals[leaders[0]])
-            others = [_summary_value(prop, vals[n])[1] for n in names if n not in leaders]
-            span = (
-                f" against {_num(min(others), cap)}–{_num(max(others), cap)}"
-                if others and min(others) != max(others)
-                else (f" against {_num(others[0], cap)}" if others else "")
-            )
-            who = " and ".join(leaders)
-            if len(leaders) > 1:
-                tail = "they share the best coverage score (▶cov wins minus losses)"
-            elif comparison.pareto.get(prop) == leaders:
-                # The only undominated release dominates every other (dominance is transitive).
-                tail = "it dominates every other release record by record"
-            elif comparison.rankings[prop, "cov"].scores[who] == len(names) - 1:
-                tail = "it is better than each other release on more records than it is worse"
-            else:
-                tail = "it has the best coverage score (▶cov wins minus losses)"
-            out.append(f"{_lead_text(prop)}: {who} ({kind} {_num(lead_value, cap)}{span}); {tail}.")
+            line = _property_verdict(comparison, prop, show)
+            if line:
+                out.append(line)
         joint = comparison.pareto.get("joint")
         if joint is not None:
             if len(joint) == 1:
                 out.append(
-                    f"{joint[0]} is not dominated on all compared properties together, and every "
-                    "other release is: it is the one choice that loses nothing."
+                    f"{show[joint[0]]} is not dominated on all compared properties together, and "
+                    "every other release is: it is the one choice that loses nothing."
                 )
             else:
                 out.append(
                     "No release is best on every property; those no other release dominates on all "
-                    f"of them together (joint Pareto set): {', '.join(joint)}."
+                    f"of them together (joint Pareto set): {', '.join(show[n] for n in joint)}."
                 )
+        cycles: dict = {}
         for comp, text in comparison.cycles():
             prop = comp.split(":")[0]
             if prop in props and comp.endswith(":cov"):
-                out.append(
-                    f"On {prop}, ▶cov goes round in a circle ({text}): its score order is an "
-                    "aggregate, not a ranking."
-                )
+                cycles.setdefault(prop, []).append(text)
+        for prop, texts in cycles.items():
+            for name in sorted(names, key=len, reverse=True):
+                texts = [t.replace(name, show[name]) for t in texts]
+            count = f"{len(texts)} circles, e.g. " if len(texts) > 1 else ""
+            out.append(
+                f"On {prop}, ▶cov goes round in a circle ({count}{texts[0]}): its score order is an "
+                "aggregate, not a ranking."
+            )
     else:
         out.append(f"One release ({names[0]}): nothing to compare it with.")
     if results is not None and len(results):
         out += _run_verdicts(_rows(results, comparison))
     for release, info in comparison.metadata.get("suppression", {}).items():
         if info.get("warning"):
-            out.append(f"{release}: {info['warning']}")
+            out.append(f"{show.get(release, release)}: {info['warning']}")
     return out
+
+
+def _display_names(names: list[str]) -> dict[str, str]:
+    """Release names without the words they all end with (the requirement set, when
+    the comparison is of one requirement set)."""
+    split = [n.split(" ") for n in names]
+    common = 0
+    while all(len(w) > common + 1 for w in split) and len({w[-1 - common] for w in split}) == 1:
+        common += 1
+    if len(names) < 2 or not common:
+        return {n: n for n in names}
+    return {n: " ".join(w[:-common]) for n, w in zip(names, split)}
+
+
+def _property_verdict(comparison: Comparison, prop: str, show: dict) -> str | None:
+    """Who leads on `prop` record by record (▶cov), how strongly, and who leads by the
+    scalar summary when that is someone else."""
+    names = comparison.releases
+    leaders = _leaders(comparison, prop)
+    if not leaders:
+        return None
+    vals = values(comparison, prop)
+    cap = cap_of(comparison, prop)
+    summary = {n: _summary_value(prop, vals[n]) for n in names}
+    kind = summary[leaders[0]][0]
+    lead_value = summary[leaders[0]][1]
+    others = [summary[n][1] for n in names if n not in leaders]
+    span = (
+        f" against {_num(min(others), cap)}–{_num(max(others), cap)}"
+        if others and min(others) != max(others)
+        else (f" against {_num(others[0], cap)}" if others else "")
+    )
+    who = " and ".join(show[n] for n in leaders)
+    if len(leaders) > 1:
+        tail = "they share the best coverage score (▶cov wins minus losses)"
+    elif comparison.pareto.get(prop) == leaders:
+        # The only undominated release dominates every other (dominance is transitive).
+        tail = "it dominates every other release record by record"
+    elif comparison.rankings[prop, "cov"].scores[leaders[0]] == len(names) - 1:
+        tail = "it is better than each other release on more records than it is worse"
+    else:
+        tail = "it has the best coverage score (▶cov wins minus losses)"
+    line = f"{_lead_text(prop)}: {who} ({kind} {_num(lead_value, cap)}{span}); {tail}"
+    higher = PROPERTIES[prop].direction == "higher"
+    best = (max if higher else min)(summary[n][1] for n in names)
+    if (best > lead_value) if higher else (best < lead_value):
+        by_value = [show[n] for n in names if summary[n][1] == best]
+        lead = "lead" if len(by_value) > 1 else "leads"
+        line += f"; by the {kind} value, {' and '.join(by_value)} {lead} ({_num(best, cap)})"
+    return line + "."
 
 
 def _run_verdicts(rows: pd.DataFrame) -> list[str]:
@@ -167,21 +204,22 @@ def _run_verdicts(rows: pd.DataFrame) -> list[str]:
     good = ok[verified]
     if "time_s" in good.columns and good["time_s"].notna().any() and good["release"].nunique() > 1:
         times = good.groupby("release", sort=False)["time_s"].median()
-        fastest = times.idxmin()
+        show = _display_names(list(times.index.astype(str)))
         out.append(
-            f"Fastest: {fastest} ({float(times.min()):.3g} s; slowest {times.idxmax()} "
-            f"{float(times.max()):.3g} s)."
+            f"Fastest: {show[times.idxmin()]} ({float(times.min()):.3g} s; slowest "
+            f"{show[times.idxmax()]} {float(times.max()):.3g} s)."
         )
     bad = []
+    show = _display_names(list(rows["release"].astype(str).unique()))
     for release, group in rows.groupby("release", sort=False):
         first = group.iloc[0]
         status = first.get("status")
         if first["outcome"] != "ok":
-            bad.append(f"{release} ({first['outcome']})")
-        elif str(first.get("verified")) != "True":
-            bad.append(f"{release} (fails verification)")
+            bad.append(f"{show[release]} ({first['outcome']})")
         elif status not in ("OPTIMAL", "FEASIBLE"):
-            bad.append(f"{release} ({status})")
+            bad.append(f"{show[release]} ({status})")
+        elif str(first.get("verified")) != "True":
+            bad.append(f"{show[release]} (fails verification)")
     if bad:
         out.append("No release to compare from: " + ", ".join(bad) + ".")
     return out
