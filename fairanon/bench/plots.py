@@ -27,6 +27,7 @@ from .quality import PROPERTIES
 __all__ = [
     "cap_of",
     "coverage_figure",
+    "display_names",
     "distribution_figure",
     "dominance_figure",
     "img",
@@ -145,8 +146,11 @@ def coverage_figure(comparison: Comparison, prop: str):
     fig, (ax,) = _figure(1, width=side + 1.5, height=side)
     fig.subplots_adjust(left=0.3, bottom=0.3, right=0.95, top=0.92)
     image = ax.imshow(matrix, vmin=0, vmax=1, cmap="viridis")
-    ax.set_xticks(range(n), [short(x) for x in names], rotation=45, ha="right", fontsize="x-small")
-    ax.set_yticks(range(n), [short(x) for x in names], fontsize="x-small")
+    show = display_names(names)
+    ax.set_xticks(
+        range(n), [short(show[x]) for x in names], rotation=45, ha="right", fontsize="x-small"
+    )
+    ax.set_yticks(range(n), [short(show[x]) for x in names], fontsize="x-small")
     ax.set_xlabel("second release (D2)")
     ax.set_ylabel("first release (D1)")
     ax.set_title(f"P_cov(D1, D2) on {prop}")
@@ -251,6 +255,22 @@ def parameter_figure(frame: pd.DataFrame, x: str, others: list[str]):
 
 
 # ---------------------------------------------------------------------- comparison views
+def display_names(names: list[str]) -> dict[str, str]:
+    """Release names without the words they all end with (the requirement set, when
+    the comparison is of one requirement set).
+
+    >>> display_names(["mondrian k+t", "sabre k+t"])
+    {'mondrian k+t': 'mondrian', 'sabre k+t': 'sabre'}
+    """
+    split = [n.split(" ") for n in names]
+    common = 0
+    while all(len(w) > common + 1 for w in split) and len({w[-1 - common] for w in split}) == 1:
+        common += 1
+    if len(names) < 2 or not common:
+        return {n: n for n in names}
+    return {n: " ".join(w[:-common]) for n, w in zip(names, split)}
+
+
 def shown_properties(comparison: Comparison) -> list[str]:
     """The properties the comparison views show, in reading order: privacy (class
     size), utility (loss), then the fairness properties measured."""
@@ -390,8 +410,9 @@ def scatter_figure(comparison: Comparison, first: str, second: str, props: list[
             )
         side = "above" if PROPERTIES[prop].direction == "higher" else "below"
         ax.set_title(f"{prop}: {side} the diagonal, y is better{stats}", fontsize="x-small")
-        ax.set_xlabel(short(first, 40))
-        ax.set_ylabel(short(second, 40))
+        show = display_names(comparison.releases)
+        ax.set_xlabel(short(show[first], 40))
+        ax.set_ylabel(short(show[second], 40))
         ax.grid(alpha=0.3)
     return fig
 
@@ -437,14 +458,18 @@ def dominance_figure(comparison: Comparison, props: list[str]):
     panels = [(p, p) for p in props] + [(None, "all properties (set level)")]
     side = max(3.6, 0.42 * n + 2.4)
     fig, axes = _figure(len(panels), width=side + 0.6, height=side)
-    fig.subplots_adjust(left=0.22, bottom=0.22, right=0.98, top=0.9, wspace=0.5, hspace=0.6)
+    rows = math.ceil(len(panels) / 2)
+    fig.subplots_adjust(
+        left=0.22, bottom=0.08 + 0.1 / rows, right=0.98, top=1 - 0.06 / rows, wspace=0.5, hspace=0.6
+    )
+    show = display_names(names)
     colors = ["#d9d9d9", "#1a9850", "#d73027", "#fdae61"]
     cmap = ListedColormap(colors)
     for ax, (prop, title) in zip(axes, panels):
         matrix = dominance_matrix(comparison, prop)
         codes = np.vectorize(_OUTCOME_CODE.get)(matrix).astype(float)
         ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=3.5)
-        labels = [short(x, 22) for x in names]
+        labels = [short(show[x], 22) for x in names]
         ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize="xx-small")
         ax.set_yticks(range(n), labels, fontsize="xx-small")
         ax.set_title(title, fontsize="small")
@@ -500,8 +525,12 @@ def tradeoff_figure(comparison: Comparison, props: list[str]):
             for n in comparison.releases
         ]
         front = set(_front([(n, x, sign * y) for n, x, y in points]))
+        show = display_names(comparison.releases)
+        at: dict = {}
         for name, x, y in points:
-            on = name in front
+            at.setdefault((x, y), []).append(name)
+        for (x, y), group in at.items():
+            on = any(n in front for n in group)
             ax.scatter(
                 [x],
                 [y],
@@ -511,9 +540,8 @@ def tradeoff_figure(comparison: Comparison, props: list[str]):
                 edgecolors="black" if on else "none",
                 linewidths=0.6,
             )
-            ax.annotate(
-                short(name, 26), (x, y), textcoords="offset points", xytext=(4, 3), fontsize=6
-            )
+            text = short(", ".join(show[n] for n in group), 34)
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=6)
         line = sorted((x, y) for n, x, y in points if n in front)
         if len(line) > 1:
             ax.plot(
@@ -550,6 +578,7 @@ def winmap_figure(comparison: Comparison, props: list[str]):
     each release gives strictly the best value, and the share where the best value is
     shared (grey)."""
     names = comparison.releases
+    show = display_names(names)
     fig, (ax,) = _figure(1, width=9.0, height=0.7 * len(props) + 1.9)
     fig.subplots_adjust(left=0.16, right=0.98, top=0.86, bottom=0.34)
     cmap = _palette(len(names))
@@ -566,7 +595,7 @@ def winmap_figure(comparison: Comparison, props: list[str]):
                 color=color,
                 edgecolor="white",
                 linewidth=0.5,
-                label=(short(name, 30) if name != "tie" else "best value shared")
+                label=(short(show[name], 30) if name != "tie" else "best value shared")
                 if row == 0
                 else None,
             )

@@ -17,7 +17,7 @@ from collections import Counter
 import pandas as pd
 
 from .compare import Comparison
-from .plots import cap_of, shown_properties, values
+from .plots import cap_of, display_names, shown_properties, values
 from .quality import PROPERTIES
 
 __all__ = ["comparison_verdicts", "headline"]
@@ -101,7 +101,7 @@ def comparison_verdicts(comparison: Comparison, results: pd.DataFrame | None = N
     """
     out = []
     names = comparison.releases
-    show = _display_names(names)
+    show = display_names(names)
     props = shown_properties(comparison)
     if len(names) > 1:
         for prop in props:
@@ -141,18 +141,6 @@ def comparison_verdicts(comparison: Comparison, results: pd.DataFrame | None = N
         if info.get("warning"):
             out.append(f"{show.get(release, release)}: {info['warning']}")
     return out
-
-
-def _display_names(names: list[str]) -> dict[str, str]:
-    """Release names without the words they all end with (the requirement set, when
-    the comparison is of one requirement set)."""
-    split = [n.split(" ") for n in names]
-    common = 0
-    while all(len(w) > common + 1 for w in split) and len({w[-1 - common] for w in split}) == 1:
-        common += 1
-    if len(names) < 2 or not common:
-        return {n: n for n in names}
-    return {n: " ".join(w[:-common]) for n, w in zip(names, split)}
 
 
 def _property_verdict(comparison: Comparison, prop: str, show: dict) -> str | None:
@@ -204,13 +192,13 @@ def _run_verdicts(rows: pd.DataFrame) -> list[str]:
     good = ok[verified]
     if "time_s" in good.columns and good["time_s"].notna().any() and good["release"].nunique() > 1:
         times = good.groupby("release", sort=False)["time_s"].median()
-        show = _display_names(list(times.index.astype(str)))
+        show = display_names(list(times.index.astype(str)))
         out.append(
             f"Fastest: {show[times.idxmin()]} ({float(times.min()):.3g} s; slowest "
             f"{show[times.idxmax()]} {float(times.max()):.3g} s)."
         )
     bad = []
-    show = _display_names(list(rows["release"].astype(str).unique()))
+    show = display_names(list(rows["release"].astype(str).unique()))
     for release, group in rows.groupby("release", sort=False):
         first = group.iloc[0]
         status = first.get("status")
