@@ -351,8 +351,9 @@ def fairness_vectors(
     instance, release
         Aligned by record id.
     measure : str or None, default="ER"
-        The alpha-protection measure (:func:`alpha_vector`); None, or an instance
-        without a protected and a decision attribute, leaves the column out.
+        The alpha-protection measure (:func:`alpha_vector`); None, an instance without
+        a protected and a decision attribute, or one with more than 16 non-protected
+        quasi-identifiers (2^d contexts per record) leaves the column out.
     min_support : int, optional
         As in :func:`alpha_vector`; above N no context is checked and the column is
         left out.
@@ -386,6 +387,7 @@ def fairness_vectors(
     if (
         measure is not None
         and supported
+        and len(schema.generalizable) <= _MAX_ATTRIBUTES
         and schema.protected is not None
         and schema.decision is not None
     ):
