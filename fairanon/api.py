@@ -18,7 +18,13 @@ from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
-from .models.requirements import Requirement, validate_requirements
+from .models.requirements import (
+    KAnonymity,
+    MultiplicativeTCloseness,
+    Requirement,
+    StochasticTCloseness,
+    validate_requirements,
+)
 from .release import Release
 from .solver.fulldomain import fulldomain
 
@@ -75,6 +81,11 @@ def choose_method(
 
     The rule, in order:
 
+    0. a requirement that masks its target attribute goes to the one method that
+       enforces it: :class:`~fairanon.MultiplicativeTCloseness` to
+       ``"bucketization"`` and :class:`~fairanon.StochasticTCloseness` to
+       ``"stochastic"``, with k-anonymity as the only other requirement those methods
+       take;
     1. ``"cpsat"`` (optimal local recoding, every requirement type) when its model is
        small: at most ``AUTO_MAX_TYPES`` weighted types and ``AUTO_MAX_PAIRS``
        assignment variables, both scaled by ``time_limit / 60`` (default 60 s), the
@@ -98,6 +109,8 @@ def choose_method(
     'cpsat'
     >>> choose_method(fa.load("adult"), [fa.KAnonymity(5)])[0]
     'mondrian'
+    >>> choose_method(fa.load("diva_table1"), [fa.KAnonymity(2), fa.MultiplicativeTCloseness(2)])[0]
+    'bucketization'
     """
     name, why, _ = _choose(instance, requirements, time_limit, {})
     return name, why
@@ -109,6 +122,9 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
     from .solver.fulldomain import lattice_size
     from .solver.local_recoding import model_size
 
+    masked = _masking_method(requirements)
+    if masked is not None:
+        return masked
     budget = AUTO_EXACT_SECONDS if time_limit is None else float(time_limit)
     scale = budget / AUTO_EXACT_SECONDS
     max_types, max_pairs = int(AUTO_MAX_TYPES * scale), int(AUTO_MAX_PAIRS * scale)
@@ -143,6 +159,35 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
         f"{instance.name!r}: it is too large for the exact model cpsat and has no small "
         f"full-domain lattice (give numeric quasi-identifiers intervals); methods: {sorted(METHODS)}."
     )
+
+
+#: The methods that enforce a requirement masking its target attribute, by requirement.
+_MASKING_METHODS = {
+    MultiplicativeTCloseness: ("bucketization", "Domingo-Ferrer and Soria-Comas's bucketization"),
+    StochasticTCloseness: ("stochastic", "Mondrian with an epsilon-DP mask of the target"),
+}
+
+
+def _masking_method(requirements) -> tuple[str, str, dict] | None:
+    """The method for a requirement that masks its target, or None when there is none.
+
+    Such a requirement releases the target attribute coarsened or perturbed, which the
+    other methods never do; the one method that enforces it takes k-anonymity besides.
+    """
+    masking = [r for r in requirements if type(r) in _MASKING_METHODS]
+    if not masking:
+        return None
+    others = [
+        r for r in requirements if type(r) not in _MASKING_METHODS and not isinstance(r, KAnonymity)
+    ]
+    if len(masking) > 1 or others:
+        clash = [str(r) for r in masking[1:] + others]
+        raise IncompatibleRequirementError(
+            f"No available method enforces {masking[0]} together with {', '.join(clash)}: "
+            f"{_MASKING_METHODS[type(masking[0])][0]} enforces it with k-anonymity only."
+        )
+    name, what = _MASKING_METHODS[type(masking[0])]
+    return name, f"{masking[0]} masks its target attribute, which only {name} ({what}) enforces", {}
 
 
 def anonymize(

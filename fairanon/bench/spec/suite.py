@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...exceptions import InvalidParameterError
+from ...models.metrics import SUPPRESSION_POLICIES
 from ...models.requirements import requirement_from_spec
+from ..vectors import check_fairness
 from .sections import (
     _check_algorithm,
     _check_compare,
@@ -52,7 +54,15 @@ _SUITE_KEYS = {
     "out",
 }
 _EXPERIMENT_KEYS = {"name", "instances", "requirements", "algorithms"}
-_METRIC_KEYS = {"mre", "mre_queries", "vectors", "vector_max_rows", "numeric_loss"}
+_METRIC_KEYS = {
+    "mre",
+    "mre_queries",
+    "vectors",
+    "vector_max_rows",
+    "numeric_loss",
+    "suppression",
+    "fairness",
+}
 _DEFAULT_METRICS = {
     "mre": False,
     "mre_queries": 10_000,
@@ -60,6 +70,27 @@ _DEFAULT_METRICS = {
     "vector_max_rows": 1_000_000,
     "numeric_loss": "width",
 }
+
+
+def _requirement_specs(doc: Mapping) -> list:
+    """Every requirement of every requirement set of a suite document, grids expanded
+    (invalid entries are left to the section checks)."""
+    out = []
+    sources = [doc] + [e for e in doc.get("experiments") or [] if isinstance(e, Mapping)]
+    for source in sources:
+        for entry in source.get("requirements") or []:
+            items = entry.get("set") if isinstance(entry, Mapping) and "set" in entry else entry
+            for item in items if isinstance(items, list) else [items]:
+                if not isinstance(item, Mapping) or len(item) != 1:
+                    continue
+                ((kind, args),) = item.items()
+                if isinstance(args, list):
+                    out += [{kind: a} for a in args]
+                elif isinstance(args, Mapping):
+                    out += [{kind: full} for full, _ in _grid(args)]
+                else:
+                    out.append(item)
+    return out
 
 
 @dataclass(frozen=True)
@@ -217,6 +248,16 @@ class Suite:
             raise InvalidParameterError(
                 f"metrics.numeric_loss must be 'width' or 'values'. Got {metrics['numeric_loss']!r} instead."
             )
+        if metrics.get("suppression", "as_class") not in SUPPRESSION_POLICIES:
+            raise InvalidParameterError(
+                f"metrics.suppression must be one of {list(SUPPRESSION_POLICIES)}. "
+                f"Got {metrics['suppression']!r} instead."
+            )
+        fairness = check_fairness(metrics.get("fairness"), _requirement_specs(doc))
+        # Stored only when it says more than the default, so that the runs of suites
+        # without fairness settings keep their keys.
+        if "fairness" in metrics or fairness["diversity"]:
+            metrics["fairness"] = fairness
         suite = cls(
             name=str(doc.get("name", "suite")),
             description=str(doc.get("description", "")),
