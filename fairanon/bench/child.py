@@ -165,8 +165,9 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
         frame.index = frame.index.rename("record_id")
         path = task["vectors_path"]
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        frame.to_parquet(path + ".tmp", engine="pyarrow")
-        os.replace(path + ".tmp", path)
+        tmp = f"{path}.{os.getpid()}.tmp"  # one per process: an orphan of an interrupted run may still write
+        frame.to_parquet(tmp, engine="pyarrow")
+        os.replace(tmp, path)
         row["vectors"] = os.path.relpath(path, task.get("out_dir", os.path.dirname(path)))
         row["vectors_s"] = time.perf_counter() - clock
     return row

@@ -25,7 +25,6 @@ import itertools
 import json
 import math
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError
+from ..instances.files import safe_file_name
 from . import quality as Q
 from .ranking import pareto_set, tournament
 
@@ -507,8 +507,16 @@ def _multi(m: dict, u1: dict, u2: dict, d_max: dict) -> Q.MultiResult:
     )
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "instance"
+def _slug(text: str, taken: set) -> str:
+    """The folder of an instance's comparison: inside ``comparison/`` whatever the
+    instance is called, and one per instance."""
+    base = safe_file_name(text, "instance")
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name)
+    return name
 
 
 def compare_results(
@@ -551,6 +559,7 @@ def compare_results(
     if "run_index" in usable.columns:
         usable = usable.sort_values("run_index", kind="stable")
     comparisons = {}
+    folders: set = set()
     for instance, group in usable.groupby("instance", sort=False):
         vectors = {}
         for _, row in group.drop_duplicates("release").iterrows():
@@ -568,6 +577,6 @@ def compare_results(
         )
         comparison = compare_releases(vectors, context, config, instance=str(instance))
         if write:
-            comparison.write(os.path.join(out, "comparison", _slug(str(instance))))
+            comparison.write(os.path.join(out, "comparison", _slug(str(instance), folders)))
         comparisons[str(instance)] = comparison
     return comparisons
