@@ -104,8 +104,8 @@ def _restored(text: str) -> str:
 
 def _map_cells(table: pd.DataFrame, func: Callable[[str], str]) -> pd.DataFrame:
     out = {}
-    for name in table.columns:
-        col = table[name]
+    for name in range(table.shape[1]):  # by position: column names need not be unique
+        col = table.iloc[:, name]
         if isinstance(col.dtype, pd.CategoricalDtype):
             cats = [str(c) for c in col.cat.categories]
             mapped = [func(c) for c in cats]

@@ -178,7 +178,10 @@ def _intervals(name: str, spec) -> IntervalHierarchy | None:
     numbers = widths if isinstance(widths, (list, tuple)) else [widths]
     if not isinstance(widths, (list, tuple)) or not all(_is_number(w) for w in numbers) or not _is_number(origin):
         raise SchemaError(f"Attribute {name!r}: intervals must be numbers; got {spec!r}; {usage}.")
-    return IntervalHierarchy(tuple(widths), float(origin))
+    try:
+        return IntervalHierarchy(tuple(widths), float(origin))
+    except SchemaError as exc:
+        raise SchemaError(f"Attribute {name!r}: {exc}") from None
 
 
 def _is_number(value) -> bool:
