@@ -6,7 +6,8 @@ from a server process that has imported fairanon and every method once
 address-space limit; a run still going ``grace`` seconds after its time limit is killed
 (with any process it started), and a crash or a MemoryError is a result like any other.
 Every finished run appends one row to ``results.csv`` at once, so a benchmark stopped
-halfway keeps what finished, and ``resume=True`` skips the runs already in the file.
+halfway keeps what finished, and ``resume=True`` skips the runs already in the file (a
+last row torn by the interruption is cut off, and its run done again).
 
 Output directory::
 
@@ -15,6 +16,8 @@ Output directory::
     suite.json        the suite as it was run
     vectors/KEY.parquet   per-tuple property vectors of each release
     logs/KEY.log      standard output and error of each run (logs/server.log: the server's)
+    logs/KEY.ATTEMPT.messages   what a run reports while it runs (removed when it ends;
+                      a resumed benchmark removes those an interruption left)
 
 Row columns: the run's description (``run_id``, ``release``, ``instance``,
 ``requirements``, ``algorithm``, ``method``, ``params``, ``seed``, ``repetition``,
