@@ -142,7 +142,10 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
         raise InvalidParameterError("The 'instance' section needs exactly one of 'dataset' or 'csv'.")
     missing = spec.get("missing", "error")
     if "dataset" in spec:
-        instance = load(str(spec["dataset"]), **dict(spec.get("options") or {}))
+        options = spec.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise InvalidParameterError(f"The 'options' of the 'instance' section must be a mapping; got {options!r}.")
+        instance = load(str(spec["dataset"]), **dict(options))
         if "schema" in spec:
             schema = instance.schema
             for attr in Schema.from_spec(spec["schema"], base_dir):
@@ -166,6 +169,8 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
     table = read_csv_table(path, what="Data file", sep=sep, skipinitialspace=True)
     id_column = spec.get("id_column")
     if id_column is not None:
+        if not isinstance(id_column, str):
+            raise InvalidParameterError(f"The 'id_column' of the 'instance' section must be a column name; got {id_column!r}.")
         if id_column not in table.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(table.columns)}.")
         empty = table[id_column].isna().to_numpy()

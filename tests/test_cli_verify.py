@@ -52,6 +52,10 @@ def test_zero_byte_and_binary_release_files(tmp_path, capsys):
     (tmp_path / "latin.csv").write_bytes("record_id,ville\n1,Zürich\n".encode("latin-1"))
     code, _, err = run(capsys, "verify", job, "--release", tmp_path / "latin.csv")
     assert code == 2 and "is not UTF-8 text" in err
+    # a field more than the header names must not shift the columns (or vanish)
+    (tmp_path / "long.csv").write_text("record_id,age,zip,sex,disease,approved\n1,[26-34],13053,F,flu,no,34\n")
+    code, _, err = run(capsys, "verify", job, "--release", tmp_path / "long.csv")
+    assert code == 2 and "has rows with more fields than its header has names (6)" in err
 
 
 def test_entropy_value_is_exact_where_it_is_an_integer_and_on_the_verdict_side():

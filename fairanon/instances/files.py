@@ -79,6 +79,12 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", **optio
         ) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise SchemaError(f"Cannot read {what} {path!r} as CSV: {str(exc).strip()}") from None
+    if "index_col" not in options and not isinstance(table.index, pd.RangeIndex):
+        # pandas reads a first data row longer than the header as row labels plus data
+        raise SchemaError(
+            f"{what} {path!r} has rows with more fields than its header has names "
+            f"({len(table.columns)}); quote cells holding {sep!r} or name every column."
+        )
     names = [str(n).strip() for n in header.iloc[0]] if len(header) else []
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

@@ -195,7 +195,7 @@ class Hierarchy:
             except csv.Error as exc:
                 raise SchemaError(f"Hierarchy file {name} is not a valid CSV file: {exc}.") from None
         elif isinstance(source, (str, os.PathLike)):
-            raise SchemaError(f"Hierarchy file {name} does not exist.")
+            raise SchemaError(f"Hierarchy file {name} {'is a folder' if os.path.isdir(source) else 'does not exist'}.")
         else:
             rows = list(csv.reader(source, delimiter=sep))
         if rows and rows[0] and rows[0][0].startswith("\ufeff"):
