@@ -11,7 +11,8 @@ requirements and the method.
       missing: error              # or drop
       schema:                     # required with csv; with dataset it overrides roles
         age: {role: qi, type: numeric}
-        zip: {role: qi, type: categorical, hierarchy: hierarchies/zip.csv}
+        zip: {role: qi, type: categorical, hierarchy: hierarchies/zip.csv}  # ARX, ';'-separated
+        city: {role: qi, hierarchy: cities.csv, hierarchy_sep: ","}
         disease: {role: sensitive}
     requirements:
       - k_anonymity: {k: 5}

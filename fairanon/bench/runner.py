@@ -308,7 +308,8 @@ class _Run:
         self.log = os.path.join("logs", f"{run.key}.log")
         # A file of its own per attempt: a resumed benchmark never reads the messages of
         # an interrupted attempt, nor shares a file with a process left from it.
-        for stale in glob.glob(os.path.join(glob.escape(os.path.join(out, "logs")), f"{run.key}*.messages")):
+        logs = glob.escape(os.path.join(out, "logs"))
+        for stale in glob.glob(os.path.join(logs, f"{run.key}*.messages")):
             with contextlib.suppress(OSError):
                 os.remove(stale)
         self.messages_path = os.path.join(out, "logs", f"{run.key}.{uuid.uuid4().hex[:12]}.messages")
@@ -477,11 +478,11 @@ def run_suite(
         raise InvalidParameterError(
             f"The 'jobs' parameter of run_suite must be an int ≥ 1. Got {jobs!r} instead."
         )
-    out = os.path.abspath(out or suite.out or os.path.join("benchmarks", "results", safe_file_name(suite.name, "suite")))
+    default = os.path.join("benchmarks", "results", safe_file_name(suite.name, "suite"))
+    out = os.path.abspath(out or suite.out or default)
     started = time.monotonic()
     _prepare_out(out, resume=resume, overwrite=overwrite)
-    _write_atomic(os.path.join(out, "suite.json"),
-                  lambda path: _dump_json(suite.to_dict(), path))
+    _write_atomic(os.path.join(out, "suite.json"), lambda path: _dump_json(suite.to_dict(), path))
     results = ResultsFile(os.path.join(out, RESULTS_CSV))
     runs = suite.runs()
     todo = deque(r for r in runs if r.key not in results.run_ids)
@@ -543,7 +544,9 @@ def run_suite(
             server.close()
     frame = read_results(out) if os.path.exists(os.path.join(out, RESULTS_CSV)) else pd.DataFrame()
     if len(frame):
-        _write_atomic(os.path.join(out, RESULTS_PARQUET), lambda path: frame.to_parquet(path, engine="pyarrow"))
+        _write_atomic(
+            os.path.join(out, RESULTS_PARQUET), lambda path: frame.to_parquet(path, engine="pyarrow")
+        )
     return BenchResult(
         out,
         frame,

@@ -136,7 +136,8 @@ class Report:
             achieved = _display(c.achieved)
             if c.threshold is not None and achieved == _display(c.threshold) and c.achieved != c.threshold:
                 # rounding must not show a value on the other side of its bound
-                achieved = repr(float(c.achieved)) if isinstance(c.achieved, (float, np.floating)) else str(c.achieved)
+                exact = isinstance(c.achieved, (float, np.floating))
+                achieved = repr(float(c.achieved)) if exact else str(c.achieved)
             bound = f" (bound {_display(c.threshold)})" if c.threshold is not None else ""
             line = f"  {'pass' if c.passed else 'FAIL'}  {c.name:<{width}}  {achieved}{bound}"
             if c.detail:
@@ -662,8 +663,9 @@ def verify(
     requirements = validate_requirements(instance, requirements, caller="verify", sizes=False)
 
     checks = [_check_rows(instance, release), _check_columns(instance, release)]
-    if release.table.columns.duplicated().any():  # the columns check names them; read the first
-        release = dataclasses.replace(release, table=release.table.loc[:, ~release.table.columns.duplicated()])
+    twice = release.table.columns.duplicated()
+    if twice.any():  # the columns check names them; the other checks read the first
+        release = dataclasses.replace(release, table=release.table.loc[:, ~twice])
     table, positions = _aligned(instance, release)
     checks.append(_check_truthful(instance, table, positions))
     masked = frozenset(
@@ -681,10 +683,10 @@ def verify(
             "(quasi-identifiers and requirement targets); nothing can be verified."
         )
     cls = _Classes(instance, released)
-    for req in requirements if len(released) == 0 else ():
-        checks.append(CheckResult(str(req), False, detail="the release holds no rows"))
-    for req in requirements if len(released) else ():
-        if isinstance(req, KAnonymity):
+    for req in requirements:
+        if len(released) == 0:
+            checks.append(CheckResult(str(req), False, detail="the release holds no rows"))
+        elif isinstance(req, KAnonymity):
             checks.append(_check_k(req, cls))
         elif isinstance(req, LDiversity):
             checks.extend(_check_l(req, cls, instance))
