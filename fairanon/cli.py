@@ -278,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fairanon: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("fairanon: interrupted; no output file was changed", file=sys.stderr)
+        print("fairanon: interrupted (output files are written whole or not at all)", file=sys.stderr)
         return 130
 
 

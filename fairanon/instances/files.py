@@ -209,7 +209,7 @@ def check_output_file(path: str, *, option: str = "--out") -> None:
 @contextlib.contextmanager
 def _sigint_deferred():
     """Hold Ctrl-C back while the outputs are renamed, so they change together."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         yield
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
