@@ -85,7 +85,7 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", **optio
             f"{what} {path!r} has rows with more fields than its header has names "
             f"({len(table.columns)}); quote cells holding {sep!r} or name every column."
         )
-    names = [str(n).strip() for n in header.iloc[0]] if len(header) else []
+    names = [str(n) for n in header.iloc[0]] if len(header) else []
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise SchemaError(f"{what} {path!r} names column(s) {twice} more than once; column names must be unique.")
