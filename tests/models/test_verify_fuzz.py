@@ -7,7 +7,6 @@ import contextlib
 import io
 import os
 import re
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -40,7 +39,6 @@ POOL = {
     "loan": ["yes", "no"],
     "record_id": ["99", "", "1"],
 }
-FOLDER = tempfile.mkdtemp(prefix="fairanon-verify-fuzz-")
 
 rows = st.lists(
     st.tuples(st.integers(20, 30), st.sampled_from(CITY.leaves), st.sampled_from(["F", "M"]),
@@ -87,7 +85,12 @@ def _oracle(original: pd.DataFrame, header: list, cells: list, reqs: dict) -> bo
     )
 
 
-def _verify_one(data_rows, data) -> None:
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("verify-fuzz"))
+
+
+def _verify_one(folder: str, data_rows, data) -> None:
     """Write an instance, a job and a damaged release, run ``fairanon verify`` and
     compare its verdict with the oracle's."""
     n = len(data_rows)
@@ -96,7 +99,7 @@ def _verify_one(data_rows, data) -> None:
     frame = original.copy()
     frame.insert(0, "name", [f"person{i}" for i in frame.index])
     frame["note"] = "x"
-    path = os.path.join(FOLDER, "data.csv")
+    path = os.path.join(folder, "data.csv")
     frame.to_csv(path)
     reqs = {
         "k": data.draw(st.sampled_from([1, 1, 2, 3])),
@@ -111,7 +114,7 @@ def _verify_one(data_rows, data) -> None:
         f"\n- diversity: \"city(n1) [{reqs['lower']}, {reqs['upper']}]\""
         f"\n- alpha_protection: {{measure: RD, alpha: \"{reqs['alpha']}\", min_support: {reqs['support']}}}"
     )
-    job = os.path.join(FOLDER, "job.yaml")
+    job = os.path.join(folder, "job.yaml")
     Path(job).write_text(
         "instance:\n  csv: data.csv\n  id_column: id\n  schema:"
         + SCHEMA.replace("\n", "\n    ") + "\nrequirements:" + requirements.replace("\n", "\n  ") + "\n"
@@ -152,7 +155,7 @@ def _verify_one(data_rows, data) -> None:
         header = [header[i] for i in order]
         cells = [[row[i] for i in order] for row in cells]
 
-    release_path = os.path.join(FOLDER, "release.csv")
+    release_path = os.path.join(folder, "release.csv")
     if edit == "zero":
         open(release_path, "wb").close()
     else:
@@ -180,12 +183,12 @@ def _verify_one(data_rows, data) -> None:
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows, st.data())
-def test_fuzzed_release_files_never_give_a_traceback_and_pass_only_with_the_oracle(data_rows, data):
-    _verify_one(data_rows, data)
+def test_fuzzed_release_files_never_give_a_traceback_and_pass_only_with_the_oracle(folder, data_rows, data):
+    _verify_one(folder, data_rows, data)
 
 
 @pytest.mark.slow
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows, st.data())
-def test_fuzzed_release_files_at_length(data_rows, data):
-    _verify_one(data_rows, data)
+def test_fuzzed_release_files_at_length(folder, data_rows, data):
+    _verify_one(folder, data_rows, data)
