@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Sequence
 
@@ -28,13 +29,14 @@ from .models.requirements import (
 from .release import Release
 from .solver.fulldomain import fulldomain
 
-__all__ = ["METHODS", "anonymize", "choose_method"]
+__all__ = ["METHODS", "anonymize", "check_options", "choose_method", "method_options"]
 
 
 def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None, time_limit=None, **options) -> Release:
     """Pick a method for the instance and the requirements, and say which in provenance."""
     name, why, extra = _choose(instance, requirements, time_limit, options)
     options = {**extra, **options}
+    check_options(name, options)
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
     release = METHODS[name](instance, requirements, seed=seed, time_limit=time_limit, **options)
@@ -72,6 +74,44 @@ AUTO_MAX_PAIRS = 1_500
 #: The full-domain model is chosen for non-monotone requirements on at most this many
 #: lattice nodes.
 AUTO_MAX_LATTICE = 20_000
+
+
+#: Methods that pass their options on to another method, less the ones they set.
+_FORWARDS = {"diva-exact": ("diva", ("clustering",))}
+
+
+def method_options(method: str | Callable[..., Release]) -> tuple[str, ...] | None:
+    """The options a method takes (None when it takes any keyword).
+
+    >>> method_options("mondrian")
+    ('cut_rule', 'relaxed', 'categorical')
+    """
+    name = method if isinstance(method, str) else None
+    fixed: tuple[str, ...] = ()
+    if name in _FORWARDS:
+        name, fixed = _FORWARDS[name]
+    func = METHODS[name] if name is not None else method
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return tuple(
+        p.name for p in params
+        if p.kind is p.KEYWORD_ONLY and p.name not in ("seed", "time_limit") and p.name not in fixed
+    )
+
+
+def check_options(method: str | Callable[..., Release], options) -> None:
+    """Raise InvalidParameterError naming the options `method` does not take."""
+    allowed = method_options(method)
+    unknown = sorted(set(options) - set(allowed)) if allowed is not None else []
+    if unknown:
+        name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
+        raise InvalidParameterError(
+            f"Method {name!r} has no option(s) {unknown}; its options are {list(allowed)}."
+        )
 
 
 def choose_method(
@@ -252,7 +292,8 @@ def anonymize(
             f"Got {method!r} instead."
         )
     check_random_state(seed)
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0):
+    check_options(method, options)
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0):
         raise InvalidParameterError(
             f"The 'time_limit' parameter of anonymize must be a positive number of seconds or None. Got {time_limit!r} instead."
         )

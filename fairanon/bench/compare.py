@@ -34,7 +34,6 @@ import itertools
 import json
 import math
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError
+from ..instances.files import safe_file_name
 from ..models.metrics import UNITS
 from . import quality as Q
 from .ranking import pareto_set, tournament
@@ -630,8 +630,16 @@ def _multi(m: dict, u1: dict, u2: dict, d_max: dict) -> Q.MultiResult:
     )
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "instance"
+def _slug(text: str, taken: set) -> str:
+    """The folder of an instance's comparison: inside ``comparison/`` whatever the
+    instance is called, and one per instance."""
+    base = safe_file_name(text, "instance")
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name)
+    return name
 
 
 def compare_results(
@@ -685,6 +693,7 @@ def compare_results(
         else None
     )
     comparisons = {}
+    folders: set = set()
     for key, group in usable.groupby(keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         instance = key[0]
@@ -719,7 +728,7 @@ def compare_results(
         comparison.metadata["requirements"] = key[1] if by_requirements else None
         comparison.metadata["suppression"] = suppression
         if write:
-            comparison.write(os.path.join(out, "comparison", _slug(name)))
+            comparison.write(os.path.join(out, "comparison", _slug(name, folders)))
         comparisons[name] = comparison
     return comparisons
 

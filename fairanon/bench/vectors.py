@@ -151,5 +151,6 @@ def run_vectors(instance, release, requirements, metrics: Mapping):
 def write_frame(frame: pd.DataFrame, path: str) -> None:
     """Write a parquet file through a temporary name, so a killed run leaves none."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    frame.to_parquet(path + ".tmp", engine="pyarrow")
-    os.replace(path + ".tmp", path)
+    tmp = f"{path}.{os.getpid()}.tmp"  # one per process: an orphan of an interrupted run may still write
+    frame.to_parquet(tmp, engine="pyarrow")
+    os.replace(tmp, path)

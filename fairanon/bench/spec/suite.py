@@ -223,10 +223,10 @@ class Suite:
         seeds = doc.get("seeds", [0])
         seeds = seeds if isinstance(seeds, list) else [seeds]
         if not seeds or any(
-            s is not None and (isinstance(s, bool) or not isinstance(s, int)) for s in seeds
+            s is not None and (isinstance(s, bool) or not isinstance(s, int) or s < 0) for s in seeds
         ):
             raise InvalidParameterError(
-                f"The 'seeds' of a suite must be a list of ints. Got {doc.get('seeds')!r} instead."
+                f"The 'seeds' of a suite must be a list of ints >= 0. Got {doc.get('seeds')!r} instead."
             )
         repetitions = doc.get("repetitions", 1)
         if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
@@ -476,16 +476,9 @@ def load_suite(path: str) -> Suite:
     InvalidParameterError
         If the file is missing, malformed or invalid.
     """
-    import yaml
+    from ...jobs import read_document
 
-    if not os.path.exists(path):
-        raise InvalidParameterError(f"Suite file {path!r} does not exist.")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    try:
-        doc = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise InvalidParameterError(f"Suite file {path!r} is malformed: {exc}") from None
+    doc = read_document(path, what="Suite file")
     suite = Suite.from_dict(doc, base_dir=os.path.dirname(os.path.abspath(path)))
     if suite.name == "suite":
         suite.name = os.path.splitext(os.path.basename(path))[0]
