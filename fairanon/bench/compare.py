@@ -630,10 +630,12 @@ def _multi(m: dict, u1: dict, u2: dict, d_max: dict) -> Q.MultiResult:
     )
 
 
-def _slug(text: str, taken: set) -> str:
-    """The folder of an instance's comparison: inside ``comparison/`` whatever the
-    instance is called, and one per instance."""
+def _slug(text: str, taken: set | None = None) -> str:
+    """The folder of a comparison (or its anchor in the report): inside ``comparison/``
+    whatever the instance is called, and one per comparison when `taken` collects them."""
     base = safe_file_name(text, "instance")
+    if taken is None:
+        return base
     name, n = base, 1
     while name in taken:
         n += 1
