@@ -1,0 +1,238 @@
+"""Best-first branch and bound over the lattice.
+
+Every node has a lower bound of its cost: for the separable objectives its cost
+without suppression plus what suppression must add (:mod:`.evaluate`), for
+discernibility ``k n``, ``sum_p n_p^2 / (classes the node can have)`` and the bounds
+finer nodes prove. The search repeatedly takes the open node with the least bound and
+checks it:
+
+- a failure of k, l or t (or, with suppression, more records in classes smaller than k
+  than the limit) condemns the node's whole down-set: the node is first raised, one
+  attribute at a time, while it keeps failing, to a maximal failing node, and all
+  nodes below it are closed (Flash's and OLA's predictive tagging; each step of the
+  climb rolls up from the node below it);
+- any other outcome closes the node alone and tightens the bounds of the nodes it
+  informs (below it with suppression, above it for discernibility);
+- with suppression, before checking a node the search first climbs to its open
+  parents of least bound while any is below the incumbent: a coarser node's suppressed
+  records bound the whole sublattice below it, so checking the top of a region first
+  settles most of it without touching it.
+
+It stops when no open node has a bound below the incumbent: the incumbent is then
+optimal (or, with no incumbent, no node is feasible). The open nodes live in a
+:class:`LatticeFrontier` (arrays over every node) or, for lattices too large to list,
+in the CP-SAT master of :mod:`.master`, which holds the same cuts as constraints.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...release import Status
+from .evaluate import FEASIBLE, FAILED, MONOTONE, Evaluator
+from .lattice import Space
+
+__all__ = ["LatticeFrontier", "Outcome", "search"]
+
+
+class OutOfTime(Exception):
+    """The frontier could not pick a node before the deadline."""
+
+
+@dataclass
+class Outcome:
+    status: Status
+    best: tuple | None
+    cost: int | None
+    bound: int | None
+    nodes: int
+    attributed: set = field(default_factory=set)
+
+
+class LatticeFrontier:
+    """The open nodes and their lower bounds as arrays over the whole lattice.
+
+    Parameters
+    ----------
+    space : Space
+    lower : numpy.ndarray
+        Each node's initial lower bound (mixed-radix order of the levels).
+    separable : numpy.ndarray or None
+        Each node's cost without suppression (the base of suppression bounds).
+    closed : numpy.ndarray of bool
+        Nodes excluded before the search.
+    """
+
+    def __init__(self, space: Space, lower: np.ndarray, separable, closed: np.ndarray):
+        self.space = space
+        self.shape = tuple(h + 1 for h in space.heights)
+        self.levels = np.indices(self.shape, dtype=np.int16).reshape(space.d, -1)
+        self.lower_ = lower
+        self.separable = separable
+        self.open = ~closed
+        self._below: dict = {}
+        self._above: dict = {}
+
+    def _index(self, levels) -> int:
+        return int(np.ravel_multi_index(tuple(levels), self.shape)) if self.shape else 0
+
+    def _mask(self, levels, up: bool) -> np.ndarray:
+        """Nodes whose classes merge into `levels`' (or, `up`, that merge its)."""
+        cache = self._above if up else self._below
+        mask = np.ones(self.levels.shape[1], dtype=bool)
+        for a, (attr, u) in enumerate(zip(self.space.attributes, levels)):
+            key = (a, int(u))
+            if key not in cache:
+                relation = attr.covers[u, :] if up else attr.covers[:, u]
+                cache[key] = relation[self.levels[a]]
+            mask &= cache[key]
+        return mask
+
+    def pop(self, incumbent):
+        candidates = self.open if incumbent is None else self.open & (self.lower_ < incumbent)
+        where = np.flatnonzero(candidates)
+        if not len(where):
+            return None
+        i = where[np.argmin(self.lower_[where])]
+        return tuple(int(j) for j in self.levels[:, i])
+
+    def bound(self):
+        where = np.flatnonzero(self.open)
+        return None if not len(where) else self.lower_[where].min()
+
+    def is_open(self, levels) -> bool:
+        return bool(self.open[self._index(levels)])
+
+    def lower(self, levels):
+        return self.lower_[self._index(levels)]
+
+    def close(self, levels) -> None:
+        self.open[self._index(levels)] = False
+
+    def kill_down(self, levels) -> None:
+        self.open &= ~self._mask(levels, up=False)
+
+    def bound_down(self, levels, down) -> None:
+        where = np.flatnonzero(self._mask(levels, up=False) & self.open)
+        if self.separable is None:
+            self.lower_[where] = np.maximum(self.lower_[where], down)
+            return
+        extra = sum(np.asarray(down[a])[self.levels[a, where]] for a in range(self.space.d))
+        self.lower_[where] = np.maximum(self.lower_[where], self.separable[where] + extra)
+
+    def bound_up(self, levels, value) -> None:
+        where = np.flatnonzero(self._mask(levels, up=True) & self.open)
+        self.lower_[where] = np.maximum(self.lower_[where], value)
+
+
+def separable_costs(space: Space, levels: np.ndarray) -> np.ndarray:
+    """Each node's cost without suppression."""
+    return sum(
+        np.asarray(space.level_cost[a], dtype=space.dtype)[levels[a]] for a in range(space.d)
+    )
+
+
+def discernibility_lower(space: Space, levels, k: int, n: int, per_protected, limit: int):
+    """Each node's static discernibility bound: ``k n`` and, by Cauchy-Schwarz,
+    ``sum_p n_p^2 / c`` with c the number of classes of protected value p the node
+    can form (one more with suppression: the block of suppressed records)."""
+    classes = np.ones(levels.shape[1], dtype=float)
+    for a, attr in enumerate(space.attributes):
+        classes *= np.asarray(attr.n_labels[1:], dtype=float)[levels[a]]
+    classes += 1 if limit else 0
+    squares = float(sum(int(c) ** 2 for c in per_protected))
+    # Rounded down with room for the float error: a bound may only be too low.
+    spread = np.floor(squares / classes * (1 - 1e-9)).astype(np.int64)
+    return np.maximum(spread, k * n)
+
+
+def search(
+    evaluator: Evaluator, frontier, deadline: float | None, climb_parents: bool
+) -> Outcome:
+    """The best-first search of the module docstring."""
+    space = evaluator.space
+    state = {"incumbent": None, "best": None}
+    attributed: set = set()
+    visited = [0]
+
+    def visit(levels):
+        fresh = levels not in evaluator.results
+        result = evaluator.evaluate(levels, state["incumbent"])
+        if not fresh:
+            return result
+        visited[0] += 1
+        if result.down is not None:
+            frontier.bound_down(levels, result.down)
+        if result.up is not None:
+            frontier.bound_up(levels, result.up)
+        if result.kind != MONOTONE:
+            frontier.close(levels)
+        if result.kind == FAILED:
+            attributed.update(result.failed)
+        if result.kind == FEASIBLE and (
+            state["incumbent"] is None or result.cost < state["incumbent"]
+        ):
+            state["incumbent"], state["best"] = result.cost, levels
+        return result
+
+    def parents(levels):
+        for a in range(space.d):
+            coarser = space.coarser(a, levels[a])
+            if coarser:
+                yield levels[:a] + (coarser[0],) + levels[a + 1 :]
+
+    def ascend(levels):
+        while True:
+            incumbent = state["incumbent"]
+            options = [
+                p
+                for p in parents(levels)
+                if frontier.is_open(p)
+                and (incumbent is None or frontier.lower(p) < incumbent)
+            ]
+            if not options:
+                return levels
+            levels = min(options, key=frontier.lower)
+
+    def climb(levels):
+        current = levels
+        for a in range(space.d):
+            while True:
+                coarser = space.coarser(a, current[a])
+                if not coarser:
+                    break
+                trial = current[:a] + (coarser[0],) + current[a + 1 :]
+                if visit(trial).kind != MONOTONE:
+                    break
+                current = trial
+        return current
+
+    status = None
+    while status is None:
+        if deadline is not None and time.perf_counter() >= deadline:
+            status = Status.FEASIBLE if state["best"] is not None else Status.UNKNOWN
+            break
+        try:
+            levels = frontier.pop(state["incumbent"])
+        except OutOfTime:
+            status = Status.FEASIBLE if state["best"] is not None else Status.UNKNOWN
+            break
+        if levels is None:
+            status = Status.OPTIMAL if state["best"] is not None else Status.INFEASIBLE
+            break
+        if climb_parents:
+            levels = ascend(levels)
+        if visit(levels).kind == MONOTONE:
+            top = climb(levels)
+            frontier.kill_down(top)
+            attributed.update(evaluator.results[top].failed)
+    bound = state["incumbent"]
+    if status != Status.OPTIMAL:
+        open_bound = frontier.bound()
+        if open_bound is not None:
+            bound = open_bound if bound is None else min(bound, open_bound)
+    return Outcome(status, state["best"], state["incumbent"], bound, visited[0], attributed)
+
