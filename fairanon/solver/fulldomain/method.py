@@ -257,7 +257,7 @@ def fulldomain(
     >>> inst = fa.load("ruggieri_loan")
     >>> rel = fulldomain(inst, [fa.KAnonymity(2)], objective="generalized", seed=0)
     >>> rel.status, rel.objective, rel.provenance["levels"]
-    (<Status.OPTIMAL: 'OPTIMAL'>, 17, {'purpose': 0, 'emp': 1})
+    (<Status.OPTIMAL: 'OPTIMAL'>, 17, {'purpose': 1, 'emp': 0})
     >>> fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
     True
     """
