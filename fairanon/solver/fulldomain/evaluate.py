@@ -114,6 +114,7 @@ class Evaluator:
         self._cached_sizes = [recs.base.n]
         self._cached_total = recs.base.n
         self.results: dict[tuple, Evaluation] = {}
+        self._last_histograms: tuple = (None, None)
         self.frequency_sets = 0  # frequency sets computed (nodes and snapshots)
         self.rows_rolled = 0  # source rows read by roll-ups
 
@@ -298,11 +299,21 @@ class Evaluator:
 
     # ------------------------------------------------------------------ costs
     def _histograms(self, source: FrequencySet, rows: np.ndarray) -> list[np.ndarray]:
-        weights = np.where(rows, source.sizes, 0)
-        return [
-            np.bincount(codes, weights=weights, minlength=attr.n_labels[g]).astype(np.int64)
-            for attr, g, codes in zip(self.space.attributes, source.grains, source.codes)
-        ]
+        """Per attribute: the records of source rows `rows` per source label."""
+        key = (id(source), rows.tobytes())
+        if self._last_histograms[0] != key:
+            where = np.flatnonzero(rows)
+            weights = source.sizes[where].astype(float)
+            self._last_histograms = (
+                key,
+                [
+                    np.bincount(codes[where], weights=weights, minlength=attr.n_labels[g]).astype(
+                        np.int64
+                    )
+                    for attr, g, codes in zip(self.space.attributes, source.grains, source.codes)
+                ],
+            )
+        return self._last_histograms[1]
 
     def _extra(self, levels, source: FrequencySet, rows: np.ndarray, count: int) -> int:
         """The extra cost of suppressing the records of source rows `rows`."""

@@ -260,7 +260,14 @@ def roll_up(
         for col, size in zip(mapped, sizes):
             key *= size
             key += col
-        inverse, uniques = pd.factorize(key)
+        if radix <= 4 * source.n + 4096:
+            # Few possible keys: count them densely instead of hashing.
+            present = np.bincount(key, minlength=radix) > 0
+            uniques = np.flatnonzero(present)
+            ids = np.cumsum(present) - 1
+            inverse = ids[key]
+        else:
+            inverse, uniques = pd.factorize(key)
         n = len(uniques)
         codes = np.empty((len(sizes), n), dtype=np.int64)
         rest = np.asarray(uniques, dtype=np.int64)

@@ -96,6 +96,24 @@ class MasterFrontier:
     def bound(self):
         return self.last_bound
 
+    def ascend(self, levels, incumbent) -> tuple:
+        """As :meth:`~.search.LatticeFrontier.ascend`."""
+        while True:
+            best = None
+            for a in range(self.space.d):
+                coarser = self.space.coarser(a, levels[a])
+                if not coarser:
+                    continue
+                parent = levels[:a] + (coarser[0],) + levels[a + 1 :]
+                if not self.is_open(parent):
+                    continue
+                value = self.lower(parent)
+                if (incumbent is None or value < incumbent) and (best is None or value < best[0]):
+                    best = (value, parent)
+            if best is None:
+                return levels
+            levels = best[1]
+
     def _below(self, levels, top) -> bool:
         return all(attr.covers[j, u] for attr, j, u in zip(self.space.attributes, levels, top))
 

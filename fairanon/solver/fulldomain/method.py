@@ -262,6 +262,7 @@ def fulldomain(
     True
     """
     started = time.perf_counter()
+    cpu_started = time.process_time()
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
             "The 'instance' parameter of fulldomain must be an Instance. "
@@ -305,6 +306,7 @@ def fulldomain(
         "frequency_sets": evaluator.frequency_sets,
         "rows_rolled": evaluator.rows_rolled,
         "search_s": time.perf_counter() - started,
+        "search_cpu_s": time.process_time() - cpu_started,
     }
     if outcome.best is not None:
         return _feasible(instance, requirements, space_, recs, evaluator, outcome, values, limit,

@@ -70,6 +70,11 @@ class LatticeFrontier:
         self.space = space
         self.shape = tuple(h + 1 for h in space.heights)
         self.levels = np.indices(self.shape, dtype=np.int16).reshape(space.d, -1)
+        self._strides = [int(np.prod(self.shape[a + 1 :])) for a in range(space.d)]
+        self._next = [
+            [(space.coarser(a, j) or [-1])[0] for j in range(h + 1)]
+            for a, h in enumerate(space.heights)
+        ]
         self.lower_ = lower
         self.separable = separable
         self.open = ~closed
@@ -77,7 +82,7 @@ class LatticeFrontier:
         self._above: dict = {}
 
     def _index(self, levels) -> int:
-        return int(np.ravel_multi_index(tuple(levels), self.shape)) if self.shape else 0
+        return sum(j * s for j, s in zip(levels, self._strides))
 
     def _mask(self, levels, up: bool) -> np.ndarray:
         """Nodes whose classes merge into `levels`' (or, `up`, that merge its)."""
@@ -98,6 +103,27 @@ class LatticeFrontier:
             return None
         i = where[np.argmin(self.lower_[where])]
         return tuple(int(j) for j in self.levels[:, i])
+
+    def ascend(self, levels, incumbent) -> tuple:
+        """From `levels`, move to the open parent of least bound below the incumbent
+        while there is one (ties: the first attribute)."""
+        current = list(levels)
+        i = self._index(levels)
+        while True:
+            best = None
+            for a, row in enumerate(self._next):
+                u = row[current[a]]
+                if u < 0:
+                    continue
+                j = i + (u - current[a]) * self._strides[a]
+                if not self.open[j]:
+                    continue
+                value = self.lower_[j]
+                if (incumbent is None or value < incumbent) and (best is None or value < best[0]):
+                    best = (value, a, u, j)
+            if best is None:
+                return tuple(current)
+            _, a, current[a], i = best
 
     def bound(self):
         where = np.flatnonzero(self.open)
@@ -178,25 +204,6 @@ def search(
             state["incumbent"], state["best"] = result.cost, levels
         return result
 
-    def parents(levels):
-        for a in range(space.d):
-            coarser = space.coarser(a, levels[a])
-            if coarser:
-                yield levels[:a] + (coarser[0],) + levels[a + 1 :]
-
-    def ascend(levels):
-        while True:
-            incumbent = state["incumbent"]
-            options = [
-                p
-                for p in parents(levels)
-                if frontier.is_open(p)
-                and (incumbent is None or frontier.lower(p) < incumbent)
-            ]
-            if not options:
-                return levels
-            levels = min(options, key=frontier.lower)
-
     def climb(levels):
         current = levels
         for a in range(space.d):
@@ -224,7 +231,7 @@ def search(
             status = Status.OPTIMAL if state["best"] is not None else Status.INFEASIBLE
             break
         if climb_parents:
-            levels = ascend(levels)
+            levels = frontier.ascend(levels, state["incumbent"])
         if visit(levels).kind == MONOTONE:
             top = climb(levels)
             frontier.kill_down(top)
