@@ -52,8 +52,8 @@ FAILED = "failed"  # fails, this node only
 DOMINATED = "dominated"  # costs at least the incumbent: not checked further
 FEASIBLE = "feasible"
 
-#: Frequency sets kept for roll-ups, in classes over all cached sets.
-CACHE_CLASSES = 4_000_000
+#: Memory for frequency sets kept as roll-up sources (bytes over all cached sets).
+CACHE_BYTES = 128 * 2**20
 
 
 @dataclass
@@ -112,7 +112,7 @@ class Evaluator:
         self.cache: dict[tuple, FrequencySet] = {recs.base.grains: recs.base}
         self._cached_grains = np.array([recs.base.grains], dtype=np.int64).reshape(1, space.d)
         self._cached_sizes = [recs.base.n]
-        self._cached_total = recs.base.n
+        self._cached_bytes = _nbytes(recs.base)
         self.results: dict[tuple, Evaluation] = {}
         self._last_histograms: tuple = (None, None)
         self.frequency_sets = 0  # frequency sets computed (nodes and snapshots)
@@ -134,13 +134,13 @@ class Evaluator:
         source = self.cache[tuple(int(g) for g in self._cached_grains[index])]
         if source.grains == tuple(grains):
             return source, source, np.arange(source.n)
-        if index == 0 and self.space.d:
+        if index == 0 and self.space.d and self._cached_bytes < CACHE_BYTES:
             # Only the records are finer: first cache a snapshot halfway down, from
             # which this node and its neighbours roll up cheaply.
             half = self._halfway(grains)
             if half is not None and half not in self.cache:
-                self._store(self._roll(self.recs.base, half))
-                return self.classes(grains)
+                if self._store(self._roll(self.recs.base, half)):
+                    return self.classes(grains)
         fs, inverse = self._roll_with_inverse(source, grains)
         self._store(fs)
         return fs, source, inverse
@@ -160,13 +160,16 @@ class Evaluator:
         self.rows_rolled += source.n
         return roll_up(self.space, source, tuple(grains), self.recs.n_protected)
 
-    def _store(self, fs: FrequencySet) -> None:
-        if fs.grains in self.cache or self._cached_total + fs.n > CACHE_CLASSES:
-            return
+    def _store(self, fs: FrequencySet) -> bool:
+        """Keep `fs` as a roll-up source if memory allows; whether it was kept."""
+        size = _nbytes(fs)
+        if fs.grains in self.cache or self._cached_bytes + size > CACHE_BYTES:
+            return False
         self.cache[fs.grains] = fs
         self._cached_grains = np.vstack([self._cached_grains, np.array(fs.grains)[None, :]])
         self._cached_sizes.append(fs.n)
-        self._cached_total += fs.n
+        self._cached_bytes += size
+        return True
 
     # ------------------------------------------------------------------ checks
     def _ground(self, req: TCloseness, target) -> M.EMDGround:
@@ -424,6 +427,10 @@ class Evaluator:
                 if (sizes >= support).any():
                     stack.append((child, a + 1))
         return True
+
+
+def _nbytes(fs: FrequencySet) -> int:
+    return fs.codes.nbytes + fs.protected.nbytes + fs.cols.nbytes
 
 
 def whole_table_alpha(req: AlphaProtection, recs: Records) -> bool:

@@ -29,7 +29,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ..local_recoding.labels import OBJECTIVES, _active, _label_losses
 
-__all__ = ["Attribute", "Ladder", "Space", "ladders", "lattice_size", "space"]
+__all__ = ["Attribute", "Ladder", "Space", "build_space", "ladders", "lattice_size"]
 
 
 # ====================================================================== levels
@@ -317,7 +317,9 @@ def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> Attribute:
     )
 
 
-def space(instance: Instance, lads: list[Ladder], objective: str, value_counts: list[np.ndarray]) -> Space:
+def build_space(
+    instance: Instance, lads: list[Ladder], objective: str, value_counts: list[np.ndarray]
+) -> Space:
     """The lattice under `objective`; `value_counts[a][i]` is the number of records
     with active value i of attribute a."""
     n = instance.n_rows

@@ -30,9 +30,16 @@ from ..local_recoding.labels import OBJECTIVES, _active
 from ..local_recoding.solve import _verified
 from .evaluate import Evaluator, whole_table_alpha
 from .frequency import Records, records, roll_up
-from .lattice import Space, ladders, space
+from .lattice import Space, build_space, ladders
 from .master import MasterFrontier
-from .search import LatticeFrontier, Outcome, discernibility_lower, search, separable_costs
+from .search import (
+    LatticeFrontier,
+    Outcome,
+    best_first,
+    discernibility_lower,
+    lattice_levels,
+    separable_costs,
+)
 
 __all__ = ["LATTICE_NODES", "SEARCHES", "fulldomain"]
 
@@ -75,7 +82,7 @@ def _check(objective, max_suppressed, search_, n: int) -> int:
     return math.floor(share * n)
 
 
-def _exclusions(space_: Space, recs: Records, requirements, limit: int) -> list[tuple[dict, int]]:
+def _exclusions(space: Space, recs: Records, requirements, limit: int) -> list[tuple[dict, int]]:
     """Level choices no feasible node makes, known before any node is checked:
     (attribute -> level, requirement index); an empty choice excludes every node.
 
@@ -95,10 +102,10 @@ def _exclusions(space_: Space, recs: Records, requirements, limit: int) -> list[
         if target.star_matches:
             continue
         attrs = [a for a, _ in target.matches]
-        for combo in np.ndindex(*(space_.attributes[a].height + 1 for a in attrs)):
+        for combo in np.ndindex(*(space.attributes[a].height + 1 for a in attrs)):
             shown = np.ones(base.n, dtype=bool)
             for (a, matches), j in zip(target.matches, combo):
-                attr = space_.attributes[a]
+                attr = space.attributes[a]
                 shown &= matches[j + 1][attr.codes[j + 1][base.codes[a]]]
             available = int(row[shown].sum())
             if available < req.lower or available - limit > req.upper:
@@ -109,47 +116,46 @@ def _exclusions(space_: Space, recs: Records, requirements, limit: int) -> list[
     return out
 
 
-def _run(space_, recs, schema, requirements, limit, deadline, seed, search_) -> tuple:
+def _run(space, recs, schema, requirements, limit, deadline, seed, search_) -> tuple:
     """One search; the evaluator (with its counters) and the outcome."""
-    evaluator = Evaluator(space_, recs, schema, requirements, limit)
-    excluded = _exclusions(space_, recs, requirements, limit)
+    evaluator = Evaluator(space, recs, schema, requirements, limit)
+    excluded = _exclusions(space, recs, requirements, limit)
     k = evaluator.k
     n = recs.n_rows
-    use_master = search_ == "master" or (search_ == "auto" and space_.size > LATTICE_NODES)
+    use_master = search_ == "master" or (search_ == "auto" and space.size > LATTICE_NODES)
     if use_master:
         frontier = MasterFrontier(
-            space_, k=k, n=n, limit=limit, deadline=deadline, seed=seed
+            space, k=k, n=n, limit=limit, deadline=deadline, seed=seed
         )
         for assignment, _ in excluded:
             frontier.exclude(assignment)
     else:
-        shape = tuple(h + 1 for h in space_.heights)
-        levels = np.indices(shape, dtype=np.int16).reshape(space_.d, -1)
+        levels = lattice_levels(space)
         closed = np.zeros(levels.shape[1], dtype=bool)
         for assignment, _ in excluded:
             mask = np.ones(levels.shape[1], dtype=bool)
             for a, j in assignment.items():
                 mask &= levels[a] == j
             closed |= mask
-        if space_.objective == "discernibility":
+        if space.objective == "discernibility":
             per_protected = np.bincount(
                 recs.base.protected, weights=recs.base.sizes, minlength=recs.n_protected
             ).astype(np.int64)
-            lower = discernibility_lower(space_, levels, k, n, per_protected, limit)
+            lower = discernibility_lower(space, levels, k, n, per_protected, limit)
             separable = None
         else:
-            separable = separable_costs(space_, levels)
+            separable = separable_costs(space, levels)
             lower = separable.copy()
-        frontier = LatticeFrontier(space_, lower, separable, closed)
-    climb = bool(limit) and space_.objective != "discernibility"
-    outcome = search(evaluator, frontier, deadline, climb)
+        frontier = LatticeFrontier(space, lower, separable, closed)
+    climb = bool(limit) and space.objective != "discernibility"
+    outcome = best_first(evaluator, frontier, deadline, climb)
     outcome.attributed |= {i for _, i in excluded}
     return evaluator, outcome
 
 
-def _release_table(instance, space_, values, levels, suppressed_rows) -> pd.DataFrame:
+def _release_table(instance, space, values, levels, suppressed_rows) -> pd.DataFrame:
     out = {}
-    names = [attr.name for attr in space_.attributes]
+    names = [attr.name for attr in space.attributes]
     for name in instance.table.columns:
         if not instance.schema[name].released:
             continue
@@ -157,7 +163,7 @@ def _release_table(instance, space_, values, levels, suppressed_rows) -> pd.Data
             out[name] = instance.table[name]
             continue
         a = names.index(name)
-        lad = space_.attributes[a].ladder
+        lad = space.attributes[a].ladder
         texts = lad.texts[levels[a]] + [SUPPRESSED]
         row_codes = lad.codes[levels[a]][values[a]]
         row_codes = np.where(suppressed_rows, len(texts) - 1, row_codes)
@@ -168,10 +174,10 @@ def _release_table(instance, space_, values, levels, suppressed_rows) -> pd.Data
     return pd.DataFrame(out, index=instance.table.index)
 
 
-def _classes_of_rows(space_, recs, evaluator, levels, limit):
+def _classes_of_rows(space, recs, evaluator, levels, limit):
     """Each row's released class and whether it is suppressed, at `levels`."""
     grains = tuple(j + 1 for j in levels)
-    fs, inverse = roll_up(space_, recs.base, grains, recs.n_protected)
+    fs, inverse = roll_up(space, recs.base, grains, recs.n_protected)
     bad = evaluator.failing(fs)[1] if limit else np.zeros(fs.n, dtype=bool)
     merged = evaluator.merged(levels, fs, bad)
     key = np.where(merged, -1 - fs.protected, np.arange(fs.n))
@@ -281,15 +287,15 @@ def fulldomain(
     deadline = None if time_limit is None else started + time_limit
     lads = ladders(instance)
     values = [_active(instance, lad.name)[1] for lad in lads]
-    space_ = space(
+    space = build_space(
         instance,
         lads,
         objective,
         [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
     )
-    recs = records(instance, requirements, space_, values)
+    recs = records(instance, requirements, space, values)
     evaluator, outcome = _run(
-        space_, recs, instance.schema, requirements, limit, deadline, solver_seed, search
+        space, recs, instance.schema, requirements, limit, deadline, solver_seed, search
     )
     params = {
         "objective": objective,
@@ -299,7 +305,7 @@ def fulldomain(
         "explain": explain,
     }
     info = {
-        "lattice_size": space_.size,
+        "lattice_size": space.size,
         "suppression_limit": limit,
         "types": recs.base.n,
         "nodes_evaluated": outcome.nodes,
@@ -309,14 +315,14 @@ def fulldomain(
         "search_cpu_s": time.process_time() - cpu_started,
     }
     if outcome.best is not None:
-        return _feasible(instance, requirements, space_, recs, evaluator, outcome, values, limit,
+        return _feasible(instance, requirements, space, recs, evaluator, outcome, values, limit,
                          params, info, seed, started)
-    top = tuple(attr.height for attr in space_.attributes)
-    table = _release_table(instance, space_, values, top, np.zeros(instance.n_rows, dtype=bool))
+    top = tuple(attr.height for attr in space.attributes)
+    table = _release_table(instance, space, values, top, np.zeros(instance.n_rows, dtype=bool))
     groups = recs.base.protected[recs.row_class]
     if outcome.status == Status.INFEASIBLE:
         conflict = _minimal_conflict(
-            space_, recs, instance.schema, requirements, sorted(outcome.attributed), limit,
+            space, recs, instance.schema, requirements, sorted(outcome.attributed), limit,
             explain, deadline, solver_seed, search,
         )
         names = [str(requirements[i]) for i in conflict]
@@ -346,16 +352,16 @@ def fulldomain(
     )
 
 
-def _feasible(instance, requirements, space_, recs, evaluator, outcome: Outcome, values, limit,
+def _feasible(instance, requirements, space, recs, evaluator, outcome: Outcome, values, limit,
               params, info, seed, started) -> Release:
     levels = outcome.best
-    groups, suppressed = _classes_of_rows(space_, recs, evaluator, levels, limit)
-    table = _release_table(instance, space_, values, levels, suppressed)
-    value = Fraction(outcome.cost, space_.scale)
+    groups, suppressed = _classes_of_rows(space, recs, evaluator, levels, limit)
+    table = _release_table(instance, space, values, levels, suppressed)
+    value = Fraction(outcome.cost, space.scale)
     value = int(value) if value.denominator == 1 else value
     bound = value
     if outcome.status != Status.OPTIMAL and outcome.bound is not None:
-        bound = Fraction(outcome.bound, space_.scale)
+        bound = Fraction(outcome.bound, space.scale)
         bound = int(bound) if bound.denominator == 1 else bound
     gap = 0.0 if bound == value or not value else float((value - bound) / value)
     release = Release(
@@ -371,9 +377,9 @@ def _feasible(instance, requirements, space_, recs, evaluator, outcome: Outcome,
             requirements,
             seed,
             started,
-            objective_name=space_.objective,
+            objective_name=space.objective,
             gap=gap,
-            levels={attr.name: int(j) for attr, j in zip(space_.attributes, levels)},
+            levels={attr.name: int(j) for attr, j in zip(space.attributes, levels)},
             search=info,
         ),
     )
@@ -381,7 +387,7 @@ def _feasible(instance, requirements, space_, recs, evaluator, outcome: Outcome,
 
 
 def _minimal_conflict(
-    space_, recs, schema, requirements, candidates: list[int], limit, explain, deadline, seed,
+    space, recs, schema, requirements, candidates: list[int], limit, explain, deadline, seed,
     search_,
 ) -> list[int]:
     """Shrink the requirements that cut the lattice by deletion: drop one, search again."""
@@ -393,7 +399,7 @@ def _minimal_conflict(
             break
         trial = [i for i in core if i != index]
         subset = [requirements[i] for i in trial]
-        _, outcome = _run(space_, recs, schema, subset, limit, deadline, seed, search_)
+        _, outcome = _run(space, recs, schema, subset, limit, deadline, seed, search_)
         if outcome.status == Status.INFEASIBLE:
             core = trial
     return core

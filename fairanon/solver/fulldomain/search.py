@@ -35,7 +35,14 @@ from ...release import Status
 from .evaluate import FEASIBLE, FAILED, MONOTONE, Evaluator
 from .lattice import Space
 
-__all__ = ["LatticeFrontier", "Outcome", "search"]
+__all__ = [
+    "LatticeFrontier",
+    "Outcome",
+    "best_first",
+    "discernibility_lower",
+    "lattice_levels",
+    "separable_costs",
+]
 
 
 class OutOfTime(Exception):
@@ -69,7 +76,7 @@ class LatticeFrontier:
     def __init__(self, space: Space, lower: np.ndarray, separable, closed: np.ndarray):
         self.space = space
         self.shape = tuple(h + 1 for h in space.heights)
-        self.levels = np.indices(self.shape, dtype=np.int16).reshape(space.d, -1)
+        self.levels = lattice_levels(space)
         self._strides = [int(np.prod(self.shape[a + 1 :])) for a in range(space.d)]
         self._next = [
             [(space.coarser(a, j) or [-1])[0] for j in range(h + 1)]
@@ -146,7 +153,9 @@ class LatticeFrontier:
         if self.separable is None:
             self.lower_[where] = np.maximum(self.lower_[where], down)
             return
-        extra = sum(np.asarray(down[a])[self.levels[a, where]] for a in range(self.space.d))
+        extra = np.zeros(len(where), dtype=self.lower_.dtype)
+        for a in range(self.space.d):
+            extra += np.asarray(down[a])[self.levels[a, where]]
         self.lower_[where] = np.maximum(self.lower_[where], self.separable[where] + extra)
 
     def bound_up(self, levels, value) -> None:
@@ -154,11 +163,18 @@ class LatticeFrontier:
         self.lower_[where] = np.maximum(self.lower_[where], value)
 
 
+def lattice_levels(space: Space) -> np.ndarray:
+    """Every node's levels, shape (d, nodes), in mixed-radix order."""
+    shape = tuple(h + 1 for h in space.heights)
+    return np.indices(shape, dtype=np.int16).reshape(len(shape), space.size)
+
+
 def separable_costs(space: Space, levels: np.ndarray) -> np.ndarray:
     """Each node's cost without suppression."""
-    return sum(
-        np.asarray(space.level_cost[a], dtype=space.dtype)[levels[a]] for a in range(space.d)
-    )
+    out = np.zeros(levels.shape[1], dtype=space.dtype)
+    for a in range(space.d):
+        out += np.asarray(space.level_cost[a], dtype=space.dtype)[levels[a]]
+    return out
 
 
 def discernibility_lower(space: Space, levels, k: int, n: int, per_protected, limit: int):
@@ -175,7 +191,7 @@ def discernibility_lower(space: Space, levels, k: int, n: int, per_protected, li
     return np.maximum(spread, k * n)
 
 
-def search(
+def best_first(
     evaluator: Evaluator, frontier, deadline: float | None, climb_parents: bool
 ) -> Outcome:
     """The best-first search of the module docstring."""
