@@ -29,7 +29,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ..local_recoding.labels import OBJECTIVES, _active, _label_losses
 
-__all__ = ["Attribute", "Ladder", "Space", "build_space", "ladders", "lattice_size"]
+__all__ = ["AttributeLevels", "Ladder", "Space", "build_space", "ladders", "lattice_size"]
 
 
 # ====================================================================== levels
@@ -143,7 +143,7 @@ def lattice_size(instance: Instance) -> int:
 
 # ====================================================================== grains
 @dataclass
-class Attribute:
+class AttributeLevels:
     """One attribute's grains (0: its values; j + 1: level j) and integer costs.
 
     Attributes
@@ -152,7 +152,7 @@ class Attribute:
     codes : list of numpy.ndarray
         ``codes[g][i]``: the label of value i at grain g.
     n_labels : list of int
-    feeds : numpy.ndarray of bool, shape (G, G)
+    feeds : numpy.ndarray of bool, shape (height + 2, height + 2)
         ``feeds[f, g]``: grain f's labels lie inside grain g's and determine its cost.
     maps : dict of (int, int) -> numpy.ndarray
         For ``feeds[f, g]``: the grain-g label of each grain-f label.
@@ -163,10 +163,10 @@ class Attribute:
         ``cost[j][i]``: the scaled cell cost of value i at level j.
     star : int
         The scaled cost of a suppressed cell.
-    covers : numpy.ndarray of bool, shape (G, G) over levels
+    covers : numpy.ndarray of bool, shape (height + 1, height + 1)
         ``covers[j, u]`` (levels): every level-j label lies inside a level-u label, so
         classes at u are unions of classes at j.
-    penalty_order : numpy.ndarray of bool, shape (H, H) over levels
+    penalty_order : numpy.ndarray of bool, shape (height + 1, height + 1)
         ``penalty_order[j, u]``: suppressing any value costs at least as much extra at
         level j as at level u (star minus cell cost).
     is_star : list of numpy.ndarray of bool
@@ -207,7 +207,7 @@ class Space:
 
     Attributes
     ----------
-    attributes : list of Attribute
+    attributes : list of AttributeLevels
     objective : str
     scale : int
         Separable costs are integers: the true cost times `scale`.
@@ -218,7 +218,7 @@ class Space:
         (every record, none suppressed).
     """
 
-    attributes: list[Attribute]
+    attributes: list[AttributeLevels]
     objective: str
     scale: int
     dtype: object
@@ -259,7 +259,7 @@ def _per_label(codes_f: np.ndarray, values: np.ndarray, n_f: int) -> np.ndarray 
     return out if np.array_equal(out[codes_f], values) else None
 
 
-def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> Attribute:
+def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> AttributeLevels:
     m = len(lad.codes[0])
     codes = [np.arange(m, dtype=np.int64)] + list(lad.codes)
     n_labels = [m] + [len(t) for t in lad.texts]
@@ -301,7 +301,7 @@ def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> Attribute:
             text_ids.setdefault(t, len(text_ids))
     text_id = [np.array([text_ids[t] for t in level], dtype=np.int64) for level in lad.texts]
     text_id.insert(0, text_id[0][lad.codes[0]])
-    return Attribute(
+    return AttributeLevels(
         lad,
         codes,
         n_labels,
