@@ -173,12 +173,14 @@ def _budget(draw, n):
     return share, int(Fraction(str(share)) * n)
 
 
-def fulldomain_costs_exceed_int64(inst, objective) -> bool:
+def _too_fine_for_the_master(inst, objective) -> bool:
+    """Costs whose common denominator exceeds what the CP-SAT master takes."""
     from fairanon.solver.fulldomain.lattice import build_space
+    from fairanon.solver.fulldomain.master import MASTER_MAGNITUDE
 
     lads = ladders(inst)
     counts = [np.ones(len(lad.codes[0]), dtype=np.int64) for lad in lads]
-    return build_space(inst, lads, objective, counts).dtype is object
+    return build_space(inst, lads, objective, counts).magnitude >= MASTER_MAGNITUDE
 
 
 PROPERTY = settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
@@ -192,8 +194,8 @@ def test_optimum_equals_brute_force_over_every_node(data, inst):
     objective = data.draw(st.sampled_from(OBJECTIVES))
     budget, limit = _budget(data.draw, inst.n_rows)
     search = data.draw(st.sampled_from(["lattice", "lattice", "lattice", "master"]))
-    if fulldomain_costs_exceed_int64(inst, objective):
-        search = "lattice"  # the master's coefficients are 64-bit integers
+    if _too_fine_for_the_master(inst, objective):
+        search = "lattice"
     expected = fulldomain_optimum(inst, reqs, objective=objective, max_suppressed=limit)
     event(f"{family}, {'suppression' if limit else 'none'}: {expected is not None}")
     rel = fulldomain(
@@ -448,6 +450,20 @@ def test_bad_input():
         fulldomain(inst, [fa.KAnonymity(2)], time_limit=0)
     with pytest.raises(IncompatibleRequirementError, match="fulldomain cannot enforce"):
         fulldomain(inst, [fa.MultiplicativeTCloseness(2)])
+
+
+def test_master_refuses_costs_beyond_its_integers():
+    """Fractional numeric values give NCP a common denominator too large for CP-SAT's
+    coefficients: the master says so, the arrays search it exactly."""
+    make = KINDS["fractional"][1]
+    inst = fa.Instance(
+        pd.DataFrame({"a": [0.1, 0.25, 0.7, 1.3], "b": [0.7, 0.1, 0.25, 1.3]}),
+        fa.Schema([make("a"), make("b")]),
+    )
+    with pytest.raises(InvalidParameterError, match="search='lattice'"):
+        fulldomain(inst, [fa.KAnonymity(2)], objective="ncp", search="master")
+    rel = fulldomain(inst, [fa.KAnonymity(2)], objective="ncp", search="lattice")
+    assert rel.objective == fulldomain_optimum(inst, [fa.KAnonymity(2)], objective="ncp")
 
 
 def test_registered_in_methods():

@@ -216,6 +216,8 @@ class Space:
     level_cost : list of list of int
         ``level_cost[a][j]``: the scaled cost of releasing attribute a at level j
         (every record, none suppressed).
+    magnitude : int
+        A bound of every scaled cost and of the sums the search forms from them.
     """
 
     attributes: list[AttributeLevels]
@@ -223,6 +225,7 @@ class Space:
     scale: int
     dtype: object
     level_cost: list[list[int]]
+    magnitude: int
 
     @property
     def d(self) -> int:
@@ -325,6 +328,7 @@ def build_space(
     n = instance.n_rows
     if objective == "discernibility":
         scale, dtype = 1, np.int64
+        magnitude = (n + 1) ** 2
     else:
         denominators = {lad.star_cost[objective].denominator for lad in lads}
         for lad in lads:
@@ -334,10 +338,11 @@ def build_space(
         largest = sum(int(lad.star_cost[objective] * scale) for lad in lads) + sum(
             int(max(max(level) for level in lad.cost[objective]) * scale) for lad in lads
         )
-        dtype = np.int64 if (n + 1) * (largest + 1) < 2**62 else object
+        magnitude = (n + 1) * (largest + 1)
+        dtype = np.int64 if magnitude < 2**62 else object
     attributes = [_attribute(lad, objective, scale, dtype) for lad in lads]
     level_cost = [
         [sum(int(w) * int(c) for w, c in zip(counts, level) if w) for level in attr.cost]
         for attr, counts in zip(attributes, value_counts)
     ]
-    return Space(attributes, objective, scale, dtype, level_cost)
+    return Space(attributes, objective, scale, dtype, level_cost, magnitude)

@@ -23,18 +23,24 @@ from .. import _cpsat
 from .lattice import Space
 from .search import OutOfTime
 
-__all__ = ["MasterFrontier"]
+__all__ = ["MASTER_MAGNITUDE", "MasterFrontier"]
+
+#: The largest scaled cost the master takes: CP-SAT's coefficients and the sums it forms
+#: stay well inside 64 bits.
+MASTER_MAGNITUDE = 2**50
 
 
 class MasterFrontier:
     """The interface of :class:`~.search.LatticeFrontier` on a CP-SAT model."""
 
     def __init__(self, space: Space, *, k: int, n: int, limit: int, deadline, seed: int):
-        if space.dtype is object:
+        if space.magnitude >= MASTER_MAGNITUDE:
             raise InvalidParameterError(
-                f"fulldomain cannot search a lattice of {space.size} nodes under objective "
-                f"{space.objective!r}: its exact cell costs need integers beyond 64 bits. Use "
-                "objective='lm' or 'generalized', or fewer quasi-identifiers."
+                f"The CP-SAT master of fulldomain cannot take the exact costs of objective "
+                f"{space.objective!r} on this instance (their common denominator is "
+                f"{space.scale}; fractional numeric values make it large). Use search='lattice' "
+                f"(lattices up to a few million nodes), objective='generalized' or 'stars', or "
+                "round the numeric values."
             )
         self.space = space
         self.deadline = deadline
@@ -85,13 +91,20 @@ class MasterFrontier:
             return None
         if outcome.status == Status.UNKNOWN:
             raise OutOfTime
-        value = round(solver.objective_value)
+        levels = tuple(
+            next(j for j, lit in enumerate(row) if solver.boolean_value(lit)) for row in self.b
+        )
+        # The objective read exactly from the solution (objective_value is a float).
+        if self.theta is not None:
+            value = solver.value(self.theta)
+        else:
+            value = self.space.separable(levels)
+            if self.extra is not None:
+                value += solver.value(self.extra)
         self.last_bound = value
         if incumbent is not None and value >= incumbent:
             return None
-        return tuple(
-            next(j for j, lit in enumerate(row) if solver.boolean_value(lit)) for row in self.b
-        )
+        return levels
 
     def bound(self):
         return self.last_bound
