@@ -77,7 +77,9 @@ def adult_grid(repeat: int, objective: str) -> list[dict]:
     rows = []
     for budget in BUDGETS:
         for k in KS:
-            row = _run(adult, [fa.KAnonymity(k)], repeat, objective=objective, max_suppressed=budget)
+            row = _run(
+                adult, [fa.KAnonymity(k)], repeat, objective=objective, max_suppressed=budget
+            )
             rows.append({"k": k, "max_suppressed": budget, "objective_name": objective, **row})
             print(
                 f"  k={k:<3d} suppression {budget:<5g} {row['status']:8s} "
@@ -104,7 +106,9 @@ def frontiers(repeat: int, master_limit: float) -> list[dict]:
                 if search == "master":
                     options["time_limit"] = master_limit
                 row = _run(adult, reqs, 1 if search == "master" else repeat, **options)
-                rows.append({"requirements": label, "max_suppressed": budget, "search": search, **row})
+                rows.append(
+                    {"requirements": label, "max_suppressed": budget, "search": search, **row}
+                )
                 print(
                     f"  {label:34s} {budget:<5g} {search:8s} {row['status']:8s} "
                     f"cpu {row['cpu_s']:.2f} s",
@@ -130,8 +134,12 @@ def _fmt(value) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best kept (default 3)")
-    parser.add_argument("--objective", default="lm", help="objective of the Adult grid (default lm)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per cell, best kept (default 3)"
+    )
+    parser.add_argument(
+        "--objective", default="lm", help="objective of the Adult grid (default lm)"
+    )
     parser.add_argument(
         "--no-frontiers", action="store_true", help="skip the lattice-versus-master table"
     )

@@ -324,7 +324,8 @@ class Evaluator:
         for attr, g, j, hist in zip(
             self.space.attributes, source.grains, levels, self._histograms(source, rows)
         ):
-            extra -= int(np.dot(hist.astype(attr.label_cost[g, j + 1].dtype), attr.label_cost[g, j + 1]))
+            cost = attr.label_cost[g, j + 1]
+            extra -= int(np.dot(hist.astype(cost.dtype), cost))
         return extra
 
     def _suppression_bound(self, levels, fs, source, inverse, doomed) -> list[np.ndarray]:
@@ -388,7 +389,10 @@ class Evaluator:
         ]
         total = self.n
         neg = int(self.recs.base.cols[self.recs.negative].sum())
-        op = ("lt" if req.strict else "le") if req.larger_is_worse else ("gt" if req.strict else "ge")
+        if req.larger_is_worse:
+            op = "lt" if req.strict else "le"
+        else:
+            op = "gt" if req.strict else "ge"
         support = req.min_support or 1
         texts = []
         for a, attr in enumerate(self.space.attributes):

@@ -296,7 +296,10 @@ def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> AttributeLevel
     )
     penalty = [star - c for c in cost]
     penalty_order = np.array(
-        [[bool(np.all(penalty[j] >= penalty[u])) for u in range(grains - 1)] for j in range(grains - 1)]
+        [
+            [bool(np.all(penalty[j] >= penalty[u])) for u in range(grains - 1)]
+            for j in range(grains - 1)
+        ]
     )
     text_ids: dict[str, int] = {SUPPRESSED: 0}
     for level in lad.texts:

@@ -6,6 +6,7 @@ import math
 import numbers
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -43,9 +44,12 @@ from .search import (
 
 __all__ = ["LATTICE_NODES", "SEARCHES", "fulldomain"]
 
-#: Lattices up to this many nodes are searched with arrays over every node; larger
-#: ones with the CP-SAT master.
-LATTICE_NODES = 1 << 18
+#: Lattices up to this many nodes are searched with arrays over every node (about 100
+#: bytes a node); larger ones with the CP-SAT master. On a random 10-attribute lattice
+#: of 2^20 nodes the arrays prove the optimum in 75 s where the master, each of whose
+#: steps solves a growing model, has not within 120 s (benchmarks/fulldomain.py shows
+#: the same on Adult).
+LATTICE_NODES = 1 << 20
 #: How the open nodes are held: "auto" (by lattice size), "lattice" or "master".
 SEARCHES = ("auto", "lattice", "master")
 _SUPPORTED = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
@@ -116,16 +120,32 @@ def _exclusions(space: Space, recs: Records, requirements, limit: int) -> list[t
     return out
 
 
-def _run(space, recs, schema, requirements, limit, deadline, seed, search_) -> tuple:
+@dataclass
+class _Problem:
+    """What every search of one call shares: the lattice, the records and the limit."""
+
+    instance: Instance
+    space: Space
+    recs: Records
+    values: list[np.ndarray]  # each row's active value per attribute
+    limit: int
+    deadline: float | None
+    seed: int
+    search: str
+
+
+def _run(problem: _Problem, requirements) -> tuple[Evaluator, Outcome]:
     """One search; the evaluator (with its counters) and the outcome."""
-    evaluator = Evaluator(space, recs, schema, requirements, limit)
+    space, recs, limit = problem.space, problem.recs, problem.limit
+    evaluator = Evaluator(space, recs, problem.instance.schema, requirements, limit)
     excluded = _exclusions(space, recs, requirements, limit)
     k = evaluator.k
     n = recs.n_rows
-    use_master = search_ == "master" or (search_ == "auto" and space.size > LATTICE_NODES)
-    if use_master:
+    if problem.search == "master" or (
+        problem.search == "auto" and space.size > LATTICE_NODES
+    ):
         frontier = MasterFrontier(
-            space, k=k, n=n, limit=limit, deadline=deadline, seed=seed
+            space, k=k, n=n, limit=limit, deadline=problem.deadline, seed=problem.seed
         )
         for assignment, _ in excluded:
             frontier.exclude(assignment)
@@ -148,7 +168,7 @@ def _run(space, recs, schema, requirements, limit, deadline, seed, search_) -> t
             lower = separable.copy()
         frontier = LatticeFrontier(space, lower, separable, closed)
     climb = bool(limit) and space.objective != "discernibility"
-    outcome = best_first(evaluator, frontier, deadline, climb)
+    outcome = best_first(evaluator, frontier, problem.deadline, climb)
     outcome.attributed |= {i for _, i in excluded}
     return evaluator, outcome
 
@@ -174,11 +194,12 @@ def _release_table(instance, space, values, levels, suppressed_rows) -> pd.DataF
     return pd.DataFrame(out, index=instance.table.index)
 
 
-def _classes_of_rows(space, recs, evaluator, levels, limit):
+def _classes_of_rows(problem: _Problem, evaluator: Evaluator, levels):
     """Each row's released class and whether it is suppressed, at `levels`."""
+    recs = problem.recs
     grains = tuple(j + 1 for j in levels)
-    fs, inverse = roll_up(space, recs.base, grains, recs.n_protected)
-    bad = evaluator.failing(fs)[1] if limit else np.zeros(fs.n, dtype=bool)
+    fs, inverse = roll_up(problem.space, recs.base, grains, recs.n_protected)
+    bad = evaluator.failing(fs)[1] if problem.limit else np.zeros(fs.n, dtype=bool)
     merged = evaluator.merged(levels, fs, bad)
     key = np.where(merged, -1 - fs.protected, np.arange(fs.n))
     final = pd.factorize(key)[0].astype(np.int64)
@@ -283,7 +304,6 @@ def fulldomain(
             )
     limit = _check(objective, max_suppressed, search, instance.n_rows)
     time_limit = _cpsat.check_time_limit(time_limit, "fulldomain")
-    solver_seed = _cpsat.random_seed(seed)
     deadline = None if time_limit is None else started + time_limit
     lads = ladders(instance)
     values = [_active(instance, lad.name)[1] for lad in lads]
@@ -293,13 +313,22 @@ def fulldomain(
         objective,
         [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
     )
-    recs = records(instance, requirements, space, values)
-    evaluator, outcome = _run(
-        space, recs, instance.schema, requirements, limit, deadline, solver_seed, search
+    problem = _Problem(
+        instance,
+        space,
+        records(instance, requirements, space, values),
+        values,
+        limit,
+        deadline,
+        _cpsat.random_seed(seed),
+        search,
     )
+    evaluator, outcome = _run(problem, requirements)
     params = {
         "objective": objective,
-        "max_suppressed": max_suppressed if isinstance(max_suppressed, int) else str(max_suppressed),
+        "max_suppressed": (
+            max_suppressed if isinstance(max_suppressed, int) else str(max_suppressed)
+        ),
         "search": search,
         "time_limit": time_limit,
         "explain": explain,
@@ -307,24 +336,25 @@ def fulldomain(
     info = {
         "lattice_size": space.size,
         "suppression_limit": limit,
-        "types": recs.base.n,
+        "types": problem.recs.base.n,
         "nodes_evaluated": outcome.nodes,
         "frequency_sets": evaluator.frequency_sets,
         "rows_rolled": evaluator.rows_rolled,
         "search_s": time.perf_counter() - started,
         "search_cpu_s": time.process_time() - cpu_started,
     }
+
+    def record(**extra) -> dict:
+        return provenance("fulldomain", params, requirements, seed, started, search=info, **extra)
+
     if outcome.best is not None:
-        return _feasible(instance, requirements, space, recs, evaluator, outcome, values, limit,
-                         params, info, seed, started)
+        release = _optimum(problem, evaluator, outcome, record)
+        return _verified(instance, release, requirements)
     top = tuple(attr.height for attr in space.attributes)
     table = _release_table(instance, space, values, top, np.zeros(instance.n_rows, dtype=bool))
-    groups = recs.base.protected[recs.row_class]
+    groups = problem.recs.base.protected[problem.recs.row_class]
     if outcome.status == Status.INFEASIBLE:
-        conflict = _minimal_conflict(
-            space, recs, instance.schema, requirements, sorted(outcome.attributed), limit,
-            explain, deadline, solver_seed, search,
-        )
+        conflict = _minimal_conflict(problem, requirements, sorted(outcome.attributed), explain)
         names = [str(requirements[i]) for i in conflict]
         why = (
             f"{names[0]} cannot be met by any full-domain generalization on its own"
@@ -339,24 +369,22 @@ def fulldomain(
             groups=groups,
             status=Status.INFEASIBLE,
             reason=reason,
-            provenance=provenance(
-                "fulldomain", params, requirements, seed, started, conflict=names, search=info
-            ),
+            provenance=record(conflict=names),
         )
     return Release(
         table=table,
         groups=groups,
         status=Status.UNKNOWN,
         reason=f"the time limit ({time_limit} s) ran out before any lattice node passed",
-        provenance=provenance("fulldomain", params, requirements, seed, started, search=info),
+        provenance=record(),
     )
 
 
-def _feasible(instance, requirements, space, recs, evaluator, outcome: Outcome, values, limit,
-              params, info, seed, started) -> Release:
-    levels = outcome.best
-    groups, suppressed = _classes_of_rows(space, recs, evaluator, levels, limit)
-    table = _release_table(instance, space, values, levels, suppressed)
+def _optimum(problem: _Problem, evaluator: Evaluator, outcome: Outcome, record) -> Release:
+    """The release of the best node found, with its exact objective and bound."""
+    space, levels = problem.space, outcome.best
+    groups, suppressed = _classes_of_rows(problem, evaluator, levels)
+    table = _release_table(problem.instance, space, problem.values, levels, suppressed)
     value = Fraction(outcome.cost, space.scale)
     value = int(value) if value.denominator == 1 else value
     bound = value
@@ -364,42 +392,33 @@ def _feasible(instance, requirements, space, recs, evaluator, outcome: Outcome, 
         bound = Fraction(outcome.bound, space.scale)
         bound = int(bound) if bound.denominator == 1 else bound
     gap = 0.0 if bound == value or not value else float((value - bound) / value)
-    release = Release(
+    return Release(
         table=table,
         groups=groups,
         status=outcome.status,
-        suppressed=tuple(instance.row_ids[suppressed].tolist()),
+        suppressed=tuple(problem.instance.row_ids[suppressed].tolist()),
         objective=value,
         bound=bound,
-        provenance=provenance(
-            "fulldomain",
-            params,
-            requirements,
-            seed,
-            started,
+        provenance=record(
             objective_name=space.objective,
             gap=gap,
             levels={attr.name: int(j) for attr, j in zip(space.attributes, levels)},
-            search=info,
         ),
     )
-    return _verified(instance, release, requirements)
 
 
-def _minimal_conflict(
-    space, recs, schema, requirements, candidates: list[int], limit, explain, deadline, seed,
-    search_,
-) -> list[int]:
+def _minimal_conflict(problem: _Problem, requirements, candidates: list[int], explain) -> list[int]:
     """Shrink the requirements that cut the lattice by deletion: drop one, search again."""
     core = list(candidates) or list(range(len(requirements)))
     if not explain:
         return core
     for index in list(core):
-        if len(core) == 1 or (deadline is not None and time.perf_counter() >= deadline):
+        if len(core) == 1 or (
+            problem.deadline is not None and time.perf_counter() >= problem.deadline
+        ):
             break
         trial = [i for i in core if i != index]
-        subset = [requirements[i] for i in trial]
-        _, outcome = _run(space, recs, schema, subset, limit, deadline, seed, search_)
+        _, outcome = _run(problem, [requirements[i] for i in trial])
         if outcome.status == Status.INFEASIBLE:
             core = trial
     return core
