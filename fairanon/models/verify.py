@@ -171,7 +171,8 @@ def _check_rows(instance: Instance, release: Release) -> CheckResult:
     dup = ids[ids.duplicated()].unique()
     lost = instance.row_ids.difference(ids)
     extra = ids.difference(instance.row_ids)
-    bad_suppressed = [r for r in release.suppressed if r not in set(ids)]
+    released = set(ids)
+    bad_suppressed = [r for r in release.suppressed if r not in released]
     ok = len(dup) == 0 and len(lost) == 0 and len(extra) == 0 and not bad_suppressed
     witness = None
     if not ok:
