@@ -51,6 +51,7 @@ __all__ = [
     "Runs",
     "Target",
     "check_time_limit",
+    "cumulative_counts",
     "dense_codes",
     "first_level",
     "first_min_per_segment",
@@ -58,6 +59,7 @@ __all__ = [
     "hierarchy_column",
     "prefix_counts",
     "rank_column",
+    "run_counts",
     "split_level",
 ]
 
@@ -350,9 +352,18 @@ class Level:
 
 
 def first_level(
-    columns: Sequence[np.ndarray], roots: Sequence[np.ndarray], n_nodes: int
+    columns: Sequence[np.ndarray],
+    roots: Sequence[np.ndarray],
+    n_nodes: int,
+    *,
+    nodes: np.ndarray | None = None,
+    keys: np.ndarray | None = None,
 ) -> Level:
-    """The level of the root parts (each an array of instance positions, ascending)."""
+    """The level of the root parts (each an array of instance positions, ascending).
+
+    `nodes` (parts x hierarchy columns) and `keys` start the parts from inner nodes of
+    a partitioning tree: their current hierarchy nodes and depth-first offsets
+    (default: the hierarchies' roots, and offsets from the parts' sizes)."""
     order = np.concatenate(roots) if roots else np.zeros(0, dtype=np.int64)
     data = np.empty((len(order), 1 + len(columns)), dtype=np.int32)
     data[:, 0] = order
@@ -360,7 +371,9 @@ def first_level(
         data[:, j + 1] = col[order]
     sizes = np.array([len(r) for r in roots], dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
-    return Level(data, starts, sizes, starts.copy(), np.zeros((len(roots), n_nodes), np.int32))
+    keys = starts.copy() if keys is None else np.asarray(keys, dtype=np.int64)
+    nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
+    return Level(data, starts, sizes, keys, nodes.reshape(len(roots), n_nodes))
 
 
 class Leaves:
@@ -394,6 +407,14 @@ class Leaves:
         rank[np.argsort(keys, kind="stable")] = np.arange(len(keys))
         groups[np.concatenate(self._rows)] = rank[np.concatenate(self._leaf)]
         return groups
+
+    def keys_of_rows(self, n: int) -> np.ndarray:
+        """The depth-first key of every instance row's class: the offset of the class's
+        first record in the depth-first order of the whole partitioning."""
+        out = np.zeros(n, dtype=np.int64)
+        if self._keys:
+            out[np.concatenate(self._rows)] = np.concatenate(self._keys)[np.concatenate(self._leaf)]
+        return out
 
 
 def split_level(
@@ -528,6 +549,21 @@ def frequency_runs(
     return Runs(seg, lo[seg] + (where - base[seg]), count, first, n, row_run)
 
 
+def run_counts(runs: Runs, codes: np.ndarray, m: int) -> np.ndarray:
+    """Counts of every run over a channel's m values (runs x m), from the records'
+    runs (``runs.row_run``) and codes."""
+    n_runs = len(runs.count)
+    return np.bincount(runs.row_run * m + codes, minlength=n_runs * m).reshape(n_runs, m)
+
+
+def cumulative_counts(runs: Runs, per_run: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """From the counts of every run: the counts of the records up to each run within
+    its part (cumulative), and of every part."""
+    cum = np.cumsum(per_run, axis=0)
+    before = cum[runs.first] - per_run[runs.first]
+    return cum - before[runs.seg], cum[runs.last] - before
+
+
 def prefix_counts(runs: Runs, codes: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """Counts over a channel's m values of the records up to each run within its part
     (cumulative), and of every part: the children's counts of every cut at once.
@@ -538,11 +574,7 @@ def prefix_counts(runs: Runs, codes: np.ndarray, m: int) -> tuple[np.ndarray, np
     >>> upto.tolist(), total.tolist()
     ([[1, 1], [2, 1]], [[2, 1]])
     """
-    n_runs = len(runs.count)
-    per_run = np.bincount(runs.row_run * m + codes, minlength=n_runs * m).reshape(n_runs, m)
-    cum = np.cumsum(per_run, axis=0)
-    before = cum[runs.first] - per_run[runs.first]
-    return cum - before[runs.seg], cum[runs.last] - before
+    return cumulative_counts(runs, run_counts(runs, codes, m))
 
 
 def first_min_per_segment(values: np.ndarray, allowed: np.ndarray, runs: Runs) -> np.ndarray:
