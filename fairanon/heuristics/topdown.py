@@ -271,7 +271,10 @@ class Checks:
     fewer records cannot hold l distinct values or reach entropy log l).
     """
 
-    def __init__(self, instance: Instance, requirements: Sequence[Requirement]):
+    def __init__(self, instance: Instance, requirements: Sequence[Requirement], targets=None):
+        """`targets` (name -> :class:`Target`) replaces the encoding of the target
+        attributes from `instance`, whose schema alone is then read."""
+        given = targets or {}
         self.targets: dict[str, Target] = {}
         self.checks: list[_Check] = []
         min_size = 1
@@ -284,7 +287,7 @@ class Checks:
                 min_size = max(min_size, math.ceil(req.l))
             for name in requirement_targets(instance.schema, req):
                 if name not in self.targets:
-                    self.targets[name] = _encode_target(instance, name)
+                    self.targets[name] = given[name] if name in given else _encode_target(instance, name)
                 self.checks.append(_make_check(instance, req, self.targets[name]))
         self.min_size = min_size
         self.reads_targets = any(c.target is not None for c in self.checks)
