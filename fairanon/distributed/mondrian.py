@@ -668,7 +668,8 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
     if n_bins:
         work = routed[routed[_BIN] >= 0].reset_index()
         work = work.set_index(_BIN, divisions=list(range(n_bins + 1)))
-        pieces.append(work.map_partitions(_finish_part, plan, finals, released, index_name, meta=meta))
+        pieces.append(work.map_partitions(_finish_part, plan, finals, released, index_name, meta=meta)
+                      .clear_divisions())
     return dd.concat(pieces) if len(pieces) > 1 else pieces[0]
 
 
