@@ -15,7 +15,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
-__all__ = ["DaskInstance", "dask_instance", "read_table"]
+__all__ = ["DaskInstance", "as_dask_instance", "dask_instance", "read_table"]
 
 
 def _dd():
@@ -243,3 +243,22 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
         domains[column] = np.bincount([index[v] for v in counts.index], weights=counts.to_numpy(),
                                       minlength=len(domain)).astype(np.int64)
     return DaskInstance(data, completed, name, stats.n_rows, numbers, domains, missing)
+
+
+def as_dask_instance(data, schema: Schema | None = None, *, partitions: int | None = None) -> DaskInstance:
+    """A :class:`DaskInstance` from a DaskInstance (as is), an
+    :class:`~fairanon.instances.instance.Instance` (split into `partitions`, default
+    one per million rows, at least 2), or a Dask DataFrame or Parquet path with `schema`."""
+    if isinstance(data, DaskInstance):
+        return data
+    if isinstance(data, Instance):
+        dd = _dd()
+        table = pd.concat([data.table, data.extra], axis=1) if len(data.extra.columns) else data.table
+        n = partitions or max(2, -(-data.n_rows // 1_000_000))
+        return dask_instance(dd.from_pandas(table, npartitions=n), data.schema, name=data.name,
+                             missing=data.missing if hasattr(data, "missing") else "error")
+    if schema is None:
+        raise InvalidParameterError(
+            "A Dask DataFrame or a Parquet path needs a schema: pass schema=fa.Schema([...])."
+        )
+    return dask_instance(data, schema)

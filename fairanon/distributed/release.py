@@ -11,7 +11,7 @@ import numpy as np
 from ..exceptions import InfeasibleError
 from ..release import Release, Status, _jsonable
 
-__all__ = ["DistributedRelease"]
+__all__ = ["DistributedRelease", "as_dask_release"]
 
 _GROUP = "__group"
 
@@ -75,3 +75,14 @@ class DistributedRelease:
 
     def __repr__(self) -> str:
         return f"DistributedRelease(method={self.method!r}, status={self.status}, partitions={self.table.npartitions})"
+
+
+def as_dask_release(release, *, partitions: int | None = None):
+    """What the distributed verifier reads: a DistributedRelease, a Dask DataFrame or a
+    path as they are; a :class:`~fairanon.release.Release`'s table split into partitions."""
+    if isinstance(release, Release):
+        import dask.dataframe as dd
+
+        n = partitions or max(2, -(-release.n_rows // 1_000_000))
+        return dd.from_pandas(release.table, npartitions=n, sort=False)
+    return release
