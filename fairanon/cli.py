@@ -37,17 +37,28 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="job file (YAML or JSON); default: the bundled Adult job")
         p.add_argument("--dataset", help="use a bundled data set (adult, german, ...) instead of the job's instance")
 
+    def engine(p):
+        p.add_argument("--engine", choices=("local", "dask"), default="local",
+                       help="local (this process) or dask (a Dask cluster; Mondrian and the verifier)")
+        p.add_argument("--scheduler", help="with --engine dask: the scheduler's address (default: a LocalCluster)")
+        p.add_argument("--workers", type=int, help="with --engine dask and no --scheduler: LocalCluster workers")
+
     p = sub.add_parser("anonymize", help="anonymize, verify, write the release and a JSON report")
     common(p, job_required=False)
     p.add_argument("--method", help="override the job's method (e.g. mondrian, auto)")
     p.add_argument("--seed", type=int, help="seed for every randomized step")
     p.add_argument("--time-limit", type=float, help="seconds the method may take")
     p.add_argument("--out", default="out", help="output directory (default: ./out)")
+    p.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                   help="release file format (default: csv; the dask engine writes parquet)")
+    engine(p)
 
-    p = sub.add_parser("verify", help="verify a released CSV against the job's requirements")
+    p = sub.add_parser("verify", help="verify a released table against the job's requirements")
     common(p, job_required=False)
-    p.add_argument("--release", required=True, help="released table (CSV with a record_id column)")
+    p.add_argument("--release", required=True,
+                   help="released table: CSV with a record_id column, or Parquet (file or directory)")
     p.add_argument("--out", help="write the JSON report here")
+    engine(p)
 
     p = sub.add_parser("describe", help="sizes, domains, QI combinations, p- and tau(R)")
     common(p, job_required=False)
@@ -113,14 +124,20 @@ def _anonymize(args, step) -> int:
     report = verify(job.instance, release, job.requirements)
     step("writing the results")
     os.makedirs(args.out, exist_ok=True)
-    release_path = os.path.join(args.out, "release.csv")
+    release_path = os.path.join(args.out, f"release.{args.format}")
     report_path = os.path.join(args.out, "report.json")
-    release.table.to_csv(release_path, index_label="record_id")
+    if args.format == "parquet":
+        release.table.rename_axis("record_id").to_parquet(release_path, index=True)
+    else:
+        release.table.to_csv(release_path, index_label="record_id")
+    memory = _peak_memory()
     with open(report_path, "w", encoding="utf-8") as fh:
-        json.dump({"job": job.name, "release": release.summary(), "report": report.to_dict()}, fh, indent=2)
+        json.dump({"job": job.name, "release": release.summary(), "report": report.to_dict(),
+                   "resources": memory}, fh, indent=2)
     print(report)
     if release.reason:
         print(f"  reason: {release.reason}")
+    print(f"  peak memory: {memory['process_peak_rss_mb']:.0f} MB")
     print(f"Wrote {release_path} and {report_path}")
     return 0 if report.passed and str(release.status) in ("OPTIMAL", "FEASIBLE") else 1
 
@@ -136,9 +153,14 @@ def _verify(args, step) -> int:
     step("reading the release")
     if not os.path.exists(args.release):
         raise _UsageError(f"fairanon verify: release file {args.release!r} does not exist")
-    table = pd.read_csv(args.release, dtype=str, keep_default_na=False)
+    if args.release.endswith((".parquet", ".pq")) or os.path.isdir(args.release):
+        table = pd.read_parquet(args.release)
+        if "record_id" not in table.columns and table.index.name == "record_id":
+            table = table.reset_index()
+    else:
+        table = pd.read_csv(args.release, dtype=str, keep_default_na=False)
     if "record_id" not in table.columns:
-        raise _UsageError("fairanon verify: the release CSV needs a 'record_id' column")
+        raise _UsageError("fairanon verify: the release needs a 'record_id' column")
     ids = table.pop("record_id")
     index_dtype = job.instance.row_ids.dtype
     try:
@@ -153,6 +175,12 @@ def _verify(args, step) -> int:
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(report.to_dict(), fh, indent=2)
     return 0 if report.passed else 1
+
+
+def _peak_memory() -> dict:
+    import resource
+
+    return {"process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def _describe(args, step) -> int:
@@ -206,6 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_patterns(args)
         if args.command == "bench":
             return _bench(args)
+        if getattr(args, "engine", "local") == "dask":
+            from .distributed import command as dask_command
+
+            return getattr(dask_command, args.command)(args)
         commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1)}
         func, steps = commands[args.command]
         with _progress(steps, enabled=sys.stderr.isatty()) as step:

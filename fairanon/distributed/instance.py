@@ -15,7 +15,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
-__all__ = ["DaskInstance", "as_dask_instance", "dask_instance", "read_table"]
+__all__ = ["DaskInstance", "as_dask_instance", "compute", "dask_instance", "read_table"]
 
 
 def _dd():
@@ -37,7 +37,14 @@ def read_table(path: str, *, id_column: str | None = None):
     if path.endswith((".csv", ".csv.gz")):
         ddf = dd.read_csv(path, skipinitialspace=True, blocksize="64MB")
     else:
-        ddf = dd.read_parquet(path)
+        try:
+            ddf = dd.read_parquet(path)
+        except KeyError as exc:
+            raise SchemaError(
+                f"Dask cannot read the record ids of {path!r} (kept as a pandas RangeIndex in the file's "
+                "metadata: {exc}); write them as a column (df.reset_index().to_parquet(...)) and name it in "
+                "id_column."
+            ) from None
     if id_column is not None:
         if id_column not in ddf.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
@@ -262,3 +269,23 @@ def as_dask_instance(data, schema: Schema | None = None, *, partitions: int | No
             "A Dask DataFrame or a Parquet path needs a schema: pass schema=fa.Schema([...])."
         )
     return dask_instance(data, schema)
+
+
+def compute(obj, progress: bool = False):
+    """Compute a Dask object, with Dask's progress bar when asked and a distributed
+    client is running."""
+    import dask
+
+    if progress:
+        try:
+            from distributed import get_client, progress as show
+
+            client = get_client()
+        except (ImportError, ValueError):
+            pass
+        else:
+            future = client.compute(obj)
+            show(future)
+            return future.result()
+    (out,) = dask.compute(obj)
+    return out

@@ -39,7 +39,7 @@ from ..heuristics.mondrian import (
 )
 from ..models.requirements import validate_requirements
 from ..release import Status, generalize_partition, provenance
-from .instance import DaskInstance
+from .instance import DaskInstance, compute as _compute
 from .release import DistributedRelease
 
 __all__ = ["DISTRIBUTED_METHODS", "mondrian_dask"]
@@ -49,6 +49,8 @@ DISTRIBUTED_METHODS = ("mondrian",)
 _GROUP = "__group"
 _BIN = "__bin"
 _FINAL = "__final"
+#: Released cells are text (Parquet strings).
+_TEXT = pd.StringDtype()
 
 
 # ------------------------------------------------------------------ the plan
@@ -510,24 +512,6 @@ def _summed_histograms(instance: DaskInstance, plan: _Plan, upto: int, n_active:
     return _compute(parts[0], progress)
 
 
-def _compute(obj, progress: bool):
-    import dask
-
-    if progress:
-        try:
-            from distributed import get_client, progress as show
-
-            client = get_client()
-        except (ImportError, ValueError):
-            pass
-        else:
-            future = client.compute(obj)
-            show(future)
-            return future.result()
-    (out,) = dask.compute(obj)
-    return out
-
-
 @dataclass
 class _Frontier:
     """The parts decided at the next level: their sizes, keys and hierarchy nodes, and
@@ -682,7 +666,7 @@ def _routed_meta(instance: DaskInstance, index_name: str):
 
 
 def _meta(instance: DaskInstance, released: list, index_name: str) -> pd.DataFrame:
-    meta = pd.DataFrame({c: pd.Series([], dtype=object) for c in released})
+    meta = pd.DataFrame({c: pd.Series([], dtype=_TEXT) for c in released})
     meta[_GROUP] = pd.Series([], dtype=np.int64)
     meta.index = pd.Index([], dtype=instance.data.index.dtype, name=index_name)
     return meta
@@ -692,7 +676,7 @@ def _as_text(table: pd.DataFrame, released: list) -> pd.DataFrame:
     out = pd.DataFrame(index=table.index)
     for c in released:
         col = table[c]
-        out[c] = col.astype(str).astype(object) if len(col) else pd.Series([], dtype=object)
+        out[c] = col.astype(str).astype(_TEXT)
     return out
 
 
@@ -702,10 +686,10 @@ def _label_leaves(frame: pd.DataFrame, plan: _Plan, finals: list, released: list
     final = frame[_FINAL].to_numpy()
     for c in released:
         if c in plan.instance.schema.generalizable:
-            out[c] = np.array([finals[f].labels[c] for f in final], dtype=object)
+            out[c] = pd.array([finals[f].labels[c] for f in final], dtype=_TEXT)
         else:
-            out[c] = (inst.table[c].astype(str).astype(object).to_numpy() if inst is not None
-                      else np.zeros(0, dtype=object))
+            out[c] = (inst.table[c].astype(str).astype(_TEXT).to_numpy() if inst is not None
+                      else pd.array([], dtype=_TEXT))
     out[_GROUP] = np.array([finals[f].key for f in final], dtype=np.int64)
     return out
 

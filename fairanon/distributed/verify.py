@@ -49,7 +49,7 @@ from ..models.verify import (
     unchanged_cells,
     value_order,
 )
-from .instance import DaskInstance, read_table
+from .instance import DaskInstance, compute as _compute, read_table
 
 __all__ = ["verify_dask"]
 
@@ -307,8 +307,6 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     progress : bool
         Show Dask's progress bar for each pass.
     """
-    from .mondrian import _compute
-
     started = time.perf_counter()
     dask = _dask()
     import dask.dataframe as dd
