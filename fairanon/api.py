@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 
@@ -281,5 +282,8 @@ def verify(instance, release, requirements=(), *, metrics: bool = True, engine: 
         raise InvalidParameterError(f"The 'engine' parameter of verify must be one of {ENGINES}. Got {engine!r} instead.")
     from .distributed import as_dask_instance, as_dask_release, verify_dask
 
-    return verify_dask(as_dask_instance(instance, schema), as_dask_release(release), requirements, metrics=metrics,
-                       progress=progress)
+    report = verify_dask(as_dask_instance(instance, schema), as_dask_release(release), requirements,
+                         metrics=metrics, progress=progress)
+    if isinstance(release, Release):
+        report = dataclasses.replace(report, method=release.method, status=str(release.status))
+    return report

@@ -42,6 +42,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="local (this process) or dask (a Dask cluster; Mondrian and the verifier)")
         p.add_argument("--scheduler", help="with --engine dask: the scheduler's address (default: a LocalCluster)")
         p.add_argument("--workers", type=int, help="with --engine dask and no --scheduler: LocalCluster workers")
+        p.add_argument("--max-rows", type=int, help="with --engine dask: records a task finishes on its own")
 
     p = sub.add_parser("anonymize", help="anonymize, verify, write the release and a JSON report")
     common(p, job_required=False)

@@ -85,7 +85,10 @@ def anonymize(args) -> int:
         dinst, job = _instance(args.job, args.dataset)
         method = args.method or job.method
         seed = args.seed if args.seed is not None else job.seed
-        release = run(dinst, job.requirements, method, engine="dask", seed=seed, progress=tty, **job.options)
+        options = dict(job.options)
+        if getattr(args, "max_rows", None):
+            options["max_rows"] = args.max_rows
+        release = run(dinst, job.requirements, method, engine="dask", seed=seed, progress=tty, **options)
         os.makedirs(args.out, exist_ok=True)
         release_path = os.path.join(args.out, "release.parquet")
         report_path = os.path.join(args.out, "report.json")

@@ -115,6 +115,22 @@ def _merge_stats(a: _Stats, b: _Stats) -> _Stats:
     return out
 
 
+@dataclass(frozen=True)
+class Coder:
+    """What a task needs to code a partition as the whole table (the completed schema),
+    without the table itself."""
+
+    schema: Schema
+    name: str
+    missing: str
+    index_dtype: object
+
+    def part(self, frame: pd.DataFrame) -> Instance:
+        """One partition as an instance with the completed schema (its codes are the
+        whole table's: domain indices, or the numbers themselves)."""
+        return Instance(frame, self.schema, self.name, missing=self.missing)
+
+
 class DaskInstance:
     """A table held by a Dask DataFrame (its index holds the record ids) and its schema.
 
@@ -155,10 +171,13 @@ class DaskInstance:
         series = self.numbers[name]
         return series.index.to_numpy(dtype=float), series.to_numpy(dtype=np.int64)
 
+    @property
+    def coder(self) -> Coder:
+        return Coder(self.schema, self.name, self.missing, self.data.index.dtype)
+
     def part(self, frame: pd.DataFrame) -> Instance:
-        """One partition as an instance with the completed schema (its codes are the
-        whole table's: domain indices, or the numbers themselves)."""
-        return Instance(frame, self.schema, self.name, missing=self.missing)
+        """One partition as an instance with the completed schema."""
+        return self.coder.part(frame)
 
     def __repr__(self) -> str:
         return (f"DaskInstance({self.name!r}, n_rows={self.n_rows}, qi={list(self.schema.qi)}, "

@@ -39,7 +39,7 @@ from ..heuristics.mondrian import (
 )
 from ..models.requirements import validate_requirements
 from ..release import Status, generalize_partition, provenance
-from .instance import DaskInstance, compute as _compute
+from .instance import Coder, DaskInstance, compute as _compute
 from .release import DistributedRelease
 
 __all__ = ["DISTRIBUTED_METHODS", "mondrian_dask"]
@@ -59,7 +59,7 @@ class _Plan:
     """What every task needs: the instance's schema and value statistics, the
     requirements and the cuts decided so far (shipped to the workers)."""
 
-    instance: DaskInstance
+    coder: Coder
     requirements: tuple
     rule: object
     categorical: str
@@ -71,7 +71,7 @@ class _Plan:
     def engine(self, inst=None, n: int = 0) -> _Mondrian:
         """The single-machine engine over the records of `inst` (None: no records; the
         client only decides from counts)."""
-        schema = self.instance.schema
+        schema = self.coder.schema
         attrs, ranked, hier = [], [], []
         for name in schema.generalizable:
             attr = schema[name]
@@ -94,7 +94,7 @@ class _Plan:
         return _Mondrian(MondrianColumns(tuple(attrs), tuple(ranked), tuple(hier)), checks, self.rule, False)
 
     def _ranked_column(self, name: str, inst, n: int) -> E.RankedColumn:
-        attr = self.instance.schema[name]
+        attr = self.coder.schema[name]
         if attr.kind == "numeric":
             uniq = self.numbers[name]
             ranks = np.zeros(n, np.int32) if inst is None else np.searchsorted(uniq, inst.codes(name)).astype(np.int32)
@@ -105,7 +105,7 @@ class _Plan:
 
     def root_codes(self, inst) -> np.ndarray:
         """The root (protected value, in code order) of every record."""
-        protected = self.instance.schema.protected
+        protected = self.coder.schema.protected
         if protected is None:
             return np.zeros(inst.n_rows, dtype=np.int64)
         return np.searchsorted(self.present["__protected"][0], inst.codes(protected)).astype(np.int64)
@@ -158,7 +158,7 @@ class _Final:
 
 # ------------------------------------------------------------------ on the workers
 def _coded(frame: pd.DataFrame, plan: _Plan):
-    inst = plan.instance.part(frame)
+    inst = plan.coder.part(frame)
     eng = plan.engine(inst, inst.n_rows)
     return inst, eng
 
@@ -331,7 +331,7 @@ def _present_labels(plan: _Plan, eng: _Mondrian, hist: dict, part: int) -> dict:
     """The released quasi-identifier labels of a frontier part that stays one class,
     from the values present in it: the single-machine tight summary, made by
     :func:`generalize_partition` on one record per present value."""
-    schema = plan.instance.schema
+    schema = plan.coder.schema
     values = {}
     for name in schema.generalizable:
         kind, j = eng.attrs[list(schema.generalizable).index(name)]
@@ -359,7 +359,7 @@ def _present_labels(plan: _Plan, eng: _Mondrian, hist: dict, part: int) -> dict:
             frame[attr.name] = [0.0] * length
         else:
             frame[attr.name] = [attr.domain[0]] * length
-    tiny = plan.instance.part(pd.DataFrame(frame))
+    tiny = plan.coder.part(pd.DataFrame(frame))
     table = generalize_partition(tiny, np.zeros(length, dtype=np.int64))
     return {name: str(table[name].iloc[0]) for name in schema.generalizable}
 
@@ -427,7 +427,7 @@ def mondrian_dask(
         raise InvalidParameterError(f"The 'max_rows' parameter of mondrian must be a positive int. Got {max_rows!r}.")
     schema = instance.schema
     numbers = {n: instance.value_counts(n)[0] for n in schema.generalizable if schema[n].kind == "numeric"}
-    plan = _Plan(instance, requirements, rule, categorical, numbers, {})
+    plan = _Plan(instance.coder, requirements, rule, categorical, numbers, {})
     from ..models.requirements import LDiversity, TCloseness, requirement_targets
 
     for req in requirements:
@@ -631,10 +631,10 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
     n_bins = current + 1
     released = list(schema.released)
     index_name = instance.data.index.name or "record_id"
-    meta = _meta(instance, released, index_name)
+    meta = _meta(plan.coder, released, index_name)
 
     def route(frame):
-        inst = plan.instance.part(frame)
+        inst = plan.coder.part(frame)
         eng = plan.engine(inst, inst.n_rows)
         state = _descend(plan, eng, plan.root_codes(inst), n_levels)
         final = -state - 1
@@ -665,10 +665,10 @@ def _routed_meta(instance: DaskInstance, index_name: str):
     return meta
 
 
-def _meta(instance: DaskInstance, released: list, index_name: str) -> pd.DataFrame:
+def _meta(coder: Coder, released: list, index_name: str) -> pd.DataFrame:
     meta = pd.DataFrame({c: pd.Series([], dtype=_TEXT) for c in released})
     meta[_GROUP] = pd.Series([], dtype=np.int64)
-    meta.index = pd.Index([], dtype=instance.data.index.dtype, name=index_name)
+    meta.index = pd.Index([], dtype=coder.index_dtype, name=index_name)
     return meta
 
 
@@ -681,11 +681,11 @@ def _as_text(table: pd.DataFrame, released: list) -> pd.DataFrame:
 
 
 def _label_leaves(frame: pd.DataFrame, plan: _Plan, finals: list, released: list) -> pd.DataFrame:
-    inst = plan.instance.part(frame.drop(columns=[_FINAL, _BIN])) if len(frame) else None
+    inst = plan.coder.part(frame.drop(columns=[_FINAL, _BIN])) if len(frame) else None
     out = pd.DataFrame(index=frame.index)
     final = frame[_FINAL].to_numpy()
     for c in released:
-        if c in plan.instance.schema.generalizable:
+        if c in plan.coder.schema.generalizable:
             out[c] = pd.array([finals[f].labels[c] for f in final], dtype=_TEXT)
         else:
             out[c] = (inst.table[c].astype(str).astype(_TEXT).to_numpy() if inst is not None
@@ -698,10 +698,10 @@ def _finish_part(frame: pd.DataFrame, plan: _Plan, finals: list, released: list,
     """Finish every part in one partition with the single-machine engine, from each
     part's hierarchy nodes and key; labels by :func:`generalize_partition`."""
     if not len(frame):
-        return _meta(plan.instance, released, index_name)
+        return _meta(plan.coder, released, index_name)
     frame = frame.set_index(index_name)
     final = frame.pop(_FINAL).to_numpy()
-    inst = plan.instance.part(frame)
+    inst = plan.coder.part(frame)
     eng = plan.engine(inst, inst.n_rows)
     order = np.argsort(final, kind="stable")
     ids, starts = np.unique(final[order], return_index=True)

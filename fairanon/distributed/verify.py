@@ -185,9 +185,8 @@ def _witness_rows(frame: pd.DataFrame, qi, order, radix, wanted: np.ndarray) -> 
 
 
 # ------------------------------------------------------------------ integrity
-def _integrity(frame: pd.DataFrame, instance: DaskInstance, released: list, masked: frozenset,
-               index_name) -> dict:
-    schema = instance.schema
+def _integrity(frame: pd.DataFrame, coder, released: list, masked: frozenset, index_name) -> dict:
+    schema = coder.schema
     ind = frame["_merge"].astype(str).to_numpy()
     rel = frame[ind != "right_only"].sort_values(_POS, kind="stable")
     lost = frame.index[ind == "right_only"]
@@ -203,7 +202,7 @@ def _integrity(frame: pd.DataFrame, instance: DaskInstance, released: list, mask
     for attr in schema:
         source = attr.name + _SUFFIX if attr.name in released else attr.name
         original[attr.name] = aligned[source]
-    inst = instance.part(original)
+    inst = coder.part(original)
     pos = aligned[_POS].to_numpy()
     for name in schema.generalizable:
         if name not in released:
@@ -278,7 +277,8 @@ def _release_frame(release):
     from .release import DistributedRelease
 
     if isinstance(release, DistributedRelease):
-        return release.table.drop(columns=[_GROUP]), release.method, str(release.status)
+        # The release is a graph (passes and a shuffle): computed once, kept on the workers.
+        return _persist(release.table.drop(columns=[_GROUP])), release.method, str(release.status)
     dd = __import__("dask.dataframe", fromlist=["DataFrame"])
     if isinstance(release, str):
         return read_table(release), "external", "FEASIBLE"
@@ -288,6 +288,16 @@ def _release_frame(release):
         f"The distributed verifier needs a DistributedRelease, a Dask DataFrame or a Parquet path; "
         f"got {type(release).__name__}."
     )
+
+
+def _persist(frame):
+    try:
+        from distributed import get_client
+
+        get_client()
+    except (ImportError, ValueError):
+        return frame
+    return frame.persist()
 
 
 def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bool = True,
@@ -349,7 +359,8 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     original = instance.data
     original = original.rename(columns={c: c + _SUFFIX for c in original.columns if c in released})
     merged = dd.merge(frame, original, left_index=True, right_index=True, how="outer", indicator=True)
-    parts = [dask.delayed(_integrity)(p, instance, released, masked, index_name) for p in merged.to_delayed()]
+    coder = instance.coder
+    parts = [dask.delayed(_integrity)(p, coder, released, masked, index_name) for p in merged.to_delayed()]
     integrity = _compute(_tree(parts, _merge_integrity), progress)
     timings["integrity"] = time.perf_counter() - clock
     checks.append(_rows_result(integrity))
