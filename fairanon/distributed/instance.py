@@ -281,8 +281,7 @@ def as_dask_instance(data, schema: Schema | None = None, *, partitions: int | No
         dd = _dd()
         table = pd.concat([data.table, data.extra], axis=1) if len(data.extra.columns) else data.table
         n = partitions or max(2, -(-data.n_rows // 1_000_000))
-        return dask_instance(dd.from_pandas(table, npartitions=n), data.schema, name=data.name,
-                             missing=data.missing if hasattr(data, "missing") else "error")
+        return dask_instance(persist(dd.from_pandas(table, npartitions=n)), data.schema, name=data.name)
     if schema is None:
         raise InvalidParameterError(
             "A Dask DataFrame or a Parquet path needs a schema: pass schema=fa.Schema([...])."
@@ -308,3 +307,15 @@ def compute(obj, progress: bool = False):
             return future.result()
     (out,) = dask.compute(obj)
     return out
+
+
+def persist(frame):
+    """`frame` kept on the workers when a distributed client runs (else as it is): a
+    table made on this machine is sent once, a graph computed once."""
+    try:
+        from distributed import get_client
+
+        get_client()
+    except (ImportError, ValueError):
+        return frame
+    return frame.persist()

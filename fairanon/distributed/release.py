@@ -83,6 +83,8 @@ def as_dask_release(release, *, partitions: int | None = None):
     if isinstance(release, Release):
         import dask.dataframe as dd
 
+        from .instance import persist
+
         n = partitions or max(2, -(-release.n_rows // 1_000_000))
-        return dd.from_pandas(release.table, npartitions=n, sort=False)
+        return persist(dd.from_pandas(release.table, npartitions=n, sort=False))
     return release

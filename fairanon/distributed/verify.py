@@ -49,7 +49,7 @@ from ..models.verify import (
     unchanged_cells,
     value_order,
 )
-from .instance import DaskInstance, compute as _compute, read_table
+from .instance import DaskInstance, compute as _compute, persist as _persist, read_table
 
 __all__ = ["verify_dask"]
 
@@ -288,16 +288,6 @@ def _release_frame(release):
         f"The distributed verifier needs a DistributedRelease, a Dask DataFrame or a Parquet path; "
         f"got {type(release).__name__}."
     )
-
-
-def _persist(frame):
-    try:
-        from distributed import get_client
-
-        get_client()
-    except (ImportError, ValueError):
-        return frame
-    return frame.persist()
 
 
 def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bool = True,

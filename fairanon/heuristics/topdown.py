@@ -50,6 +50,7 @@ __all__ = [
     "RankedColumn",
     "Runs",
     "Target",
+    "batches",
     "check_time_limit",
     "cumulative_counts",
     "dense_codes",
@@ -377,6 +378,20 @@ def first_level(
     keys = starts.copy() if keys is None else np.asarray(keys, dtype=np.int64)
     nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
     return Level(data, starts, sizes, keys, nodes.reshape(len(roots), n_nodes))
+
+
+def batches(level: Level, rows: int):
+    """The level cut into levels of consecutive parts of about `rows` records each."""
+    ends = np.cumsum(level.sizes)
+    first = 0
+    while first < level.n_segments:
+        last = int(np.searchsorted(ends, ends[first] - level.sizes[first] + rows, side="right"))
+        last = max(last, first + 1)
+        lo = int(level.starts[first])
+        hi = int(ends[last - 1])
+        yield Level(level.data[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
+                    level.keys[first:last], level.nodes[first:last])
+        first = last
 
 
 class Leaves:
