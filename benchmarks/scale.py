@@ -119,6 +119,8 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
     phases = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=worker_memory,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.add_plugin(_TaskCounter()))
+
         def phase(name, call):
             before = _task_count(client)
             result, wall, _ = _timed(call)
@@ -156,11 +158,28 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
     }
 
 
+try:
+    from distributed.diagnostics.plugin import SchedulerPlugin
+except ImportError:  # pragma: no cover - the Dask part is skipped without the extra
+    SchedulerPlugin = object
+
+
+class _TaskCounter(SchedulerPlugin):
+    """A scheduler plugin counting the tasks that finish."""
+
+    name = "fairanon-task-counter"
+
+    def __init__(self):
+        self.done = 0
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if start == "processing" and finish == "memory":
+            self.done += 1
+
+
 def _task_count(client) -> int:
-    """Tasks the scheduler has run so far."""
-    return int(client.run_on_scheduler(lambda dask_scheduler: sum(
-        ts.state == "memory" or ts.state == "released" or ts.state == "forgotten"
-        for ts in dask_scheduler.tasks.values()) + getattr(dask_scheduler, "_fairanon_done", 0)))
+    """Tasks the scheduler has finished so far."""
+    return int(client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins[_TaskCounter.name].done))
 
 
 # ------------------------------------------------------------------ output
@@ -184,7 +203,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e5,1e6,1e7")
     parser.add_argument("--dask-rows", default="5e7")
-    parser.add_argument("--worker-memory", default="1.5GB", help="memory limit of each Dask worker")
+    parser.add_argument("--worker-memory", default="1GB", help="memory limit of each Dask worker")
     parser.add_argument("--max-rows", type=int, default=1_000_000, help="records a task finishes on its own")
     parser.add_argument("--workdir", default=None, help="where the Parquet data go (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the Parquet data and release")

@@ -184,8 +184,8 @@ def mondrian_columns(instance: Instance, categorical: str = "hierarchy") -> Mond
 class _Mondrian:
     """Level-synchronous Mondrian over coded columns.
 
-    ``data`` columns: 0 the instance position, then the ranked attributes, the
-    hierarchy-split attributes, and the target codes of the checks. The decisions
+    ``data`` columns: the ranked attributes, the hierarchy-split attributes, and the
+    target codes of the checks. The decisions
     (:meth:`decide`) read per-part statistics only (tight ranges, frequency sets and
     their target counts), from the records (:class:`_RowSource`) or from counts
     gathered elsewhere, so a part is cut the same way wherever its records are.
@@ -199,9 +199,9 @@ class _Mondrian:
         self.ranked = list(columns.ranked)
         self.hier = list(columns.hier)
         d_r = len(self.ranked)
-        self.hier_col0 = 1 + d_r
+        self.hier_col0 = d_r
         self.target_col = {
-            name: 1 + d_r + len(self.hier) + i for i, name in enumerate(checks.targets)
+            name: d_r + len(self.hier) + i for i, name in enumerate(checks.targets)
         }
         self.columns = (
             [c.ranks for c in self.ranked]
@@ -241,7 +241,7 @@ class _Mondrian:
         if not d_r:
             z = np.zeros((level.n_segments, 0), dtype=np.int32)
             return z, z
-        block = level.data[:, 1 : 1 + d_r]
+        block = level.data[:, :d_r]
         return np.minimum.reduceat(block, level.starts, axis=0), np.maximum.reduceat(block, level.starts, axis=0)
 
     def widths(self, nodes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -450,12 +450,12 @@ class _RowSource:
 
     def __init__(self, level: E.Level):
         self.level = level
-        self.label = np.zeros(level.n_rows, dtype=np.int64)
+        self.label = np.zeros(level.n_rows, dtype=np.int32)
 
     def cut_ranked(self, eng: _Mondrian, segs, j, lo, hi) -> np.ndarray:
         level = self.level
         pos, lseg = level.positions(segs)
-        x = level.data[pos, 1 + j]
+        x = level.data[pos, j]
         sizes = level.sizes[segs]
         if eng.relaxed:
             ok, lab = eng._cut_relaxed(level, pos, lseg, x, lo, hi, sizes)

@@ -319,12 +319,14 @@ class Checks:
 class Level:
     """The active parts of one tree level.
 
-    ``data`` holds the records part after part (column 0: position in the instance);
-    part s is ``data[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts'
+    ``rows`` holds the records' positions in the instance part after part, and ``data``
+    their coded columns (the narrowest integer type that holds them); part s is
+    ``data[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts'
     offsets in the depth-first order of the whole partitioning, ``nodes`` their
     current hierarchy node per hierarchy-split attribute.
     """
 
+    rows: np.ndarray
     data: np.ndarray
     starts: np.ndarray
     sizes: np.ndarray
@@ -337,12 +339,13 @@ class Level:
 
     @property
     def n_rows(self) -> int:
-        return len(self.data)
+        return len(self.rows)
 
     @cached_property
     def seg_of_row(self) -> np.ndarray:
         """The part of every record."""
-        return np.repeat(np.arange(self.n_segments, dtype=np.int64), self.sizes)
+        return np.repeat(np.arange(self.n_segments, dtype=np.int32 if self.n_segments < 2**31 else np.int64),
+                         self.sizes)
 
     def positions(self, segs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Positions (in ``data``) of the records of parts `segs` (ascending), and the
@@ -369,15 +372,17 @@ def first_level(
     a partitioning tree: their current hierarchy nodes and depth-first offsets
     (default: the hierarchies' roots, and offsets from the parts' sizes)."""
     order = np.concatenate(roots) if roots else np.zeros(0, dtype=np.int64)
-    data = np.empty((len(order), 1 + len(columns)), dtype=np.int32)
-    data[:, 0] = order
+    rows = order.astype(np.int32) if len(order) < 2**31 else order
+    top = max([int(c.max()) for c in columns if len(c)] + [0])
+    dtype = np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int32
+    data = np.empty((len(order), len(columns)), dtype=dtype)
     for j, col in enumerate(columns):
-        data[:, j + 1] = col[order]
+        data[:, j] = col[order]
     sizes = np.array([len(r) for r in roots], dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
     keys = starts.copy() if keys is None else np.asarray(keys, dtype=np.int64)
     nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
-    return Level(data, starts, sizes, keys, nodes.reshape(len(roots), n_nodes))
+    return Level(rows, data, starts, sizes, keys, nodes.reshape(len(roots), n_nodes))
 
 
 def batches(level: Level, rows: int):
@@ -389,7 +394,7 @@ def batches(level: Level, rows: int):
         last = max(last, first + 1)
         lo = int(level.starts[first])
         hi = int(ends[last - 1])
-        yield Level(level.data[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
+        yield Level(level.rows[lo:hi], level.data[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
                     level.keys[first:last], level.nodes[first:last])
         first = last
 
@@ -413,7 +418,7 @@ class Leaves:
 
     def add_level(self, level: Level) -> None:
         """Every part of `level` becomes a class."""
-        self.add(level.data[:, 0], level.seg_of_row, level.keys)
+        self.add(level.rows, level.seg_of_row, level.keys)
 
     def groups(self, n: int) -> np.ndarray:
         """Group id of every instance row: classes numbered in depth-first order."""
@@ -473,7 +478,7 @@ def split_level(
         row_split = is_split[seg_of_row]
         whole = np.flatnonzero(~is_split)
         idle = np.flatnonzero(~row_split)
-        leaves.add(level.data[idle, 0], np.searchsorted(whole, seg_of_row[idle]), level.keys[whole])
+        leaves.add(level.rows[idle], np.searchsorted(whole, seg_of_row[idle]), level.keys[whole])
         pos = np.flatnonzero(row_split)
         gid = child_base[seg_of_row[pos]] + label[pos]
     n_total = int(n_children.sum())
@@ -488,11 +493,13 @@ def split_level(
         small = np.flatnonzero(~active)
         idle = ~rows_active
         idle_pos = np.flatnonzero(idle) if pos is None else pos[idle]
-        leaves.add(level.data[idle_pos, 0], np.searchsorted(small, gid[idle]), keys[small])
+        leaves.add(level.rows[idle_pos], np.searchsorted(small, gid[idle]), keys[small])
         pos = np.flatnonzero(rows_active) if pos is None else pos[rows_active]
         gid = gid[rows_active]
     order = np.argsort(gid, kind="stable")
-    data = np.take(level.data, order if pos is None else pos[order], axis=0)
+    index = order if pos is None else pos[order]
+    rows = level.rows[index]
+    data = np.take(level.data, index, axis=0)
     kept = np.flatnonzero(active)
     sizes = size[kept]
     nodes = level.nodes[parent[kept]]
@@ -500,7 +507,7 @@ def split_level(
         column, node = child_nodes[0][kept], child_nodes[1][kept]
         which = np.flatnonzero(column >= 0)
         nodes[which, column[which]] = node[which]
-    return Level(data, np.cumsum(sizes) - sizes, sizes, keys[kept], nodes)
+    return Level(rows, data, np.cumsum(sizes) - sizes, sizes, keys[kept], nodes)
 
 
 # ------------------------------------------------------------------ frequency sets
