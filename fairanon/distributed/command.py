@@ -92,7 +92,7 @@ def anonymize(args) -> int:
         os.makedirs(args.out, exist_ok=True)
         release_path = os.path.join(args.out, "release.parquet")
         report_path = os.path.join(args.out, "report.json")
-        write = release.table[release.columns].to_parquet(release_path, write_index=True, compute=False)
+        write = release.to_parquet(release_path, compute=False, check=False)
         _show(write, c, tty)
         report = verify_dask(dinst, release_path, job.requirements, progress=tty)
         report = dataclasses.replace(report, method=release.method, status=str(release.status))

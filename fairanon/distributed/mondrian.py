@@ -49,8 +49,8 @@ DISTRIBUTED_METHODS = ("mondrian",)
 _GROUP = "__group"
 _BIN = "__bin"
 _FINAL = "__final"
-#: Released cells are text (Parquet strings).
-_TEXT = pd.StringDtype()
+#: Released cells are text, as categoricals (Parquet dictionaries): few labels per column.
+_UNKNOWN = "__UNKNOWN_CATEGORIES__"  # Dask's marker of categories known per partition only
 
 
 # ------------------------------------------------------------------ the plan
@@ -666,17 +666,27 @@ def _routed_meta(instance: DaskInstance, index_name: str):
 
 
 def _meta(coder: Coder, released: list, index_name: str) -> pd.DataFrame:
-    meta = pd.DataFrame({c: pd.Series([], dtype=_TEXT) for c in released})
+    meta = pd.DataFrame({c: pd.Categorical([], categories=[_UNKNOWN]) for c in released})
     meta[_GROUP] = pd.Series([], dtype=np.int64)
     meta.index = pd.Index([], dtype=coder.index_dtype, name=index_name)
     return meta
+
+
+def _categorical(col: pd.Series) -> pd.Categorical:
+    """A column as a categorical of text, each distinct value turned into text once."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(col.cat.codes.to_numpy(), categories=[str(c) for c in col.cat.categories])
+    codes, uniques = pd.factorize(col)
+    text = pd.Index([str(u) for u in uniques])
+    merged, labels = pd.factorize(text)
+    return pd.Categorical.from_codes(merged[codes], categories=labels)
 
 
 def _as_text(table: pd.DataFrame, released: list) -> pd.DataFrame:
     out = pd.DataFrame(index=table.index)
     for c in released:
         col = table[c]
-        out[c] = col.astype(str).astype(_TEXT)
+        out[c] = _categorical(col)
     return out
 
 
@@ -686,10 +696,12 @@ def _label_leaves(frame: pd.DataFrame, plan: _Plan, finals: list, released: list
     final = frame[_FINAL].to_numpy()
     for c in released:
         if c in plan.coder.schema.generalizable:
-            out[c] = pd.array([finals[f].labels[c] for f in final], dtype=_TEXT)
+            labels = pd.Categorical([finals[f].labels[c] for f in np.unique(final)])
+            index = np.searchsorted(np.unique(final), final)
+            out[c] = pd.Categorical.from_codes(labels.codes[index], categories=labels.categories)
         else:
-            out[c] = (inst.table[c].astype(str).astype(_TEXT).to_numpy() if inst is not None
-                      else pd.array([], dtype=_TEXT))
+            out[c] = (_categorical(inst.table[c]).to_numpy() if inst is not None
+                      else pd.Categorical([], categories=[]))
     out[_GROUP] = np.array([finals[f].key for f in final], dtype=np.int64)
     return out
 

@@ -11,7 +11,15 @@ import numpy as np
 from ..exceptions import InfeasibleError
 from ..release import Release, Status, _jsonable
 
-__all__ = ["DistributedRelease", "as_dask_release"]
+__all__ = ["DistributedRelease", "as_dask_release", "parquet_schema"]
+
+
+def parquet_schema(columns) -> dict:
+    """Parquet types of released columns: dictionaries of text (labels differ from one
+    partition to another)."""
+    import pyarrow as pa
+
+    return {c: pa.dictionary(pa.int32(), pa.string()) for c in columns}
 
 _GROUP = "__group"
 
@@ -49,9 +57,12 @@ class DistributedRelease:
             raise InfeasibleError(f"This release is {self.status}: {self.reason or 'no reason given'}.")
         return self.table[self.columns]
 
-    def to_parquet(self, path: str, **options) -> None:
-        """Write the released table as a Parquet directory (record ids in the index)."""
-        self.released_table().to_parquet(path, write_index=True, **options)
+    def to_parquet(self, path: str, *, compute: bool = True, check: bool = True, **options):
+        """Write the released table as a Parquet directory (record ids in the index);
+        ``check=False`` writes the table of an INFEASIBLE release too."""
+        table = self.released_table() if check else self.table[self.columns]
+        return table.to_parquet(path, write_index=True, compute=compute, schema=parquet_schema(self.columns),
+                                **options)
 
     def compute(self, order=None) -> Release:
         """The release on this machine: a :class:`~fairanon.release.Release` whose group

@@ -348,7 +348,10 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     clock = time.perf_counter()
     original = instance.data
     original = original.rename(columns={c: c + _SUFFIX for c in original.columns if c in released})
-    merged = dd.merge(frame, original, left_index=True, right_index=True, how="outer", indicator=True)
+    # Partitions of the join small enough for a worker: about a quarter million records.
+    parts = max(frame.npartitions, original.npartitions, -(-int(sum(lengths)) // 250_000))
+    merged = dd.merge(frame, original, left_index=True, right_index=True, how="outer", indicator=True,
+                      npartitions=parts)
     coder = instance.coder
     parts = [dask.delayed(_integrity)(p, coder, released, masked, index_name) for p in merged.to_delayed()]
     integrity = _compute(_tree(parts, _merge_integrity), progress)
