@@ -16,7 +16,7 @@ __all__ = ["factorize", "combine_codes", "classes_of"]
 
 
 def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (int64) and distinct values (as str) of a released column.
+    """Codes (int32) and distinct values (as str) of a released column.
 
     Cells are symbols compared as text (``37`` and ``"37"`` are one value), and codes
     number the distinct texts in order of first appearance. No per-row string is
@@ -38,7 +38,7 @@ def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         categories = column.cat.categories
         text = np.array([str(categories[c]) for c in seen], dtype=object)
         merged, uniques = pd.factorize(text)
-        remap = np.zeros(len(categories), dtype=np.int64)
+        remap = np.zeros(len(categories), dtype=np.int32)
         remap[seen] = merged
         return remap[raw], np.asarray(uniques, dtype=object)
     return _factorize_text(column)
@@ -48,9 +48,9 @@ def _factorize_text(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=False)
     text = np.array([str(u) for u in uniques], dtype=object)
     merged, labels = pd.factorize(text)
-    codes = codes.astype(np.int64, copy=False)
+    codes = codes.astype(np.int32, copy=False)
     if len(labels) < len(text):
-        codes = merged.astype(np.int64)[codes]
+        codes = merged.astype(np.int32)[codes]
     return codes, np.asarray(labels, dtype=object)
 
 
