@@ -86,15 +86,14 @@ def _dense_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Integral values over a short range are ranked by counting (O(n)); others by a sort.
     """
-    if len(values) and np.all(np.isfinite(values)):
+    if len(values):
         lo, hi = float(values.min()), float(values.max())
-        if hi - lo <= 4 * len(values) + 1024:
-            shifted = values - lo
-            as_int = shifted.astype(np.int64)
-            if np.array_equal(as_int, shifted):
+        if np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 4 * len(values) + 1024:
+            as_int = (values - lo).astype(np.int32 if hi - lo < 2**31 else np.int64)
+            if np.array_equal(as_int + lo, values):  # integral values
                 present = np.bincount(as_int, minlength=int(hi - lo) + 1) > 0
-                rank_of = np.cumsum(present) - 1
-                return rank_of[as_int].astype(np.int32), np.flatnonzero(present) + lo
+                rank_of = (np.cumsum(present) - 1).astype(np.int32)
+                return rank_of[as_int], np.flatnonzero(present) + lo
     uniq, inverse = np.unique(values, return_inverse=True)
     return inverse.reshape(-1).astype(np.int32), uniq
 
