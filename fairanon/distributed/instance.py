@@ -49,7 +49,28 @@ def read_table(path: str, *, id_column: str | None = None):
         if id_column not in ddf.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
         ddf = ddf.set_index(id_column, sorted=_sorted(ddf, id_column))
+    elif ddf.index.name is None:
+        ddf = _row_numbers(ddf)
     return ddf
+
+
+def _row_numbers(ddf):
+    """Record ids 0..n-1 in file order, as pandas gives a table read without ids."""
+    import dask
+
+    lengths = dask.compute(*[dask.delayed(len)(p) for p in ddf.to_delayed()])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+    def number(part, partition_info=None):
+        start = offsets[partition_info["number"]] if partition_info else 0
+        out = part.copy()
+        out.index = pd.RangeIndex(start, start + len(part))
+        return out
+
+    meta = ddf._meta.copy()
+    meta.index = pd.RangeIndex(0)
+    out = ddf.map_partitions(number, meta=meta)
+    return out.clear_divisions()
 
 
 def _sorted(ddf, column: str) -> bool:

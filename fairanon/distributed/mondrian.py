@@ -49,6 +49,7 @@ DISTRIBUTED_METHODS = ("mondrian",)
 _GROUP = "__group"
 _BIN = "__bin"
 _FINAL = "__final"
+_ID = "__record_id"  # the record ids while they travel as a column
 #: Released cells are text, as categoricals (Parquet dictionaries): few labels per column.
 _UNKNOWN = "__UNKNOWN_CATEGORIES__"  # Dask's marker of categories known per partition only
 
@@ -641,14 +642,14 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
         out = frame.copy()
         out[_FINAL] = final
         out[_BIN] = bins[final]
-        out.index.name = index_name
+        out.index.name = _ID
         return out
 
-    routed = instance.data.map_partitions(route, meta=_routed_meta(instance, index_name))
+    routed = instance.data.map_partitions(route, meta=_routed_meta(instance, _ID))
     pieces = []
     if any(f.leaf for f in finals):
         leaves = routed[routed[_BIN] < 0]
-        pieces.append(leaves.map_partitions(_label_leaves, plan, finals, released, meta=meta))
+        pieces.append(leaves.map_partitions(_label_leaves, plan, finals, released, index_name, meta=meta))
     if n_bins:
         work = routed[routed[_BIN] >= 0].reset_index()
         work = work.set_index(_BIN, divisions=list(range(n_bins + 1)))
@@ -690,7 +691,7 @@ def _as_text(table: pd.DataFrame, released: list) -> pd.DataFrame:
     return out
 
 
-def _label_leaves(frame: pd.DataFrame, plan: _Plan, finals: list, released: list) -> pd.DataFrame:
+def _label_leaves(frame: pd.DataFrame, plan: _Plan, finals: list, released: list, index_name: str) -> pd.DataFrame:
     inst = plan.coder.part(frame.drop(columns=[_FINAL, _BIN])) if len(frame) else None
     out = pd.DataFrame(index=frame.index)
     final = frame[_FINAL].to_numpy()
@@ -703,6 +704,7 @@ def _label_leaves(frame: pd.DataFrame, plan: _Plan, finals: list, released: list
             out[c] = (_categorical(inst.table[c]).to_numpy() if inst is not None
                       else pd.Categorical([], categories=[]))
     out[_GROUP] = np.array([finals[f].key for f in final], dtype=np.int64)
+    out.index.name = index_name
     return out
 
 
@@ -711,7 +713,7 @@ def _finish_part(frame: pd.DataFrame, plan: _Plan, finals: list, released: list,
     part's hierarchy nodes and key; labels by :func:`generalize_partition`."""
     if not len(frame):
         return _meta(plan.coder, released, index_name)
-    frame = frame.set_index(index_name)
+    frame = frame.set_index(_ID)
     final = frame.pop(_FINAL).to_numpy()
     inst = plan.coder.part(frame)
     eng = plan.engine(inst, inst.n_rows)

@@ -253,6 +253,18 @@ def test_parquet_directory_in_parquet_release_out_and_verify_passes(tmp_path, cl
     capsys.readouterr()
 
 
+def test_a_parquet_path_with_a_schema_numbers_the_records_in_file_order(tmp_path, client):
+    inst = population(6_000, n_qi=3, seed=2)
+    (tmp_path / "data").mkdir()
+    for i in range(3):
+        inst.table.iloc[i * 2000 : (i + 1) * 2000].to_parquet(tmp_path / "data" / f"p{i}.parquet", index=False)
+    reqs = [fa.KAnonymity(5)]
+    rel = fa.anonymize(str(tmp_path / "data"), reqs, method="mondrian", engine="dask", schema=inst.schema)
+    single = mondrian(inst, reqs)  # the population's ids are 0..n-1 in row order, as Dask numbers them
+    assert rel.compute(order=inst.table.index).table.astype(str).equals(single.table.astype(str))
+    assert fa.verify(str(tmp_path / "data"), rel, reqs, engine="dask", schema=inst.schema).passed
+
+
 def _reuse(client):
     import contextlib
 
