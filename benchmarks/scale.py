@@ -25,7 +25,6 @@ the task count of each phase and the volume each shuffle moves.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import os
@@ -36,7 +35,6 @@ import time
 import tracemalloc
 import warnings
 
-import numpy as np
 
 import fairanon as fa
 from fairanon.heuristics.mondrian import mondrian
@@ -81,7 +79,7 @@ def bench_single(sizes: list[int]) -> list[dict]:
         row["verify_peak_x_input"] = row["verify_peak_mb"] / input_mb
         rows.append(row)
         print(_line(row, SINGLE_COLUMNS), flush=True)
-        del inst, rel, rep
+        inst = rel = rep = None  # free the table before the next size
     return rows
 
 
@@ -101,7 +99,6 @@ def write_parquet(n: int, path: str, chunk: int = 1_000_000) -> dict:
 
 
 def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
-    import dask
     import distributed
 
     from fairanon.distributed import dask_instance, mondrian_dask, verify_dask

@@ -42,7 +42,7 @@ def read_table(path: str, *, id_column: str | None = None):
         except KeyError as exc:
             raise SchemaError(
                 f"Dask cannot read the record ids of {path!r} (kept as a pandas RangeIndex in the file's "
-                "metadata: {exc}); write them as a column (df.reset_index().to_parquet(...)) and name it in "
+                f"metadata: {exc}); write them as a column (df.reset_index().to_parquet(...)) and name it in "
                 "id_column."
             ) from None
     if id_column is not None:
@@ -76,7 +76,6 @@ def _row_numbers(ddf):
 def _sorted(ddf, column: str) -> bool:
     """Whether a column is sorted across partitions (so indexing by it needs no shuffle):
     checked from the partitions' first and last values."""
-    dd = _dd()
     import dask
 
     ends = dask.compute(*[dask.delayed(lambda p: (p.iloc[0], p.iloc[-1], p.is_monotonic_increasing) if len(p) else None)(part)

@@ -21,7 +21,6 @@ import pandas as pd
 
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
 from ..instances.generalization import label_covers
-from ..models import measures as M
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
 from ..models.released import factorize

@@ -24,7 +24,7 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
-from .released import classes_of, combine_codes, factorize
+from .released import combine_codes, factorize
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
