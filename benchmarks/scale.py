@@ -86,6 +86,10 @@ def bench_single(sizes: list[int]) -> list[dict]:
 # ------------------------------------------------------------------ Dask
 def write_parquet(n: int, path: str, chunk: int = 1_000_000) -> dict:
     """The population of n rows as Parquet files of `chunk` rows, ids in a column."""
+    marker = os.path.join(path, f"_rows_{n}")
+    if os.path.exists(marker):  # written by an earlier run (--keep)
+        with open(marker, encoding="utf-8") as fh:
+            return json.load(fh)
     os.makedirs(path, exist_ok=True)
     memory = 0
     for i, start in enumerate(range(0, n, chunk)):
@@ -95,7 +99,10 @@ def write_parquet(n: int, path: str, chunk: int = 1_000_000) -> dict:
         memory += table.memory_usage(deep=True).sum()
         table.to_parquet(os.path.join(path, f"part-{i:05d}.parquet"), index=False)
     disk = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
-    return {"rows": n, "in_memory_mb": memory / 2**20, "parquet_mb": disk / 2**20}
+    out = {"rows": n, "in_memory_mb": memory / 2**20, "parquet_mb": disk / 2**20}
+    with open(marker, "w", encoding="utf-8") as fh:
+        json.dump(out, fh)
+    return out
 
 
 def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
@@ -137,6 +144,7 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
         report = phase("verify (from the Parquet release)", lambda: verify_dask(dinst, out, reqs))
         for name, seconds in report.phase_seconds.items():
             phases.append({"phase": f"  of which {name}", "wall_s": seconds, "tasks": None})
+        shutil.rmtree(out, ignore_errors=True)
         worker_peaks = client.run(lambda: __import__("resource").getrusage(
             __import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
     assert report.passed, str(report)
@@ -201,7 +209,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1e5,1e6,1e7")
     parser.add_argument("--dask-rows", default="5e7")
     parser.add_argument("--worker-memory", default="1GB", help="memory limit of each Dask worker")
-    parser.add_argument("--max-rows", type=int, default=1_000_000, help="records a task finishes on its own")
+    parser.add_argument("--max-rows", type=int, default=250_000, help="records a task finishes on its own")
     parser.add_argument("--workdir", default=None, help="where the Parquet data go (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the Parquet data and release")
     parser.add_argument("--out", default=RESULTS)
