@@ -347,9 +347,14 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     clock = time.perf_counter()
     original = instance.data
     original = original.rename(columns={c: c + _SUFFIX for c in original.columns if c in released})
+    # Categoricals whose categories differ from partition to partition cannot be joined
+    # by Dask's P2P shuffle once their dictionaries outgrow their narrow codes: the
+    # release's travel as Arrow strings (decoded by Arrow, not row by row in Python).
+    categorical = [c for c in frame.columns if isinstance(frame._meta[c].dtype, pd.CategoricalDtype)]
+    joined = frame.astype({c: "string[pyarrow]" for c in categorical}) if categorical else frame
     # Partitions of the join small enough for a worker: about a quarter million records.
     parts = max(frame.npartitions, original.npartitions, -(-int(sum(lengths)) // 250_000))
-    merged = dd.merge(frame, original, left_index=True, right_index=True, how="outer", indicator=True,
+    merged = dd.merge(joined, original, left_index=True, right_index=True, how="outer", indicator=True,
                       npartitions=parts)
     coder = instance.coder
     parts = [dask.delayed(_integrity)(p, coder, released, masked, index_name) for p in merged.to_delayed()]
