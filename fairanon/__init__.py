@@ -31,8 +31,8 @@ from .models.requirements import (
 from .release import Release, Status
 from .instances.datasets import load
 from .models.describe import describe
-from .models.verify import Report, verify
-from .api import METHODS, anonymize
+from .models.verify import Report
+from .api import METHODS, anonymize, verify
 
 __all__ = [
     "METHODS",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 from collections.abc import Callable, Sequence
@@ -26,10 +27,16 @@ from .models.requirements import (
     StochasticTCloseness,
     validate_requirements,
 )
+from .models.verify import Report
+from .models.verify import verify as _verify_local
 from .release import Release
 from .solver.fulldomain import fulldomain
 
-__all__ = ["METHODS", "anonymize", "check_options", "choose_method", "method_options"]
+__all__ = ["ENGINES", "METHODS", "anonymize", "check_options", "choose_method", "method_options", "verify"]
+
+#: Where a method runs: "local" (this process, pandas and numpy) or "dask" (a Dask
+#: DataFrame, on the current distributed client or Dask's default scheduler).
+ENGINES = ("local", "dask")
 
 
 def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None, time_limit=None, **options) -> Release:
@@ -237,6 +244,8 @@ def anonymize(
     *,
     seed=None,
     time_limit: float | None = None,
+    engine: str = "local",
+    schema=None,
     **options,
 ) -> Release:
     """Anonymize `instance` so that it meets every requirement.
@@ -253,13 +262,23 @@ def anonymize(
         For every randomized step; the same input and seed give the same release.
     time_limit : float, optional
         Seconds; methods stop (with a valid, possibly coarser release) when it runs out.
+    engine : {"local", "dask"}, default="local"
+        "dask" runs the method on a Dask DataFrame (:mod:`fairanon.distributed`;
+        ``pip install 'fairanon[dask]'``): `instance` is then a Dask DataFrame or a
+        Parquet path with `schema`, a :class:`~fairanon.distributed.DaskInstance`, or
+        an Instance (split into partitions). Methods that run distributed:
+        :data:`fairanon.distributed.DISTRIBUTED_METHODS` ("auto" picks Mondrian).
+    schema : Schema, optional
+        The schema of a Dask DataFrame or Parquet path given as `instance`.
     **options
-        Passed to the method (e.g. ``cut_rule="balanced"`` for Mondrian).
+        Passed to the method (e.g. ``cut_rule="balanced"`` for Mondrian; with
+        ``engine="dask"``, ``max_rows`` per task and ``progress``).
 
     Returns
     -------
     Release
         Check it with :func:`fairanon.verify`; nothing returned here is trusted unchecked.
+        With ``engine="dask"``, a :class:`~fairanon.distributed.DistributedRelease`.
 
     Raises
     ------
@@ -276,6 +295,9 @@ def anonymize(
     (<Status.FEASIBLE: 'FEASIBLE'>, True)
     """
     started = time.perf_counter()
+    if engine != "local":
+        return _anonymize_distributed(instance, requirements, method, engine, schema, seed=seed,
+                                      time_limit=time_limit, **options)
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
             f"The 'instance' parameter of anonymize must be an Instance (e.g. fa.load('adult')). "
@@ -303,3 +325,50 @@ def anonymize(
     return release.with_provenance(
         method=release.provenance.get("method", name), total_elapsed_s=time.perf_counter() - started
     )
+
+
+def _anonymize_distributed(instance, requirements, method, engine, schema, *, seed, time_limit, **options):
+    if engine not in ENGINES:
+        raise InvalidParameterError(f"The 'engine' parameter of anonymize must be one of {ENGINES}. Got {engine!r} instead.")
+    from .distributed import DISTRIBUTED_METHODS, as_dask_instance, mondrian_dask
+
+    name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
+    if name == "auto":
+        name = "mondrian"
+    if name not in DISTRIBUTED_METHODS:
+        raise IncompatibleRequirementError(
+            f"Method {name!r} does not run on Dask; the methods that run distributed are "
+            f"{', '.join(DISTRIBUTED_METHODS)}. Use engine='local' for {name!r}."
+        )
+    dinst = as_dask_instance(instance, schema)
+    return mondrian_dask(dinst, requirements, seed=seed, time_limit=time_limit, **options)
+
+
+def verify(instance, release, requirements=(), *, metrics: bool = True, engine: str = "local", schema=None,
+           progress: bool = False) -> Report:
+    """Re-check every guarantee of `release` from its released table
+    (:func:`fairanon.models.verify.verify`).
+
+    With ``engine="dask"`` the checks run on Dask (:func:`fairanon.distributed.verify_dask`,
+    same verdicts, achieved values, witnesses and metrics): `instance` as for
+    :func:`anonymize`, `release` a :class:`~fairanon.distributed.DistributedRelease`,
+    a Dask DataFrame or a Parquet path (or a Release).
+
+    Examples
+    --------
+    >>> inst = fa.load("diva_table1")
+    >>> rel = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian")
+    >>> fa.verify(inst, rel, [fa.KAnonymity(3)]).passed
+    True
+    """
+    if engine == "local":
+        return _verify_local(instance, release, requirements, metrics=metrics)
+    if engine not in ENGINES:
+        raise InvalidParameterError(f"The 'engine' parameter of verify must be one of {ENGINES}. Got {engine!r} instead.")
+    from .distributed import as_dask_instance, as_dask_release, verify_dask
+
+    report = verify_dask(as_dask_instance(instance, schema), as_dask_release(release), requirements,
+                         metrics=metrics, progress=progress)
+    if isinstance(release, Release):
+        report = dataclasses.replace(report, method=release.method, status=str(release.status))
+    return report

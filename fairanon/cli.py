@@ -37,6 +37,13 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="job file (YAML or JSON); default: the bundled Adult job")
         p.add_argument("--dataset", help="use a bundled data set (adult, german, ...) instead of the job's instance")
 
+    def engine(p):
+        p.add_argument("--engine", choices=("local", "dask"), default="local",
+                       help="local (this process) or dask (a Dask cluster; Mondrian and the verifier)")
+        p.add_argument("--scheduler", help="with --engine dask: the scheduler's address (default: a LocalCluster)")
+        p.add_argument("--workers", type=int, help="with --engine dask and no --scheduler: LocalCluster workers")
+        p.add_argument("--max-rows", type=int, help="with --engine dask: records a task finishes on its own")
+
     p = sub.add_parser("anonymize", help="anonymize, verify, write the release and a JSON report")
     common(p, job_required=False)
     p.add_argument("--method", help="override the job's method (e.g. mondrian, auto)")
@@ -46,11 +53,16 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--neutralize-formulas", action=argparse.BooleanOptionalAction, default=True,
                    help="write cells a spreadsheet would run as formulas (starting with =, +, -, @ and not "
                         "a number) with a leading ' (default: on; fairanon verify reads both forms)")
+    p.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                   help="release file format (default: csv; the dask engine writes parquet)")
+    engine(p)
 
-    p = sub.add_parser("verify", help="verify a released CSV against the job's requirements")
+    p = sub.add_parser("verify", help="verify a released table against the job's requirements")
     common(p, job_required=False)
-    p.add_argument("--release", required=True, help="released table (CSV with a record_id column)")
+    p.add_argument("--release", required=True,
+                   help="released table: CSV with a record_id column, or Parquet (file or directory)")
     p.add_argument("--out", help="write the JSON report here")
+    engine(p)
 
     p = sub.add_parser("describe", help="sizes, domains, QI combinations, p- and tau(R)")
     common(p, job_required=False)
@@ -114,15 +126,16 @@ def _job(args):
 
 #: The files ``anonymize`` writes: the release under a name that says whether it holds
 #: (only one of them exists after a run) and the report.
-RELEASE_FILES = {"passed": "release.csv", "FAILED": "release.FAILED.csv",
-                 "INFEASIBLE": "release.INFEASIBLE.csv", "UNKNOWN": "release.UNKNOWN.csv"}
+FORMATS = ("csv", "parquet")
+RELEASE_FILES = tuple(f"release{suffix}.{fmt}" for fmt in FORMATS
+                      for suffix in ("", ".FAILED", ".INFEASIBLE", ".UNKNOWN"))
 REPORT_FILE = "report.json"
 
 
-def _release_file(passed: bool, status: str) -> str:
-    if passed:
-        return RELEASE_FILES["passed"]
-    return RELEASE_FILES[status] if status in ("INFEASIBLE", "UNKNOWN") else RELEASE_FILES["FAILED"]
+def _release_file(passed: bool, status: str, fmt: str = "csv") -> str:
+    verdict = "passed" if passed else status if status in ("INFEASIBLE", "UNKNOWN") else "FAILED"
+    suffix = "" if verdict == "passed" else f".{verdict}"
+    return f"release{suffix}.{fmt}"
 
 
 def _write_json(document) -> Callable[[str], None]:
@@ -138,7 +151,7 @@ def _anonymize(args, step) -> int:
     from .instances.files import check_output_dir, commit, neutralize_formulas
     from .models.verify import verify
 
-    check_output_dir(args.out, [*RELEASE_FILES.values(), REPORT_FILE])
+    check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
     step("loading the instance")
     job = _job(args)
     method = args.method or job.method
@@ -152,18 +165,23 @@ def _anonymize(args, step) -> int:
     status = str(release.status)
     passed = report.passed and status in ("OPTIMAL", "FEASIBLE")
     table = release.table
-    name = _release_file(passed, status) if len(table) and len(table.columns) else None
+    name = _release_file(passed, status, args.format) if len(table) and len(table.columns) else None
     release_path = os.path.join(args.out, name) if name else None
     report_path = os.path.join(args.out, REPORT_FILE)
-    document = {"job": job.name, "release_file": name, "release": release.summary(), "report": report.to_dict()}
+    memory = _peak_memory()
+    document = {"job": job.name, "release_file": name, "release": release.summary(), "report": report.to_dict(),
+                "resources": memory}
     outputs = {report_path: _write_json(document)}
-    if release_path:
+    if release_path and args.format == "parquet":
+        outputs[release_path] = lambda path: table.rename_axis("record_id").to_parquet(path, index=True)
+    elif release_path:
         written = neutralize_formulas(table) if args.neutralize_formulas else table
         outputs[release_path] = lambda path: written.to_csv(path, index_label="record_id")
-    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES.values()])
+    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES])
     print(report)
     if release.reason:
         print(f"  reason: {release.reason}")
+    print(f"  peak memory: {memory['process_peak_rss_mb']:.0f} MB")
     if release_path is None:
         print(f"Wrote {report_path}; the {status} release holds no table to write")
     elif passed:
@@ -186,10 +204,19 @@ def _verify(args, step) -> int:
     step("loading the instance")
     job = _job(args)
     step("reading the release")
-    table = read_csv_table(args.release, what="Release file", dtype=str, keep_default_na=False)
+    if args.release.endswith((".parquet", ".pq")) or os.path.isdir(args.release):
+        if not os.path.exists(args.release):
+            raise _UsageError(f"fairanon verify: release file {args.release!r} does not exist")
+        try:
+            table = pd.read_parquet(args.release)
+        except (OSError, ValueError) as exc:
+            raise _UsageError(f"fairanon verify: cannot read the Parquet release {args.release!r}: {exc}") from None
+        if "record_id" not in table.columns and table.index.name == "record_id":
+            table = table.reset_index()
+    else:
+        table = restore_formulas(read_csv_table(args.release, what="Release file", dtype=str, keep_default_na=False))
     if "record_id" not in table.columns:
-        raise _UsageError("fairanon verify: the release CSV needs a 'record_id' column")
-    table = restore_formulas(table)
+        raise _UsageError("fairanon verify: the release needs a 'record_id' column")
     ids = table.pop("record_id")
     index_dtype = job.instance.row_ids.dtype
     try:
@@ -203,6 +230,12 @@ def _verify(args, step) -> int:
     if args.out:
         commit({args.out: _write_json(report.to_dict())})
     return 0 if report.passed else 1
+
+
+def _peak_memory() -> dict:
+    import resource
+
+    return {"process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def _describe(args, step) -> int:
@@ -261,6 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_patterns(args)
         if args.command == "bench":
             return _bench(args)
+        if getattr(args, "engine", "local") == "dask":
+            from .distributed import command as dask_command
+
+            return getattr(dask_command, args.command)(args)
         commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1)}
         func, steps = commands[args.command]
         with _progress(steps, enabled=sys.stderr.isatty()) as step:

@@ -5,7 +5,8 @@ requirements and the method.
 
     instance:
       dataset: adult              # a bundled data set (fa.load), or:
-      csv: data/patients.csv      # a CSV file (paths relative to the job file)
+      csv: data/patients.csv      # a CSV file or a directory of them (paths relative to the job file)
+      # parquet: data/patients/   # or a Parquet file or directory (column types from its schema)
       sep: ","
       id_column: id               # optional; default: row numbers
       missing: error              # or drop
@@ -43,7 +44,7 @@ from .instances.instance import Instance
 from .instances.schema import Schema
 from .models.requirements import Requirement, requirement_from_spec
 
-__all__ = ["Job", "read_job", "read_document", "default_job", "load_instance_spec"]
+__all__ = ["Job", "read_job", "read_document", "default_job", "load_instance_spec", "read_table", "table_source"]
 
 _JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limit", "name"}
 
@@ -135,12 +136,12 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
 
     if not isinstance(spec, Mapping):
         raise InvalidParameterError("The 'instance' section of a job must be a mapping.")
-    known = {"dataset", "csv", "sep", "id_column", "missing", "schema", "name", "options"}
+    known = {"dataset", "csv", "parquet", "sep", "id_column", "missing", "schema", "name", "options"}
     unknown = set(spec) - known
     if unknown:
         raise InvalidParameterError(f"Unknown keys {sorted(unknown)} in the 'instance' section; allowed: {sorted(known)}.")
-    if ("dataset" in spec) == ("csv" in spec):
-        raise InvalidParameterError("The 'instance' section needs exactly one of 'dataset' or 'csv'.")
+    if sum(key in spec for key in ("dataset", "csv", "parquet")) != 1:
+        raise InvalidParameterError("The 'instance' section needs exactly one of 'dataset', 'csv' or 'parquet'.")
     missing = spec.get("missing", "error")
     if "dataset" in spec:
         options = spec.get("options") or {}
@@ -158,16 +159,14 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
             table = table.join(instance.extra) if len(instance.extra.columns) else table
             instance = Instance(table, schema, name=instance.name, missing=missing)
         return instance
-    path = str(spec["csv"])
-    path = path if os.path.isabs(path) else os.path.join(base_dir, path)
-    if not os.path.exists(path):
-        raise InvalidParameterError(f"Data file {path!r} does not exist.")
+    kind, path = table_source(spec, base_dir)
     if "schema" not in spec:
-        raise SchemaError("A CSV instance needs a 'schema' section giving each column's role and type.")
+        raise SchemaError(f"A {kind.upper()} instance needs a 'schema' section giving each column's role and type.")
     sep = spec.get("sep", ",")
     if not isinstance(sep, str) or not sep:
         raise InvalidParameterError(f"The 'sep' of the 'instance' section must be a string; got {sep!r}.")
-    table = read_csv_table(path, what="Data file", sep=sep, skipinitialspace=True)
+    schema_spec = spec["schema"]
+    table = read_table(path, kind, sep=sep, text_columns=_text_columns(schema_spec))
     id_column = spec.get("id_column")
     if id_column is not None:
         if not isinstance(id_column, str):
@@ -182,8 +181,8 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
                 "every record needs an id."
             )
         table = table.set_index(id_column)
-    schema = Schema.from_spec(spec["schema"], base_dir)
-    name = spec.get("name", os.path.splitext(os.path.basename(path))[0])
+    schema = Schema.from_spec(schema_spec, base_dir)
+    name = spec.get("name", os.path.splitext(os.path.basename(path.rstrip(os.sep)))[0])
     return Instance(table, schema, name=name, missing=missing)
 
 
@@ -191,6 +190,47 @@ def _check_seed(seed, path: str):
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise InvalidParameterError(f"The 'seed' of job file {path!r} must be a non-negative int; got {seed!r}.")
     return seed
+
+
+def table_source(spec: Mapping, base_dir: str = ".") -> tuple[str, str]:
+    """The format ("csv" or "parquet") and path of a job's data file or directory."""
+    kind = "parquet" if "parquet" in spec else "csv"
+    path = str(spec[kind])
+    path = path if os.path.isabs(path) else os.path.join(base_dir, path)
+    if not os.path.exists(path):
+        raise InvalidParameterError(f"Data file {path!r} does not exist.")
+    return kind, path
+
+
+def _text_columns(schema_spec) -> list[str]:
+    """Columns the schema does not declare numeric: read as text, not guessed."""
+    if not isinstance(schema_spec, Mapping):
+        return []
+    return [str(name) for name, attr in schema_spec.items()
+            if not (isinstance(attr, Mapping) and attr.get("type", attr.get("kind")) == "numeric")]
+
+
+def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_columns=()) -> pd.DataFrame:
+    """A CSV or Parquet file, or a directory of them (read in name order), as one
+    DataFrame. Parquet column types come from its schema; CSV columns in
+    `text_columns` are read as text, the others parsed."""
+    kind = kind or ("parquet" if path.endswith((".parquet", ".pq")) or os.path.isdir(path) and any(
+        f.endswith((".parquet", ".pq")) for f in os.listdir(path)) else "csv")
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(path)
+        files = [path]
+        if os.path.isdir(path):
+            files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith((".csv", ".csv.gz")))
+            if not files:
+                raise SchemaError(f"Directory {path!r} holds no .csv file.")
+        dtype = {c: str for c in text_columns}
+        frames = [read_csv_table(f, what="Data file", sep=sep, skipinitialspace=True, dtype=dtype) for f in files]
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
+        if isinstance(exc, SchemaError):
+            raise
+        raise SchemaError(f"Cannot read {path!r} as {kind.upper()}: {exc}") from None
 
 
 def read_job(path: str, *, instance: Instance | None = None) -> Job:

@@ -250,7 +250,7 @@ def generalize_partition(
             dom = attr.domain
             labels = [dom[a] if a == b else f"[{dom[a]}-{dom[b]}]" for a, b in zip(lo, hi)]
         else:
-            labels, key_of_group = _lca_labels(attr.hierarchy, codes, dense, lo)
+            labels, key_of_group = _lca_labels(attr.hierarchy, codes, dense, n_groups)
         cats, label_codes = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
         group_codes = label_codes.reshape(-1)[key_of_group]
         cats, row_codes = [str(c) for c in cats], group_codes[dense]
@@ -299,23 +299,29 @@ def _distinct_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[tuple[np.ndarray, n
     return (lo[first], hi[first]), inverse.reshape(-1)
 
 
-def _lca_labels(hierarchy, codes, dense, member) -> tuple[list[str], np.ndarray]:
-    """Lowest common ancestor of each group's leaves (`member`: one leaf of each group),
-    by comparing ancestors level by level: the labels of the distinct ancestors found
-    and the one of each group."""
-    n_groups = len(member)
+def _lca_labels(hierarchy, codes, dense, n_groups: int) -> tuple[list[str], np.ndarray]:
+    """Lowest common ancestor of each group's leaves: the labels of the distinct ancestors found and the one of each group.
+
+    Nodes are numbered in depth-first preorder, so each node's leaves are consecutive
+    and a leaf's ancestor at any depth never decreases along that order: the leaves of
+    a group share an ancestor at depth d iff its first and last leaf in preorder do.
+    One min/max per group, then O(groups x height)."""
     if not n_groups:
         return [], np.zeros(0, dtype=np.int64)
-    # anc[d][leaf] = index of the leaf's ancestor at depth d (a shallow leaf is its own
-    # ancestor below its depth), so groups agreeing at depth d share that ancestor.
     nodes = hierarchy.nodes
     node_id = {n: i for i, n in enumerate(nodes)}
     chains = [list(reversed(hierarchy.ancestors(leaf))) for leaf in hierarchy.leaves]
     depth_max = hierarchy.height
+    # anc[d][leaf] = index of the leaf's ancestor at depth d (a shallow leaf is its own
+    # ancestor below its depth).
     anc = np.array([[node_id[c[min(d, len(c) - 1)]] for c in chains] for d in range(depth_max + 1)])
+    preorder = anc[depth_max]  # a leaf's own node id
+    leaf_of = np.zeros(len(nodes), dtype=np.int64)
+    leaf_of[preorder] = np.arange(len(preorder))
+    lo, hi = _group_min_max(preorder[codes], dense, n_groups)
+    first, last = leaf_of[lo], leaf_of[hi]
     result_depth = np.zeros(n_groups, dtype=int)
     for d in range(1, depth_max + 1):
-        lo, hi = _group_min_max(anc[d][codes], dense, n_groups)
-        result_depth = np.where((lo == hi) & (result_depth == d - 1), d, result_depth)
-    found, key_of_group = np.unique(anc[result_depth, member], return_inverse=True)
+        result_depth = np.where((anc[d][first] == anc[d][last]) & (result_depth == d - 1), d, result_depth)
+    found, key_of_group = np.unique(anc[result_depth, first], return_inverse=True)
     return [nodes[i] for i in found], key_of_group.reshape(-1)

@@ -8,9 +8,9 @@ and imports flow downward with it::
     release      fairanon.release
     models       fairanon.models            (requirements, measures, metrics, the verifier)
     parts        fairanon.heuristics | fairanon.solver   (siblings: neither imports the other)
-    methods      fairanon.methods           (compositions of heuristics and exact models)
+    methods      fairanon.methods, fairanon.distributed   (compositions; the Dask engine)
     front door   fairanon, fairanon.api, fairanon.jobs, fairanon.patterns
-    tools        fairanon.cli, fairanon.bench, fairanon.patterns.command
+    tools        fairanon.cli, fairanon.bench, fairanon.patterns.command, fairanon.distributed.command
 
 A module may import from its own layer or from a lower one, never from a higher one;
 the two method-part packages never import each other; the verifiers import no method;
@@ -38,17 +38,17 @@ LAYERS: list[tuple[str, tuple[str, ...], bool]] = [
     ("release", ("fairanon.release",), False),
     ("models", ("fairanon.models",), False),
     ("parts", ("fairanon.heuristics", "fairanon.solver"), True),
-    ("methods", ("fairanon.methods",), False),
+    ("methods", ("fairanon.methods", "fairanon.distributed"), False),
     ("front door", ("fairanon.api", "fairanon.jobs", "fairanon.patterns", "fairanon"), False),
-    ("tools", ("fairanon.cli", "fairanon.bench", "fairanon.patterns.command"), False),
+    ("tools", ("fairanon.cli", "fairanon.bench", "fairanon.patterns.command", "fairanon.distributed.command"), False),
 ]
 
 #: Verifiers recompute everything from what they are given; they import no method.
-VERIFIERS = ("fairanon.models.verify", "fairanon.patterns.verify")
+VERIFIERS = ("fairanon.models.verify", "fairanon.patterns.verify", "fairanon.distributed.verify")
 METHOD_PREFIXES = (
     "fairanon.heuristics", "fairanon.solver", "fairanon.methods", "fairanon.api",
     "fairanon.patterns.sanitize", "fairanon.patterns.dp", "fairanon.patterns.exact",
-    "fairanon.patterns.publish", "fairanon.patterns.privacy",
+    "fairanon.patterns.publish", "fairanon.patterns.privacy", "fairanon.distributed.mondrian",
 )
 
 

@@ -115,8 +115,7 @@ class _Tau:
 
 # ------------------------------------------------------------------ the engine
 class _DMondrian:
-    """Level-synchronous dMondrian. ``data`` columns: 0 the instance position, then the
-    PND ranks, the (PD value, decision) code, and one (PD value, target) code per
+    """Level-synchronous dMondrian. ``data`` columns: the PND ranks, the (PD value, decision) code, and one (PD value, target) code per
     target of the other checks."""
 
     def __init__(self, ranked, block, negative, n_blocks, tau, t, k, k_mode, rule, checks):
@@ -126,8 +125,8 @@ class _DMondrian:
         self.checks = checks
         self.n_blocks = n_blocks
         d = len(ranked)
-        self.dec_col = 1 + d
-        self.target_col = {name: 2 + d + i for i, name in enumerate(checks.targets)}
+        self.dec_col = d
+        self.target_col = {name: 1 + d + i for i, name in enumerate(checks.targets)}
         self.columns = (
             [c.ranks for c in ranked]
             + [(2 * block + negative).astype(np.int32)]
@@ -153,7 +152,7 @@ class _DMondrian:
         value = np.zeros((p, d), dtype=np.int64)
         live = level.sizes >= self.min_split
         if d and live.any():
-            block = level.data[:, 1 : 1 + d]
+            block = level.data[:, :d]
             lo = np.minimum.reduceat(block, level.starts, axis=0)
             hi = np.maximum.reduceat(block, level.starts, axis=0)
             for a in range(d):
@@ -165,11 +164,11 @@ class _DMondrian:
         # The smallest max(τ1, τ2); ties to the earlier attribute (choose_PND_dimension).
         best = np.argmin(score, axis=1) if d else np.zeros(p, dtype=np.int64)
         split = np.isfinite(score[np.arange(p), best]) if d else np.zeros(p, dtype=bool)
-        label = np.zeros(level.n_rows, dtype=np.int64)
+        label = np.zeros(level.n_rows, dtype=np.int32)
         for a in np.unique(best[split]):
             segs = np.flatnonzero(split & (best == a))
             pos, lseg = level.positions(segs)
-            label[pos] = level.data[pos, 1 + a] > value[segs, a][lseg]
+            label[pos] = level.data[pos, a] > value[segs, a][lseg]
         n_children = np.where(split, 2, 0)
         return E.split_level(level, n_children, label, self.min_split, leaves)
 
@@ -177,7 +176,7 @@ class _DMondrian:
         """For parts `segs`: max(τ1, τ2) of the cut found on attribute a (inf if it is
         not d-allowable or breaks another requirement) and the cut value."""
         pos, lseg = level.positions(segs)
-        runs = E.frequency_runs(lseg, level.data[pos, 1 + a], lo, hi, rows=True)
+        runs = E.frequency_runs(lseg, level.data[pos, a], lo, hi, rows=True)
         sizes = level.sizes[segs]
         cum_all = np.cumsum(runs.count)
         base = cum_all[runs.first] - runs.count[runs.first]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -151,32 +152,56 @@ def _resolve_cut_rule(cut_rule, caller: str) -> tuple[Callable[[np.ndarray], np.
 
 
 # ------------------------------------------------------------------ the engine
-class _Mondrian:
-    """Level-synchronous Mondrian over the coded columns of an instance.
+#: Records of the consecutive parts finished together once every part is small.
+_BATCH_ROWS = 1 << 18
 
-    ``data`` columns: 0 the instance position, then the ranked attributes, the
-    hierarchy-split attributes, and the target codes of the checks.
+
+@dataclass(frozen=True)
+class MondrianColumns:
+    """The coded quasi-identifiers Mondrian cuts, in the schema's generalizable order:
+    ``attrs[a]`` is ("r", j) for ``ranked[j]`` (cut at a value) or ("h", j) for
+    ``hier[j]`` (split along its hierarchy)."""
+
+    attrs: tuple[tuple[str, int], ...]
+    ranked: tuple[E.RankedColumn, ...]
+    hier: tuple[E.HierarchyColumn, ...]
+
+
+def mondrian_columns(instance: Instance, categorical: str = "hierarchy") -> MondrianColumns:
+    """The columns Mondrian cuts, coded from `instance`."""
+    attrs, ranked, hier = [], [], []
+    for name in instance.schema.generalizable:
+        attr = instance.schema[name]
+        if attr.kind == "categorical" and categorical == "hierarchy":
+            attrs.append(("h", len(hier)))
+            hier.append(E.hierarchy_column(instance, name))
+        else:
+            attrs.append(("r", len(ranked)))
+            ranked.append(E.rank_column(instance, name))
+    return MondrianColumns(tuple(attrs), tuple(ranked), tuple(hier))
+
+
+class _Mondrian:
+    """Level-synchronous Mondrian over coded columns.
+
+    ``data`` columns: the ranked attributes, the hierarchy-split attributes, and the
+    target codes of the checks. The decisions
+    (:meth:`decide`) read per-part statistics only (tight ranges, frequency sets and
+    their target counts), from the records (:class:`_RowSource`) or from counts
+    gathered elsewhere, so a part is cut the same way wherever its records are.
     """
 
-    def __init__(self, instance: Instance, checks: E.Checks, rule, relaxed: bool, categorical: str):
+    def __init__(self, columns: MondrianColumns, checks: E.Checks, rule, relaxed: bool):
         self.checks = checks
         self.rule = rule
         self.relaxed = relaxed
-        self.attrs: list[tuple[str, int]] = []  # generalizable order: (kind, index)
-        self.ranked: list[E.RankedColumn] = []
-        self.hier: list[E.HierarchyColumn] = []
-        for name in instance.schema.generalizable:
-            attr = instance.schema[name]
-            if attr.kind == "categorical" and categorical == "hierarchy":
-                self.attrs.append(("h", len(self.hier)))
-                self.hier.append(E.hierarchy_column(instance, name))
-            else:
-                self.attrs.append(("r", len(self.ranked)))
-                self.ranked.append(E.rank_column(instance, name))
+        self.attrs = list(columns.attrs)
+        self.ranked = list(columns.ranked)
+        self.hier = list(columns.hier)
         d_r = len(self.ranked)
-        self.hier_col0 = 1 + d_r
+        self.hier_col0 = d_r
         self.target_col = {
-            name: 1 + d_r + len(self.hier) + i for i, name in enumerate(checks.targets)
+            name: d_r + len(self.hier) + i for i, name in enumerate(checks.targets)
         }
         self.columns = (
             [c.ranks for c in self.ranked]
@@ -187,29 +212,41 @@ class _Mondrian:
         self.min_split = 2 * checks.min_size
 
     # ------------------------------------------------------------- the level loop
-    def run(self, roots: Sequence[np.ndarray], n: int, deadline: float | None):
+    def run(self, roots: Sequence[np.ndarray], n: int, deadline: float | None, *, nodes=None, keys=None):
+        """Partition the parts `roots` (instance positions); `nodes` and `keys` give each
+        root's hierarchy nodes and depth-first offset when it is not a root of the tree."""
         leaves = E.Leaves()
-        level = E.first_level(self.columns, roots, len(self.hier))
-        timed_out = False
+        level = E.first_level(self.columns, roots, len(self.hier), nodes=nodes, keys=keys)
+        return leaves, self._finish(level, leaves, deadline)
+
+    def _finish(self, level: E.Level, leaves: E.Leaves, deadline: float | None) -> bool:
+        """Split `level` down to its classes; True if the time ran out first. Once every
+        part is small, consecutive parts are finished a batch at a time: a batch's
+        records stay in the processor's caches from level to level."""
         while level.n_segments:
             if deadline is not None and time.perf_counter() > deadline:
-                timed_out = True
                 leaves.add_level(level)
-                break
+                return True
+            if level.n_rows > _BATCH_ROWS and int(level.sizes.max()) <= _BATCH_ROWS // 2:
+                for batch in E.batches(level, _BATCH_ROWS):
+                    if self._finish(batch, leaves, deadline):
+                        return True
+                return False
             level = self._step(level, leaves)
-        return leaves.groups(n), timed_out
+        return False
 
-    def _widths(self, level: E.Level) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Negated normalized widths (P x attributes; +inf: no cut possible) and the
-        tight rank box of the ranked attributes."""
-        p = level.n_segments
-        neg = np.full((p, len(self.attrs)), np.inf)
+    def bounds(self, level: E.Level) -> tuple[np.ndarray, np.ndarray]:
+        """The tight rank box of the ranked attributes of every part."""
         d_r = len(self.ranked)
-        lo = hi = np.zeros((p, 0), dtype=np.int32)
-        if d_r:
-            block = level.data[:, 1 : 1 + d_r]
-            lo = np.minimum.reduceat(block, level.starts, axis=0)
-            hi = np.maximum.reduceat(block, level.starts, axis=0)
+        if not d_r:
+            z = np.zeros((level.n_segments, 0), dtype=np.int32)
+            return z, z
+        block = level.data[:, :d_r]
+        return np.minimum.reduceat(block, level.starts, axis=0), np.maximum.reduceat(block, level.starts, axis=0)
+
+    def widths(self, nodes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Negated normalized widths (parts x attributes; +inf: no cut possible)."""
+        neg = np.full((len(nodes), len(self.attrs)), np.inf)
         for a, (kind, j) in enumerate(self.attrs):
             if kind == "r":
                 col = self.ranked[j]
@@ -217,19 +254,21 @@ class _Mondrian:
                 neg[cand, a] = -((col.values[hi[cand, j]] - col.values[lo[cand, j]]) / col.span)
             else:
                 h = self.hier[j]
-                node = level.nodes[:, j]
+                node = nodes[:, j]
                 cand = np.flatnonzero(~h.is_leaf[node])
                 neg[cand, a] = -(h.n_leaves_under[node[cand]] / h.n_leaves)
-        return neg, lo, hi
+        return neg
 
-    def _step(self, level: E.Level, leaves: E.Leaves) -> E.Level:
-        neg, lo, hi = self._widths(level)
+    def decide(self, sizes: np.ndarray, nodes: np.ndarray, lo: np.ndarray, hi: np.ndarray, source):
+        """Cut every part: the number of children of each (0: none) and, per hierarchy
+        split, (parts, attribute, the children's nodes). `source` reads the parts'
+        statistics and records the cuts."""
+        neg = self.widths(nodes, lo, hi)
         # Widest first, ties to the lowest attribute index (stable sort).
         order = np.argsort(neg, axis=1, kind="stable")
         n_cand = np.isfinite(neg).sum(axis=1)
-        undecided = (level.sizes >= self.min_split) & (n_cand > 0)
-        n_children = np.zeros(level.n_segments, dtype=np.int64)
-        label = np.zeros(level.n_rows, dtype=np.int64)
+        undecided = (sizes >= self.min_split) & (n_cand > 0)
+        n_children = np.zeros(len(sizes), dtype=np.int64)
         hier_children = []
         for r in range(len(self.attrs)):
             live = undecided & (n_cand > r)
@@ -239,43 +278,33 @@ class _Mondrian:
             for a in np.unique(choice[live]):
                 segs = np.flatnonzero(live & (choice == a))
                 kind, j = self.attrs[a]
-                pos, lseg = level.positions(segs)
                 if kind == "r":
-                    ok, lab = self._cut_ranked(level, segs, pos, lseg, j, lo[segs, j], hi[segs, j])
+                    ok = source.cut_ranked(self, segs, j, lo[segs, j], hi[segs, j])
                     n_children[segs[ok]] = 2
                 else:
-                    ok, lab, n_runs, nodes = self._split_hierarchy(level, segs, pos, lseg, j)
+                    ok, n_runs, child = source.split_hierarchy(self, segs, j, nodes[segs, j])
                     n_children[segs[ok]] = n_runs[ok]
                     keep = ok[np.repeat(np.arange(len(segs)), n_runs)]
-                    hier_children.append((segs[ok], j, nodes[keep]))
-                label[pos] = lab
+                    hier_children.append((segs[ok], j, child[keep]))
                 undecided[segs[ok]] = False
+        return n_children, hier_children
+
+    def _step(self, level: E.Level, leaves: E.Leaves) -> E.Level:
+        lo, hi = self.bounds(level)
+        source = _RowSource(level)
+        n_children, hier_children = self.decide(level.sizes, level.nodes, lo, hi, source)
         child_nodes = None
         if hier_children:
-            total = int(n_children.sum())
-            column = np.full(total, -1, dtype=np.int64)
-            node = np.zeros(total, dtype=np.int64)
-            base = np.cumsum(n_children) - n_children
-            for segs, j, nodes in hier_children:
-                counts = n_children[segs]
-                ids = np.repeat(base[segs] - (np.cumsum(counts) - counts), counts) + np.arange(
-                    int(counts.sum())
-                )
-                column[ids] = j
-                node[ids] = nodes
-            child_nodes = (column, node)
-        return E.split_level(level, n_children, label, self.min_split, leaves, child_nodes)
+            child_nodes = child_node_table(n_children, hier_children)
+        return E.split_level(level, n_children, source.label, self.min_split, leaves, child_nodes)
 
     # ------------------------------------------------------------- counts of candidates
-    def _channels(self, level: E.Level, pos: np.ndarray) -> dict[str, np.ndarray]:
-        return {name: level.data[pos, c] for name, c in self.target_col.items()}
-
-    def _test_cuts(self, runs, codes, cand, sizes_seg, left):
+    def _test_cuts(self, runs, per_run, cand, sizes_seg, left):
         """Do both children of the cuts after runs `cand` pass (targets read)?"""
         counts = {}
         seg = runs.seg[cand]
-        for name, target in self.checks.targets.items():
-            cum, total = E.prefix_counts(runs, codes[name], target.m)
+        for name in self.checks.targets:
+            cum, total = E.cumulative_counts(runs, per_run(name))
             lc = cum[cand]
             counts[name] = np.vstack([lc, total[seg] - lc])
         sizes = np.concatenate([left, sizes_seg[seg] - left])
@@ -283,15 +312,11 @@ class _Mondrian:
         return ok[: len(cand)] & ok[len(cand) :]
 
     # ------------------------------------------------------------- ranked attributes
-    def _cut_ranked(self, level, segs, pos, lseg, j, lo, hi):
-        """Allowable cut (ok per part) and child labels of a numeric/ordered attribute."""
-        x = level.data[pos, 1 + j]
-        sizes = level.sizes[segs]
-        if self.relaxed:
-            return self._cut_relaxed(level, pos, lseg, x, lo, hi, sizes)
+    def ranked_cut(self, runs: E.Runs, per_run, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The allowable cut of each part from its frequency set: the run after which
+        it is cut, and whether there is one. ``per_run(name)`` gives the counts of
+        each run over a target's values (runs x values)."""
         reads = self.checks.reads_targets
-        runs = E.frequency_runs(lseg, x, lo, hi, rows=reads)
-        codes = self._channels(level, pos) if reads else None
         cum_all = np.cumsum(runs.count)
         base = cum_all[runs.first] - runs.count[runs.first]
         left_of_run = cum_all - base[runs.seg]
@@ -301,15 +326,13 @@ class _Mondrian:
             ok = (cut < runs.last) & (left >= self.min_size) & (sizes - left >= self.min_size)
             if reads and ok.any():
                 which = np.flatnonzero(ok)
-                ok[which] = self._test_cuts(runs, codes, cut[which], sizes, left[which])
-        elif self.rule is cut_balanced:
-            cut, ok = self._cut_balanced(runs, codes, sizes, left_of_run)
-        else:
-            cut, ok = self._cut_callable(runs, codes, sizes, left_of_run)
-        threshold = runs.value[np.where(ok, cut, runs.first)]
-        return ok, (x > threshold[lseg]).astype(np.int64)
+                ok[which] = self._test_cuts(runs, per_run, cut[which], sizes, left[which])
+            return cut, ok
+        if self.rule is cut_balanced:
+            return self._cut_balanced(runs, per_run, sizes, left_of_run)
+        return self._cut_callable(runs, per_run, sizes, left_of_run)
 
-    def _cut_balanced(self, runs, codes, sizes, left):
+    def _cut_balanced(self, runs, per_run, sizes, left):
         n_runs = len(runs.count)
         seg_size = sizes[runs.seg]
         allowed = (
@@ -323,7 +346,7 @@ class _Mondrian:
         if self.checks.reads_targets and len(tried):
             # The most balanced cut usually passes; where it fails, every other cut of
             # the part is tested and the most balanced passing one is taken.
-            passed = self._test_cuts(runs, codes, best[tried], sizes, left[best[tried]])
+            passed = self._test_cuts(runs, per_run, best[tried], sizes, left[best[tried]])
             failed = tried[~passed]
             if len(failed):
                 allowed[best[failed]] = False
@@ -331,11 +354,11 @@ class _Mondrian:
                 retry[failed] = True
                 rest = np.flatnonzero(allowed & retry[runs.seg])
                 if len(rest):
-                    allowed[rest] = self._test_cuts(runs, codes, rest, sizes, left[rest])
+                    allowed[rest] = self._test_cuts(runs, per_run, rest, sizes, left[rest])
                 best = E.first_min_per_segment(imbalance, allowed, runs)
         return best, best >= 0
 
-    def _cut_callable(self, runs, codes, sizes, left):
+    def _cut_callable(self, runs, per_run, sizes, left):
         """A user's cut rule, called on each part's frequency set in turn."""
         cut = np.full(len(sizes), -1, dtype=np.int64)
         for s in range(len(sizes)):
@@ -346,7 +369,7 @@ class _Mondrian:
             lt = left[tries]
             tries = tries[(lt >= self.min_size) & (sizes[s] - lt >= self.min_size)]
             if len(tries) and self.checks.reads_targets:
-                tries = tries[self._test_cuts(runs, codes, tries, sizes, left[tries])]
+                tries = tries[self._test_cuts(runs, per_run, tries, sizes, left[tries])]
             if len(tries):
                 cut[s] = tries[0]
         return cut, cut >= 0
@@ -379,12 +402,78 @@ class _Mondrian:
         return ok, lab
 
     # ------------------------------------------------------------- hierarchies
-    def _split_hierarchy(self, level, segs, pos, lseg, j):
-        """Split into the children of each part's node: allowable iff every non-empty
-        child passes; a single non-empty child just moves the node down."""
+
+    # ------------------------------------------------------------- hierarchies
+    def hierarchy_split(self, runs: E.Runs, per_run, node: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Split into the children of each part's node (runs: the children present,
+        by sibling position): allowable iff every non-empty child passes; a single
+        non-empty child just moves the node down. Returns ok per part and the node of
+        every run."""
         h = self.hier[j]
-        node = level.nodes[segs, j]
-        leaf = level.data[pos, self.hier_col0 + j]
+        run_ok = runs.count >= self.min_size
+        if self.checks.reads_targets:
+            counts = {name: per_run(name) for name in self.checks.targets}
+            run_ok &= self.checks.passing(runs.count, counts)
+        ok = (runs.n == 1) | np.logical_and.reduceat(run_ok, runs.first)
+        return ok, h.children[h.child_start[node[runs.seg]] + runs.value]
+
+
+def child_node_table(n_children: np.ndarray, hier_children) -> tuple[np.ndarray, np.ndarray]:
+    """The (column, node) of every child of a level (-1: no hierarchy split)."""
+    total = int(n_children.sum())
+    column = np.full(total, -1, dtype=np.int64)
+    node = np.zeros(total, dtype=np.int64)
+    base = np.cumsum(n_children) - n_children
+    for segs, j, nodes in hier_children:
+        counts = n_children[segs]
+        ids = np.repeat(base[segs] - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+        column[ids] = j
+        node[ids] = nodes
+    return column, node
+
+
+class _Lazy:
+    """Per-target counts computed on first use."""
+
+    def __init__(self, compute):
+        self.compute, self.done = compute, {}
+
+    def __call__(self, name):
+        if name not in self.done:
+            self.done[name] = self.compute(name)
+        return self.done[name]
+
+
+class _RowSource:
+    """Statistics of the parts of a level read from their records, and the child
+    label of every record."""
+
+    def __init__(self, level: E.Level):
+        self.level = level
+        self.label = np.zeros(level.n_rows, dtype=np.int32)
+
+    def cut_ranked(self, eng: _Mondrian, segs, j, lo, hi) -> np.ndarray:
+        level = self.level
+        pos, lseg = level.positions(segs)
+        x = level.data[pos, j]
+        sizes = level.sizes[segs]
+        if eng.relaxed:
+            ok, lab = eng._cut_relaxed(level, pos, lseg, x, lo, hi, sizes)
+            self.label[pos] = lab
+            return ok
+        runs = E.frequency_runs(lseg, x, lo, hi, rows=eng.checks.reads_targets)
+        per_run = _Lazy(lambda name: E.run_counts(
+            runs, level.data[pos, eng.target_col[name]], eng.checks.targets[name].m))
+        cut, ok = eng.ranked_cut(runs, per_run, sizes)
+        threshold = runs.value[np.where(ok, cut, runs.first)]
+        self.label[pos] = x > threshold[lseg]
+        return ok
+
+    def split_hierarchy(self, eng: _Mondrian, segs, j, node):
+        level = self.level
+        pos, lseg = level.positions(segs)
+        h = eng.hier[j]
+        leaf = level.data[pos, eng.hier_col0 + j]
         depth = h.depth[node]
         if (depth == depth[0]).all():  # the usual case: one row of the table
             sibling = h.child_sibling[depth[0]][leaf]
@@ -393,18 +482,11 @@ class _Mondrian:
         runs = E.frequency_runs(
             lseg, sibling, np.zeros(len(segs), dtype=np.int64), h.fanout[node] - 1, rows=True
         )
-        run_ok = runs.count >= self.min_size
-        if self.checks.reads_targets:
-            counts = {}
-            for name, target in self.checks.targets.items():
-                codes = level.data[pos, self.target_col[name]]
-                n_runs = len(runs.count)
-                flat = np.bincount(runs.row_run * target.m + codes, minlength=n_runs * target.m)
-                counts[name] = flat.reshape(n_runs, target.m)
-            run_ok &= self.checks.passing(runs.count, counts)
-        ok = (runs.n == 1) | np.logical_and.reduceat(run_ok, runs.first)
-        nodes = h.children[h.child_start[node[runs.seg]] + runs.value]
-        return ok, runs.row_run - runs.first[lseg], runs.n, nodes
+        per_run = _Lazy(lambda name: E.run_counts(
+            runs, level.data[pos, eng.target_col[name]], eng.checks.targets[name].m))
+        ok, child = eng.hierarchy_split(runs, per_run, node, j)
+        self.label[pos] = runs.row_run - runs.first[lseg]
+        return ok, runs.n, child
 
 
 # ------------------------------------------------------------------ the method
@@ -617,7 +699,8 @@ def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, se
         labels = [domain[int(c)] if domain is not None else c for c in present]
     else:
         part, labels = np.zeros(n, dtype=np.int64), [None]
-    order = np.argsort(part, kind="stable")
+    # Few roots: a stable sort of narrow keys is a radix sort, linear in the rows.
+    order = np.argsort(part.astype(np.uint16) if len(labels) < 2**16 else part, kind="stable")
     roots = np.split(order, np.cumsum(np.bincount(part, minlength=len(labels)))[:-1])
 
     failed = _root_failures(checks, [np.arange(n)])
@@ -637,9 +720,9 @@ def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, se
             )
             return release(part, Status.INFEASIBLE, reason)
 
-    engine = _Mondrian(instance, checks, rule, relaxed, categorical)
-    groups, timed_out = engine.run(roots, n, deadline)
-    return release(groups, timed_out=timed_out)
+    engine = _Mondrian(mondrian_columns(instance, categorical), checks, rule, relaxed)
+    leaves, timed_out = engine.run(roots, n, deadline)
+    return release(leaves.groups(n), timed_out=timed_out)
 
 
 def _root_failures(checks: E.Checks, parts: Sequence[np.ndarray]) -> list[str]:

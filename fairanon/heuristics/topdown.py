@@ -50,7 +50,9 @@ __all__ = [
     "RankedColumn",
     "Runs",
     "Target",
+    "batches",
     "check_time_limit",
+    "cumulative_counts",
     "dense_codes",
     "first_level",
     "first_min_per_segment",
@@ -58,6 +60,7 @@ __all__ = [
     "hierarchy_column",
     "prefix_counts",
     "rank_column",
+    "run_counts",
     "split_level",
 ]
 
@@ -83,15 +86,14 @@ def _dense_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Integral values over a short range are ranked by counting (O(n)); others by a sort.
     """
-    if len(values) and np.all(np.isfinite(values)):
+    if len(values):
         lo, hi = float(values.min()), float(values.max())
-        if hi - lo <= 4 * len(values) + 1024:
-            shifted = values - lo
-            as_int = shifted.astype(np.int64)
-            if np.array_equal(as_int, shifted):
+        if np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 4 * len(values) + 1024:
+            as_int = (values - lo).astype(np.int32 if hi - lo < 2**31 else np.int64)
+            if np.array_equal(as_int + lo, values):  # integral values
                 present = np.bincount(as_int, minlength=int(hi - lo) + 1) > 0
-                rank_of = np.cumsum(present) - 1
-                return rank_of[as_int].astype(np.int32), np.flatnonzero(present) + lo
+                rank_of = (np.cumsum(present) - 1).astype(np.int32)
+                return rank_of[as_int], np.flatnonzero(present) + lo
     uniq, inverse = np.unique(values, return_inverse=True)
     return inverse.reshape(-1).astype(np.int32), uniq
 
@@ -269,7 +271,10 @@ class Checks:
     fewer records cannot hold l distinct values or reach entropy log l).
     """
 
-    def __init__(self, instance: Instance, requirements: Sequence[Requirement]):
+    def __init__(self, instance: Instance, requirements: Sequence[Requirement], targets=None):
+        """`targets` (name -> :class:`Target`) replaces the encoding of the target
+        attributes from `instance`, whose schema alone is then read."""
+        given = targets or {}
         self.targets: dict[str, Target] = {}
         self.checks: list[_Check] = []
         min_size = 1
@@ -282,7 +287,7 @@ class Checks:
                 min_size = max(min_size, math.ceil(req.l))
             for name in requirement_targets(instance.schema, req):
                 if name not in self.targets:
-                    self.targets[name] = _encode_target(instance, name)
+                    self.targets[name] = given[name] if name in given else _encode_target(instance, name)
                 self.checks.append(_make_check(instance, req, self.targets[name]))
         self.min_size = min_size
         self.reads_targets = any(c.target is not None for c in self.checks)
@@ -313,12 +318,14 @@ class Checks:
 class Level:
     """The active parts of one tree level.
 
-    ``data`` holds the records part after part (column 0: position in the instance);
-    part s is ``data[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts'
+    ``rows`` holds the records' positions in the instance part after part, and ``data``
+    their coded columns (the narrowest integer type that holds them); part s is
+    ``data[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts'
     offsets in the depth-first order of the whole partitioning, ``nodes`` their
     current hierarchy node per hierarchy-split attribute.
     """
 
+    rows: np.ndarray
     data: np.ndarray
     starts: np.ndarray
     sizes: np.ndarray
@@ -331,12 +338,13 @@ class Level:
 
     @property
     def n_rows(self) -> int:
-        return len(self.data)
+        return len(self.rows)
 
     @cached_property
     def seg_of_row(self) -> np.ndarray:
         """The part of every record."""
-        return np.repeat(np.arange(self.n_segments, dtype=np.int64), self.sizes)
+        return np.repeat(np.arange(self.n_segments, dtype=np.int32 if self.n_segments < 2**31 else np.int64),
+                         self.sizes)
 
     def positions(self, segs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Positions (in ``data``) of the records of parts `segs` (ascending), and the
@@ -350,17 +358,44 @@ class Level:
 
 
 def first_level(
-    columns: Sequence[np.ndarray], roots: Sequence[np.ndarray], n_nodes: int
+    columns: Sequence[np.ndarray],
+    roots: Sequence[np.ndarray],
+    n_nodes: int,
+    *,
+    nodes: np.ndarray | None = None,
+    keys: np.ndarray | None = None,
 ) -> Level:
-    """The level of the root parts (each an array of instance positions, ascending)."""
+    """The level of the root parts (each an array of instance positions, ascending).
+
+    `nodes` (parts x hierarchy columns) and `keys` start the parts from inner nodes of
+    a partitioning tree: their current hierarchy nodes and depth-first offsets
+    (default: the hierarchies' roots, and offsets from the parts' sizes)."""
     order = np.concatenate(roots) if roots else np.zeros(0, dtype=np.int64)
-    data = np.empty((len(order), 1 + len(columns)), dtype=np.int32)
-    data[:, 0] = order
+    rows = order.astype(np.int32) if len(order) < 2**31 else order
+    top = max([int(c.max()) for c in columns if len(c)] + [0])
+    dtype = np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int32
+    data = np.empty((len(order), len(columns)), dtype=dtype)
     for j, col in enumerate(columns):
-        data[:, j + 1] = col[order]
+        data[:, j] = col[order]
     sizes = np.array([len(r) for r in roots], dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
-    return Level(data, starts, sizes, starts.copy(), np.zeros((len(roots), n_nodes), np.int32))
+    keys = starts.copy() if keys is None else np.asarray(keys, dtype=np.int64)
+    nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
+    return Level(rows, data, starts, sizes, keys, nodes.reshape(len(roots), n_nodes))
+
+
+def batches(level: Level, rows: int):
+    """The level cut into levels of consecutive parts of about `rows` records each."""
+    ends = np.cumsum(level.sizes)
+    first = 0
+    while first < level.n_segments:
+        last = int(np.searchsorted(ends, ends[first] - level.sizes[first] + rows, side="right"))
+        last = max(last, first + 1)
+        lo = int(level.starts[first])
+        hi = int(ends[last - 1])
+        yield Level(level.rows[lo:hi], level.data[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
+                    level.keys[first:last], level.nodes[first:last])
+        first = last
 
 
 class Leaves:
@@ -382,7 +417,7 @@ class Leaves:
 
     def add_level(self, level: Level) -> None:
         """Every part of `level` becomes a class."""
-        self.add(level.data[:, 0], level.seg_of_row, level.keys)
+        self.add(level.rows, level.seg_of_row, level.keys)
 
     def groups(self, n: int) -> np.ndarray:
         """Group id of every instance row: classes numbered in depth-first order."""
@@ -394,6 +429,14 @@ class Leaves:
         rank[np.argsort(keys, kind="stable")] = np.arange(len(keys))
         groups[np.concatenate(self._rows)] = rank[np.concatenate(self._leaf)]
         return groups
+
+    def keys_of_rows(self, n: int) -> np.ndarray:
+        """The depth-first key of every instance row's class: the offset of the class's
+        first record in the depth-first order of the whole partitioning."""
+        out = np.zeros(n, dtype=np.int64)
+        if self._keys:
+            out[np.concatenate(self._rows)] = np.concatenate(self._keys)[np.concatenate(self._leaf)]
+        return out
 
 
 def split_level(
@@ -434,7 +477,7 @@ def split_level(
         row_split = is_split[seg_of_row]
         whole = np.flatnonzero(~is_split)
         idle = np.flatnonzero(~row_split)
-        leaves.add(level.data[idle, 0], np.searchsorted(whole, seg_of_row[idle]), level.keys[whole])
+        leaves.add(level.rows[idle], np.searchsorted(whole, seg_of_row[idle]), level.keys[whole])
         pos = np.flatnonzero(row_split)
         gid = child_base[seg_of_row[pos]] + label[pos]
     n_total = int(n_children.sum())
@@ -449,11 +492,13 @@ def split_level(
         small = np.flatnonzero(~active)
         idle = ~rows_active
         idle_pos = np.flatnonzero(idle) if pos is None else pos[idle]
-        leaves.add(level.data[idle_pos, 0], np.searchsorted(small, gid[idle]), keys[small])
+        leaves.add(level.rows[idle_pos], np.searchsorted(small, gid[idle]), keys[small])
         pos = np.flatnonzero(rows_active) if pos is None else pos[rows_active]
         gid = gid[rows_active]
     order = np.argsort(gid, kind="stable")
-    data = np.take(level.data, order if pos is None else pos[order], axis=0)
+    index = order if pos is None else pos[order]
+    rows = level.rows[index]
+    data = np.take(level.data, index, axis=0)
     kept = np.flatnonzero(active)
     sizes = size[kept]
     nodes = level.nodes[parent[kept]]
@@ -461,7 +506,7 @@ def split_level(
         column, node = child_nodes[0][kept], child_nodes[1][kept]
         which = np.flatnonzero(column >= 0)
         nodes[which, column[which]] = node[which]
-    return Level(data, np.cumsum(sizes) - sizes, sizes, keys[kept], nodes)
+    return Level(rows, data, np.cumsum(sizes) - sizes, sizes, keys[kept], nodes)
 
 
 # ------------------------------------------------------------------ frequency sets
@@ -528,6 +573,21 @@ def frequency_runs(
     return Runs(seg, lo[seg] + (where - base[seg]), count, first, n, row_run)
 
 
+def run_counts(runs: Runs, codes: np.ndarray, m: int) -> np.ndarray:
+    """Counts of every run over a channel's m values (runs x m), from the records'
+    runs (``runs.row_run``) and codes."""
+    n_runs = len(runs.count)
+    return np.bincount(runs.row_run * m + codes, minlength=n_runs * m).reshape(n_runs, m)
+
+
+def cumulative_counts(runs: Runs, per_run: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """From the counts of every run: the counts of the records up to each run within
+    its part (cumulative), and of every part."""
+    cum = np.cumsum(per_run, axis=0)
+    before = cum[runs.first] - per_run[runs.first]
+    return cum - before[runs.seg], cum[runs.last] - before
+
+
 def prefix_counts(runs: Runs, codes: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """Counts over a channel's m values of the records up to each run within its part
     (cumulative), and of every part: the children's counts of every cut at once.
@@ -538,11 +598,7 @@ def prefix_counts(runs: Runs, codes: np.ndarray, m: int) -> tuple[np.ndarray, np
     >>> upto.tolist(), total.tolist()
     ([[1, 1], [2, 1]], [[2, 1]])
     """
-    n_runs = len(runs.count)
-    per_run = np.bincount(runs.row_run * m + codes, minlength=n_runs * m).reshape(n_runs, m)
-    cum = np.cumsum(per_run, axis=0)
-    before = cum[runs.first] - per_run[runs.first]
-    return cum - before[runs.seg], cum[runs.last] - before
+    return cumulative_counts(runs, run_counts(runs, codes, m))
 
 
 def first_min_per_segment(values: np.ndarray, allowed: np.ndarray, runs: Runs) -> np.ndarray:

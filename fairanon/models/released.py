@@ -16,9 +16,42 @@ __all__ = ["factorize", "combine_codes", "classes_of"]
 
 
 def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (int64) and distinct values (as str) of a released column."""
-    codes, uniques = pd.factorize(column.astype(str), sort=False)
-    return codes.astype(np.int64), np.asarray([str(u) for u in uniques], dtype=object)
+    """Codes (int32) and distinct values (as str) of a released column.
+
+    Cells are symbols compared as text (``37`` and ``"37"`` are one value), and codes
+    number the distinct texts in order of first appearance. No per-row string is
+    made: a categorical column is read through its codes and each category is turned
+    into text once; other columns are hashed as they are and only their distinct
+    values are turned into text.
+
+    >>> codes, values = factorize(pd.Series(pd.Categorical(["b", "a", "b"], categories=["a", "b"])))
+    >>> codes.tolist(), values.tolist()
+    ([0, 1, 0], ['b', 'a'])
+    >>> factorize(pd.Series([37, "37", 5], dtype=object))[0].tolist()
+    [0, 0, 1]
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        raw = column.cat.codes.to_numpy()
+        if len(raw) and raw.min() < 0:  # missing cells read as the text of a missing value
+            return _factorize_text(column.astype(str))
+        seen = pd.unique(raw)  # category codes in order of first appearance (hashing, O(n))
+        categories = column.cat.categories
+        text = np.array([str(categories[c]) for c in seen], dtype=object)
+        merged, uniques = pd.factorize(text)
+        remap = np.zeros(len(categories), dtype=np.int32)
+        remap[seen] = merged
+        return remap[raw], np.asarray(uniques, dtype=object)
+    return _factorize_text(column)
+
+
+def _factorize_text(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=False)
+    text = np.array([str(u) for u in uniques], dtype=object)
+    merged, labels = pd.factorize(text)
+    codes = codes.astype(np.int32, copy=False)
+    if len(labels) < len(text):
+        codes = merged.astype(np.int32)[codes]
+    return codes, np.asarray(labels, dtype=object)
 
 
 def combine_codes(key: np.ndarray, n_key: int, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, int]:

@@ -25,7 +25,7 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
-from .released import classes_of, combine_codes, factorize
+from .released import combine_codes, factorize
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -216,6 +216,8 @@ def _check_columns(instance: Instance, release: Release) -> CheckResult:
 def _aligned(instance: Instance, release: Release) -> tuple[pd.DataFrame, np.ndarray]:
     """The released rows whose ids the instance knows (first occurrence) and their
     positions in the instance."""
+    if release.table.index.equals(instance.row_ids):
+        return release.table, np.arange(instance.n_rows, dtype=np.int64)
     table = release.table[~release.table.index.duplicated()]
     table = table[table.index.isin(instance.row_ids)]
     positions = instance.row_ids.get_indexer(table.index)
@@ -263,21 +265,10 @@ def _check_unchanged(
     instance: Instance, table: pd.DataFrame, positions: np.ndarray, masked: frozenset = frozenset()
 ) -> CheckResult:
     """`masked`: attributes a requirement lets the release mask (its own check reads them)."""
-    bad, n_bad = None, 0
-    for name in instance.schema.unchanged:
-        if name not in table.columns or name in masked:
-            continue
-        released = table[name].astype(str).to_numpy()
-        original = instance.table[name].astype(str).to_numpy()[positions]
-        if instance.schema[name].kind == "numeric":
-            released_num = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float)
-            differ = ~(released_num == instance.codes(name)[positions])
-        else:
-            differ = released != original
-        if differ.any():
-            n_bad += int(differ.sum())
-            i = int(np.flatnonzero(differ)[0])
-            bad = bad or {"row": table.index[i], "attribute": name, "original": original[i], "released": released[i]}
+    n_bad, bad = unchanged_cells(instance.schema, table, lambda name: instance.codes(name)[positions], masked)
+    if bad is not None:
+        bad = {"row": table.index[bad[1]], "attribute": bad[0],
+               "original": _text(instance.table[bad[0]].iloc[positions[bad[1]]]), "released": bad[2]}
     return CheckResult(
         "unchanged values", n_bad == 0, achieved=n_bad, witness=bad,
         detail="protected, sensitive and decision values as in the original" if n_bad == 0 else f"{n_bad} changed cell(s)",
@@ -285,26 +276,82 @@ def _check_unchanged(
     )
 
 
+def _text(value) -> str:
+    return str(value.item() if hasattr(value, "item") else value)
+
+
+def unchanged_cells(schema, table: pd.DataFrame, original, masked: frozenset = frozenset()):
+    """Released cells of the unchanged attributes that differ from the original.
+
+    `original(name)` gives the original codes (domain indices, or numbers for numeric
+    attributes) of the rows of `table`. Released values are read once per distinct
+    value: a categorical or ordered cell is unchanged when its text is the original
+    value, a numeric one when it reads as the same number. Returns the number of
+    changed cells and the first one, as (attribute, row position, released text).
+    """
+    n_bad, first = 0, None
+    for name in schema.unchanged:
+        if name not in table.columns or name in masked:
+            continue
+        attr = schema[name]
+        codes, labels = factorize(table[name])
+        if attr.kind == "numeric":
+            lookup = np.array([_number(v) for v in labels], dtype=float)
+        else:
+            index = {v: i for i, v in enumerate(attr.domain)}
+            lookup = np.array([index.get(v, -1) for v in labels], dtype=np.int64)
+        differ = lookup[codes] != original(name)
+        if differ.any():
+            n_bad += int(differ.sum())
+            if first is None:
+                i = int(np.argmax(differ))
+                first = (name, i, str(labels[codes[i]]))
+    return n_bad, first
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
 # ----------------------------------------------------------------- the classes
 class _Classes:
-    """Released equivalence classes and the lookups the requirement checks share."""
+    """Released equivalence classes and the lookups the requirement checks share.
+
+    Classes are numbered by their released quasi-identifier values (the codes of each
+    column in order of first appearance, compared column by column); the checks read
+    only class-level data: sizes, each class's labels and its counts over the values
+    of a row-level attribute (:meth:`counts`).
+    """
 
     def __init__(self, instance: Instance, table: pd.DataFrame):
         self.table = table
         self.qi = [c for c in instance.schema.qi if c in table.columns]
-        self.ids, self.n = classes_of(table, self.qi)
+        self.columns = {c: factorize(table[c]) for c in self.qi}
+        key = np.zeros(len(table), dtype=np.int64)
+        n_key = 1 if len(table) else 0
+        for codes, labels in self.columns.values():
+            key, n_key = combine_codes(key, n_key, codes, len(labels))
+        self.ids, self.n = key, n_key
         self.sizes = np.bincount(self.ids, minlength=self.n)
         first = np.full(self.n, -1, dtype=np.int64)
         first[self.ids[::-1]] = np.arange(len(self.ids))[::-1]
         self.first_row = first
         self._values: dict[str, tuple[np.ndarray, list]] = {}
 
+    def class_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The label code of every class on a quasi-identifier, and the labels."""
+        codes, labels = self.columns[name]
+        return codes[self.first_row], labels
+
     def describe(self, g: int, **extra) -> dict:
         """A witness for class g: its released QI values, size and some record ids."""
-        row = self.table.iloc[int(self.first_row[g])]
-        members = self.table.index[self.ids == g][:_MAX_WITNESS_ROWS]
-        out = {"class": {c: str(row[c]) for c in self.qi}, "size": int(self.sizes[g])}
+        out = {"class": {c: str(self.columns[c][1][self.columns[c][0][self.first_row[g]]]) for c in self.qi},
+               "size": int(self.sizes[g])}
         out.update(extra)
+        members = self.table.index[np.flatnonzero(self.ids == g)[:_MAX_WITNESS_ROWS]]
         out["records"] = [r.item() if hasattr(r, "item") else r for r in members]
         return out
 
@@ -312,20 +359,29 @@ class _Classes:
         """Codes of the released values of a target attribute, ordered by the attribute's
         order (numeric: by value), and the list of values."""
         if name not in self._values:
-            attr = instance.schema[name]
-            col = self.table[name]
-            if attr.kind == "numeric":
-                numbers = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
-                uniq, codes = np.unique(numbers, return_inverse=True)
-                self._values[name] = (codes.reshape(-1).astype(np.int64), list(uniq))
-            else:
-                text = col.astype(str)
-                present = set(pd.unique(text.to_numpy()))
-                order = [v for v in (attr.domain or ()) if v in present]
-                order += sorted(present - set(order))
-                codes = pd.Categorical(text.to_numpy(), categories=order).codes.astype(np.int64)
-                self._values[name] = (codes, order)
+            codes, labels = factorize(self.table[name])
+            remap, order = value_order(instance.schema[name], labels)
+            self._values[name] = (remap[codes], order)
         return self._values[name]
+
+    def counts(self, instance: Instance, name: str) -> tuple[np.ndarray, list]:
+        """Counts[g, v] of each released value v of an attribute in class g, and the values."""
+        codes, values = self.values(instance, name)
+        return M.group_counts(self.ids, codes, self.n, len(values)), values
+
+
+def value_order(attr, labels) -> tuple[np.ndarray, list]:
+    """The released values of a row-level attribute in the attribute's order (numeric:
+    by value; values outside the domain last, sorted), and each label's position there."""
+    if attr.kind == "numeric":
+        numbers = np.array([_number(v) for v in labels], dtype=float)
+        uniq, remap = np.unique(numbers, return_inverse=True)
+        return remap.reshape(-1).astype(np.int64), list(uniq)
+    present = set(str(v) for v in labels)
+    order = [v for v in (attr.domain or ()) if v in present]
+    order += sorted(present - set(order))
+    position = {v: i for i, v in enumerate(order)}
+    return np.array([position[str(v)] for v in labels], dtype=np.int64), order
 
 
 def _check_k(req: KAnonymity, cls: _Classes) -> CheckResult:
@@ -340,8 +396,7 @@ def _check_k(req: KAnonymity, cls: _Classes) -> CheckResult:
 def _check_l(req: LDiversity, cls: _Classes, instance: Instance) -> list[CheckResult]:
     out = []
     for name in requirement_targets(instance.schema, req):
-        codes, values = cls.values(instance, name)
-        counts = M.group_counts(cls.ids, codes, cls.n, len(values))
+        counts, values = cls.counts(instance, name)
         label = str(req) if req.attribute or len(requirement_targets(instance.schema, req)) == 1 else f"{req} of {name}"
         if req.variant == "distinct":
             achieved = M.distinct_l(counts)
@@ -386,8 +441,7 @@ def _check_t(req: TCloseness, cls: _Classes, instance: Instance) -> list[CheckRe
     out = []
     targets = requirement_targets(instance.schema, req)
     for name in targets:
-        codes, values = cls.values(instance, name)
-        counts = M.group_counts(cls.ids, codes, cls.n, len(values))
+        counts, values = cls.counts(instance, name)
         global_counts = counts.sum(axis=0)
         ground = _ground(instance, name, values, req.distance)
         distances = M.emd(counts, global_counts, ground)
@@ -412,33 +466,56 @@ def _check_t(req: TCloseness, cls: _Classes, instance: Instance) -> list[CheckRe
     return out
 
 
-def _check_diversity(req: DiversityConstraint, table: pd.DataFrame, instance: Instance) -> CheckResult:
+def diversity_count(req: DiversityConstraint, table: pd.DataFrame, schema) -> int:
+    """The number of released rows showing every target value of a diversity constraint
+    (each distinct released value is read once)."""
     match = np.ones(len(table), dtype=bool)
     for name, value in req.target:
-        col = table[name]
-        if instance.schema[name].kind == "numeric":
-            numbers = pd.to_numeric(col.astype(str), errors="coerce").to_numpy(dtype=float)
-            match &= numbers == float(value)
+        codes, labels = factorize(table[name])
+        if schema[name].kind == "numeric":
+            hit = np.array([_number(v) for v in labels], dtype=float) == float(value)
         else:
-            match &= col.astype(str).to_numpy() == value
-    count = int(match.sum())
+            hit = labels == value
+        match &= hit.astype(bool)[codes]
+    return int(match.sum())
+
+
+def _check_diversity(req: DiversityConstraint, table: pd.DataFrame, instance: Instance) -> CheckResult:
+    return diversity_result(req, diversity_count(req, table, instance.schema))
+
+
+def diversity_result(req: DiversityConstraint, count: int) -> CheckResult:
     ok = req.lower <= count <= req.upper
     witness = {"count": count, "lower": req.lower, "upper": req.upper}
     detail = "" if ok else ("too few" if count < req.lower else "too many") + " visible target records"
     return CheckResult(str(req), ok, achieved=count, threshold=(req.lower, req.upper), witness=witness, detail=detail)
 
 
-def _check_alpha(req: AlphaProtection, table: pd.DataFrame, instance: Instance) -> CheckResult:
+def _check_alpha(req: AlphaProtection, cls: _Classes, instance: Instance) -> CheckResult:
     """Every PND itemset over released values (Ruggieri Defs. 2-5), by one group-by per
-    subset of PND attributes; each subset refines its parent's grouping."""
+    subset of PND attributes; each subset refines its parent's grouping.
+
+    The itemsets are read from the classes: the protected attribute and every PND
+    attribute are quasi-identifiers, so a class lies in one context of each itemset,
+    with its counts of negative decisions."""
     schema = instance.schema
     pd_attr, dec_attr = schema[schema.protected], schema[schema.decision]
-    protected = table[pd_attr.name].astype(str).isin(pd_attr.protected).to_numpy()
-    negative = (table[dec_attr.name].astype(str) == dec_attr.negative).to_numpy()
-    weights = [protected & negative, protected & ~negative, ~protected & negative, ~protected & ~negative]
-    total, neg = len(table), int(negative.sum())
-    pnd = [c for c in schema.generalizable if c in table.columns]
-    columns = [factorize(table[c]) for c in pnd]
+    codes, labels = cls.class_codes(pd_attr.name)
+    protected = np.isin(labels.astype(str), list(pd_attr.protected))[codes] if len(labels) else codes.astype(bool)
+    counts, values = cls.counts(instance, dec_attr.name)
+    is_negative = np.array(
+        [(v == _number(dec_attr.negative)) if dec_attr.kind == "numeric" else (v == dec_attr.negative) for v in values],
+        dtype=bool,
+    )
+    sizes = cls.sizes.astype(np.int64)
+    negative = counts[:, is_negative].sum(axis=1).astype(np.int64) if len(values) else np.zeros(cls.n, np.int64)
+    weights = [
+        np.where(protected, negative, 0), np.where(protected, sizes - negative, 0),
+        np.where(protected, 0, negative), np.where(protected, 0, sizes - negative),
+    ]
+    total, neg = int(sizes.sum()), int(negative.sum())
+    pnd = [c for c in schema.generalizable if c in cls.qi]
+    columns = [cls.class_codes(c) for c in pnd]
     min_support = req.min_support or 1
     op = ("lt" if req.strict else "le") if req.larger_is_worse else ("gt" if req.strict else "ge")
     sign = 1.0 if req.larger_is_worse else -1.0
@@ -479,10 +556,10 @@ def _check_alpha(req: AlphaProtection, table: pd.DataFrame, instance: Instance) 
         for j in range(itemset[-1] + 1 if itemset else 0, len(pnd)):
             codes, uniques = columns[j]
             child, n_child = combine_codes(key, n_key, codes, len(uniques))
-            if np.bincount(child, minlength=n_child).max(initial=0) >= min_support:
+            if np.bincount(child, weights=sizes, minlength=n_child).max(initial=0) >= min_support:
                 walk(itemset + (j,), child, n_child)
 
-    walk((), np.zeros(total, dtype=np.int64), 1 if total else 0)
+    walk((), np.zeros(cls.n, dtype=np.int64), 1 if total else 0)
     ok = state["violations"] == 0
     detail = f"{state['contexts']} contexts checked"
     if not ok:
@@ -696,7 +773,7 @@ def verify(
         elif isinstance(req, DiversityConstraint):
             checks.append(_check_diversity(req, released, instance))
         elif isinstance(req, AlphaProtection):
-            checks.append(_check_alpha(req, released, instance))
+            checks.append(_check_alpha(req, cls, instance))
         elif isinstance(req, MultiplicativeTCloseness):
             checks.extend(_check_multiplicative(req, cls, instance, table, positions))
         elif isinstance(req, StochasticTCloseness):

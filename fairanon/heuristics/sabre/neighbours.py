@@ -149,6 +149,8 @@ TIE_WINDOW = 8
 _REBUILD = 8
 # ... or once _MISSES searches came back short and 1/(8 _REBUILD) of its points are dead.
 _MISSES = 32
+# A request for dozens of records scans its bucket when it asks for 1/_SCAN_SHARE of it.
+_SCAN_SHARE = 64
 
 def _point_ids(coords: np.ndarray) -> np.ndarray:
     """Dense ids of the distinct rows of `coords`, column by column (hashing, O(n d))."""
@@ -438,9 +440,12 @@ class NeighbourPool:
 
     def is_large(self, bucket: int, need: int) -> bool:
         """Whether a request is better served by scanning every live record of the bucket
-        (a quarter of them or more, or dozens: a kd-tree search for that many
-        neighbours visits most of the tree anyway) than by a kd-tree search."""
-        return need >= 64 or 4 * need >= len(self._mlist[bucket])
+        (a quarter of them or more, or dozens of them out of at most a few thousand: a
+        kd-tree search for that many neighbours visits most of the tree anyway) than by
+        a kd-tree search. A scan costs the whole bucket; in a large bucket a search for
+        even hundreds of neighbours stays local."""
+        live = len(self._mlist[bucket])
+        return 4 * need >= live or (need >= 64 and need * _SCAN_SHARE >= live)
 
     def _scan(self, bucket: int, row: int, need: int) -> list[int]:
         """The `need` live records of `bucket` nearest to `row` by a scan (exact, ties by

@@ -61,7 +61,7 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
     merged, labels = pd.factorize(text)
     if len(labels) < len(text):
         raw = merged[raw]
-    return raw.astype(np.int64, copy=False), tuple(str(v) for v in labels)
+    return raw.astype(np.int32, copy=False), tuple(str(v) for v in labels)
 
 
 def _active_mask(instance: Instance, name: str) -> np.ndarray:

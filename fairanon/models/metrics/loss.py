@@ -10,6 +10,7 @@ Counts (cells, class sizes, discernibility) are ints and C_AVG a
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -159,7 +160,8 @@ def _per_attribute(p: _Prepared, measure: str, numeric_loss: str, exact: bool) -
         if exact:
             out[name] = sum((int(r) * v for r, v in zip(rows, values) if r), Fraction(0))
         else:
-            out[name] = float(np.dot(rows, values))
+            # An exactly rounded sum: the same whatever the order of the labels.
+            out[name] = math.fsum(np.asarray(rows, dtype=float) * values)
     return out
 
 

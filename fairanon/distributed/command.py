@@ -1,0 +1,148 @@
+"""``fairanon anonymize|verify --engine dask``: the command line on a Dask cluster.
+
+Without ``--scheduler`` a :class:`distributed.LocalCluster` is started on this machine
+for the run. The release is written as a Parquet directory and verified from what was
+written. Dask's progress bar is shown for every pass on a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import resource
+import sys
+from collections.abc import Iterator
+
+from ..exceptions import InvalidParameterError
+
+__all__ = ["anonymize", "peak_memory", "verify"]
+
+
+@contextlib.contextmanager
+def client(scheduler: str | None, workers: int | None = None) -> Iterator:
+    """A distributed client: on `scheduler` (an address), else on a LocalCluster."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - the extra is installed in the test environment
+        raise InvalidParameterError(
+            "--engine dask needs Dask: pip install 'fairanon[dask]' (dask[dataframe] and distributed)."
+        ) from None
+    if scheduler:
+        with Client(scheduler) as c:
+            yield c
+        return
+    with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        yield c
+
+
+def peak_memory(c=None) -> dict:
+    """Peak resident memory (MB) of this process and, on a cluster, of every worker."""
+    out = {"process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if c is not None:
+        peaks = c.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        out["worker_peak_rss_mb"] = sorted(float(v) for v in peaks.values())
+    return out
+
+
+def _instance(job_path: str | None, dataset: str | None):
+    """The job's instance as a DaskInstance (a data file or directory is read by Dask,
+    a bundled data set is split into partitions), and the job."""
+    from ..instances.datasets import load
+    from ..instances.schema import Schema
+    from ..jobs import _read_document, default_job, read_job, table_source
+    from .instance import as_dask_instance, dask_instance
+
+    path = job_path or default_job()
+    if dataset:
+        dinst = as_dask_instance(load(dataset))
+    else:
+        doc = _read_document(path)
+        spec = doc.get("instance") or {}
+        if isinstance(spec, dict) and ("csv" in spec or "parquet" in spec):
+            base_dir = os.path.dirname(os.path.abspath(path))
+            _, data = table_source(spec, base_dir)
+            if "schema" not in spec:
+                raise InvalidParameterError("A data file instance needs a 'schema' section.")
+            schema = Schema.from_spec(spec["schema"], base_dir)
+            name = spec.get("name", os.path.splitext(os.path.basename(data.rstrip(os.sep)))[0])
+            dinst = dask_instance(data, schema, name=name, id_column=spec.get("id_column"),
+                                  missing=spec.get("missing", "error"))
+        else:
+            dinst = as_dask_instance(read_job(path).instance)
+    return dinst, read_job(path, instance=dinst)
+
+
+def anonymize(args) -> int:
+    """Anonymize on Dask, write ``release.parquet`` and ``report.json``, verify."""
+    from ..api import anonymize as run
+    from .verify import verify_dask
+
+    tty = sys.stderr.isatty()
+    with client(args.scheduler, getattr(args, "workers", None)) as c:
+        dinst, job = _instance(args.job, args.dataset)
+        method = args.method or job.method
+        seed = args.seed if args.seed is not None else job.seed
+        options = dict(job.options)
+        if getattr(args, "max_rows", None):
+            options["max_rows"] = args.max_rows
+        release = run(dinst, job.requirements, method, engine="dask", seed=seed, progress=tty, **options)
+        os.makedirs(args.out, exist_ok=True)
+        release_path = os.path.join(args.out, "release.parquet")
+        report_path = os.path.join(args.out, "report.json")
+        write = release.to_parquet(release_path, compute=False, check=False)
+        _show(write, c, tty)
+        report = verify_dask(dinst, release_path, job.requirements, progress=tty)
+        report = dataclasses.replace(report, method=release.method, status=str(release.status))
+        memory = peak_memory(c)
+    with open(report_path, "w", encoding="utf-8") as fh:
+        json.dump({"job": job.name, "release": release.summary(), "report": report.to_dict(),
+                   "resources": memory}, fh, indent=2)
+    print(report)
+    if release.reason:
+        print(f"  reason: {release.reason}")
+    print(_memory_text(memory))
+    print(f"Wrote {release_path} and {report_path}")
+    return 0 if report.passed and str(release.status) in ("OPTIMAL", "FEASIBLE") else 1
+
+
+def verify(args) -> int:
+    """Verify a released table (Parquet or CSV, file or directory) on Dask."""
+    from .verify import verify_dask
+
+    if not os.path.exists(args.release):
+        raise InvalidParameterError(f"release file {args.release!r} does not exist")
+    tty = sys.stderr.isatty()
+    with client(args.scheduler, getattr(args, "workers", None)) as c:
+        dinst, job = _instance(args.job, args.dataset)
+        from .instance import read_table
+
+        table = read_table(args.release, id_column="record_id" if args.release.endswith((".csv", ".csv.gz")) else None)
+        report = verify_dask(dinst, table, job.requirements, progress=tty)
+        memory = peak_memory(c)
+    print(report)
+    print(_memory_text(memory))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump({**report.to_dict(), "resources": memory}, fh, indent=2)
+    return 0 if report.passed else 1
+
+
+def _show(collection, c, tty: bool) -> None:
+    if tty:
+        from distributed import progress
+
+        future = c.compute(collection)
+        progress(future)
+        future.result()
+    else:
+        collection.compute()
+
+
+def _memory_text(memory: dict) -> str:
+    text = f"  peak memory: {memory['process_peak_rss_mb']:.0f} MB in this process"
+    if "worker_peak_rss_mb" in memory:
+        text += ", workers " + ", ".join(f"{v:.0f}" for v in memory["worker_peak_rss_mb"]) + " MB"
+    return text

@@ -1,0 +1,341 @@
+"""An instance held by a Dask DataFrame: the schema completed from distributed counts,
+and the table's value statistics, so that each partition is coded exactly as the whole
+table would be by :class:`~fairanon.instances.instance.Instance`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import reduce
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import InvalidParameterError, SchemaError
+from ..instances.instance import MISSING_POLICIES, Instance
+from ..instances.schema import Schema
+
+__all__ = ["DaskInstance", "as_dask_instance", "compute", "dask_instance", "read_table"]
+
+
+def _dd():
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover - the extra is installed in the test environment
+        raise InvalidParameterError(
+            "engine='dask' needs Dask: pip install 'fairanon[dask]' (dask[dataframe] and distributed)."
+        ) from None
+    return dd
+
+
+def read_table(path: str, *, id_column: str | None = None):
+    """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
+    `id_column` when given. Column types come from the Parquet schema."""
+    dd = _dd()
+    if not os.path.exists(path):
+        raise InvalidParameterError(f"Data file {path!r} does not exist.")
+    if path.endswith((".csv", ".csv.gz")):
+        ddf = dd.read_csv(path, skipinitialspace=True, blocksize="64MB")
+    else:
+        try:
+            ddf = dd.read_parquet(path)
+        except KeyError as exc:
+            raise SchemaError(
+                f"Dask cannot read the record ids of {path!r} (kept as a pandas RangeIndex in the file's "
+                f"metadata: {exc}); write them as a column (df.reset_index().to_parquet(...)) and name it in "
+                "id_column."
+            ) from None
+    if id_column is not None:
+        if id_column not in ddf.columns:
+            raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
+        ddf = ddf.set_index(id_column, sorted=_sorted(ddf, id_column))
+    elif ddf.index.name is None:
+        ddf = _row_numbers(ddf)
+    return ddf
+
+
+def _row_numbers(ddf):
+    """Record ids 0..n-1 in file order, as pandas gives a table read without ids."""
+    import dask
+
+    lengths = dask.compute(*[dask.delayed(len)(p) for p in ddf.to_delayed()])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+    def number(part, partition_info=None):
+        start = offsets[partition_info["number"]] if partition_info else 0
+        out = part.copy()
+        out.index = pd.RangeIndex(start, start + len(part))
+        return out
+
+    meta = ddf._meta.copy()
+    meta.index = pd.RangeIndex(0)
+    out = ddf.map_partitions(number, meta=meta)
+    return out.clear_divisions()
+
+
+def _sorted(ddf, column: str) -> bool:
+    """Whether a column is sorted across partitions (so indexing by it needs no shuffle):
+    checked from the partitions' first and last values."""
+    import dask
+
+    ends = dask.compute(*[dask.delayed(lambda p: (p.iloc[0], p.iloc[-1], p.is_monotonic_increasing) if len(p) else None)(part)
+                          for part in ddf[column].to_delayed()])
+    ends = [e for e in ends if e is not None]
+    return all(e[2] for e in ends) and all(a[1] < b[0] for a, b in zip(ends, ends[1:]))
+
+
+@dataclass
+class _Stats:
+    """Per-column facts of a table: rows, missing cells, distinct texts (non-numeric)
+    and distinct numbers with counts (numeric)."""
+
+    n_rows: int = 0
+    missing: dict = field(default_factory=dict)
+    texts: dict = field(default_factory=dict)
+    numbers: dict = field(default_factory=dict)
+    bad_number: dict = field(default_factory=dict)
+
+
+def _partition_stats(part: pd.DataFrame, schema: Schema) -> _Stats:
+    out = _Stats(n_rows=len(part))
+    for attr in schema:
+        if attr.role == "ignore" or attr.name not in part.columns:
+            continue
+        col = part[attr.name]
+        na = col.isna()
+        out.missing[attr.name] = int(na.sum())
+        col = col[~na]
+        if attr.kind == "numeric":
+            values = pd.to_numeric(col, errors="coerce")
+            bad = values.isna()
+            if bad.any():
+                out.bad_number[attr.name] = col[bad].iloc[0]
+            counts = values[~bad].value_counts(sort=False)
+            out.numbers[attr.name] = counts
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            counts = np.bincount(col.cat.codes.to_numpy(), minlength=len(col.cat.categories))
+            text = pd.Series(counts, index=[str(c) for c in col.cat.categories])
+            out.texts[attr.name] = text[text > 0].groupby(level=0, sort=False).sum()
+        else:
+            counts = col.value_counts(sort=False, dropna=False)
+            counts.index = [str(v) for v in counts.index]
+            out.texts[attr.name] = counts.groupby(level=0, sort=False).sum()
+    return out
+
+
+def _merge_stats(a: _Stats, b: _Stats) -> _Stats:
+    out = _Stats(n_rows=a.n_rows + b.n_rows)
+    for key in set(a.missing) | set(b.missing):
+        out.missing[key] = a.missing.get(key, 0) + b.missing.get(key, 0)
+    for table, left, right in ((out.texts, a.texts, b.texts), (out.numbers, a.numbers, b.numbers)):
+        for key in set(left) | set(right):
+            parts = [s for s in (left.get(key), right.get(key)) if s is not None]
+            table[key] = reduce(lambda x, y: x.add(y, fill_value=0), parts).astype(np.int64)
+    out.bad_number = {**b.bad_number, **a.bad_number}
+    return out
+
+
+@dataclass(frozen=True)
+class Coder:
+    """What a task needs to code a partition as the whole table (the completed schema),
+    without the table itself."""
+
+    schema: Schema
+    name: str
+    missing: str
+    index_dtype: object
+
+    def part(self, frame: pd.DataFrame) -> Instance:
+        """One partition as an instance with the completed schema (its codes are the
+        whole table's: domain indices, or the numbers themselves)."""
+        return Instance(frame, self.schema, self.name, missing=self.missing)
+
+
+class DaskInstance:
+    """A table held by a Dask DataFrame (its index holds the record ids) and its schema.
+
+    Built by :func:`dask_instance`, which completes the schema as
+    :class:`~fairanon.instances.instance.Instance` does (orders and flat hierarchies
+    from the values present, values checked against hierarchies) from distributed
+    counts. :meth:`part` codes one partition exactly as the whole table would be.
+
+    Attributes
+    ----------
+    data : dask.dataframe.DataFrame
+    schema : Schema
+        Completed.
+    name : str
+    n_rows : int
+    numbers : dict
+        Per numeric column, its distinct values (sorted) and their counts.
+    domains : dict
+        Per other column, the count of every value of its domain.
+    """
+
+    def __init__(self, data, schema: Schema, name: str, n_rows: int, numbers: dict, domains: dict, missing: str):
+        self.data = data
+        self.schema = schema
+        self.name = name
+        self.n_rows = n_rows
+        self.numbers = numbers
+        self.domains = domains
+        self.missing = missing
+
+    def value_counts(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The values of a column present in the table, in the order of its codes
+        (domain indices, or numbers), and their counts."""
+        if name in self.domains:
+            counts = self.domains[name]
+            present = np.flatnonzero(counts)
+            return present, counts[present]
+        series = self.numbers[name]
+        return series.index.to_numpy(dtype=float), series.to_numpy(dtype=np.int64)
+
+    @property
+    def coder(self) -> Coder:
+        return Coder(self.schema, self.name, self.missing, self.data.index.dtype)
+
+    def part(self, frame: pd.DataFrame) -> Instance:
+        """One partition as an instance with the completed schema."""
+        return self.coder.part(frame)
+
+    def __repr__(self) -> str:
+        return (f"DaskInstance({self.name!r}, n_rows={self.n_rows}, qi={list(self.schema.qi)}, "
+                f"partitions={self.data.npartitions})")
+
+
+def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: str | None = None,
+                  missing: str = "error") -> DaskInstance:
+    """Build a :class:`DaskInstance` from a Dask DataFrame or a Parquet path.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or str
+        The table, indexed by record id, or a Parquet file or directory (CSV also read).
+    schema : Schema
+    name : str, optional
+    id_column : str, optional
+        A column holding the record ids (default: the DataFrame's index).
+    missing : {"error", "drop"}
+        As for :class:`~fairanon.instances.instance.Instance`.
+
+    Raises
+    ------
+    SchemaError
+        Unknown columns, missing values, values outside a hierarchy or order,
+        non-numbers in a numeric column: the messages of the single-machine instance.
+    """
+    dd = _dd()
+    import dask
+
+    if not isinstance(schema, Schema):
+        raise SchemaError(f"An instance needs a Schema; got {type(schema).__name__}.")
+    if missing not in MISSING_POLICIES:
+        raise SchemaError(f"missing must be one of {MISSING_POLICIES}; got {missing!r}.")
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        name = name or os.path.splitext(os.path.basename(path.rstrip("/")))[0]
+        data = read_table(path, id_column=id_column)
+    elif isinstance(data, dd.DataFrame):
+        if id_column is not None:
+            data = data.set_index(id_column, sorted=_sorted(data, id_column))
+    else:
+        raise InvalidParameterError(
+            f"A distributed instance needs a Dask DataFrame or a Parquet path; got {type(data).__name__}."
+        )
+    name = name or "instance"
+    columns = [str(c) for c in data.columns]
+    unknown = [a.name for a in schema if a.name not in columns]
+    if unknown:
+        raise SchemaError(f"Unknown column(s) {unknown} in the schema of instance {name!r}; the table has {columns}.")
+    used = [a.name for a in schema if a.role != "ignore"]
+    if missing == "drop":
+        data = data.dropna(subset=used)
+    parts = [dask.delayed(_partition_stats)(p, schema) for p in data.to_delayed()]
+    while len(parts) > 1:
+        parts = [dask.delayed(_merge_stats)(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    (stats,) = dask.compute(parts[0])
+    if stats.n_rows == 0:
+        raise SchemaError(f"Instance {name!r} has an empty table: nothing to anonymize.")
+    bad = {c: n for c, n in stats.missing.items() if n}
+    if bad:
+        details = ", ".join(f"{c!r} ({n} rows)" for c, n in bad.items())
+        raise SchemaError(
+            f"Missing values in {details} of instance {name!r}. Fill them, declare them as a value of the "
+            "attribute, or pass missing='drop'."
+        )
+    for column, value in stats.bad_number.items():
+        raise SchemaError(f"Column {column!r} is declared numeric but holds {value!r}.")
+    # The schema is completed by the single-machine instance itself, from one row per
+    # distinct value: orders, flat hierarchies and checks are then exactly its own.
+    sample = {}
+    length = max([len(v) for v in stats.texts.values()] + [1])
+    for attr in schema:
+        if attr.role == "ignore":
+            sample[attr.name] = [0] * length
+            continue
+        if attr.kind == "numeric":
+            values = list(stats.numbers[attr.name].index[:1]) or [0]
+        else:
+            values = sorted(stats.texts[attr.name].index)
+        sample[attr.name] = [values[i % len(values)] for i in range(length)]
+    completed = Instance(pd.DataFrame(sample), schema, name).schema
+    numbers = {c: s.sort_index() for c, s in stats.numbers.items()}
+    domains = {}
+    for column, counts in stats.texts.items():
+        domain = completed[column].domain
+        index = {v: i for i, v in enumerate(domain)}
+        domains[column] = np.bincount([index[v] for v in counts.index], weights=counts.to_numpy(),
+                                      minlength=len(domain)).astype(np.int64)
+    return DaskInstance(data, completed, name, stats.n_rows, numbers, domains, missing)
+
+
+def as_dask_instance(data, schema: Schema | None = None, *, partitions: int | None = None) -> DaskInstance:
+    """A :class:`DaskInstance` from a DaskInstance (as is), an
+    :class:`~fairanon.instances.instance.Instance` (split into `partitions`, default
+    one per million rows, at least 2), or a Dask DataFrame or Parquet path with `schema`."""
+    if isinstance(data, DaskInstance):
+        return data
+    if isinstance(data, Instance):
+        dd = _dd()
+        table = pd.concat([data.table, data.extra], axis=1) if len(data.extra.columns) else data.table
+        n = partitions or max(2, -(-data.n_rows // 1_000_000))
+        return dask_instance(persist(dd.from_pandas(table, npartitions=n)), data.schema, name=data.name)
+    if schema is None:
+        raise InvalidParameterError(
+            "A Dask DataFrame or a Parquet path needs a schema: pass schema=fa.Schema([...])."
+        )
+    return dask_instance(data, schema)
+
+
+def compute(obj, progress: bool = False):
+    """Compute a Dask object, with Dask's progress bar when asked and a distributed
+    client is running."""
+    import dask
+
+    if progress:
+        try:
+            from distributed import get_client, progress as show
+
+            client = get_client()
+        except (ImportError, ValueError):
+            pass
+        else:
+            future = client.compute(obj)
+            show(future)
+            return future.result()
+    (out,) = dask.compute(obj)
+    return out
+
+
+def persist(frame):
+    """`frame` kept on the workers when a distributed client runs (else as it is): a
+    table made on this machine is sent once, a graph computed once."""
+    try:
+        from distributed import get_client
+
+        get_client()
+    except (ImportError, ValueError):
+        return frame
+    return frame.persist()

@@ -1,0 +1,273 @@
+"""The Dask engine against the single-machine one, on a LocalCluster of 2 workers."""
+
+import json
+import logging
+import os
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+import fairanon as fa  # noqa: E402
+from fairanon.cli import main  # noqa: E402
+from fairanon.distributed import as_dask_instance, mondrian_dask, verify_dask  # noqa: E402
+from fairanon.heuristics.mondrian import mondrian  # noqa: E402
+from fairanon.instances.synthetic import population  # noqa: E402
+from fairanon.models.verify import verify  # noqa: E402
+from fairanon.release import Release  # noqa: E402
+
+from fairanon.instances.hierarchy import Hierarchy  # noqa: E402
+
+# The broken releases of tests/models/test_verify.py.
+CITY = Hierarchy.from_mapping({"*": {"north": ["n1", "n2"], "south": ["s1", "s2", "s3"]}})
+DISEASES = ["cold", "flu", "hiv", "ulcer"]
+ROWS = [
+    (21, "n1", "F", "cold", "no"),
+    (22, "n2", "F", "flu", "yes"),
+    (23, "n1", "M", "hiv", "no"),
+    (24, "n2", "M", "cold", "yes"),
+    (27, "s1", "F", "flu", "no"),
+    (28, "s2", "F", "ulcer", "yes"),
+    (29, "s3", "M", "cold", "no"),
+    (30, "s1", "M", "hiv", "yes"),
+]
+GROUPS = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+REQUIREMENTS = [
+    fa.KAnonymity(2),
+    fa.LDiversity(2),
+    fa.TCloseness(Fraction(1, 2), distance="ordered"),
+    fa.DiversityConstraint({"city": "n1"}, 0, 0),
+    fa.AlphaProtection("RD", 1),
+]
+
+
+def _instance(rows):
+    df = pd.DataFrame(rows, columns=["age", "city", "sex", "disease", "loan"])
+    schema = fa.Schema(
+        [
+            fa.Attribute("age", kind="numeric"),
+            fa.Attribute("city", hierarchy=CITY),
+            fa.Attribute("sex", role="protected", protected=["F"], hierarchy=Hierarchy.flat(["F", "M"])),
+            fa.Attribute("disease", role="sensitive", kind="ordered", order=DISEASES),
+            fa.Attribute("loan", role="decision", negative="no", hierarchy=Hierarchy.flat(["no", "yes"])),
+        ]
+    )
+    return fa.Instance(df, schema, name="random")
+
+
+def _broken(release, edit):
+    table = release.table.copy()
+    for col in table.columns:
+        table[col] = table[col].astype(str)
+    edit(table)
+    return Release(table, groups=release.groups, provenance={"method": "broken"})
+
+
+@pytest.fixture(scope="module")
+def client():
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def big(client):
+    inst = population(200_000, n_qi=7, seed=3)
+    return inst, as_dask_instance(inst, partitions=4)
+
+
+def _same_report(a, b):
+    da, db = a.to_dict(), b.to_dict()
+    for key in ("elapsed_s",):
+        da.pop(key), db.pop(key)
+    assert da == db
+
+
+@pytest.mark.parametrize(
+    "reqs",
+    [
+        [fa.KAnonymity(10)],
+        [fa.KAnonymity(5), fa.LDiversity(3)],
+        [fa.KAnonymity(5), fa.TCloseness(Fraction(1, 4), distance="equal")],
+    ],
+    ids=["k", "k+l", "k+t"],
+)
+def test_release_and_report_equal_the_single_machine_ones(big, reqs):
+    inst, dinst = big
+    single = mondrian(inst, reqs)
+    rel = mondrian_dask(dinst, reqs, max_rows=40_000)
+    assert rel.provenance["distributed_levels"] >= 2  # the top of the tree was cut from counts
+    local = rel.compute()
+    pos = local.table.index.get_indexer(inst.table.index)  # the same release in the instance's row order
+    assert local.table.iloc[pos].astype(str).equals(single.table.astype(str))
+    assert np.array_equal(local.groups[pos], single.groups)
+    assert local.status == single.status
+    # The same report, read from the same released rows (witnesses depend on row order).
+    single_report = verify(inst, local, reqs)
+    _same_report(single_report, fa.verify(dinst, local, reqs, engine="dask"))
+    if len(reqs) == 1:  # the release as the distributed method leaves it, read in place
+        report = verify_dask(dinst, rel, reqs)
+        assert report.passed and report.n_classes == single_report.n_classes
+        assert report.metrics == single_report.metrics
+
+
+def test_a_part_too_large_for_a_task_that_cannot_be_cut_is_one_class(client):
+    rng = np.random.default_rng(0)
+    n = 3000
+    df = pd.DataFrame({
+        "age": np.where(np.arange(n) < 2500, 30, rng.integers(20, 60, n)),
+        "sex": np.where(np.arange(n) < 2500, "F", rng.choice(["F", "M"], n)),
+        "disease": rng.choice(["a", "b", "c"], n),
+    })
+    schema = fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("sex"),
+                        fa.Attribute("disease", role="sensitive")])
+    inst = fa.Instance(df, schema)
+    reqs = [fa.KAnonymity(4), fa.LDiversity(2)]
+    rel = mondrian_dask(as_dask_instance(inst, partitions=3), reqs, max_rows=200)
+    ordered = rel.compute(order=inst.table.index)
+    single = mondrian(inst, reqs)
+    assert ordered.table.astype(str).equals(single.table.astype(str))
+    assert np.array_equal(ordered.groups, single.groups)
+
+
+def test_infeasible_release_equals_the_single_machine_one(big):
+    inst, dinst = big
+    reqs = [fa.KAnonymity(150_000)]
+    single = mondrian(inst, reqs)
+    rel = mondrian_dask(dinst, reqs)
+    assert rel.status == single.status == fa.Status.INFEASIBLE and rel.reason == single.reason
+    assert rel.compute(order=inst.table.index).table.astype(str).equals(single.table.astype(str))
+
+
+def test_other_methods_say_which_run_distributed(big):
+    inst, _ = big
+    with pytest.raises(fa.IncompatibleRequirementError, match="run distributed are mondrian"):
+        fa.anonymize(inst, [fa.KAnonymity(5)], method="sabre", engine="dask")
+    with pytest.raises(fa.IncompatibleRequirementError, match="relaxed"):
+        fa.anonymize(inst, [fa.KAnonymity(5)], method="mondrian", engine="dask", relaxed=True)
+
+
+# ------------------------------------------------------------ broken releases
+def _good():
+    inst = _instance(ROWS)
+    return inst, Release(fa.release.generalize_partition(inst, GROUPS), groups=GROUPS, provenance={"method": "hand"})
+
+
+def _edits():
+    def ungeneralized(table):
+        table.loc[0, "age"] = "21"
+
+    def moved_row(table):
+        for col in ("age", "city"):
+            table.loc[1, col] = table.loc[2, col]
+
+    def moved_sensitive(table):
+        table.loc[[2, 3], "disease"] = "ulcer"
+
+    def diversity(table):
+        table.loc[0, "city"] = "n1"
+
+    def alpha(table):
+        table.loc[0, "age"] = "21"
+        table.loc[3, "age"] = "21"
+
+    def unreadable(table):
+        table.loc[5, "age"] = "thirty"
+
+    return [ungeneralized, moved_row, moved_sensitive, diversity, alpha, unreadable]
+
+
+@pytest.mark.parametrize("edit", _edits(), ids=lambda f: f.__name__)
+def test_the_distributed_verifier_catches_every_broken_release(client, edit):
+    inst, release = _good()
+    reqs = REQUIREMENTS + [fa.TCloseness(Fraction(1, 3), distance="ordered"), fa.AlphaProtection("RD", Fraction(1, 2))]
+    broken = _broken(release, edit)
+    single = verify(inst, broken, reqs)
+    assert not single.passed
+    _same_report(single, fa.verify(inst, broken, reqs, engine="dask"))
+
+
+def test_lost_duplicated_and_unknown_rows(client):
+    inst, release = _good()
+    table = release.table.iloc[[0, 0, 1, 2, 3, 4, 5, 6]].copy()
+    extra = release.table.iloc[[1]].copy()
+    extra.index = pd.Index([99])
+    table = pd.concat([table, extra])
+    broken = Release(table, groups=np.zeros(len(table)))
+    single = verify(inst, broken, [fa.KAnonymity(1)])
+    assert single["rows"].witness["lost"] == [7] and single["rows"].witness["unknown"] == [99]
+    _same_report(single, fa.verify(inst, broken, [fa.KAnonymity(1)], engine="dask"))
+
+
+def test_requirements_the_distributed_verifier_does_not_check(client):
+    inst, release = _good()
+    with pytest.raises(fa.IncompatibleRequirementError, match="single-machine verifier"):
+        fa.verify(inst, release, [fa.MultiplicativeTCloseness(2)], engine="dask")
+
+
+# ------------------------------------------------------------ Parquet and the CLI
+JOB = """
+instance:
+  parquet: data
+  id_column: record_id
+  schema:
+    age: {role: qi, type: numeric}
+    zip: {role: qi}
+    education: {role: qi}
+    race: {role: protected, protected: [Black]}
+    disease: {role: sensitive}
+requirements:
+  - k_anonymity: {k: 10}
+  - l_diversity: {l: 2}
+method: mondrian
+"""
+
+
+def test_parquet_directory_in_parquet_release_out_and_verify_passes(tmp_path, client, monkeypatch, capsys):
+    inst = population(20_000, n_qi=4, seed=1)
+    table = inst.table.reset_index()
+    (tmp_path / "data").mkdir()
+    for i in range(3):
+        table.iloc[i::3].to_parquet(tmp_path / "data" / f"part{i}.parquet", index=False)
+    (tmp_path / "job.yaml").write_text(JOB)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("fairanon.distributed.command.client", _reuse(client))
+    assert main(["anonymize", "job.yaml", "--engine", "dask", "--max-rows", "5000", "--out", "out"]) == 0
+    assert os.path.isdir("out/release.parquet")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["report"]["passed"] and "worker_peak_rss_mb" in report["resources"]
+    assert main(["verify", "job.yaml", "--release", "out/release.parquet"]) == 0
+    assert main(["verify", "job.yaml", "--release", "out/release.parquet", "--engine", "dask"]) == 0
+    # The single-machine engine reads the same directory and writes Parquet too.
+    assert main(["anonymize", "job.yaml", "--out", "local", "--format", "parquet"]) == 0
+    local = pd.read_parquet("local/release.parquet")
+    dist = pd.read_parquet("out/release.parquet")
+    assert local.astype(str).sort_index().equals(dist.astype(str).sort_index())
+    capsys.readouterr()
+
+
+def test_a_parquet_path_with_a_schema_numbers_the_records_in_file_order(tmp_path, client):
+    inst = population(6_000, n_qi=3, seed=2)
+    (tmp_path / "data").mkdir()
+    for i in range(3):
+        inst.table.iloc[i * 2000 : (i + 1) * 2000].to_parquet(tmp_path / "data" / f"p{i}.parquet", index=False)
+    reqs = [fa.KAnonymity(5)]
+    rel = fa.anonymize(str(tmp_path / "data"), reqs, method="mondrian", engine="dask", schema=inst.schema)
+    single = mondrian(inst, reqs)  # the population's ids are 0..n-1 in row order, as Dask numbers them
+    assert rel.compute(order=inst.table.index).table.astype(str).equals(single.table.astype(str))
+    assert fa.verify(str(tmp_path / "data"), rel, reqs, engine="dask", schema=inst.schema).passed
+
+
+def _reuse(client):
+    import contextlib
+
+    @contextlib.contextmanager
+    def reuse(scheduler, workers=None):
+        yield client
+
+    return reuse
