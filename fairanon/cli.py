@@ -124,18 +124,8 @@ def _job(args):
     return read_job(args.job or default_job(), instance=instance)
 
 
-#: The files ``anonymize`` writes: the release under a name that says whether it holds
-#: (only one of them exists after a run) and the report.
-FORMATS = ("csv", "parquet")
-RELEASE_FILES = tuple(f"release{suffix}.{fmt}" for fmt in FORMATS
-                      for suffix in ("", ".FAILED", ".INFEASIBLE", ".UNKNOWN"))
+#: The report ``anonymize`` writes next to the release (named by :func:`release_file_name`).
 REPORT_FILE = "report.json"
-
-
-def _release_file(passed: bool, status: str, fmt: str = "csv") -> str:
-    verdict = "passed" if passed else status if status in ("INFEASIBLE", "UNKNOWN") else "FAILED"
-    suffix = "" if verdict == "passed" else f".{verdict}"
-    return f"release{suffix}.{fmt}"
 
 
 def _write_json(document) -> Callable[[str], None]:
@@ -148,7 +138,7 @@ def _write_json(document) -> Callable[[str], None]:
 
 def _anonymize(args, step) -> int:
     from .api import anonymize
-    from .instances.files import check_output_dir, commit, neutralize_formulas
+    from .instances.files import RELEASE_FILES, check_output_dir, commit, neutralize_formulas, release_file_name
     from .models.verify import verify
 
     check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
@@ -165,7 +155,7 @@ def _anonymize(args, step) -> int:
     status = str(release.status)
     passed = report.passed and status in ("OPTIMAL", "FEASIBLE")
     table = release.table
-    name = _release_file(passed, status, args.format) if len(table) and len(table.columns) else None
+    name = release_file_name(passed, status, args.format) if len(table) and len(table.columns) else None
     release_path = os.path.join(args.out, name) if name else None
     report_path = os.path.join(args.out, REPORT_FILE)
     memory = _peak_memory()

@@ -52,14 +52,14 @@ def _instance(job_path: str | None, dataset: str | None):
     a bundled data set is split into partitions), and the job."""
     from ..instances.datasets import load
     from ..instances.schema import Schema
-    from ..jobs import _read_document, default_job, read_job, table_source
+    from ..jobs import default_job, read_document, read_job, table_source
     from .instance import as_dask_instance, dask_instance
 
     path = job_path or default_job()
     if dataset:
         dinst = as_dask_instance(load(dataset))
     else:
-        doc = _read_document(path)
+        doc = read_document(path)
         spec = doc.get("instance") or {}
         if isinstance(spec, dict) and ("csv" in spec or "parquet" in spec):
             base_dir = os.path.dirname(os.path.abspath(path))
@@ -76,36 +76,56 @@ def _instance(job_path: str | None, dataset: str | None):
 
 
 def anonymize(args) -> int:
-    """Anonymize on Dask, write ``release.parquet`` and ``report.json``, verify."""
+    """Anonymize on Dask and verify the Parquet release from what was written; the
+    release directory is named by its verdict (:func:`release_file_name`) only once it
+    is whole and checked, and ``report.json`` is written atomically."""
     from ..api import anonymize as run
+    from ..instances.files import RELEASE_FILES, check_output_dir, commit, release_file_name, remove_output
     from .verify import verify_dask
 
+    check_output_dir(args.out, [*RELEASE_FILES, "report.json"])
     tty = sys.stderr.isatty()
-    with client(args.scheduler, getattr(args, "workers", None)) as c:
-        dinst, job = _instance(args.job, args.dataset)
-        method = args.method or job.method
-        seed = args.seed if args.seed is not None else job.seed
-        options = dict(job.options)
-        if getattr(args, "max_rows", None):
-            options["max_rows"] = args.max_rows
-        release = run(dinst, job.requirements, method, engine="dask", seed=seed, progress=tty, **options)
-        os.makedirs(args.out, exist_ok=True)
-        release_path = os.path.join(args.out, "release.parquet")
+    staging = os.path.join(args.out, f".release.parquet.{os.getpid()}.part")
+    try:
+        with client(args.scheduler, getattr(args, "workers", None)) as c:
+            dinst, job = _instance(args.job, args.dataset)
+            method = args.method or job.method
+            seed = args.seed if args.seed is not None else job.seed
+            options = dict(job.options)
+            if getattr(args, "max_rows", None):
+                options["max_rows"] = args.max_rows
+            release = run(dinst, job.requirements, method, engine="dask", seed=seed, progress=tty, **options)
+            os.makedirs(args.out, exist_ok=True)
+            write = release.to_parquet(staging, compute=False, check=False)
+            _show(write, c, tty)
+            report = verify_dask(dinst, staging, job.requirements, progress=tty)
+            report = dataclasses.replace(report, method=release.method, status=str(release.status))
+            memory = peak_memory(c)
+        status = str(release.status)
+        passed = report.passed and status in ("OPTIMAL", "FEASIBLE")
+        name = release_file_name(passed, status, "parquet")
+        release_path = os.path.join(args.out, name)
         report_path = os.path.join(args.out, "report.json")
-        write = release.to_parquet(release_path, compute=False, check=False)
-        _show(write, c, tty)
-        report = verify_dask(dinst, release_path, job.requirements, progress=tty)
-        report = dataclasses.replace(report, method=release.method, status=str(release.status))
-        memory = peak_memory(c)
-    with open(report_path, "w", encoding="utf-8") as fh:
-        json.dump({"job": job.name, "release": release.summary(), "report": report.to_dict(),
-                   "resources": memory}, fh, indent=2)
+        document = {"job": job.name, "release_file": name, "release": release.summary(),
+                    "report": report.to_dict(), "resources": memory}
+
+        def write_report(path: str) -> None:
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump(document, fh, indent=2)
+
+        stale = [os.path.join(args.out, n) for n in RELEASE_FILES]
+        for path in stale:
+            remove_output(path)
+        os.replace(staging, release_path)
+        commit({report_path: write_report})
+    finally:
+        remove_output(staging)
     print(report)
     if release.reason:
         print(f"  reason: {release.reason}")
     print(_memory_text(memory))
     print(f"Wrote {release_path} and {report_path}")
-    return 0 if report.passed and str(release.status) in ("OPTIMAL", "FEASIBLE") else 1
+    return 0 if passed else 1
 
 
 def verify(args) -> int:

@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import signal
+import shutil
 import stat
 import tempfile
 import threading
@@ -239,8 +240,8 @@ def commit(outputs: Mapping[str, Callable[[str], None]], *, remove: Iterable[str
                 os.replace(tmp, path)
             temps.clear()
             for path in remove:
-                if path not in outputs and os.path.lexists(path):
-                    os.remove(path)
+                if path not in outputs:
+                    remove_output(path)
     finally:
         for tmp in temps.values():
             with contextlib.suppress(OSError):
@@ -251,3 +252,32 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+# ------------------------------------------------------------------ release files
+#: Formats a release table is written in.
+RELEASE_FORMATS = ("csv", "parquet")
+#: Every name a release table can be written under: the plain name only when every
+#: guarantee is verified, else a name that says why not (one of them exists after a run).
+RELEASE_FILES = tuple(f"release{suffix}.{fmt}" for fmt in RELEASE_FORMATS
+                      for suffix in ("", ".FAILED", ".INFEASIBLE", ".UNKNOWN"))
+
+
+def release_file_name(passed: bool, status: str, fmt: str = "csv") -> str:
+    """The file name of a release table: ``release.csv`` when it passed verification
+    with status OPTIMAL or FEASIBLE, else ``release.INFEASIBLE.csv``,
+    ``release.UNKNOWN.csv`` or ``release.FAILED.csv`` (same for Parquet).
+
+    >>> release_file_name(False, "INFEASIBLE", "parquet")
+    'release.INFEASIBLE.parquet'
+    """
+    verdict = "" if passed else f".{status}" if status in ("INFEASIBLE", "UNKNOWN") else ".FAILED"
+    return f"release{verdict}.{fmt}"
+
+
+def remove_output(path: str) -> None:
+    """Delete a file or a directory of files (a Parquet dataset) if it exists."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
