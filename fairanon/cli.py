@@ -121,8 +121,22 @@ def _anonymize(args, step) -> int:
     print(report)
     if release.reason:
         print(f"  reason: {release.reason}")
+    _print_best_effort(release)
     print(f"Wrote {release_path} and {report_path}")
     return 0 if report.passed and str(release.status) in ("OPTIMAL", "FEASIBLE") else 1
+
+
+def _print_best_effort(release) -> None:
+    """For an UNKNOWN release that carries it: per constraint, the count it reached and
+    the bounds (a best release found, never one that passes)."""
+    rows = release.provenance.get("diversity_counts")
+    if str(release.status) != "UNKNOWN" or not rows:
+        return
+    print("  best release found, not a solution; visible records per constraint:")
+    width = max(len(str(row["constraint"])) for row in rows)
+    for row in rows:
+        mark = "holds" if row["holds"] else "MISS "
+        print(f"  {mark}  {row['constraint']:<{width}}  {row['count']:>9}  in [{row['lower']}, {row['upper']}]")
 
 
 def _verify(args, step) -> int:

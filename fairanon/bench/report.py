@@ -8,6 +8,7 @@ file opens from disk or as a mail attachment. It holds
 - the runs (outcome, status, verification, time, peak memory, losses);
 - runtime and peak memory versus instance size, on log axes;
 - loss versus parameter curves for every numeric parameter that varies;
+- the sweeps a suite declares (``sweep`` and ``sweep_x`` columns of requirement sets);
 - per instance: per-tuple privacy (class size) and loss histograms and ECDFs, the
   coverage matrix, the ranking table (Copeland scores, Pareto sets, cycles), the
   unary indices and the multi-property verdicts.
@@ -242,6 +243,33 @@ def _parameter_figure(frame: pd.DataFrame, x: str, others: list[str]):
         logy = metric in ("discernibility", "time_s") and (data[metric] > 0).all()
         _series_plot(ax, data, x, metric, "series", logy=logy)
         ax.set_title(f"{metric} versus {x[2:]}")
+    axes[0].legend(fontsize="x-small")
+    return fig
+
+
+def _sweep_figure(frame: pd.DataFrame, title: str):
+    """A sweep declared by the suite (``sweep`` and ``sweep_x`` columns): time, stars and
+    discernibility against ``sweep_x``, one series per algorithm; runs without a release
+    meeting the requirements (INFEASIBLE, UNKNOWN) count for time only."""
+    metrics = [m for m in ("time_s", "suppressed_cells", "discernibility") if m in frame.columns]
+    fig, axes = _figure(len(metrics))
+    x = pd.to_numeric(frame["sweep_x"], errors="coerce")
+    if x.isna().any():  # categorical values (e.g. distributions): positions in order of appearance
+        labels = list(dict.fromkeys(frame["sweep_x"].astype(str)))
+        x = frame["sweep_x"].astype(str).map({v: i for i, v in enumerate(labels)}).astype(float)
+    else:
+        labels = None
+    solved = frame["status"].astype(str).isin(["OPTIMAL", "FEASIBLE"])
+    data = frame.assign(x=x, series=frame["algorithm"].astype(str))
+    for ax, metric in zip(axes, metrics):
+        part = data if metric == "time_s" else data[solved]
+        part = part.assign(**{metric: pd.to_numeric(part[metric], errors="coerce")})
+        logy = metric in ("time_s", "discernibility") and (part[metric].dropna() > 0).all()
+        _series_plot(ax, part, "x", metric, "series", logy=logy)
+        ax.set_xlabel(title)
+        if labels is not None:
+            ax.set_xticks(range(len(labels)), labels)
+        ax.set_title(f"{metric} versus {title}")
     axes[0].legend(fontsize="x-small")
     return fig
 
@@ -508,6 +536,16 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
         parts.append(f"<h3>{html.escape(x[2:])}</h3>")
         fig = _parameter_figure(group.assign(**{x: pd.to_numeric(group[x])}), x, _varying(group, x))
         parts.append(_img(fig, f"plot-param-{x}", f"losses and time versus {x[2:]}"))
+
+    if "sweep" in ok.columns and ok["sweep"].notna().any():
+        parts.append(
+            "<h2>Sweeps</h2><p>The sweeps the suite declares: time of every run, stars and "
+            "discernibility of the releases that meet their requirements, one series per "
+            "algorithm.</p>"
+        )
+        for sweep, group in ok[ok["sweep"].notna()].groupby("sweep", sort=False):
+            parts.append(f"<h3>{html.escape(str(sweep))}</h3>")
+            parts.append(_img(_sweep_figure(group, str(sweep)), f"plot-sweep-{sweep}", f"sweep over {sweep}"))
 
     for instance, comparison in comparisons.items():
         parts.append(f"<h2>Releases of {html.escape(instance)}</h2>")

@@ -154,7 +154,7 @@ def test_german_published_proportional_constraints(german, k, strategy):
     reqs = [fa.KAnonymity(k), *sigma]
     release = diva(german, reqs, next_node=strategy, seed=0)
     assert release.status == Status.FEASIBLE
-    assert release.provenance["search"]["found"]  # the coloring itself succeeded
+    assert release.provenance["search"]["coloring"]["found"]  # the coloring itself succeeded
     _passes(german, release, reqs)
 
 
@@ -204,7 +204,7 @@ def test_mondrian_for_the_rest(german):
     [
         ([fa.DiversityConstraint({"ETH": "Asian"}, 4, 5)], ["ETH[Asian]", "only 3 records"]),
         ([fa.DiversityConstraint({"ETH": "African"}, 1, 1), fa.DiversityConstraint({"ETH": "Asian"}, 2, 5)],
-         ["ETH[African]", "No k-anonymous release"]),
+         ["2-anonymity and DiversityConstraint(ETH[African], 1, 1) together", "No release by suppression"]),
         ([fa.DiversityConstraint({"ETH": "Asian"}, 0, 1),
           fa.DiversityConstraint({"ETH": "Asian", "CTY": "Vancouver"}, 2, 2)],
          ["ETH[Asian], 0, 1", "ETH,CTY[Asian,Vancouver]", "conflict"]),
@@ -228,10 +228,10 @@ def test_conflict_found_only_by_search_names_a_minimal_set(table1):
     release = diva(table1, [fa.KAnonymity(2), asian, female, alberta], seed=0)
     assert release.status == Status.INFEASIBLE
     assert release.reason == (
-        "No k-anonymous release by suppression satisfies DiversityConstraint(GEN[Female], 5, 5) together with "
-        "DiversityConstraint(PRV[AB], 3, 3) (a minimal conflicting set)."
+        "No release by suppression satisfies 2-anonymity, DiversityConstraint(GEN[Female], 5, 5) and "
+        "DiversityConstraint(PRV[AB], 3, 3) together (a minimal conflicting set)."
     )
-    assert release.provenance["search"]["exact"]["complete"]
+    assert release.provenance["search"]["repair"]["exact"]["status"] == "INFEASIBLE"
 
 
 def test_protected_value_with_fewer_than_k_records(table1):
@@ -252,10 +252,11 @@ def test_left_over_records_that_fit_nowhere(table1):
 
 
 def test_without_fallback_the_coloring_reports_itself(table1):
+    """The coloring alone proves nothing: its candidates are capped."""
     reqs = [fa.KAnonymity(2), fa.DiversityConstraint({"GEN": "Female"}, 5, 5),
             fa.DiversityConstraint({"PRV": "AB"}, 3, 3)]
     release = diva(table1, reqs, fallback=False)
-    assert release.status == Status.INFEASIBLE and "exhausted its candidate clusterings" in release.reason
+    assert release.status == Status.UNKNOWN and "exhausted its candidate clusterings" in release.reason
 
 
 # ------------------------------------------------------------------ bad input

@@ -56,8 +56,8 @@ def encoded_graph(encoded: Sequence[EncodedConstraint]) -> nx.Graph:
     for i, e in enumerate(encoded):
         g.add_node(i, constraint=e.requirement, targets=e.n_targets)
     if encoded:
-        targets = np.column_stack([e.target for e in encoded]).astype(np.int64)
-        overlap = targets.T @ targets
+        targets = np.column_stack([e.target for e in encoded]).astype(np.float64)
+        overlap = np.rint(targets.T @ targets).astype(np.int64)  # BLAS: exact below 2**53
         for i, j in itertools.combinations(range(len(encoded)), 2):
             if overlap[i, j]:
                 g.add_edge(i, j, overlap=int(overlap[i, j]))
