@@ -58,12 +58,16 @@ FALLBACK_TIME = 120.0
 FINISH_SECONDS = 0.2
 FINISH_SECONDS_PER_ROW = 4e-6
 FINISH_FACTOR = 3.0
-#: Shares of the search time (before the reserve) for the coloring and for the exact
-#: choice; the repair takes what is left.
+#: Shares of the search time (before the reserve) for the coloring, for the coloring
+#: that starts the exact choice and for the exact choice; the repair takes what is left.
 COLORING_SHARE = 0.5
+HINT_SHARE = 0.3
 EXACT_SHARE = 0.6
 #: The exact existence model is built when the signatures have at most this many options.
 SIGNATURE_OPTIONS_CAP = 200_000
+#: Seconds to build the exact choice's model, per (cluster, record) of its pool: under a
+#: time limit the model is not built when that would take the time its solve has.
+POOL_SECONDS_PER_ENTRY = 5e-6
 
 def diva(
     instance: Instance,
@@ -278,18 +282,27 @@ def diva(
         if complete_pool_size(d, exact_pool_cap) > exact_pool_cap:
             # A coloring, when one is found quickly, is the solver's starting point.
             found = run_coloring(d, chooser, order, rng, max_candidates, max_tries,
-                                 run.clock.share(COLORING_SHARE), False, lookahead)
+                                 run.clock.share(HINT_SHARE), False, lookahead)
             info["hint"] = {"found": found.found, "tries": found.tries}
             hint = found.clusters if found.found else None
             partial = found.clusters if found.found else found.partial
+        stage = time.perf_counter()
         choice = _exact_choice(d, rng, seed, run.clock, num_workers, exact_pool_cap, pool_candidates, hint)
         info["exact"] = choice["info"]
+        info["seconds"]["exact"] = time.perf_counter() - stage
         if "clusters" in choice:
             outcome = run.finish(choice["clusters"], choice["starred"], choice["status"], choice["bound"])
             if isinstance(outcome, Release):
                 return outcome.with_provenance(**prov(search=info, **outcome.provenance))
             info["exact"]["finish"] = outcome[1]
+        if hint is not None:
+            # The coloring that started the solver is a release of its own.
+            outcome = run.finish(hint, {}, Status.FEASIBLE, None)
+            if isinstance(outcome, Release):
+                return outcome.with_provenance(**prov(search=info, **outcome.provenance))
+    stage = time.perf_counter()
     release = _repair(run, sigs, greedy, partial, info)
+    info["seconds"]["repair"] = time.perf_counter() - stage
     return release.with_provenance(**prov(search=info, **release.provenance))
 
 
@@ -327,7 +340,7 @@ def _exact_choice(d: Problem, rng, seed, clock: _Clock, num_workers, exact_pool_
     complete = pool is not None
     hinted = None
     if pool is None:
-        pool = candidate_pool(d, rng, pool_candidates)
+        pool = candidate_pool(d, rng, pool_candidates, clock.share(EXACT_SHARE))
         if hint:
             index = {tuple(sorted(c.tolist())): i for i, c in enumerate(pool)}
             hinted = []
@@ -337,6 +350,10 @@ def _exact_choice(d: Problem, rng, seed, clock: _Clock, num_workers, exact_pool_
                     index[key] = len(pool)
                     pool.append(np.array(key, dtype=np.int64))
                 hinted.append(index[key])
+    entries = sum(len(c) for c in pool)
+    end = clock.share(EXACT_SHARE)
+    if end is not None and POOL_SECONDS_PER_ENTRY * entries > end - time.perf_counter():
+        return {"info": {"pool_clusters": len(pool), "complete": complete, "status": "skipped: no time to build"}}
     data = _pool_data(d, pool, cover_all=complete)
     solution = solve_diva(data, time_limit=clock.solver_seconds(EXACT_SHARE), seed=seed, num_workers=num_workers,
                           hint=hinted, explain=False)
@@ -500,7 +517,10 @@ def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray]
         if isinstance(outcome, Release):
             return outcome.with_provenance(repaired="signatures (greedy)")
         repair["greedy_finish"] = outcome[1]
-    exact = _solve_signatures(run, sigs, greedy)
+    if run.clock.searching():
+        exact = _solve_signatures(run, sigs, greedy)
+    else:
+        exact = SignatureSolution(status=Status.UNKNOWN, stats={"skipped": "no time left"})
     repair["exact"] = exact.stats | {"status": str(exact.status)}
     if exact.status == Status.FEASIBLE:
         outcome = run.finish_signatures(sigs, exact.y, [], Status.FEASIBLE)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Sequence
 
 import networkx as nx
@@ -34,12 +35,14 @@ class _TooMany(Exception):
 
 
 def candidate_clusterings(d: Problem, v: int, rows: np.ndarray, need: int, room: int, counts,
-                          colored: set, graph: nx.Graph, value_order: str, rng, cap: int, spare=None):
+                          colored: set, graph: nx.Graph, value_order: str, rng, cap: int, spare=None,
+                          deadline: float | None = None):
     """Clusterings(sigma_v, R) given the colors chosen so far, lazily, cheapest first.
 
     Small pools are enumerated exactly (every minimal clustering, as in the paper's
     examples); larger ones are chunked after sorting the records so that clusters agree
-    on many attributes, in several variants (see :func:`fairanon.methods.diva.diva`, Notes).
+    on many attributes, in several variants (see :func:`fairanon.methods.diva.diva`, Notes),
+    until `deadline` (a ``time.perf_counter`` value).
     """
     listed = _enumerate(d, rows, need, room, limit=4 * cap + 64)
     if listed is not None:
@@ -64,6 +67,8 @@ def candidate_clusterings(d: Problem, v: int, rows: np.ndarray, need: int, room:
     variants = [] if value_order == "random" else [
         (members, by_card, "conflict"), (members, by_card, "cost"), ([], others + near, "cost")]
     for _ in range(cap):
+        if deadline is not None and time.perf_counter() > deadline:
+            return
         if variants:
             cells, attrs, rank = variants.pop(0)
         else:

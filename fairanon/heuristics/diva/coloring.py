@@ -133,12 +133,7 @@ class _Search:
         self.node_of_cluster: list[int] = []
         self.partial: list[np.ndarray] = []
         self.partial_nodes: list[int] = []
-        # Records whose owner can change what node v's candidates are and which of them
-        # pass: the target and matching records of v and of every node some record of
-        # I_v could count for or hide from (see _set_jump).
-        touch = data.I | data.G
-        near = (touch.T.astype(np.float32) @ data.I.astype(np.float32)) > 0
-        self._relevant = [np.flatnonzero(touch[:, near[:, v]].any(axis=1)) for v in range(len(data.encoded))]
+        self._relevant: dict[int, np.ndarray] = {}
 
     # ---------------------------------------------------------------- candidates
     def candidates(self, v: int) -> _Lazy:
@@ -158,6 +153,8 @@ class _Search:
         rows = d.targets[v][self.owner[d.targets[v]] < 0]
         if len(rows) < need:
             return
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _GiveUp
         produced = 0
         seen = set()
         spare = None
@@ -168,7 +165,9 @@ class _Search:
             spare[list(self.colored) + [v]] = np.inf
         for clustering in candidate_clusterings(d, v, rows, need, room, self.counts,
                                                 set(self.colored), self.graph, self.value_order,
-                                                self.rng, self.max_candidates, spare):
+                                                self.rng, self.max_candidates, spare, self.deadline):
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise _GiveUp
             key = hash(b"|".join(np.sort(c).tobytes() for c in clustering))
             if key in seen:
                 continue
@@ -310,6 +309,18 @@ class _Search:
         self._set_jump(v, inherited)
         return False
 
+    def _relevant_rows(self, v: int) -> np.ndarray:
+        """Records whose owner can change what node v's candidates are and which of them
+        pass: the target and matching records of v and of every node some record of
+        I_v could count for or hide from (computed at v's first dead end)."""
+        if v not in self._relevant:
+            d = self.d
+            mine = d.I[:, v]
+            near = [x for x in range(d.I.shape[1]) if (d.I[mine, x] | d.G[mine, x]).any()]
+            touch = d.I[:, near] | d.G[:, near]
+            self._relevant[v] = np.flatnonzero(touch.any(axis=1))
+        return self._relevant[v]
+
     def _set_jump(self, v: int, inherited: set[int]) -> None:
         """After node v ran out of candidates: its conflict set is the colored nodes
         that own a target or matching record of v, or of a node that some record of
@@ -318,7 +329,7 @@ class _Search:
         uncolored nodes), plus those inherited from the failures below v; resume at
         the latest. The nodes colored after it took no such record, so other choices
         for them leave v's candidates and their checks as they were."""
-        owners = self.owner[self._relevant[v]]
+        owners = self.owner[self._relevant_rows(v)]
         clusters = np.unique(owners[owners >= 0])
         culprits = {self.node_of_cluster[c] for c in clusters.tolist()} | set(inherited)
         culprits.discard(v)

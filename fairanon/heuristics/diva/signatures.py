@@ -80,6 +80,7 @@ class Signatures:
         self.type_g = d.G[rep].astype(bool)
         self.type_i = d.I[rep].astype(bool)
         self._matching = [np.flatnonzero(g) for g in self.type_g]
+        self._targets = [np.flatnonzero(i) for i in self.type_i]
         self.lower, self.upper = d.lower, d.upper
         self.attrs = [frozenset(e.attributes) for e in d.encoded]
         self.value = [dict(e.requirement.target) for e in d.encoded]
@@ -130,7 +131,7 @@ class Signatures:
             self.sig_attrs.append(attrs)
             self.sig_prot.append(int(self.prot[t]))
             self.sig_members.append([])
-        covers = np.array([i for i in np.flatnonzero(self.type_i[t]) if self.attrs[i] <= attrs], dtype=np.int64)
+        covers = np.array([i for i in self._targets[t] if self.attrs[i] <= attrs], dtype=np.int64)
         o = self._opt[key] = len(self.opt_type)
         self.opt_type.append(t)
         self.opt_sig.append(sig)
@@ -224,38 +225,47 @@ def descend(sg: Signatures) -> dict[int, int]:
     """
     k = sg.k
     y: dict[int, int] = {}
+    sizes: list[int] = []  # records per signature
     for t in range(sg.n_types):
         y[sg.option(t, sg.top(t))] = int(sg.size[t])
     total = sg.counts(y)
 
     def size_of(sig: int) -> int:
-        return sum(y.get(o, 0) for o in sg.sig_members[sig])
+        while len(sizes) < len(sg.sig_attrs):
+            sizes.append(sum(y.get(o, 0) for o in sg.sig_members[len(sizes)]))
+        return sizes[sig]
 
     def move(o: int, target: int, amount: int) -> None:
-        nonlocal total
         if amount <= 0 or o == target:
             return
+        size_of(max(sg.opt_sig[o], sg.opt_sig[target]))
         y[o] -= amount
         y[target] = y.get(target, 0) + amount
+        sizes[sg.opt_sig[o]] -= amount
+        sizes[sg.opt_sig[target]] += amount
         total[sg.opt_covers[o]] -= amount
         total[sg.opt_covers[target]] += amount
 
     def pass_down(sig: int) -> None:
         attrs = sg.sig_attrs[sig]
         members = [o for o in sg.sig_members[sig] if y.get(o, 0)]
+        # Every member's type matches the same constraints within `attrs`, so one drop
+        # gives the child signature for all of them.
+        first = sg.opt_type[members[0]]
+        slack = np.maximum(total - sg.lower, 1)
         best = None
         for a in sorted(attrs):
-            targets = [sg.option(sg.opt_type[o], sg.drop(sg.opt_type[o], attrs, frozenset([a]))) for o in members]
-            after = total.copy()
+            child_attrs = sg.drop(first, attrs, frozenset([a]))
+            targets = [sg.option(sg.opt_type[o], child_attrs) for o in members]
+            lost = np.zeros_like(total)
             for o, o2 in zip(members, targets):
-                after[sg.opt_covers[o]] -= y[o]
-                after[sg.opt_covers[o2]] += y[o]
+                lost[sg.opt_covers[o]] += y[o]
+                lost[sg.opt_covers[o2]] -= y[o]
+            after = total - lost
             broken = int(((after < sg.lower) & (total >= sg.lower)).sum())
-            child = sg.opt_sig[targets[0]]
-            fills = size_of(child) + size_of(sig) >= k
+            fills = size_of(sg.opt_sig[targets[0]]) + size_of(sig) >= k
             # Hidden target records, each weighted by how little room its constraint has left.
-            slack = np.maximum(total - sg.lower, 1)
-            score = (broken, float(((total - after) / slack).sum()), not fills, a)
+            score = (broken, float((lost / slack).sum()), not fills, a)
             if best is None or score < best[0]:
                 best = (score, targets)
         for o, o2 in zip(members, best[1]):
@@ -316,11 +326,12 @@ def descend(sg: Signatures) -> dict[int, int]:
     # the empty signature), then records that match without counting, then records of
     # fuller signatures, while every source keeps k records.
     for i in np.flatnonzero(total < sg.lower):
+        matching = [o for o in y if y[o] and sg.type_g[sg.opt_type[o], i]]
         for prot in sorted({int(sg.prot[t]) for t in np.flatnonzero(sg.type_i[:, i])}):
             deficit = int(sg.lower[i] - total[i])
             if deficit <= 0:
                 break
-            holders = [o for o in y if y[o] and sg.prot[sg.opt_type[o]] == prot and sg.type_g[sg.opt_type[o], i]]
+            holders = [o for o in matching if y[o] and sg.prot[sg.opt_type[o]] == prot]
             if not holders:
                 continue
             dest = {o: sg.option(sg.opt_type[o], sg.attrs[i]) for o in holders}
