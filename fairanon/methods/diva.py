@@ -5,14 +5,22 @@ Algorithm 1 of the paper, in four steps, put together from heuristics and exact 
 1. **DiverseClustering** (Alg. 3-4): the constraint graph is colored by backtracking
    (:mod:`fairanon.heuristics.diva.coloring`), each color a candidate clustering of a
    constraint's target records (:mod:`fairanon.heuristics.diva.clusterings`). With
-   ``clustering="exact"`` (and as the fallback when the search fails or gives up) the
-   choice among a pool of candidate clusters (:mod:`fairanon.heuristics.diva.pool`) is
-   made by CP-SAT instead (:func:`fairanon.solver.diva_model.solve_diva`).
-2. **Suppress** (Alg. 2) and 3. **Anonymize**: the rest is clustered by k-member or
-   Mondrian, left-over records join a cluster, and every cluster releases the values its
-   records share and ``*`` elsewhere (:mod:`fairanon.heuristics.diva.rest`).
+   ``clustering="exact"`` the choice among a pool of candidate clusters
+   (:mod:`fairanon.heuristics.diva.pool`) is made by CP-SAT instead
+   (:func:`fairanon.solver.diva_model.solve_diva`).
+2. **Suppress** (Alg. 2) and 3. **Anonymize**: the rest is clustered by k-member (or
+   sorted blocks, or Mondrian), left-over records join a cluster, and every cluster
+   releases the values its records share and ``*`` elsewhere
+   (:mod:`fairanon.heuristics.diva.rest`).
 4. **Integrate**: upper bounds that the anonymized rest exceeds are restored by starring
    whole classes, fewest cells first (:func:`fairanon.solver.diva_model.integrate`).
+
+When the coloring fails or gives up, the run does not: the records are read as types
+and visible signatures (:mod:`fairanon.heuristics.diva.signatures`), a greedy solution
+or the exact existence model (:func:`fairanon.solver.diva_signatures.solve_signatures`)
+gives a release, or the proof that none exists with a minimal conflicting set, k
+included; only when the time runs out first is the best release found returned,
+UNKNOWN, with what it misses (:func:`diva`, Notes).
 
 The paper leaves Clusterings, IsConsistent and Integrate unspecified; this follows the
 reconstruction of baselines spec §7.3 (see :func:`diva`, Notes).
@@ -108,7 +116,10 @@ def diva(
         For DIVA-Basic's random choices and the random candidate variants; the same
         seed gives the same release.
     time_limit : float, optional
-        Seconds for the whole run; a search that runs out gives up (and falls back).
+        Seconds for the whole run: the coloring (or the exact choice) takes a share of
+        it, the repair the rest, and some is kept to build the release; the run ends
+        within the limit plus :func:`time_margin`. Without a limit the coloring stops
+        after `max_tries` candidates and each CP-SAT stage after :data:`FALLBACK_TIME`.
     next_node : {"basic", "minchoice", "maxfanout"}, callable or sequence of int, default="maxfanout"
         DIVA's node order (:data:`~fairanon.heuristics.diva.NEXT_NODES`) or a fixed order of
         the constraints.
@@ -119,11 +130,12 @@ def diva(
         DIVA's backtracking coloring, or the exact choice by CP-SAT
         (:func:`fairanon.solver.diva_model.solve_diva`).
     fallback : bool, default=True
-        When the coloring fails or gives up, make the choice with CP-SAT instead (which
-        also names the conflicting constraints when there is no choice).
-    anonymize : {"auto", "kmember", "mondrian"}, default="auto"
+        When the coloring fails or gives up, repair (Notes); False reports the
+        coloring's failure, UNKNOWN (a capped search proves nothing).
+    anonymize : {"auto", "kmember", "mondrian", "blocks"}, default="auto"
         Anonymizer of the records outside the diverse clustering; "auto" uses k-member
-        (quadratic) up to `kmember_max_rows` records and Mondrian beyond.
+        (quadratic) up to `kmember_max_rows` records when it fits the time left, and
+        sorted blocks beyond (:data:`~fairanon.heuristics.diva.rest.ANONYMIZERS`).
     kmember_max_rows : int, default=3000
     max_candidates : int, default=16
         The cap of Clusterings: candidates tried per node and search state.
@@ -145,10 +157,14 @@ def diva(
     Returns
     -------
     Release
-        Status FEASIBLE (coloring, or exact choice over capped candidates), OPTIMAL
-        (exact choice over every cluster, proven optimal), INFEASIBLE with a reason
-        naming the conflicting constraints, or UNKNOWN (time ran out). Objective: the
-        number of suppressed cells.
+        Status FEASIBLE (coloring, repair, or exact choice over capped candidates),
+        OPTIMAL (exact choice over every cluster, proven optimal), INFEASIBLE with a
+        reason naming every member of a conflicting set (k-anonymity included when it
+        takes part) when no release exists, or UNKNOWN only when the time ran out first:
+        then the best release found, whose ``reason`` lists the constraints it misses.
+        Objective: the number of suppressed cells. ``provenance["diversity_counts"]``
+        gives, per constraint, the count the release shows, its bounds and whether it
+        holds; ``provenance["repaired"]`` says how a failed coloring was completed.
 
     Raises
     ------
@@ -184,23 +200,47 @@ def diva(
     - MinChoice counts consistent candidates (up to the cap for pools of at most 64
       free records; as 0, 1 or more beyond, since each costs a sort), recomputed as
       nodes are colored. Ties: lowest index.
-    - The backtracking jumps back to the latest colored node whose clusters hide target
-      records of the failed node, or of an uncolored node left without spare records
-      (conflict-directed backjumping); with no such node, to the previous one. The paper's §3.3 list swaps the descriptions of
-      MinChoice and MaxFanOut; the names follow its dedicated paragraphs.
+    - A node out of candidates sends the search back to the latest colored node that
+      owns a target or matching record of it, or of a node some of its target records
+      could count for or hide from (conflict-directed backjumping): only those choices
+      change its candidates, the upper bounds they meet and the lookahead's verdict;
+      with no such node, to the previous one. The paper's §3.3 list swaps the
+      descriptions of MinChoice and MaxFanOut; the names follow its dedicated paragraphs.
     - Constraints whose target attributes are all released unchanged (protected,
       sensitive, ...) are not nodes: their counts are fixed and checked upfront.
     - A complete coloring is accepted only if the records it leaves out can be released:
       per protected value none or at least k of them, or the few left join chosen
       clusters without breaking any bound (else the search goes on). Integrate may also
       star classes of the diverse clustering, as long as every lower bound holds.
-    - The exact choice (``clustering="exact"``, or the fallback) starts from a
-      coloring when one is found; if the records its clustering leaves out cannot be
-      released, the release is built from that coloring instead.
+    - The exact choice (``clustering="exact"``) starts from a coloring when one is
+      found; if it finds nothing better in time, or the records its clustering leaves
+      out cannot be released, the release is built from that coloring.
+    - The rest is clustered by k-member, as in the paper, up to `kmember_max_rows`
+      records; beyond, by sorted blocks of k..2k-1 records (on Census-Income samples
+      they leave about half the stars of Mondrian's classes).
+    - Repair, when the coloring gives up or fails. A release by suppression exists iff
+      every record can be given a signature (the constraint attributes it shows) such
+      that each signature is shown by none or at least k records and every count is in
+      its bounds (:mod:`fairanon.heuristics.diva.signatures`). In order: the deepest
+      partial coloring, completed by a greedy solution over the records it leaves; the
+      greedy solution for the whole table; the exact existence model over record types
+      (:func:`~fairanon.solver.diva_signatures.solve_signatures`), which gives a
+      solution or proves that none exists and names a minimal conflicting set of the
+      constraints and k. The records of each signature are then clustered among
+      themselves (sorted blocks, or k-member when small), and Integrate's fallback
+      stars what a class shows beyond its signature, so the release keeps the
+      signature solution's counts. When the time runs out first, the greedy solution
+      is released as the best found, UNKNOWN, with the constraints it misses.
+    - Time: the checks, the signatures and building the release are linear or
+      n log n passes; the coloring takes :data:`COLORING_SHARE` of the time left
+      before the reserve (:data:`FINISH_SECONDS`, plus :data:`FINISH_FACTOR` times the
+      measured first passes), the exact choice :data:`EXACT_SHARE`, the existence model
+      the rest; every search checks its deadline between candidates.
 
     Cost: building a candidate costs O(|I| log |I| d) for |I| target records and d
     quasi-identifiers; the coloring evaluates at most `max_tries` candidates; the rest
-    costs O(n² d) with k-member, O(n d log n) with Mondrian.
+    costs O(n² d) with k-member, O(n d log n) with sorted blocks or Mondrian; the
+    signatures O(n |Σ|) plus the greedy over types (at most n, usually hundreds).
 
     References
     ----------

@@ -5,7 +5,8 @@ The paper leaves Clusterings unspecified; this follows the reconstruction of bas
 spec §7.3 (see :func:`fairanon.methods.diva.diva`, Notes): small pools of target records
 are enumerated (every minimal clustering, fewest stars first), larger ones are sorted and
 cut into blocks of k..2k-1 records (:func:`_chunk`), grown by free records when the
-blocks run out (:func:`_grow`).
+blocks run out (:func:`_grow`). :func:`sorted_blocks` cuts whole parts of a table the
+same way (the anonymizer of large rests).
 """
 
 from __future__ import annotations
