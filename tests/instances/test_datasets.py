@@ -307,6 +307,13 @@ def test_german_ruggieri_qi():
         load("german", qi="paper")
 
 
+def test_german_sex_as_in_the_diva_repository():
+    inst = load("german", roles={"sex": "qi", "personal_status": "ignore"})
+    assert "sex" in inst.schema.qi and inst.schema.protected is None
+    assert inst.table["sex"].value_counts().to_dict() == {"male": 690, "female": 310}
+    assert "sex" not in load("german").schema.qi
+
+
 def test_german_table_decoding():
     decoded = ds.german_table()
     raw = ds.german_table(decode=False)
