@@ -320,11 +320,14 @@ def diva(
             partial = found.partial
             info["coloring"]["partial_nodes"] = found.partial_nodes
         if not fallback:
-            why = "gave up (budget or time limit)" if found.gave_up else "exhausted its candidate clusterings"
-            names = ", ".join(d.label(i) for i in range(len(encoded)))
-            return _blank_release(instance, Status.UNKNOWN,
-                                  f"DIVA's coloring {why} without satisfying {names} (not a proof that no "
-                                  "release exists; fallback=True repairs or decides).", prov(search=info))
+            if found.found:
+                why = f"DIVA's coloring could not be completed: {info['coloring']['finish']}"
+            else:
+                gave_up = "gave up (budget or time limit)" if found.gave_up else "exhausted its candidate clusterings"
+                names = ", ".join(d.label(i) for i in range(len(encoded)))
+                why = f"DIVA's coloring {gave_up} without satisfying {names}"
+            return _blank_release(instance, Status.UNKNOWN, f"{why} (not a proof that no release exists; "
+                                  "fallback=True repairs or decides).", prov(search=info))
     else:
         hint = None
         if complete_pool_size(d, exact_pool_cap) > exact_pool_cap:

@@ -208,8 +208,7 @@ def _row_types(prot: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.ndar
 def descend(sg: Signatures) -> dict[int, int]:
     """A greedy solution: records per option, with every signature shown by none or at
     least k records (always reached when every protected value has k free records or
-    none);
-    the bounds may still fail (see :meth:`Signatures.violations`).
+    none); the bounds may still fail (see :meth:`Signatures.violations`).
 
     Every record starts at its type's fullest signature. From the largest signatures
     down, a signature with fewer than k records passes them to the child (drop one
@@ -296,10 +295,7 @@ def descend(sg: Signatures) -> dict[int, int]:
     settle()
     # The empty signature of each protected value: none or at least k records.
     for prot in sorted(set(sg.sig_prot)):
-        empty = None
-        for t in np.flatnonzero(sg.prot == prot):
-            empty = sg.opt_sig[sg.option(int(t), frozenset())]
-            break
+        empty = sg.opt_sig[sg.option(int(np.flatnonzero(sg.prot == prot)[0]), frozenset())]
         deficit = k - size_of(empty)
         if size_of(empty) == 0 or deficit <= 0:
             continue
