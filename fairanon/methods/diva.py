@@ -79,8 +79,14 @@ FINISH_FACTOR = 3.0
 COLORING_SHARE = 0.5
 HINT_SHARE = 0.3
 EXACT_SHARE = 0.6
-#: The exact existence model is built when the signatures have at most this many options.
+#: Share of the search time for deciding, before the search, whether a release exists
+#: when the greedy signatures do not show one.
+EXISTENCE_SHARE = 0.25
+#: The exact existence model is built when the signatures have at most this many options
+#: and, under a time limit, when building them (this many seconds each) takes at most
+#: half the time of its stage.
 SIGNATURE_OPTIONS_CAP = 200_000
+SIGNATURE_SECONDS_PER_OPTION = 4e-5
 #: Seconds to build the exact choice's model, per (cluster, record) of its pool: under a
 #: time limit the model is not built when that would take the time its solve has.
 POOL_SECONDS_PER_ENTRY = 5e-6
@@ -230,7 +236,10 @@ def diva(
       themselves (sorted blocks, or k-member when small), and Integrate's fallback
       stars what a class shows beyond its signature, so the release keeps the
       signature solution's counts. When the time runs out first, the greedy solution
-      is released as the best found, UNKNOWN, with the constraints it misses.
+      is released as the best found, UNKNOWN, with the constraints it misses. When the
+      greedy solution misses a bound, the existence model runs before the coloring
+      (:data:`EXISTENCE_SHARE` of the time), so that a proof that no release exists
+      ends the run at once.
     - Time: the checks, the signatures and building the release are linear or
       n log n passes; the coloring takes :data:`COLORING_SHARE` of the time left
       before the reserve (:data:`FINISH_SECONDS`, plus :data:`FINISH_FACTOR` times the
@@ -300,6 +309,16 @@ def diva(
     info["signatures"] = {"types": sigs.n_types, "greedy_holds": not _misses(sigs, greedy)}
     info["seconds"]["signatures"] = time.perf_counter() - stage
     run.clock.calibrate(time.perf_counter() - started)
+    existence = None
+    if fallback and _misses(sigs, greedy):
+        # Whether any release exists is settled first when the greedy cannot show it:
+        # a proof of infeasibility ends the run at once.
+        stage = time.perf_counter()
+        existence = _solve_signatures(run, sigs, greedy, EXISTENCE_SHARE)
+        info["existence"] = existence.stats | {"status": str(existence.status)}
+        info["seconds"]["existence"] = time.perf_counter() - stage
+        if existence.status == Status.INFEASIBLE:
+            return _blank_release(instance, Status.INFEASIBLE, _conflict_text(existence), prov(search=info))
     partial: list[np.ndarray] = []
     if clustering == "coloring":
         stage = time.perf_counter()
@@ -352,7 +371,7 @@ def diva(
             if isinstance(outcome, Release):
                 return outcome.with_provenance(**prov(search=info, **outcome.provenance))
     stage = time.perf_counter()
-    release = _repair(run, sigs, greedy, partial, info)
+    release = _repair(run, sigs, greedy, partial, info, existence)
     info["seconds"]["repair"] = time.perf_counter() - stage
     return release.with_provenance(**prov(search=info, **release.provenance))
 
@@ -557,12 +576,14 @@ def _misses(sg: Signatures, y: dict) -> dict:
     return out
 
 
-def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray], info: dict) -> Release:
+def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray], info: dict,
+            existence: SignatureSolution | None) -> Release:
     """A release when the coloring (or the exact choice) did not give one.
 
     In order: the deepest partial coloring completed over the signatures of the records
-    it leaves; the greedy signature solution of the whole table; the exact existence
-    model (a solution, or a proof that none exists naming a minimal conflicting set, k
+    it leaves; the greedy signature solution of the whole table; the solution of the
+    exact existence model run before the search (`existence`), or the model run now (a
+    solution, or a proof that none exists naming a minimal conflicting set, k
     included); and when time runs out, the greedy solution as the best release found,
     UNKNOWN, with what it still misses."""
     d = run.d
@@ -581,8 +602,10 @@ def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray]
         if isinstance(outcome, Release):
             return outcome.with_provenance(repaired="signatures (greedy)")
         repair["greedy_finish"] = outcome[1]
-    if run.clock.searching():
-        exact = _solve_signatures(run, sigs, greedy)
+    if existence is not None and existence.status == Status.FEASIBLE:
+        exact = existence
+    elif run.clock.searching():
+        exact = _solve_signatures(run, sigs, greedy, 1.0)
     else:
         exact = SignatureSolution(status=Status.UNKNOWN, stats={"skipped": "no time left"})
     repair["exact"] = exact.stats | {"status": str(exact.status)}
@@ -608,11 +631,16 @@ def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray]
     return dataclasses.replace(best, reason=reason)
 
 
-def _solve_signatures(run: _Run, sigs: Signatures, greedy: dict) -> SignatureSolution:
-    """The exact existence model over every option of the signatures (UNKNOWN if there
-    are more than :data:`SIGNATURE_OPTIONS_CAP`)."""
-    if not sigs.enumerate_all(SIGNATURE_OPTIONS_CAP):
-        return SignatureSolution(status=Status.UNKNOWN, stats={"options": "over the cap"})
+def _solve_signatures(run: _Run, sigs: Signatures, greedy: dict, share: float) -> SignatureSolution:
+    """The exact existence model over every option of the signatures, in `share` of the
+    search time left (UNKNOWN if there are more than :data:`SIGNATURE_OPTIONS_CAP`)."""
+    end = run.clock.share(share)
+    cap = SIGNATURE_OPTIONS_CAP
+    if end is not None:  # building the model may take at most half the stage's time
+        cap = min(cap, int(0.5 * (end - time.perf_counter()) / SIGNATURE_SECONDS_PER_OPTION))
+    if not sigs.enumerate_all(cap):
+        why = "over the cap" if cap == SIGNATURE_OPTIONS_CAP else "no time to build"
+        return SignatureSolution(status=Status.UNKNOWN, stats={"options": why})
     data = SignatureModel(
         k=sigs.k,
         type_size=[int(v) for v in sigs.size],
@@ -625,7 +653,7 @@ def _solve_signatures(run: _Run, sigs: Signatures, greedy: dict) -> SignatureSol
         labels=list(sigs.labels),
         k_label=str(KAnonymity(sigs.k)),
     )
-    solution = solve_signatures(data, time_limit=run.clock.solver_seconds(1.0), seed=run.seed,
+    solution = solve_signatures(data, time_limit=run.clock.solver_seconds(share), seed=run.seed,
                                 num_workers=run.num_workers, hint=greedy)
     solution.stats["options"] = sigs.n_options
     return solution

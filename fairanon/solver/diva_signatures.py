@@ -15,10 +15,12 @@ exactly, whatever the number of records, with one integer per (type, signature):
 - per constraint, ``base + Σ_{o counts sigma} y[o]`` in [lower, upper], enforced by the
   constraint's literal.
 
-With every literal assumed, an infeasible model names, through CP-SAT's assumptions, a
-conflicting set of the constraints and of k-anonymity, shrunk to a minimal one
-(:func:`fairanon.solver._cpsat.explain`): k-anonymity is named when the constraints
-alone could hold with classes of fewer records.
+An infeasible model names a minimal conflicting set of the constraints and of
+k-anonymity by deletion: each member in turn is dropped (its literal fixed false, the
+others true) and stays out if the rest still admits no solution. Fixed literals let
+presolve and every worker use the constraints (a search under assumptions, one worker,
+proves the same sets much more slowly on these models). k-anonymity is named when the
+constraints alone could hold with classes of fewer records.
 """
 
 from __future__ import annotations
@@ -80,8 +82,7 @@ class SignatureSolution:
     y : dict
         Option -> records, when FEASIBLE.
     conflict : list of str or None
-        When INFEASIBLE: the labels of a conflicting set (None if the explanation ran
-        out of time).
+        When INFEASIBLE and explained: the labels of a conflicting set.
     minimal : bool
         Whether every member of `conflict` was shown necessary.
     stats : dict
@@ -92,6 +93,26 @@ class SignatureSolution:
     conflict: list | None = None
     minimal: bool = False
     stats: dict = field(default_factory=dict)
+
+
+def _shrink(data: SignatureModel, deadline: float | None, workers: int, seed: int) -> tuple[list[int], bool]:
+    """A conflicting set of members (constraints, then k-anonymity) shrunk by deletion,
+    and whether every member left was shown necessary (no solve ran out of time)."""
+    members = list(range(len(data.lower) + 1))
+    minimal = True
+    for member in list(members):
+        if len(members) == 1:
+            break
+        trial = [m for m in members if m != member]
+        model, _, literals = build_signature_model(data)
+        for i, lit in enumerate(literals):
+            model.add(lit == int(i in trial))
+        _, outcome = _cpsat.solve(model, time_limit=_cpsat.remaining(deadline), num_workers=workers, seed=seed)
+        if outcome.status == Status.INFEASIBLE:
+            members = trial
+        elif outcome.status == Status.UNKNOWN:
+            minimal = False
+    return members, minimal
 
 
 def build_signature_model(data: SignatureModel) -> tuple[cp_model.CpModel, list, list]:
@@ -182,13 +203,9 @@ def solve_signatures(
         out.status = Status.FEASIBLE
         out.y = {o: int(solver.value(v)) for o, v in enumerate(y) if solver.value(v)}
     elif outcome.status == Status.INFEASIBLE and explain:
-        def build():
-            fresh, _, lits = build_signature_model(data)
-            return fresh, lits
-
         labels = list(data.labels) + [data.k_label]
-        core, minimal = _cpsat.explain(build, len(labels), deadline=deadline, seed=solver_seed)
-        out.conflict = None if core is None else [labels[g] for g in core]
+        core, minimal = _shrink(data, deadline, workers, solver_seed)
+        out.conflict = [labels[g] for g in core]
         out.minimal = minimal
     out.stats["elapsed_s"] = time.perf_counter() - started
     return out

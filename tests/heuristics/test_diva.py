@@ -230,7 +230,7 @@ def test_conflict_found_only_by_search_names_a_minimal_set(table1):
         "No release by suppression satisfies 2-anonymity, DiversityConstraint(GEN[Female], 5, 5) and "
         "DiversityConstraint(PRV[AB], 3, 3) together (a minimal conflicting set)."
     )
-    assert release.provenance["search"]["repair"]["exact"]["status"] == "INFEASIBLE"
+    assert release.provenance["search"]["existence"]["status"] == "INFEASIBLE"
 
 
 def test_protected_value_with_fewer_than_k_records(table1):
