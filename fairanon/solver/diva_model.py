@@ -297,9 +297,10 @@ def visible_in_table(table: pd.DataFrame, instance: Instance, encoded) -> np.nda
         numeric = instance.schema[name].kind == "numeric"
 
         def equal(values) -> np.ndarray:
+            text = pd.Series(values).astype(str)
             if numeric:
-                return pd.to_numeric(pd.Series(values).astype(str), errors="coerce").to_numpy(dtype=float) == float(value)
-            return pd.Series(values).astype(str).to_numpy() == value
+                return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float) == float(value)
+            return text.to_numpy() == value
 
         if isinstance(col.dtype, pd.CategoricalDtype):
             hit = np.append(equal(col.cat.categories), False)  # code -1 (missing) never matches

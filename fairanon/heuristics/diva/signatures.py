@@ -283,7 +283,8 @@ def descend(sg: Signatures) -> dict[int, int]:
     # Upper bounds: move counted records beyond k per signature to a signature that
     # does not count them.
     for i in np.flatnonzero(total > sg.upper):
-        for o in sorted((o for o in list(y) if y[o] and i in sg.opt_covers[o]), key=lambda o: (len(sg.opt_covers[o]), o)):
+        counting = [o for o in y if y[o] and i in sg.opt_covers[o]]
+        for o in sorted(counting, key=lambda o: (len(sg.opt_covers[o]), o)):
             excess = int(total[i] - sg.upper[i])
             if excess <= 0:
                 break

@@ -42,7 +42,9 @@ def _load_census_by_name(
     with ``numpy.random.default_rng(seed)``, in table order), named ``census[rows]``.
     """
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
-        raise InvalidParameterError(f"The 'rows' option of load('census') must be a positive int. Got {rows!r} instead.")
+        raise InvalidParameterError(
+            f"The 'rows' option of load('census') must be a positive int. Got {rows!r} instead."
+        )
     if path is None:
         folder = os.environ.get(DATA_ENV)
         train = os.path.join(folder, "census_income_train.csv.gz") if folder else None
