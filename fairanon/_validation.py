@@ -99,8 +99,9 @@ def check_random_state(seed: Any) -> np.random.Generator:
     """
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
+    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0):
         return np.random.default_rng(seed)
     raise InvalidParameterError(
-        f"The 'seed' parameter must be None, an int or a numpy.random.Generator. Got {seed!r} instead."
+        "The 'seed' parameter must be None, a non-negative int or a numpy.random.Generator. "
+        f"Got {seed!r} instead."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Sequence
 
@@ -18,17 +19,24 @@ from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
-from .models.requirements import Requirement, validate_requirements
+from .models.requirements import (
+    KAnonymity,
+    MultiplicativeTCloseness,
+    Requirement,
+    StochasticTCloseness,
+    validate_requirements,
+)
 from .release import Release
 from .solver.fulldomain import fulldomain
 
-__all__ = ["METHODS", "anonymize", "choose_method"]
+__all__ = ["METHODS", "anonymize", "check_options", "choose_method", "method_options"]
 
 
 def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None, time_limit=None, **options) -> Release:
     """Pick a method for the instance and the requirements, and say which in provenance."""
     name, why, extra = _choose(instance, requirements, time_limit, options)
     options = {**extra, **options}
+    check_options(name, options)
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
     release = METHODS[name](instance, requirements, seed=seed, time_limit=time_limit, **options)
@@ -68,6 +76,44 @@ AUTO_MAX_PAIRS = 1_500
 AUTO_MAX_LATTICE = 20_000
 
 
+#: Methods that pass their options on to another method, less the ones they set.
+_FORWARDS = {"diva-exact": ("diva", ("clustering",))}
+
+
+def method_options(method: str | Callable[..., Release]) -> tuple[str, ...] | None:
+    """The options a method takes (None when it takes any keyword).
+
+    >>> method_options("mondrian")
+    ('cut_rule', 'relaxed', 'categorical')
+    """
+    name = method if isinstance(method, str) else None
+    fixed: tuple[str, ...] = ()
+    if name in _FORWARDS:
+        name, fixed = _FORWARDS[name]
+    func = METHODS[name] if name is not None else method
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return tuple(
+        p.name for p in params
+        if p.kind is p.KEYWORD_ONLY and p.name not in ("seed", "time_limit") and p.name not in fixed
+    )
+
+
+def check_options(method: str | Callable[..., Release], options) -> None:
+    """Raise InvalidParameterError naming the options `method` does not take."""
+    allowed = method_options(method)
+    unknown = sorted(set(options) - set(allowed)) if allowed is not None else []
+    if unknown:
+        name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
+        raise InvalidParameterError(
+            f"Method {name!r} has no option(s) {unknown}; its options are {list(allowed)}."
+        )
+
+
 def choose_method(
     instance: Instance, requirements: Sequence[Requirement], *, time_limit: float | None = None
 ) -> tuple[str, str]:
@@ -75,6 +121,11 @@ def choose_method(
 
     The rule, in order:
 
+    0. a requirement that masks its target attribute goes to the one method that
+       enforces it: :class:`~fairanon.MultiplicativeTCloseness` to
+       ``"bucketization"`` and :class:`~fairanon.StochasticTCloseness` to
+       ``"stochastic"``, with k-anonymity as the only other requirement those methods
+       take;
     1. ``"cpsat"`` (optimal local recoding, every requirement type) when its model is
        small: at most ``AUTO_MAX_TYPES`` weighted types and ``AUTO_MAX_PAIRS``
        assignment variables, both scaled by ``time_limit / 60`` (default 60 s), the
@@ -98,6 +149,8 @@ def choose_method(
     'cpsat'
     >>> choose_method(fa.load("adult"), [fa.KAnonymity(5)])[0]
     'mondrian'
+    >>> choose_method(fa.load("diva_table1"), [fa.KAnonymity(2), fa.MultiplicativeTCloseness(2)])[0]
+    'bucketization'
     """
     name, why, _ = _choose(instance, requirements, time_limit, {})
     return name, why
@@ -109,6 +162,9 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
     from .solver.fulldomain import lattice_size
     from .solver.local_recoding import model_size
 
+    masked = _masking_method(requirements)
+    if masked is not None:
+        return masked
     budget = AUTO_EXACT_SECONDS if time_limit is None else float(time_limit)
     scale = budget / AUTO_EXACT_SECONDS
     max_types, max_pairs = int(AUTO_MAX_TYPES * scale), int(AUTO_MAX_PAIRS * scale)
@@ -143,6 +199,35 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
         f"{instance.name!r}: it is too large for the exact model cpsat and has no small "
         f"full-domain lattice (give numeric quasi-identifiers intervals); methods: {sorted(METHODS)}."
     )
+
+
+#: The methods that enforce a requirement masking its target attribute, by requirement.
+_MASKING_METHODS = {
+    MultiplicativeTCloseness: ("bucketization", "Domingo-Ferrer and Soria-Comas's bucketization"),
+    StochasticTCloseness: ("stochastic", "Mondrian with an epsilon-DP mask of the target"),
+}
+
+
+def _masking_method(requirements) -> tuple[str, str, dict] | None:
+    """The method for a requirement that masks its target, or None when there is none.
+
+    Such a requirement releases the target attribute coarsened or perturbed, which the
+    other methods never do; the one method that enforces it takes k-anonymity besides.
+    """
+    masking = [r for r in requirements if type(r) in _MASKING_METHODS]
+    if not masking:
+        return None
+    others = [
+        r for r in requirements if type(r) not in _MASKING_METHODS and not isinstance(r, KAnonymity)
+    ]
+    if len(masking) > 1 or others:
+        clash = [str(r) for r in masking[1:] + others]
+        raise IncompatibleRequirementError(
+            f"No available method enforces {masking[0]} together with {', '.join(clash)}: "
+            f"{_MASKING_METHODS[type(masking[0])][0]} enforces it with k-anonymity only."
+        )
+    name, what = _MASKING_METHODS[type(masking[0])]
+    return name, f"{masking[0]} masks its target attribute, which only {name} ({what}) enforces", {}
 
 
 def anonymize(
@@ -207,7 +292,8 @@ def anonymize(
             f"Got {method!r} instead."
         )
     check_random_state(seed)
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0):
+    check_options(method, options)
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0):
         raise InvalidParameterError(
             f"The 'time_limit' parameter of anonymize must be a positive number of seconds or None. Got {time_limit!r} instead."
         )

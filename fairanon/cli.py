@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .exceptions import FairanonError, InfeasibleError, SolverError
 
@@ -40,9 +40,12 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("anonymize", help="anonymize, verify, write the release and a JSON report")
     common(p, job_required=False)
     p.add_argument("--method", help="override the job's method (e.g. mondrian, auto)")
-    p.add_argument("--seed", type=int, help="seed for every randomized step")
+    p.add_argument("--seed", type=seed_type, help="seed for every randomized step (an int >= 0)")
     p.add_argument("--time-limit", type=float, help="seconds the method may take")
     p.add_argument("--out", default="out", help="output directory (default: ./out)")
+    p.add_argument("--neutralize-formulas", action=argparse.BooleanOptionalAction, default=True,
+                   help="write cells a spreadsheet would run as formulas (starting with =, +, -, @ and not "
+                        "a number) with a leading ' (default: on; fairanon verify reads both forms)")
 
     p = sub.add_parser("verify", help="verify a released CSV against the job's requirements")
     common(p, job_required=False)
@@ -90,6 +93,17 @@ def _progress(total: int, enabled: bool) -> Iterator:
         progress.update(task, completed=total)
 
 
+def seed_type(text: str) -> int:
+    """argparse type of a seed: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
 def _job(args):
     from .instances.datasets import load
     from .jobs import default_job, read_job
@@ -98,10 +112,33 @@ def _job(args):
     return read_job(args.job or default_job(), instance=instance)
 
 
+#: The files ``anonymize`` writes: the release under a name that says whether it holds
+#: (only one of them exists after a run) and the report.
+RELEASE_FILES = {"passed": "release.csv", "FAILED": "release.FAILED.csv",
+                 "INFEASIBLE": "release.INFEASIBLE.csv", "UNKNOWN": "release.UNKNOWN.csv"}
+REPORT_FILE = "report.json"
+
+
+def _release_file(passed: bool, status: str) -> str:
+    if passed:
+        return RELEASE_FILES["passed"]
+    return RELEASE_FILES[status] if status in ("INFEASIBLE", "UNKNOWN") else RELEASE_FILES["FAILED"]
+
+
+def _write_json(document) -> Callable[[str], None]:
+    def write(path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(document, fh, indent=2)
+
+    return write
+
+
 def _anonymize(args, step) -> int:
     from .api import anonymize
+    from .instances.files import check_output_dir, commit, neutralize_formulas
     from .models.verify import verify
 
+    check_output_dir(args.out, [*RELEASE_FILES.values(), REPORT_FILE])
     step("loading the instance")
     job = _job(args)
     method = args.method or job.method
@@ -112,18 +149,30 @@ def _anonymize(args, step) -> int:
     step("verifying the release")
     report = verify(job.instance, release, job.requirements)
     step("writing the results")
-    os.makedirs(args.out, exist_ok=True)
-    release_path = os.path.join(args.out, "release.csv")
-    report_path = os.path.join(args.out, "report.json")
-    release.table.to_csv(release_path, index_label="record_id")
-    with open(report_path, "w", encoding="utf-8") as fh:
-        json.dump({"job": job.name, "release": release.summary(), "report": report.to_dict()}, fh, indent=2)
+    status = str(release.status)
+    passed = report.passed and status in ("OPTIMAL", "FEASIBLE")
+    table = release.table
+    name = _release_file(passed, status) if len(table) and len(table.columns) else None
+    release_path = os.path.join(args.out, name) if name else None
+    report_path = os.path.join(args.out, REPORT_FILE)
+    document = {"job": job.name, "release_file": name, "release": release.summary(), "report": report.to_dict()}
+    outputs = {report_path: _write_json(document)}
+    if release_path:
+        written = neutralize_formulas(table) if args.neutralize_formulas else table
+        outputs[release_path] = lambda path: written.to_csv(path, index_label="record_id")
+    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES.values()])
     print(report)
     if release.reason:
         print(f"  reason: {release.reason}")
     _print_best_effort(release)
-    print(f"Wrote {release_path} and {report_path}")
-    return 0 if report.passed and str(release.status) in ("OPTIMAL", "FEASIBLE") else 1
+    if release_path is None:
+        print(f"Wrote {report_path}; the {status} release holds no table to write")
+    elif passed:
+        print(f"Wrote {release_path} and {report_path}")
+    else:
+        print(f"Wrote {report_path}; the release is not publishable ({status}, "
+              f"{'verified' if report.passed else 'fails verification'}): its table is in {release_path}")
+    return 0 if passed else 1
 
 
 def _print_best_effort(release) -> None:
@@ -142,30 +191,31 @@ def _print_best_effort(release) -> None:
 def _verify(args, step) -> int:
     import pandas as pd
 
+    from .instances.files import check_output_file, commit, read_csv_table, restore_formulas
     from .models.verify import verify
     from .release import Release
 
+    if args.out:
+        check_output_file(args.out)
     step("loading the instance")
     job = _job(args)
     step("reading the release")
-    if not os.path.exists(args.release):
-        raise _UsageError(f"fairanon verify: release file {args.release!r} does not exist")
-    table = pd.read_csv(args.release, dtype=str, keep_default_na=False)
+    table = read_csv_table(args.release, what="Release file", dtype=str, keep_default_na=False)
     if "record_id" not in table.columns:
         raise _UsageError("fairanon verify: the release CSV needs a 'record_id' column")
+    table = restore_formulas(table)
     ids = table.pop("record_id")
     index_dtype = job.instance.row_ids.dtype
     try:
         table.index = pd.Index(ids.astype(index_dtype) if index_dtype.kind in "iuf" else ids)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         raise _UsageError("fairanon verify: record_id values do not match the instance's record ids") from None
     release = Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
     step("verifying")
     report = verify(job.instance, release, job.requirements)
     print(report)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump(report.to_dict(), fh, indent=2)
+        commit({args.out: _write_json(report.to_dict())})
     return 0 if report.passed else 1
 
 
@@ -189,9 +239,14 @@ def _bench(args) -> int:
     from .bench.runner import failures, terminal_progress
 
     suite = load_suite(args.suite)
-    with terminal_progress(enabled=sys.stderr.isatty()) as progress:
-        result = run_suite(suite, args.out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
-                           progress=progress)
+    try:
+        with terminal_progress(enabled=sys.stderr.isatty()) as progress:
+            result = run_suite(suite, args.out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
+                               progress=progress)
+    except KeyboardInterrupt:
+        print("fairanon bench: interrupted; the finished runs are in results.csv: run the same command "
+              "with --resume to finish the others", file=sys.stderr)
+        return 130
     comparisons = {} if args.no_report else compare_results(result.out)
     print_summary(result.results, comparisons)
     if not args.no_report:
@@ -236,6 +291,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"fairanon: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("fairanon: interrupted (output files are written whole or not at all)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

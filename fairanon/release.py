@@ -18,6 +18,7 @@ import pandas as pd
 
 from ._version import __version__
 from .exceptions import InfeasibleError, InvalidParameterError
+from .instances.files import neutralize_formulas as _neutralize
 from .instances.generalization import format_number
 from .instances.hierarchy import SUPPRESSED
 from .instances.instance import Instance
@@ -112,9 +113,18 @@ class Release:
             raise InfeasibleError(f"This release is {self.status}: {self.reason or 'no reason given'}.")
         return self.table
 
-    def to_csv(self, path, *, index_label: str = "record_id") -> None:
-        """Write the released table (record ids in the first column)."""
-        self.released_table().to_csv(path, index_label=index_label)
+    def to_csv(self, path, *, index_label: str = "record_id", neutralize_formulas: bool = True) -> None:
+        """Write the released table (record ids in the first column).
+
+        With `neutralize_formulas` (the default) a cell a spreadsheet would run as a
+        formula (``=``, ``+``, ``-``, ``@``, not a number) is written with a leading
+        ``'``; ``fairanon verify`` and :func:`fairanon.instances.files.restore_formulas`
+        read it back.
+        """
+        table = self.released_table()
+        if neutralize_formulas:
+            table = _neutralize(table)
+        table.to_csv(path, index_label=index_label)
 
     def summary(self) -> dict:
         """A JSON-ready description (no table)."""

@@ -81,11 +81,12 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
     columns the runner adds)."""
     started = time.perf_counter()
     from ..api import anonymize
-    from ..models.metrics import median_relative_error, property_vectors
+    from ..models.metrics import median_relative_error
     from ..models.requirements import requirement_from_spec
     from ..models.verify import verify
     from ..release import Status
     from .spec import resolve_method
+    from .vectors import run_vectors, write_frame
 
     instance = _build_instance(task["instance"], task["base_dir"])
     requirements = [requirement_from_spec(r) for r in task["requirements"]]
@@ -160,15 +161,17 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
         vectors = instance.n_rows <= int(metrics.get("vector_max_rows", 1_000_000))
     if usable and vectors and task.get("vectors_path"):
         clock = time.perf_counter()
-        frame = property_vectors(
-            instance, release, numeric_loss=metrics.get("numeric_loss", "width")
-        )
-        frame.index = frame.index.rename("record_id")
+        frame, groups, columns = run_vectors(instance, release, requirements, metrics)
+        row.update(columns)
         path = task["vectors_path"]
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        frame.to_parquet(path + ".tmp", engine="pyarrow")
-        os.replace(path + ".tmp", path)
-        row["vectors"] = os.path.relpath(path, task.get("out_dir", os.path.dirname(path)))
+        base = task.get("out_dir", os.path.dirname(path))
+        write_frame(frame, path)
+        row["vectors"] = os.path.relpath(path, base)
+        if groups is not None:
+            write_frame(groups, path.removesuffix(".parquet") + ".groups.parquet")
+            row["group_vectors"] = os.path.relpath(
+                path.removesuffix(".parquet") + ".groups.parquet", base
+            )
         row["vectors_s"] = time.perf_counter() - clock
     return row
 

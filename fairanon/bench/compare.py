@@ -14,9 +14,18 @@ and computes
 - the **multi-property** verdicts (WTD, LEX, GOAL) and unary-GOAL scores the
   configuration asks for.
 
-:func:`compare_results` does this for every instance of a benchmark output directory
-and writes ``comparison/<instance>/{unary,pairwise,multi,ranking}.csv`` and
-``report.json`` (orientation transforms, D_max, tolerances, normalizations).
+A property may be undefined (NaN) on some records: records no diversity constraint
+targets, or suppressed records under the policy ``exclude`` (comparison spec P-14).
+Each property is compared on the records where it is defined in every release, and
+the report says how many those are. Group-level properties (diversity constraints)
+are compared per group with ``unit="group"`` (comparison spec §4.6).
+
+:func:`compare_results` does this for every instance (or every instance and
+requirement set, ``by="requirements"``) of a benchmark output directory and writes
+``comparison/<instance>/{unary,pairwise,multi,ranking}.csv``, ``properties.parquet``
+(the long form of spec §4.5: run, record_id, property, value),
+``group_properties.parquet`` (run, group, property, value) and ``report.json``
+(orientation transforms, D_max, tolerances, normalizations, suppression policies).
 """
 
 from __future__ import annotations
@@ -25,7 +34,6 @@ import itertools
 import json
 import math
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,10 +43,15 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError
+from ..instances.files import safe_file_name
+from ..models.metrics import UNITS
 from . import quality as Q
 from .ranking import pareto_set, tournament
 
-__all__ = ["CompareConfig", "Comparison", "compare_releases", "compare_results"]
+__all__ = ["GROUPINGS", "CompareConfig", "Comparison", "compare_releases", "compare_results"]
+
+#: Which releases :func:`compare_results` compares together.
+GROUPINGS = ("instance", "requirements")
 
 
 _PAIR_COLUMNS = [
@@ -76,6 +89,13 @@ class CompareConfig:
         Multi-property procedures: ``{"procedure": "wtd" | "lex" | "goal" |
         "goal_unary", "properties": [...], "index": ..., "weights" | "eps" | "goals":
         ..., "normalization": ..., "one_sided": ..., "name": ...}``.
+    unit : {"tuple", "group"}, default="tuple"
+        How group-level properties (``div_share``) are compared: over the records,
+        each group broadcast to the records it targets (groups weigh by their size),
+        or over the groups (N = the number of groups); comparison spec §4.6.
+    by : {"instance", "requirements"}, default="instance"
+        Which releases are compared together: all those of an instance, or those of
+        an instance under one requirement set (the methods for the same task).
     """
 
     properties: tuple = tuple(Q.PROPERTIES)
@@ -84,6 +104,18 @@ class CompareConfig:
     rank_eps: float = 0
     hv_reference: float = 0
     multi: tuple = ()
+    unit: str = "tuple"
+    by: str = "instance"
+
+    def __post_init__(self):
+        if self.unit not in UNITS:
+            raise InvalidParameterError(
+                f"The 'unit' of a comparison must be one of {list(UNITS)}. Got {self.unit!r} instead."
+            )
+        if self.by not in GROUPINGS:
+            raise InvalidParameterError(
+                f"The 'by' of a comparison must be one of {list(GROUPINGS)}. Got {self.by!r} instead."
+            )
 
     @classmethod
     def from_dict(cls, section: Mapping | None) -> CompareConfig:
@@ -92,7 +124,7 @@ class CompareConfig:
         for key in ("properties", "comparators", "multi"):
             if section.get(key) is not None:
                 out[key] = tuple(section[key])
-        for key in ("rank_norm", "rank_eps", "hv_reference"):
+        for key in ("rank_norm", "rank_eps", "hv_reference", "unit", "by"):
             if section.get(key) is not None:
                 out[key] = section[key]
         return cls(**out)
@@ -105,6 +137,8 @@ class CompareConfig:
             "rank_eps": self.rank_eps,
             "hv_reference": self.hv_reference,
             "multi": [dict(m) for m in self.multi],
+            "unit": self.unit,
+            "by": self.by,
         }
 
 
@@ -122,7 +156,10 @@ class Comparison:
     multi_rankings : dict procedure name -> Ranking
     goal_scores : dict procedure name -> dict release -> E(Υ)
     metadata : dict
-        Orientation, D_max, reference point, tolerances, normalizations.
+        Orientation, D_max, reference point, tolerances, normalizations, the records
+        (or groups) each property was compared on, suppression policies.
+    vectors, group_vectors : dict release -> DataFrame
+        The per-record and per-group property vectors compared.
     """
 
     instance: str
@@ -135,6 +172,31 @@ class Comparison:
     multi_rankings: dict = field(default_factory=dict)
     goal_scores: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
+    vectors: dict = field(default_factory=dict)
+    group_vectors: dict = field(default_factory=dict)
+
+    def long_form(self, unit: str = "tuple") -> pd.DataFrame:
+        """The property vectors in long form (comparison spec §4.5): one row per run,
+        record (or group) and property, with its value as a float; undefined values are
+        left out."""
+        frames = self.vectors if unit == "tuple" else self.group_vectors
+        key = "record_id" if unit == "tuple" else "group"
+        parts = []
+        for run, frame in frames.items():
+            props = [c for c in frame.columns if c in Q.PROPERTIES]
+            if not props:
+                continue
+            wide = pd.DataFrame({p: _as_floats(frame[p]) for p in props}, index=frame.index)
+            long = (
+                wide.rename_axis(key)
+                .reset_index()
+                .melt(id_vars=key, var_name="property", value_name="value")
+            )
+            long.insert(0, "run", run)
+            parts.append(long.dropna(subset=["value"]))
+        if not parts:
+            return pd.DataFrame(columns=["run", key, "property", "value"])
+        return pd.concat(parts, ignore_index=True)
 
     def ranking_table(self) -> pd.DataFrame:
         """Copeland scores: one row per release, one column per ``property:comparator``
@@ -160,8 +222,17 @@ class Comparison:
         return out
 
     def write(self, directory: str) -> None:
-        """Write unary.csv, pairwise.csv, multi.csv, ranking.csv and report.json."""
+        """Write unary.csv, pairwise.csv, multi.csv, ranking.csv, properties.parquet,
+        group_properties.parquet (when there are group vectors) and report.json."""
         os.makedirs(directory, exist_ok=True)
+        if self.vectors:
+            self.long_form("tuple").to_parquet(
+                os.path.join(directory, "properties.parquet"), engine="pyarrow", index=False
+            )
+        if self.group_vectors:
+            self.long_form("group").to_parquet(
+                os.path.join(directory, "group_properties.parquet"), engine="pyarrow", index=False
+            )
         _floats(self.unary).to_csv(os.path.join(directory, "unary.csv"), index=False)
         _floats(self.pairwise).to_csv(os.path.join(directory, "pairwise.csv"), index=False)
         _floats(self.multi).to_csv(os.path.join(directory, "multi.csv"), index=False)
@@ -193,6 +264,13 @@ class Comparison:
         }
         with open(os.path.join(directory, "report.json"), "w", encoding="utf-8") as fh:
             json.dump(report, fh, indent=2, default=_plain)
+
+
+def _as_floats(series: pd.Series) -> np.ndarray:
+    """A property column as floats (Fractions converted, None as NaN)."""
+    if series.dtype != object:
+        return series.to_numpy(dtype=float)
+    return np.array([np.nan if v is None else float(v) for v in series], dtype=float)
 
 
 def _plain(value):
@@ -229,6 +307,7 @@ def compare_releases(
     config: CompareConfig | None = None,
     *,
     instance: str = "",
+    groups: Mapping[str, pd.DataFrame] | None = None,
 ) -> Comparison:
     """Compare releases of one instance by their per-tuple property vectors.
 
@@ -236,14 +315,21 @@ def compare_releases(
     ----------
     vectors : mapping release name -> DataFrame
         Each indexed by record id with one column per property (as
-        :func:`~fairanon.models.metrics.property_vectors` returns); all must hold the
-        same records. Exact (Fraction) columns are compared exactly.
+        :func:`~fairanon.models.metrics.property_vectors` and
+        :func:`~fairanon.models.metrics.fairness_vectors` return); all must hold the
+        same records. Exact (Fraction) columns are compared exactly. NaN (or None)
+        marks a value undefined on a record; each property is compared on the records
+        where it is defined in every release.
     context : PropertyContext
         N, the number of quasi-identifiers and of distinct sensitive values (the flip
         bounds and ideal vectors of :data:`~fairanon.bench.quality.PROPERTIES`).
     config : CompareConfig, optional
     instance : str
         For reports.
+    groups : mapping release name -> DataFrame, optional
+        Group-level vectors (indexed by group, e.g. ``fairness_vectors(...,
+        unit="group")``), compared instead of their per-record broadcast when
+        ``config.unit == "group"``.
 
     Returns
     -------
@@ -267,22 +353,38 @@ def compare_releases(
     names = list(vectors)
     if not names:
         raise InvalidParameterError("compare_releases needs at least one release.")
-    index = vectors[names[0]].index
-    frames = {}
-    for name in names:
-        frame = vectors[name]
-        if len(frame) != len(index) or not frame.index.sort_values().equals(index.sort_values()):
-            raise InvalidParameterError(
-                f"compare_releases compares releases of the same records; {name!r} holds other "
-                f"records than {names[0]!r}."
-            )
-        # Vectors are aligned by record id, never by row order (spec §1.1).
-        frames[name] = frame.reindex(index)
+    frames = _aligned(vectors, names, "records")
+    group_frames = {}
+    if groups and all(n in groups for n in names):
+        union = pd.Index([])
+        for n in names:
+            union = union.union(groups[n].index, sort=False)
+        group_frames = {n: groups[n].reindex(union) for n in names}
     unknown = [p for p in config.properties if p not in Q.PROPERTIES]
     if unknown:
         raise InvalidParameterError(f"Unknown properties {unknown}; known: {sorted(Q.PROPERTIES)}.")
-    props = [p for p in config.properties if all(p in f.columns for f in frames.values())]
-    raw = {p: {n: _column(frames[n][p]) for n in names} for p in props}
+    raw, defined = {}, {}
+    for p in config.properties:
+        by_group = (
+            config.unit == "group"
+            and Q.PROPERTIES[p].group
+            and bool(group_frames)
+            and all(p in f.columns for f in group_frames.values())
+        )
+        source = group_frames if by_group else frames
+        if not all(p in f.columns for f in source.values()):
+            continue
+        series = {n: source[n][p] for n in names}
+        mask = np.logical_and.reduce([s.notna().to_numpy() for s in series.values()])
+        if not mask.any():
+            continue
+        raw[p] = {n: _column(series[n][mask]) for n in names}
+        defined[p] = {
+            "unit": "group" if by_group else "tuple",
+            "compared": int(mask.sum()),
+            "total": len(mask),
+        }
+    props = list(raw)
     oriented = {p: {n: _oriented(p, raw[p][n], context) for n in names} for p in props}
     ideal = {p: Q.PROPERTIES[p].bound(context, "ideal") for p in props}
     ref = config.hv_reference
@@ -291,7 +393,28 @@ def compare_releases(
     degenerate = [p for p in props if any(Q.p_min(oriented[p][n]) <= ref for n in names)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _compare(names, props, raw, oriented, ideal, degenerate, context, config, instance)
+        comparison = _compare(
+            names, props, raw, oriented, ideal, degenerate, context, config, instance
+        )
+    comparison.metadata["defined"] = defined
+    comparison.vectors = frames
+    comparison.group_vectors = group_frames
+    return comparison
+
+
+def _aligned(vectors: Mapping[str, pd.DataFrame], names: list, what: str) -> dict:
+    index = vectors[names[0]].index
+    frames = {}
+    for name in names:
+        frame = vectors[name]
+        if len(frame) != len(index) or not frame.index.sort_values().equals(index.sort_values()):
+            raise InvalidParameterError(
+                f"compare_releases compares releases of the same {what}; {name!r} holds other "
+                f"{what} than {names[0]!r}."
+            )
+        # Vectors are aligned by record id, never by row order (spec §1.1).
+        frames[name] = frame.reindex(index)
+    return frames
 
 
 def _compare(
@@ -507,8 +630,18 @@ def _multi(m: dict, u1: dict, u2: dict, d_max: dict) -> Q.MultiResult:
     )
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "instance"
+def _slug(text: str, taken: set | None = None) -> str:
+    """The folder of a comparison (or its anchor in the report): inside ``comparison/``
+    whatever the instance is called, and one per comparison when `taken` collects them."""
+    base = safe_file_name(text, "instance")
+    if taken is None:
+        return base
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name)
+    return name
 
 
 def compare_results(
@@ -518,7 +651,8 @@ def compare_results(
 
     The releases are the runs that ended ``ok`` with stored property vectors, first
     repetition only (repetitions repeat a release for timing). Runs on different
-    instances are never compared (spec §4.1).
+    instances are never compared (spec §4.1); with ``config.by == "requirements"``
+    only the runs of one instance under one requirement set are.
 
     Parameters
     ----------
@@ -527,11 +661,13 @@ def compare_results(
     config : CompareConfig, optional
         Default: the suite's ``compare`` section.
     write : bool, default=True
-        Write ``comparison/<instance>/`` under `out`.
+        Write ``comparison/<name>/`` under `out`.
 
     Returns
     -------
-    dict instance -> Comparison
+    dict name -> Comparison
+        Keyed by the instance, or by ``"<instance> · <requirement set>"`` (its name in
+        the suite, or its requirements when that name stands for several).
     """
     from .runner import read_results
 
@@ -550,13 +686,34 @@ def compare_results(
     ]
     if "run_index" in usable.columns:
         usable = usable.sort_values("run_index", kind="stable")
+    by_requirements = config.by == "requirements"
+    keys = ["instance", "requirements"] if by_requirements else ["instance"]
+    # A requirement set is named by its family ("k+alpha") where that is unambiguous.
+    texts = (
+        usable.groupby(["instance", "reqset"])["requirements"].nunique()
+        if by_requirements
+        else None
+    )
     comparisons = {}
-    for instance, group in usable.groupby("instance", sort=False):
-        vectors = {}
+    folders: set = set()
+    for key, group in usable.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        instance = key[0]
+        name = str(instance)
+        if by_requirements:
+            family = group["reqset"].iloc[0]
+            label = family if texts[instance, family] == 1 else key[1]
+            name = f"{instance} · {label}"
+        vectors, group_vectors, suppression = {}, {}, {}
         for _, row in group.drop_duplicates("release").iterrows():
             path = os.path.join(out, row["vectors"])
-            if os.path.exists(path):
-                vectors[row["release"]] = pd.read_parquet(path)
+            if not os.path.exists(path):
+                continue
+            vectors[row["release"]] = pd.read_parquet(path)
+            extra = row.get("group_vectors")
+            if isinstance(extra, str) and os.path.exists(os.path.join(out, extra)):
+                group_vectors[row["release"]] = pd.read_parquet(os.path.join(out, extra))
+            suppression[row["release"]] = _suppression(row)
         if not vectors:
             continue
         first = group.iloc[0]
@@ -566,8 +723,28 @@ def compare_results(
             n_qi=int(first["n_qi"]),
             n_sensitive=None if pd.isna(n_sensitive) else int(n_sensitive),
         )
-        comparison = compare_releases(vectors, context, config, instance=str(instance))
+        comparison = compare_releases(
+            vectors, context, config, instance=str(instance), groups=group_vectors or None
+        )
+        comparison.metadata["name"] = name
+        comparison.metadata["requirements"] = key[1] if by_requirements else None
+        comparison.metadata["suppression"] = suppression
         if write:
-            comparison.write(os.path.join(out, "comparison", _slug(str(instance))))
-        comparisons[str(instance)] = comparison
+            comparison.write(os.path.join(out, "comparison", _slug(name, folders)))
+        comparisons[name] = comparison
     return comparisons
+
+
+def _suppression(row) -> dict:
+    """The suppression policy of a run's vectors and what the run reported about it."""
+
+    def value(key):
+        v = row.get(key)
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+    suppressed = value("suppressed_records")
+    return {
+        "policy": value("suppression_policy") or "as_class",
+        "suppressed": int(suppressed) if suppressed is not None else None,
+        "warning": value("suppression_warning"),
+    }

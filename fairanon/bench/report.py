@@ -9,269 +9,52 @@ file opens from disk or as a mail attachment. It holds
 - runtime and peak memory versus instance size, on log axes;
 - loss versus parameter curves for every numeric parameter that varies;
 - the sweeps a suite declares (``sweep`` and ``sweep_x`` columns of requirement sets);
-- per instance: per-tuple privacy (class size) and loss histograms and ECDFs, the
-  coverage matrix, the ranking table (Copeland scores, Pareto sets, cycles), the
-  unary indices and the multi-property verdicts.
+- at the top, the verdicts in plain words (:mod:`~fairanon.bench.verdicts`);
+- per comparison (an instance, or an instance under one requirement set): how
+  suppressed records were read, per-tuple privacy (class size) and loss histograms
+  and ECDFs, the comparison views of spec §4.4 (:mod:`~fairanon.bench.plots`: the
+  pairwise per-tuple scatter, the coverage and dominance heatmaps, privacy and
+  fairness versus loss with the Pareto front, the win map), the ranking table
+  (Copeland scores per property, Pareto sets, cycles), the unary indices and the
+  multi-property verdicts.
 
 :func:`print_summary` prints the runs and rankings as tables on the terminal (rich).
 """
 
 from __future__ import annotations
 
-import base64
 import datetime
 import html
-import io
 import math
 import os
 import platform
 import re
 import sys
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from .compare import Comparison, compare_results
+from .compare import Comparison, _slug, compare_results
+from .plots import (
+    coverage_figure,
+    distribution_figure,
+    dominance_figure,
+    img,
+    parameter_figure,
+    pick_pair,
+    runtime_figure,
+    scatter_figure,
+    shown_properties,
+    sweep_figure,
+    tradeoff_figure,
+    values,
+    winmap_figure,
+)
 from .quality import COMPARATORS, PROPERTIES
 from .runner import read_results
+from .verdicts import comparison_verdicts, headline
 
 __all__ = ["print_summary", "summary_table", "write_report"]
-
-_LOSS_METRICS = ("GCP", "LM_avg", "MRE", "discernibility", "C_avg")
-_MAX_SERIES = 12
-
-
-# ---------------------------------------------------------------------- figures
-def _figure(n_panels: int, *, width: float = 5.2, height: float = 3.6):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    cols = min(n_panels, 2)
-    rows = math.ceil(n_panels / cols)
-    fig = Figure(figsize=(width * cols, height * rows))
-    FigureCanvasAgg(fig)
-    # Fixed margins: a layout engine would draw every figure twice.
-    fig.subplots_adjust(
-        left=0.1, right=0.97, bottom=0.16 / rows, top=1 - 0.1 / rows, wspace=0.28, hspace=0.4
-    )
-    axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    for ax in axes[n_panels:]:
-        ax.set_visible(False)
-    return fig, axes[:n_panels]
-
-
-def _log_axis(axis) -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator
-
-    # Plain numbers on major and a few minor ticks, so that a range under one decade
-    # still has labels.
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10))))
-    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-
-
-def _png(fig) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _img(fig, ident: str, alt: str) -> str:
-    return (
-        f'<img class="plot" id="{html.escape(ident)}" alt="{html.escape(alt)}" '
-        f'src="data:image/png;base64,{_png(fig)}">'
-    )
-
-
-def _wide(values: list[np.ndarray]) -> bool:
-    low = min(float(np.min(v)) for v in values)
-    high = max(float(np.max(v)) for v in values)
-    return low > 0 and high / low > 20
-
-
-def _distribution_figure(vectors: Mapping[str, np.ndarray], prop: str):
-    """Histogram (share of records) and ECDF of one per-tuple property, one series per
-    release."""
-    fig, (hist, ecdf) = _figure(2)
-    values = [np.asarray(v, dtype=float) for v in vectors.values()]
-    log = _wide(values)
-    low = min(float(v.min()) for v in values)
-    high = max(float(v.max()) for v in values)
-    if log:
-        bins = np.geomspace(low, high * 1.0001, 40)
-    elif high > low:
-        bins = np.linspace(low, high, 40)
-    else:
-        bins = np.linspace(low - 0.5, high + 0.5, 3)
-    label = PROPERTIES[prop].label if prop in PROPERTIES else prop
-    for i, (name, v) in enumerate(vectors.items()):
-        v = np.asarray(v, dtype=float)
-        if i >= _MAX_SERIES:
-            break
-        weights = np.full(len(v), 1.0 / len(v))
-        hist.hist(v, bins=bins, weights=weights, histtype="step", linewidth=1.4, label=name)
-        xs = np.sort(v)
-        ecdf.step(xs, np.arange(1, len(xs) + 1) / len(xs), where="post", linewidth=1.4, label=name)
-    for ax in (hist, ecdf):
-        if log:
-            ax.set_xscale("log")
-            _log_axis(ax.xaxis)
-        ax.set_xlabel(label)
-        ax.grid(alpha=0.3)
-    hist.set_ylabel("share of records")
-    hist.set_title("histogram")
-    ecdf.set_ylabel("share of records ≤ x")
-    ecdf.set_title("ECDF")
-    ecdf.set_ylim(0, 1.02)
-    ecdf.legend(fontsize="x-small", loc="lower right")
-    return fig
-
-
-def _coverage_figure(comparison: Comparison, prop: str):
-    names = comparison.releases
-    n = len(names)
-    pair = comparison.pairwise[comparison.pairwise["property"] == prop]
-    matrix = np.full((n, n), np.nan)
-    pos = {name: i for i, name in enumerate(names)}
-    for _, row in pair.iterrows():
-        matrix[pos[row["first"]], pos[row["second"]]] = float(row["P_cov"])
-    np.fill_diagonal(matrix, 1.0)
-    side = max(4.0, 0.55 * n + 2.5)
-    fig, (ax,) = _figure(1, width=side + 1.5, height=side)
-    fig.subplots_adjust(left=0.3, bottom=0.3, right=0.95, top=0.92)
-    image = ax.imshow(matrix, vmin=0, vmax=1, cmap="viridis")
-    ax.set_xticks(range(n), [_short(x) for x in names], rotation=45, ha="right", fontsize="x-small")
-    ax.set_yticks(range(n), [_short(x) for x in names], fontsize="x-small")
-    ax.set_xlabel("second release (D2)")
-    ax.set_ylabel("first release (D1)")
-    ax.set_title(f"P_cov(D1, D2) on {prop}")
-    if n <= 12:
-        for i in range(n):
-            for j in range(n):
-                ax.text(
-                    j,
-                    i,
-                    f"{matrix[i, j]:.2f}",
-                    ha="center",
-                    va="center",
-                    fontsize="xx-small",
-                    color="white" if matrix[i, j] < 0.6 else "black",
-                )
-    fig.colorbar(image, ax=ax, shrink=0.8)
-    return fig
-
-
-def _short(text: str, width: int = 28) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _series_plot(
-    ax, frame: pd.DataFrame, x: str, y: str, series: str, *, logx=False, logy=False
-) -> None:
-    shown = 0
-    for name, group in frame.groupby(series, sort=False):
-        if shown >= _MAX_SERIES:
-            break
-        data = group.groupby(x, sort=True)[y].mean().dropna()
-        if data.empty:
-            continue
-        ax.plot(
-            data.index.to_numpy(dtype=float),
-            data.to_numpy(dtype=float),
-            marker="o",
-            linewidth=1.2,
-            markersize=4,
-            label=_short(str(name), 40),
-        )
-        shown += 1
-    if logx:
-        ax.set_xscale("log")
-        _log_axis(ax.xaxis)
-    if logy:
-        ax.set_yscale("log")
-        _log_axis(ax.yaxis)
-    ax.set_xlabel(x.removeprefix("p."))
-    ax.set_ylabel(y)
-    ax.grid(alpha=0.3, which="both")
-
-
-def _runtime_figure(ok: pd.DataFrame, failed: pd.DataFrame):
-    fig, (time_ax, mem_ax) = _figure(2)
-    frame = ok.assign(series=ok["release"].astype(str))
-    positive = frame[frame["time_s"] > 0]
-    _series_plot(time_ax, positive, "n_rows", "time_s", "series", logx=True, logy=True)
-    _series_plot(
-        mem_ax,
-        frame[frame["peak_rss_mb"] > 0],
-        "n_rows",
-        "peak_rss_mb",
-        "series",
-        logx=True,
-        logy=True,
-    )
-    if len(failed):
-        bad = failed[failed["wall_s"] > 0]
-        time_ax.scatter(
-            bad["n_rows"], bad["wall_s"], marker="x", color="red", label="timeout / memout / error"
-        )
-    time_ax.set_title("runtime of the method")
-    time_ax.set_ylabel("seconds")
-    mem_ax.set_title("peak memory of the run's process")
-    mem_ax.set_ylabel("MB (ru_maxrss)")
-    time_ax.legend(fontsize="x-small")
-    return fig
-
-
-def _parameter_figure(frame: pd.DataFrame, x: str, others: list[str]):
-    metrics = [m for m in _LOSS_METRICS if m in frame.columns and frame[m].notna().any()][:3] + [
-        "time_s"
-    ]
-    fig, axes = _figure(len(metrics))
-    labels = (
-        frame["instance"].astype(str)
-        + " · "
-        + frame["algorithm"].astype(str)
-        + " "
-        + frame["reqset"].astype(str)
-    )
-    for col in others:
-        labels = labels + " " + col[2:] + "=" + frame[col].astype(str)
-    data = frame.assign(series=labels)
-    for ax, metric in zip(axes, metrics):
-        logy = metric in ("discernibility", "time_s") and (data[metric] > 0).all()
-        _series_plot(ax, data, x, metric, "series", logy=logy)
-        ax.set_title(f"{metric} versus {x[2:]}")
-    axes[0].legend(fontsize="x-small")
-    return fig
-
-
-def _sweep_figure(frame: pd.DataFrame, title: str):
-    """A sweep declared by the suite (``sweep`` and ``sweep_x`` columns): time, stars and
-    discernibility against ``sweep_x``, one series per algorithm; runs without a release
-    meeting the requirements (INFEASIBLE, UNKNOWN) count for time only."""
-    metrics = [m for m in ("time_s", "suppressed_cells", "discernibility") if m in frame.columns]
-    fig, axes = _figure(len(metrics))
-    x = pd.to_numeric(frame["sweep_x"], errors="coerce")
-    if x.isna().any():  # categorical values (e.g. distributions): positions in order of appearance
-        labels = list(dict.fromkeys(frame["sweep_x"].astype(str)))
-        x = frame["sweep_x"].astype(str).map({v: i for i, v in enumerate(labels)}).astype(float)
-    else:
-        labels = None
-    solved = frame["status"].astype(str).isin(["OPTIMAL", "FEASIBLE"])
-    data = frame.assign(x=x, series=frame["algorithm"].astype(str))
-    for ax, metric in zip(axes, metrics):
-        part = data if metric == "time_s" else data[solved]
-        part = part.assign(**{metric: pd.to_numeric(part[metric], errors="coerce")})
-        logy = metric in ("time_s", "discernibility") and (part[metric].dropna() > 0).all()
-        _series_plot(ax, part, "x", metric, "series", logy=logy)
-        ax.set_xlabel(title)
-        if labels is not None:
-            ax.set_xticks(range(len(labels)), labels)
-        ax.set_title(f"{metric} versus {title}")
-    axes[0].legend(fontsize="x-small")
-    return fig
 
 
 def _numeric_parameters(frame: pd.DataFrame) -> list[str]:
@@ -462,7 +245,154 @@ font-size:.85em;margin:.6em 0} th,td{border:1px solid #ddd;padding:3px 7px;text-
 th{background:#f3f3f3} td.t{text-align:left} img.plot{max-width:100%;
 display:block;margin:.6em 0} .cycles{background:#fff4e5;border-left:4px solid #f0a020;padding:.3em 1em}
 .meta{color:#555;font-size:.9em} details{margin:.5em 0} summary{cursor:pointer;color:#135}
+#verdicts{background:#f4f8fb;border:1px solid #cfe0ec;padding:.2em 1.2em 1em;margin-top:1em}
+#verdicts h2{margin-top:.6em} ul.lead{font-size:1.05em} .verdict h3{font-size:1em;margin:.9em 0 .2em}
+.verdict ul{margin:.2em 0} .verdict li{margin:.15em 0}
 """
+
+
+def _comparison_html(name: str, comparison: Comparison) -> list[str]:
+    """The section of one comparison: distributions, the comparison views of spec
+    §4.4, the ranking and the tables."""
+    slug = _slug(name)
+    names = comparison.releases
+    defined = comparison.metadata.get("defined", {})
+    parts = [f"<h2 id='c-{html.escape(slug)}'>Releases of {html.escape(name)}</h2>"]
+    parts.append(_setting_html(comparison))
+    for prop, what in (("size", "privacy: equivalence-class size"), ("loss", "loss")):
+        if prop in defined:
+            parts.append(f"<h3>Per-tuple {html.escape(what)}</h3>")
+            fig = distribution_figure(values(comparison, prop), prop)
+            parts.append(img(fig, f"plot-{prop}-{slug}", f"per-tuple {what} on {name}"))
+    if len(names) < 2:
+        parts.append(f"<p>One release of {html.escape(name)}: nothing to rank.</p>")
+        parts.append(_unary_html(comparison))
+        return parts
+    shown = shown_properties(comparison)
+    pair = pick_pair(comparison, shown)
+    if pair and shown:
+        parts.append(
+            "<h3>Record by record: the two leading releases</h3><p>Each point is a value "
+            "under the first release (x) and the second (y) for the same records (its area "
+            "grows with how many); the counts W12 (records where x is better), W21 and ties, "
+            "P_cov and P_spr are in the box. Only this view shows which records gain and which "
+            "lose (comparison spec F9).</p>"
+        )
+        parts.append(
+            img(
+                scatter_figure(comparison, pair[0], pair[1], shown),
+                f"plot-scatter-{slug}",
+                f"per-tuple values of {pair[0]} against {pair[1]} on {name}",
+            )
+        )
+    if "size" in defined:
+        parts.append("<h3>Coverage of class sizes</h3>")
+        parts.append(
+            img(
+                coverage_figure(comparison, "size"),
+                f"plot-coverage-{slug}",
+                f"coverage matrix of class sizes on {name}",
+            )
+        )
+    if shown:
+        parts.append(
+            "<h3>Dominance</h3><p>Row against column: ≻ the row release is at least as good on "
+            "every record and better on one, ≺ the reverse, ∥ each is better somewhere.</p>"
+        )
+        parts.append(
+            img(
+                dominance_figure(comparison, shown),
+                f"plot-dominance-{slug}",
+                f"dominance outcomes on {name}",
+            )
+        )
+    trade = [
+        p
+        for p in ("risk", *[p for p in shown if PROPERTIES[p].family == "fairness"])
+        if p in defined
+    ]
+    if "loss" in defined and trade:
+        parts.append(
+            "<h3>Privacy and fairness versus loss</h3><p>One point per release (means over the "
+            "records); the red line joins the releases no other beats on both axes.</p>"
+        )
+        parts.append(
+            img(
+                tradeoff_figure(comparison, trade),
+                f"plot-tradeoff-{slug}",
+                f"privacy and fairness versus loss on {name}",
+            )
+        )
+    if shown:
+        parts.append("<h3>Win map</h3>")
+        parts.append(
+            img(winmap_figure(comparison, shown), f"plot-winmap-{slug}", f"win map on {name}")
+        )
+    parts.append("<h3>Ranking</h3>")
+    parts.append(_ranking_html(comparison))
+    parts.append(_unary_html(comparison))
+    parts.append(_pairwise_html(comparison))
+    parts.append(_multi_html(comparison))
+    degenerate = comparison.metadata.get("hv_degenerate")
+    if degenerate:
+        parts.append(
+            f"<p class='meta'>P_hv cannot separate releases on {html.escape(', '.join(degenerate))}: some "
+            "oriented entries are 0 (e.g. a class holding one sensitive value has attribute-disclosure "
+            "probability 1), so every product is 0 and ▶hv ties (comparison spec P-11).</p>"
+        )
+    return parts
+
+
+def _setting_html(comparison: Comparison) -> str:
+    """How suppressed records were read, and on which records each property was
+    compared when not on all of them."""
+    items = []
+    suppression = comparison.metadata.get("suppression", {})
+    policies = sorted({info.get("policy", "as_class") for info in suppression.values()})
+    counts = {
+        r: info.get("suppressed") for r, info in suppression.items() if info.get("suppressed")
+    }
+    text = f"Suppressed records read under the policy {', '.join(policies) or 'as_class'} (comparison spec P-14)"
+    if counts:
+        text += ": " + ", ".join(f"{html.escape(r)} {c}" for r, c in counts.items())
+    else:
+        text += "; no release suppresses a record"
+    items.append(text + ".")
+    for prop, info in comparison.metadata.get("defined", {}).items():
+        if info["unit"] == "group":
+            items.append(f"{prop} is compared over its {info['compared']} groups (unit = group).")
+        elif info["compared"] < info["total"]:
+            items.append(
+                f"{prop} is compared on the {info['compared']:,} of {info['total']:,} records where "
+                "every release defines it."
+            )
+    warnings_ = [info["warning"] for info in suppression.values() if info.get("warning")]
+    out = "<ul class='meta'>" + "".join(f"<li>{t}</li>" for t in items) + "</ul>"
+    if warnings_:
+        out += (
+            "<div class='cycles'>"
+            + "".join(f"<p>{html.escape(w)}</p>" for w in sorted(set(warnings_)))
+            + "</div>"
+        )
+    return out
+
+
+def _verdicts_html(comparisons: dict, results: pd.DataFrame) -> str:
+    parts = ["<section id='verdicts'><h2>Verdicts</h2>"]
+    parts.append(
+        "<ul class='lead'>"
+        + "".join(f"<li>{html.escape(t)}</li>" for t in headline(comparisons, results))
+        + "</ul>"
+    )
+    for name, comparison in comparisons.items():
+        items = comparison_verdicts(comparison, results)
+        parts.append(
+            f"<div class='verdict'><h3><a href='#c-{html.escape(_slug(name))}'>{html.escape(name)}</a></h3><ul>"
+            + "".join(f"<li>{html.escape(t)}</li>" for t in items)
+            + "</ul></div>"
+        )
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def write_report(out: str, comparisons: dict | None = None, *, title: str | None = None) -> str:
@@ -501,6 +431,7 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
             f" · Python {platform.python_version()} · {os.cpu_count()} cores · "
             f"{html.escape(platform.platform())}</p>"
         ),
+        _verdicts_html(comparisons, results) if comparisons else "",
         "<h2>Runs</h2>",
         (
             "<p>Median method time over repetitions; peak memory is the largest ru_maxrss of the "
@@ -519,8 +450,8 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
     if len(ok):
         parts += [
             "<h2>Runtime versus size</h2>",
-            _img(
-                _runtime_figure(ok, failed),
+            img(
+                runtime_figure(ok, failed),
                 "plot-runtime-size",
                 "runtime and peak memory versus number of rows",
             ),
@@ -534,8 +465,8 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
     for x in parameters:
         group = ok[pd.to_numeric(ok[x], errors="coerce").notna()]
         parts.append(f"<h3>{html.escape(x[2:])}</h3>")
-        fig = _parameter_figure(group.assign(**{x: pd.to_numeric(group[x])}), x, _varying(group, x))
-        parts.append(_img(fig, f"plot-param-{x}", f"losses and time versus {x[2:]}"))
+        fig = parameter_figure(group.assign(**{x: pd.to_numeric(group[x])}), x, _varying(group, x))
+        parts.append(img(fig, f"plot-param-{x}", f"losses and time versus {x[2:]}"))
 
     if "sweep" in ok.columns and ok["sweep"].notna().any():
         parts.append(
@@ -545,51 +476,23 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
         )
         for sweep, group in ok[ok["sweep"].notna()].groupby("sweep", sort=False):
             parts.append(f"<h3>{html.escape(str(sweep))}</h3>")
-            parts.append(_img(_sweep_figure(group, str(sweep)), f"plot-sweep-{sweep}", f"sweep over {sweep}"))
+            parts.append(img(sweep_figure(group, str(sweep)), f"plot-sweep-{sweep}", f"sweep over {sweep}"))
 
-    for instance, comparison in comparisons.items():
-        parts.append(f"<h2>Releases of {html.escape(instance)}</h2>")
-        vectors = _load_vectors(out, results, comparison)
-        for prop, what in (("size", "privacy: equivalence-class size"), ("loss", "loss")):
-            if vectors and all(prop in v.columns for v in vectors.values()):
-                parts.append(f"<h3>Per-tuple {html.escape(what)}</h3>")
-                fig = _distribution_figure(
-                    {n: v[prop].to_numpy() for n, v in vectors.items()}, prop
-                )
-                parts.append(
-                    _img(fig, f"plot-{prop}-{instance}", f"per-tuple {what} on {instance}")
-                )
-        if len(comparison.releases) > 1 and "size" in set(comparison.pairwise.get("property", [])):
-            parts.append("<h3>Coverage of class sizes</h3>")
-            parts.append(
-                _img(
-                    _coverage_figure(comparison, "size"),
-                    f"plot-coverage-{instance}",
-                    f"coverage matrix of class sizes on {instance}",
-                )
-            )
-        if len(comparison.releases) < 2:
-            parts.append(f"<p>One release of {html.escape(instance)}: nothing to rank.</p>")
-            parts.append(_unary_html(comparison))
-            continue
-        parts.append("<h3>Ranking</h3>")
-        parts.append(_ranking_html(comparison))
-        parts.append(_unary_html(comparison))
-        parts.append(_pairwise_html(comparison))
-        parts.append(_multi_html(comparison))
-        degenerate = comparison.metadata.get("hv_degenerate")
-        if degenerate:
-            parts.append(
-                f"<p class='meta'>P_hv cannot separate releases on {html.escape(', '.join(degenerate))}: some "
-                "oriented entries are 0 (e.g. a class holding one sensitive value has attribute-disclosure "
-                "probability 1), so every product is 0 and ▶hv ties (comparison spec P-11).</p>"
-            )
+    for name, comparison in comparisons.items():
+        parts += _comparison_html(name, comparison)
     parts.append(
         "<h2>Notes</h2><ul>"
         "<li>Property vectors (Dewri et al., EDBT 2009) are per record; lower-is-better ones are "
         "flipped against their upper bound (risk, adisc, tclose against 1, sfreq against N, "
         "loss against the number of quasi-identifiers) before comparing; see "
         "comparison/&lt;instance&gt;/report.json.</li>"
+        "<li>Fairness per record (comparison spec §4.6): alpha_&lt;measure&gt; is the worst "
+        "discrimination measure of the contexts (itemsets of released values) the record's class "
+        "falls in, so the worst record shows the verifier's achieved alpha; an unbounded value "
+        "(Ruggieri's x/0) is recorded as N + 1 (N² + 1 for the odds ratio), above every finite "
+        "one, which order-based comparators read exactly but means and sums do not. div_share is "
+        "the share of a diversity constraint's target records left visible, per group or "
+        "broadcast to the records it targets.</li>"
         "<li>Releases are compared only with releases of the same instance; repetitions are "
         "timing repeats and only the first is compared.</li>"
         f"<li>Comparators: {', '.join(COMPARATORS)}; ▶cov is not transitive, so its cycles are listed.</li>"
@@ -601,24 +504,10 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
     return path
 
 
-def _load_vectors(out: str, results: pd.DataFrame, comparison: Comparison) -> dict:
-    rows = results[
-        (results["instance"] == comparison.instance)
-        & (results["outcome"] == "ok")
-        & (results["repetition"] == 0)
-    ].drop_duplicates("release")
-    vectors = {}
-    for _, row in rows.iterrows():
-        if row["release"] in comparison.releases and isinstance(row.get("vectors"), str):
-            path = os.path.join(out, row["vectors"])
-            if os.path.exists(path):
-                vectors[row["release"]] = pd.read_parquet(path)
-    return vectors
-
-
 # ---------------------------------------------------------------------- terminal
 def print_summary(results: pd.DataFrame, comparisons: dict | None = None, *, console=None) -> None:
-    """Print the runs and, per instance, the rankings under ▶cov as rich tables."""
+    """Print the runs and, per comparison, the rankings under ▶cov as rich tables, then
+    the verdicts in words."""
     from rich.console import Console
     from rich.table import Table
 
@@ -642,7 +531,8 @@ def print_summary(results: pd.DataFrame, comparisons: dict | None = None, *, con
         ranking = comparison.ranking_table()
         cols = [
             c
-            for c in ("size:cov", "loss:cov", "util_paper:cov", "ldist:cov")
+            for c in ["size:cov", "loss:cov", "util_paper:cov", "ldist:cov"]
+            + [f"{p}:cov" for p in PROPERTIES if PROPERTIES[p].family == "fairness"]
             if c in ranking.columns
         ]
         cols += list(comparison.multi_rankings) + list(comparison.goal_scores)
@@ -663,3 +553,11 @@ def print_summary(results: pd.DataFrame, comparisons: dict | None = None, *, con
         console.print(t)
         for comp, text in comparison.cycles():
             console.print(f"[yellow]cycle under {comp}:[/yellow] {text}")
+    if comparisons:
+        console.print("[bold]Verdicts[/bold]")
+        for line in headline(comparisons, results):
+            console.print(f"  {line}", highlight=False)
+        for name, comparison in comparisons.items():
+            console.print(f"[bold]{name}[/bold]", highlight=False)
+            for line in comparison_verdicts(comparison, results):
+                console.print(f"  - {line}", highlight=False)

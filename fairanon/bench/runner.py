@@ -6,7 +6,8 @@ from a server process that has imported fairanon and every method once
 address-space limit; a run still going ``grace`` seconds after its time limit is killed
 (with any process it started), and a crash or a MemoryError is a result like any other.
 Every finished run appends one row to ``results.csv`` at once, so a benchmark stopped
-halfway keeps what finished, and ``resume=True`` skips the runs already in the file.
+halfway keeps what finished, and ``resume=True`` skips the runs already in the file (a
+last row torn by the interruption is cut off, and its run done again).
 
 Output directory::
 
@@ -15,6 +16,8 @@ Output directory::
     suite.json        the suite as it was run
     vectors/KEY.parquet   per-tuple property vectors of each release
     logs/KEY.log      standard output and error of each run (logs/server.log: the server's)
+    logs/KEY.ATTEMPT.messages   what a run reports while it runs (removed when it ends;
+                      a resumed benchmark removes those an interruption left)
 
 Row columns: the run's description (``run_id``, ``release``, ``instance``,
 ``requirements``, ``algorithm``, ``method``, ``params``, ``seed``, ``repetition``,
@@ -31,6 +34,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import glob
+import io
 import json
 import os
 import select
@@ -39,6 +44,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +52,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..exceptions import FairanonError, InvalidParameterError
+from ..instances.files import safe_file_name
 from .forkserver import kill_run
 from .spec import RunSpec, Suite
 
@@ -77,10 +84,36 @@ class ResultsFile:
         self.header: list[str] = []
         self.run_ids: set[str] = set()
         if os.path.exists(path) and os.path.getsize(path):
-            with open(path, newline="", encoding="utf-8") as fh:
-                reader = csv.DictReader(fh)
-                self.header = list(reader.fieldnames or [])
-                self.run_ids = {row["run_id"] for row in reader if row.get("run_id")}
+            rows = self._whole_rows()
+            if rows:
+                self.header = rows[0]
+                index = self.header.index("run_id") if "run_id" in self.header else None
+                self.run_ids = {row[index] for row in rows[1:] if index is not None and row[index]}
+
+    def _whole_rows(self) -> list[list[str]]:
+        """The rows of the file; a last row torn by an interrupted write (no line end, an
+        open quote or too few fields) is cut off the file, so its run counts as not done."""
+        with open(self.path, "rb") as fh:
+            text = fh.read().decode("utf-8", errors="replace")
+        rows: list[list[str]] = []
+        try:
+            rows.extend(csv.reader(io.StringIO(text, newline=""), strict=True))
+            torn = False
+        except csv.Error as exc:
+            if "unexpected end of data" not in str(exc):
+                raise InvalidParameterError(f"{self.path!r} is not a results file: {exc}.") from None
+            torn = True  # a quoted cell left open at the end; the reader dropped that row
+        if not torn and (not text.endswith("\n") or (len(rows) > 1 and len(rows[-1]) != len(rows[0]))):
+            rows.pop()
+            torn = True
+        if torn:
+            tmp = self.path + ".tmp"
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerows(rows)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        return rows
 
     @staticmethod
     def _cell(value):
@@ -273,7 +306,13 @@ class _Run:
         self.killed = False
         self.exit: dict | None = None
         self.log = os.path.join("logs", f"{run.key}.log")
-        self.messages_path = os.path.join(out, "logs", f"{run.key}.messages")
+        # A file of its own per attempt: a resumed benchmark never reads the messages of
+        # an interrupted attempt, nor shares a file with a process left from it.
+        logs = glob.escape(os.path.join(out, "logs"))
+        for stale in glob.glob(os.path.join(logs, f"{run.key}*.messages")):
+            with contextlib.suppress(OSError):
+                os.remove(stale)
+        self.messages_path = os.path.join(out, "logs", f"{run.key}.{uuid.uuid4().hex[:12]}.messages")
         self.offset = 0
         self.buffer = b""
         self.task = run.to_task()
@@ -359,6 +398,22 @@ class _Run:
         return row
 
 
+def _dump_json(document, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(document, fh, indent=2, default=str)
+
+
+def _write_atomic(path: str, write: Callable[[str], None]) -> None:
+    """Write through a temporary file in the same folder, so `path` is whole or absent."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
 def _prepare_out(out: str, *, resume: bool, overwrite: bool) -> None:
     results = os.path.join(out, RESULTS_CSV)
     if os.path.exists(results) and not (resume or overwrite):
@@ -423,11 +478,11 @@ def run_suite(
         raise InvalidParameterError(
             f"The 'jobs' parameter of run_suite must be an int ≥ 1. Got {jobs!r} instead."
         )
-    out = os.path.abspath(out or suite.out or os.path.join("benchmarks", "results", suite.name))
+    default = os.path.join("benchmarks", "results", safe_file_name(suite.name, "suite"))
+    out = os.path.abspath(out or suite.out or default)
     started = time.monotonic()
     _prepare_out(out, resume=resume, overwrite=overwrite)
-    with open(os.path.join(out, "suite.json"), "w", encoding="utf-8") as fh:
-        json.dump(suite.to_dict(), fh, indent=2, default=str)
+    _write_atomic(os.path.join(out, "suite.json"), lambda path: _dump_json(suite.to_dict(), path))
     results = ResultsFile(os.path.join(out, RESULTS_CSV))
     runs = suite.runs()
     todo = deque(r for r in runs if r.key not in results.run_ids)
@@ -489,7 +544,9 @@ def run_suite(
             server.close()
     frame = read_results(out) if os.path.exists(os.path.join(out, RESULTS_CSV)) else pd.DataFrame()
     if len(frame):
-        frame.to_parquet(os.path.join(out, RESULTS_PARQUET), engine="pyarrow")
+        _write_atomic(
+            os.path.join(out, RESULTS_PARQUET), lambda path: frame.to_parquet(path, engine="pyarrow")
+        )
     return BenchResult(
         out,
         frame,

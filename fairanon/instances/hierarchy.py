@@ -179,14 +179,28 @@ class Hierarchy:
 
     @classmethod
     def from_arx_csv(cls, source: str | os.PathLike | io.IOBase, sep: str = ";") -> "Hierarchy":
-        """Read an ARX hierarchy CSV: one row per leaf, one column per level."""
-        if isinstance(source, (str, os.PathLike)) and os.path.exists(source):
-            with open(source, newline="", encoding="utf-8") as fh:
-                rows = list(csv.reader(fh, delimiter=sep))
-        elif isinstance(source, str):
-            raise SchemaError(f"Hierarchy file {source!r} does not exist.")
+        """Read an ARX hierarchy CSV: one row per leaf, one column per level.
+
+        A UTF-8 byte-order mark is skipped. A file whose every row is one field holding
+        the same number of another separator (``,``, tab) is refused with a hint: it is
+        almost surely written with that separator.
+        """
+        name = repr(os.fspath(source)) if isinstance(source, (str, os.PathLike)) else "stream"
+        if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
+            try:
+                with open(source, newline="", encoding="utf-8-sig") as fh:
+                    rows = list(csv.reader(fh, delimiter=sep))
+            except UnicodeDecodeError as exc:
+                raise SchemaError(f"Hierarchy file {name} is not UTF-8 text ({exc.reason}).") from None
+            except csv.Error as exc:
+                raise SchemaError(f"Hierarchy file {name} is not a valid CSV file: {exc}.") from None
+        elif isinstance(source, (str, os.PathLike)):
+            raise SchemaError(f"Hierarchy file {name} {'is a folder' if os.path.isdir(source) else 'does not exist'}.")
         else:
             rows = list(csv.reader(source, delimiter=sep))
+        if rows and rows[0] and rows[0][0].startswith("\ufeff"):
+            rows[0][0] = rows[0][0][1:]
+        _check_separator(rows, sep, name)
         return cls.from_levels(rows)
 
     @classmethod
@@ -272,6 +286,22 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         return f"Hierarchy(root={self.root!r}, leaves={len(self.leaves)}, height={self.height})"
+
+
+def _check_separator(rows: list[list[str]], sep: str, name: str) -> None:
+    """Refuse a hierarchy read with the wrong separator (see Hierarchy.from_arx_csv)."""
+    cells = [row[0] for row in rows if len(row) == 1 and row[0].strip()]
+    if not cells or len(cells) != sum(1 for row in rows if any(c.strip() for c in row)):
+        return
+    for other in (",", "\t", ";"):
+        if other != sep and len({cell.count(other) for cell in cells}) == 1 and other in cells[0]:
+            shown = {"\t": "tab"}.get(other, other)
+            raise SchemaError(
+                f"Hierarchy file {name} looks {shown!r}-separated (every row is one field holding "
+                f"{cells[0].count(other)} {shown!r}), but is read with {sep!r}: ARX hierarchies are "
+                f"';'-separated. Replace the separators, or give hierarchy_sep: {other!r} in the schema "
+                f"(Hierarchy.from_arx_csv(path, sep={other!r}) in Python)."
+            )
 
 
 def _fmt(x: float) -> str:

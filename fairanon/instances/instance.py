@@ -18,6 +18,10 @@ __all__ = ["Instance", "MISSING_POLICIES"]
 MISSING_POLICIES = ("error", "drop")
 
 
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value
+
+
 def _natural_key(value: str):
     number = re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value)
     return (0, float(value), "") if number else (1, 0.0, value)
@@ -65,6 +69,9 @@ class Instance:
         if len(table) == 0:
             raise SchemaError(f"Instance {self.name!r} has an empty table: nothing to anonymize.")
         columns = [str(c) for c in table.columns]
+        twice = sorted({c for c in columns if columns.count(c) > 1})
+        if twice:
+            raise SchemaError(f"Column(s) {twice} of instance {self.name!r} are named more than once.")
         unknown = [a.name for a in schema if a.name not in columns]
         if unknown:
             raise SchemaError(
@@ -113,7 +120,15 @@ class Instance:
                     raise SchemaError(
                         f"Column {attr.name!r} is declared numeric but holds {bad!r}."
                     ) from None
-                data[attr.name] = values.to_numpy()
+                numbers = values.to_numpy()
+                infinite = ~np.isfinite(numbers.astype(float))
+                if infinite.any():
+                    raise SchemaError(
+                        f"Column {attr.name!r} is declared numeric but holds {float(numbers[infinite][0])!r} "
+                        f"({int(infinite.sum())} non-finite value(s), e.g. record {_plain(table.index[infinite][0])!r}); "
+                        "give finite numbers."
+                    )
+                data[attr.name] = numbers
                 completed.append(attr)
                 continue
             if isinstance(col.dtype, pd.CategoricalDtype):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -108,8 +109,14 @@ class Attribute:
         """Build an attribute from a job-file mapping (see the README for the keys)."""
         import os
 
-        spec = dict(spec or {})
-        known = {"role", "type", "kind", "hierarchy", "order", "intervals", "protected", "negative"}
+        if spec is None:
+            spec = {}
+        if not isinstance(spec, Mapping):
+            key = "role" if spec in ROLES else "type" if spec in KINDS else None
+            hint = f"write `{name}: {{{key}: {spec}}}`" if key else "for example `{role: qi, type: numeric}`"
+            raise SchemaError(f"Attribute {name!r}: its entry must be a mapping of keys; got {spec!r}: {hint}.")
+        spec = dict(spec)
+        known = {"role", "type", "kind", "hierarchy", "hierarchy_sep", "order", "intervals", "protected", "negative"}
         unknown = set(spec) - known
         if unknown:
             raise SchemaError(
@@ -117,21 +124,25 @@ class Attribute:
             )
         kind = spec.get("type", spec.get("kind"))
         hier = spec.get("hierarchy")
+        sep = spec.get("hierarchy_sep", ";")
+        if not isinstance(sep, str) or len(sep) != 1:
+            raise SchemaError(f"Attribute {name!r}: hierarchy_sep must be one character; got {sep!r}.")
         if isinstance(hier, str):
             path = hier if base_dir is None or os.path.isabs(hier) else os.path.join(base_dir, hier)
-            hier = Hierarchy.from_arx_csv(path)
+            hier = Hierarchy.from_arx_csv(path, sep=sep)
         elif isinstance(hier, Mapping):
             hier = Hierarchy.from_mapping(hier)
         elif isinstance(hier, list):
             hier = Hierarchy.from_levels(hier)
         elif hier is not None and not isinstance(hier, Hierarchy):
             raise SchemaError(f"Attribute {name!r}: a hierarchy must be a mapping, rows or a CSV path.")
-        intervals = spec.get("intervals")
-        if intervals is not None and not isinstance(intervals, IntervalHierarchy):
-            if isinstance(intervals, Mapping):
-                intervals = IntervalHierarchy(tuple(intervals["widths"]), float(intervals.get("origin", 0)))
-            else:
-                intervals = IntervalHierarchy(tuple(intervals))
+        intervals = _intervals(name, spec.get("intervals"))
+        for key in ("order", "protected"):
+            value = spec.get(key)
+            if value is not None and not isinstance(value, (str, list, tuple)):
+                raise SchemaError(f"Attribute {name!r}: {key} must be a list of values; got {value!r}.")
+        if isinstance(spec.get("order"), str):
+            raise SchemaError(f"Attribute {name!r}: order must be a list of values; got {spec['order']!r}.")
         if kind is None:
             kind = "ordered" if spec.get("order") is not None else "categorical"
         protected = spec.get("protected", ())
@@ -147,6 +158,34 @@ class Attribute:
             protected=tuple(protected),
             negative=spec.get("negative"),
         )
+
+
+def _intervals(name: str, spec) -> IntervalHierarchy | None:
+    """The interval ladder of a job-file entry: a list of widths, or a mapping with
+    ``widths`` and an optional ``origin``."""
+    if spec is None or isinstance(spec, IntervalHierarchy):
+        return spec
+    usage = "give a list of widths such as [5, 10, 20], or {widths: [5, 10, 20], origin: 0}"
+    origin = 0
+    if isinstance(spec, Mapping):
+        unknown = set(spec) - {"widths", "origin"}
+        if unknown or "widths" not in spec:
+            problem = f"unknown keys {sorted(unknown)}" if unknown else "no 'widths'"
+            raise SchemaError(f"Attribute {name!r}: intervals has {problem}; {usage}.")
+        widths, origin = spec["widths"], spec.get("origin", 0)
+    else:
+        widths = spec
+    numbers = widths if isinstance(widths, (list, tuple)) else [widths]
+    if not isinstance(widths, (list, tuple)) or not all(_is_number(w) for w in numbers) or not _is_number(origin):
+        raise SchemaError(f"Attribute {name!r}: intervals must be numbers; got {spec!r}; {usage}.")
+    try:
+        return IntervalHierarchy(tuple(widths), float(origin))
+    except SchemaError as exc:
+        raise SchemaError(f"Attribute {name!r}: {exc}") from None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True)

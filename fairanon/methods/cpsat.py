@@ -9,6 +9,7 @@ put together here, above both.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 from ..exceptions import FairanonError
@@ -53,3 +54,10 @@ def cpsat(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     True
     """
     return local_recoding(instance, requirements, seed=seed, auto_hint=mondrian_hint, **options)
+
+
+# The options are those of the solver's function (``auto_hint`` is supplied here), so
+# that the front door can name the valid ones when a job file misspells one.
+cpsat.__signature__ = inspect.signature(local_recoding).replace(
+    parameters=[p for p in inspect.signature(local_recoding).parameters.values() if p.name != "auto_hint"]
+)

@@ -1,0 +1,1 @@
+"""Requirements, the measures they are made of, metrics and the verifier."""

@@ -28,6 +28,7 @@ __all__ = [
     "distinct_l",
     "entropy_l",
     "entropy_l_ok",
+    "entropy_l_value",
     "recursive_cl_ok",
     "Proportions",
     "discrimination",
@@ -269,6 +270,46 @@ def entropy_l_ok(counts: np.ndarray, l: Fraction | int) -> np.ndarray:
     for i in np.flatnonzero(np.abs(slack) <= TOLERANCE * scale):
         out[i] = exact(int(i))
     return out
+
+
+#: Largest class for which a rational exp(H) is confirmed with big integers.
+_EXACT_ENTROPY_ROWS = 20_000
+
+
+def entropy_l_value(counts: np.ndarray, l: Fraction | int, holds: bool) -> int | Fraction | float:
+    """exp(H) of one distribution, for reports: exact where it is rational, else a float
+    on the side of `l` the exact test put it (`holds`: exp(H) >= l).
+
+    exp(H) = n / G with G^n = Π c_i^{c_i} (Machanavajjhala et al., Def. 4.1), so it is
+    rational exactly when G is an integer: l equal counts give exactly l.
+
+    >>> entropy_l_value(np.array([5, 5, 5]), 3, True), entropy_l_value(np.array([4]), 1, True)
+    (3, 1)
+    >>> entropy_l_value(np.array([1, 2]), 2, False) < 2
+    True
+    """
+    row = [int(c) for c in np.asarray(counts).ravel() if c > 0]
+    n = sum(row)
+    if not row:
+        return 0
+    if len(set(row)) == 1:
+        return len(row)
+    approx = float(entropy_l(np.asarray([row]))[0])
+    g = round(n / approx)
+    if abs(n / approx - g) <= TOLERANCE * g and n <= _EXACT_ENTROPY_ROWS:
+        power = 1
+        for c in row:
+            power *= c**c
+        if g**n == power:
+            value = Fraction(n, g)
+            return int(value) if value.denominator == 1 else value
+    l = Fraction(l)
+    # Irrational, so never equal to l: only the float's rounding can cross it.
+    if holds and Fraction(approx) < l:
+        approx = float(l) if Fraction(float(l)) >= l else math.nextafter(float(l), math.inf)
+    elif not holds and Fraction(approx) >= l:
+        approx = float(l) if Fraction(float(l)) < l else math.nextafter(float(l), -math.inf)
+    return approx
 
 
 def recursive_cl_ok(counts: np.ndarray, c: Fraction, l: int) -> tuple[np.ndarray, list[Fraction | float]]:

@@ -8,6 +8,7 @@ arithmetic. It imports no algorithm.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Sequence
@@ -133,6 +134,10 @@ class Report:
         width = max([len(c.name) for c in self.checks] + [5])
         for c in self.checks:
             achieved = _display(c.achieved)
+            if c.threshold is not None and achieved == _display(c.threshold) and c.achieved != c.threshold:
+                # rounding must not show a value on the other side of its bound
+                exact = isinstance(c.achieved, (float, np.floating))
+                achieved = repr(float(c.achieved)) if exact else str(c.achieved)
             bound = f" (bound {_display(c.threshold)})" if c.threshold is not None else ""
             line = f"  {'pass' if c.passed else 'FAIL'}  {c.name:<{width}}  {achieved}{bound}"
             if c.detail:
@@ -166,7 +171,8 @@ def _check_rows(instance: Instance, release: Release) -> CheckResult:
     dup = ids[ids.duplicated()].unique()
     lost = instance.row_ids.difference(ids)
     extra = ids.difference(instance.row_ids)
-    bad_suppressed = [r for r in release.suppressed if r not in set(ids)]
+    released = set(ids)
+    bad_suppressed = [r for r in release.suppressed if r not in released]
     ok = len(dup) == 0 and len(lost) == 0 and len(extra) == 0 and not bad_suppressed
     witness = None
     if not ok:
@@ -183,12 +189,28 @@ def _check_rows(instance: Instance, release: Release) -> CheckResult:
 
 
 def _check_columns(instance: Instance, release: Release) -> CheckResult:
-    columns = set(map(str, release.table.columns))
+    """Every released attribute once, and nothing else: a column that is not a schema
+    attribute allowed in a release (an identifier, an ignored column, a name the schema
+    does not know) fails, by name, whatever it holds."""
+    names = [str(c) for c in release.table.columns]
+    columns = set(names)
+    allowed = set(instance.schema.released)
     missing = [n for n in instance.schema.released if n not in columns]
-    leaked = [a.name for a in instance.schema if not a.released and a.name in columns]
-    ok = not missing and not leaked
-    witness = None if ok else {"missing": missing, "identifying_or_ignored_released": leaked}
-    return CheckResult("columns", ok, witness=witness, integrity=True)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    role = {a.name: a.role for a in instance.schema}
+    extra = [n for n in dict.fromkeys(names) if n not in allowed]
+    ok = not missing and not extra and not twice
+    witness = None if ok else {"missing": missing, "not_allowed": extra, "duplicated": twice}
+    problems = []
+    if extra:
+        problems.append("not allowed in a release: " + ", ".join(
+            f"{n!r} ({role[n] if n in role else 'not in the schema'})" for n in extra))
+    if missing:
+        problems.append(f"missing: {', '.join(map(repr, missing))}")
+    if twice:
+        problems.append(f"released twice: {', '.join(map(repr, twice))}")
+    detail = "; ".join(problems) if problems else "every released attribute, nothing else"
+    return CheckResult("columns", ok, achieved=len(names), witness=witness, detail=detail, integrity=True)
 
 
 def _aligned(instance: Instance, release: Release) -> tuple[pd.DataFrame, np.ndarray]:
@@ -329,8 +351,9 @@ def _check_l(req: LDiversity, cls: _Classes, instance: Instance) -> list[CheckRe
         elif req.variant == "entropy":
             achieved = M.entropy_l(counts)
             ok = M.entropy_l_ok(counts, req.l)
-            g = int(np.argmin(achieved))
-            best = float(achieved[g])
+            failing = np.flatnonzero(~ok)
+            g = int(failing[np.argmin(achieved[failing])]) if len(failing) else int(np.argmin(achieved))
+            best = M.entropy_l_value(counts[g], req.l, bool(ok[g]))
         else:
             ok, ratios = M.recursive_cl_ok(counts, req.c, req.l)
             g = int(max(range(cls.n), key=lambda i: ratios[i]))
@@ -584,6 +607,20 @@ def _check_stochastic(req: StochasticTCloseness, cls: _Classes, instance: Instan
 
 
 # --------------------------------------------------------------------- verify
+def _read_columns(instance: Instance, requirements: Sequence[Requirement]) -> list[str]:
+    """The released columns the requirement checks read."""
+    schema = instance.schema
+    needed = list(schema.qi)
+    for req in requirements:
+        if isinstance(req, DiversityConstraint):
+            needed += [name for name, _ in req.target]
+        elif isinstance(req, AlphaProtection):
+            needed += [schema.protected, schema.decision]
+        elif not isinstance(req, KAnonymity):
+            needed += list(requirement_targets(schema, req))
+    return list(dict.fromkeys(n for n in needed if n is not None))
+
+
 def verify(
     instance: Instance,
     release: Release,
@@ -627,6 +664,9 @@ def verify(
     requirements = validate_requirements(instance, requirements, caller="verify", sizes=False)
 
     checks = [_check_rows(instance, release), _check_columns(instance, release)]
+    twice = release.table.columns.duplicated()
+    if twice.any():  # the columns check names them; the other checks read the first
+        release = dataclasses.replace(release, table=release.table.loc[:, ~twice])
     table, positions = _aligned(instance, release)
     checks.append(_check_truthful(instance, table, positions))
     masked = frozenset(
@@ -637,12 +677,17 @@ def verify(
     )
     checks.append(_check_unchanged(instance, table, positions, masked))
     released = release.table
-    missing_cols = [c for c in instance.schema.qi if c not in released.columns]
+    missing_cols = [c for c in _read_columns(instance, requirements) if c not in released.columns]
     if missing_cols:
-        raise SchemaError(f"The release lacks quasi-identifier column(s) {missing_cols}; nothing can be verified.")
+        raise SchemaError(
+            f"The release lacks column(s) {missing_cols} that the checks read "
+            "(quasi-identifiers and requirement targets); nothing can be verified."
+        )
     cls = _Classes(instance, released)
     for req in requirements:
-        if isinstance(req, KAnonymity):
+        if len(released) == 0:
+            checks.append(CheckResult(str(req), False, detail="the release holds no rows"))
+        elif isinstance(req, KAnonymity):
             checks.append(_check_k(req, cls))
         elif isinstance(req, LDiversity):
             checks.extend(_check_l(req, cls, instance))

@@ -7,6 +7,7 @@ bad input.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 
@@ -15,6 +16,10 @@ from ..exceptions import InvalidParameterError
 __all__ = ["add_subcommand", "run"]
 
 _PAPER = {"adult", "german"}
+#: The pattern file under a name that says whether the set holds (one exists after a run).
+PATTERN_FILES = {"passed": "patterns.csv", "FAILED": "patterns.FAILED.csv",
+                 "INFEASIBLE": "patterns.INFEASIBLE.csv", "UNKNOWN": "patterns.UNKNOWN.csv"}
+REPORT_FILE = "report.json"
 
 
 def add_subcommand(sub) -> None:
@@ -34,9 +39,21 @@ def add_subcommand(sub) -> None:
     p.add_argument("--top", type=int, help="K, the number of patterns PrivBasis releases (default: |F(D, σ)|, read from the data)")
     p.add_argument("--exact", action="store_true", help="least support added, by CP-SAT (small sets)")
     p.add_argument("--closed", action="store_true", help="mine and publish closed itemsets")
-    p.add_argument("--seed", type=int, default=0, help="seed for every randomized step (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for every randomized step (an int >= 0; default 0)")
     p.add_argument("--time-limit", type=float, help="seconds for the exact method")
     p.add_argument("--out", default="out", help="output directory (default: ./out)")
+    p.add_argument("--neutralize-formulas", action=argparse.BooleanOptionalAction, default=True,
+                   help="write itemsets a spreadsheet would run as formulas with a leading ' (default: on)")
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
 
 
 def _source(args):
@@ -64,9 +81,9 @@ def _source(args):
         table = inst.table[columns]
         name = inst.name
     else:
-        import pandas as pd
+        from ..instances.files import read_csv_table
 
-        table = pd.read_csv(args.source, dtype=str, keep_default_na=False)
+        table = read_csv_table(args.source, what="Data file", dtype=str, keep_default_na=False)
         name = os.path.basename(args.source)
     if not args.protected or not args.decision:
         raise InvalidParameterError("patterns: --protected and --decision are required for a CSV or job file.")
@@ -83,6 +100,9 @@ def run(args) -> int:
     from .publish import publish, publish_dp
     from .release import PatternRequirements
 
+    from ..instances.files import check_output_dir, commit, neutralize_formulas
+
+    check_output_dir(args.out, [*PATTERN_FILES.values(), REPORT_FILE])
     db, roles, name = _source(args)
     reqs = PatternRequirements(args.measure, args.alpha, args.reading, k=args.k, d=args.d)
     support = int(args.support) if args.support.isdigit() else args.support
@@ -98,12 +118,21 @@ def run(args) -> int:
     else:
         release = publish(patterns, reqs, method="exact" if args.exact else "greedy", seed=args.seed,
                           time_limit=args.time_limit)
-    os.makedirs(args.out, exist_ok=True)
-    csv_path = os.path.join(args.out, "patterns.csv")
-    report_path = os.path.join(args.out, "report.json")
-    release.to_frame().to_csv(csv_path, index=False)
-    with open(report_path, "w", encoding="utf-8") as fh:
-        json.dump({"source": name, "n_records": db.n_records, "n_patterns": len(patterns), **release.summary()}, fh, indent=2)
+    status = str(release.status)
+    file = PATTERN_FILES["passed" if release.passed else status if status in ("INFEASIBLE", "UNKNOWN") else "FAILED"]
+    csv_path = os.path.join(args.out, file)
+    report_path = os.path.join(args.out, REPORT_FILE)
+    frame = release.to_frame()
+    frame = neutralize_formulas(frame) if args.neutralize_formulas else frame
+    document = {"source": name, "n_records": db.n_records, "n_patterns": len(patterns), "patterns_file": file,
+                **release.summary()}
+
+    def write_report(path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(document, fh, indent=2)
+
+    commit({csv_path: lambda path: frame.to_csv(path, index=False), report_path: write_report},
+           remove=[os.path.join(args.out, f) for f in PATTERN_FILES.values()])
     print(f"{name}: {len(patterns)} {'closed' if args.closed else 'frequent'} itemsets at support {args.support}; {reqs}")
     print(f"status {release.status}; {release.patterns.ledger_total} virtual records, support added {release.objective}")
     if release.reason:

@@ -25,3 +25,11 @@ def greedy(instance, requirements, *, seed=None, time_limit=None, **options):
 
 def crashing(instance, requirements, *, seed=None, time_limit=None, **options):
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def unhurried(instance, requirements, *, seed=None, time_limit=None, **options):
+    """Mondrian after a pause, so that an interruption can land inside a run."""
+    from fairanon.heuristics.mondrian import mondrian
+
+    time.sleep(0.4)
+    return mondrian(instance, requirements, seed=seed, time_limit=time_limit)

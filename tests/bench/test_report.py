@@ -3,19 +3,15 @@ headless Chromium (skipped when no Chromium is installed)."""
 
 import os
 import re
-import shutil
-import subprocess
 
 import pandas as pd
 import pytest
+from report_probe import CHROMIUM, boxes, images, png_size, probe, screenshot
 
 from fairanon.cli import main
 
 QUICK = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "suites", "quick.yaml")
-CHROMIUM = next(
-    (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p),
-    None,
-)
+KINDS = ("size", "loss", "scatter", "coverage", "dominance", "tradeoff", "winmap")
 
 
 @pytest.fixture(scope="module")
@@ -50,47 +46,49 @@ def test_report_holds_every_plot(quick):
     ids = re.findall(r'<img class="plot" id="([^"]+)"', text)
     assert "plot-runtime-size" in ids and "plot-param-p.k" in ids
     for instance in ("adult", "population"):
-        for kind in ("size", "loss", "coverage"):
+        for kind in KINDS:
             assert f"plot-{kind}-{instance}" in ids
-    assert len(ids) == 8
+    assert len(ids) == 2 + 2 * len(KINDS)
     assert "http://" not in text and "https://" not in text and "<script" not in text
     assert "Copeland" in text and "Runtime versus size" in text and "Loss versus parameter" in text
+    # The verdicts come first, in words, with fairness among the properties.
+    assert text.index("id='verdicts'") < text.index("<h2>Runs</h2>")
+    assert "Least information loss: mondrian k(k=5)" in text
+    assert "Least discrimination (the worst elift" in text
+    assert "policy as_class" in text
+    long = pd.read_parquet(os.path.join(out, "comparison", "adult", "properties.parquet"))
+    assert list(long.columns) == ["run", "record_id", "property", "value"]
+    assert len(long) == 3 * 30162 * 9  # 3 releases, every record, every property measured
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install -y chromium)")
 def test_report_opens_in_headless_chromium(quick, tmp_path):
     out, _ = quick
-    # A copy with a script that records, once the page has loaded, whether each image
-    # decoded; the report itself holds no script.
-    with open(os.path.join(out, "report.html"), encoding="utf-8") as fh:
-        page = fh.read()
-    probe = (
-        "<script>window.addEventListener('load', () => {"
-        "for (const img of document.images) { img.setAttribute('data-width', img.naturalWidth);"
-        " img.setAttribute('data-complete', img.complete); }"
-        "document.body.setAttribute('data-checked', document.images.length); });</script>"
-    )
-    copy = tmp_path / "probe.html"
-    copy.write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
-    command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--virtual-time-budget=10000",
-        "--dump-dom",
-        copy.as_uri(),
-    ]
-    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False).stdout
-    assert 'data-checked="8"' in dom
-    widths = re.findall(r'<img[^>]*data-width="(\d+)"', dom)
-    assert len(widths) == 8
-    assert all(int(w) > 100 for w in widths)
-    assert dom.count('data-complete="true"') == 8
+    dom = probe(os.path.join(out, "report.html"), tmp_path)
+    n = 2 + 2 * len(KINDS)
+    assert f'data-checked="{n}"' in dom
+    found = images(dom)
+    assert len(found) == n
+    assert all(width > 100 and complete for _, width, complete in found), found
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install -y chromium)")
+def test_top_of_the_report(quick, tmp_path):
+    """Sizes and headings of the first screen, not pixels."""
+    out, _ = quick
+    report = os.path.join(out, "report.html")
+    shot = screenshot(report, tmp_path, window=(1280, 900))
+    assert png_size(shot) == (1280, 900)
+    dom = probe(report, tmp_path, window=(1280, 900))
+    ((title, h1),) = boxes(dom, "h1")
+    assert title == "fairanon benchmark: quick" and h1[1] < 80
+    headings = boxes(dom, "h2")
+    assert [t for t, _ in headings][:2] == ["Verdicts", "Runs"]
+    verdicts = headings[0][1]
+    assert verdicts[1] < 200 and verdicts[2] <= 1280  # first on the page, no wider than it
+    sections = {t.split()[0]: box for t, box in boxes(dom, "h3") if t in ("adult", "population")}
+    assert sorted(sections) == ["adult", "population"]
+    assert all(box[1] < 900 for box in sections.values())  # every verdict in the first screen
 
 
 def test_bench_usage_errors_exit_2(tmp_path, quick, capsys):

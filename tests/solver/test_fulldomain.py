@@ -1,17 +1,29 @@
-"""The full-domain model: the lattice optimum on Adult, suppression, non-monotone
-requirements, explained infeasibility and bad input."""
+"""The full-domain lattice search: the optimum against a brute force over every lattice
+node (every objective, with and without suppression budgets, alpha-protection and
+diversity constraints, both frontiers), Adult's optima, suppression budgets, explained
+infeasibility and bad input."""
 
-import itertools
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
+from _exact_oracle import fulldomain_optimum
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 import fairanon as fa
-from fairanon.exceptions import InvalidParameterError, SchemaError
-from fairanon.models.metrics import discernibility, loss_metric
+from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
+from fairanon.models.metrics import (
+    discernibility,
+    generalized_cells,
+    loss_metric,
+    ncp,
+    suppressed_cells,
+)
 from fairanon.release import Status
 from fairanon.solver.fulldomain import fulldomain, ladders, lattice_size
+from fairanon.solver.local_recoding import OBJECTIVES
 
 
 def _passes(instance, release, requirements):
@@ -21,6 +33,213 @@ def _passes(instance, release, requirements):
     return report
 
 
+def _metric(objective, inst, rel):
+    if objective == "stars":
+        return suppressed_cells(inst, rel)
+    if objective == "generalized":
+        return generalized_cells(inst, rel)
+    if objective == "discernibility":
+        return discernibility(inst, rel)
+    if objective == "ncp":
+        return ncp(inst, rel, exact=True)["NCP"]
+    return loss_metric(inst, rel, exact=True)["LM_sum"] * inst.n_rows
+
+
+# ------------------------------------------------------------------ brute force
+_DEEP = fa.Hierarchy.from_mapping({"*": {"E": {"X": ["a", "b"], "Y": ["c"]}, "F": ["d"]}})
+_NAMED = fa.Hierarchy.from_mapping({"any": {"P": ["p", "q"], "R": ["r"]}})
+_DISEASE = fa.Hierarchy.from_mapping({"*": {"R": ["flu", "cold"], "D": ["ulcer"]}})
+#: Attribute kinds: an unbalanced three-level hierarchy, a hierarchy whose root is not
+#: '*', a flat one, an order without hierarchy, nested intervals, intervals of widths 2
+#: and 3 (whose levels do not refine each other) and fractional values (whose exact
+#: NCP and LM need common denominators beyond 64 bits when two such attributes meet).
+KINDS = {
+    "deep": (["a", "b", "c", "d"], lambda name: fa.Attribute(name, hierarchy=_DEEP)),
+    "named": (["p", "q", "r"], lambda name: fa.Attribute(name, hierarchy=_NAMED)),
+    "flat": (["u", "v"], lambda name: fa.Attribute(name)),
+    "ordered": (
+        ["lo", "mid", "hi"],
+        lambda name: fa.Attribute(name, kind="ordered", order=["lo", "mid", "hi"]),
+    ),
+    "nested": (
+        [1, 2, 3, 5, 8],
+        lambda name: fa.Attribute(name, kind="numeric", intervals=fa.IntervalHierarchy((2, 4))),
+    ),
+    "straddling": (
+        [1, 2, 3, 4, 5, 6],
+        lambda name: fa.Attribute(name, kind="numeric", intervals=fa.IntervalHierarchy((2, 3))),
+    ),
+    "fractional": (
+        [0.1, 0.25, 0.7, 1.3],
+        lambda name: fa.Attribute(
+            name, kind="numeric", intervals=fa.IntervalHierarchy((0.5, 1.0))
+        ),
+    ),
+}
+
+
+@st.composite
+def lattice_tables(draw, min_rows=4, max_rows=10):
+    """A small instance with two or three generalizable quasi-identifiers of drawn
+    kinds, a sensitive disease (ordered, with a hierarchy), a binary decision and
+    (drawn) a protected sex."""
+    n = draw(st.integers(min_rows, max_rows))
+    kinds = draw(st.lists(st.sampled_from(sorted(KINDS)), min_size=2, max_size=3))
+    data, attrs = {}, []
+    for i, kind in enumerate(kinds):
+        values, make = KINDS[kind]
+        data[f"q{i}"] = draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
+        attrs.append(make(f"q{i}"))
+    if draw(st.booleans()):
+        data["sex"] = draw(st.lists(st.sampled_from(["f", "m"]), min_size=n, max_size=n))
+        attrs.append(
+            fa.Attribute(
+                "sex", role="protected", protected=["f"], hierarchy=fa.Hierarchy.flat(["f", "m"])
+            )
+        )
+    data["dis"] = draw(st.lists(st.sampled_from(["flu", "cold", "ulcer"]), min_size=n, max_size=n))
+    data["dec"] = draw(st.lists(st.sampled_from(["-", "+"]), min_size=n, max_size=n))
+    attrs += [
+        fa.Attribute(
+            "dis", role="sensitive", kind="ordered", order=["flu", "cold", "ulcer"],
+            hierarchy=_DISEASE,
+        ),
+        fa.Attribute("dec", role="decision", kind="ordered", order=["-", "+"], negative="-"),
+    ]
+    return fa.Instance(pd.DataFrame(data), fa.Schema(attrs), name="tiny")
+
+
+_ALPHA = {
+    "RD": [0, "1/4", "1/2"],
+    "ED": [0, "1/4"],
+    "RR": [1, "3/2", 2],
+    "ER": [1, "5/4", "3/2"],
+    "OR": [1, 2, 3],
+    "RC": ["1/2", "3/4", 1],
+    "EC": ["1/2", "3/4", 1],
+}
+
+
+def _requirements(draw, inst):
+    families = ["k", "l", "t", "diversity", "mixed"] + (["alpha"] if inst.schema.protected else [])
+    family = draw(st.sampled_from(families))
+    k = draw(st.integers(1, 3))
+    reqs = [fa.KAnonymity(k)] if k > 1 else []
+    if family == "l":
+        variant = draw(st.sampled_from(["distinct", "entropy", "recursive"]))
+        if variant == "recursive":
+            reqs.append(fa.LDiversity(2, variant="recursive", c=draw(st.sampled_from([1, 2, 3]))))
+        elif variant == "entropy":
+            reqs.append(fa.LDiversity(draw(st.sampled_from([Fraction(3, 2), 2])), variant=variant))
+        else:
+            reqs.append(fa.LDiversity(2))
+    elif family == "t":
+        reqs.append(
+            fa.TCloseness(
+                draw(st.sampled_from(["1/5", "1/3", "1/2"])),
+                distance=draw(st.sampled_from(["equal", "ordered", "hierarchical"])),
+            )
+        )
+    if family in ("diversity", "mixed"):
+        name = draw(st.sampled_from(sorted(c for c in inst.table.columns if c != "dec")))
+        value = draw(st.sampled_from(sorted(inst.table[name].astype(str).unique())))
+        count = int((inst.table[name].astype(str) == value).sum())
+        lower = draw(st.integers(0, count))
+        reqs.append(fa.DiversityConstraint({name: value}, lower, draw(st.integers(lower, count))))
+    if family == "alpha" or (family == "mixed" and inst.schema.protected):
+        measure = draw(st.sampled_from(sorted(_ALPHA)))
+        reqs.append(
+            fa.AlphaProtection(
+                measure,
+                draw(st.sampled_from(_ALPHA[measure])),
+                min_support=draw(st.sampled_from([None, 2])),
+                strict=draw(st.booleans()),
+            )
+        )
+    return family, reqs or [fa.KAnonymity(2)]
+
+
+def _budget(draw, n):
+    """A suppression budget and the records it allows."""
+    kind = draw(st.sampled_from(["none", "none", "count", "share", "all"]))
+    if kind == "none":
+        return 0, 0
+    if kind == "count":
+        count = draw(st.integers(1, n))
+        return count, count
+    if kind == "all":
+        return 1.0, n
+    share = draw(st.sampled_from([0.25, 0.5, Fraction(1, 3)]))
+    return share, int(Fraction(str(share)) * n)
+
+
+def _too_fine_for_the_master(inst, objective) -> bool:
+    """Costs whose common denominator exceeds what the CP-SAT master takes."""
+    from fairanon.solver.fulldomain.lattice import build_space
+    from fairanon.solver.fulldomain.master import MASTER_MAGNITUDE
+
+    lads = ladders(inst)
+    counts = [np.ones(len(lad.codes[0]), dtype=np.int64) for lad in lads]
+    return build_space(inst, lads, objective, counts).magnitude >= MASTER_MAGNITUDE
+
+
+PROPERTY = settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(deadline=None, max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(data=st.data(), inst=lattice_tables())
+def test_optimum_equals_brute_force_over_every_node(data, inst):
+    family, reqs = _requirements(data.draw, inst)
+    objective = data.draw(st.sampled_from(OBJECTIVES))
+    budget, limit = _budget(data.draw, inst.n_rows)
+    search = data.draw(st.sampled_from(["lattice", "lattice", "lattice", "master"]))
+    if _too_fine_for_the_master(inst, objective):
+        search = "lattice"
+    expected = fulldomain_optimum(inst, reqs, objective=objective, max_suppressed=limit)
+    event(f"{family}, {'suppression' if limit else 'none'}: {expected is not None}")
+    rel = fulldomain(
+        inst, reqs, objective=objective, max_suppressed=budget, search=search, seed=0
+    )
+    if expected is None:
+        assert rel.status == Status.INFEASIBLE, (rel.status, rel.objective)
+        assert rel.provenance["conflict"]
+        return
+    assert rel.status == Status.OPTIMAL, rel.reason
+    assert rel.objective == rel.bound == expected, (rel.objective, expected, rel.provenance)
+    assert len(rel.suppressed) <= limit
+    _passes(inst, rel, reqs)
+    assert _metric(objective, inst, rel) == rel.objective
+
+
+@pytest.mark.slow
+@SLOW
+@given(data=st.data(), inst=lattice_tables(max_rows=14))
+def test_optimum_equals_brute_force_over_every_node_more(data, inst):
+    test_optimum_equals_brute_force_over_every_node.hypothesis.inner_test(data, inst)
+
+
+def test_straddling_intervals_are_not_assumed_monotone():
+    """Widths 2 then 3: level 1 ([2-4), [4-6), [6-8)) does not refine level 2 ([0-3),
+    [3-6), [6-9)), so level 2 failing 2-anonymity (2 alone) says nothing of level 1."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": [2, 3, 4, 5, 6, 7], "s": ["a", "b", "a", "b", "a", "b"]}),
+        fa.Schema(
+            [
+                fa.Attribute("x", kind="numeric", intervals=fa.IntervalHierarchy((2, 3))),
+                fa.Attribute("s", role="sensitive"),
+            ]
+        ),
+    )
+    reqs = [fa.KAnonymity(2), fa.LDiversity(2)]
+    for objective in ("stars", "discernibility", "lm"):
+        rel = fulldomain(inst, reqs, objective=objective, seed=0)
+        assert rel.status == Status.OPTIMAL and rel.provenance["levels"] == {"x": 1}
+        assert rel.objective == fulldomain_optimum(inst, reqs, objective=objective)
+        _passes(inst, rel, reqs)
+
+
+# ------------------------------------------------------------------ Adult
 @pytest.fixture(scope="module")
 def adult():
     return fa.load("adult")
@@ -40,42 +259,95 @@ def test_adult_optimum_k5(adult):
         "native-country": 3,
     }
     assert rel.objective == loss_metric(adult, rel, exact=True)["LM_sum"] * adult.n_rows
-    assert rel.provenance["search"]["nodes_evaluated"] < lattice_size(adult) / 100
+    assert rel.provenance["search"]["nodes_evaluated"] < lattice_size(adult) / 20
     _passes(adult, rel, reqs)
+
+
+@pytest.mark.parametrize(
+    "budget, optimum, suppressed",
+    [
+        (0.05, Fraction(3341316623, 56940), 1401),
+        (1.0, Fraction(5424467147, 113880), 3466),
+    ],
+)
+def test_adult_suppression_optimum_k5(adult, budget, optimum, suppressed):
+    """Adult, k = 5, LM, with ARX's suppression limits 5 % and 100 %."""
+    reqs = [fa.KAnonymity(5)]
+    rel = fulldomain(adult, reqs, objective="lm", max_suppressed=budget, seed=0)
+    assert rel.status == Status.OPTIMAL and rel.objective == rel.bound == optimum
+    assert len(rel.suppressed) == suppressed <= rel.provenance["search"]["suppression_limit"]
+    assert rel.provenance["search"]["nodes_evaluated"] < lattice_size(adult) / 10
+    assert rel.objective == loss_metric(adult, rel, exact=True)["LM_sum"] * adult.n_rows
+    _passes(adult, rel, reqs)
+
+
+def test_master_and_lattice_agree_on_adult(adult):
+    reqs = [fa.KAnonymity(2)]
+    releases = [
+        fulldomain(adult, reqs, objective="lm", max_suppressed=0.05, search=s, seed=0)
+        for s in ("lattice", "master")
+    ]
+    assert releases[0].objective == releases[1].objective
+    assert all(r.status == Status.OPTIMAL for r in releases)
+
+
+def _adult_node_costs(adult, k, limit):
+    """LM of every k-anonymous (after suppression) node of Adult's lattice, by grouping
+    the rows with pandas: independent of the search's frequency sets."""
+    import itertools
+
+    from fairanon.solver.local_recoding.labels import _active
+
+    lads = ladders(adult)
+    index = [_active(adult, lad.name)[1] for lad in lads]
+    race = adult.codes("race")
+    costs = {}
+    for node in itertools.product(*[range(lad.height + 1) for lad in lads]):
+        frame = pd.DataFrame(
+            {lad.name: lad.codes[j][idx] for lad, j, idx in zip(lads, node, index)}
+        )
+        frame["race"] = race
+        sizes = frame.groupby(list(frame.columns), sort=False)[frame.columns[0]].transform("size")
+        small = sizes.to_numpy() < k
+        if small.sum() > limit:
+            continue
+        blocks = np.bincount(race[small])
+        if ((blocks > 0) & (blocks < k)).any():
+            continue
+        cost = Fraction(0)
+        for lad, j, idx in zip(lads, node, index):
+            per_value = np.bincount(idx[~small], minlength=len(lad.codes[0]))
+            cost += sum((int(c) * lad.cost["lm"][j][v] for v, c in enumerate(per_value) if c),
+                        Fraction(0))
+            cost += int(small.sum()) * lad.star_cost["lm"]
+        costs[node] = cost
+    return costs
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [2, 5, 10])
-def test_adult_optimum_matches_the_whole_lattice(adult, k):
-    """Every one of the 4,320 nodes checked: the search's node is the cheapest k-anonymous one."""
-    from fairanon.solver.fulldomain import _Oracle
-    from fairanon.solver.local_recoding import type_table
-    from fairanon.solver.local_recoding.labels import _active
-
-    reqs = [fa.KAnonymity(k)]
-    lads = ladders(adult)
-    actives = [_active(adult, lad.name) for lad in lads]
-    enc = type_table(
-        adult, reqs, "fulldomain", [], [a[1] for a in actives], [a[0] for a in actives]
-    )
-    oracle = _Oracle(enc, lads, reqs, "lm", 0)
-    costs = [
-        oracle.separable(node)
-        for node in itertools.product(*[range(lad.height + 1) for lad in lads])
-        if oracle.monotone_failure(node) is None
-    ]
-    rel = fulldomain(adult, reqs, objective="lm", seed=0)
-    assert rel.objective == min(costs)
+@pytest.mark.parametrize("budget", [0, 0.05, 1.0])
+def test_adult_optimum_matches_the_whole_lattice(adult, k, budget):
+    """Every one of the 4,320 nodes grouped from the rows: the search's node is the
+    cheapest k-anonymous one under the suppression budget."""
+    limit = int(Fraction(str(budget)) * adult.n_rows)
+    costs = _adult_node_costs(adult, k, limit)
+    rel = fulldomain(adult, [fa.KAnonymity(k)], objective="lm", max_suppressed=budget, seed=0)
+    assert rel.objective == min(costs.values())
+    assert costs[tuple(rel.provenance["levels"].values())] == rel.objective
 
 
-def test_ruggieri_loan_levels():
-    inst = fa.load("ruggieri_loan")
-    assert [(lad.name, lad.height) for lad in ladders(inst)] == [("purpose", 1), ("emp", 1)]
-    rel = fulldomain(inst, [fa.TCloseness(Fraction(1, 4))], objective="generalized", seed=0)
-    assert rel.status == Status.OPTIMAL
-    _passes(inst, rel, [fa.TCloseness(Fraction(1, 4))])
-    # generalizing a whole column costs 17 cells: no better than dMondrian's 17
-    assert rel.objective == 17
+# ------------------------------------------------------------------ budgets and limits
+def test_share_budget_is_a_count_of_records():
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(10)]
+    share = fulldomain(inst, reqs, objective="lm", max_suppressed=0.03, seed=0)
+    count = fulldomain(inst, reqs, objective="lm", max_suppressed=30, seed=0)
+    assert share.provenance["search"]["suppression_limit"] == 30
+    assert share.objective == count.objective and share.table.equals(count.table)
+    every = fulldomain(inst, reqs, objective="lm", max_suppressed=1.0, seed=0)
+    assert every.provenance["search"]["suppression_limit"] == inst.n_rows
+    assert every.objective <= share.objective
 
 
 def test_record_suppression_limit():
@@ -89,6 +361,42 @@ def test_record_suppression_limit():
     generalizable = list(inst.schema.generalizable)
     assert (relaxed.table.loc[list(relaxed.suppressed), generalizable] == "*").all().all()
     _passes(inst, relaxed, reqs)
+
+
+def test_roll_ups_without_a_cache_give_the_same_optimum(monkeypatch):
+    """With no memory for snapshots every node is grouped from the records."""
+    import fairanon.solver.fulldomain.evaluate as E
+
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(10), fa.LDiversity(2)]
+    cached = fulldomain(inst, reqs, objective="lm", max_suppressed=0.05, seed=0)
+    monkeypatch.setattr(E, "CACHE_BYTES", 0)
+    plain = fulldomain(inst, reqs, objective="lm", max_suppressed=0.05, seed=0)
+    assert plain.objective == cached.objective and plain.table.equals(cached.table)
+    search = plain.provenance["search"]
+    assert search["rows_rolled"] == search["frequency_sets"] * search["types"]
+
+
+def test_time_limit_gives_a_bound(adult):
+    rel = fulldomain(
+        adult, [fa.KAnonymity(5)], objective="discernibility", max_suppressed=1.0,
+        time_limit=0.3, seed=0,
+    )
+    assert rel.status in (Status.FEASIBLE, Status.UNKNOWN, Status.OPTIMAL)
+    if rel.status == Status.FEASIBLE:
+        assert rel.bound <= rel.objective
+        _passes(adult, rel, [fa.KAnonymity(5)])
+
+
+# ------------------------------------------------------------------ other requirements
+def test_ruggieri_loan_levels():
+    inst = fa.load("ruggieri_loan")
+    assert [(lad.name, lad.height) for lad in ladders(inst)] == [("purpose", 1), ("emp", 1)]
+    rel = fulldomain(inst, [fa.TCloseness(Fraction(1, 4))], objective="generalized", seed=0)
+    assert rel.status == Status.OPTIMAL
+    _passes(inst, rel, [fa.TCloseness(Fraction(1, 4))])
+    # generalizing a whole column costs 17 cells: no better than dMondrian's 17
+    assert rel.objective == 17
 
 
 def test_diversity_and_alpha_on_the_lattice():
@@ -133,10 +441,29 @@ def test_bad_input():
     inst = fa.load("ruggieri_loan")
     with pytest.raises(InvalidParameterError, match="'objective' parameter of fulldomain"):
         fulldomain(inst, [fa.KAnonymity(2)], objective="gcp")
-    with pytest.raises(InvalidParameterError, match="'max_suppressed' parameter of fulldomain"):
-        fulldomain(inst, [fa.KAnonymity(2)], max_suppressed=-1)
+    for budget in (-1, 1.5, -0.1, True, "most", None):
+        with pytest.raises(InvalidParameterError, match="'max_suppressed' parameter of fulldomain"):
+            fulldomain(inst, [fa.KAnonymity(2)], max_suppressed=budget)
+    with pytest.raises(InvalidParameterError, match="'search' parameter of fulldomain"):
+        fulldomain(inst, [fa.KAnonymity(2)], search="flash")
     with pytest.raises(InvalidParameterError, match="'time_limit' parameter of fulldomain"):
         fulldomain(inst, [fa.KAnonymity(2)], time_limit=0)
+    with pytest.raises(IncompatibleRequirementError, match="fulldomain cannot enforce"):
+        fulldomain(inst, [fa.MultiplicativeTCloseness(2)])
+
+
+def test_master_refuses_costs_beyond_its_integers():
+    """Fractional numeric values give NCP a common denominator too large for CP-SAT's
+    coefficients: the master says so, the arrays search it exactly."""
+    make = KINDS["fractional"][1]
+    inst = fa.Instance(
+        pd.DataFrame({"a": [0.1, 0.25, 0.7, 1.3], "b": [0.7, 0.1, 0.25, 1.3]}),
+        fa.Schema([make("a"), make("b")]),
+    )
+    with pytest.raises(InvalidParameterError, match="search='lattice'"):
+        fulldomain(inst, [fa.KAnonymity(2)], objective="ncp", search="master")
+    rel = fulldomain(inst, [fa.KAnonymity(2)], objective="ncp", search="lattice")
+    assert rel.objective == fulldomain_optimum(inst, [fa.KAnonymity(2)], objective="ncp")
 
 
 def test_registered_in_methods():

@@ -1,7 +1,9 @@
 """The per-tuple properties compared (comparison spec §1.2) and their orientation.
 
 :data:`PROPERTIES` records the direction, transform and ideal vector D_max of each
-column of :func:`~fairanon.models.metrics.property_vectors`; :func:`orient` turns a
+column of :func:`~fairanon.models.metrics.property_vectors` and of the fairness
+vectors of :func:`~fairanon.models.metrics.fairness_vectors` (comparison spec §4.6:
+``alpha_<measure>`` per record, ``div_share`` per record or per group); :func:`orient` turns a
 lower-is-better property around, since every quality index assumes *higher is better*
 (``negate``, ``flip`` against an upper bound, or ``reciprocal``; only ``flip`` keeps the
 values non-negative, as P_hv needs).
@@ -54,11 +56,16 @@ class PropertySpec:
     transform : {"none", "negate", "flip", "reciprocal"}
         How :func:`orient` makes it higher-is-better.
     upper : str
-        The flip bound U: "1", "N" (records) or "a" (quasi-identifiers).
+        The flip bound U: "1", "N" (records), "a" (quasi-identifiers), or "N+1" and
+        "N2+1" (above every finite value of a ratio measure, where an infinite value is
+        recorded: :func:`~fairanon.models.metrics.infinite_cap`).
     ideal : str
-        D_max after orientation: "N", "a", "1", "N-1" or "l" (distinct sensitive values).
-    privacy : bool
-        A privacy property (else utility).
+        D_max after orientation: "N", "a", "1", "N-1" or "l" (distinct sensitive
+        values); empty when no vector is ideal (P_rank is then not computed).
+    family : {"privacy", "utility", "fairness"}
+    group : bool
+        Also measured per group (diversity constraints): with ``unit="group"`` the
+        comparison runs over groups instead of records (comparison spec §4.6).
     """
 
     name: str
@@ -67,7 +74,8 @@ class PropertySpec:
     transform: str
     upper: str = ""
     ideal: str = ""
-    privacy: bool = True
+    family: str = "privacy"
+    group: bool = False
 
     def bound(self, ctx: PropertyContext, which: str):
         key = self.upper if which == "upper" else self.ideal
@@ -75,6 +83,8 @@ class PropertySpec:
             "1": 1,
             "N": ctx.n_rows,
             "N-1": ctx.n_rows - 1,
+            "N+1": ctx.n_rows + 1,
+            "N2+1": ctx.n_rows * ctx.n_rows + 1,
             "a": ctx.n_qi,
             "l": ctx.n_sensitive,
         }
@@ -93,11 +103,45 @@ PROPERTIES: dict[str, PropertySpec] = {
     ),
     "adisc": PropertySpec("adisc", "PV-adisc: attribute disclosure c/s", "lower", "flip", "1", "1"),
     "tclose": PropertySpec("tclose", "PV-tclose: EMD to the table", "lower", "flip", "1", "1"),
-    "loss": PropertySpec("loss", "PV-loss: Iyengar loss", "lower", "flip", "a", "a", privacy=False),
+    "loss": PropertySpec(
+        "loss", "PV-loss: Iyengar loss", "lower", "flip", "a", "a", family="utility"
+    ),
     "util_paper": PropertySpec(
-        "util_paper", "PV-util: utility Σ(1 − M_ij/M_j)", "higher", "none", ideal="a", privacy=False
+        "util_paper",
+        "PV-util: utility Σ(1 − M_ij/M_j)",
+        "higher",
+        "none",
+        ideal="a",
+        family="utility",
     ),
 }
+_MEASURE_LABELS = {
+    "RD": ("risk difference", "lower", "1"),
+    "ED": ("extended difference", "lower", "1"),
+    "RR": ("risk ratio (slift)", "lower", "N+1"),
+    "ER": ("extended lift (elift)", "lower", "N+1"),
+    "OR": ("odds ratio", "lower", "N2+1"),
+    "RC": ("risk chance (slift_c)", "higher", ""),
+    "EC": ("extended chance (elift_c)", "higher", ""),
+}
+for _m, (_text, _direction, _upper) in _MEASURE_LABELS.items():
+    PROPERTIES[f"alpha_{_m}"] = PropertySpec(
+        f"alpha_{_m}",
+        f"PV-fair-alpha: worst {_text} of the record's contexts",
+        _direction,
+        "flip" if _direction == "lower" else "none",
+        _upper,
+        family="fairness",
+    )
+PROPERTIES["div_share"] = PropertySpec(
+    "div_share",
+    "PV-fair-div: share of the diversity group kept visible",
+    "higher",
+    "none",
+    ideal="1",
+    family="fairness",
+    group=True,
+)
 
 
 def orient(values, direction: str = "higher", transform: str = "flip", upper=None) -> np.ndarray:

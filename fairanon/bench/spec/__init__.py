@@ -31,8 +31,14 @@
       mre: false                # median relative error of count queries (slower)
       vectors: auto             # per-tuple property vectors: true, false, or auto (≤ 1 M rows)
       numeric_loss: width
+      suppression: as_class     # suppressed records: as_class, as_population or exclude
+      fairness:                 # see fairanon.bench.vectors
+        measure: elift          # alpha-protection per record; null: none
+        diversity: auto         # every diversity constraint of the suite, or a list
     compare:                    # see fairanon.bench.compare.CompareConfig
-      properties: [size, risk, ldist, loss, util_paper]
+      properties: [size, risk, ldist, loss, util_paper, alpha_ER, div_share]
+      by: instance              # or requirements: compare the releases of one requirement set
+      unit: tuple               # or group: diversity constraints compared per group
       multi:
         - {procedure: wtd, properties: [size, util_paper], weights: [0.5, 0.5]}
 

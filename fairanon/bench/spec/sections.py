@@ -20,7 +20,16 @@ from ..quality import BINARY_INDICES, COMPARATORS, NORMALIZATIONS, PROPERTIES, U
 
 __all__ = ["parse_memory", "resolve_method"]
 
-_COMPARE_KEYS = {"properties", "comparators", "rank_norm", "rank_eps", "hv_reference", "multi"}
+_COMPARE_KEYS = {
+    "properties",
+    "comparators",
+    "rank_norm",
+    "rank_eps",
+    "hv_reference",
+    "multi",
+    "unit",
+    "by",
+}
 _MULTI_KEYS = {
     "procedure",
     "name",
@@ -328,6 +337,11 @@ def _check_compare(section) -> dict:
         if bad or not isinstance(props, list):
             raise InvalidParameterError(
                 f"compare.properties must be a list of {sorted(PROPERTIES)}. Got {props!r} instead."
+            )
+    for key, allowed in (("unit", ("tuple", "group")), ("by", ("instance", "requirements"))):
+        if key in section and section[key] not in allowed:
+            raise InvalidParameterError(
+                f"compare.{key} must be one of {list(allowed)}. Got {section[key]!r} instead."
             )
     comps = section.get("comparators")
     if comps is not None and (

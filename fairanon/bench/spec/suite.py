@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...exceptions import InvalidParameterError
+from ...models.metrics import SUPPRESSION_POLICIES
 from ...models.requirements import requirement_from_spec
+from ..vectors import check_fairness
 from .sections import (
     _check_algorithm,
     _check_compare,
@@ -52,7 +54,15 @@ _SUITE_KEYS = {
     "out",
 }
 _EXPERIMENT_KEYS = {"name", "instances", "requirements", "algorithms"}
-_METRIC_KEYS = {"mre", "mre_queries", "vectors", "vector_max_rows", "numeric_loss"}
+_METRIC_KEYS = {
+    "mre",
+    "mre_queries",
+    "vectors",
+    "vector_max_rows",
+    "numeric_loss",
+    "suppression",
+    "fairness",
+}
 _DEFAULT_METRICS = {
     "mre": False,
     "mre_queries": 10_000,
@@ -60,6 +70,27 @@ _DEFAULT_METRICS = {
     "vector_max_rows": 1_000_000,
     "numeric_loss": "width",
 }
+
+
+def _requirement_specs(doc: Mapping) -> list:
+    """Every requirement of every requirement set of a suite document, grids expanded
+    (invalid entries are left to the section checks)."""
+    out = []
+    sources = [doc] + [e for e in doc.get("experiments") or [] if isinstance(e, Mapping)]
+    for source in sources:
+        for entry in source.get("requirements") or []:
+            items = entry.get("set") if isinstance(entry, Mapping) and "set" in entry else entry
+            for item in items if isinstance(items, list) else [items]:
+                if not isinstance(item, Mapping) or len(item) != 1:
+                    continue
+                ((kind, args),) = item.items()
+                if isinstance(args, list):
+                    out += [{kind: a} for a in args]
+                elif isinstance(args, Mapping):
+                    out += [{kind: full} for full, _ in _grid(args)]
+                else:
+                    out.append(item)
+    return out
 
 
 @dataclass(frozen=True)
@@ -192,10 +223,10 @@ class Suite:
         seeds = doc.get("seeds", [0])
         seeds = seeds if isinstance(seeds, list) else [seeds]
         if not seeds or any(
-            s is not None and (isinstance(s, bool) or not isinstance(s, int)) for s in seeds
+            s is not None and (isinstance(s, bool) or not isinstance(s, int) or s < 0) for s in seeds
         ):
             raise InvalidParameterError(
-                f"The 'seeds' of a suite must be a list of ints. Got {doc.get('seeds')!r} instead."
+                f"The 'seeds' of a suite must be a list of ints >= 0. Got {doc.get('seeds')!r} instead."
             )
         repetitions = doc.get("repetitions", 1)
         if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
@@ -217,6 +248,16 @@ class Suite:
             raise InvalidParameterError(
                 f"metrics.numeric_loss must be 'width' or 'values'. Got {metrics['numeric_loss']!r} instead."
             )
+        if metrics.get("suppression", "as_class") not in SUPPRESSION_POLICIES:
+            raise InvalidParameterError(
+                f"metrics.suppression must be one of {list(SUPPRESSION_POLICIES)}. "
+                f"Got {metrics['suppression']!r} instead."
+            )
+        fairness = check_fairness(metrics.get("fairness"), _requirement_specs(doc))
+        # Stored only when it says more than the default, so that the runs of suites
+        # without fairness settings keep their keys.
+        if "fairness" in metrics or fairness["diversity"]:
+            metrics["fairness"] = fairness
         suite = cls(
             name=str(doc.get("name", "suite")),
             description=str(doc.get("description", "")),
@@ -435,16 +476,9 @@ def load_suite(path: str) -> Suite:
     InvalidParameterError
         If the file is missing, malformed or invalid.
     """
-    import yaml
+    from ...jobs import read_document
 
-    if not os.path.exists(path):
-        raise InvalidParameterError(f"Suite file {path!r} does not exist.")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    try:
-        doc = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise InvalidParameterError(f"Suite file {path!r} is malformed: {exc}") from None
+    doc = read_document(path, what="Suite file")
     suite = Suite.from_dict(doc, base_dir=os.path.dirname(os.path.abspath(path)))
     if suite.name == "suite":
         suite.name = os.path.splitext(os.path.basename(path))[0]

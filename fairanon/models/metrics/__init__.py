@@ -11,7 +11,12 @@ classes from the released labels (never the method's own ``release.groups``):
 - :mod:`~fairanon.models.metrics.queries`: the median relative error of random count
   queries (:func:`count_queries`, :func:`median_relative_error`);
 - :mod:`~fairanon.models.metrics.properties`: the per-tuple property vectors of Dewri
-  et al. (:func:`property_vectors`).
+  et al. (:func:`property_vectors`) under the suppression policies of comparison spec
+  P-14 (:func:`suppression_summary`);
+- :mod:`~fairanon.models.metrics.fairness`: fairness as property vectors, the worst
+  alpha-protection measure per record (:func:`alpha_vector`) and the share of each
+  diversity constraint's targets kept visible (:func:`diversity_vector`), per record
+  or per group (:func:`fairness_vectors`).
 
 Exactness: counts (cells, class sizes, discernibility) are ints and ratios of counts
 are :class:`fractions.Fraction` (``average_class_size``). Losses, NCP/GCP, the MRE and
@@ -40,6 +45,7 @@ Fraction(39, 34)
 """
 
 from .classes import NUMERIC_LOSSES, equivalence_classes
+from .fairness import UNITS, alpha_vector, diversity_vector, fairness_vectors, infinite_cap
 from .loss import (
     average_class_size,
     discernibility,
@@ -49,21 +55,28 @@ from .loss import (
     summary,
     suppressed_cells,
 )
-from .properties import property_vectors
+from .properties import SUPPRESSION_POLICIES, property_vectors, suppression_summary
 from .queries import CountQueries, count_queries, median_relative_error
 
 __all__ = [
     "NUMERIC_LOSSES",
+    "SUPPRESSION_POLICIES",
+    "UNITS",
     "CountQueries",
+    "alpha_vector",
     "average_class_size",
     "count_queries",
     "discernibility",
+    "diversity_vector",
     "equivalence_classes",
+    "fairness_vectors",
     "generalized_cells",
+    "infinite_cap",
     "loss_metric",
     "median_relative_error",
     "ncp",
     "property_vectors",
     "summary",
     "suppressed_cells",
+    "suppression_summary",
 ]

@@ -4,10 +4,19 @@ One value per record of its class size, re-identification risk, sensitive freque
 distinct sensitive values, attribute disclosure, Iyengar loss, the paper's utility and
 the t-closeness distance of its class (R. Dewri, I. Ray, I. Ray, D. Whitley, On the
 comparison of microdata disclosure control algorithms, EDBT 2009).
+
+Suppressed records (every generalizable quasi-identifier released as ``*``) are read
+under one of the three policies of comparison spec P-14 (:data:`SUPPRESSION_POLICIES`):
+``as_class`` (the literal grouping: they form a class of their own), ``as_population``
+(an all-``*`` row is consistent with everyone: its class is the whole table) or
+``exclude`` (their values are left undefined and reported apart);
+:func:`suppression_summary` says how many there are and warns when their class is
+smaller than k.
 """
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -18,7 +27,10 @@ from ...instances.instance import Instance
 from ...release import Release
 from .classes import NUMERIC_LOSSES, _prepare, _Prepared
 
-__all__ = ["property_vectors"]
+__all__ = ["SUPPRESSION_POLICIES", "property_vectors", "suppression_summary"]
+
+#: How suppressed records enter the property vectors (comparison spec P-14).
+SUPPRESSION_POLICIES = ("as_class", "as_population", "exclude")
 
 
 def property_vectors(
@@ -28,6 +40,8 @@ def property_vectors(
     sensitive: str | None = None,
     numeric_loss: str = "width",
     exact: bool = False,
+    suppression: str = "as_class",
+    k: int | None = None,
 ) -> pd.DataFrame:
     """Per-tuple property vectors of Dewri et al. [1]_ (comparison spec §1.2).
 
@@ -45,6 +59,15 @@ def property_vectors(
     exact : bool, default=False
         Fractions (object columns) instead of floats for risk, adisc, loss,
         util_paper and tclose.
+    suppression : {"as_class", "as_population", "exclude"}, default="as_class"
+        How suppressed records (every generalizable quasi-identifier ``*``) are read
+        (comparison spec P-14): the literal grouping (they form their own class), the
+        matching reading (an all-``*`` row is consistent with everyone: size N, risk
+        1/N, and the sensitive columns of the whole table), or left undefined (NaN,
+        None when `exact`) so that comparisons leave them out.
+    k : int, optional
+        With "as_class", a UserWarning is issued when a class of suppressed records
+        holds fewer than k rows (:func:`suppression_summary`).
 
     Returns
     -------
@@ -65,8 +88,8 @@ def property_vectors(
 
     Notes
     -----
-    O(n) plus O(#classes · d) Fraction operations when `exact`. Suppressed rows form
-    one class of the released table (policy "as_class", comparison spec P-14).
+    O(n) plus O(#classes · d) Fraction operations when `exact`. Loss and utility are
+    those of the released cells under every policy.
 
     References
     ----------
@@ -89,13 +112,80 @@ def property_vectors(
     ['1/6', '1/6', '1/3']
     """
     check_option(numeric_loss, "numeric_loss", "property_vectors", NUMERIC_LOSSES)
+    check_option(suppression, "suppression", "property_vectors", SUPPRESSION_POLICIES)
     p = _prepare(instance, release, "property_vectors")
     if sensitive is None:
         targets = instance.schema.default_targets()
         sensitive = targets[0] if targets else None
     else:
         check_option(sensitive, "sensitive", "property_vectors", set(instance.table.columns))
-    return _property_vectors(p, sensitive, numeric_loss, exact)
+    if suppression == "as_class" and k is not None:
+        summary = _suppression_summary(p, k)
+        if summary["warning"]:
+            warnings.warn(summary["warning"], UserWarning, stacklevel=2)
+    return _property_vectors(p, sensitive, numeric_loss, exact, suppression)
+
+
+def suppression_summary(
+    instance: Instance, release: Release, *, k: int | None = None, policy: str = "as_class"
+) -> dict:
+    """The suppressed records of a release and how the property vectors read them.
+
+    A record is suppressed when every generalizable quasi-identifier is released as
+    ``*`` (read from the released table, never from ``release.suppressed``). Under the
+    literal grouping they form one class per value of the attributes released
+    unchanged (the protected attribute), which may hold fewer than k rows (comparison
+    spec P-14).
+
+    Parameters
+    ----------
+    instance, release
+        As in :func:`property_vectors`.
+    k : int, optional
+        The k the release is meant to meet; a class of suppressed records smaller than
+        k gets a warning text under the policy "as_class".
+    policy : {"as_class", "as_population", "exclude"}, default="as_class"
+
+    Returns
+    -------
+    dict
+        ``policy``, ``suppressed`` (number of suppressed records),
+        ``suppressed_classes`` (their class sizes, largest first), ``k`` and ``warning``
+        (a sentence, or None).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairanon.instances import Attribute, Instance, Schema
+    >>> from fairanon.release import Release
+    >>> inst = Instance(pd.DataFrame({"age": [20, 30, 40]}), Schema([Attribute("age", kind="numeric")]))
+    >>> rel = Release(pd.DataFrame({"age": ["[20-30]", "[20-30]", "*"]}), groups=[0, 0, 1])
+    >>> suppression_summary(inst, rel, k=2)["warning"]
+    'The 1 suppressed record(s) form class(es) of sizes [1], smaller than k = 2, under the policy as_class (comparison spec P-14).'
+    """
+    check_option(policy, "policy", "suppression_summary", SUPPRESSION_POLICIES)
+    p = _prepare(instance, release, "suppression_summary")
+    return _suppression_summary(p, k, policy)
+
+
+def _suppression_summary(p: _Prepared, k: int | None, policy: str = "as_class") -> dict:
+    rows = p.suppressed_rows
+    sizes = sorted(
+        (int(s) for s in np.bincount(p.class_ids[rows], minlength=p.n_classes) if s), reverse=True
+    )
+    warning = None
+    if policy == "as_class" and k is not None and sizes and sizes[-1] < k:
+        warning = (
+            f"The {int(rows.sum())} suppressed record(s) form class(es) of sizes {sizes}, "
+            f"smaller than k = {k}, under the policy as_class (comparison spec P-14)."
+        )
+    return {
+        "policy": policy,
+        "suppressed": int(rows.sum()),
+        "suppressed_classes": sizes,
+        "k": k,
+        "warning": warning,
+    }
 
 
 def _class_sum(p: _Prepared, measure: str, numeric_loss: str, exact: bool):
@@ -115,7 +205,7 @@ def _class_sum(p: _Prepared, measure: str, numeric_loss: str, exact: bool):
 
 
 def _property_vectors(
-    p: _Prepared, sensitive: str | None, numeric_loss: str, exact: bool
+    p: _Prepared, sensitive: str | None, numeric_loss: str, exact: bool, suppression: str
 ) -> pd.DataFrame:
     n = p.n
     ids = p.class_ids
@@ -161,8 +251,39 @@ def _property_vectors(
     out["util_paper"] = _class_sum(p, "util", numeric_loss, exact)[ids]
     if sensitive is not None:
         out["tclose"] = tclose_c[ids]
+    rows = p.suppressed_rows
+    if suppression != "as_class" and rows.any():
+        if suppression == "exclude":
+            # Undefined rather than 0: every comparison leaves these records out.
+            out = {
+                name: np.where(
+                    rows, None if exact else np.nan, values.astype(object if exact else float)
+                )
+                for name, values in out.items()
+            }
+        else:
+            _as_population(out, rows, n, s_codes if sensitive is not None else None, exact)
     return pd.DataFrame(
         {name: p.to_instance_order(values) for name, values in out.items()},
         index=p.instance.row_ids,
         copy=False,
     )
+
+
+def _as_population(out: dict, rows: np.ndarray, n: int, s_codes, exact: bool) -> None:
+    """Suppressed rows read as consistent with every record: their class is the table."""
+    out["size"] = np.where(rows, n, out["size"])
+    out["risk"] = np.where(rows, Fraction(1, n) if exact else 1.0 / n, out["risk"])
+    if s_codes is None:
+        return
+    q = np.bincount(s_codes)
+    own = q[s_codes]
+    out["sfreq"] = np.where(rows, own, out["sfreq"])
+    out["ldist"] = np.where(rows, int((q > 0).sum()), out["ldist"])
+    if exact:
+        adisc = np.array([Fraction(int(c), n) for c in own], dtype=object)
+        out["adisc"] = np.where(rows, adisc, out["adisc"])
+        out["tclose"] = np.where(rows, Fraction(0), out["tclose"])
+    else:
+        out["adisc"] = np.where(rows, own / n, out["adisc"])
+        out["tclose"] = np.where(rows, 0.0, out["tclose"])

@@ -1,0 +1,457 @@
+"""Exact checks and costs of lattice nodes, and the bounds each check proves for other
+nodes.
+
+A node's classes come from the cheapest cached finer frequency set (:mod:`.frequency`).
+Without suppression, a node passes when every class meets k-anonymity, l-diversity and
+t-closeness (which are union-monotone: a failure condemns every node the node refines,
+its *down-set*), then the diversity constraints and alpha-protection (which are not).
+With a suppression limit, the classes that fail k, l or t are suppressed (released as
+``*`` on every generalizable quasi-identifier; per protected value they form one more
+class, which must meet the requirements too) and the node passes when at most the
+limit is suppressed.
+
+Two facts about suppression give bounds on nodes not yet checked. The records of
+classes smaller than k (or with fewer than l distinct values) at a node U are in such
+classes at every node L that U's classes are unions of, so (i) when they exceed the
+limit every such L fails too (ARX's predictive tagging), and (ii) L suppresses at least
+them, each at a cost of ``star - cell cost at L`` more than L's cost without
+suppression: a lower bound linear in L's levels. For the discernibility objective each
+record r costs at least ``max(k, |class of r at U|)`` at every coarser node L.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...models import measures as M
+from ...models.requirements import (
+    AlphaProtection,
+    KAnonymity,
+    LDiversity,
+    TCloseness,
+    requirement_targets,
+)
+from .frequency import FrequencySet, Records, roll_up
+from .lattice import Space
+
+__all__ = [
+    "DOMINATED",
+    "FAILED",
+    "FEASIBLE",
+    "MONOTONE",
+    "Evaluation",
+    "Evaluator",
+    "whole_table_alpha",
+]
+
+MONOTONE = "monotone"  # fails, and so does every node whose classes it merges
+FAILED = "failed"  # fails, this node only
+DOMINATED = "dominated"  # costs at least the incumbent: not checked further
+FEASIBLE = "feasible"
+
+#: Memory for frequency sets kept as roll-up sources (bytes over all cached sets).
+CACHE_BYTES = 128 * 2**20
+
+
+@dataclass
+class Evaluation:
+    """The outcome of checking one node.
+
+    Attributes
+    ----------
+    kind : str
+        MONOTONE, FAILED, DOMINATED or FEASIBLE.
+    failed : tuple of int
+        Indices of the requirements that together make the node fail.
+    cost : int or None
+        The node's scaled cost (FEASIBLE and DOMINATED).
+    down : list of numpy.ndarray, int or None
+        With suppression, for every node L refining this one: a lower bound of the
+        extra cost suppression adds, ``sum(down[a][L[a]])`` (separable objectives), or
+        of the cost itself (discernibility, an int).
+    up : int or None
+        Discernibility: a lower bound of the cost of every feasible node coarser than
+        this one.
+    """
+
+    kind: str
+    failed: tuple = ()
+    cost: int | None = None
+    down: list | None = None
+    up: int | None = None
+
+
+class Evaluator:
+    """Checks nodes exactly on frequency sets rolled up from cached finer ones."""
+
+    def __init__(self, space: Space, recs: Records, schema, requirements, limit: int):
+        self.space = space
+        self.schema = schema
+        self.recs = recs
+        self.requirements = list(requirements)
+        self.limit = limit
+        self.k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
+        self.checks = [
+            (i, r)
+            for i, r in enumerate(requirements)
+            if isinstance(r, (KAnonymity, LDiversity, TCloseness))
+        ]
+        # Failing these at a class means failing them at every part of it.
+        self.set_monotone = {
+            i
+            for i, r in self.checks
+            if isinstance(r, KAnonymity) or (isinstance(r, LDiversity) and r.variant == "distinct")
+        }
+        self.diversity = recs.diversity_of(requirements)
+        self.alpha = [(i, r) for i, r in enumerate(requirements) if isinstance(r, AlphaProtection)]
+        self.n = recs.n_rows
+        self._grounds: dict = {}
+        self.cache: dict[tuple, FrequencySet] = {recs.base.grains: recs.base}
+        self._cached_grains = np.array([recs.base.grains], dtype=np.int64).reshape(1, space.d)
+        self._cached_sizes = [recs.base.n]
+        self._cached_bytes = _nbytes(recs.base)
+        self.results: dict[tuple, Evaluation] = {}
+        self._last_histograms: tuple = (None, None)
+        self.frequency_sets = 0  # frequency sets computed (nodes and snapshots)
+        self.rows_rolled = 0  # source rows read by roll-ups
+
+    # ------------------------------------------------------------------ classes
+    def _source(self, grains: tuple) -> int:
+        feeds = np.ones(len(self._cached_sizes), dtype=bool)
+        for a, attr in enumerate(self.space.attributes):
+            feeds &= attr.feeds[self._cached_grains[:, a], grains[a]]
+        candidates = np.flatnonzero(feeds)
+        sizes = np.asarray(self._cached_sizes)[candidates]
+        return int(candidates[np.argmin(sizes)])
+
+    def classes(self, grains: tuple) -> tuple[FrequencySet, FrequencySet, np.ndarray]:
+        """The frequency set at `grains`, the finer set it came from and the class of
+        each row of that set."""
+        index = self._source(grains)
+        source = self.cache[tuple(int(g) for g in self._cached_grains[index])]
+        if source.grains == tuple(grains):
+            return source, source, np.arange(source.n)
+        if index == 0 and self.space.d and self._cached_bytes < CACHE_BYTES:
+            # Only the records are finer: first cache a snapshot halfway down, from
+            # which this node and its neighbours roll up cheaply.
+            half = self._halfway(grains)
+            if half is not None and half not in self.cache:
+                if self._store(self._roll(self.recs.base, half)):
+                    return self.classes(grains)
+        fs, inverse = self._roll_with_inverse(source, grains)
+        self._store(fs)
+        return fs, source, inverse
+
+    def _halfway(self, grains: tuple) -> tuple | None:
+        out = []
+        for attr, g in zip(self.space.attributes, grains):
+            out.append(next(h for h in range(g // 2, -1, -1) if attr.feeds[h, g]))
+        out = tuple(out)
+        return None if out == grains or not any(out) else out
+
+    def _roll(self, source: FrequencySet, grains: tuple) -> FrequencySet:
+        return self._roll_with_inverse(source, grains)[0]
+
+    def _roll_with_inverse(self, source, grains):
+        self.frequency_sets += 1
+        self.rows_rolled += source.n
+        return roll_up(self.space, source, tuple(grains), self.recs.n_protected)
+
+    def _store(self, fs: FrequencySet) -> bool:
+        """Keep `fs` as a roll-up source if memory allows; whether it was kept."""
+        size = _nbytes(fs)
+        if fs.grains in self.cache or self._cached_bytes + size > CACHE_BYTES:
+            return False
+        self.cache[fs.grains] = fs
+        self._cached_grains = np.vstack([self._cached_grains, np.array(fs.grains)[None, :]])
+        self._cached_sizes.append(fs.n)
+        self._cached_bytes += size
+        return True
+
+    # ------------------------------------------------------------------ checks
+    def _ground(self, req: TCloseness, target) -> M.EMDGround:
+        key = (req.distance, target.name)
+        if key not in self._grounds:
+            m = len(target.values)
+            if req.distance == "equal":
+                ground = M.EMDGround.equal(m)
+            elif req.distance == "ordered":
+                ground = M.EMDGround.ordered(m)
+            else:
+                hierarchy = self.schema[target.name].hierarchy
+                ground = M.EMDGround.hierarchical(hierarchy, [str(v) for v in target.values])
+            self._grounds[key] = ground
+        return self._grounds[key]
+
+    def fails(self, req, cols: np.ndarray) -> np.ndarray:
+        """Per class (column of `cols`): does it violate k, l or t?"""
+        if isinstance(req, KAnonymity):
+            return cols[0] < req.k
+        bad = np.zeros(cols.shape[1], dtype=bool)
+        for name in requirement_targets(self.schema, req):
+            target = self.recs.targets[name]
+            counts = np.ascontiguousarray(cols[target.rows].T)
+            if isinstance(req, LDiversity):
+                if req.variant == "distinct":
+                    ok = M.distinct_l(counts) >= req.l
+                elif req.variant == "entropy":
+                    ok = M.entropy_l_ok(counts, req.l)
+                else:
+                    ok = M.recursive_cl_ok(counts, req.c, int(req.l))[0]
+            else:
+                ground = self._ground(req, target)
+                distances = M.emd(counts, target.global_counts, ground)
+                ok = M.exact_compare(
+                    distances,
+                    lambda i, c=counts, t=target, g=ground: M.emd_exact(c[i], t.global_counts, g),
+                    req.t,
+                    "le",
+                )
+            bad |= ~ok
+        return bad
+
+    def failing(self, fs: FrequencySet) -> tuple[dict[int, np.ndarray], np.ndarray]:
+        """The classes failing each of k, l and t (requirement index -> mask, only
+        requirements with a failing class) and the classes failing any."""
+        failing: dict[int, np.ndarray] = {}
+        bad = np.zeros(fs.n, dtype=bool)
+        for i, req in self.checks:
+            f = self.fails(req, fs.cols)
+            if f.any():
+                failing[i] = f
+                bad |= f
+        return failing, bad
+
+    def merged(self, levels, fs: FrequencySet, bad: np.ndarray) -> np.ndarray:
+        """The classes in the blocks of suppressed records: the suppressed ones and,
+        per protected value with suppressed records, classes released as '*' on every
+        attribute, which the suppressed records join."""
+        if not bad.any():
+            return bad
+        stars = np.ones(fs.n, dtype=bool)
+        for a, attr in enumerate(self.space.attributes):
+            stars &= attr.is_star[levels[a] + 1][fs.codes[a]]
+        return bad | (stars & np.isin(fs.protected, fs.protected[bad]))
+
+    def evaluate(self, levels: tuple, incumbent: int | None = None) -> Evaluation:
+        """Check `levels` (cached: each node is checked once)."""
+        levels = tuple(int(j) for j in levels)
+        if levels not in self.results:
+            self.results[levels] = self._evaluate(levels, incumbent)
+        return self.results[levels]
+
+    def _evaluate(self, levels: tuple, incumbent) -> Evaluation:
+        space = self.space
+        fs, source, inverse = self.classes(tuple(j + 1 for j in levels))
+        sizes = fs.sizes
+        failing, bad = self.failing(fs)
+        down = None
+        if not self.limit:
+            if bad.any():
+                return Evaluation(MONOTONE, tuple(failing))
+        else:
+            doomed = np.zeros(fs.n, dtype=bool)
+            for i in self.set_monotone & set(failing):
+                doomed |= failing[i]
+            if int(sizes[doomed].sum()) > self.limit:
+                return Evaluation(MONOTONE, tuple(i for i in failing if i in self.set_monotone))
+            if doomed.any():
+                down = (
+                    self._blocks_bound(fs, doomed)
+                    if space.objective == "discernibility"
+                    else self._suppression_bound(levels, fs, source, inverse, doomed)
+                )
+            if int(sizes[bad].sum()) > self.limit:
+                return Evaluation(FAILED, tuple(failing), down=down)
+        causes = tuple(failing)
+        merged = self.merged(levels, fs, bad)
+        up = None
+        if space.objective == "discernibility":
+            up = int((sizes * np.maximum(sizes, self.k)).sum())
+            blocks = np.bincount(fs.protected[merged], weights=sizes[merged]).astype(np.int64)
+            cost = int((sizes[~merged] ** 2).sum()) + int((blocks**2).sum())
+        else:
+            cost = space.separable(levels)
+            if bad.any():
+                cost += self._extra(levels, source, bad[inverse], int(sizes[bad].sum()))
+        if incumbent is not None and cost >= incumbent:
+            return Evaluation(DOMINATED, cost=cost, down=down, up=up)
+        if bad.any():
+            block_cols = np.stack(
+                [
+                    np.bincount(
+                        fs.protected[merged], weights=row[merged], minlength=self.recs.n_protected
+                    )
+                    for row in fs.cols
+                ]
+            ).astype(np.int64)
+            block_cols = block_cols[:, block_cols[0] > 0]
+            for i, req in self.checks:
+                if self.fails(req, block_cols).any():
+                    return Evaluation(FAILED, causes + (i,), down=down, up=up)
+        for i, target in self.diversity:
+            if not self._diversity_ok(target, levels, fs, bad):
+                return Evaluation(FAILED, causes + (i,), down=down, up=up)
+        for i, req in self.alpha:
+            if not self._alpha_ok(req, levels, fs, bad):
+                return Evaluation(FAILED, causes + (i,), down=down, up=up)
+        return Evaluation(FEASIBLE, cost=cost, down=down, up=up)
+
+    # ------------------------------------------------------------------ costs
+    def _histograms(self, source: FrequencySet, rows: np.ndarray) -> list[np.ndarray]:
+        """Per attribute: the records of source rows `rows` per source label."""
+        key = (id(source), rows.tobytes())
+        if self._last_histograms[0] != key:
+            where = np.flatnonzero(rows)
+            weights = source.sizes[where].astype(float)
+            self._last_histograms = (
+                key,
+                [
+                    np.bincount(codes[where], weights=weights, minlength=attr.n_labels[g]).astype(
+                        np.int64
+                    )
+                    for attr, g, codes in zip(self.space.attributes, source.grains, source.codes)
+                ],
+            )
+        return self._last_histograms[1]
+
+    def _extra(self, levels, source: FrequencySet, rows: np.ndarray, count: int) -> int:
+        """The extra cost of suppressing the records of source rows `rows`."""
+        extra = self.space.star_total * count
+        for attr, g, j, hist in zip(
+            self.space.attributes, source.grains, levels, self._histograms(source, rows)
+        ):
+            cost = attr.label_cost[g, j + 1]
+            extra -= int(np.dot(hist.astype(cost.dtype), cost))
+        return extra
+
+    def _suppression_bound(self, levels, fs, source, inverse, doomed) -> list[np.ndarray]:
+        """Per attribute and level j: a lower bound of the extra cost, at level j, of
+        suppressing the records in `doomed` classes (see the module docstring)."""
+        rows = doomed[inverse]
+        count = int(fs.sizes[doomed].sum())
+        out = []
+        for attr, g, u, hist in zip(
+            self.space.attributes, source.grains, levels, self._histograms(source, rows)
+        ):
+            via = {}
+            bound = np.zeros(attr.height + 1, dtype=self.space.dtype)
+            for j in range(attr.height + 1):
+                if not attr.covers[j, u]:
+                    continue
+                if attr.feeds[g, j + 1]:
+                    via[j] = j
+                elif g >= 1 and attr.feeds[g, g] and attr.penalty_order[j, g - 1]:
+                    via[j] = g - 1  # suppressing costs at least as much at j as at g - 1
+            for j, at in via.items():
+                cost = attr.label_cost[g, at + 1]
+                bound[j] = attr.star * count - int(np.dot(hist.astype(cost.dtype), cost))
+            out.append(bound)
+        return out
+
+    def _blocks_bound(self, fs: FrequencySet, doomed: np.ndarray) -> int:
+        """Discernibility at any node refining this one: its kept classes hold at
+        least k records each and, per protected value, its block of suppressed records
+        holds at least the records `doomed` here (and at least k), so it is at least
+        ``k n + sum_p (B_p^2 - k B_p)`` with ``B_p = max(doomed_p, k)``."""
+        k = self.k
+        per_value = np.bincount(fs.protected[doomed], weights=fs.sizes[doomed])
+        blocks = [max(int(b), k) for b in per_value if b]
+        return k * self.n + sum(b * b - k * b for b in blocks)
+
+    # ------------------------------------------------------------------ non-monotone
+    def _diversity_ok(self, target, levels, fs: FrequencySet, bad: np.ndarray) -> bool:
+        shown = ~bad
+        for a, matches in target.matches:
+            shown &= matches[levels[a] + 1][fs.codes[a]]
+        row = fs.cols[target.row]
+        count = int(row[shown].sum())
+        if target.star_matches:
+            count += int(row[bad].sum())
+        req = target.requirement
+        return req.lower <= count <= req.upper
+
+    def _alpha_ok(self, req: AlphaProtection, levels, fs: FrequencySet, bad) -> bool:
+        """Every itemset of released values of the generalizable quasi-identifiers (the
+        verifier's contexts), grouped from the node's classes."""
+        flag = self.recs.protected_flag[fs.protected]
+        negative = fs.cols[self.recs.negative]
+        positive = fs.sizes - negative
+        zero = np.zeros(fs.n, dtype=np.int64)
+        cells = [
+            np.where(flag, negative, zero),
+            np.where(flag, positive, zero),
+            np.where(flag, zero, negative),
+            np.where(flag, zero, positive),
+        ]
+        total = self.n
+        neg = int(self.recs.base.cols[self.recs.negative].sum())
+        if req.larger_is_worse:
+            op = "lt" if req.strict else "le"
+        else:
+            op = "gt" if req.strict else "ge"
+        support = req.min_support or 1
+        texts = []
+        for a, attr in enumerate(self.space.attributes):
+            ids = attr.text_id[levels[a] + 1][fs.codes[a]]
+            texts.append((np.where(bad, 0, ids), int(attr.text_id[levels[a] + 1].max()) + 1))
+
+        def holds(key: np.ndarray, n_key: int) -> bool:
+            a_, b_, c_, d_ = (
+                np.bincount(key, weights=c, minlength=n_key).astype(np.int64) for c in cells
+            )
+            keep = (a_ + b_ + c_ + d_) >= support
+            if not keep.any():
+                return True
+            props = M.Proportions(a_[keep], b_[keep], c_[keep], d_[keep], neg, total)
+            values = M.discrimination(req.measure, props)
+            ok = M.exact_compare(
+                values,
+                lambda i: M.discrimination_exact(req.measure, *props.row(i), neg, total),
+                req.alpha,
+                op,
+            )
+            return bool(ok.all())
+
+        # Depth-first over itemsets; an itemset without a context of enough support
+        # has none among its refinements either.
+        stack = [(np.zeros(fs.n, dtype=np.int64), 0)]
+        while stack:
+            key, start = stack.pop()
+            for a in range(start, len(texts)):
+                ids, width = texts[a]
+                child, uniques = pd.factorize(key * width + ids)
+                child = child.astype(np.int64)
+                if not holds(child, len(uniques)):
+                    return False
+                sizes = np.bincount(child, weights=fs.sizes, minlength=len(uniques))
+                if (sizes >= support).any():
+                    stack.append((child, a + 1))
+        return True
+
+
+def _nbytes(fs: FrequencySet) -> int:
+    return fs.codes.nbytes + fs.protected.nbytes + fs.cols.nbytes
+
+
+def whole_table_alpha(req: AlphaProtection, recs: Records) -> bool:
+    """The empty itemset: the whole table's measure, the same at every node."""
+    base = recs.base
+    flag = recs.protected_flag[base.protected]
+    negative = base.cols[recs.negative]
+    positive = base.sizes - negative
+    a = int(negative[flag].sum())
+    b = int(positive[flag].sum())
+    c = int(negative[~flag].sum())
+    d = int(positive[~flag].sum())
+    total, neg = recs.n_rows, a + c
+    if req.min_support and total < req.min_support:
+        return True
+    value = M.discrimination_exact(req.measure, a, b, c, d, neg, total)
+    if req.larger_is_worse:
+        return value < req.alpha if req.strict else value <= req.alpha
+    return value > req.alpha if req.strict else value >= req.alpha
+

@@ -1,0 +1,351 @@
+"""The lattice of full-domain generalization: each attribute's levels, how the levels
+refine one another, and the exact integer cell costs of each level.
+
+A lattice node gives one level per generalizable quasi-identifier. Level j of an
+attribute releases each active value as one label (a hierarchy node at depth j above
+the leaves, a fixed-width interval, or ``*``). Besides its levels, every attribute has
+a finer *grain*, its active values themselves: grain 0 is the values and grain j + 1 is
+level j. Frequency sets (:mod:`.frequency`) are kept at grains, so the table of the
+records' own values is a frequency set like any node's.
+
+Grain f *feeds* grain g when every label of f lies inside one label of g (so a
+frequency set at f rolls up to g, as ARX's snapshots do) and the cell cost at g is the
+same for every value of an f label (so the cost at g can be read from f's counts).
+Hierarchies and nested intervals feed every coarser level; interval widths that do not
+divide each other do not, and the search never assumes they do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ...exceptions import SchemaError
+from ...instances.generalization import format_number
+from ...instances.hierarchy import SUPPRESSED
+from ...instances.instance import Instance
+from ..local_recoding.labels import OBJECTIVES, _active, _label_losses
+
+__all__ = ["AttributeLevels", "Ladder", "Space", "build_space", "ladders", "lattice_size"]
+
+
+# ====================================================================== levels
+@dataclass
+class Ladder:
+    """The generalization levels of one attribute.
+
+    Attributes
+    ----------
+    name : str
+    height : int
+        The top level (levels are 0..height; 0 releases the values themselves).
+    labels : list of list of str
+        ``labels[j][i]``: the text of active value i at level j.
+    codes : list of numpy.ndarray
+        ``codes[j][i]``: the label id of value i among level j's distinct labels.
+    texts : list of list of str
+        Level j's distinct labels.
+    cost : dict of str -> list of list of Fraction
+        ``cost[objective][j][i]``: the cell cost of value i at level j.
+    star_cost : dict of str -> Fraction
+        The cost of a cell released as ``*`` (a suppressed record).
+    """
+
+    name: str
+    height: int
+    labels: list[list[str]]
+    codes: list[np.ndarray]
+    texts: list[list[str]]
+    cost: dict[str, list[list[Fraction]]]
+    star_cost: dict[str, Fraction]
+
+
+def _ladder(instance: Instance, name: str) -> Ladder:
+    attr = instance.schema[name]
+    values, _ = _active(instance, name)
+    own = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
+    if attr.kind == "numeric":
+        if attr.intervals is None:
+            raise SchemaError(
+                f"fulldomain needs generalization levels for numeric attribute {name!r}: give it "
+                f"intervals, e.g. Attribute({name!r}, kind='numeric', "
+                "intervals=IntervalHierarchy((5, 10, 20))), or bin it into an ordered attribute."
+            )
+        height = attr.intervals.height
+        labels = [own] + [attr.intervals.generalize(values, j) for j in range(1, height + 1)]
+    elif attr.hierarchy is not None:
+        h = attr.hierarchy
+        height = max(h.height, 1)
+        labels = [own] + [[h.generalize(v, j) for v in values] for j in range(1, height + 1)]
+    else:  # an ordered attribute without a hierarchy: the value or '*'
+        height = 1
+        labels = [own, [SUPPRESSED] * len(values)]
+    m = len(values)
+    codes, texts = [], []
+    cost = {obj: [] for obj in OBJECTIVES if obj != "discernibility"}
+    for j, level in enumerate(labels):
+        distinct = list(dict.fromkeys(level))
+        index = {t: i for i, t in enumerate(distinct)}
+        code = np.array([index[t] for t in level], dtype=np.int64)
+        if attr.kind != "numeric" and attr.hierarchy is not None and j > 0:
+            # A label stands for every value below its node, not only those that reach
+            # it at this level (a shallow leaf reaches the root early).
+            leaves = [attr.hierarchy.leaf_index[v] for v in values]
+            masks = np.array([attr.hierarchy.leaf_mask(t)[leaves] for t in distinct], dtype=bool)
+        else:
+            masks = np.zeros((len(distinct), m), dtype=bool)
+            masks[code, np.arange(m)] = True
+        if j == 0:
+            ncp = lm = [Fraction(0)] * len(distinct)
+        else:
+            ncp, lm = _label_losses(attr, values, masks, distinct)
+        codes.append(code)
+        texts.append(distinct)
+        cost["stars"].append([Fraction(int(t == SUPPRESSED)) for t in level])
+        cost["generalized"].append([Fraction(int(t != o)) for t, o in zip(level, own)])
+        cost["ncp"].append([ncp[c] for c in code])
+        cost["lm"].append([lm[c] for c in code])
+    star_ncp, star_lm = _label_losses(attr, values, np.ones((1, m), dtype=bool), [SUPPRESSED])
+    star_cost = {
+        "stars": Fraction(1),
+        "generalized": Fraction(1),
+        "ncp": star_ncp[0],
+        "lm": star_lm[0],
+    }
+    return Ladder(name, height, labels, codes, texts, cost, star_cost)
+
+
+def ladders(instance: Instance) -> list[Ladder]:
+    """The levels of every generalizable quasi-identifier (schema order).
+
+    Raises
+    ------
+    SchemaError
+        A numeric attribute without intervals.
+
+    >>> [(l.name, l.height) for l in ladders(fa.load("ruggieri_loan"))]
+    [('purpose', 1), ('emp', 1)]
+    """
+    return [_ladder(instance, name) for name in instance.schema.generalizable]
+
+
+def lattice_size(instance: Instance) -> int:
+    """The number of lattice nodes (product of the attributes' level counts).
+
+    >>> lattice_size(fa.load("adult"))
+    4320
+    """
+    return math.prod(lad.height + 1 for lad in ladders(instance))
+
+
+# ====================================================================== grains
+@dataclass
+class AttributeLevels:
+    """One attribute's grains (0: its values; j + 1: level j) and integer costs.
+
+    Attributes
+    ----------
+    ladder : Ladder
+    codes : list of numpy.ndarray
+        ``codes[g][i]``: the label of value i at grain g.
+    n_labels : list of int
+    feeds : numpy.ndarray of bool, shape (height + 2, height + 2)
+        ``feeds[f, g]``: grain f's labels lie inside grain g's and determine its cost.
+    maps : dict of (int, int) -> numpy.ndarray
+        For ``feeds[f, g]``: the grain-g label of each grain-f label.
+    label_cost : dict of (int, int) -> numpy.ndarray
+        For ``feeds[f, g]`` with g >= 1: the scaled cell cost at level g - 1 of each
+        grain-f label.
+    cost : list of numpy.ndarray
+        ``cost[j][i]``: the scaled cell cost of value i at level j.
+    star : int
+        The scaled cost of a suppressed cell.
+    covers : numpy.ndarray of bool, shape (height + 1, height + 1)
+        ``covers[j, u]`` (levels): every level-j label lies inside a level-u label, so
+        classes at u are unions of classes at j.
+    penalty_order : numpy.ndarray of bool, shape (height + 1, height + 1)
+        ``penalty_order[j, u]``: suppressing any value costs at least as much extra at
+        level j as at level u (star minus cell cost).
+    is_star : list of numpy.ndarray of bool
+        Per grain: which labels read ``*``.
+    text_id : list of numpy.ndarray of int
+        Per grain: a text id per label, unique within the attribute, ``*`` being 0.
+    """
+
+    ladder: Ladder
+    codes: list[np.ndarray]
+    n_labels: list[int]
+    feeds: np.ndarray
+    maps: dict
+    label_cost: dict
+    cost: list[np.ndarray]
+    star: int
+    covers: np.ndarray
+    penalty_order: np.ndarray
+    is_star: list[np.ndarray]
+    text_id: list[np.ndarray]
+
+    @property
+    def name(self) -> str:
+        return self.ladder.name
+
+    @property
+    def height(self) -> int:
+        return self.ladder.height
+
+    @property
+    def m(self) -> int:
+        return len(self.codes[0])
+
+
+@dataclass
+class Space:
+    """The lattice of an instance under one objective.
+
+    Attributes
+    ----------
+    attributes : list of AttributeLevels
+    objective : str
+    scale : int
+        Separable costs are integers: the true cost times `scale`.
+    dtype : numpy dtype
+        ``int64`` when every total fits, else ``object`` (exact Python integers).
+    level_cost : list of list of int
+        ``level_cost[a][j]``: the scaled cost of releasing attribute a at level j
+        (every record, none suppressed).
+    magnitude : int
+        A bound of every scaled cost and of the sums the search forms from them.
+    """
+
+    attributes: list[AttributeLevels]
+    objective: str
+    scale: int
+    dtype: object
+    level_cost: list[list[int]]
+    magnitude: int
+
+    @property
+    def d(self) -> int:
+        return len(self.attributes)
+
+    @property
+    def heights(self) -> list[int]:
+        return [attr.height for attr in self.attributes]
+
+    @property
+    def size(self) -> int:
+        return math.prod(h + 1 for h in self.heights)
+
+    @property
+    def star_total(self) -> int:
+        return sum(attr.star for attr in self.attributes)
+
+    def separable(self, levels) -> int:
+        """The scaled cost of `levels` when no record is suppressed."""
+        return sum(self.level_cost[a][j] for a, j in enumerate(levels))
+
+    def coarser(self, a: int, level: int) -> list[int]:
+        """The levels above `level` of attribute a whose classes are unions of its
+        classes, nearest first."""
+        covers = self.attributes[a].covers
+        return [u for u in range(level + 1, covers.shape[0]) if covers[level, u]]
+
+
+def _per_label(codes_f: np.ndarray, values: np.ndarray, n_f: int) -> np.ndarray | None:
+    """`values` (one per active value) as one per grain-f label, or None if some f
+    label holds values with different ones."""
+    out = np.zeros(n_f, dtype=values.dtype)
+    out[codes_f] = values
+    return out if np.array_equal(out[codes_f], values) else None
+
+
+def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> AttributeLevels:
+    m = len(lad.codes[0])
+    codes = [np.arange(m, dtype=np.int64)] + list(lad.codes)
+    n_labels = [m] + [len(t) for t in lad.texts]
+    grains = len(codes)
+    if objective == "discernibility":
+        cost = [np.zeros(m, dtype=np.int64) for _ in range(lad.height + 1)]
+        star = 0
+    else:
+        cost = [
+            np.array([int(c * scale) for c in level], dtype=dtype)
+            for level in lad.cost[objective]
+        ]
+        star = int(lad.star_cost[objective] * scale)
+    feeds = np.zeros((grains, grains), dtype=bool)
+    maps, label_cost = {}, {}
+    for f in range(grains):
+        for g in range(grains):
+            label_map = _per_label(codes[f], codes[g], n_labels[f])
+            per_label = _per_label(codes[f], cost[g - 1], n_labels[f]) if g else None
+            if label_map is None or (g and per_label is None):
+                continue
+            feeds[f, g] = True
+            maps[f, g] = label_map
+            if g:
+                label_cost[f, g] = per_label
+    covers = np.array(
+        [
+            [_per_label(codes[j], codes[u], n_labels[j]) is not None for u in range(1, grains)]
+            for j in range(1, grains)
+        ]
+    )
+    penalty = [star - c for c in cost]
+    penalty_order = np.array(
+        [
+            [bool(np.all(penalty[j] >= penalty[u])) for u in range(grains - 1)]
+            for j in range(grains - 1)
+        ]
+    )
+    text_ids: dict[str, int] = {SUPPRESSED: 0}
+    for level in lad.texts:
+        for t in level:
+            text_ids.setdefault(t, len(text_ids))
+    text_id = [np.array([text_ids[t] for t in level], dtype=np.int64) for level in lad.texts]
+    text_id.insert(0, text_id[0][lad.codes[0]])
+    return AttributeLevels(
+        lad,
+        codes,
+        n_labels,
+        feeds,
+        maps,
+        label_cost,
+        cost,
+        star,
+        covers,
+        penalty_order,
+        [ids == 0 for ids in text_id],
+        text_id,
+    )
+
+
+def build_space(
+    instance: Instance, lads: list[Ladder], objective: str, value_counts: list[np.ndarray]
+) -> Space:
+    """The lattice under `objective`; `value_counts[a][i]` is the number of records
+    with active value i of attribute a."""
+    n = instance.n_rows
+    if objective == "discernibility":
+        scale, dtype = 1, np.int64
+        magnitude = (n + 1) ** 2
+    else:
+        denominators = {lad.star_cost[objective].denominator for lad in lads}
+        for lad in lads:
+            for level in lad.cost[objective]:
+                denominators.update(c.denominator for c in level)
+        scale = math.lcm(*denominators) if denominators else 1
+        largest = sum(int(lad.star_cost[objective] * scale) for lad in lads) + sum(
+            int(max(max(level) for level in lad.cost[objective]) * scale) for lad in lads
+        )
+        magnitude = (n + 1) * (largest + 1)
+        dtype = np.int64 if magnitude < 2**62 else object
+    attributes = [_attribute(lad, objective, scale, dtype) for lad in lads]
+    level_cost = [
+        [sum(int(w) * int(c) for w, c in zip(counts, level) if w) for level in attr.cost]
+        for attr, counts in zip(attributes, value_counts)
+    ]
+    return Space(attributes, objective, scale, dtype, level_cost, magnitude)

@@ -1,0 +1,424 @@
+"""The ``fulldomain`` method: parameters, the search, the release and its explanation."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import check_fraction
+from ...exceptions import IncompatibleRequirementError, InvalidParameterError
+from ...instances.hierarchy import SUPPRESSED
+from ...instances.instance import Instance
+from ...models.requirements import (
+    AlphaProtection,
+    DiversityConstraint,
+    KAnonymity,
+    LDiversity,
+    Requirement,
+    TCloseness,
+    validate_requirements,
+)
+from ...release import Release, Status, provenance
+from .. import _cpsat
+from ..local_recoding.labels import OBJECTIVES, _active
+from ..local_recoding.solve import _verified
+from .evaluate import Evaluator, whole_table_alpha
+from .frequency import Records, records, roll_up
+from .lattice import Space, build_space, ladders
+from .master import MasterFrontier
+from .search import (
+    LatticeFrontier,
+    Outcome,
+    best_first,
+    discernibility_lower,
+    lattice_levels,
+    separable_costs,
+)
+
+__all__ = ["LATTICE_NODES", "SEARCHES", "fulldomain"]
+
+#: Lattices up to this many nodes are searched with arrays over every node (about 100
+#: bytes a node); larger ones with the CP-SAT master. On a random 10-attribute lattice
+#: of 2^20 nodes the arrays prove the optimum in 75 s where the master, each of whose
+#: steps solves a growing model, has not within 120 s (benchmarks/fulldomain.py shows
+#: the same on Adult).
+LATTICE_NODES = 1 << 20
+#: How the open nodes are held: "auto" (by lattice size), "lattice" or "master".
+SEARCHES = ("auto", "lattice", "master")
+_SUPPORTED = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
+
+
+def _check(objective, max_suppressed, search_, n: int) -> int:
+    """Validate the options; the suppression limit in records."""
+    if objective not in OBJECTIVES:
+        raise InvalidParameterError(
+            "The 'objective' parameter of fulldomain must be one of "
+            f"{', '.join(map(repr, OBJECTIVES))}. "
+            f"Got {objective!r} instead."
+        )
+    if search_ not in SEARCHES:
+        raise InvalidParameterError(
+            "The 'search' parameter of fulldomain must be one of "
+            f"{', '.join(map(repr, SEARCHES))}. Got {search_!r} instead."
+        )
+    message = (
+        "The 'max_suppressed' parameter of fulldomain must be a number of records (an int "
+        "in [0, inf)) or a share of the records (a float or Fraction in [0, 1], e.g. 0.05). "
+        f"Got {max_suppressed!r} instead."
+    )
+    if isinstance(max_suppressed, bool):
+        raise InvalidParameterError(message)
+    if isinstance(max_suppressed, numbers.Integral):
+        if max_suppressed < 0:
+            raise InvalidParameterError(message)
+        return int(max_suppressed)
+    try:
+        share = check_fraction(max_suppressed, "max_suppressed", "fulldomain", low=0, high=1)
+    except InvalidParameterError:
+        raise InvalidParameterError(message) from None
+    return math.floor(share * n)
+
+
+def _exclusions(space: Space, recs: Records, requirements, limit: int) -> list[tuple[dict, int]]:
+    """Level choices no feasible node makes, known before any node is checked:
+    (attribute -> level, requirement index); an empty choice excludes every node.
+
+    A diversity constraint counts at most the records whose labels read as its target
+    values and, when suppressed records do not read so, at least that many minus the
+    suppression limit; alpha-protection's empty itemset is the whole table."""
+    out = []
+    base = recs.base
+    for index, target in recs.diversity_of(requirements):
+        req = target.requirement
+        row = base.cols[target.row]
+        if not target.matches:
+            count = int(row.sum())
+            if not req.lower <= count <= req.upper:
+                out.append(({}, index))
+            continue
+        if target.star_matches:
+            continue
+        attrs = [a for a, _ in target.matches]
+        for combo in np.ndindex(*(space.attributes[a].height + 1 for a in attrs)):
+            shown = np.ones(base.n, dtype=bool)
+            for (a, matches), j in zip(target.matches, combo):
+                attr = space.attributes[a]
+                shown &= matches[j + 1][attr.codes[j + 1][base.codes[a]]]
+            available = int(row[shown].sum())
+            if available < req.lower or available - limit > req.upper:
+                out.append((dict(zip(attrs, (int(j) for j in combo))), index))
+    for index, req in enumerate(requirements):
+        if isinstance(req, AlphaProtection) and not whole_table_alpha(req, recs):
+            out.append(({}, index))
+    return out
+
+
+@dataclass
+class _Problem:
+    """What every search of one call shares: the lattice, the records and the limit."""
+
+    instance: Instance
+    space: Space
+    recs: Records
+    values: list[np.ndarray]  # each row's active value per attribute
+    limit: int
+    deadline: float | None
+    seed: int
+    search: str
+
+
+def _run(problem: _Problem, requirements) -> tuple[Evaluator, Outcome]:
+    """One search; the evaluator (with its counters) and the outcome."""
+    space, recs, limit = problem.space, problem.recs, problem.limit
+    evaluator = Evaluator(space, recs, problem.instance.schema, requirements, limit)
+    excluded = _exclusions(space, recs, requirements, limit)
+    k = evaluator.k
+    n = recs.n_rows
+    if problem.search == "master" or (
+        problem.search == "auto" and space.size > LATTICE_NODES
+    ):
+        frontier = MasterFrontier(
+            space, k=k, n=n, limit=limit, deadline=problem.deadline, seed=problem.seed
+        )
+        for assignment, _ in excluded:
+            frontier.exclude(assignment)
+    else:
+        levels = lattice_levels(space)
+        closed = np.zeros(levels.shape[1], dtype=bool)
+        for assignment, _ in excluded:
+            mask = np.ones(levels.shape[1], dtype=bool)
+            for a, j in assignment.items():
+                mask &= levels[a] == j
+            closed |= mask
+        if space.objective == "discernibility":
+            per_protected = np.bincount(
+                recs.base.protected, weights=recs.base.sizes, minlength=recs.n_protected
+            ).astype(np.int64)
+            lower = discernibility_lower(space, levels, k, n, per_protected, limit)
+            separable = None
+        else:
+            separable = separable_costs(space, levels)
+            lower = separable.copy()
+        frontier = LatticeFrontier(space, lower, separable, closed)
+    climb = bool(limit) and space.objective != "discernibility"
+    outcome = best_first(evaluator, frontier, problem.deadline, climb)
+    outcome.attributed |= {i for _, i in excluded}
+    return evaluator, outcome
+
+
+def _release_table(instance, space, values, levels, suppressed_rows) -> pd.DataFrame:
+    out = {}
+    names = [attr.name for attr in space.attributes]
+    for name in instance.table.columns:
+        if not instance.schema[name].released:
+            continue
+        if name not in names:
+            out[name] = instance.table[name]
+            continue
+        a = names.index(name)
+        lad = space.attributes[a].ladder
+        texts = lad.texts[levels[a]] + [SUPPRESSED]
+        row_codes = lad.codes[levels[a]][values[a]]
+        row_codes = np.where(suppressed_rows, len(texts) - 1, row_codes)
+        used, inverse = np.unique(row_codes, return_inverse=True)
+        categories = list(dict.fromkeys(texts[c] for c in used))
+        remap = np.array([categories.index(texts[c]) for c in used], dtype=np.int64)
+        out[name] = pd.Categorical.from_codes(remap[inverse.reshape(-1)], categories)
+    return pd.DataFrame(out, index=instance.table.index)
+
+
+def _classes_of_rows(problem: _Problem, evaluator: Evaluator, levels):
+    """Each row's released class and whether it is suppressed, at `levels`."""
+    recs = problem.recs
+    grains = tuple(j + 1 for j in levels)
+    fs, inverse = roll_up(problem.space, recs.base, grains, recs.n_protected)
+    bad = evaluator.failing(fs)[1] if problem.limit else np.zeros(fs.n, dtype=bool)
+    merged = evaluator.merged(levels, fs, bad)
+    key = np.where(merged, -1 - fs.protected, np.arange(fs.n))
+    final = pd.factorize(key)[0].astype(np.int64)
+    node_class = inverse[recs.row_class]
+    return final[node_class], bad[node_class]
+
+
+def fulldomain(
+    instance: Instance,
+    requirements: Sequence[Requirement],
+    *,
+    seed=None,
+    time_limit: float | None = None,
+    objective: str = "lm",
+    max_suppressed: int | float | Fraction = 0,
+    search: str = "auto",
+    explain: bool = True,
+) -> Release:
+    """Optimal full-domain generalization with an optional record-suppression limit, as
+    in ARX [1]_ and k-Optimize [2]_, by the best-first lattice search of
+    :mod:`fairanon.solver.fulldomain`.
+
+    Parameters
+    ----------
+    instance, seed, time_limit
+        As in :func:`fairanon.anonymize`; the CP-SAT master's seed derives from `seed`.
+    requirements : sequence of Requirement
+        KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection.
+    objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, default="lm"
+        As in :func:`fairanon.solver.local_recoding.local_recoding` (totals over cells; a suppressed
+        record's cells count as ``*``).
+    max_suppressed : int, float or Fraction, default=0
+        How many records may be suppressed: a count (an int) or, as ARX's suppression
+        limit, a share of the records (a float or Fraction in [0, 1]: ``0.05`` allows
+        ``floor(0.05 n)``, ``1.0`` every record). Records of classes that fail k, l or t
+        are released with ``*`` on every generalizable quasi-identifier (listed in
+        ``Release.suppressed``); together, per protected value, they form one more
+        class, which must meet the requirements too (the verifier sees it).
+    search : {"auto", "lattice", "master"}, default="auto"
+        Where the open nodes live: arrays over the whole lattice ("lattice") or the
+        CP-SAT master ("master"); "auto" takes the arrays up to ``LATTICE_NODES``.
+    explain : bool, default=True
+        On infeasibility, shrink the requirements that cut the lattice to a minimal
+        conflicting set by re-running the search without each of them.
+
+    Returns
+    -------
+    Release
+        OPTIMAL with the node's exact objective, FEASIBLE with a proven bound when the
+        time ran out, INFEASIBLE (no node works) or UNKNOWN. ``provenance["levels"]``
+        gives the chosen level of each attribute, ``provenance["search"]`` the lattice
+        size, the nodes checked and the frequency sets computed;
+        ``provenance["verification"]`` holds the verifier's report.
+
+    Raises
+    ------
+    SchemaError
+        A numeric quasi-identifier without intervals (levels).
+    IncompatibleRequirementError
+        A requirement fulldomain does not enforce.
+
+    Notes
+    -----
+    Levels: a categorical (or ordered) attribute's levels are the depths of its
+    hierarchy above the leaves (``Hierarchy.generalize``, a shallow leaf stopping at the
+    root); an ordered attribute without a hierarchy has levels value and ``*``; a
+    numeric one its intervals (``IntervalHierarchy.generalize``, then ``*``).
+
+    Each checked node costs one roll-up, linear in the rows of the finer frequency set
+    it starts from. In the worst case (alpha-protection or diversity constraints that
+    fail almost everywhere) every node of the lattice is checked.
+
+    References
+    ----------
+    .. [1] F. Prasser, F. Kohlmayer, R. Lautenschläger, K. A. Kuhn. ARX -- a
+       comprehensive tool for anonymizing biomedical data. AMIA 2014 (Flash).
+    .. [2] R. J. Bayardo, R. Agrawal. Data privacy through optimal k-anonymization.
+       ICDE 2005.
+
+    Examples
+    --------
+    >>> inst = fa.load("ruggieri_loan")
+    >>> rel = fulldomain(inst, [fa.KAnonymity(2)], objective="generalized", seed=0)
+    >>> rel.status, rel.objective, rel.provenance["levels"]
+    (<Status.OPTIMAL: 'OPTIMAL'>, 17, {'purpose': 1, 'emp': 0})
+    >>> fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+    True
+    """
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    if not isinstance(instance, Instance):
+        raise InvalidParameterError(
+            "The 'instance' parameter of fulldomain must be an Instance. "
+            f"Got {type(instance).__name__} instead."
+        )
+    requirements = validate_requirements(instance, requirements, caller="fulldomain")
+    for req in requirements:
+        if not isinstance(req, _SUPPORTED):
+            raise IncompatibleRequirementError(
+                f"fulldomain cannot enforce {req}: it enforces k-anonymity, l-diversity, "
+                "t-closeness, diversity constraints and alpha-protection."
+            )
+    limit = _check(objective, max_suppressed, search, instance.n_rows)
+    time_limit = _cpsat.check_time_limit(time_limit, "fulldomain")
+    deadline = None if time_limit is None else started + time_limit
+    lads = ladders(instance)
+    values = [_active(instance, lad.name)[1] for lad in lads]
+    space = build_space(
+        instance,
+        lads,
+        objective,
+        [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
+    )
+    problem = _Problem(
+        instance,
+        space,
+        records(instance, requirements, space, values),
+        values,
+        limit,
+        deadline,
+        _cpsat.random_seed(seed),
+        search,
+    )
+    evaluator, outcome = _run(problem, requirements)
+    params = {
+        "objective": objective,
+        "max_suppressed": (
+            max_suppressed if isinstance(max_suppressed, int) else str(max_suppressed)
+        ),
+        "search": search,
+        "time_limit": time_limit,
+        "explain": explain,
+    }
+    info = {
+        "lattice_size": space.size,
+        "suppression_limit": limit,
+        "types": problem.recs.base.n,
+        "nodes_evaluated": outcome.nodes,
+        "frequency_sets": evaluator.frequency_sets,
+        "rows_rolled": evaluator.rows_rolled,
+        "search_s": time.perf_counter() - started,
+        "search_cpu_s": time.process_time() - cpu_started,
+    }
+
+    def record(**extra) -> dict:
+        return provenance("fulldomain", params, requirements, seed, started, search=info, **extra)
+
+    if outcome.best is not None:
+        release = _optimum(problem, evaluator, outcome, record)
+        return _verified(instance, release, requirements)
+    top = tuple(attr.height for attr in space.attributes)
+    table = _release_table(instance, space, values, top, np.zeros(instance.n_rows, dtype=bool))
+    groups = problem.recs.base.protected[problem.recs.row_class]
+    if outcome.status == Status.INFEASIBLE:
+        conflict = _minimal_conflict(problem, requirements, sorted(outcome.attributed), explain)
+        names = [str(requirements[i]) for i in conflict]
+        why = (
+            f"{names[0]} cannot be met by any full-domain generalization on its own"
+            if len(names) == 1
+            else f"these requirements conflict on every lattice node: {'; '.join(names)}"
+        )
+        reason = f"no full-domain generalization satisfies the requirements: {why}"
+        if limit:
+            reason += f" (with at most {limit} suppressed records)"
+        return Release(
+            table=table,
+            groups=groups,
+            status=Status.INFEASIBLE,
+            reason=reason,
+            provenance=record(conflict=names),
+        )
+    return Release(
+        table=table,
+        groups=groups,
+        status=Status.UNKNOWN,
+        reason=f"the time limit ({time_limit} s) ran out before any lattice node passed",
+        provenance=record(),
+    )
+
+
+def _optimum(problem: _Problem, evaluator: Evaluator, outcome: Outcome, record) -> Release:
+    """The release of the best node found, with its exact objective and bound."""
+    space, levels = problem.space, outcome.best
+    groups, suppressed = _classes_of_rows(problem, evaluator, levels)
+    table = _release_table(problem.instance, space, problem.values, levels, suppressed)
+    value = Fraction(outcome.cost, space.scale)
+    value = int(value) if value.denominator == 1 else value
+    bound = value
+    if outcome.status != Status.OPTIMAL and outcome.bound is not None:
+        bound = Fraction(outcome.bound, space.scale)
+        bound = int(bound) if bound.denominator == 1 else bound
+    gap = 0.0 if bound == value or not value else float((value - bound) / value)
+    return Release(
+        table=table,
+        groups=groups,
+        status=outcome.status,
+        suppressed=tuple(problem.instance.row_ids[suppressed].tolist()),
+        objective=value,
+        bound=bound,
+        provenance=record(
+            objective_name=space.objective,
+            gap=gap,
+            levels={attr.name: int(j) for attr, j in zip(space.attributes, levels)},
+        ),
+    )
+
+
+def _minimal_conflict(problem: _Problem, requirements, candidates: list[int], explain) -> list[int]:
+    """Shrink the requirements that cut the lattice by deletion: drop one, search again."""
+    core = list(candidates) or list(range(len(requirements)))
+    if not explain:
+        return core
+    for index in list(core):
+        if len(core) == 1 or (
+            problem.deadline is not None and time.perf_counter() >= problem.deadline
+        ):
+            break
+        trial = [i for i in core if i != index]
+        _, outcome = _run(problem, [requirements[i] for i in trial])
+        if outcome.status == Status.INFEASIBLE:
+            core = trial
+    return core

@@ -1,0 +1,140 @@
+"""What the command line writes: whole files or none (a temporary name in the target
+folder, then a rename), a table that does not hold under a name that says so, an
+unusable --out refused before any work, and cells that a spreadsheet would run as
+formulas neutralized."""
+
+import json
+import os
+import stat
+
+import pandas as pd
+import pytest
+from cli_helpers import CSV, REQUIREMENTS, run, write_job
+
+import fairanon as fa
+import fairanon.api
+from fairanon.instances.files import neutralize_formulas, restore_formulas
+from fairanon.release import Release, Status
+
+
+def _files(folder):
+    return sorted(os.listdir(folder))
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if the anonymization starts."""
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the anonymization ran although its output was refused")
+
+    monkeypatch.setattr(fairanon.api, "anonymize", forbidden)
+
+
+def test_out_naming_an_existing_file_is_refused_before_any_work(tmp_path, capsys, no_work):
+    (tmp_path / "taken").write_text("x")
+    code, _, err = run(capsys, "anonymize", write_job(tmp_path), "--out", tmp_path / "taken")
+    assert code == 2 and "is an existing file; give a folder" in err
+    assert (tmp_path / "taken").read_text() == "x"
+    code, _, err = run(capsys, "verify", write_job(tmp_path), "--release", tmp_path / "data.csv", "--out", tmp_path)
+    assert code == 2 and "is a folder; give a file name" in err
+    code, _, err = run(capsys, "patterns", tmp_path / "data.csv", "--protected", "sex=F", "--decision", "approved=no",
+                       "--out", tmp_path / "taken")
+    assert code == 2 and "is an existing file" in err
+
+
+def test_read_only_report_is_refused_before_any_work(tmp_path, capsys):
+    job = write_job(tmp_path)
+    out = tmp_path / "o"
+    assert run(capsys, "anonymize", job, "--out", out)[0] == 0
+    before = {name: (out / name).read_bytes() for name in _files(out)}
+    os.chmod(out / "report.json", stat.S_IRUSR | stat.S_IRGRP)
+    try:
+        code, _, err = run(capsys, "anonymize", job, "--out", out, "--method", "mondrian-relaxed")
+    finally:
+        os.chmod(out / "report.json", stat.S_IRUSR | stat.S_IWUSR)
+    assert code == 2 and "report.json' is read-only" in err
+    assert {name: (out / name).read_bytes() for name in _files(out)} == before
+
+
+def test_interrupted_write_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    job = write_job(tmp_path)
+    out = tmp_path / "o"
+    assert run(capsys, "anonymize", job, "--out", out)[0] == 0
+    before = {name: (out / name).read_bytes() for name in _files(out)}
+    real = pd.DataFrame.to_csv
+
+    def torn(self, path, *args, **kwargs):  # half the table, then Ctrl-C
+        real(self.iloc[: len(self) // 2], path, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", torn)
+    code, _, err = run(capsys, "anonymize", job, "--out", out, "--method", "mondrian-relaxed")
+    assert code == 130 and "interrupted" in err
+    assert {name: (out / name).read_bytes() for name in _files(out)} == before  # no temporary file left
+
+
+def test_infeasible_release_goes_to_a_name_that_says_so(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert run(capsys, "anonymize", write_job(tmp_path), "--out", out)[0] == 0
+    assert _files(out) == ["release.csv", "report.json"]
+    requirements = REQUIREMENTS.replace("- l_diversity: {l: 2}", '- diversity: "zip(13053) [3, 4]"')
+    job = write_job(tmp_path, requirements=requirements, method="cpsat")
+    code, out_text, _ = run(capsys, "anonymize", job, "--out", out)
+    assert code == 1 and "INFEASIBLE" in out_text and "release.INFEASIBLE.csv" in out_text
+    # the earlier good release is gone: nothing in the folder claims to hold
+    assert _files(out) == ["release.INFEASIBLE.csv", "report.json"]
+    report = json.loads((out / "report.json").read_text())
+    assert report["release_file"] == "release.INFEASIBLE.csv" and report["release"]["status"] == "INFEASIBLE"
+
+
+def test_release_failing_verification_goes_to_a_name_that_says_so(tmp_path, capsys, monkeypatch):
+    def liar(instance, requirements, *, seed=None, time_limit=None):
+        table = instance.table.copy()  # claims FEASIBLE, releases the original values
+        return Release(table, groups=range(len(table)), status=Status.FEASIBLE, provenance={"method": "liar"})
+
+    monkeypatch.setitem(fairanon.api.METHODS, "liar", liar)
+    out = tmp_path / "o"
+    code, out_text, _ = run(capsys, "anonymize", write_job(tmp_path, method="liar"), "--out", out)
+    assert code == 1 and "FAIL  2-anonymity" in out_text
+    assert _files(out) == ["release.FAILED.csv", "report.json"]
+    assert json.loads((out / "report.json").read_text())["release_file"] == "release.FAILED.csv"
+
+
+FORMULAS = CSV.replace("flu", "=HYPERLINK(\"http://x\")").replace("cold", "@SUM(A1)").replace("hiv", "-2+3")
+
+
+@pytest.mark.parametrize("neutralize", [True, False])
+def test_formula_cells_are_neutralized_and_verify_reads_both_forms(tmp_path, capsys, neutralize):
+    job = write_job(tmp_path, csv=FORMULAS.replace("Bob,41", "Bob,-41"))
+    out = tmp_path / "o"
+    flag = "--neutralize-formulas" if neutralize else "--no-neutralize-formulas"
+    assert run(capsys, "anonymize", job, "--out", out, flag)[0] == 0
+    cells = (out / "release.csv").read_text()
+    if neutralize:
+        assert "'=HYPERLINK" in cells and "'@SUM(A1)" in cells and "'-2+3" in cells
+        assert ",=" not in cells and '"=' not in cells and ",@" not in cells
+    else:
+        assert '"=HYPERLINK' in cells and ",@SUM" in cells and "'" not in cells
+    code, out_text, _ = run(capsys, "verify", job, "--release", out / "release.csv")
+    assert code == 0 and "PASSED" in out_text
+
+
+def test_negative_numbers_are_not_neutralized():
+    table = pd.DataFrame({"a": ["-41", "+3.5", "-1e-05", "-", "=1", "'=1", "'x"], "n": [-1, 2, 3, 4, 5, 6, 7]})
+    out = neutralize_formulas(table)
+    assert out["a"].tolist() == ["-41", "+3.5", "-1e-05", "'-", "'=1", "''=1", "'x"]
+    assert out["n"].tolist() == table["n"].tolist()
+    assert restore_formulas(out).equals(table)
+
+
+def test_release_to_csv_neutralizes_by_default(tmp_path):
+    inst = fa.load("dewri_t1")
+    release = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian")
+    table = release.table.copy()
+    table[table.columns[-1]] = "=1+1"
+    release = Release(table, groups=release.groups)
+    release.to_csv(tmp_path / "r.csv")
+    assert "'=1+1" in (tmp_path / "r.csv").read_text()
+    release.to_csv(tmp_path / "raw.csv", neutralize_formulas=False)
+    assert "'=1+1" not in (tmp_path / "raw.csv").read_text()
