@@ -1,30 +1,33 @@
-"""DIVA benchmark: the shape of the parameter sweep of DIVA's Table 5, and its target.
+"""DIVA benchmark: the experiments of DIVA's Table 5 and Figures 4-5, and its targets.
 
-Run ``python benchmarks/diva.py`` (``--quick`` for a smaller grid, ``--census DIR`` for
-the folder holding ``census_income_{train,test}.csv.gz``; default ``$FAIRANON_DATA``,
-else ``shared/datasets`` beside the repository; the Census parts are skipped without it).
-Prints a table and writes ``benchmarks/results/diva.json``.
+The sweeps themselves are the suite ``benchmarks/suites/diva.yaml``, run by
 
-- **Target** (in a child process, so its peak memory is its own): Census-Income at full
-  size (299,285 rows), |Σ| = 8 proportional constraints (rho = 0.96, fairanon's default
-  bounds) chosen for a conflict rate of 0.2, k = 20, MaxFanOut: under 60 s and 4 GB.
-- **Census sweeps** (DIVA Table 5; defaults |R| = 180k, |Σ| = 8, cf = 0.2, k = 20): |R|
-  in 60k..300k (seeded random samples), |Σ| in 4..20, cf in 0..1, k in 10..50, for
-  DIVA-Basic, MinChoice, MaxFanOut (and the exact mode in the |Σ| sweep) and Mondrian
-  released with DIVA's stars.
-- **Baselines** (DIVA Fig. 5): k-member and OKA are quadratic, so they run with every
-  other method on Census samples of 2.5k-10k records.
-- **German credit** with DIVA's published Credit constraints (Sex and Job, rho = 0.96),
-  k = 10 and 20, every method.
-- **Synthetic populations** (DIVA Fig. 4d): 100k records, Zipf, uniform and Gaussian
-  values, |Σ| = 8, cf = 0.2, k = 20.
+    FAIRANON_DATA=<folder with census_income_{train,test}.csv.gz> fairanon bench benchmarks/suites/diva.yaml
 
-Each row gives the runtime of the method (the verifier's time is not included), the
-stars (suppressed quasi-identifier cells), the discernibility metric with suppression
-(baselines spec §1.4) and whether Σ and k-anonymity hold according to the verifier.
-Constraint sets with a given conflict rate (set form, baselines spec §7.4) are found by a
-seeded local search over proportional constraints on the values (and pairs of values) of
-the categorical quasi-identifiers.
+which writes ``benchmarks/results/diva/`` (results.csv and report.html with the figures).
+This script
+
+- ``--write-suite``: regenerates that suite. Census-Income samples (60k..300k records,
+  seeded), |Σ| in 4..20, conflict rate in 0..1, k in 10..50 (defaults |R| = 180k,
+  |Σ| = 8, cf = 0.2, k = 20) for DIVA-Basic, MinChoice and MaxFanOut (and the exact mode
+  in the |Σ| sweep), Mondrian released with DIVA's stars in the |R| and k sweeps,
+  k-member and OKA (quadratic) with every DIVA variant on samples of 2.5k-10k records,
+  German credit with DIVA's published Credit constraints (Job and Sex, rho = 0.96;
+  with the counts as upper bounds, and with the published [x, x] bounds) for k = 5..20, and synthetic populations of
+  100k records (Zipf, uniform, Gaussian values). Constraint sets with a given conflict
+  rate (set form, baselines spec §7.4) are found by a seeded local search over
+  proportional constraints (rho = 0.96) on the values and pairs of values of the
+  categorical quasi-identifiers, and written into the suite;
+- ``--summary DIR``: prints every point of a finished run of the suite (status, time,
+  stars, discernibility, verified);
+- by default, the targets, each in a process of its own: Census-Income at full size
+  with |Σ| = 8, cf = 0.2, k = 20, MaxFanOut (under 60 s and 4 GB); the 120k-record,
+  |Σ| = 12, cf = 0.2, k = 20 MaxFanOut point under a 60 s limit; and how far past their
+  limit runs of 2, 5 and 10 s end on a 50k-record sample. Prints a table and writes
+  ``benchmarks/results/diva.json``.
+
+Census-Income is read from ``--census DIR`` (default ``$FAIRANON_DATA``, else
+``shared/datasets`` beside the repository); the Census parts are skipped without it.
 """
 
 from __future__ import annotations
@@ -43,18 +46,18 @@ import numpy as np
 import pandas as pd
 
 import fairanon as fa
-from fairanon.heuristics.kmember import kmember
-from fairanon.heuristics.mondrian import mondrian
-from fairanon.heuristics.oka import oka
 from fairanon.instances.datasets import load_census
 from fairanon.instances.synthetic import population
-from fairanon.methods.diva import diva, diva_exact
+from fairanon.methods.diva import diva
 from fairanon.models.diversity import conflict_rate, encode_constraints, proportional
-from fairanon.release import Release, generalize_partition
 
 from _data import DATA_HELP, data_dir
 
-STRATEGIES = ("basic", "minchoice", "maxfanout")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUITE = os.path.join(HERE, "suites", "diva.yaml")
+STRATEGIES = {"basic": "DIVA-Basic", "minchoice": "MinChoice", "maxfanout": "MaxFanOut"}
+DIVA_TIME = 60  # seconds per DIVA run: the target of every point
+GERMAN_ROLES = {"sex": "qi", "personal_status": "ignore"}
 
 
 # ------------------------------------------------------------------ data
@@ -64,18 +67,28 @@ def census(folder: str) -> fa.Instance:
 
 
 def sample(inst: fa.Instance, n: int, seed: int = 0) -> fa.Instance:
+    """What ``fa.load("census", rows=n, seed=seed)`` draws."""
     if n >= inst.n_rows:
         return inst
     rows = np.sort(np.random.default_rng(seed).permutation(inst.n_rows)[:n])
     return inst.subset(inst.row_ids[rows], name=f"{inst.name}[{n}]")
 
 
-def german_with_sex() -> fa.Instance:
-    """German credit with DIVA's Sex attribute (from personal status, which it replaces)."""
-    base = fa.load("german", roles={"personal_status": "ignore"})
-    table = pd.concat([base.table, base.extra], axis=1)
-    table["sex"] = np.where(table["personal_status"].astype(str).str.startswith("female"), "Female", "Male")
-    return fa.Instance(table, fa.Schema([*base.schema, fa.Attribute("sex")]), name="german")
+def german_credit() -> fa.Instance:
+    """German credit as in the DIVA repository: Sex (from personal status, which it
+    replaces) among the quasi-identifiers."""
+    return fa.load("german", roles=GERMAN_ROLES)
+
+
+def credit_constraints(inst: fa.Instance, exact: bool = False) -> list:
+    """DIVA's published Credit proportion set (baselines spec §7.5), rho = 0.96 rounded:
+    Job 605, 192, 142, 21 and Sex 662, 298, each with the value's count as upper bound,
+    or (`exact`) as published: Job [x, x], Sex(male) [662, 690], Sex(female) [298, 298]."""
+    if exact:
+        return (proportional(inst, "job", 0.96, rounding="round", upper="lower")
+                + proportional(inst, "sex", 0.96, rounding="round", upper="majority"))
+    return (proportional(inst, "job", 0.96, rounding="round")
+            + proportional(inst, "sex", 0.96, rounding="round"))
 
 
 def constraint_set(inst: fa.Instance, n: int, cf: float, k: int, *, rho=0.96, seed: int = 0):
@@ -124,190 +137,231 @@ def constraint_set(inst: fa.Instance, n: int, cf: float, k: int, *, rho=0.96, se
     return [candidates[i] for i in best[1]]
 
 
-# ------------------------------------------------------------------ one run
-def run(inst, reqs, method: str, *, seed: int, time_limit: float, exact_time: float) -> dict:
-    started = time.perf_counter()
-    if method in STRATEGIES:
-        release = diva(inst, reqs, next_node=method, seed=seed, time_limit=time_limit)
-    elif method == "exact":
-        release = diva_exact(inst, reqs, seed=seed, time_limit=exact_time)
-    elif method in ("kmember", "oka"):
-        func = kmember if method == "kmember" else oka
-        release = func(inst, [r for r in reqs if isinstance(r, fa.KAnonymity)], seed=seed, recoding="suppress")
-    else:  # Mondrian's partition, released with DIVA's stars for comparable counts
-        part = mondrian(inst, [r for r in reqs if isinstance(r, fa.KAnonymity)], seed=seed)
-        release = Release(generalize_partition(inst, part.groups, recoding="suppress"), part.groups,
-                          provenance={"method": "mondrian"})
-    seconds = time.perf_counter() - started
-    row = {"method": method, "status": str(release.status), "seconds": round(seconds, 3)}
-    if release.status in (fa.Status.FEASIBLE, fa.Status.OPTIMAL):
-        report = fa.verify(inst, release, reqs)
-        diversity = [c for c in report.checks if c.name.startswith("diversity")]
-        k_check = [c for c in report.checks if c.name.endswith("-anonymity")]
-        row.update(
-            stars=report.metrics.get("suppressed_cells"),
-            DM=report.metrics.get("discernibility"),
-            sigma_holds=all(c.passed for c in diversity),
-            sigma_failed=sum(not c.passed for c in diversity),
-            k_holds=all(c.passed for c in k_check),
-            integrity=all(c.passed for c in report.checks if c.integrity),
-        )
-        exact = release.provenance.get("search", {}).get("exact")
-        if exact:
-            row["exact"] = {key: exact.get(key) for key in ("status", "pool_clusters", "complete", "gap")}
-        if "search" in release.provenance:
-            row["tries"] = release.provenance["search"].get("tries")
-    else:
-        row["reason"] = release.reason
-    return row
+# ------------------------------------------------------------------ the suite
+def _algorithms(*names: str) -> list[dict]:
+    table = {
+        **{label: {"method": "diva", "name": label, "params": {"next_node": key}} for key, label in STRATEGIES.items()},
+        "DIVA-exact": {"method": "diva-exact", "name": "DIVA-exact"},
+        # Mondrian's partition released by DIVA's Suppress: DIVA with no constraint and
+        # Mondrian for the rest is exactly that.
+        "Mondrian (stars)": {"method": "diva", "name": "Mondrian (stars)", "params": {"anonymize": "mondrian"}},
+        "k-member": {"method": "kmember", "name": "k-member", "params": {"recoding": "suppress"}, "time_limit": 1800},
+        "OKA": {"method": "oka", "name": "OKA", "params": {"recoding": "suppress"}, "time_limit": 1800},
+    }
+    return [table[n] for n in names]
 
 
-def sweep_point(label, inst, sigma, k, methods, args, **extra) -> list[dict]:
-    reqs = [fa.KAnonymity(k), *sigma]
-    base = {"dataset": label, "rows": inst.n_rows, "sigma": len(sigma),
-            "cf": round(float(conflict_rate(inst, sigma)), 3), "k": k, **extra}
-    out = []
-    for method in methods:
-        row = {**base, **run(inst, reqs, method, seed=args.seed, time_limit=args.time_limit,
-                             exact_time=args.exact_time)}
-        _print(row)
-        out.append(row)
-    return out
+class _Flow(dict):
+    """A mapping written on one line."""
 
 
-# ------------------------------------------------------------------ output
+def _reqset(name: str, k: int, sigma, sweep: str, x) -> dict:
+    return {"name": f"{name} ({sweep} = {x})", "columns": _Flow(sweep=sweep, sweep_x=x),
+            "set": [_Flow(k_anonymity={"k": k}), *[_Flow(s.to_spec()) for s in sigma]]}
 
 
-def _header() -> None:
-    print(f"{'dataset':<22}{'rows':>8}{'|Σ|':>5}{'cf':>6}{'k':>4}  {'method':<10}{'status':<11}"
-          f"{'s':>8}{'stars':>10}{'DM':>14}  Σ  k")
+def _experiment(name, instance, reqsets, algorithms) -> dict:
+    return {"name": name, "instances": [instance], "requirements": reqsets, "algorithms": algorithms}
 
 
-def _print(row: dict) -> None:
-    def mark(v):
-        return "-" if v is None else ("yes" if v else "NO")
+def suite_document(folder: str, seed: int = 0) -> dict:
+    """The suite of DIVA's experiments (see the module docstring)."""
+    full = census(folder)
+    diva_algs = _algorithms(*STRATEGIES.values())
+    baselines = _algorithms("Mondrian (stars)")
+    experiments = []
 
-    print(f"{row['dataset']:<22}{row['rows']:>8}{row['sigma']:>5}{row['cf']:>6.2f}{row['k']:>4}  "
-          f"{row['method']:<10}{row['status']:<11}{row['seconds']:>8.2f}{row.get('stars', '-'):>10}"
-          f"{row.get('DM', '-'):>14}  {mark(row.get('sigma_holds'))} {mark(row.get('k_holds'))}", flush=True)
+    def census_instance(n: int, label: str) -> dict:
+        return {"dataset": "census", "options": {"rows": int(n), "seed": seed}, "name": label}
+
+    def sweep_point(sweep, x, inst, inst_label, n_rows, m, cf, k, algorithms, with_baselines):
+        sigma = constraint_set(inst, m, cf, k, seed=seed)
+        spec = census_instance(n_rows, inst_label)
+        experiments.append(_experiment(f"{sweep} = {x}", spec, [_reqset("k+Σ", k, sigma, sweep, x)], algorithms))
+        if with_baselines:
+            experiments.append(_experiment(f"{sweep} = {x} (baselines)", spec, [_reqset("k", k, [], sweep, x)],
+                                           baselines))
+
+    for n in (60000, 120000, 180000, 240000, full.n_rows):
+        sweep_point("|R|", n, sample(full, n, seed), f"census {n // 1000}k", n, 8, 0.2, 20, diva_algs, True)
+    base = sample(full, 180000, seed)
+    sigma_k = constraint_set(base, 8, 0.2, 50, seed=seed)
+    for m in (4, 8, 12, 16, 20):
+        sweep_point("|Σ|", m, base, "census 180k (|Σ| sweep)", 180000, m, 0.2, 20,
+                    diva_algs + _algorithms("DIVA-exact"), False)
+    for cf in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
+        sweep_point("cf", cf, base, "census 180k (cf sweep)", 180000, 8, cf, 20, diva_algs, False)
+    k_spec = census_instance(180000, "census 180k (k sweep)")
+    for k in (10, 20, 30, 40, 50):
+        experiments.append(_experiment(f"k = {k}", k_spec, [_reqset("k+Σ", k, sigma_k, "k", k)], diva_algs))
+        experiments.append(_experiment(f"k = {k} (baselines)", k_spec, [_reqset("k", k, [], "k", k)], baselines))
+    small = _algorithms("Mondrian (stars)", "k-member", "OKA")
+    for n in (2500, 5000, 10000):
+        sweep_point("|R| (quadratic baselines)", n, sample(full, n, seed), f"census {n / 1000:g}k", n, 8, 0.2, 20,
+                    diva_algs + _algorithms("DIVA-exact"), False)
+        experiments.append(_experiment(f"|R| (quadratic baselines) = {n} (baselines)",
+                                       census_instance(n, f"census {n / 1000:g}k"),
+                                       [_reqset("k", 20, [], "|R| (quadratic baselines)", n)], small))
+    german = german_credit()
+    german_spec = {"dataset": "german", "options": {"roles": GERMAN_ROLES}, "name": "german credit"}
+    # k up to 20: the published set keeps 21 of the 22 unemployed / unskilled
+    # non-resident records visible, so k > 22 is infeasible (named by the precheck).
+    for label, credit in (("German credit", credit_constraints(german)),
+                          ("German credit, [x, x] bounds", credit_constraints(german, exact=True))):
+        for k in (5, 10, 15, 20):
+            sweep = f"k ({label})"
+            experiments.append(_experiment(f"{label} k = {k}", german_spec, [_reqset("k+Σ", k, credit, sweep, k)],
+                                           diva_algs + _algorithms("DIVA-exact")))
+            if label == "German credit":
+                experiments.append(_experiment(f"{label} k = {k} (baselines)", german_spec,
+                                               [_reqset("k", k, [], sweep, k)], small))
+    for dist in ("zipf", "uniform", "gaussian"):
+        args = {"n_rows": 100000, "n_qi": 7, "distribution": dist, "seed": seed}
+        inst = population(**args)
+        sigma = constraint_set(inst, 8, 0.2, 20, seed=seed)
+        spec = {"synthetic": args, "name": f"population {dist}"}
+        experiments.append(_experiment(f"distribution = {dist}", spec,
+                                       [_reqset("k+Σ", 20, sigma, "distribution (Pop-Syn)", dist)], diva_algs))
+        experiments.append(_experiment(f"distribution = {dist} (baselines)", spec,
+                                       [_reqset("k", 20, [], "distribution (Pop-Syn)", dist)], baselines))
+    return {
+        "name": "diva",
+        "description": "DIVA's Table 5 sweeps on Census-Income, German credit and synthetic populations, "
+                       "with k-member, OKA and Mondrian released with stars as baselines.",
+        "seeds": [seed],
+        "repetitions": 1,
+        "time_limit": DIVA_TIME,
+        "grace": 30,
+        "memory_limit": "8GB",
+        "jobs": 1,
+        "out": "benchmarks/results/diva",
+        "metrics": {"mre": False, "vectors": False},
+        "experiments": experiments,
+    }
 
 
-# ------------------------------------------------------------------ the target
+def write_suite(path: str, folder: str, seed: int) -> None:
+    import yaml
+
+    doc = suite_document(folder, seed)
+    header = (
+        "# DIVA's experiments (Milani, Huang, Chiang, EDBT 2021: Table 5, Figures 4-5): every sweep on\n"
+        "# Census-Income samples (|R|, |Σ|, conflict rate, k; defaults 180k, 8, 0.2, 20), German credit with\n"
+        "# the published Credit constraints, synthetic populations (Zipf, uniform, Gaussian), for DIVA-Basic,\n"
+        "# MinChoice, MaxFanOut (and the exact mode), with Mondrian released with DIVA's stars (DIVA with no\n"
+        "# constraint and Mondrian for the rest), k-member and OKA (quadratic: on samples of up to 10k) as\n"
+        "# baselines. The constraint sets were chosen for their conflict rate by a seeded local search:\n"
+        "#   python benchmarks/diva.py --write-suite   (regenerates this file)\n"
+        "# Census-Income is not bundled: FAIRANON_DATA names the folder holding census_income_{train,test}.csv.gz.\n"
+        "#   FAIRANON_DATA=... fairanon bench benchmarks/suites/diva.yaml\n"
+    )
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data):
+            return True
+
+    Dumper.add_representer(_Flow, lambda dumper, data: dumper.represent_mapping(
+        "tag:yaml.org,2002:map", data.items(), flow_style=True))
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(header)
+        yaml.dump(doc, fh, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=140, default_flow_style=None)
+    print(f"Wrote {path} ({len(doc['experiments'])} experiments)")
+
+
+def summary(out: str) -> None:
+    """Every point of a finished suite run, as the closing note reports them."""
+    frame = pd.read_csv(os.path.join(out, "results.csv"))
+    cols = ["sweep", "sweep_x", "instance", "algorithm", "outcome", "status", "time_s", "suppressed_cells",
+            "discernibility", "verified", "reason"]
+    frame = frame[[c for c in cols if c in frame.columns]]
+    with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_colwidth", 90):
+        print(frame.to_string(index=False))
+    solved = frame["status"].isin(["OPTIMAL", "FEASIBLE"])
+    print(f"\n{len(frame)} runs: {dict(frame['status'].value_counts())}; slowest {frame['time_s'].max():.1f} s; "
+          f"verified {int(frame['verified'].astype(str).eq('True').sum())} of {int(solved.sum())} solved")
+
+
+# ------------------------------------------------------------------ the targets
 def target_child(args) -> None:
-    """Runs in its own process: load Census, choose Σ, run MaxFanOut, print JSON."""
+    """Runs in its own process: one target, printed as JSON."""
     started = time.perf_counter()
-    inst = census(args.census)
+    full = census(args.census)
     load_s = time.perf_counter() - started
-    sigma = constraint_set(inst, 8, 0.2, 20, seed=args.seed)
-    reqs = [fa.KAnonymity(20), *sigma]
-    started = time.perf_counter()
-    release = diva(inst, reqs, next_node="maxfanout", seed=args.seed)
-    seconds = time.perf_counter() - started
+    n, m, cf, k, limit = args.target_child
+    inst = sample(full, int(n), args.seed)
+    del full
+    sigma = constraint_set(inst, int(m), float(cf), int(k), seed=args.seed)
+    reqs = [fa.KAnonymity(int(k)), *sigma]
+    started, cpu = time.perf_counter(), time.process_time()
+    release = diva(inst, reqs, next_node="maxfanout", seed=args.seed,
+                   time_limit=None if float(limit) <= 0 else float(limit))
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     started = time.perf_counter()
     report = fa.verify(inst, release, reqs)
     verify_s = time.perf_counter() - started
+    search = release.provenance.get("search", {})
     print(json.dumps({
         "rows": inst.n_rows, "load_s": load_s, "sigma": [repr(s) for s in sigma],
-        "cf": float(conflict_rate(inst, sigma)), "k": 20, "method": "maxfanout",
-        "status": str(release.status), "seconds": seconds, "peak_rss_mb": peak_mb,
-        "verify_s": verify_s, "passed": report.passed,
+        "cf": float(conflict_rate(inst, sigma)), "k": int(k), "time_limit": float(limit), "method": "maxfanout",
+        "status": str(release.status), "seconds": seconds, "cpu_s": cpu, "peak_rss_mb": peak_mb,
+        "verify_s": verify_s, "passed": report.passed, "reason": release.reason,
         "stars": report.metrics.get("suppressed_cells"), "DM": report.metrics.get("discernibility"),
-        "rest_anonymizer": release.provenance.get("rest_anonymizer"),
-        "diverse_records": release.provenance.get("diverse_records"),
+        "coloring_found": search.get("coloring", {}).get("found"), "repaired": release.provenance.get("repaired"),
     }))
 
 
-def target(args) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--target-child", "--census", args.census,
-           "--seed", str(args.seed)]
+def run_target(args, n, m, cf, k, limit) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--census", args.census, "--seed", str(args.seed),
+           "--target-child", str(n), str(m), str(cf), str(k), str(limit)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"error": done.stderr[-2000:]}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-# ------------------------------------------------------------------ main
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--census", default=data_dir(), help=DATA_HELP)
-    parser.add_argument("--quick", action="store_true", help="a smaller grid (a few minutes)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-limit", type=float, default=120.0, help="seconds per DIVA run")
-    parser.add_argument("--exact-time", type=float, default=60.0, help="seconds per exact run")
-    parser.add_argument("--skip", nargs="*", default=[],
-                        choices=["target", "census", "baselines", "german", "synthetic"])
-    parser.add_argument("--target-child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "diva.json"))
+    parser.add_argument("--write-suite", nargs="?", const=SUITE, metavar="PATH",
+                        help=f"write the suite (default {os.path.relpath(SUITE)})")
+    parser.add_argument("--summary", metavar="DIR", help="print the points of a finished suite run")
+    parser.add_argument("--target-child", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "diva.json"))
     args = parser.parse_args()
     if args.target_child:
         target_child(args)
         return
+    if args.summary:
+        summary(args.summary)
+        return
     has_census = args.census is not None and os.path.exists(os.path.join(args.census, "census_income_train.csv.gz"))
+    if args.write_suite:
+        if not has_census:
+            sys.exit(f"Census-Income not found in {args.census!r}; pass --census DIR.")
+        write_suite(args.write_suite, args.census, args.seed)
+        return
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
-    print(f"fairanon {fa.__version__} DIVA benchmark — {machine['cpus']} cores, Python {machine['python']}")
-    results: dict = {"machine": machine, "quick": args.quick, "rows": []}
-    rows = results["rows"]
-
-    if has_census and "target" not in args.skip:
-        print("Target: Census-Income, |Σ| = 8, cf = 0.2, k = 20, MaxFanOut (own process) ...", flush=True)
-        results["target"] = t = target(args)
-        if "error" in t:
-            print("  failed:", t["error"])
-        else:
-            print(f"  {t['rows']} rows (load {t['load_s']:.1f} s), cf {t['cf']:.3f}: {t['status']} in "
-                  f"{t['seconds']:.1f} s, peak RSS {t['peak_rss_mb']:.0f} MB, {t['stars']} stars, DM {t['DM']}, "
-                  f"verified {t['passed']} ({t['verify_s']:.1f} s); goal < 60 s and < 4096 MB")
-
-    _header()
-    if has_census and "census" not in args.skip:
-        full = census(args.census)
-        sizes = (60000, 120000) if args.quick else (60000, 120000, 180000, 240000, full.n_rows)
-        default_n = 60000 if args.quick else 180000
-        methods = (*STRATEGIES, "mondrian")
-        for n in sizes:
-            inst = sample(full, n, args.seed)
-            rows += sweep_point("census |R|", inst, constraint_set(inst, 8, 0.2, 20, seed=args.seed), 20, methods, args)
-        base = sample(full, default_n, args.seed)
-        for m in ((4, 8, 12) if args.quick else (4, 8, 12, 16, 20)):
-            rows += sweep_point("census |Σ|", base, constraint_set(base, m, 0.2, 20, seed=args.seed), 20,
-                                (*methods, "exact"), args)
-        for cf in ((0.0, 0.2, 0.6, 1.0) if args.quick else (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)):
-            rows += sweep_point("census cf", base, constraint_set(base, 8, cf, 20, seed=args.seed), 20, methods, args,
-                                cf_goal=cf)
-        sigma = constraint_set(base, 8, 0.2, 50, seed=args.seed)
-        for k in ((10, 20, 50) if args.quick else (10, 20, 30, 40, 50)):
-            rows += sweep_point("census k", base, sigma, k, methods, args)
-        del full
-
-    if has_census and "baselines" not in args.skip:
-        full = census(args.census)
-        for n in ((2500, 5000) if args.quick else (2500, 5000, 10000)):
-            inst = sample(full, n, args.seed)
-            rows += sweep_point("census baselines", inst, constraint_set(inst, 8, 0.2, 20, seed=args.seed), 20,
-                                (*STRATEGIES, "exact", "kmember", "oka", "mondrian"), args)
-        del full
-
-    if "german" not in args.skip:
-        german = german_with_sex()
-        published = {
-            "lower bounds": (proportional(german, "job", 0.96, rounding="round")
-                             + proportional(german, "sex", 0.96, rounding="round")),
-            "[x, x] bounds": (proportional(german, "job", 0.96, rounding="round", upper="lower")
-                              + proportional(german, "sex", 0.96, rounding="round", upper="majority")),
-        }
-        for name, sigma in published.items():
-            for k in (10, 20):
-                rows += sweep_point(f"german {name}", german, sigma, k,
-                                    (*STRATEGIES, "exact", "kmember", "oka", "mondrian"), args)
-
-    if "synthetic" not in args.skip:
-        n = 50000 if args.quick else 100000
-        for dist in ("zipf", "uniform", "gaussian"):
-            inst = population(n, n_qi=7, distribution=dist, seed=args.seed)
-            rows += sweep_point(f"synthetic {dist}", inst, constraint_set(inst, 8, 0.2, 20, seed=args.seed), 20,
-                                (*STRATEGIES, "mondrian"), args)
-
+    print(f"fairanon {fa.__version__} DIVA targets — {machine['cpus']} cores, Python {machine['python']}")
+    if not has_census:
+        print(f"Census-Income not found in {args.census!r}: nothing to run (pass --census DIR).")
+        return
+    targets = [
+        ("full Census, |Σ| 8, cf 0.2, k 20, no limit", 299285, 8, 0.2, 20, 0, "< 60 s, < 4096 MB"),
+        ("120k, |Σ| 12, cf 0.2, k 20, limit 60 s", 120000, 12, 0.2, 20, 60, "verified or proof, < 60 s"),
+        *[(f"50k, |Σ| 16, cf 0.2, k 20, limit {t} s", 50000, 16, 0.2, 20, t, f"ends by {t} s + margin")
+          for t in (2, 5, 10)],
+    ]
+    print(f"{'target':<46}{'status':<11}{'s':>8}{'cpu s':>8}{'MB':>7}{'stars':>10}{'DM':>13}  verified  goal")
+    results = {"machine": machine, "targets": []}
+    for label, n, m, cf, k, limit, goal in targets:
+        row = {"target": label, "goal": goal, **run_target(args, n, m, cf, k, limit)}
+        results["targets"].append(row)
+        if "error" in row:
+            print(f"{label:<46}failed: {row['error'][-300:]}")
+            continue
+        print(f"{label:<46}{row['status']:<11}{row['seconds']:>8.2f}{row['cpu_s']:>8.2f}{row['peak_rss_mb']:>7.0f}"
+              f"{row['stars'] or '-':>10}{row['DM'] or '-':>13}  {str(row['passed']):<8}  {goal}", flush=True)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(results, fh, indent=2, default=str)

@@ -171,6 +171,7 @@ def _anonymize(args, step) -> int:
     print(report)
     if release.reason:
         print(f"  reason: {release.reason}")
+    _print_best_effort(release)
     print(f"  peak memory: {memory['process_peak_rss_mb']:.0f} MB")
     if release_path is None:
         print(f"Wrote {report_path}; the {status} release holds no table to write")
@@ -180,6 +181,19 @@ def _anonymize(args, step) -> int:
         print(f"Wrote {report_path}; the release is not publishable ({status}, "
               f"{'verified' if report.passed else 'fails verification'}): its table is in {release_path}")
     return 0 if passed else 1
+
+
+def _print_best_effort(release) -> None:
+    """For an UNKNOWN release that carries it: per constraint, the count it reached and
+    the bounds (a best release found, never one that passes)."""
+    rows = release.provenance.get("diversity_counts")
+    if str(release.status) != "UNKNOWN" or not rows:
+        return
+    print("  best release found, not a solution; visible records per constraint:")
+    width = max(len(str(row["constraint"])) for row in rows)
+    for row in rows:
+        mark = "holds" if row["holds"] else "MISS "
+        print(f"  {mark}  {row['constraint']:<{width}}  {row['count']:>9}  in [{row['lower']}, {row['upper']}]")
 
 
 def _verify(args, step) -> int:

@@ -128,6 +128,7 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
         solver_status=_solver_status(release),
         time_limit_reached=prov.get("time_limit_reached"),
         auto_choice=prov.get("auto_choice"),
+        repaired=prov.get("repaired"),
     )
 
     clock = time.perf_counter()

@@ -1,7 +1,8 @@
 """The figures of the benchmark report, drawn with matplotlib on an Agg canvas (no
 display, no global backend change) and embedded as PNG ``data:`` URIs.
 
-- runtime and peak memory versus size, losses versus every swept parameter;
+- runtime and peak memory versus size, losses versus every swept parameter, and
+  time, stars and discernibility along each sweep a suite declares;
 - per comparison (comparison spec §4.4): histograms and ECDFs of a per-tuple property
   (items 2-3), the pairwise per-tuple scatter of two releases with its counts and
   indices (item 4), the P_cov and dominance-outcome heatmaps (item 5), privacy and
@@ -37,6 +38,7 @@ __all__ = [
     "scatter_figure",
     "short",
     "shown_properties",
+    "sweep_figure",
     "tradeoff_figure",
     "values",
     "win_shares",
@@ -202,6 +204,33 @@ def _series_plot(
     ax.set_xlabel(x.removeprefix("p."))
     ax.set_ylabel(y)
     ax.grid(alpha=0.3, which="both")
+
+
+def sweep_figure(frame: pd.DataFrame, title: str):
+    """A sweep declared by the suite (``sweep`` and ``sweep_x`` columns): time, stars and
+    discernibility against ``sweep_x``, one series per algorithm; runs without a release
+    meeting the requirements (INFEASIBLE, UNKNOWN) count for time only."""
+    metrics = [m for m in ("time_s", "suppressed_cells", "discernibility") if m in frame.columns]
+    fig, axes = _figure(len(metrics))
+    x = pd.to_numeric(frame["sweep_x"], errors="coerce")
+    if x.isna().any():  # categorical values (e.g. distributions): positions in order of appearance
+        labels = list(dict.fromkeys(frame["sweep_x"].astype(str)))
+        x = frame["sweep_x"].astype(str).map({v: i for i, v in enumerate(labels)}).astype(float)
+    else:
+        labels = None
+    solved = frame["status"].astype(str).isin(["OPTIMAL", "FEASIBLE"])
+    data = frame.assign(x=x, series=frame["algorithm"].astype(str))
+    for ax, metric in zip(axes, metrics):
+        part = data if metric == "time_s" else data[solved]
+        part = part.assign(**{metric: pd.to_numeric(part[metric], errors="coerce")})
+        logy = metric in ("time_s", "discernibility") and (part[metric].dropna() > 0).all()
+        _series_plot(ax, part, "x", metric, "series", logy=logy)
+        ax.set_xlabel(title)
+        if labels is not None:
+            ax.set_xticks(range(len(labels)), labels)
+        ax.set_title(f"{metric} versus {title}")
+    axes[0].legend(fontsize="x-small")
+    return fig
 
 
 def runtime_figure(ok: pd.DataFrame, failed: pd.DataFrame):

@@ -8,6 +8,7 @@ file opens from disk or as a mail attachment. It holds
 - the runs (outcome, status, verification, time, peak memory, losses);
 - runtime and peak memory versus instance size, on log axes;
 - loss versus parameter curves for every numeric parameter that varies;
+- the sweeps a suite declares (``sweep`` and ``sweep_x`` columns of requirement sets);
 - at the top, the verdicts in plain words (:mod:`~fairanon.bench.verdicts`);
 - per comparison (an instance, or an instance under one requirement set): how
   suppressed records were read, per-tuple privacy (class size) and loss histograms
@@ -44,6 +45,7 @@ from .plots import (
     runtime_figure,
     scatter_figure,
     shown_properties,
+    sweep_figure,
     tradeoff_figure,
     values,
     winmap_figure,
@@ -465,6 +467,16 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
         parts.append(f"<h3>{html.escape(x[2:])}</h3>")
         fig = parameter_figure(group.assign(**{x: pd.to_numeric(group[x])}), x, _varying(group, x))
         parts.append(img(fig, f"plot-param-{x}", f"losses and time versus {x[2:]}"))
+
+    if "sweep" in ok.columns and ok["sweep"].notna().any():
+        parts.append(
+            "<h2>Sweeps</h2><p>The sweeps the suite declares: time of every run, stars and "
+            "discernibility of the releases that meet their requirements, one series per "
+            "algorithm.</p>"
+        )
+        for sweep, group in ok[ok["sweep"].notna()].groupby("sweep", sort=False):
+            parts.append(f"<h3>{html.escape(str(sweep))}</h3>")
+            parts.append(img(sweep_figure(group, str(sweep)), f"plot-sweep-{sweep}", f"sweep over {sweep}"))
 
     for name, comparison in comparisons.items():
         parts += _comparison_html(name, comparison)

@@ -37,7 +37,15 @@ from ..models.requirements import (
 from ..release import Release, Status, generalize_partition, provenance
 from . import topdown as E
 
-__all__ = ["CATEGORICAL_SPLITS", "CUT_RULES", "cut_balanced", "cut_median", "mondrian", "mondrian_relaxed"]
+__all__ = [
+    "CATEGORICAL_SPLITS",
+    "CUT_RULES",
+    "cut_balanced",
+    "cut_median",
+    "mondrian",
+    "mondrian_parts",
+    "mondrian_relaxed",
+]
 
 
 # ------------------------------------------------------------------ cut rules
@@ -641,6 +649,46 @@ def mondrian_relaxed(
     return _mondrian(
         "mondrian-relaxed", instance, requirements, "median", True, categorical, seed, time_limit
     )
+
+
+def mondrian_parts(
+    instance: Instance, k: int, parts: Sequence[np.ndarray], *, deadline: float | None = None
+) -> tuple[list[np.ndarray], bool]:
+    """Mondrian's k-anonymous classes inside each of `parts`, all cut together.
+
+    The cuts are :func:`mondrian`'s (median rule, hierarchy splits, every child at least
+    k records), started from the given parts instead of one part per protected value:
+    a caller that must keep some records apart (DIVA's signatures, the protected
+    values) passes them as separate parts.
+
+    Parameters
+    ----------
+    instance : Instance
+    k : int
+    parts : sequence of array of int
+        Disjoint row positions, each part with at least k records (smaller parts are
+        returned whole).
+    deadline : float, optional
+        A ``time.perf_counter`` value after which no more cuts are made (the classes
+        stay valid, only larger).
+
+    Returns
+    -------
+    classes : list of numpy.ndarray
+        Row positions of each class, ascending.
+    timed_out : bool
+    """
+    roots = [np.sort(np.asarray(p, dtype=np.int64)) for p in parts if len(p)]
+    if not roots:
+        return [], False
+    checks = E.Checks(instance, [KAnonymity(int(k))])
+    engine = _Mondrian(instance, checks, cut_median, False, "hierarchy")
+    groups, timed_out = engine.run(roots, instance.n_rows, deadline)
+    rows = np.concatenate(roots)
+    labels = groups[rows]
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    return [np.sort(c) for c in np.split(rows[order], cuts)], timed_out
 
 
 def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, seed, time_limit):

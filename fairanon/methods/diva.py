@@ -5,14 +5,22 @@ Algorithm 1 of the paper, in four steps, put together from heuristics and exact 
 1. **DiverseClustering** (Alg. 3-4): the constraint graph is colored by backtracking
    (:mod:`fairanon.heuristics.diva.coloring`), each color a candidate clustering of a
    constraint's target records (:mod:`fairanon.heuristics.diva.clusterings`). With
-   ``clustering="exact"`` (and as the fallback when the search fails or gives up) the
-   choice among a pool of candidate clusters (:mod:`fairanon.heuristics.diva.pool`) is
-   made by CP-SAT instead (:func:`fairanon.solver.diva_model.solve_diva`).
-2. **Suppress** (Alg. 2) and 3. **Anonymize**: the rest is clustered by k-member or
-   Mondrian, left-over records join a cluster, and every cluster releases the values its
-   records share and ``*`` elsewhere (:mod:`fairanon.heuristics.diva.rest`).
+   ``clustering="exact"`` the choice among a pool of candidate clusters
+   (:mod:`fairanon.heuristics.diva.pool`) is made by CP-SAT instead
+   (:func:`fairanon.solver.diva_model.solve_diva`).
+2. **Suppress** (Alg. 2) and 3. **Anonymize**: the rest is clustered by k-member (or
+   sorted blocks, or Mondrian), left-over records join a cluster, and every cluster
+   releases the values its records share and ``*`` elsewhere
+   (:mod:`fairanon.heuristics.diva.rest`).
 4. **Integrate**: upper bounds that the anonymized rest exceeds are restored by starring
    whole classes, fewest cells first (:func:`fairanon.solver.diva_model.integrate`).
+
+When the coloring fails or gives up, the run does not: the records are read as types
+and visible signatures (:mod:`fairanon.heuristics.diva.signatures`), a greedy solution
+or the exact existence model (:func:`fairanon.solver.diva_signatures.solve_signatures`)
+gives a release, or the proof that none exists with a minimal conflicting set, k
+included; only when the time runs out first is the best release found returned,
+UNKNOWN, with what it misses (:func:`diva`, Notes).
 
 The paper leaves Clusterings, IsConsistent and Integrate unspecified; this follows the
 reconstruction of baselines spec §7.3 (see :func:`diva`, Notes).
@@ -20,9 +28,11 @@ reconstruction of baselines spec §7.3 (see :func:`diva`, Notes).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
+import pandas as pd
 
 from .._validation import check_int, check_option, check_random_state
 from ..heuristics.diva.coloring import VALUE_ORDERS, run_coloring
@@ -30,21 +40,56 @@ from ..heuristics.diva.graph import resolve_next_node
 from ..heuristics.diva.pool import candidate_pool, complete_pool, complete_pool_size
 from ..heuristics.diva.precheck import check_bool, k_of, precheck
 from ..heuristics.diva.problem import Problem
-from ..heuristics.diva.rest import ANONYMIZERS, release_by_suppression
+from ..heuristics.diva.rest import ANONYMIZERS, cluster_parts, release_by_suppression
+from ..heuristics.diva.signatures import Signatures, descend, signature_parts
 from ..heuristics.kmember import protected_classes
+from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..models.diversity import encode_constraints
-from ..models.requirements import validate_requirements
+from ..models.requirements import KAnonymity, validate_requirements
 from ..release import Release, Status, generalize_partition, provenance
-from ..solver.diva_model import ClusterPool, integrate, solve_diva
+from ..solver._cpsat import check_time_limit
+from ..solver.diva_model import ClusterPool, integrate, solve_diva, visible_in_table
+from ..solver.diva_signatures import SignatureModel, SignatureSolution, solve_signatures
 
-__all__ = ["CLUSTERINGS", "FALLBACK_TIME", "diva", "diva_exact"]
+__all__ = [
+    "CLUSTERINGS",
+    "FALLBACK_TIME",
+    "FINISH_SECONDS",
+    "FINISH_SECONDS_PER_ROW",
+    "diva",
+    "diva_exact",
+    "time_margin",
+]
 
 #: How the diverse clustering is chosen: DIVA's backtracking coloring, or CP-SAT.
 CLUSTERINGS = ("coloring", "exact")
-#: Seconds the exact fallback of the coloring may take when no time limit is given.
+#: Seconds a CP-SAT stage (the exact choice, the existence model) may take when no time
+#: limit is given.
 FALLBACK_TIME = 120.0
-
+#: Seconds kept, under a time limit, for building the release after the search ends
+#: (clustering the rest, Suppress, Integrate), plus this many per record. A run ends
+#: within its limit plus what these steps take beyond their share; measured in
+#: benchmarks/diva.py.
+FINISH_SECONDS = 0.2
+FINISH_SECONDS_PER_ROW = 4e-6
+FINISH_FACTOR = 3.0
+#: Shares of the search time (before the reserve) for the coloring, for the coloring
+#: that starts the exact choice and for the exact choice; the repair takes what is left.
+COLORING_SHARE = 0.5
+HINT_SHARE = 0.3
+EXACT_SHARE = 0.6
+#: Share of the search time for deciding, before the search, whether a release exists
+#: when the greedy signatures do not show one.
+EXISTENCE_SHARE = 0.25
+#: The exact existence model is built when the signatures have at most this many options
+#: and, under a time limit, when building them (this many seconds each) takes at most
+#: half the time of its stage.
+SIGNATURE_OPTIONS_CAP = 200_000
+SIGNATURE_SECONDS_PER_OPTION = 4e-5
+#: Seconds to build the exact choice's model, per (cluster, record) of its pool: under a
+#: time limit the model is not built when that would take the time its solve has.
+POOL_SECONDS_PER_ENTRY = 5e-6
 
 def diva(
     instance: Instance,
@@ -77,7 +122,10 @@ def diva(
         For DIVA-Basic's random choices and the random candidate variants; the same
         seed gives the same release.
     time_limit : float, optional
-        Seconds for the whole run; a search that runs out gives up (and falls back).
+        Seconds for the whole run: the coloring (or the exact choice) takes a share of
+        it, the repair the rest, and some is kept to build the release; the run ends
+        within the limit plus :func:`time_margin`. Without a limit the coloring stops
+        after `max_tries` candidates and each CP-SAT stage after :data:`FALLBACK_TIME`.
     next_node : {"basic", "minchoice", "maxfanout"}, callable or sequence of int, default="maxfanout"
         DIVA's node order (:data:`~fairanon.heuristics.diva.NEXT_NODES`) or a fixed order of
         the constraints.
@@ -88,11 +136,12 @@ def diva(
         DIVA's backtracking coloring, or the exact choice by CP-SAT
         (:func:`fairanon.solver.diva_model.solve_diva`).
     fallback : bool, default=True
-        When the coloring fails or gives up, make the choice with CP-SAT instead (which
-        also names the conflicting constraints when there is no choice).
-    anonymize : {"auto", "kmember", "mondrian"}, default="auto"
+        When the coloring fails or gives up, repair (Notes); False reports the
+        coloring's failure, UNKNOWN (a capped search proves nothing).
+    anonymize : {"auto", "kmember", "mondrian", "blocks"}, default="auto"
         Anonymizer of the records outside the diverse clustering; "auto" uses k-member
-        (quadratic) up to `kmember_max_rows` records and Mondrian beyond.
+        (quadratic) up to `kmember_max_rows` records when it fits the time left, and
+        sorted blocks beyond (:data:`~fairanon.heuristics.diva.rest.ANONYMIZERS`).
     kmember_max_rows : int, default=3000
     max_candidates : int, default=16
         The cap of Clusterings: candidates tried per node and search state.
@@ -114,10 +163,14 @@ def diva(
     Returns
     -------
     Release
-        Status FEASIBLE (coloring, or exact choice over capped candidates), OPTIMAL
-        (exact choice over every cluster, proven optimal), INFEASIBLE with a reason
-        naming the conflicting constraints, or UNKNOWN (time ran out). Objective: the
-        number of suppressed cells.
+        Status FEASIBLE (coloring, repair, or exact choice over capped candidates),
+        OPTIMAL (exact choice over every cluster, proven optimal), INFEASIBLE with a
+        reason naming every member of a conflicting set (k-anonymity included when it
+        takes part) when no release exists, or UNKNOWN only when the time ran out first:
+        then the best release found, whose ``reason`` lists the constraints it misses.
+        Objective: the number of suppressed cells. ``provenance["diversity_counts"]``
+        gives, per constraint, the count the release shows, its bounds and whether it
+        holds; ``provenance["repaired"]`` says how a failed coloring was completed.
 
     Raises
     ------
@@ -153,23 +206,50 @@ def diva(
     - MinChoice counts consistent candidates (up to the cap for pools of at most 64
       free records; as 0, 1 or more beyond, since each costs a sort), recomputed as
       nodes are colored. Ties: lowest index.
-    - The backtracking jumps back to the latest colored node whose clusters hide target
-      records of the failed node, or of an uncolored node left without spare records
-      (conflict-directed backjumping); with no such node, to the previous one. The paper's §3.3 list swaps the descriptions of
-      MinChoice and MaxFanOut; the names follow its dedicated paragraphs.
+    - A node out of candidates sends the search back to the latest colored node that
+      owns a target or matching record of it, or of a node some of its target records
+      could count for or hide from (conflict-directed backjumping): only those choices
+      change its candidates, the upper bounds they meet and the lookahead's verdict;
+      with no such node, to the previous one. The paper's §3.3 list swaps the
+      descriptions of MinChoice and MaxFanOut; the names follow its dedicated paragraphs.
     - Constraints whose target attributes are all released unchanged (protected,
       sensitive, ...) are not nodes: their counts are fixed and checked upfront.
     - A complete coloring is accepted only if the records it leaves out can be released:
       per protected value none or at least k of them, or the few left join chosen
       clusters without breaking any bound (else the search goes on). Integrate may also
       star classes of the diverse clustering, as long as every lower bound holds.
-    - The exact choice (``clustering="exact"``, or the fallback) starts from a
-      coloring when one is found; if the records its clustering leaves out cannot be
-      released, the release is built from that coloring instead.
+    - The exact choice (``clustering="exact"``) starts from a coloring when one is
+      found; if it finds nothing better in time, or the records its clustering leaves
+      out cannot be released, the release is built from that coloring.
+    - The rest is clustered by k-member, as in the paper, up to `kmember_max_rows`
+      records; beyond, by sorted blocks of k..2k-1 records (on Census-Income samples
+      they leave about half the stars of Mondrian's classes).
+    - Repair, when the coloring gives up or fails. A release by suppression exists iff
+      every record can be given a signature (the constraint attributes it shows) such
+      that each signature is shown by none or at least k records and every count is in
+      its bounds (:mod:`fairanon.heuristics.diva.signatures`). In order: the deepest
+      partial coloring, completed by a greedy solution over the records it leaves; the
+      greedy solution for the whole table; the exact existence model over record types
+      (:func:`~fairanon.solver.diva_signatures.solve_signatures`), which gives a
+      solution or proves that none exists and names a minimal conflicting set of the
+      constraints and k. The records of each signature are then clustered among
+      themselves (sorted blocks, or k-member when small), and Integrate's fallback
+      stars what a class shows beyond its signature, so the release keeps the
+      signature solution's counts. When the time runs out first, the greedy solution
+      is released as the best found, UNKNOWN, with the constraints it misses. When the
+      greedy solution misses a bound, the existence model runs before the coloring
+      (:data:`EXISTENCE_SHARE` of the time), so that a proof that no release exists
+      ends the run at once.
+    - Time: the checks, the signatures and building the release are linear or
+      n log n passes; the coloring takes :data:`COLORING_SHARE` of the time left
+      before the reserve (:data:`FINISH_SECONDS`, plus :data:`FINISH_FACTOR` times the
+      measured first passes), the exact choice :data:`EXACT_SHARE`, the existence model
+      the rest; every search checks its deadline between candidates.
 
     Cost: building a candidate costs O(|I| log |I| d) for |I| target records and d
     quasi-identifiers; the coloring evaluates at most `max_tries` candidates; the rest
-    costs O(n² d) with k-member, O(n d log n) with Mondrian.
+    costs O(n² d) with k-member, O(n d log n) with sorted blocks or Mondrian; the
+    signatures O(n |Σ|) plus the greedy over types (at most n, usually hundreds).
 
     References
     ----------
@@ -198,13 +278,13 @@ def diva(
     kmember_max_rows = check_int(kmember_max_rows, "kmember_max_rows", "diva", low=0)
     exact_pool_cap = check_int(exact_pool_cap, "exact_pool_cap", "diva", low=0)
     pool_candidates = check_int(pool_candidates, "pool_candidates", "diva", low=1)
+    time_limit = check_time_limit(time_limit, "diva")
     rng = check_random_state(seed)
     all_encoded = encode_constraints(instance, requirements)
     encoded = [e for e in all_encoded if not e.fixed]
     chooser, node_name = resolve_next_node(next_node, len(encoded))
     order = value_order or ("random" if next_node == "basic" else "cost")
     check_option(order, "value_order", "diva", VALUE_ORDERS)
-    deadline = None if time_limit is None else started + time_limit
     params = {
         "next_node": node_name, "value_order": order, "clustering": clustering, "fallback": fallback,
         "anonymize": anonymize, "kmember_max_rows": kmember_max_rows, "max_candidates": max_candidates,
@@ -220,50 +300,93 @@ def diva(
     if reason is not None:
         return _blank_release(instance, Status.INFEASIBLE, reason, prov(stage="precheck"))
     d = Problem(instance, encoded, k)
-    search_info: dict = {}
-    failure: tuple[Status, str] | None = None
+    run = _Run(d, requirements, _Clock(started, time_limit, d.n), anonymize, kmember_max_rows, rng, seed,
+               num_workers)
+    info: dict = {"seconds": {"precheck": time.perf_counter() - started}}
+    stage = time.perf_counter()
+    sigs = Signatures(d)
+    greedy = descend(sigs)
+    info["signatures"] = {"types": sigs.n_types, "greedy_holds": not _misses(sigs, greedy)}
+    info["seconds"]["signatures"] = time.perf_counter() - stage
+    run.clock.calibrate(time.perf_counter() - started)
+    existence = None
+    if fallback and _misses(sigs, greedy):
+        # Whether any release exists is settled first when the greedy cannot show it:
+        # a proof of infeasibility ends the run at once.
+        stage = time.perf_counter()
+        existence = _solve_signatures(run, sigs, greedy, EXISTENCE_SHARE)
+        info["existence"] = existence.stats | {"status": str(existence.status)}
+        info["seconds"]["existence"] = time.perf_counter() - stage
+        if existence.status == Status.INFEASIBLE:
+            return _blank_release(instance, Status.INFEASIBLE, _conflict_text(existence), prov(search=info))
+    partial: list[np.ndarray] = []
     if clustering == "coloring":
-        found = run_coloring(d, chooser, order, rng, max_candidates, max_tries, deadline, trace, lookahead)
-        search_info = {"found": found.found, "gave_up": found.gave_up, "tries": found.tries, "order": found.order}
+        stage = time.perf_counter()
+        found = run_coloring(d, chooser, order, rng, max_candidates, max_tries, run.clock.share(COLORING_SHARE),
+                             trace, lookahead)
+        info["seconds"]["coloring"] = time.perf_counter() - stage
+        info["coloring"] = {"found": found.found, "gave_up": found.gave_up, "tries": found.tries,
+                            "order": found.order}
         if trace:
-            search_info["trace"] = found.trace
+            info["coloring"]["trace"] = found.trace
         if found.found:
-            outcome = _finish(d, requirements, found.clusters, {}, Status.FEASIBLE, None, anonymize,
-                              kmember_max_rows, rng, seed, deadline, num_workers)
+            outcome = run.finish(found.clusters, {}, Status.FEASIBLE, None)
             if isinstance(outcome, Release):
-                return outcome.with_provenance(**prov(search=search_info, **outcome.provenance))
-            failure = outcome
-            search_info["finish"] = outcome[1]
+                return outcome.with_provenance(**prov(search=info, **outcome.provenance))
+            info["coloring"]["finish"] = outcome[1]
+            partial = found.clusters
         else:
-            why = "gave up (budget or time limit)" if found.gave_up else "exhausted its candidate clusterings"
-            names = ", ".join(d.label(i) for i in range(len(encoded)))
-            failure = (Status.UNKNOWN if found.gave_up else Status.INFEASIBLE,
-                       f"DIVA's coloring {why} without satisfying {names}.")
+            partial = found.partial
+            info["coloring"]["partial_nodes"] = found.partial_nodes
         if not fallback:
-            return _blank_release(instance, failure[0], failure[1], prov(search=search_info))
-        if deadline is None:
-            deadline = time.perf_counter() + FALLBACK_TIME
-    hint = None
-    if clustering == "exact" and complete_pool_size(d, exact_pool_cap) > exact_pool_cap:
-        # A coloring, when one is found quickly, is the solver's starting point.
-        found = run_coloring(d, chooser, order, rng, max_candidates, max_tries, deadline, False, lookahead)
-        search_info["hint"] = {"found": found.found, "tries": found.tries}
-        hint = found.clusters if found.found else None
-    choice = _exact_choice(d, rng, seed, deadline, num_workers, exact_pool_cap, pool_candidates, hint)
-    search_info["exact"] = choice["info"]
-    if "failure" in choice:
-        return _blank_release(instance, *choice["failure"], prov(search=search_info))
-    outcome = _finish(d, requirements, choice["clusters"], choice["starred"], choice["status"], choice["bound"],
-                      anonymize, kmember_max_rows, rng, seed, deadline, num_workers)
-    if not isinstance(outcome, Release) and hint is not None:
-        # The exact choice leaves records that fit nowhere; the coloring that was its
-        # starting point does not (the search checks that).
-        search_info["exact"]["finish"] = outcome[1]
-        outcome = _finish(d, requirements, hint, {}, Status.FEASIBLE, None, anonymize, kmember_max_rows, rng,
-                          seed, deadline, num_workers)
-    if not isinstance(outcome, Release):
-        return _blank_release(instance, outcome[0], outcome[1], prov(search=search_info))
-    return outcome.with_provenance(**prov(search=search_info, **outcome.provenance))
+            if found.found:
+                why = f"DIVA's coloring could not be completed: {info['coloring']['finish']}"
+            else:
+                gave_up = "gave up (budget or time limit)" if found.gave_up else "exhausted its candidate clusterings"
+                names = ", ".join(d.label(i) for i in range(len(encoded)))
+                why = f"DIVA's coloring {gave_up} without satisfying {names}"
+            return _blank_release(instance, Status.UNKNOWN, f"{why} (not a proof that no release exists; "
+                                  "fallback=True repairs or decides).", prov(search=info))
+    else:
+        hint = None
+        if complete_pool_size(d, exact_pool_cap) > exact_pool_cap:
+            # A coloring, when one is found quickly, is the solver's starting point.
+            found = run_coloring(d, chooser, order, rng, max_candidates, max_tries,
+                                 run.clock.share(HINT_SHARE), False, lookahead)
+            info["hint"] = {"found": found.found, "tries": found.tries}
+            hint = found.clusters if found.found else None
+            partial = found.clusters if found.found else found.partial
+        stage = time.perf_counter()
+        choice = _exact_choice(d, rng, seed, run.clock, num_workers, exact_pool_cap, pool_candidates, hint)
+        info["exact"] = choice["info"]
+        info["seconds"]["exact"] = time.perf_counter() - stage
+        if "clusters" in choice:
+            outcome = run.finish(choice["clusters"], choice["starred"], choice["status"], choice["bound"])
+            if isinstance(outcome, Release):
+                return outcome.with_provenance(**prov(search=info, **outcome.provenance))
+            info["exact"]["finish"] = outcome[1]
+        if hint is not None:
+            # The coloring that started the solver is a release of its own.
+            outcome = run.finish(hint, {}, Status.FEASIBLE, None)
+            if isinstance(outcome, Release):
+                return outcome.with_provenance(**prov(search=info, **outcome.provenance))
+    stage = time.perf_counter()
+    release = _repair(run, sigs, greedy, partial, info, existence)
+    info["seconds"]["repair"] = time.perf_counter() - stage
+    return release.with_provenance(**prov(search=info, **release.provenance))
+
+
+def time_margin(n_rows: int) -> float:
+    """Seconds a run of :func:`diva` may end after its time limit: 1 s plus 10 µs per
+    record.
+
+    Every searching stage stops at its share of the limit, but building the release
+    once the search has ended (clustering the rest, Suppress, Integrate) runs to the
+    end, and the time kept for it is an estimate. The margin covers the overruns
+    measured on Census-Income and synthetic tables of 50,000 to 300,000 records on 2
+    busy cores (``benchmarks/diva.py``: at most about 0.6 s).
+    """
+    return 1.0 + 1e-5 * n_rows
 
 
 def diva_exact(instance: Instance, requirements, *, seed=None, time_limit: float | None = None, **options) -> Release:
@@ -290,16 +413,17 @@ def diva_exact(instance: Instance, requirements, *, seed=None, time_limit: float
     return release.with_provenance(method="diva-exact")
 
 
-def _exact_choice(d: Problem, rng, seed, deadline, num_workers, exact_pool_cap: int, pool_candidates: int,
+def _exact_choice(d: Problem, rng, seed, clock: _Clock, num_workers, exact_pool_cap: int, pool_candidates: int,
                   hint: list[np.ndarray] | None = None) -> dict:
-    """The diverse clustering chosen by CP-SAT: clusters, voluntary stars, status and
-    bound, or a failure (status, reason naming the conflicting constraints). `hint`
-    (clusters of a coloring) joins the pool and is the solver's first solution."""
+    """The diverse clustering chosen by CP-SAT among a pool of candidate clusters:
+    clusters, voluntary stars, status and bound, or only ``info`` when the pool holds
+    no solution (or none was found in time; the repair then decides). `hint` (clusters
+    of a coloring) joins the pool and is the solver's first solution."""
     pool = complete_pool(d, exact_pool_cap)
     complete = pool is not None
     hinted = None
     if pool is None:
-        pool = candidate_pool(d, rng, pool_candidates)
+        pool = candidate_pool(d, rng, pool_candidates, clock.share(EXACT_SHARE))
         if hint:
             index = {tuple(sorted(c.tolist())): i for i, c in enumerate(pool)}
             hinted = []
@@ -309,25 +433,16 @@ def _exact_choice(d: Problem, rng, seed, deadline, num_workers, exact_pool_cap: 
                     index[key] = len(pool)
                     pool.append(np.array(key, dtype=np.int64))
                 hinted.append(index[key])
+    entries = sum(len(c) for c in pool)
+    end = clock.share(EXACT_SHARE)
+    if end is not None and POOL_SECONDS_PER_ENTRY * entries > end - time.perf_counter():
+        return {"info": {"pool_clusters": len(pool), "complete": complete, "status": "skipped: no time to build"}}
     data = _pool_data(d, pool, cover_all=complete)
-    remaining = None if deadline is None else max(0.01, deadline - time.perf_counter())
-    solution = solve_diva(data, time_limit=remaining, seed=seed, num_workers=num_workers, hint=hinted)
+    solution = solve_diva(data, time_limit=clock.solver_seconds(EXACT_SHARE), seed=seed, num_workers=num_workers,
+                          hint=hinted, explain=False)
     info = {"pool_clusters": len(pool), "complete": complete, "status": str(solution.status), **solution.stats}
-    if not solution.chosen and solution.status in (Status.INFEASIBLE, Status.UNKNOWN):
-        if solution.status == Status.UNKNOWN:
-            return {"info": info, "failure": (
-                Status.UNKNOWN, "The time ran out before the exact diverse clustering found a solution.")}
-        conflict = solution.conflict
-        scope = ("No k-anonymous release by suppression satisfies" if complete else
-                 "No choice among the candidate clusters satisfies")
-        if conflict is None:
-            names = "the constraints (the explanation ran out of time)"
-        elif not conflict:
-            names = "k-anonymity alone"
-        else:
-            names = " together with ".join(conflict)
-        minimal = " (a minimal conflicting set)" if solution.minimal and conflict else ""
-        return {"info": info, "failure": (Status.INFEASIBLE, f"{scope} {names}{minimal}.")}
+    if not solution.chosen:
+        return {"info": info}
     starred: dict[str, np.ndarray] = {}
     for c, a in solution.starred:
         starred.setdefault(a, np.zeros(d.n, dtype=bool))[pool[c]] = True
@@ -360,25 +475,227 @@ def _pool_data(d: Problem, clusters: list[np.ndarray], cover_all: bool) -> Clust
     )
 
 
-def _finish(d: Problem, requirements, chosen, starred, status, bound, anonymize, kmember_max_rows, rng, seed,
-            deadline, num_workers):
-    """Suppress, Anonymize and Integrate (Alg. 1, lines 3-6): a Release, or (status,
-    reason) when the rest cannot be completed."""
-    suppressed = release_by_suppression(d, chosen, starred, status, bound, anonymize, kmember_max_rows, rng,
-                                        deadline)
-    if not isinstance(suppressed, Release):
-        return suppressed
-    remaining = None if deadline is None else max(0.01, deadline - time.perf_counter())
-    release = integrate(d.instance, suppressed, requirements, seed=seed, time_limit=remaining, num_workers=1)
-    if release.status in (Status.INFEASIBLE, Status.UNKNOWN):
-        return release.status, release.reason
-    integrated = release.provenance.get("integrate")
-    if integrated is not None and status == Status.OPTIMAL:
-        status = Status.FEASIBLE
-    stars = int((release.table[list(d.gen)].astype(str).to_numpy() == "*").sum()) if d.gen else 0
-    info = {**suppressed.provenance, "integrate": integrated, "objective": "suppressed cells"}
-    return Release(table=release.table, groups=suppressed.groups, status=status, objective=stars, bound=bound,
-                   provenance=info)
+class _Clock:
+    """The time limit shared out between the stages.
+
+    ``reserve`` seconds before the deadline are kept for building the release once the
+    search has ended: :data:`FINISH_SECONDS`, plus :data:`FINISH_SECONDS_PER_ROW` per
+    record or, once :meth:`calibrate` has seen how long the first linear passes over the
+    table took on this machine now, :data:`FINISH_FACTOR` times that (at most half the
+    limit). A searching stage may use a share of what is left before the reserve.
+    """
+
+    def __init__(self, started: float, time_limit: float | None, n_rows: int):
+        self.time_limit = time_limit
+        self.deadline = None if time_limit is None else started + time_limit
+        self.reserve = 0.0
+        self.calibrate(FINISH_SECONDS_PER_ROW * n_rows)
+
+    def calibrate(self, linear_seconds: float) -> None:
+        """Size the reserve from the measured time of the linear passes so far."""
+        if self.time_limit is not None:
+            wanted = FINISH_SECONDS + max(FINISH_FACTOR * linear_seconds, self.reserve - FINISH_SECONDS)
+            self.reserve = min(self.time_limit / 2, wanted)
+
+    def searching(self) -> bool:
+        """Whether search time is left before the reserve."""
+        return self.deadline is None or time.perf_counter() < self.deadline - self.reserve
+
+    def share(self, fraction: float) -> float | None:
+        """The deadline of a stage that may use `fraction` of the search time left."""
+        if self.deadline is None:
+            return None
+        now = time.perf_counter()
+        return now + fraction * max(0.0, self.deadline - self.reserve - now)
+
+    def solver_seconds(self, fraction: float) -> float:
+        """Seconds for a CP-SAT stage (:data:`FALLBACK_TIME` without a time limit)."""
+        end = self.share(fraction)
+        return FALLBACK_TIME if end is None else max(0.01, end - time.perf_counter())
+
+
+class _Run:
+    """What every way of building the release shares: the problem, the clock and the
+    options of the rest."""
+
+    def __init__(self, d: Problem, requirements, clock: _Clock, anonymize: str, kmember_max_rows: int, rng, seed,
+                 num_workers):
+        self.d, self.requirements, self.clock = d, requirements, clock
+        self.anonymize, self.kmember_max_rows = anonymize, kmember_max_rows
+        self.rng, self.seed, self.num_workers = rng, seed, num_workers
+
+    def finish(self, chosen, starred, status, bound, planned=None):
+        """Suppress, Anonymize and Integrate (Alg. 1, lines 3-6): a Release, or (status,
+        reason) when the rest cannot be completed."""
+        d = self.d
+        started = time.perf_counter()
+        built = release_by_suppression(d, chosen, starred, Status.FEASIBLE, bound, self.anonymize,
+                                       self.kmember_max_rows, self.rng, self.clock.deadline, planned)
+        if not isinstance(built[0], Release):
+            return built
+        suppressed, unplanned = built
+        seconds = {"suppress": time.perf_counter() - started}
+        remaining = None if self.clock.deadline is None else max(0.01, self.clock.deadline - time.perf_counter())
+        release = integrate(d.instance, suppressed, self.requirements, seed=self.seed, time_limit=remaining,
+                            num_workers=1, fallback=unplanned)
+        seconds["integrate"] = time.perf_counter() - started - seconds["suppress"]
+        if release.status in (Status.INFEASIBLE, Status.UNKNOWN):
+            return release.status, release.reason
+        integrated = release.provenance.get("integrate")
+        if integrated is not None and status == Status.OPTIMAL:
+            status = Status.FEASIBLE
+        stars = _stars(release.table, d.gen)
+        info = {**suppressed.provenance, "integrate": integrated, "objective": "suppressed cells",
+                "diversity_counts": _counts_table(d, release.table), "finish_seconds": seconds}
+        return Release(table=release.table, groups=suppressed.groups, status=status, objective=stars, bound=bound,
+                       provenance=info)
+
+    def finish_signatures(self, sg: Signatures, y: dict, fixed: list[np.ndarray], status: Status):
+        """The release of a signature solution: the records of each signature are
+        clustered among themselves (k-member or Mondrian), the fixed clusters kept, the
+        empty signature is the rest; Integrate's fallback stars what a class shows
+        beyond its signature."""
+        d = self.d
+        shown, _, attrs = signature_parts(sg, y)
+        clusters, _ = cluster_parts(d, shown, self.anonymize, self.kmember_max_rows, self.rng, self.clock.deadline)
+        part_of = np.full(d.n, -1, dtype=np.int64)
+        for i, part in enumerate(shown):
+            part_of[part] = i
+        planned = [None] * len(fixed) + [attrs[part_of[c[0]]] for c in clusters]
+        return self.finish(list(fixed) + clusters, {}, status, None, planned)
+
+
+def _misses(sg: Signatures, y: dict) -> dict:
+    """What a signature solution fails: constraints out of bounds (index -> count,
+    lower, upper), and -1 -> (signatures with 1..k-1 records, 0, 0) if there are any."""
+    out = sg.violations(y)
+    sizes = sg.sig_sizes(y)
+    small = int(((sizes > 0) & (sizes < sg.k)).sum())
+    if small:
+        out[-1] = (small, 0, 0)
+    return out
+
+
+def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray], info: dict,
+            existence: SignatureSolution | None) -> Release:
+    """A release when the coloring (or the exact choice) did not give one.
+
+    In order: the deepest partial coloring completed over the signatures of the records
+    it leaves; the greedy signature solution of the whole table; the solution of the
+    exact existence model run before the search (`existence`), or the model run now (a
+    solution, or a proof that none exists naming a minimal conflicting set, k
+    included); and when time runs out, the greedy solution as the best release found,
+    UNKNOWN, with what it still misses."""
+    d = run.d
+    repair = info["repair"] = {}
+    if partial and (run.clock.searching() or _misses(sigs, greedy)):
+        fixed = Signatures(d, fixed=partial)
+        y = descend(fixed)
+        repair["partial"] = {"clusters": len(partial), "holds": not _misses(fixed, y)}
+        if not _misses(fixed, y):
+            outcome = run.finish_signatures(fixed, y, partial, Status.FEASIBLE)
+            if isinstance(outcome, Release):
+                return outcome.with_provenance(repaired="partial coloring completed over signatures")
+            repair["partial"]["finish"] = outcome[1]
+    if not _misses(sigs, greedy):
+        outcome = run.finish_signatures(sigs, greedy, [], Status.FEASIBLE)
+        if isinstance(outcome, Release):
+            return outcome.with_provenance(repaired="signatures (greedy)")
+        repair["greedy_finish"] = outcome[1]
+    if existence is not None and existence.status == Status.FEASIBLE:
+        exact = existence
+    elif run.clock.searching():
+        exact = _solve_signatures(run, sigs, greedy, 1.0)
+    else:
+        exact = SignatureSolution(status=Status.UNKNOWN, stats={"skipped": "no time left"})
+    repair["exact"] = exact.stats | {"status": str(exact.status)}
+    if exact.status == Status.FEASIBLE:
+        outcome = run.finish_signatures(sigs, exact.y, [], Status.FEASIBLE)
+        if isinstance(outcome, Release):
+            return outcome.with_provenance(repaired="signatures (exact model)")
+        repair["exact_finish"] = outcome[1]
+    elif exact.status == Status.INFEASIBLE:
+        return _blank_release(d.instance, Status.INFEASIBLE, _conflict_text(exact), {})
+    # The time ran out: the greedy solution is the best release found.
+    best = run.finish_signatures(sigs, greedy, [], Status.UNKNOWN)
+    if not isinstance(best, Release):
+        return _blank_release(d.instance, Status.UNKNOWN,
+                              "The time ran out before a release satisfying every constraint was found.", {})
+    missed = [row for row in best.provenance["diversity_counts"] if not row["holds"]]
+    if not missed:  # the classes show more than the signatures planned, and that is enough
+        return dataclasses.replace(best, status=Status.FEASIBLE).with_provenance(repaired="signatures (greedy)")
+    text = "; ".join(f"{row['constraint']}: {row['count']} visible, bounds [{row['lower']}, {row['upper']}]"
+                     for row in missed)
+    reason = ("The time ran out before a release satisfying every constraint was found; the best release found "
+              f"misses {text}.")
+    return dataclasses.replace(best, reason=reason)
+
+
+def _solve_signatures(run: _Run, sigs: Signatures, greedy: dict, share: float) -> SignatureSolution:
+    """The exact existence model over every option of the signatures, in `share` of the
+    search time left (UNKNOWN if there are more than :data:`SIGNATURE_OPTIONS_CAP`)."""
+    end = run.clock.share(share)
+    cap = SIGNATURE_OPTIONS_CAP
+    if end is not None:  # building the model may take at most half the stage's time
+        cap = min(cap, int(0.5 * (end - time.perf_counter()) / SIGNATURE_SECONDS_PER_OPTION))
+    if not sigs.enumerate_all(cap):
+        why = "over the cap" if cap == SIGNATURE_OPTIONS_CAP else "no time to build"
+        return SignatureSolution(status=Status.UNKNOWN, stats={"options": why})
+    data = SignatureModel(
+        k=sigs.k,
+        type_size=[int(v) for v in sigs.size],
+        opt_type=list(sigs.opt_type),
+        opt_sig=list(sigs.opt_sig),
+        opt_covers=[[int(i) for i in c] for c in sigs.opt_covers],
+        base=[int(v) for v in sigs.base],
+        lower=[int(v) for v in sigs.lower],
+        upper=[int(v) for v in sigs.upper],
+        labels=list(sigs.labels),
+        k_label=str(KAnonymity(sigs.k)),
+    )
+    solution = solve_signatures(data, time_limit=run.clock.solver_seconds(share), seed=run.seed,
+                                num_workers=run.num_workers, hint=greedy)
+    solution.stats["options"] = sigs.n_options
+    return solution
+
+
+def _conflict_text(solution: SignatureSolution) -> str:
+    """The reason of a proven INFEASIBLE: every member of the conflicting set, k-anonymity
+    included when it takes part."""
+    if solution.conflict is None:
+        return ("No release by suppression satisfies the requirements (proven; the time ran out before the "
+                "conflicting ones were named).")
+    members = sorted(solution.conflict, key=lambda label: not label.endswith("-anonymity"))
+    minimal = " (a minimal conflicting set)" if solution.minimal else ""
+    joined = members[0] if len(members) == 1 else ", ".join(members[:-1]) + " and " + members[-1]
+    if any(m.endswith("-anonymity") for m in members):
+        return f"No release by suppression satisfies {joined} together{minimal}."
+    return f"No release by suppression satisfies {joined} together, whatever k{minimal}."
+
+
+def _stars(table, columns) -> int:
+    """Suppressed cells of `columns` in a released table (categorical columns are
+    counted per category)."""
+    total = 0
+    for name in columns:
+        col = table[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            star = np.append(np.asarray(col.cat.categories.astype(str)) == SUPPRESSED, False)
+            total += int(star[col.cat.codes.to_numpy()].sum())
+        else:
+            total += int((col.astype(str).to_numpy() == SUPPRESSED).sum())
+    return total
+
+
+def _counts_table(d: Problem, table) -> list[dict]:
+    """Per diversity constraint: its label, the count the released table shows, its
+    bounds and whether it holds."""
+    out = []
+    for i, e in enumerate(d.encoded):
+        count = int(visible_in_table(table, d.instance, e).sum())
+        out.append({"constraint": d.label(i), "count": count, "lower": int(e.lower), "upper": int(e.upper),
+                    "holds": bool(e.lower <= count <= e.upper)})
+    return out
 
 
 def _blank_release(instance: Instance, status: Status, reason: str, prov: dict) -> Release:

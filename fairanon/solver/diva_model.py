@@ -61,6 +61,7 @@ __all__ = [
     "build_diva_model",
     "integrate",
     "solve_diva",
+    "visible_in_table",
 ]
 
 
@@ -286,15 +287,26 @@ def solve_diva(
 
 
 # ------------------------------------------------------------------ Integrate
-def _visible(table: pd.DataFrame, instance: Instance, encoded) -> np.ndarray:
-    """Per row: whether the released cells equal every target value (the verifier's reading)."""
+def visible_in_table(table: pd.DataFrame, instance: Instance, encoded) -> np.ndarray:
+    """Per row of a released table: whether its released cells equal every target value
+    of the (encoded) diversity constraint, the verifier's reading. Categorical columns
+    are compared once per category."""
     match = np.ones(len(table), dtype=bool)
     for name, value in encoded.requirement.target:
         col = table[name]
-        if instance.schema[name].kind == "numeric":
-            match &= pd.to_numeric(col.astype(str), errors="coerce").to_numpy(dtype=float) == float(value)
+        numeric = instance.schema[name].kind == "numeric"
+
+        def equal(values) -> np.ndarray:
+            text = pd.Series(values).astype(str)
+            if numeric:
+                return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float) == float(value)
+            return text.to_numpy() == value
+
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            hit = np.append(equal(col.cat.categories), False)  # code -1 (missing) never matches
+            match &= hit[col.cat.codes.to_numpy()]
         else:
-            match &= col.astype(str).to_numpy() == value
+            match &= equal(col.to_numpy())
     return match
 
 
@@ -306,6 +318,7 @@ def integrate(
     seed=None,
     time_limit: float | None = None,
     num_workers: int | None = 1,
+    fallback=None,
 ) -> Release:
     """DIVA's Integrate: restore the upper bounds of the diversity constraints of a
     release by suppression, starring whole (group, attribute) pairs, fewest cells first.
@@ -321,6 +334,11 @@ def integrate(
         The diversity constraints among them are enforced (others are ignored).
     seed, time_limit, num_workers
         As in :func:`solve_diva`.
+    fallback : collection of (group, attribute), optional
+        Stars known to restore every bound (e.g. every attribute a class shares beyond
+        what the clustering it comes from relies on): those among the candidate pairs
+        are the solver's starting point and the answer when CP-SAT finds nothing in
+        time, so that a repair is found within any time limit.
 
     Returns
     -------
@@ -336,7 +354,7 @@ def integrate(
     violated constraint, and one count constraint (lower and upper) per constraint
     those stars touch; minimized: Σ |group| · y. A greedy solution (largest groups of
     the violated constraints first) is the hint, and the answer if CP-SAT finds
-    nothing in time.
+    nothing in time (after `fallback`, which comes first).
 
     Examples
     --------
@@ -354,7 +372,7 @@ def integrate(
     table = release.table
     groups = np.unique(np.asarray(release.groups), return_inverse=True)[1].reshape(-1)
     n_groups = int(groups.max()) + 1 if len(groups) else 0
-    visible = [_visible(table, instance, e) for e in encoded]
+    visible = [visible_in_table(table, instance, e) for e in encoded]
     counts = [int(v.sum()) for v in visible]
     violated = [i for i, e in enumerate(encoded) if counts[i] > e.upper]
     if not violated:
@@ -401,12 +419,16 @@ def integrate(
         m.add(counts[i] - expr >= encoded[i].lower)
         m.add(counts[i] - expr <= encoded[i].upper)
     m.minimize(sum(int(sizes[g]) * v for (g, _), v in y.items()))
-    hint = None if greedy is None else {v: int(key in greedy) for key, v in y.items()}
+    known = None if fallback is None else {key for key in fallback if key in y}
+    start = known if known is not None else greedy
+    hint = None if start is None else {v: int(key in start) for key, v in y.items()}
     solver, outcome = _cpsat.solve(m, time_limit=time_limit, num_workers=_cpsat.check_num_workers(num_workers, "integrate"),
                                    seed=_cpsat.random_seed(seed), hint=hint)
     if outcome.has_solution:
         chosen = {key for key, v in y.items() if solver.value(v)}
         how = "CP-SAT " + str(outcome.status)
+    elif known is not None and outcome.status != Status.INFEASIBLE:
+        chosen, how = known, "fallback (CP-SAT found nothing in time)"
     elif greedy is not None:
         chosen, how = greedy, "greedy (CP-SAT found nothing in time)"
     else:

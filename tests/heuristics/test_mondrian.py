@@ -606,3 +606,16 @@ def test_synthetic_30k_with_l_and_t(cut_rule):
     reqs = [fa.KAnonymity(10), fa.LDiversity(3), fa.TCloseness("0.3", distance="hierarchical")]
     rel = mondrian(inst, reqs, cut_rule=cut_rule)
     _passes(inst, rel, reqs)
+
+
+def test_mondrian_parts_cut_as_mondrian_does():
+    """Started from one part per protected value, mondrian_parts makes Mondrian's classes."""
+    from fairanon.heuristics.mondrian import mondrian_parts
+
+    inst = fa.load("german")
+    rel = mondrian(inst, [fa.KAnonymity(10)])
+    prot = inst.codes(inst.schema.protected)
+    parts = [np.flatnonzero(prot == p) for p in np.unique(prot)]
+    classes, timed_out = mondrian_parts(inst, 10, parts)
+    expected = sorted(sorted(np.flatnonzero(rel.groups == g).tolist()) for g in np.unique(rel.groups))
+    assert sorted(c.tolist() for c in classes) == expected and not timed_out

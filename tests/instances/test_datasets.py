@@ -113,9 +113,15 @@ def test_bad_option():
         load("adult", variant="partial")
 
 
-def test_census_needs_a_path():
-    with pytest.raises(InvalidParameterError, match="not bundled.*path="):
+def test_census_needs_a_path(monkeypatch):
+    monkeypatch.delenv("FAIRANON_DATA", raising=False)
+    with pytest.raises(InvalidParameterError, match="not bundled.*path=.*FAIRANON_DATA"):
         load("census")
+    monkeypatch.setenv("FAIRANON_DATA", "/nonexistent")
+    with pytest.raises(InvalidParameterError, match="not bundled"):
+        load("census")
+    with pytest.raises(InvalidParameterError, match="'rows' option"):
+        load("census", rows=0)
     with pytest.raises(InvalidParameterError, match="does not exist"):
         load("census", path="/nonexistent/census-income.data.gz")
 
@@ -301,6 +307,13 @@ def test_german_ruggieri_qi():
         load("german", qi="paper")
 
 
+def test_german_sex_as_in_the_diva_repository():
+    inst = load("german", roles={"sex": "qi", "personal_status": "ignore"})
+    assert "sex" in inst.schema.qi and inst.schema.protected is None
+    assert inst.table["sex"].value_counts().to_dict() == {"male": 690, "female": 310}
+    assert "sex" not in load("german").schema.qi
+
+
 def test_german_table_decoding():
     decoded = ds.german_table()
     raw = ds.german_table(decode=False)
@@ -362,6 +375,15 @@ def test_census_by_name(shared):
     )
     assert inst.n_rows == 99762 and inst.name == "census_test"
     assert inst.schema.generalizable == ("age", "sex")
+
+
+def test_census_sample_from_the_data_folder(shared, census, monkeypatch):
+    """FAIRANON_DATA names the folder; rows and seed draw a seeded sample, in table order."""
+    monkeypatch.setenv("FAIRANON_DATA", str(shared))
+    inst = load("census", rows=5000, seed=3)
+    keep = np.sort(np.random.default_rng(3).permutation(census.n_rows)[:5000])
+    assert inst.n_rows == 5000 and inst.name == "census[5000]"
+    assert list(inst.row_ids) == list(census.row_ids[keep])
 
 
 # ---------------------------------------------------------------------------- DIVA

@@ -21,6 +21,7 @@
         set:
           - k_anonymity: {k: [5, 10, 50]}
       - set: [{k_anonymity: 5}, {l_diversity: 2}]
+        columns: {sweep: k+l, sweep_x: 5}   # extra columns of these runs' results rows
     algorithms:
       - method: mondrian        # any name in fairanon.METHODS, or "module:function"
         params: {cut_rule: [median, balanced]}   # grid
@@ -60,6 +61,10 @@ level); the other settings are shared:
         algorithms: [dmondrian]
 
 Relative paths are read from the suite file's directory.
+
+A requirement set's ``columns`` are copied into its runs' results rows. Runs with a
+``sweep`` column are drawn by the report as the sweep's figures: time, stars and
+discernibility against ``sweep_x``, one series per algorithm (DIVA's Figures 4-5).
 """
 
 from .sections import parse_memory, resolve_method

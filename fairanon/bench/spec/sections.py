@@ -214,13 +214,22 @@ def _expand_instances(instances: list) -> list:
 
 
 def _check_reqset(entry, position: int) -> dict:
+    columns: dict = {}
     if isinstance(entry, Mapping) and "set" in entry:
-        extra = set(entry) - {"set", "name"}
+        extra = set(entry) - {"set", "name", "columns"}
         if extra:
             raise InvalidParameterError(
-                f"Unknown keys {sorted(extra)} in requirement set {position + 1}; allowed: name, set."
+                f"Unknown keys {sorted(extra)} in requirement set {position + 1}; allowed: columns, name, set."
             )
         items, name = entry["set"], entry.get("name")
+        columns = entry.get("columns") or {}
+        if not isinstance(columns, Mapping) or not all(
+            isinstance(k, str) and _is_scalar(v) for k, v in columns.items()
+        ):
+            raise InvalidParameterError(
+                f"The 'columns' of requirement set {position + 1} must map names to numbers or strings "
+                f"(e.g. {{sweep: cf, sweep_x: 0.2}}). Got {columns!r} instead."
+            )
     elif isinstance(entry, list):
         items, name = entry, None
     else:
@@ -261,7 +270,7 @@ def _check_reqset(entry, position: int) -> dict:
                 if varied
                 else ""
             )
-        sets.append((reqs, label, _requirement_columns(built)))
+        sets.append((reqs, label, {**_requirement_columns(built), **columns}))
     family = name or "+".join(requirement_from_spec(r).kind for r in sets[0][0])
     return {"name": family, "sets": sets, "named": name is not None}
 

@@ -15,7 +15,11 @@ CP-SAT, is :func:`fairanon.methods.diva.diva`; its parts here are
 - :mod:`.precheck`: the requirements DIVA enforces and the conditions that make a run
   hopeless;
 - :mod:`.rest`: Suppress (Alg. 2) and the anonymization of the records outside the
-  diverse clustering.
+  diverse clustering;
+- :mod:`.signatures`: the problem with identical records merged into types, each
+  choosing which constraint attributes it shows, and a greedy solution of it (the
+  repair when the coloring fails; its exact model is
+  :mod:`fairanon.solver.diva_signatures`).
 
 The paper leaves Clusterings, IsConsistent and Integrate unspecified; these modules
 follow the reconstruction of baselines spec §7.3 (see :func:`fairanon.methods.diva.diva`,

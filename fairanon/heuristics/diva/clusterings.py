@@ -5,13 +5,15 @@ The paper leaves Clusterings unspecified; this follows the reconstruction of bas
 spec §7.3 (see :func:`fairanon.methods.diva.diva`, Notes): small pools of target records
 are enumerated (every minimal clustering, fewest stars first), larger ones are sorted and
 cut into blocks of k..2k-1 records (:func:`_chunk`), grown by free records when the
-blocks run out (:func:`_grow`).
+blocks run out (:func:`_grow`). :func:`sorted_blocks` cuts whole parts of a table the
+same way (the anonymizer of large rests).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Sequence
 
 import networkx as nx
@@ -26,7 +28,7 @@ from .graph import encoded_graph
 from .precheck import k_of
 from .problem import Problem
 
-__all__ = ["candidate_clusterings", "clusterings"]
+__all__ = ["candidate_clusterings", "clusterings", "sorted_blocks"]
 
 
 class _TooMany(Exception):
@@ -34,12 +36,14 @@ class _TooMany(Exception):
 
 
 def candidate_clusterings(d: Problem, v: int, rows: np.ndarray, need: int, room: int, counts,
-                          colored: set, graph: nx.Graph, value_order: str, rng, cap: int, spare=None):
+                          colored: set, graph: nx.Graph, value_order: str, rng, cap: int, spare=None,
+                          deadline: float | None = None):
     """Clusterings(sigma_v, R) given the colors chosen so far, lazily, cheapest first.
 
     Small pools are enumerated exactly (every minimal clustering, as in the paper's
     examples); larger ones are chunked after sorting the records so that clusters agree
-    on many attributes, in several variants (see :func:`fairanon.methods.diva.diva`, Notes).
+    on many attributes, in several variants (see :func:`fairanon.methods.diva.diva`, Notes),
+    until `deadline` (a ``time.perf_counter`` value).
     """
     listed = _enumerate(d, rows, need, room, limit=4 * cap + 64)
     if listed is not None:
@@ -64,6 +68,8 @@ def candidate_clusterings(d: Problem, v: int, rows: np.ndarray, need: int, room:
     variants = [] if value_order == "random" else [
         (members, by_card, "conflict"), (members, by_card, "cost"), ([], others + near, "cost")]
     for _ in range(cap):
+        if deadline is not None and time.perf_counter() > deadline:
+            return
         if variants:
             cells, attrs, rank = variants.pop(0)
         else:
@@ -80,50 +86,90 @@ def _blocks(d: Problem, keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]
     equal on a longer prefix of the keys are cut first, and what their cuts leave over
     (fewer than k records each) is cut with the other records of the shorter prefix.
     Returns the block of every position (-1: left out, fewer than k records of its
-    protected value remain) and the block sizes."""
+    protected value remain; blocks numbered in order of position) and the block sizes.
+
+    One vectorized pass per prefix length, longest first: the records not yet in a
+    block are grouped by the prefix, and every group of k or more is cut into blocks
+    of k..2k-1 sizes as even as possible."""
     k = d.k
     n = len(keys[0])
-    # change[level][i]: position i starts a new run of the first level + 1 keys.
-    change = []
-    acc = np.zeros(n, dtype=bool)
-    for col in keys:
-        acc = acc.copy()
-        acc[1:] |= col[1:] != col[:-1]
-        acc[0] = True
-        change.append(acc)
     block_of = np.full(n, -1, dtype=np.int64)
-    sizes: list[int] = []
+    if not n:
+        return block_of, np.zeros(0, dtype=np.int64)
+    prefix_ids = []
+    change = np.zeros(n, dtype=bool)
+    for col in keys:
+        change = change | np.r_[True, col[1:] != col[:-1]]
+        prefix_ids.append(np.cumsum(change) - 1)
+    remaining = np.ones(n, dtype=bool)
+    n_blocks = 0
+    for ids in reversed(prefix_ids):
+        pos = np.flatnonzero(remaining)
+        if not len(pos):
+            break
+        group = ids[pos]
+        counts = np.bincount(group)
+        take = counts[group] >= k
+        pos, group = pos[take], group[take]
+        if not len(pos):
+            continue
+        # Rank of each record in its group (positions are sorted, groups contiguous).
+        first = np.r_[True, group[1:] != group[:-1]]
+        starts = np.flatnonzero(first)
+        rank = np.arange(len(pos)) - np.repeat(starts, np.diff(np.r_[starts, len(pos)]))
+        m = counts[group]
+        q = m // k
+        base = k + (m - q * k) // q
+        n_big = (m - q * k) % q
+        big = base + 1
+        local = np.where(rank < n_big * big, rank // big, n_big + (rank - n_big * big) // base)
+        offset = np.cumsum(np.r_[0, q[starts][:-1]])
+        block_of[pos] = n_blocks + np.repeat(offset, np.diff(np.r_[starts, len(pos)])) + local
+        n_blocks += int(q[starts].sum())
+        remaining[pos] = False
+    # Number the blocks in order of their first position.
+    placed = block_of >= 0
+    first_pos = np.full(n_blocks, n, dtype=np.int64)
+    np.minimum.at(first_pos, block_of[placed], np.flatnonzero(placed))
+    renumber = np.empty(n_blocks, dtype=np.int64)
+    renumber[np.argsort(first_pos, kind="stable")] = np.arange(n_blocks)
+    block_of[placed] = renumber[block_of[placed]]
+    return block_of, np.bincount(block_of[placed], minlength=n_blocks).astype(np.int64)
 
-    def cut(positions: np.ndarray) -> None:
-        q = len(positions) // k
-        r = len(positions) - q * k
-        part = k + r // q + (np.arange(q) < r % q)
-        edges = np.r_[0, np.cumsum(part)]
-        for b in range(q):
-            block_of[positions[edges[b] : edges[b + 1]]] = len(sizes)
-            sizes.append(int(part[b]))
 
-    def chunk(start: int, stop: int, level: int) -> list[np.ndarray]:
-        """Blocks in [start, stop) (equal on the first `level` keys); the records left."""
-        if level == len(keys):
-            cut(np.arange(start, stop))
-            return []
-        bounds = np.r_[start + np.flatnonzero(change[level][start + 1 : stop]) + 1, stop]
-        left, lo = [], start
-        for hi in np.r_[start, bounds][1:]:
-            if hi - lo >= k:
-                left.extend(chunk(lo, hi, level + 1))
+def sorted_blocks(d: Problem, parts: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Classes of k..2k-1 records inside each of `parts` (each protected-pure with at
+    least k records): the records are sorted by part, then by the attributes with fewest
+    values first, and cut into blocks as :func:`_blocks` does with the part and every
+    attribute as keys (records agreeing on more of them are blocked first); the few
+    records of a part that no block takes join the block before them (or after).
+    O(n log n) for n records."""
+    parts = [np.asarray(p, dtype=np.int64) for p in parts if len(p)]
+    if not parts:
+        return []
+    rows = np.concatenate(parts)
+    part_id = np.repeat(np.arange(len(parts)), [len(p) for p in parts])
+    by_card = sorted(range(len(d.gen)), key=lambda j: (d.cardinality[j], j))
+    keys = [part_id] + [d.codes[rows, j] for j in by_card]
+    order = np.lexsort(keys[::-1])
+    block_of, _ = _blocks(d, [key[order] for key in keys])
+    # Records left out (fewer than k left of a part): the nearest block of their part.
+    ordered_part = part_id[order]
+    missing = np.flatnonzero(block_of < 0)
+    if len(missing):
+        known = np.flatnonzero(block_of >= 0)
+        before = np.searchsorted(known, missing) - 1
+        for m, b in zip(missing, before):
+            prev = known[b] if b >= 0 else -1
+            if prev >= 0 and ordered_part[prev] == ordered_part[m]:
+                block_of[m] = block_of[prev]
             else:
-                left.append(np.arange(lo, hi))
-            lo = hi
-        rest = np.concatenate(left) if left else np.zeros(0, dtype=np.int64)
-        if level > 0 and len(rest) >= k:  # never mix protected values
-            cut(rest)
-            return []
-        return [rest] if len(rest) else []
-
-    chunk(0, n, 0)
-    return block_of, np.array(sizes, dtype=np.int64)
+                nxt = known[b + 1]
+                block_of[m] = block_of[nxt]
+    sorted_rows = rows[order]
+    by_block = np.argsort(block_of, kind="stable")
+    cuts = np.flatnonzero(np.diff(block_of[by_block])) + 1
+    return [np.sort(c) for c in np.split(sorted_rows[by_block], cuts)]
 
 
 def _chunk(d: Problem, v: int, rows: np.ndarray, need: int, room: int, counts, cells: list[np.ndarray], attrs,

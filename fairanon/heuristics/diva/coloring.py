@@ -57,6 +57,11 @@ class DiverseClustering:
         clusters cannot all be released) events, in search order.
     tries : int
         Candidate clusterings evaluated.
+    partial : list of numpy.ndarray
+        When no coloring was found: the clusters of the partial coloring that colored
+        the most nodes (the first such), a starting point for a repair.
+    partial_nodes : list of int
+        The nodes that partial coloring colored.
     """
 
     clusters: list = field(default_factory=list)
@@ -65,6 +70,8 @@ class DiverseClustering:
     order: list = field(default_factory=list)
     trace: list = field(default_factory=list)
     tries: int = 0
+    partial: list = field(default_factory=list)
+    partial_nodes: list = field(default_factory=list)
 
 
 class _GiveUp(Exception):
@@ -123,6 +130,10 @@ class _Search:
         self.jump_to: int | None = None
         self.culprits_of_jump: set[int] = set()
         self._state_counter = itertools.count(1)
+        self.node_of_cluster: list[int] = []
+        self.partial: list[np.ndarray] = []
+        self.partial_nodes: list[int] = []
+        self._relevant: dict[int, np.ndarray] = {}
 
     # ---------------------------------------------------------------- candidates
     def candidates(self, v: int) -> _Lazy:
@@ -142,6 +153,8 @@ class _Search:
         rows = d.targets[v][self.owner[d.targets[v]] < 0]
         if len(rows) < need:
             return
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _GiveUp
         produced = 0
         seen = set()
         spare = None
@@ -152,7 +165,9 @@ class _Search:
             spare[list(self.colored) + [v]] = np.inf
         for clustering in candidate_clusterings(d, v, rows, need, room, self.counts,
                                                 set(self.colored), self.graph, self.value_order,
-                                                self.rng, self.max_candidates, spare):
+                                                self.rng, self.max_candidates, spare, self.deadline):
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise _GiveUp
             key = hash(b"|".join(np.sort(c).tobytes() for c in clustering))
             if key in seen:
                 continue
@@ -204,6 +219,7 @@ class _Search:
         for c in clustering:
             self.owner[c] = len(self.clusters)
             self.clusters.append(c)
+            self.node_of_cluster.append(v)
         if clustering:
             flat, starts, _ = self.d.flatten(clustering)
             self.counts += self.d.contributions(flat, starts).sum(axis=0)
@@ -211,6 +227,8 @@ class _Search:
             self.free_g -= self._per_class(self.d.G, flat)
         self.colored[v] = first
         self.order.append(v)
+        if len(self.order) > len(self.partial_nodes):
+            self.partial, self.partial_nodes = list(self.clusters), list(self.order)
         self.state = next(self._state_counter)
         self._cache = {key: lazy for key, lazy in self._cache.items() if key[1] == self.state}
         if self.record_trace:
@@ -222,6 +240,7 @@ class _Search:
         first = self.colored.pop(v)
         removed = self.clusters[first:]
         del self.clusters[first:]
+        del self.node_of_cluster[first:]
         if removed:
             flat, starts, _ = self.d.flatten(removed)
             self.counts -= self.d.contributions(flat, starts).sum(axis=0)
@@ -264,7 +283,9 @@ class _Search:
                 return True
             if self.record_trace:
                 self.trace.append(("rest left over", None))
+            # Whether the rest can be released depends on every chosen cluster.
             self.jump_to = self.order[-1] if self.order else None
+            self.culprits_of_jump = set(self.order[:-1])
             return False
         v = self._pick()
         parent = self.state
@@ -288,24 +309,30 @@ class _Search:
         self._set_jump(v, inherited)
         return False
 
+    def _relevant_rows(self, v: int) -> np.ndarray:
+        """Records whose owner can change what node v's candidates are and which of them
+        pass: the target and matching records of v and of every node some record of
+        I_v could count for or hide from (computed at v's first dead end)."""
+        if v not in self._relevant:
+            d = self.d
+            mine = d.I[:, v]
+            near = [x for x in range(d.I.shape[1]) if (d.I[mine, x] | d.G[mine, x]).any()]
+            touch = d.I[:, near] | d.G[:, near]
+            self._relevant[v] = np.flatnonzero(touch.any(axis=1))
+        return self._relevant[v]
+
     def _set_jump(self, v: int, inherited: set[int]) -> None:
         """After node v ran out of candidates: its conflict set is the colored nodes
-        whose clusters hide target records of v or of an uncolored node with no records
-        to spare, plus those inherited from the failures below v; resume at the latest."""
-        d = self.d
-        reach = self.counts + (self.free_i * (self.free_g >= d.k)).sum(axis=0)
-        tight = [w for w in self.graph if w not in self.colored and (w == v or reach[w] - d.lower[w] < d.k)]
-        culprits = set(inherited) - {v}
-        firsts = sorted(self.colored.items(), key=lambda item: item[1])
-        for n, (u, first) in enumerate(firsts):
-            end = firsts[n + 1][1] if n + 1 < len(firsts) else len(self.clusters)
-            if end == first:
-                continue
-            flat, starts, _ = d.flatten(self.clusters[first:end])
-            hidden = np.add.reduceat(d.I[flat][:, tight].astype(np.int64), starts, axis=0).sum(axis=0)
-            hidden -= d.contributions(flat, starts)[:, tight].sum(axis=0)
-            if hidden.any():
-                culprits.add(u)
+        that own a target or matching record of v, or of a node that some record of
+        I_v could count for or hide from (their choices decide which records v may
+        use, the upper bounds its clusters meet and what the lookahead leaves to the
+        uncolored nodes), plus those inherited from the failures below v; resume at
+        the latest. The nodes colored after it took no such record, so other choices
+        for them leave v's candidates and their checks as they were."""
+        owners = self.owner[self._relevant_rows(v)]
+        clusters = np.unique(owners[owners >= 0])
+        culprits = {self.node_of_cluster[c] for c in clusters.tolist()} | set(inherited)
+        culprits.discard(v)
         latest = [u for u in reversed(self.order) if u in culprits]
         # Without a culprit, go back one node (chronological backtracking).
         self.jump_to = latest[0] if latest else (self.order[-1] if self.order else None)
@@ -395,4 +422,6 @@ def run_coloring(data: Problem, chooser, value_order, rng, max_candidates, max_t
         order=list(search.order) if found else [],
         trace=search.trace,
         tries=search.tries,
+        partial=[] if found else list(search.partial),
+        partial_nodes=[] if found else list(search.partial_nodes),
     )

@@ -56,8 +56,12 @@ def encoded_graph(encoded: Sequence[EncodedConstraint]) -> nx.Graph:
     for i, e in enumerate(encoded):
         g.add_node(i, constraint=e.requirement, targets=e.n_targets)
     if encoded:
-        targets = np.column_stack([e.target for e in encoded]).astype(np.int64)
-        overlap = targets.T @ targets
+        # Over the distinct rows of target memberships, weighted by their counts: a
+        # small product instead of one over every record.
+        targets = np.column_stack([e.target for e in encoded])
+        rows, counts = np.unique(np.packbits(targets, axis=1), axis=0, return_counts=True)
+        patterns = np.unpackbits(rows, axis=1, count=len(encoded)).astype(np.int64)
+        overlap = patterns.T @ (patterns * counts[:, None])
         for i, j in itertools.combinations(range(len(encoded)), 2):
             if overlap[i, j]:
                 g.add_edge(i, j, overlap=int(overlap[i, j]))

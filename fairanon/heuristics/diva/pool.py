@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import numpy as np
 
@@ -43,8 +44,9 @@ def complete_pool(d: Problem, cap: int) -> list[np.ndarray] | None:
     return clusters
 
 
-def candidate_pool(d: Problem, rng, per_constraint: int) -> list[np.ndarray]:
-    """The clusters of the first candidate clusterings of every constraint (no colors chosen)."""
+def candidate_pool(d: Problem, rng, per_constraint: int, deadline: float | None = None) -> list[np.ndarray]:
+    """The clusters of the first candidate clusterings of every constraint (no colors
+    chosen), as many as are built before `deadline` (a ``time.perf_counter`` value)."""
     graph = encoded_graph(d.encoded)
     seen, pool = set(), []
     counts = np.zeros(len(d.encoded), dtype=np.int64)
@@ -54,6 +56,8 @@ def candidate_pool(d: Problem, rng, per_constraint: int) -> list[np.ndarray]:
         gen = candidate_clusterings(d, v, d.targets[v], int(e.lower), int(e.upper), counts, set(), graph,
                                     "cost", rng, per_constraint)
         for clustering in itertools.islice(gen, per_constraint):
+            if deadline is not None and time.perf_counter() > deadline:
+                return pool
             for c in clustering:
                 key = tuple(sorted(c.tolist()))
                 if key not in seen:

@@ -269,6 +269,7 @@ def _german_catalog() -> list[Attribute]:
             out.append(Attribute(c, "ignore", "ordered", hierarchy=tree, order=values))
         else:
             out.append(Attribute(c, "ignore", hierarchy=tree))
+    out.append(Attribute("sex", "ignore"))
     return out
 
 
@@ -299,7 +300,10 @@ def load_german(
         protected value ``female div/sep/married`` (UCI ``A92``, "female non-single",
         310 rows), so 8 quasi-identifiers in all. credit is the decision (``bad``
         negative, 300 rows). Other columns are ignored (kept in ``instance.extra``);
-        :func:`german_table` gives all 21 decoded columns.
+        :func:`german_table` gives all 21 decoded columns. One more column, ``sex``
+        (``male`` or ``female``, read from personal status; ignored by default), is the
+        Sex attribute of the DIVA repository's Credit data: ``roles={"sex": "qi",
+        "personal_status": "ignore"}`` gives that data.
 
     References
     ----------
@@ -322,4 +326,6 @@ def load_german(
             )
         qi = GERMAN_QI[qi]
     schema = build_schema(_german_catalog(), qi, roles, "load_german")
-    return Instance(german_table(), schema, name)
+    table = german_table()
+    table["sex"] = np.where(table["personal_status"].astype(str).str.startswith("female"), "female", "male")
+    return Instance(table, schema, name)

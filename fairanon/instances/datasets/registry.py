@@ -7,6 +7,8 @@ import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from ...exceptions import InvalidParameterError
 from ..instance import Instance
 from .adult import load_adult, load_adult_full
@@ -16,7 +18,10 @@ from .diva_example import load_diva_table1
 from .german import load_german
 from .ruggieri_example import load_ruggieri_loan
 
-__all__ = ["DATASETS", "load"]
+__all__ = ["DATA_ENV", "DATASETS", "load"]
+
+#: The environment variable naming the folder of the optional data (UCI Census-Income).
+DATA_ENV = "FAIRANON_DATA"
 
 
 def _load_census_by_name(
@@ -26,16 +31,40 @@ def _load_census_by_name(
     qi: Sequence[str] | None = None,
     roles: Mapping[str, str] | None = None,
     name: str = "census",
+    rows: int | None = None,
+    seed: int = 0,
 ) -> Instance:
-    """``load("census", path=..., path_test=...)``: :func:`load_census` by name."""
-    if path is None:
+    """``load("census", path=..., path_test=...)``: :func:`load_census` by name.
+
+    Without `path`, the folder named by the environment variable ``FAIRANON_DATA`` is
+    read (``census_income_train.csv.gz`` and ``census_income_test.csv.gz``). With `rows`,
+    a seeded random sample of that many records (the first `rows` of a permutation drawn
+    with ``numpy.random.default_rng(seed)``, in table order), named ``census[rows]``.
+    """
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
         raise InvalidParameterError(
-            "The 'census' data set (UCI Census-Income (KDD), about 155 MB) is not bundled with "
-            "fairanon: pass the path of your copy, e.g. "
-            "load('census', path='census-income.data.gz', "
-            "path_test='census-income.test.gz'), or call load_census(path_train, path_test)."
+            f"The 'rows' option of load('census') must be a positive int. Got {rows!r} instead."
         )
-    return load_census(path, path_test, qi=qi, roles=roles, name=name)
+    if path is None:
+        folder = os.environ.get(DATA_ENV)
+        train = os.path.join(folder, "census_income_train.csv.gz") if folder else None
+        if train is None or not os.path.exists(train):
+            raise InvalidParameterError(
+                "The 'census' data set (UCI Census-Income (KDD), about 155 MB) is not bundled with "
+                "fairanon: pass the path of your copy, e.g. "
+                "load('census', path='census-income.data.gz', "
+                "path_test='census-income.test.gz'), call load_census(path_train, path_test), "
+                f"or set {DATA_ENV} to a folder holding census_income_train.csv.gz and "
+                "census_income_test.csv.gz."
+            )
+        path = train
+        test = os.path.join(folder, "census_income_test.csv.gz")
+        path_test = test if os.path.exists(test) else None
+    instance = load_census(path, path_test, qi=qi, roles=roles, name=name)
+    if rows is None or rows >= instance.n_rows:
+        return instance
+    keep = np.sort(np.random.default_rng(seed).permutation(instance.n_rows)[:rows])
+    return instance.subset(instance.row_ids[keep], name=f"{name}[{rows}]")
 
 
 #: Data set name -> loader. :func:`load` calls ``DATASETS[name](**options)``.
