@@ -682,8 +682,9 @@ def mondrian_parts(
     if not roots:
         return [], False
     checks = E.Checks(instance, [KAnonymity(int(k))])
-    engine = _Mondrian(instance, checks, cut_median, False, "hierarchy")
-    groups, timed_out = engine.run(roots, instance.n_rows, deadline)
+    engine = _Mondrian(mondrian_columns(instance, "hierarchy"), checks, cut_median, False)
+    leaves, timed_out = engine.run(roots, instance.n_rows, deadline)
+    groups = leaves.groups(instance.n_rows)
     rows = np.concatenate(roots)
     labels = groups[rows]
     order = np.argsort(labels, kind="stable")
