@@ -32,7 +32,8 @@ from ...models.requirements import (
     requirement_targets,
     validate_requirements,
 )
-from .labels import _MONOTONE_OBJECTIVES, LabelSpace, _label_space
+from ...models.objectives import MONOTONE_OBJECTIVES
+from .labels import LabelSpace, _label_space
 
 __all__ = ["Encoding", "encode", "model_size", "type_table"]
 
@@ -409,5 +410,5 @@ def model_size(
 def _use_closure(requirements, objective: str) -> bool:
     """Whether tight class summaries lose no optimum (module docstring)."""
     return all(isinstance(r, (KAnonymity, LDiversity, TCloseness)) for r in requirements) and (
-        objective in _MONOTONE_OBJECTIVES
+        objective in MONOTONE_OBJECTIVES
     )

@@ -266,8 +266,11 @@ def local_recoding(
     recoding : {"generalization", "suppression"}, default="generalization"
         "generalization": each class releases, per attribute, any label covering its
         values -- a hierarchy node (categorical), a range of values in order
-        (ordered, numeric), or ``*``. "suppression": the class's common value or ``*``
-        (DIVA's semantics; a homogeneous attribute may still be starred).
+        (ordered, numeric), or ``*``; a range, node or interval covering every value
+        present in the data is released as ``*`` and counts as a star (one rule for
+        every kind of label, :mod:`~fairanon.solver.local_recoding.labels`).
+        "suppression": the class's common value or ``*`` (DIVA's semantics; a
+        homogeneous attribute may still be starred).
     objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, optional
         Default: "stars" for suppression, "ncp" for generalization. See
         :data:`OBJECTIVES`; the release's ``objective`` is the exact value (an int or a
