@@ -18,6 +18,7 @@ from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
+from .methods.lns import lns
 from .models.requirements import Requirement, validate_requirements
 from .release import Release
 from .solver.fulldomain import fulldomain
@@ -47,6 +48,7 @@ METHODS: dict[str, Callable[..., Release]] = {
     "bucketization": bucketization,
     "stochastic": stochastic,
     "cpsat": cpsat,
+    "lns": lns,
     "fulldomain": fulldomain,
     "diva": diva,
     "diva-exact": diva_exact,

@@ -98,9 +98,14 @@ def solve_model(
     hint: dict | None = None,
     log: bool = False,
     export=None,
+    deterministic_limit: float | None = None,
+    parameters: dict | None = None,
 ) -> tuple[cp_model.CpSolver | None, _cpsat.Outcome, dict]:
     """Solve a built model; entropy classes are checked exactly and cut off until none
-    violates. Returns the solver holding the solution, the outcome and statistics."""
+    violates. Returns the solver holding the solution, the outcome and statistics.
+    `deterministic_limit` bounds each solve in CP-SAT's deterministic time, so that a
+    one-worker solve it stops gives the same result on any machine load; `parameters`
+    are more CP-SAT parameters by name."""
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     rounds, lazy_cuts, logs = 0, 0, []
     while True:
@@ -113,6 +118,8 @@ def solve_model(
             hint=hint,
             log=log,
             export=export if rounds == 1 else None,
+            deterministic_limit=deterministic_limit,
+            parameters=parameters,
         )
         if outcome.log:
             logs.append(outcome.log)

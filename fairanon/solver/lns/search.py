@@ -1,0 +1,197 @@
+"""The large-neighbourhood search loop: free some classes, re-solve them exactly, keep
+improvements, until the time or the rounds run out.
+
+Each round picks a strategy by roulette over adaptive weights (ALNS: a strategy's
+weight moves towards 1 when its move improves the release, towards 0.1 when not), builds
+a neighbourhood of about ``size`` records (:mod:`.neighbourhoods`) and re-solves it
+(:mod:`.subproblem`). The size adapts: it grows by a quarter after a move proven
+optimal in under half its time, shrinks by a fifth after a move that was not proven.
+A table small enough is first re-solved whole, which proves the optimum when it fits
+in the time.
+
+Determinism: every random choice comes from one generator seeded by the caller, and
+each re-solve is bounded in CP-SAT's deterministic time, so the same seed and worker
+count give the same sequence of releases, round after round (one worker per re-solve
+is fully deterministic; with more, CP-SAT's interleaved search is used). A wall-clock
+limit decides only how many rounds run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...models.requirements import AlphaProtection, KAnonymity, Requirement
+from ...release import Status
+from .. import _cpsat
+from .neighbourhoods import STRATEGIES, ClassIndex
+from .state import Incumbent
+from .subproblem import solve_neighbourhood
+
+__all__ = ["SearchResult", "search"]
+
+
+@dataclass
+class SearchResult:
+    """How the search went.
+
+    Attributes
+    ----------
+    incumbent : Incumbent
+        The best release found (it never gets worse).
+    proven : bool
+        The whole table was re-solved to optimality: the release is optimal.
+    rounds, improvements : int
+    history : list of (float, value)
+        Seconds since the search started and the objective after each improvement.
+    strategies : dict
+        Per strategy: rounds, improvements and final weight.
+    size : int
+        The neighbourhood size (records) at the end.
+    """
+
+    incumbent: Incumbent
+    proven: bool = False
+    rounds: int = 0
+    improvements: int = 0
+    history: list = field(default_factory=list)
+    strategies: dict = field(default_factory=dict)
+    size: int = 0
+    refused: int = 0
+
+
+def search(
+    inc: Incumbent,
+    requirements: Sequence[Requirement],
+    *,
+    seed: int,
+    deadline: float | None,
+    max_rounds: int | None = None,
+    recoding: str = "generalization",
+    num_workers: int = 1,
+    size: int | None = None,
+    max_size: int = 400,
+    around: int = 50,
+    move_time: float = 2.0,
+    whole_rows: int = 300,
+    max_range_values: int = 16,
+    max_vars: int = 30_000,
+    max_contexts: int = 5_000,
+    strategies: Sequence[str] = STRATEGIES,
+    cost_cap: float | None = 1.0,
+) -> SearchResult:
+    """Improve `inc` in place by large-neighbourhood search (see the module docstring).
+
+    Parameters
+    ----------
+    inc : Incumbent
+        The starting release, a valid one.
+    requirements : sequence of Requirement
+    seed : int
+        Seeds the choices and CP-SAT.
+    deadline : float, optional
+        A ``time.perf_counter`` value: no round starts after it, and a re-solve never
+        runs past it.
+    max_rounds : int, optional
+        Stop after this many rounds.
+    recoding : {"generalization", "suppression"}
+    num_workers : int, default=1
+        CP-SAT workers per re-solve.
+    size : int, optional
+        Records per neighbourhood at the start (default: 4k, at least 24).
+    max_size : int, default=400
+    around : int, default=50
+        Classes offered to the freed records to join.
+    move_time : float, default=2.0
+        Seconds (wall, and the same amount of CP-SAT deterministic time) per re-solve.
+    whole_rows : int, default=300
+        Tables up to this many records are first re-solved whole.
+    max_range_values, max_vars, max_contexts
+        As in :func:`~fairanon.solver.local_recoding.local_recoding`, per neighbourhood.
+    strategies : sequence of str
+        Among :data:`~.neighbourhoods.STRATEGIES`.
+    """
+    started = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
+    size = size or max(4 * k, 24)
+    weights = {s: 1.0 for s in strategies}
+    tally = {s: {"rounds": 0, "improvements": 0} for s in (*strategies, "whole")}
+    result = SearchResult(inc)
+    cells = None
+    if any(isinstance(r, AlphaProtection) for r in requirements):
+        prot = inc.instance.protected_mask()
+        neg = inc.instance.negative_mask()
+        cells = np.where(prot, 0, 2) + np.where(neg, 0, 1)
+    index = ClassIndex(inc, k)
+
+    def out_of_time() -> bool:
+        if max_rounds is not None and result.rounds >= max_rounds:
+            return True
+        return deadline is not None and time.perf_counter() >= deadline
+
+    def run(nb, limit):
+        return solve_neighbourhood(
+            inc, requirements, nb, recoding=recoding, max_range_values=max_range_values,
+            time_limit=limit, deterministic_limit=limit, seed=int(rng.integers(2**31 - 1)),
+            num_workers=num_workers, max_vars=max_vars, max_contexts=max_contexts,
+            alpha_cells=cells, cost_cap=cost_cap,
+        )
+
+    if inc.instance.n_rows <= whole_rows and not out_of_time():
+        result.rounds += 1
+        tally["whole"]["rounds"] += 1
+        whole = index.whole()
+        move = run(whole, _cpsat.remaining(deadline))
+        if move.labels is not None and inc.value_after(whole.vectors, whole.rows, move.labels) <= inc.value:
+            before = inc.value
+            inc.replace(whole.vectors, whole.rows, move.labels)
+            if inc.value < before:
+                result.improvements += 1
+                tally["whole"]["improvements"] += 1
+                result.history.append((time.perf_counter() - started, inc.value))
+            index = ClassIndex(inc, k)
+        if move.proven:
+            result.proven = True
+            return _finish(result, tally, weights, size)
+
+    names = list(strategies)
+    while not out_of_time():
+        p = np.array([weights[s] for s in names])
+        strategy = names[int(rng.choice(len(names), p=p / p.sum()))]
+        nb = index.neighbourhood(strategy, rng, size, around)
+        limit = move_time if deadline is None else min(move_time, max(0.01, deadline - time.perf_counter()))
+        result.rounds += 1
+        tally[strategy]["rounds"] += 1
+        clock = time.perf_counter()
+        move = run(nb, limit)
+        took = time.perf_counter() - clock
+        improved = False
+        if move.labels is not None:
+            if inc.value_after(nb.vectors, nb.rows, move.labels) < inc.value:
+                inc.replace(nb.vectors, nb.rows, move.labels)
+                improved = True
+        elif "refused" in move.stats:
+            result.refused += 1
+        if improved:
+            result.improvements += 1
+            tally[strategy]["improvements"] += 1
+            result.history.append((time.perf_counter() - started, inc.value))
+            index = ClassIndex(inc, k)
+        weights[strategy] = 0.8 * weights[strategy] + 0.2 * (1.0 if improved else 0.1)
+        if move.proven and took < limit / 2:
+            size = min(int(size * 1.25) + 1, max_size)
+        elif not move.proven:
+            size = max(int(size * 0.8), 2 * k)
+    return _finish(result, tally, weights, size)
+
+
+def _finish(result: SearchResult, tally: dict, weights: dict, size: int) -> SearchResult:
+    result.strategies = {
+        s: {**t, "weight": round(weights.get(s, 0.0), 3)} for s, t in tally.items() if t["rounds"]
+    }
+    result.size = size
+    return result
