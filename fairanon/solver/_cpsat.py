@@ -225,6 +225,7 @@ def solve(
             "solver": "CP-SAT",
             "solver_status": solver.status_name(code),
             "wall_time_s": solver.wall_time,
+            "deterministic_time": solver.response_proto.deterministic_time,
             "conflicts": solver.num_conflicts,
             "branches": solver.num_branches,
             "num_workers": int(num_workers),

@@ -2,28 +2,35 @@
 
 The linear relaxation of the model of :mod:`fairanon.solver.local_recoding` under
 k-anonymity (every other requirement only removes releases, so the bound holds for them
-too): variables ``x[t,v]`` in [0, w_t] and ``z[v]`` in [0, 1], every type's records
-released once, ``x[t,v] <= w_t z[v]`` and ``sum_t x[t,v] >= k z[v]``. Its candidate
-vectors are the join closure of the types (the tight summaries classes can have), over
-every hierarchy node and every range of the values present -- the cheapest labels any
-release can use for a class -- so no release costs less than the integer optimum over
-them, and the LP value is at most that.
+too), written over *columns*: a column is a candidate vector v with an amount x_t of
+records of each type it covers, at least k in all -- a fractional class -- and costs
+c_v times its records; each type's records are released once. This is the relaxation of
+the model with ``x[t,v] <= w_t z[v]`` and ``sum_t x[t,v] >= k z[v]`` (its columns span
+the same polytope; the bound z[v] <= 1 does not change the optimum: a vector used more
+than once holds at least 2k records, so the links are slack). The candidate vectors are the join closure of the types (the tight
+summaries classes can have), over every hierarchy node and every range of the values
+present -- the cheapest labels any release can use for a class -- so no release costs
+less than the integer optimum over them, and the LP value is at most that.
 
-Column generation: the restricted LP over a pool of vectors is solved with GLOP; for
-the duals u of the "released once" rows, a vector's reduced cost is
+Column generation: the restricted LP is solved with GLOP (columns only are added, so
+every solve starts from the last basis); for the duals u of the "released once" rows
+a vector's reduced cost is
 
     rc(v) = min { sum_t (c_v - u_t) x_t : 0 <= x_t <= w_t, sum_t x_t >= k }
 
-over the types it covers, and the most negative ones join the pool. For any u,
+over the types it covers (every type with c_v < u_t whole, then the cheapest other
+records up to k), and the columns of the vectors with the most negative mean_k(v), the
+average of c_v - u_t over the k cheapest records v covers, join. For any u -- the
+Lagrangian relaxation of the "released once" rows, keeping that the classes of a
+protected group of n_g records hold n_g records in all, each at least k, so that a
+class's reduced cost per record is at least mean_k of its vector --
 
-    LP >= sum_t u_t w_t + sum over groups g of the floor(n_g / k) most negative rc(v)
+    OPT >= sum_t u_t w_t + sum over groups g of n_g * min over v in g of mean_k(v),
 
-(the Lagrangian relaxation of the "released once" rows: each vector is used at most
-once, z[v] <= 1, and a protected group g of n_g records has at most floor(n_g / k)
-classes), so every round gives a valid bound, computed over the whole closure (a lower
-bound of rc(v) may stand in for it), and the last equals the LP value when every vector
-of negative reduced cost is in the pool. The bound is rounded up to the objective's
-grid (costs are multiples of 1 / scale) after a safety margin for the floating point.
+so every round gives a valid bound, computed over the whole closure, and it equals the
+LP value at the LP's optimal duals (no column prices out there). The bound is rounded up to the
+objective's grid (costs are multiples of 1 / scale) after a safety margin for the
+floating point. Columns from a given release (its classes) start the search.
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ __all__ = ["LP_OBJECTIVES", "lp_bound"]
 
 #: Objectives whose model costs are those of the cheapest labels any release can use.
 LP_OBJECTIVES = ("ncp", "lm", "generalized")
+#: Weight of the best duals so far in the point where columns are priced (Wentges'
+#: dual smoothing: the LP's own duals jump from round to round on these degenerate LPs).
+SMOOTHING = 0.7
 
 
 def _valid_families(instance: Instance, objective: str) -> bool:
@@ -124,37 +134,30 @@ def lp_bound(
     if any(size < k for size in n_g.values()):
         return None  # no release meets k: nothing to bound
 
-    pool = set()
-    for g in groups.tolist():  # the coarsest vector of each group covers all its types
-        members = np.flatnonzero(group_of_vec == g)
-        reach = np.diff(starts)[members]
-        pool.add(int(members[np.argmax(reach)]))
-    if release is not None:
-        pool.update(_release_vectors(enc, vectors, release))
-
     solver = pywraplp.Solver.CreateSolver("GLOP")
     released = [solver.Constraint(float(w[t]), float(w[t])) for t in range(enc.n_types)]
     solver.Objective().SetMinimization()
-    in_pool: set[int] = set()
+    added = [0]
 
-    def add(v: int) -> None:
-        in_pool.add(v)
-        z = solver.NumVar(0.0, 1.0, "")
-        size = solver.Constraint(0.0, solver.infinity())
-        size.SetCoefficient(z, -float(k))
-        for i in order[starts[v] : starts[v + 1]].tolist():
-            t = int(pair_t[i])
-            x = solver.NumVar(0.0, float(w[t]), "")
-            solver.Objective().SetCoefficient(x, float(costs[i]))
-            released[t].SetCoefficient(x, 1.0)
-            size.SetCoefficient(x, 1.0)
-            link = solver.Constraint(-solver.infinity(), 0.0)
-            link.SetCoefficient(x, 1.0)
-            link.SetCoefficient(z, -float(w[t]))
+    def add(v: int, amounts: dict[int, float]) -> None:
+        """A column: vector v releasing `amounts` records of each type."""
+        lam = solver.NumVar(0.0, solver.infinity(), "")
+        total = 0.0
+        for t, q in amounts.items():
+            released[t].SetCoefficient(lam, float(q))
+            total += q
+        solver.Objective().SetCoefficient(lam, float(vec_cost[v]) * total)
+        added[0] += 1
 
-    for v in sorted(pool):
-        add(v)
+    for g in groups.tolist():  # the coarsest vector of each group covers all its types
+        members = np.flatnonzero(group_of_vec == g)
+        v = int(members[np.argmax(np.diff(starts)[members])])
+        add(v, {int(pair_t[i]): float(w[pair_t[i]]) for i in order[starts[v] : starts[v + 1]]})
+    if release is not None:
+        for v, amounts in _release_columns(enc, vectors, release, k):
+            add(v, amounts)
     best = -math.inf
+    center = None
     rounds, lp_value, solved = 0, None, False
     while True:
         rounds += 1
@@ -164,22 +167,26 @@ def lp_bound(
         if status != pywraplp.Solver.OPTIMAL:
             break
         lp_value = solver.Objective().Value()
-        u = np.array([c.dual_value() for c in released])
-        rc, most = _reduced_costs(vec_cost, pair_t, order, starts, u, w, k)
-        bound = float(u @ w)
-        for g in groups.tolist():
-            negative = np.sort(rc[(group_of_vec == g) & (rc < 0)])
-            bound += float(negative[: n_g[g] // k].sum())
-        best = max(best, bound)
-        fresh = [v for v in most[: columns + len(in_pool)].tolist()
-                 if v not in in_pool and rc[v] < -1e-9 * scale][:columns]
-        if not fresh:
+        duals = np.array([c.dual_value() for c in released])
+        # Wentges' smoothing: price at a point between the best duals and the LP's.
+        tries = [duals] if center is None else [SMOOTHING * center + (1 - SMOOTHING) * duals, duals]
+        most = []
+        for u in tries:
+            mean, most, amounts = _price(vec_cost, pair_t, order, starts, u, w, k, columns)
+            bound = float(u @ w)
+            for g in groups.tolist():
+                bound += n_g[g] * float(mean[group_of_vec == g].min())
+            if bound > best:
+                best, center = bound, u
+            if most:
+                break
+        if not most or best >= lp_value - 1e-7 * max(1.0, abs(lp_value)):
             solved = True
             break
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        for v in fresh:
-            add(v)
+        for v in most:
+            add(v, amounts[v])
     if best == -math.inf:
         return None
     margin = 1e-7 * max(1.0, abs(best)) + 1e-6
@@ -187,7 +194,7 @@ def lp_bound(
     value = int(value) if value.denominator == 1 else value
     details = {
         "rounds": rounds,
-        "pool": len(in_pool),
+        "columns": added[0],
         "closure": n_vec,
         "pairs": len(pair_t),
         "lp": None if lp_value is None else lp_value / scale,
@@ -196,55 +203,59 @@ def lp_bound(
     return LowerBound(objective, value, "LP (column generation)", solved, details)
 
 
-def _reduced_costs(vec_cost, pair_t, order, starts, u, w, k):
-    """rc(v) for every vector, and the vectors ordered by it (most negative first).
-
-    The part sum_t min(0, c_v - u_t) w_t is a lower bound of rc(v); the fill (cheapest
-    units with c_v >= u_t until k records) is added for every vector that needs it and
-    whose lower bound is negative."""
+def _price(vec_cost, pair_t, order, starts, u, w, k, columns):
+    """Per vector, the average reduced cost of its k cheapest records, mean_k(v); the
+    vectors where it is negative (most negative first, at most `columns`); and, for
+    each, the column with the least reduced cost (every type with c_v < u_t whole, then
+    the cheapest other records up to k)."""
     n_vec = len(vec_cost)
     pv = np.repeat(np.arange(n_vec), np.diff(starts))
     t = pair_t[order]
     val = vec_cost[pv] - u[t]
     wt = w[t].astype(float)
-    neg = np.bincount(pv, weights=np.minimum(val, 0.0) * wt, minlength=n_vec)
-    plus = np.bincount(pv, weights=np.where(val < 0, wt, 0.0), minlength=n_vec)
-    rc = neg.copy()
-    short = np.flatnonzero(plus < k)
-    for v in short[np.argsort(neg[short], kind="stable")].tolist():
-        if neg[v] >= 0:
-            break  # rc >= 0 there: the lower bound stands in
+    by = np.lexsort((val, pv))
+    sv, sw, sp = val[by], wt[by], pv[by]
+    before = np.cumsum(sw) - sw
+    first = np.searchsorted(sp, np.arange(n_vec))
+    before -= before[first[sp]]  # records of the same vector before this pair
+    take = np.clip(k - before, 0.0, sw)
+    mean = np.bincount(sp, weights=sv * take, minlength=n_vec) / k
+    chosen = np.argsort(mean, kind="stable")[:columns]
+    chosen = [int(v) for v in chosen if mean[v] < -1e-9 * max(1.0, abs(vec_cost[v]))]
+    amounts = {}
+    for v in chosen:
         lo, hi = starts[v], starts[v + 1]
-        vals, weights = val[lo:hi], wt[lo:hi]
-        keep = vals >= 0
-        need = k - plus[v]
-        fill = 0.0
-        for c, q in zip(np.sort(vals[keep]).tolist(), weights[keep][np.argsort(vals[keep])].tolist()):
-            take = min(q, need)
-            fill += c * take
-            need -= take
+        vals, types, weights = val[lo:hi], t[lo:hi], wt[lo:hi]
+        col = {int(tt): float(q) for tt, q, x in zip(types, weights, vals) if x < 0}
+        need = k - sum(col.values())
+        for j in np.argsort(vals, kind="stable").tolist():
             if need <= 0:
                 break
-        rc[v] = neg[v] + fill if need <= 0 else math.inf
-    return rc, np.argsort(rc, kind="stable")
+            if vals[j] >= 0:
+                q = min(weights[j], need)
+                col[int(types[j])] = col.get(int(types[j]), 0.0) + float(q)
+                need -= q
+        amounts[v] = col
+    return mean, chosen, amounts
 
 
-def _release_vectors(enc, vectors, release: Release) -> set[int]:
-    """The closure vector (tight summary) of each class of `release`."""
+def _release_columns(enc, vectors, release: Release, k: int):
+    """Per class of `release`: its tight summary (a closure vector) and its records per
+    type -- the release itself as columns."""
     from ..models.metrics import equivalence_classes
 
     try:
         classes = equivalence_classes(enc.instance, release)
         table_order = enc.instance.row_ids.get_indexer(release.table.index)
     except FairanonError:
-        return set()
+        return []
     index = {vec: v for v, vec in enumerate(vectors)}
     cls = np.empty(enc.instance.n_rows, dtype=np.int64)
     cls[table_order] = classes
-    out = set()
+    out = []
     for c in np.unique(cls).tolist():
         rows = np.flatnonzero(cls == c)
-        types = np.unique(enc.row_type[rows])
+        types, counts = np.unique(enc.row_type[rows], return_counts=True)
         vec = [int(enc.protected[types[0]])]
         for a, space in enumerate(enc.spaces):
             labels = enc.qi[types, a]
@@ -253,6 +264,6 @@ def _release_vectors(enc, vectors, release: Release) -> set[int]:
                 joined = space.join(joined, np.array([lab]))
             vec.append(int(joined[0]))
         v = index.get(tuple(vec))
-        if v is not None:
-            out.add(v)
+        if v is not None and len(rows) >= k:
+            out.append((v, {int(tt): float(q) for tt, q in zip(types, counts)}))
     return out

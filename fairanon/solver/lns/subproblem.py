@@ -194,9 +194,11 @@ def solve_neighbourhood(
 
     solver, outcome, lazy = solve_model(
         pm, time_limit=time_limit, seed=seed, num_workers=num_workers, hint=hint,
-        deterministic_limit=deterministic_limit, parameters=SOLVER_PARAMETERS,
+        deterministic_limit=deterministic_limit,
+        parameters={**SOLVER_PARAMETERS, "interleave_search": num_workers > 1},
     )
-    stats.update(status=str(outcome.status), wall_s=outcome.stats.get("wall_time_s"), **lazy)
+    stats.update(status=str(outcome.status), wall_s=outcome.stats.get("wall_time_s"),
+                 deterministic_time=outcome.stats.get("deterministic_time", 0.0), **lazy)
     if not outcome.has_solution:
         return Move(outcome.status, None, False, stats)
     labels = np.empty((len(rows), len(spaces)), dtype=np.int64)
