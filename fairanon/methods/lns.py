@@ -79,17 +79,17 @@ def best_bound(
     release: Release | None = None,
     time_limit: float | None = None,
 ) -> LowerBound:
-    """The strongest lower bound found in the time: the LP bound of the type model
-    (:func:`fairanon.solver.bounds.lp_bound`) when it applies, else the per-record bound
-    (:func:`fairanon.models.bounds.lower_bound`)."""
+    """The strongest lower bound found in the time: the per-record bound
+    (:func:`fairanon.models.bounds.lower_bound`, which also counts l-diversity; at most
+    half the time) and the LP bound of the type model under k
+    (:func:`fairanon.solver.bounds.lp_bound`, when it applies), whichever is larger."""
     started = time.perf_counter()
-    found = lp_bound(instance, requirements, objective, release=release, time_limit=time_limit)
+    half = None if time_limit is None else time_limit / 2
+    found = lower_bound(instance, requirements, objective, release=release, time_limit=half)
     left = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - started))
-    if found is not None and found.complete:
-        return found
-    other = lower_bound(instance, requirements, objective, release=release, time_limit=left)
-    if found is None or other.value > found.value:
-        return other
+    lp = lp_bound(instance, requirements, objective, release=release, time_limit=left)
+    if lp is not None and lp.value >= found.value:
+        return lp
     return found
 
 

@@ -119,6 +119,10 @@ def search(
         Tables up to this many records are first re-solved whole.
     max_range_values, max_vars, max_contexts
         As in :func:`~fairanon.solver.local_recoding.local_recoding`, per neighbourhood.
+    cost_cap : float, optional
+        With the objectives "ncp" and "lm", a neighbourhood's candidate vectors cost at
+        most this many times its costliest class, per record (the whole table is
+        re-solved without the cap).
     strategies : sequence of str
         Among :data:`~.neighbourhoods.STRATEGIES`.
     """
@@ -141,19 +145,19 @@ def search(
             return True
         return deadline is not None and time.perf_counter() >= deadline
 
-    def run(nb, wall, deterministic):
+    def run(nb, wall, deterministic, cap=cost_cap if inc.objective in ("ncp", "lm") else None):
         return solve_neighbourhood(
             inc, requirements, nb, recoding=recoding, max_range_values=max_range_values,
             time_limit=wall, deterministic_limit=deterministic, seed=int(rng.integers(2**31 - 1)),
             num_workers=num_workers, max_vars=max_vars, max_contexts=max_contexts,
-            alpha_cells=cells, cost_cap=cost_cap,
+            alpha_cells=cells, cost_cap=cap,
         )
 
     if inc.instance.n_rows <= whole_rows and not out_of_time():
         result.rounds += 1
         tally["whole"]["rounds"] += 1
         whole = index.whole()
-        move = run(whole, _cpsat.remaining(deadline), None)
+        move = run(whole, _cpsat.remaining(deadline), None, cap=None)  # exact: no cap
         if move.labels is not None and inc.value_after(whole.vectors, whole.rows, move.labels) <= inc.value:
             before = inc.value
             inc.replace(whole.vectors, whole.rows, move.labels)
