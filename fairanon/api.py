@@ -19,7 +19,15 @@ from .instances.instance import Instance
 from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
 from .methods.lns import lns
-from .models.requirements import Requirement, validate_requirements
+from .models.requirements import (
+    AlphaProtection,
+    DiversityConstraint,
+    KAnonymity,
+    LDiversity,
+    Requirement,
+    TCloseness,
+    validate_requirements,
+)
 from .release import Release
 from .solver.fulldomain import fulldomain
 
@@ -32,8 +40,37 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     options = {**extra, **options}
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
+    if name not in _EXACT and _lns_after(name, requirements, time_limit, options):
+        release = lns(instance, requirements, seed=seed, time_limit=time_limit, start=[name])
+        why = (
+            f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
+            f"improves {name}'s release by re-solving groups of its classes exactly, and "
+            "bounds the loss from below"
+        )
+        return release.with_provenance(auto_choice=f"{name}+lns", auto_reason=why, auto_time_limit=time_limit)
     release = METHODS[name](instance, requirements, seed=seed, time_limit=time_limit, **options)
     return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit)
+
+
+#: With a time limit of at least this many seconds, "auto" improves a heuristic's
+#: release by large-neighbourhood search (the heuristic itself takes well under a second
+#: on the bundled data; a search needs seconds to move).
+AUTO_LNS_SECONDS = 10.0
+
+
+def _lns_after(name: str, requirements: Sequence[Requirement], time_limit, options) -> bool:
+    """Whether "auto" runs lns after the heuristic `name`: a time limit that allows it,
+    requirements lns enforces, and no option meant for the heuristic alone."""
+    from .methods.starts import HEURISTICS
+
+    takes = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
+    return (
+        time_limit is not None
+        and time_limit >= AUTO_LNS_SECONDS
+        and not options
+        and name in {h[0] for h in HEURISTICS}
+        and all(isinstance(r, takes) for r in requirements)
+    )
 
 
 #: Method names and the functions behind them. Each takes
@@ -88,6 +125,11 @@ def choose_method(
     3. ``"fulldomain"`` (optimal full-domain generalization, which also takes
        diversity constraints and alpha-protection) when every quasi-identifier has
        levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes.
+
+    When the choice is a heuristic and a time limit of at least ``AUTO_LNS_SECONDS`` is
+    given, ``"auto"`` then improves its release by large-neighbourhood search
+    (:func:`fairanon.methods.lns.lns` started from it, with a lower bound on the loss),
+    and says so in ``provenance["auto_choice"]`` (e.g. ``"mondrian+lns"``).
 
     Raises
     ------

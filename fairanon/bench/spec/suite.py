@@ -52,9 +52,10 @@ _SUITE_KEYS = {
     "out",
 }
 _EXPERIMENT_KEYS = {"name", "instances", "requirements", "algorithms"}
-_METRIC_KEYS = {"mre", "mre_queries", "vectors", "vector_max_rows", "numeric_loss"}
+_METRIC_KEYS = {"mre", "mre_queries", "vectors", "vector_max_rows", "numeric_loss", "bound"}
 _DEFAULT_METRICS = {
     "mre": False,
+    "bound": False,
     "mre_queries": 10_000,
     "vectors": "auto",
     "vector_max_rows": 1_000_000,

@@ -80,7 +80,7 @@ def search(
     recoding: str = "generalization",
     num_workers: int = 1,
     size: int | None = None,
-    max_size: int = 400,
+    max_size: int = 1000,
     around: int = 50,
     move_time: float = 0.2,
     whole_rows: int = 300,
@@ -109,7 +109,7 @@ def search(
         CP-SAT workers per re-solve.
     size : int, optional
         Records per neighbourhood at the start (default: 4k, at least 24).
-    max_size : int, default=400
+    max_size : int, default=1000
     around : int, default=50
         Classes offered to the freed records to join.
     move_time : float, default=0.2

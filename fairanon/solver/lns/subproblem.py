@@ -154,12 +154,17 @@ def solve_neighbourhood(
         rest.alpha_cells = tuple(int(c) for c in np.bincount(alpha_cells, minlength=4))
         rest.alpha_context = _alpha_counter(inc, rows, alpha_cells, ids)
     extra = [to_model(vec) for vec in nb.vectors + nb.around]
-    max_cost = None
+    max_cost = type_cap = None
     if cost_cap is not None:
-        worst = max(
-            sum(float(reg.ncp[j]) for reg, j in zip(inc.registries, vec[1:])) for vec in nb.vectors
-        )
-        max_cost = worst * cost_cap
+        ncp = np.zeros(len(rows))
+        for a, reg in enumerate(inc.registries):
+            ncp += np.array([float(c) for c in reg.ncp])[inc.labels[rows, a]]
+        max_cost = float(ncp.max()) * cost_cap
+        # A type may take what its costliest record pays now, or the neighbourhood's
+        # mean, with the same slack.
+        per_type = np.zeros(enc.n_types)
+        np.maximum.at(per_type, enc.row_type, ncp)
+        type_cap = np.maximum(per_type, ncp.mean()) * cost_cap
     monotone = all(r.union_monotone for r in requirements)
     attempts = [None] if monotone else [False, True]
     pm, why = None, ""
@@ -169,6 +174,7 @@ def solve_neighbourhood(
                 enc, requirements, objective=inc.objective, closure=closure,
                 max_vars=max_vars if closure is not False else min(max_vars, ALL_CANDIDATES_MAX_VARS),
                 max_contexts=max_contexts, extra_vectors=extra, rest=rest, max_cost=max_cost,
+                type_cap=type_cap,
             )
             break
         except (InvalidParameterError, IncompatibleRequirementError) as exc:

@@ -50,6 +50,7 @@ def build_model(
     extra_vectors: Sequence[tuple] = (),
     rest: Rest | None = None,
     max_cost: float | None = None,
+    type_cap: np.ndarray | None = None,
 ) -> LocalRecodingModel:
     """The weighted-type model of :mod:`fairanon.solver.local_recoding`.
 
@@ -78,6 +79,9 @@ def build_model(
     max_cost : float, optional
         Leave out the join-closure vectors whose NCP per record exceeds this (a
         restriction: the model is then exact over the cheaper vectors only).
+    type_cap : numpy.ndarray, optional
+        Per type, the largest NCP per record of a vector it may take, `extra_vectors`
+        aside (a restriction too).
     """
     if closure is None:
         closure = _use_closure(requirements, objective) and not explain
@@ -87,7 +91,7 @@ def build_model(
         held_of = lambda vec: rest.held(vec)[0]  # noqa: E731
     cands = _candidates(
         enc, closure, k if (prune and not explain) else 1, max_vars, extra_vectors, held_of,
-        max_cost,
+        max_cost, type_cap,
     )
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
     held = np.array([held_of(vec) if held_of else 0 for vec in vectors], dtype=np.int64)

@@ -121,7 +121,7 @@ def encode(
 
     >>> enc = encode(fa.load("ruggieri_loan"), [fa.TCloseness(0.25)])
     >>> enc.n_types, int(enc.weight.sum()), [s.texts for s in enc.spaces]
-    (13, 17, [['housing', 'car', 'housing-car'], ['no', 'yes', '*']])
+    (13, 17, [['housing', 'car', '*'], ['no', 'yes', '*']])
     """
     names = list(instance.schema.generalizable)
     spaces = [_label_space(instance, name, recoding, max_range_values) for name in names]
@@ -363,13 +363,15 @@ def _candidates(
     extra: Sequence[tuple] = (),
     held: Callable[[tuple], int] | None = None,
     max_cost: float | None = None,
+    type_cap: np.ndarray | None = None,
 ) -> _Candidates:
     """The candidate vectors and their (type, vector) pairs.
 
     `extra` vectors are candidates too (a neighbourhood's current classes and the
     classes around it); ``held(vector)`` gives the records outside the model that are
     already released as it, which count towards k; `max_cost` bounds the NCP per record
-    of the join closure's vectors."""
+    of the join closure's vectors, and `type_cap` (per type) that of the vectors each
+    type may take other than the `extra` ones."""
     if closure:
         vectors = _closure_vectors(enc, max_vars, max_cost)
         pair_t, pair_v = _covering_pairs(enc, vectors)
@@ -404,6 +406,14 @@ def _candidates(
         more_t, more_v = _covering_pairs(enc, fresh, offset=len(vectors))
         vectors = vectors + fresh
         pair_t, pair_v = np.concatenate([pair_t, more_t]), np.concatenate([pair_v, more_v])
+    if type_cap is not None and len(pair_v):
+        arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)[:, 1:]
+        fixed = np.zeros(len(vectors), dtype=bool)
+        fixed[len(vectors) - len(fresh) :] = True
+        known_extra = {v for v in dict.fromkeys(extra)}
+        fixed |= np.array([vec in known_extra for vec in vectors], dtype=bool)
+        keep = fixed[pair_v] | (_vector_costs(enc, arr)[pair_v] <= type_cap[pair_t] + 1e-9)
+        pair_t, pair_v = pair_t[keep], pair_v[keep]
     order = np.lexsort((pair_v, pair_t))
     pair_t, pair_v = pair_t[order], pair_v[order]
     if k > 1 and len(pair_v):
