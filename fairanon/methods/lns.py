@@ -108,7 +108,7 @@ def improve(
     max_size: int = 1000,
     around: int = 50,
     move_time: float = 0.2,
-    whole_rows: int = 300,
+    whole_types: int = 300,
     strategies: Sequence[str] = STRATEGIES,
     max_range_values: int = 16,
 ) -> Release:
@@ -140,7 +140,7 @@ def improve(
     result = search(
         inc, requirements, seed=_cpsat.random_seed(seed), deadline=deadline,
         max_rounds=max_rounds, recoding=recoding, num_workers=workers, size=size,
-        max_size=max_size, around=around, move_time=move_time, whole_rows=whole_rows,
+        max_size=max_size, around=around, move_time=move_time, whole_types=whole_types,
         max_range_values=max_range_values, strategies=strategies,
     )
     stats = {
@@ -198,7 +198,7 @@ def lns(
     max_size: int = 1000,
     around: int = 50,
     move_time: float = 0.2,
-    whole_rows: int = 300,
+    whole_types: int = 300,
     strategies: Sequence[str] = STRATEGIES,
     max_range_values: int = 16,
 ) -> Release:
@@ -239,9 +239,10 @@ def lns(
     move_time : float, default=0.2
         CP-SAT deterministic time per re-solve (about half a second on a 2-core machine),
         so that a re-solve stops at the same point on any machine load.
-    whole_rows : int, default=300
-        Tables up to this many records are first re-solved whole (which proves the
-        optimum when it finishes in time).
+    whole_types : int, default=300
+        Tables with at most this many distinct records (quasi-identifiers and protected
+        value) are first re-solved whole, in at most half the time (which proves the
+        optimum when it finishes).
     strategies : sequence of str
         Neighbourhood kinds (:data:`fairanon.solver.lns.STRATEGIES`).
     max_range_values : int, default=16
@@ -296,7 +297,7 @@ def lns(
     release = improve(
         instance, requirements, first, seed=seed, time_limit=max(0.01, search_end - time.perf_counter()),
         objective=objective, recoding=recoding, num_workers=num_workers, max_rounds=max_rounds,
-        size=size, max_size=max_size, around=around, move_time=move_time, whole_rows=whole_rows,
+        size=size, max_size=max_size, around=around, move_time=move_time, whole_types=whole_types,
         strategies=strategies, max_range_values=max_range_values,
     )
     low = None

@@ -42,7 +42,7 @@ def _whole_table_agrees(inst, reqs, recoding, objective):
         return
     start = _start(inst, reqs, recoding, objective)
     rel = improve(inst, reqs, start, objective=objective, recoding=recoding, seed=0,
-                  whole_rows=100, max_rounds=1)
+                  whole_types=100, max_rounds=1)
     assert rel.status == Status.OPTIMAL
     assert rel.objective == expected == objective_value(inst, rel, objective)
     assert fa.verify(inst, rel, reqs).passed
@@ -101,7 +101,7 @@ def test_every_release_verifies(data, inst):
     if start is None:
         return
     rel = improve(inst, reqs, start, objective=objective, seed=data.draw(st.integers(0, 9)),
-                  whole_rows=0, max_rounds=5, size=8, move_time=0.1)
+                  whole_types=0, max_rounds=5, size=8, move_time=0.1)
     assert rel.status in (Status.FEASIBLE, Status.OPTIMAL)
     report = fa.verify(inst, rel, reqs)
     assert report.passed, str(report)
@@ -120,7 +120,7 @@ def test_diversity_constraints_hold_through_moves():
             fa.DiversityConstraint({"housing": "rent"}, 120, 150)]
     start = fa.anonymize(inst, reqs, method="diva", seed=0)
     assert fa.verify(inst, start, reqs).passed
-    rel = improve(inst, reqs, start, objective="ncp", seed=0, whole_rows=0, max_rounds=12)
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, whole_types=0, max_rounds=12)
     search = rel.provenance["search"]
     assert search["improvements"] > 0, search
     report = fa.verify(inst, rel, reqs)
@@ -131,7 +131,7 @@ def test_diversity_constraints_hold_through_moves():
 def test_alpha_protection_holds_through_moves():
     inst = _german(("job", "housing"))
     reqs = [fa.KAnonymity(5), fa.AlphaProtection("RD", "0.15")]
-    rel = lns(inst, reqs, objective="ncp", seed=0, whole_rows=0, max_rounds=12, bound=False)
+    rel = lns(inst, reqs, objective="ncp", seed=0, whole_types=0, max_rounds=12, bound=False)
     search = rel.provenance["search"]
     assert search["start"] in ("dmondrian", "fulldomain", "dsabre", "diva")
     assert search["improvements"] > 0, search
@@ -157,7 +157,7 @@ def test_lns_starts_from_the_best_heuristic_and_certifies_its_gap():
 def test_same_seed_same_release():
     inst = _german()
     reqs = [fa.KAnonymity(4), fa.LDiversity(2)]
-    runs = [lns(inst, reqs, seed=3, max_rounds=12, whole_rows=0, bound=False) for _ in range(2)]
+    runs = [lns(inst, reqs, seed=3, max_rounds=12, whole_types=0, bound=False) for _ in range(2)]
     assert runs[0].table.equals(runs[1].table)
     assert runs[0].objective == runs[1].objective
 

@@ -83,7 +83,7 @@ def search(
     max_size: int = 1000,
     around: int = 50,
     move_time: float = 0.2,
-    whole_rows: int = 300,
+    whole_types: int = 300,
     max_range_values: int = 16,
     max_vars: int = 30_000,
     max_contexts: int = 5_000,
@@ -115,8 +115,11 @@ def search(
     move_time : float, default=0.2
         CP-SAT deterministic time per re-solve (about half a second on the benchmarks'
         machine; see :data:`WALL_FACTOR`).
-    whole_rows : int, default=300
-        Tables up to this many records are first re-solved whole.
+    whole_types : int, default=300
+        Tables with at most this many distinct records (on the quasi-identifiers and
+        the protected attribute) are first re-solved whole, in at most half the time
+        (the optimum is proven when it finishes; else the search goes on from the best
+        release found).
     max_range_values, max_vars, max_contexts
         As in :func:`~fairanon.solver.local_recoding.local_recoding`, per neighbourhood.
     cost_cap : float, optional
@@ -153,11 +156,13 @@ def search(
             alpha_cells=cells, cost_cap=cap,
         )
 
-    if inc.instance.n_rows <= whole_rows and not out_of_time():
+    distinct = len(np.unique(np.column_stack([inc.protected, *(r.row_value for r in inc.registries)]), axis=0))
+    if distinct <= whole_types and not out_of_time():
         result.rounds += 1
         tally["whole"]["rounds"] += 1
         whole = index.whole()
-        move = run(whole, _cpsat.remaining(deadline), None, cap=None)  # exact: no cap
+        left = _cpsat.remaining(deadline)
+        move = run(whole, None if left is None else left / 2, None, cap=None)  # exact: no cap
         if move.labels is not None and inc.value_after(whole.vectors, whole.rows, move.labels) <= inc.value:
             before = inc.value
             inc.replace(whole.vectors, whole.rows, move.labels)
