@@ -107,7 +107,7 @@ def improve(
     size: int | None = None,
     max_size: int = 1000,
     around: int = 50,
-    move_time: float = 0.2,
+    move_time: float | None = None,
     whole_types: int = 300,
     strategies: Sequence[str] = STRATEGIES,
     max_range_values: int = 16,
@@ -197,7 +197,7 @@ def lns(
     size: int | None = None,
     max_size: int = 1000,
     around: int = 50,
-    move_time: float = 0.2,
+    move_time: float | None = None,
     whole_types: int = 300,
     strategies: Sequence[str] = STRATEGIES,
     max_range_values: int = 16,
@@ -236,9 +236,10 @@ def lns(
         Records per neighbourhood at the start (default 4k, at least 24) and at most.
     around : int, default=50
         Classes next to a neighbourhood that its records may join.
-    move_time : float, default=0.2
-        CP-SAT deterministic time per re-solve (about half a second on a 2-core machine),
-        so that a re-solve stops at the same point on any machine load.
+    move_time : float, optional
+        CP-SAT deterministic time per re-solve, so that a re-solve stops at the same
+        point on any machine load (default 0.2, about half a second on a 2-core machine;
+        0.05 above 10,000 records).
     whole_types : int, default=300
         Tables with at most this many distinct records (quasi-identifiers and protected
         value) are first re-solved whole, in at most half the time (which proves the

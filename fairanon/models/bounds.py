@@ -334,7 +334,7 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
         ub = [min(u, worst) for u in per_type]
     counts = {"types": n_types, "solved": 0, "quick": 0, "capped": 0, "unsolved": 0}
     total = Fraction(0)
-    by_group = {g: np.flatnonzero(group == g) for g in np.unique(group).tolist()}
+    by_group = {g: _Index(np.flatnonzero(group == g), idx, dims) for g in np.unique(group).tolist()}
     for t in range(n_types):
         w_t = int(weight[t])
         if deadline is not None and time.perf_counter() >= deadline:
@@ -345,9 +345,9 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
         if need <= 0 and (sens is None or need_l <= own_distinct):
             counts["solved"] += 1
             continue
-        members = by_group[int(group[t])]
-        members = members[members != t]
         u = float(ub[t])
+        members = by_group[int(group[t])].within(idx[t], u)
+        members = members[members != t]
         D = np.column_stack([_floats(d, int(idx[t, j]), idx[members, j]) for j, d in enumerate(dims)])
         total_d = D.sum(axis=1)
         keep = total_d <= u + 1e-9
@@ -366,6 +366,49 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
                 exact += _exact(d, int(idx[t, j]), int(idx[cand[chosen[j]], j]))
         total += min(exact, ub[t]) * w_t
     return (int(total) if total.denominator == 1 else total), counts
+
+
+class _Index:
+    """The types of one protected group, indexed per dimension by value, to find those
+    whose D can be at most a given cost without scanning them all."""
+
+    def __init__(self, members: np.ndarray, idx: np.ndarray, dims: list[_Dim]):
+        self.members = members
+        self.dims = dims
+        self.sorted = []
+        for j in range(len(dims)):
+            values = idx[members, j]
+            order = np.argsort(values, kind="stable")
+            self.sorted.append((values[order], members[order]))
+
+    def within(self, own: np.ndarray, u: float) -> np.ndarray:
+        """Types whose D on every dimension can be at most `u` (a superset, taken from
+        the most selective dimension)."""
+        best = None
+        for j, d in enumerate(self.dims):
+            values, types = self.sorted[j]
+            if d.kind == "table":
+                allowed = np.flatnonzero(d.ftable[int(own[j])] <= u + 1e-9)
+                lo = np.searchsorted(values, allowed, "left")
+                hi = np.searchsorted(values, allowed, "right")
+                size = int((hi - lo).sum())
+                if best is None or size < best[0]:
+                    best = (size, ("table", j, lo, hi))
+            else:
+                pos = d.fpos
+                here = pos[int(own[j])]
+                inside = np.flatnonzero((pos >= here - u - 1e-9) & (pos <= here + u + 1e-9))
+                lo = np.searchsorted(values, inside.min(), "left")
+                hi = np.searchsorted(values, inside.max(), "right")
+                if best is None or hi - lo < best[0]:
+                    best = (int(hi - lo), ("range", j, lo, hi))
+        if best is None:
+            return self.members
+        kind, j, lo, hi = best[1]
+        types = self.sorted[j][1]
+        if kind == "range":
+            return types[lo:hi]
+        return np.concatenate([types[a:b] for a, b in zip(lo.tolist(), hi.tolist())] or [types[:0]])
 
 
 def _feasible(alive, w, need, sens, own_sens, need_l) -> bool:

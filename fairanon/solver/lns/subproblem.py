@@ -35,6 +35,9 @@ __all__ = ["Move", "Neighbourhood", "solve_neighbourhood"]
 #: (linearization level 2) proves these small models 10 to 40 times faster than the
 #: default (German credit, 7 quasi-identifiers, neighbourhoods of 20 to 40 records).
 SOLVER_PARAMETERS = {"linearization_level": 2}
+#: Candidate vectors up to which a neighbourhood takes the join closure of its types;
+#: above, the joins of each type with its nearest neighbours.
+CLOSURE_MAX_VECTORS = 2_000
 #: Assignment variables up to which a neighbourhood under requirements that are not
 #: union-monotone gets every covering label combination as a candidate (exact); above,
 #: the join closure and the current vectors.
@@ -99,10 +102,16 @@ def solve_neighbourhood(
     max_contexts: int,
     alpha_cells: np.ndarray | None,
     cost_cap: float | None = None,
+    exact: bool = False,
 ) -> Move:
     """Re-solve the records of `nb` exactly (see the module docstring). With
-    `cost_cap`, the join closure keeps only vectors whose NCP per record is at most
-    `cost_cap` times the largest NCP per record of the neighbourhood's classes."""
+    `cost_cap`, the candidates are only vectors whose NCP per record is at most
+    `cost_cap` times the largest of the neighbourhood's classes (and, per type, times
+    what its records or the neighbourhood's average pay now). With `exact`, only the
+    exact candidates are used (the optimum of the neighbourhood is then the true one);
+    otherwise, when they are too many, the join closure if it has at most
+    :data:`CLOSURE_MAX_VECTORS` vectors, else the joins of each type with its 2k
+    nearest neighbours."""
     instance = inc.instance
     rows = nb.rows
     spaces, ids = [], []
@@ -165,16 +174,25 @@ def solve_neighbourhood(
         per_type = np.zeros(enc.n_types)
         np.maximum.at(per_type, enc.row_type, ncp)
         type_cap = np.maximum(per_type, ncp.mean()) * cost_cap
+    # (closure, cap, chain length): the exact candidates (the join closure, or every
+    # label combination when a requirement is not union-monotone); for a move, when they
+    # are too many, the join closure if it stays small, else the chains of neighbours.
     monotone = all(r.union_monotone for r in requirements)
-    attempts = [None] if monotone else [False, True]
+    k = max([getattr(r, "k", 1) for r in requirements] + [1])
+    exact_candidates = (None, max_vars, None) if monotone else (False, ALL_CANDIDATES_MAX_VARS, None)
+    if exact:
+        attempts = [exact_candidates]
+    else:
+        attempts = ([] if monotone else [exact_candidates]) + [
+            (True, CLOSURE_MAX_VECTORS, None), (True, max_vars, 2 * k + 1)
+        ]
     pm, why = None, ""
-    for closure in attempts:
+    for closure, cap, chains in attempts:
         try:
             pm = build_model(
-                enc, requirements, objective=inc.objective, closure=closure,
-                max_vars=max_vars if closure is not False else min(max_vars, ALL_CANDIDATES_MAX_VARS),
+                enc, requirements, objective=inc.objective, closure=closure, max_vars=cap,
                 max_contexts=max_contexts, extra_vectors=extra, rest=rest, max_cost=max_cost,
-                type_cap=type_cap,
+                type_cap=type_cap, chains=chains,
             )
             break
         except (InvalidParameterError, IncompatibleRequirementError) as exc:

@@ -51,6 +51,7 @@ def build_model(
     rest: Rest | None = None,
     max_cost: float | None = None,
     type_cap: np.ndarray | None = None,
+    chains: int | None = None,
 ) -> LocalRecodingModel:
     """The weighted-type model of :mod:`fairanon.solver.local_recoding`.
 
@@ -82,6 +83,10 @@ def build_model(
     type_cap : numpy.ndarray, optional
         Per type, the largest NCP per record of a vector it may take, `extra_vectors`
         aside (a restriction too).
+    chains : int, optional
+        Instead of the join closure, the joins of each type with its nearest 1 to
+        ``chains - 1`` neighbours (a restriction, for neighbourhoods whose closure is too
+        large).
     """
     if closure is None:
         closure = _use_closure(requirements, objective) and not explain
@@ -91,7 +96,7 @@ def build_model(
         held_of = lambda vec: rest.held(vec)[0]  # noqa: E731
     cands = _candidates(
         enc, closure, k if (prune and not explain) else 1, max_vars, extra_vectors, held_of,
-        max_cost, type_cap,
+        max_cost, type_cap, chains,
     )
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
     held = np.array([held_of(vec) if held_of else 0 for vec in vectors], dtype=np.int64)

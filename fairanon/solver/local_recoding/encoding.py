@@ -305,6 +305,37 @@ def _closure_vectors(enc: Encoding, cap: int, max_cost: float | None = None) -> 
     return out
 
 
+def _chain_vectors(enc: Encoding, length: int, max_cost: float | None = None) -> list[tuple]:
+    """For each type, the joins of it with its nearest 1, 2, ..., `length` - 1 other
+    types (per protected value; nearest by the NCP of the pairwise join): the classes a
+    type would form with its neighbours, far fewer than the join closure."""
+    out: dict[tuple, None] = {}
+    ncp = [np.array([float(c) for c in space.ncp]) for space in enc.spaces]
+    for p in dict.fromkeys(enc.protected.tolist()):
+        base = np.unique(enc.qi[enc.protected == p], axis=0)
+        n = len(base)
+        cost = np.zeros((n, n))
+        for a, space in enumerate(enc.spaces):
+            joined = space.join(np.repeat(base[:, a], n), np.tile(base[:, a], n))
+            cost += ncp[a][joined].reshape(n, n)
+        order = np.argsort(cost, axis=1, kind="stable")
+        current = base.copy()
+        alive = np.ones(n, dtype=bool)
+        for row in current.tolist():
+            out[(p, *row)] = None
+        for step in range(1, min(length, n)):
+            partner = base[order[:, step]]
+            for a, space in enumerate(enc.spaces):
+                current[:, a] = space.join(current[:, a], partner[:, a])
+            if max_cost is not None:
+                alive &= _vector_costs(enc, current) <= max_cost + 1e-9
+            for row in current[alive].tolist():
+                out[(p, *row)] = None
+            if not alive.any():
+                break
+    return list(out)
+
+
 def _vector_costs(enc: Encoding, rows: np.ndarray) -> np.ndarray:
     """NCP per record of vectors (label ids per attribute, one row each)."""
     out = np.zeros(len(rows))
@@ -364,6 +395,7 @@ def _candidates(
     held: Callable[[tuple], int] | None = None,
     max_cost: float | None = None,
     type_cap: np.ndarray | None = None,
+    chains: int | None = None,
 ) -> _Candidates:
     """The candidate vectors and their (type, vector) pairs.
 
@@ -371,8 +403,13 @@ def _candidates(
     classes around it); ``held(vector)`` gives the records outside the model that are
     already released as it, which count towards k; `max_cost` bounds the NCP per record
     of the join closure's vectors, and `type_cap` (per type) that of the vectors each
-    type may take other than the `extra` ones."""
-    if closure:
+    type may take other than the `extra` ones. With `chains`, the closure is replaced by
+    the joins of each type with its nearest neighbours (:func:`_chain_vectors`)."""
+    if closure and chains:
+        vectors = _chain_vectors(enc, chains, max_cost)
+        pair_t, pair_v = _covering_pairs(enc, vectors)
+        mode = "chains"
+    elif closure:
         vectors = _closure_vectors(enc, max_vars, max_cost)
         pair_t, pair_v = _covering_pairs(enc, vectors)
         mode = "closure"
