@@ -86,11 +86,11 @@ def lp_bound(
     *,
     release: Release | None = None,
     time_limit: float | None = None,
-    max_vars: int = 3_000_000,
+    max_vectors: int = 300_000,
     columns: int = 300,
 ) -> LowerBound | None:
     """The LP bound of the module docstring, or None when it does not apply (objective,
-    no k-anonymity, a closure larger than `max_vars` type-vector pairs).
+    no k-anonymity, a join closure of more than `max_vectors` vectors).
 
     Parameters
     ----------
@@ -117,7 +117,7 @@ def lp_bound(
     reqs = [KAnonymity(k)]
     try:
         enc = encode(instance, reqs, max_range_values=widest)
-        cands = _candidates(enc, True, k, max_vars)
+        cands = _candidates(enc, True, k, max_vectors)
     except FairanonError:
         return None
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
