@@ -36,9 +36,10 @@ from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import fairanon as fa  # noqa: E402
 from _data import DATA_HELP, data_dir  # noqa: E402
 from exact import GERMAN_QI  # noqa: E402
+
+import fairanon as fa  # noqa: E402
 from fairanon.exceptions import FairanonError  # noqa: E402
 from fairanon.instances.datasets import load_census  # noqa: E402
 from fairanon.models.bounds import lower_bound  # noqa: E402
@@ -76,8 +77,9 @@ def _run(inst, reqs, method, objective, limit, **options) -> dict:
     }
     search = rel.provenance.get("search")
     if search:
-        row.update(start=search["start"], rounds=search["rounds"],
-                   improvements=search["improvements"])
+        row.update(
+            start=search["start"], rounds=search["rounds"], improvements=search["improvements"]
+        )
     return row
 
 
@@ -101,32 +103,51 @@ def _bounds(inst, reqs, objective, release, limit) -> dict:
 
 def _case(task, inst, reqs, objective, limit, bound_limit, *, heuristics=HEURISTICS):
     rows = []
-    print(f"{task}: {inst.n_rows} rows, {len(inst.schema.generalizable)} generalizable QIs", flush=True)
+    print(
+        f"{task}: {inst.n_rows} rows, {len(inst.schema.generalizable)} generalizable QIs",
+        flush=True,
+    )
     for method in heuristics:
         if inst.n_rows > QUADRATIC_MAX_ROWS.get(method, inst.n_rows):
             continue
         row = _run(inst, reqs, method, objective, limit)
         rows.append({"task": task, **row})
-        print(f"  {method:18s} {row.get('loss', float('nan')):.4f}  {row.get('seconds', 0):6.1f} s", flush=True)
-    rel = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=limit, objective=objective,
-                       bound=False)
-    row = {"task": task, "method": "lns", "status": str(rel.status),
-           "verified": fa.verify(inst, rel, reqs, metrics=False).passed,
-           "seconds": rel.provenance["total_elapsed_s"],
-           "value": float(rel.objective), "loss": _loss(inst, rel, objective),
-           "start": rel.provenance["search"]["start"], "rounds": rel.provenance["search"]["rounds"],
-           "improvements": rel.provenance["search"]["improvements"]}
-    print(f"  {'lns':18s} {row['loss']:.4f}  {row['seconds']:6.1f} s "
-          f"({row['rounds']} moves, {row['improvements']} improving, from {row['start']})", flush=True)
+        print(
+            f"  {method:18s} {row.get('loss', float('nan')):.4f}  {row.get('seconds', 0):6.1f} s",
+            flush=True,
+        )
+    rel = fa.anonymize(
+        inst, reqs, method="lns", seed=0, time_limit=limit, objective=objective, bound=False
+    )
+    row = {
+        "task": task,
+        "method": "lns",
+        "status": str(rel.status),
+        "verified": fa.verify(inst, rel, reqs, metrics=False).passed,
+        "seconds": rel.provenance["total_elapsed_s"],
+        "value": float(rel.objective),
+        "loss": _loss(inst, rel, objective),
+        "start": rel.provenance["search"]["start"],
+        "rounds": rel.provenance["search"]["rounds"],
+        "improvements": rel.provenance["search"]["improvements"],
+    }
+    print(
+        f"  {'lns':18s} {row['loss']:.4f}  {row['seconds']:6.1f} s "
+        f"({row['rounds']} moves, {row['improvements']} improving, from {row['start']})",
+        flush=True,
+    )
     bounds = _bounds(inst, reqs, objective, rel, bound_limit)
     row.update({f"bound_{k}": v for k, v in bounds.items()})
     row["gap"] = relative_gap(Fraction(row["loss"]), Fraction(bounds["best"]))
     row["ratio_to_bound"] = row["loss"] / bounds["best"] if bounds["best"] else None
     best_heuristic = min((r["loss"] for r in rows if "loss" in r), default=None)
     row["best_heuristic"] = best_heuristic
-    print(f"  bound {bounds['best']:.4f} (per-record {bounds['per_record']:.4f}"
-          + (f", LP {bounds['lp']:.4f}" if "lp" in bounds else "")
-          + f"): lns at {row['ratio_to_bound']:.3f}x the bound, gap {row['gap']:.3f}", flush=True)
+    print(
+        f"  bound {bounds['best']:.4f} (per-record {bounds['per_record']:.4f}"
+        + (f", LP {bounds['lp']:.4f}" if "lp" in bounds else "")
+        + f"): lns at {row['ratio_to_bound']:.3f}x the bound, gap {row['gap']:.3f}",
+        flush=True,
+    )
     rows.append(row)
     return rows
 
@@ -135,8 +156,9 @@ def german(limit, bound_limit):
     inst = fa.load("german", qi=GERMAN_QI, roles={"personal_status": "qi"})
     rows = []
     for k in (5, 10):
-        rows += _case(f"german 7 QIs, k={k}, NCP", inst, [fa.KAnonymity(k)], "ncp", limit,
-                      bound_limit)
+        rows += _case(
+            f"german 7 QIs, k={k}, NCP", inst, [fa.KAnonymity(k)], "ncp", limit, bound_limit
+        )
     return rows
 
 
@@ -147,8 +169,11 @@ def adult(limit, bound_limit):
     lns = rows[-1]
     lns["below_mondrian_relaxed"] = 1 - lns["loss"] / relaxed["loss"]
     lns["arx_local_recoding"] = ARX_ADULT_LOSS
-    print(f"  lns LM_avg {lns['loss']:.4f}: {100 * lns['below_mondrian_relaxed']:.1f} % below "
-          f"mondrian-relaxed ({relaxed['loss']:.4f}); ARX local recoding {ARX_ADULT_LOSS}", flush=True)
+    print(
+        f"  lns LM_avg {lns['loss']:.4f}: {100 * lns['below_mondrian_relaxed']:.1f} % below "
+        f"mondrian-relaxed ({relaxed['loss']:.4f}); ARX local recoding {ARX_ADULT_LOSS}",
+        flush=True,
+    )
     return rows
 
 
@@ -167,8 +192,19 @@ def census(folder, limit, bound_limit):
 
 
 def _show(rows) -> None:
-    columns = ("task", "method", "status", "verified", "seconds", "loss", "bound_best", "gap",
-               "ratio_to_bound", "rounds", "improvements")
+    columns = (
+        "task",
+        "method",
+        "status",
+        "verified",
+        "seconds",
+        "loss",
+        "bound_best",
+        "gap",
+        "ratio_to_bound",
+        "rounds",
+        "improvements",
+    )
     widths = {c: max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns}
     print("  ".join(c.ljust(widths[c]) for c in columns))
     for r in rows:
@@ -186,16 +222,25 @@ def _fmt(value) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=float, default=60.0, help="seconds per run (default 60)")
-    parser.add_argument("--census-limit", type=float, default=300.0,
-                        help="seconds of the runs on Census-Income (default 300)")
-    parser.add_argument("--bound-limit", type=float, default=900.0,
-                        help="seconds per lower bound (default 900)")
+    parser.add_argument(
+        "--census-limit",
+        type=float,
+        default=300.0,
+        help="seconds of the runs on Census-Income (default 300)",
+    )
+    parser.add_argument(
+        "--bound-limit", type=float, default=900.0, help="seconds per lower bound (default 900)"
+    )
     parser.add_argument("--quick", action="store_true", help="German credit only")
     parser.add_argument("--census", default=data_dir(), help=DATA_HELP)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "lns.json"))
+    parser.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "results", "lns.json")
+    )
     args = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, search: {args.limit:g} s, bounds: up to {args.bound_limit:g} s",
-          flush=True)
+    print(
+        f"cores: {os.cpu_count()}, search: {args.limit:g} s, bounds: up to {args.bound_limit:g} s",
+        flush=True,
+    )
     rows = german(args.limit, args.bound_limit)
     if not args.quick:
         rows += adult(args.limit, args.bound_limit)
@@ -206,14 +251,19 @@ def main() -> None:
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(
             {
-                "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
-                            "platform": platform.platform()},
+                "machine": {
+                    "cores": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
                 "limit_s": args.limit,
                 "census_limit_s": args.census_limit,
                 "bound_limit_s": args.bound_limit,
                 "rows": rows,
             },
-            fh, indent=2, default=str,
+            fh,
+            indent=2,
+            default=str,
         )
     print(f"Wrote {args.out}")
 

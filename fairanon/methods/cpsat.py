@@ -28,7 +28,9 @@ __all__ = ["HINT_SHARE", "cpsat"]
 HINT_SHARE = 0.2
 
 
-def cpsat(instance: Instance, requirements: Sequence[Requirement], *, seed=None, **options) -> Release:
+def cpsat(
+    instance: Instance, requirements: Sequence[Requirement], *, seed=None, **options
+) -> Release:
     """Optimal local recoding (or local suppression) under every requirement type, with a
     certificate, and never worse than the fast heuristics.
 
@@ -64,7 +66,11 @@ def cpsat(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
 
     def hint(inst, reqs, hint_seed):
         found["release"], found["starts"] = best_heuristic(
-            inst, reqs, objective, seed=hint_seed, recoding=recoding,
+            inst,
+            reqs,
+            objective,
+            seed=hint_seed,
+            recoding=recoding,
             deadline=started + share,
         )
         return found["release"]

@@ -138,10 +138,20 @@ def improve(
     if deadline is None and max_rounds is None:
         deadline = started + DEFAULT_SECONDS
     result = search(
-        inc, requirements, seed=_cpsat.random_seed(seed), deadline=deadline,
-        max_rounds=max_rounds, recoding=recoding, num_workers=workers, size=size,
-        max_size=max_size, around=around, move_time=move_time, whole_types=whole_types,
-        max_range_values=max_range_values, strategies=strategies,
+        inc,
+        requirements,
+        seed=_cpsat.random_seed(seed),
+        deadline=deadline,
+        max_rounds=max_rounds,
+        recoding=recoding,
+        num_workers=workers,
+        size=size,
+        max_size=max_size,
+        around=around,
+        move_time=move_time,
+        whole_types=whole_types,
+        max_range_values=max_range_values,
+        strategies=strategies,
     )
     stats = {
         "start": release.method,
@@ -157,9 +167,15 @@ def improve(
         "search_s": time.perf_counter() - started,
     }
     params = {
-        "objective": objective, "recoding": recoding, "time_limit": limit,
-        "num_workers": workers, "max_rounds": max_rounds, "move_time": move_time,
-        "max_size": max_size, "around": around, "strategies": list(strategies),
+        "objective": objective,
+        "recoding": recoding,
+        "time_limit": limit,
+        "num_workers": workers,
+        "max_rounds": max_rounds,
+        "move_time": move_time,
+        "max_size": max_size,
+        "around": around,
+        "strategies": list(strategies),
     }
     out = Release(
         table=inc.table(),
@@ -168,7 +184,13 @@ def improve(
         objective=inc.value,
         bound=inc.value if result.proven else None,
         provenance=provenance(
-            "lns", params, requirements, seed, started, objective_name=objective, search=stats,
+            "lns",
+            params,
+            requirements,
+            seed,
+            started,
+            objective_name=objective,
+            search=stats,
             gap=0.0 if result.proven else None,
         ),
     )
@@ -285,7 +307,12 @@ def lns(
     else:
         methods = [start] if isinstance(start, str) else start
         first, tried = best_heuristic(
-            instance, requirements, objective, seed=seed, recoding=recoding, methods=methods,
+            instance,
+            requirements,
+            objective,
+            seed=seed,
+            recoding=recoding,
+            methods=methods,
             deadline=started + START_SHARE * budget,
         )
     if first is None:
@@ -296,25 +323,44 @@ def lns(
         return _empty(instance, requirements, seed, started, params, tried, reason)
     search_end = deadline - (BOUND_SHARE * budget if bound else 0.0)
     release = improve(
-        instance, requirements, first, seed=seed, time_limit=max(0.01, search_end - time.perf_counter()),
-        objective=objective, recoding=recoding, num_workers=num_workers, max_rounds=max_rounds,
-        size=size, max_size=max_size, around=around, move_time=move_time, whole_types=whole_types,
-        strategies=strategies, max_range_values=max_range_values,
+        instance,
+        requirements,
+        first,
+        seed=seed,
+        time_limit=max(0.01, search_end - time.perf_counter()),
+        objective=objective,
+        recoding=recoding,
+        num_workers=num_workers,
+        max_rounds=max_rounds,
+        size=size,
+        max_size=max_size,
+        around=around,
+        move_time=move_time,
+        whole_types=whole_types,
+        strategies=strategies,
+        max_range_values=max_range_values,
     )
     low = None
     if release.status == Status.OPTIMAL:
         low = release.objective
         bound_info = {"method": "whole table solved", "value": float(low)}
     elif bound:
-        found = best_bound(instance, requirements, objective, release=release,
-                           time_limit=max(1.0, deadline - time.perf_counter()))
+        found = best_bound(
+            instance,
+            requirements,
+            objective,
+            release=release,
+            time_limit=max(1.0, deadline - time.perf_counter()),
+        )
         low = found.value
         bound_info = found.to_dict()
     else:
         bound_info = None
     out = dataclasses.replace(release, bound=low)
     return out.with_provenance(
-        gap=relative_gap(release.objective, low), lower_bound=bound_info, starts=tried,
+        gap=relative_gap(release.objective, low),
+        lower_bound=bound_info,
+        starts=tried,
         elapsed_s=time.perf_counter() - started,
     )
 
@@ -323,6 +369,9 @@ def _empty(instance, requirements, seed, started, params, tried, reason) -> Rele
     groups = np.zeros(instance.n_rows, dtype=np.int64)
     table = generalize_partition(instance, groups, suppress=list(instance.schema.generalizable))
     return Release(
-        table=table, groups=groups, status=Status.UNKNOWN, reason=reason,
+        table=table,
+        groups=groups,
+        status=Status.UNKNOWN,
+        reason=reason,
         provenance=provenance("lns", params, requirements, seed, started, starts=tried),
     )

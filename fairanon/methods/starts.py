@@ -89,8 +89,13 @@ def best_heuristic(
         try:
             release = func(instance, requirements, seed=seed, time_limit=share)
             if release.status not in (Status.FEASIBLE, Status.OPTIMAL):
-                tried.append({"method": name, "status": str(release.status),
-                              "seconds": time.perf_counter() - clock})
+                tried.append(
+                    {
+                        "method": name,
+                        "status": str(release.status),
+                        "seconds": time.perf_counter() - clock,
+                    }
+                )
                 continue
             if recoding == "suppression":
                 release = _suppressed_form(instance, release)
@@ -101,8 +106,12 @@ def best_heuristic(
         except MemoryError:
             tried.append({"method": name, "skipped": "MemoryError"})
             continue
-        entry = {"method": name, "status": str(release.status), "objective": float(value),
-                 "seconds": time.perf_counter() - clock}
+        entry = {
+            "method": name,
+            "status": str(release.status),
+            "objective": float(value),
+            "seconds": time.perf_counter() - clock,
+        }
         tried.append(entry)
         found.append((value, len(found), release, entry))
     for value, _, release, entry in sorted(found, key=lambda f: (f[0], f[1])):

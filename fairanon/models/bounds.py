@@ -41,7 +41,6 @@ from fractions import Fraction
 import numpy as np
 
 from .._validation import check_option
-from ..exceptions import InvalidParameterError
 from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..release import Release
@@ -148,12 +147,15 @@ def lower_bound(
         value = 0
         for size in np.bincount(np.unique(groups, return_inverse=True)[1].reshape(-1)):
             value += _even_split(int(size), k)
-        return LowerBound(objective, value, "class sizes",
-                          details={"seconds": time.perf_counter() - started})
+        return LowerBound(
+            objective, value, "class sizes", details={"seconds": time.perf_counter() - started}
+        )
     if k <= 1 and not ls:
         return LowerBound(objective, 0, "none", details={"seconds": time.perf_counter() - started})
     need_l = max([math.ceil(r.l) for r in ls] + [1])
-    dims = [d for name in instance.schema.generalizable for d in _dimensions(instance, name, objective)]
+    dims = [
+        d for name in instance.schema.generalizable for d in _dimensions(instance, name, objective)
+    ]
     if not dims:
         return LowerBound(objective, 0, "none", details={"seconds": time.perf_counter() - started})
     target = None
@@ -233,8 +235,13 @@ def _dimensions(instance: Instance, name: str, objective: str) -> list[_Dim]:
         if contiguous or objective == "ncp":
             return _range_dims(index, pos, name)
         # LM with a non-contiguous node: the cheaper of the range and the node
-        table = [[min(Fraction(abs(i - j), m - 1), _node_cost(hierarchy, values, i, j, "lm"))
-                  for j in range(m)] for i in range(m)]
+        table = [
+            [
+                min(Fraction(abs(i - j), m - 1), _node_cost(hierarchy, values, i, j, "lm"))
+                for j in range(m)
+            ]
+            for i in range(m)
+        ]
         return [_table_dim(index, table, name)]
     table = [[_node_cost(hierarchy, values, i, j, objective) for j in range(m)] for i in range(m)]
     return [_table_dim(index, table, name)]
@@ -309,9 +316,12 @@ def _record_costs(instance, release, objective, dims) -> np.ndarray | None:
 def _per_record(dims, groups, k, need_l, target, upper, deadline):
     """Sum of m(r) over the records (see the module docstring), by distinct type."""
     columns = [d.index for d in dims if d.kind != "down"]
-    key = np.column_stack([groups.astype(np.int64), *columns] + ([target] if target is not None else []))
-    uniq, first, inverse, weight = np.unique(key, axis=0, return_index=True, return_inverse=True,
-                                             return_counts=True)
+    key = np.column_stack(
+        [groups.astype(np.int64), *columns] + ([target] if target is not None else [])
+    )
+    uniq, first, inverse, weight = np.unique(
+        key, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
     inverse = inverse.reshape(-1)
     n_types = len(uniq)
     idx = np.column_stack([d.index[first] for d in dims])  # per type, per dim
@@ -348,13 +358,24 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
         u = float(ub[t])
         members = by_group[int(group[t])].within(idx[t], u)
         members = members[members != t]
-        D = np.column_stack([_floats(d, int(idx[t, j]), idx[members, j]) for j, d in enumerate(dims)])
+        D = np.column_stack(
+            [_floats(d, int(idx[t, j]), idx[members, j]) for j, d in enumerate(dims)]
+        )
         total_d = D.sum(axis=1)
         keep = total_d <= u + 1e-9
         cand, D, total_d = members[keep], D[keep], total_d[keep]
         w = weight[cand].astype(np.int64)
-        value, how = _min_box(D, w, max(need, 0), sens, cand, sens[t] if sens is not None else None,
-                              need_l, u, total_d)
+        value, how = _min_box(
+            D,
+            w,
+            max(need, 0),
+            sens,
+            cand,
+            sens[t] if sens is not None else None,
+            need_l,
+            u,
+            total_d,
+        )
         counts[how] += 1
         if value is None:
             total += ub[t] * w_t
@@ -525,15 +546,18 @@ def release_bounds(
         out[claimed] = {
             "loss": losses[claimed],
             "bound": float(release.bound),
-            "gap": relative_gap(release.objective if release.objective is not None
-                                else losses[claimed], release.bound),
+            "gap": relative_gap(
+                release.objective if release.objective is not None else losses[claimed],
+                release.bound,
+            ),
             "source": f"the {release.method} release's own bound",
         }
     if not compute:
         return out
     for objective, loss in losses.items():
-        found = lower_bound(instance, requirements, objective, release=release,
-                            time_limit=REPORT_SECONDS)
+        found = lower_bound(
+            instance, requirements, objective, release=release, time_limit=REPORT_SECONDS
+        )
         if objective in out and out[objective]["bound"] >= float(found.value):
             continue
         out[objective] = {

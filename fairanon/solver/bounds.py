@@ -7,10 +7,11 @@ records of each type it covers, at least k in all -- a fractional class -- and c
 c_v times its records; each type's records are released once. This is the relaxation of
 the model with ``x[t,v] <= w_t z[v]`` and ``sum_t x[t,v] >= k z[v]`` (its columns span
 the same polytope; the bound z[v] <= 1 does not change the optimum: a vector used more
-than once holds at least 2k records, so the links are slack). The candidate vectors are the join closure of the types (the tight
-summaries classes can have), over every hierarchy node and every range of the values
-present -- the cheapest labels any release can use for a class -- so no release costs
-less than the integer optimum over them, and the LP value is at most that.
+than once holds at least 2k records, so the links are slack). The candidate vectors are
+the join closure of the types (the tight summaries classes can have), over every
+hierarchy node and every range of the values present -- the cheapest labels any release
+can use for a class -- so no release costs less than the integer optimum over them, and
+the LP value is at most that.
 
 Column generation: the restricted LP is solved with GLOP (columns only are added, so
 every solve starts from the last basis); for the duals u of the "released once" rows
@@ -71,8 +72,11 @@ def _valid_families(instance: Instance, objective: str) -> bool:
         present = set(np.unique(instance.codes(name)).tolist())
         rank = {v: i for i, v in enumerate(attr.domain)}
         for node in attr.hierarchy.nodes:
-            covered = sorted(rank[v] for v in attr.domain if rank[v] in present
-                             and attr.hierarchy.covers(node, v))
+            covered = sorted(
+                rank[v]
+                for v in attr.domain
+                if rank[v] in present and attr.hierarchy.covers(node, v)
+            )
             ranks = [i for i in sorted(present) if covered and covered[0] <= i <= covered[-1]]
             if covered and len(ranks) != len(covered):
                 return False
@@ -111,8 +115,12 @@ def lp_bound(
         return None
     deadline = None if time_limit is None else started + time_limit
     widest = max(
-        [len(np.unique(instance.codes(n))) for n in instance.schema.generalizable
-         if instance.schema[n].kind != "categorical"] + [1]
+        [
+            len(np.unique(instance.codes(n)))
+            for n in instance.schema.generalizable
+            if instance.schema[n].kind != "categorical"
+        ]
+        + [1]
     )
     reqs = [KAnonymity(k)]
     try:

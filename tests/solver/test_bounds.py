@@ -57,7 +57,9 @@ def test_pruning_by_any_release_keeps_the_bound_valid(data, inst):
 
 
 def _german():
-    return fa.load("german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"})
+    return fa.load(
+        "german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"}
+    )
 
 
 def test_bounds_against_the_proven_optimum_on_german_credit():

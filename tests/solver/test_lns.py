@@ -30,8 +30,16 @@ def _start(inst, reqs, recoding, objective, time_limit=None):
     other = "discernibility" if objective != "discernibility" else "stars"
     if inst.n_rows > 8:
         other = "generalized" if objective != "generalized" else "stars"
-    rel = cpsat(inst, reqs, recoding=recoding, objective=other, seed=0, num_workers=1, hint=None,
-                time_limit=time_limit)
+    rel = cpsat(
+        inst,
+        reqs,
+        recoding=recoding,
+        objective=other,
+        seed=0,
+        num_workers=1,
+        hint=None,
+        time_limit=time_limit,
+    )
     return rel if rel.status in (Status.OPTIMAL, Status.FEASIBLE) else None
 
 
@@ -41,8 +49,16 @@ def _whole_table_agrees(inst, reqs, recoding, objective):
     if expected is None:
         return
     start = _start(inst, reqs, recoding, objective)
-    rel = improve(inst, reqs, start, objective=objective, recoding=recoding, seed=0,
-                  whole_types=100, max_rounds=1)
+    rel = improve(
+        inst,
+        reqs,
+        start,
+        objective=objective,
+        recoding=recoding,
+        seed=0,
+        whole_types=100,
+        max_rounds=1,
+    )
     assert rel.status == Status.OPTIMAL
     assert rel.objective == expected == objective_value(inst, rel, objective)
     assert fa.verify(inst, rel, reqs).passed
@@ -65,8 +81,11 @@ def test_whole_table_neighbourhood_equals_brute_force_global(data, inst):
     extra = _diversity(data.draw, inst) if family == "diversity" else _alpha(data.draw)
     reqs = [fa.KAnonymity(2), extra]
     objective = data.draw(st.sampled_from([o for o in OBJECTIVES if o != "discernibility"]))
-    recoding = "suppression" if inst.n_rows > 5 else data.draw(
-        st.sampled_from(["generalization", "suppression"]))
+    recoding = (
+        "suppression"
+        if inst.n_rows > 5
+        else data.draw(st.sampled_from(["generalization", "suppression"]))
+    )
     _whole_table_agrees(inst, reqs, recoding, objective)
 
 
@@ -100,8 +119,17 @@ def test_every_release_verifies(data, inst):
     event(f"{family}: {'no start' if start is None else 'searched'}")
     if start is None:
         return
-    rel = improve(inst, reqs, start, objective=objective, seed=data.draw(st.integers(0, 9)),
-                  whole_types=0, max_rounds=5, size=8, move_time=0.1)
+    rel = improve(
+        inst,
+        reqs,
+        start,
+        objective=objective,
+        seed=data.draw(st.integers(0, 9)),
+        whole_types=0,
+        max_rounds=5,
+        size=8,
+        move_time=0.1,
+    )
     assert rel.status in (Status.FEASIBLE, Status.OPTIMAL)
     report = fa.verify(inst, rel, reqs)
     assert report.passed, str(report)
@@ -116,8 +144,11 @@ def _german(qi=("job", "savings", "housing")):
 
 def test_diversity_constraints_hold_through_moves():
     inst = _german()
-    reqs = [fa.KAnonymity(5), *proportional(inst, "job", Fraction(1, 2)),
-            fa.DiversityConstraint({"housing": "rent"}, 120, 150)]
+    reqs = [
+        fa.KAnonymity(5),
+        *proportional(inst, "job", Fraction(1, 2)),
+        fa.DiversityConstraint({"housing": "rent"}, 120, 150),
+    ]
     start = fa.anonymize(inst, reqs, method="diva", seed=0)
     assert fa.verify(inst, start, reqs).passed
     rel = improve(inst, reqs, start, objective="ncp", seed=0, whole_types=0, max_rounds=12)
@@ -198,8 +229,13 @@ def test_cpsat_returns_the_heuristic_release_when_time_runs_out(monkeypatch):
 
     def out_of_time(*args, **kwargs):
         rel = real(*args, **kwargs)  # calls the hint, so the heuristics run
-        return Release(rel.table, rel.groups, status=Status.UNKNOWN, reason="time ran out",
-                       provenance=rel.provenance)
+        return Release(
+            rel.table,
+            rel.groups,
+            status=Status.UNKNOWN,
+            reason="time ran out",
+            provenance=rel.provenance,
+        )
 
     monkeypatch.setattr(cpsat_module, "local_recoding", out_of_time)
     rel = cpsat(inst, reqs, seed=0, time_limit=2)

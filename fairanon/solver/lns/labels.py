@@ -166,7 +166,9 @@ class Registry:
         others = np.asarray(others, dtype=np.int64)
         if self.attr.kind != "categorical":
             pos = np.array(self.position, dtype=float).reshape(-1, 2)
-            span = np.maximum(pos[others, 1], pos[label, 1]) - np.minimum(pos[others, 0], pos[label, 0])
+            span = np.maximum(pos[others, 1], pos[label, 1]) - np.minimum(
+                pos[others, 0], pos[label, 0]
+            )
             return span
         covered = np.flatnonzero(self.masks[label])
         chain = [label]
@@ -271,7 +273,9 @@ def neighbourhood_space(
     # cost, so that the join of two labels is the cheapest label covering both.
     chosen.sort(key=rank)
     ids = np.array(present.tolist() + chosen, dtype=np.int64)
-    masks = np.array([reg.masks[j][present] for j in ids], dtype=bool).reshape(len(ids), len(present))
+    masks = np.array([reg.masks[j][present] for j in ids], dtype=bool).reshape(
+        len(ids), len(present)
+    )
     space = LabelSpace(
         name=reg.name,
         attr=reg.attr,

@@ -3,9 +3,10 @@
 The distance from a seed class to another is what a record of a class holding both
 would lose: per attribute, the NCP of the lowest hierarchy node above both labels, or of
 the range spanning both (by rank; numeric attributes by value); classes of another
-protected value are farther than any of the same one (they can never share a class). A neighbourhood is a seed class and its
-nearest classes up to a number of records; the next nearest classes of the same
-protected value are offered as classes the freed records may join.
+protected value are farther than any of the same one (they can never share a class). A
+neighbourhood is a seed class and its nearest classes up to a number of records; of the
+next nearest, those whose vector covers some of its records are offered as classes the
+freed records may join.
 
 Seeds, one strategy per move (chosen by adaptive weights, Ropke and Pisinger's ALNS):
 
@@ -52,8 +53,10 @@ class ClassIndex:
             self.lo[:, a] = pos[vec[:, a + 1], 0]
             self.hi[:, a] = pos[vec[:, a + 1], 1]
             if inc.objective in ("stars", "generalized"):
-                cost = np.array(reg.star if inc.objective == "stars" else
-                                [j >= reg.m for j in range(len(reg))], dtype=float)
+                cost = np.array(
+                    reg.star if inc.objective == "stars" else [j >= reg.m for j in range(len(reg))],
+                    dtype=float,
+                )
             else:
                 cost = np.array([float(c) for c in reg.ncp])
             proxy += cost[vec[:, a + 1]]
@@ -140,7 +143,9 @@ class ClassIndex:
         for a, reg in enumerate(inc.registries):
             labels = self.vec[classes, a + 1]
             used, inverse = np.unique(labels, return_inverse=True)
-            masks = np.array([reg.masks[j] for j in used.tolist()], dtype=bool).reshape(len(used), reg.m)
+            masks = np.array([reg.masks[j] for j in used.tolist()], dtype=bool).reshape(
+                len(used), reg.m
+            )
             ok &= masks[inverse.reshape(-1)][:, keys[:, a + 1]]
         return classes[ok.any(axis=1)]
 

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...models.requirements import AlphaProtection, KAnonymity, Requirement
-from ...release import Status
 from .. import _cpsat
 from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
@@ -154,23 +153,43 @@ def search(
             return True
         return deadline is not None and time.perf_counter() >= deadline
 
-    def run(nb, wall, deterministic, cap=cost_cap if inc.objective in ("ncp", "lm") else None,
-            exact=False):
+    def run(
+        nb,
+        wall,
+        deterministic,
+        cap=cost_cap if inc.objective in ("ncp", "lm") else None,
+        exact=False,
+    ):
         return solve_neighbourhood(
-            inc, requirements, nb, recoding=recoding, max_range_values=max_range_values,
-            time_limit=wall, deterministic_limit=deterministic, seed=int(rng.integers(2**31 - 1)),
-            num_workers=num_workers, max_vars=max_vars, max_contexts=max_contexts,
-            alpha_cells=cells, cost_cap=cap, exact=exact,
+            inc,
+            requirements,
+            nb,
+            recoding=recoding,
+            max_range_values=max_range_values,
+            time_limit=wall,
+            deterministic_limit=deterministic,
+            seed=int(rng.integers(2**31 - 1)),
+            num_workers=num_workers,
+            max_vars=max_vars,
+            max_contexts=max_contexts,
+            alpha_cells=cells,
+            cost_cap=cap,
+            exact=exact,
         )
 
-    distinct = len(np.unique(np.column_stack([inc.protected, *(r.row_value for r in inc.registries)]), axis=0))
+    distinct = len(
+        np.unique(np.column_stack([inc.protected, *(r.row_value for r in inc.registries)]), axis=0)
+    )
     if distinct <= whole_types and not out_of_time():
         result.rounds += 1
         tally["whole"]["rounds"] += 1
         whole = index.whole()
         left = _cpsat.remaining(deadline)
         move = run(whole, None if left is None else left / 2, None, cap=None, exact=True)
-        if move.labels is not None and inc.value_after(whole.vectors, whole.rows, move.labels) <= inc.value:
+        if (
+            move.labels is not None
+            and inc.value_after(whole.vectors, whole.rows, move.labels) <= inc.value
+        ):
             before = inc.value
             inc.replace(whole.vectors, whole.rows, move.labels)
             if inc.value < before:

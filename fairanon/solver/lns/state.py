@@ -98,9 +98,13 @@ class Incumbent:
         table = release.table
         if not table.index.equals(instance.row_ids):
             table = table.loc[instance.row_ids]
-        labels = np.column_stack(
-            [reg.parse(table[reg.name].astype(str).to_numpy()) for reg in registries]
-        ) if registries else np.zeros((instance.n_rows, 0), dtype=np.int64)
+        labels = (
+            np.column_stack(
+                [reg.parse(table[reg.name].astype(str).to_numpy()) for reg in registries]
+            )
+            if registries
+            else np.zeros((instance.n_rows, 0), dtype=np.int64)
+        )
         return cls(instance, requirements, registries, labels, objective)
 
     # ------------------------------------------------------------------ costs

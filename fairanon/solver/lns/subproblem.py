@@ -118,7 +118,11 @@ def solve_neighbourhood(
     for a, reg in enumerate(inc.registries):
         keep = [vec[a + 1] for vec in nb.vectors + nb.around]
         space, glob = neighbourhood_space(
-            reg, rows, keep, objective=inc.objective, recoding=recoding,
+            reg,
+            rows,
+            keep,
+            objective=inc.objective,
+            recoding=recoding,
             max_range_values=max_range_values,
         )
         spaces.append(space)
@@ -132,8 +136,13 @@ def solve_neighbourhood(
         return (int(vec[0]),) + tuple(int(ids[a][j]) for a, j in enumerate(vec[1:]))
 
     enc = type_table(
-        instance, requirements, recoding, spaces, [s.row_value for s in spaces],
-        [s.values for s in spaces], positions=rows,
+        instance,
+        requirements,
+        recoding,
+        spaces,
+        [s.row_value for s in spaces],
+        [s.values for s in spaces],
+        positions=rows,
     )
     freed = set(nb.vectors)
     target_m = {name: t.m for name, t in enc.targets.items()}
@@ -179,26 +188,41 @@ def solve_neighbourhood(
     # are too many, the join closure if it stays small, else the chains of neighbours.
     monotone = all(r.union_monotone for r in requirements)
     k = max([getattr(r, "k", 1) for r in requirements] + [1])
-    exact_candidates = (None, max_vars, None) if monotone else (False, ALL_CANDIDATES_MAX_VARS, None)
+    exact_candidates = (
+        (None, max_vars, None) if monotone else (False, ALL_CANDIDATES_MAX_VARS, None)
+    )
     if exact:
         attempts = [exact_candidates]
     else:
         attempts = ([] if monotone else [exact_candidates]) + [
-            (True, CLOSURE_MAX_VECTORS, None), (True, max_vars, 2 * k + 1)
+            (True, CLOSURE_MAX_VECTORS, None),
+            (True, max_vars, 2 * k + 1),
         ]
     pm, why = None, ""
     for closure, cap, chains in attempts:
         try:
             pm = build_model(
-                enc, requirements, objective=inc.objective, closure=closure, max_vars=cap,
-                max_contexts=max_contexts, extra_vectors=extra, rest=rest, max_cost=max_cost,
-                type_cap=type_cap, chains=chains,
+                enc,
+                requirements,
+                objective=inc.objective,
+                closure=closure,
+                max_vars=cap,
+                max_contexts=max_contexts,
+                extra_vectors=extra,
+                rest=rest,
+                max_cost=max_cost,
+                type_cap=type_cap,
+                chains=chains,
             )
             break
         except (InvalidParameterError, IncompatibleRequirementError) as exc:
             why = str(exc)
-    stats = {"records": len(rows), "classes": len(nb.vectors), "around": len(nb.around),
-             "types": enc.n_types}
+    stats = {
+        "records": len(rows),
+        "classes": len(nb.vectors),
+        "around": len(nb.around),
+        "types": enc.n_types,
+    }
     if pm is None:
         return Move(Status.UNKNOWN, None, False, {**stats, "refused": why[:200]})
     stats.update(vectors=len(pm.vectors), variables=len(pm.x), candidates=pm.mode)
@@ -208,7 +232,9 @@ def solve_neighbourhood(
     current = inc.labels[rows]
     counts: dict[int, int] = {}
     for r, t in enumerate(enc.row_type.tolist()):
-        vec = (int(inc.protected[rows[r]]),) + tuple(local[a][int(j)] for a, j in enumerate(current[r]))
+        vec = (int(inc.protected[rows[r]]),) + tuple(
+            local[a][int(j)] for a, j in enumerate(current[r])
+        )
         i = pair_index.get((t, index.get(vec, -1)))
         if i is not None:
             counts[i] = counts.get(i, 0) + 1
@@ -217,12 +243,20 @@ def solve_neighbourhood(
     hint.update({pm.z[v]: int(v in used) for v in range(len(pm.vectors))})
 
     solver, outcome, lazy = solve_model(
-        pm, time_limit=time_limit, seed=seed, num_workers=num_workers, hint=hint,
+        pm,
+        time_limit=time_limit,
+        seed=seed,
+        num_workers=num_workers,
+        hint=hint,
         deterministic_limit=deterministic_limit,
         parameters={**SOLVER_PARAMETERS, "interleave_search": num_workers > 1},
     )
-    stats.update(status=str(outcome.status), wall_s=outcome.stats.get("wall_time_s"),
-                 deterministic_time=outcome.stats.get("deterministic_time", 0.0), **lazy)
+    stats.update(
+        status=str(outcome.status),
+        wall_s=outcome.stats.get("wall_time_s"),
+        deterministic_time=outcome.stats.get("deterministic_time", 0.0),
+        **lazy,
+    )
     if not outcome.has_solution:
         return Move(outcome.status, None, False, stats)
     labels = np.empty((len(rows), len(spaces)), dtype=np.int64)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from ...exceptions import InvalidParameterError
 from ...instances.instance import Instance
+from ...models.objectives import MONOTONE_OBJECTIVES
 from ...models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -32,7 +33,6 @@ from ...models.requirements import (
     requirement_targets,
     validate_requirements,
 )
-from ...models.objectives import MONOTONE_OBJECTIVES
 from .labels import LabelSpace, _label_space
 
 __all__ = ["Encoding", "encode", "model_size", "type_table"]
@@ -177,7 +177,9 @@ def type_table(
             for name, _ in req.target:
                 if name not in names and name not in extra_names:
                     extra_names.append(name)
-    extra_text = {name: instance.table[name].iloc[pos].astype(str).to_numpy() for name in extra_names}
+    extra_text = {
+        name: instance.table[name].iloc[pos].astype(str).to_numpy() for name in extra_names
+    }
     for name in extra_names:
         _, inv = np.unique(extra_text[name], return_inverse=True)
         columns.append(inv.reshape(-1))
