@@ -18,16 +18,9 @@ from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
+from .methods.lns import REQUIREMENTS as LNS_REQUIREMENTS
 from .methods.lns import lns
-from .models.requirements import (
-    AlphaProtection,
-    DiversityConstraint,
-    KAnonymity,
-    LDiversity,
-    Requirement,
-    TCloseness,
-    validate_requirements,
-)
+from .models.requirements import Requirement, validate_requirements
 from .release import Release
 from .solver.fulldomain import fulldomain
 
@@ -63,13 +56,12 @@ def _lns_after(name: str, requirements: Sequence[Requirement], time_limit, optio
     requirements lns enforces, and no option meant for the heuristic alone."""
     from .methods.starts import HEURISTICS
 
-    takes = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
     return (
         time_limit is not None
         and time_limit >= AUTO_LNS_SECONDS
         and not options
         and name in {h[0] for h in HEURISTICS}
-        and all(isinstance(r, takes) for r in requirements)
+        and all(isinstance(r, LNS_REQUIREMENTS) for r in requirements)
     )
 
 

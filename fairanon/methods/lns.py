@@ -39,16 +39,18 @@ from ..solver.lns import STRATEGIES, Incumbent, Registry, search
 from ..solver.local_recoding.labels import RECODINGS
 from .starts import best_heuristic
 
-__all__ = ["best_bound", "improve", "lns"]
+__all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
 
 #: The share of the time limit the search leaves to the lower bound.
 BOUND_SHARE = 0.15
 #: The share of the time limit the starting heuristics may take at most.
 START_SHARE = 0.3
+#: The share of the time limit kept for building, verifying and returning the release.
+FINISH_SHARE = 0.05
 #: Seconds the search and the bound get when no time limit is given.
 DEFAULT_SECONDS = 60.0
-
-_TAKES = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
+#: The requirements lns enforces (those of cpsat).
+REQUIREMENTS = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
 
 
 def _check(instance, requirements, objective, recoding, caller):
@@ -59,7 +61,7 @@ def _check(instance, requirements, objective, recoding, caller):
         )
     requirements = validate_requirements(instance, requirements, caller=caller)
     for req in requirements:
-        if not isinstance(req, _TAKES):
+        if not isinstance(req, REQUIREMENTS):
             raise IncompatibleRequirementError(
                 f"{caller} enforces k-anonymity, l-diversity, t-closeness, diversity constraints "
                 f"and alpha-protection; it cannot enforce {req}. Use method='auto'."
@@ -321,7 +323,7 @@ def lns(
         )
         params = {"objective": objective, "recoding": recoding, "time_limit": limit}
         return _empty(instance, requirements, seed, started, params, tried, reason)
-    search_end = deadline - (BOUND_SHARE * budget if bound else 0.0)
+    search_end = deadline - (BOUND_SHARE * budget if bound else 0.0) - FINISH_SHARE * budget
     release = improve(
         instance,
         requirements,
