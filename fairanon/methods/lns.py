@@ -44,7 +44,7 @@ __all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
 #: The share of the time limit the search leaves to the lower bound.
 BOUND_SHARE = 0.15
 #: The share of the time limit the starting heuristics may take at most.
-START_SHARE = 0.3
+START_SHARE = 0.4
 #: The share of the time limit kept for building, verifying and returning the release.
 FINISH_SHARE = 0.05
 #: Seconds the search and the bound get when no time limit is given.
@@ -241,7 +241,7 @@ def lns(
         through the fixed contribution of the rest of the table.
     time_limit : float, optional
         Seconds for the whole run (default 60): the starting heuristics take at most
-        30 %, the bound 15 % (when `bound`), the search the rest; the best release so far
+        40 %, the bound 15 % (when `bound`), the search the rest; the best release so far
         is returned when it runs out.
     objective : {"ncp", "lm", "stars", "generalized", "discernibility"}, optional
         Default "ncp" ("stars" with suppression).
