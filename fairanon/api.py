@@ -20,6 +20,8 @@ from .heuristics.stochastic import stochastic
 from .instances.instance import Instance
 from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
+from .methods.lns import REQUIREMENTS as LNS_REQUIREMENTS
+from .methods.lns import lns
 from .models.requirements import (
     KAnonymity,
     MultiplicativeTCloseness,
@@ -46,8 +48,36 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     check_options(name, options)
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
+    if name not in _EXACT and _lns_after(name, requirements, time_limit, options):
+        release = lns(instance, requirements, seed=seed, time_limit=time_limit, start=[name])
+        why = (
+            f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
+            f"improves {name}'s release by re-solving groups of its classes exactly, and "
+            "bounds the loss from below"
+        )
+        return release.with_provenance(auto_choice=f"{name}+lns", auto_reason=why, auto_time_limit=time_limit)
     release = METHODS[name](instance, requirements, seed=seed, time_limit=time_limit, **options)
     return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit)
+
+
+#: With a time limit of at least this many seconds, "auto" improves a heuristic's
+#: release by large-neighbourhood search (the heuristic itself takes well under a second
+#: on the bundled data; a search needs seconds to move).
+AUTO_LNS_SECONDS = 10.0
+
+
+def _lns_after(name: str, requirements: Sequence[Requirement], time_limit, options) -> bool:
+    """Whether "auto" runs lns after the heuristic `name`: a time limit that allows it,
+    requirements lns enforces, and no option meant for the heuristic alone."""
+    from .methods.starts import HEURISTICS
+
+    return (
+        time_limit is not None
+        and time_limit >= AUTO_LNS_SECONDS
+        and not options
+        and name in {h[0] for h in HEURISTICS}
+        and all(isinstance(r, LNS_REQUIREMENTS) for r in requirements)
+    )
 
 
 #: Method names and the functions behind them. Each takes
@@ -62,6 +92,7 @@ METHODS: dict[str, Callable[..., Release]] = {
     "bucketization": bucketization,
     "stochastic": stochastic,
     "cpsat": cpsat,
+    "lns": lns,
     "fulldomain": fulldomain,
     "diva": diva,
     "diva-exact": diva_exact,
@@ -144,6 +175,11 @@ def choose_method(
     3. ``"fulldomain"`` (optimal full-domain generalization, which also takes
        diversity constraints and alpha-protection) when every quasi-identifier has
        levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes.
+
+    When the choice is a heuristic and a time limit of at least ``AUTO_LNS_SECONDS`` is
+    given, ``"auto"`` then improves its release by large-neighbourhood search
+    (:func:`fairanon.methods.lns.lns` started from it, with a lower bound on the loss),
+    and says so in ``provenance["auto_choice"]`` (e.g. ``"mondrian+lns"``).
 
     Raises
     ------
@@ -344,10 +380,11 @@ def _anonymize_distributed(instance, requirements, method, engine, schema, *, se
     return mondrian_dask(dinst, requirements, seed=seed, time_limit=time_limit, **options)
 
 
-def verify(instance, release, requirements=(), *, metrics: bool = True, engine: str = "local", schema=None,
-           progress: bool = False) -> Report:
+def verify(instance, release, requirements=(), *, metrics: bool = True, bound: bool = False, engine: str = "local",
+           schema=None, progress: bool = False) -> Report:
     """Re-check every guarantee of `release` from its released table
-    (:func:`fairanon.models.verify.verify`).
+    (:func:`fairanon.models.verify.verify`; ``bound=True`` adds the per-record lower
+    bounds on the loss).
 
     With ``engine="dask"`` the checks run on Dask (:func:`fairanon.distributed.verify_dask`,
     same verdicts, achieved values, witnesses and metrics): `instance` as for
@@ -362,9 +399,11 @@ def verify(instance, release, requirements=(), *, metrics: bool = True, engine: 
     True
     """
     if engine == "local":
-        return _verify_local(instance, release, requirements, metrics=metrics)
+        return _verify_local(instance, release, requirements, metrics=metrics, bound=bound)
     if engine not in ENGINES:
         raise InvalidParameterError(f"The 'engine' parameter of verify must be one of {ENGINES}. Got {engine!r} instead.")
+    if bound:
+        raise InvalidParameterError("bound=True needs engine='local': the per-record lower bounds are not computed on Dask.")
     from .distributed import as_dask_instance, as_dask_release, verify_dask
 
     report = verify_dask(as_dask_instance(instance, schema), as_dask_release(release), requirements,

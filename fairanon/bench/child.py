@@ -133,7 +133,7 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
 
     clock = time.perf_counter()
     try:
-        report = verify(instance, release, requirements)
+        report = verify(instance, release, requirements, bound=bool(task["metrics"].get("bound")))
     except Exception as exc:  # an UNKNOWN release may hold no table to read
         if release.status in (Status.INFEASIBLE, Status.UNKNOWN):
             row.update(verified=False, integrity=False, verify_error=f"{type(exc).__name__}: {exc}")
@@ -147,6 +147,9 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
     for key, value in report.metrics.items():
         if not isinstance(value, dict):
             row[key] = _number(value)
+    for objective, found in report.bounds.items():
+        row[f"bound.{objective}"] = found["bound"]
+        row[f"gap.{objective}"] = found["gap"]
 
     usable = row["integrity"] and release.status in (Status.OPTIMAL, Status.FEASIBLE)
     metrics = task["metrics"]

@@ -81,7 +81,9 @@ def _varying(frame: pd.DataFrame, exclude: str) -> list[str]:
 # ---------------------------------------------------------------------- tables
 def summary_table(results: pd.DataFrame) -> pd.DataFrame:
     """One row per (instance, release): runs, outcomes, median time, peak memory,
-    verification and the main losses."""
+    verification, the main losses and the gaps to the lower bounds (``gap``: to the
+    method's own bound on its objective; ``gap.ncp``, ``gap.lm``: to the NCP and LM
+    bounds)."""
     rows = []
     for (instance, release), group in results.groupby(["instance", "release"], sort=False):
         ok = group[group["outcome"] == "ok"]
@@ -103,9 +105,9 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
             if group["peak_rss_mb"].notna().any()
             else math.nan,
         }
-        for metric in ("GCP", "LM_avg", "MRE", "discernibility"):
-            if metric in ok.columns and ok[metric].notna().any():
-                row[metric] = float(ok[metric].mean())
+        for metric in ("GCP", "LM_avg", "MRE", "discernibility", "gap", "gap.ncp", "gap.lm"):
+            if metric in ok.columns and pd.to_numeric(ok[metric], errors="coerce").notna().any():
+                row[metric] = float(pd.to_numeric(ok[metric], errors="coerce").mean())
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -27,7 +27,9 @@ time), ``cpu_s``, ``setup_s``, ``verify_s``, ``peak_rss_mb`` (the process's
 ``ru_maxrss``), ``verified``, ``verify.<check>`` and ``achieved.<check>`` per
 requirement and integrity check, every metric of :func:`fairanon.models.metrics.summary`
 (and ``MRE`` when asked), ``objective``, ``bound``, ``gap`` and ``solver_status`` when
-the method reports them, and ``error`` for failed runs.
+the method reports them, ``bound.ncp``, ``gap.ncp``, ``bound.lm`` and ``gap.lm`` (lower
+bounds on the NCP and LM losses: the release's own, or computed when the suite's
+``metrics.bound`` is on), and ``error`` for failed runs.
 """
 
 from __future__ import annotations

@@ -1,46 +1,49 @@
-"""The cpsat method: the exact local-recoding model, warm-started from Mondrian.
+"""The cpsat method: the exact local-recoding model, started from the best heuristic
+release and never worse than it.
 
 :func:`fairanon.solver.local_recoding.local_recoding` proves the optimal local
 recoding (or local suppression) under every requirement type; a heuristic release
-given as a warm start lets CP-SAT begin from a good incumbent. This method gives it
-Mondrian's release (:mod:`fairanon.heuristics.mondrian`) by default, which is why it is
-put together here, above both.
+given as a warm start lets CP-SAT begin from a good incumbent. This method gives it the
+best verified release of the fast heuristics (:func:`~fairanon.methods.starts.best_heuristic`)
+and, when the time runs out before CP-SAT finds a release at least as good, returns
+that heuristic release instead -- which is why it is put together here, above both.
 """
 
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Sequence
 
-from ..exceptions import FairanonError
-from ..heuristics.mondrian import mondrian
 from ..instances.instance import Instance
-from ..models.requirements import KAnonymity, LDiversity, Requirement, TCloseness
+from ..models.objectives import relative_gap
+from ..models.requirements import Requirement, validate_requirements
+from ..models.verify import verify
 from ..release import Release, Status
 from ..solver.local_recoding import local_recoding
+from .starts import best_heuristic
 
-__all__ = ["cpsat", "mondrian_hint"]
+__all__ = ["HINT_SHARE", "cpsat"]
 
-
-def mondrian_hint(instance: Instance, requirements: Sequence[Requirement], seed) -> Release | None:
-    """Mondrian's release when it can enforce every requirement (k, l, t), else None."""
-    if not all(isinstance(r, (KAnonymity, LDiversity, TCloseness)) for r in requirements):
-        return None
-    try:
-        release = mondrian(instance, requirements, seed=seed)
-    except FairanonError:  # a warm start is optional: the exact model does not need one
-        return None
-    return release if release.status == Status.FEASIBLE else None
+#: The share of the time limit the starting heuristics may take (10 s without a limit).
+HINT_SHARE = 0.2
 
 
-def cpsat(instance: Instance, requirements: Sequence[Requirement], *, seed=None, **options) -> Release:
+def cpsat(
+    instance: Instance, requirements: Sequence[Requirement], *, seed=None, **options
+) -> Release:
     """Optimal local recoding (or local suppression) under every requirement type, with a
-    certificate.
+    certificate, and never worse than the fast heuristics.
 
     The parameters, the release and the errors are those of
-    :func:`fairanon.solver.local_recoding.local_recoding`; ``hint="auto"`` (the default)
-    starts the search from :func:`mondrian_hint`, Mondrian's release when every
-    requirement is k, l or t.
+    :func:`fairanon.solver.local_recoding.local_recoding`. With ``hint="auto"`` (the
+    default) the search starts from the best verified release of the heuristics that
+    can enforce the requirements, under the objective (their time counts in
+    ``time_limit``: at most a fifth of it); when CP-SAT's release is worse than that
+    one or it found none in the time (status FEASIBLE or UNKNOWN), the heuristic release
+    is returned, with status FEASIBLE, CP-SAT's proven bound and gap, and
+    ``provenance["fallback"]`` naming the heuristic. ``provenance["starts"]`` lists
+    what each heuristic gave.
 
     Examples
     --------
@@ -53,7 +56,62 @@ def cpsat(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     >>> fa.verify(inst, rel, reqs).passed
     True
     """
-    return local_recoding(instance, requirements, seed=seed, auto_hint=mondrian_hint, **options)
+    started = time.perf_counter()
+    if options.get("hint", "auto") != "auto":
+        return local_recoding(instance, requirements, seed=seed, **options)
+    recoding = options.get("recoding", "generalization")
+    objective = options.get("objective") or ("stars" if recoding == "suppression" else "ncp")
+    limit = options.get("time_limit")
+    share = 10.0 if limit is None else HINT_SHARE * float(limit)
+    found: dict = {}
+
+    def hint(inst, reqs, hint_seed):
+        found["release"], found["starts"] = best_heuristic(
+            inst,
+            reqs,
+            objective,
+            seed=hint_seed,
+            recoding=recoding,
+            deadline=started + share,
+        )
+        return found["release"]
+
+    release = local_recoding(instance, requirements, seed=seed, auto_hint=hint, **options)
+    release = release.with_provenance(starts=found.get("starts", []))
+    heuristic = found.get("release")
+    if heuristic is None or release.status == Status.OPTIMAL:
+        return release
+    value = heuristic.provenance["start_objective"]
+    if release.status == Status.FEASIBLE and release.objective <= value:
+        return release
+    bound = release.bound if release.bound is not None and release.bound <= value else None
+    why = (
+        f"CP-SAT found no release within the time limit ({release.status})"
+        if release.status != Status.FEASIBLE
+        else f"CP-SAT's best release (objective {float(release.objective):.6g}) is worse than it"
+    )
+    prov = dict(release.provenance)
+    prov.update(
+        fallback=heuristic.method,
+        fallback_reason=f"the best heuristic release ({heuristic.method}) is returned: {why}",
+        solver_status=str(release.status),
+        gap=relative_gap(value, bound),
+        verification=verify(
+            instance, heuristic, validate_requirements(instance, requirements, caller="cpsat")
+        ).to_dict(),
+        elapsed_s=time.perf_counter() - started,
+    )
+    if release.reason:
+        prov["solver_reason"] = release.reason
+    return Release(
+        table=heuristic.table,
+        groups=heuristic.groups,
+        status=Status.FEASIBLE,
+        suppressed=heuristic.suppressed,
+        objective=value,
+        bound=bound,
+        provenance=prov,
+    )
 
 
 # The options are those of the solver's function (``auto_hint`` is supplied here), so

@@ -96,6 +96,7 @@ class Report:
     checks: tuple[CheckResult, ...]
     metrics: dict = field(default_factory=dict)
     elapsed_s: float = 0.0
+    bounds: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -122,6 +123,7 @@ class Report:
             "n_classes": self.n_classes,
             "checks": [c.to_dict() for c in self.checks],
             "metrics": _jsonable(self.metrics),
+            "bounds": _jsonable(self.bounds),
             "elapsed_s": self.elapsed_s,
         }
 
@@ -148,6 +150,11 @@ class Report:
         if self.metrics:
             shown = ", ".join(f"{k}={_display(v)}" for k, v in self.metrics.items() if not isinstance(v, dict))
             lines.append(f"  metrics: {shown}")
+        for objective, b in self.bounds.items():
+            lines.append(
+                f"  bound: {objective.upper()} {_display(b['loss'])} >= {_display(b['bound'])}, "
+                f"gap {_display(b['gap'])} ({b['source']})"
+            )
         return "\n".join(lines)
 
 
@@ -704,6 +711,7 @@ def verify(
     requirements: Sequence[Requirement] | Requirement = (),
     *,
     metrics: bool = True,
+    bound: bool = False,
 ) -> Report:
     """Re-check every guarantee of `release` from its released table.
 
@@ -715,6 +723,11 @@ def verify(
     requirements : sequence of Requirement
     metrics : bool, default=True
         Also compute the information-loss metrics of :mod:`fairanon.models.metrics`.
+    bound : bool, default=False
+        With the metrics, the report shows the lower bound the release carries for its
+        objective and the gap to it; with ``bound=True`` also the per-record lower bounds
+        on the NCP and LM losses, computed here
+        (:func:`fairanon.models.bounds.release_bounds`).
 
     Returns
     -------
@@ -788,6 +801,11 @@ def verify(
 
         k = next((r.k for r in requirements if isinstance(r, KAnonymity)), None)
         summary = metric_summary(instance, release, k=k)
+    bounds = {}
+    if summary:
+        from .bounds import release_bounds
+
+        bounds = release_bounds(instance, release, requirements, summary, compute=bound)
     return Report(
         instance=instance.name,
         method=release.method,
@@ -797,5 +815,6 @@ def verify(
         checks=tuple(checks),
         metrics=summary,
         elapsed_s=time.perf_counter() - started,
+        bounds=bounds,
     )
 

@@ -157,6 +157,7 @@ def solve(
     log: bool = False,
     export: str | os.PathLike | None = None,
     deterministic_limit: float | None = None,
+    parameters: Mapping[str, Any] | None = None,
 ) -> tuple[cp_model.CpSolver, Outcome]:
     """Solve `model` once and map the result (see the module docstring).
 
@@ -179,6 +180,8 @@ def solve(
         Write the model (with hints) to this file first: ``.pb.txt`` as text, else binary.
     deterministic_limit : float, optional
         ``max_deterministic_time``, a limit that does not depend on the machine's load.
+    parameters : mapping, optional
+        More CP-SAT parameters by name (e.g. ``linearization_level``).
 
     Raises
     ------
@@ -202,6 +205,8 @@ def solve(
         params.max_deterministic_time = float(deterministic_limit)
     params.num_workers = int(num_workers)
     params.random_seed = int(seed)
+    for name, value in (parameters or {}).items():
+        setattr(params, name, value)
     lines: list[str] = []
     if log:
         params.log_search_progress = True
@@ -220,6 +225,7 @@ def solve(
             "solver": "CP-SAT",
             "solver_status": solver.status_name(code),
             "wall_time_s": solver.wall_time,
+            "deterministic_time": solver.response_proto.deterministic_time,
             "conflicts": solver.num_conflicts,
             "branches": solver.num_branches,
             "num_workers": int(num_workers),

@@ -146,7 +146,7 @@ def _agree(inst, reqs, recoding, objective, expected):
     event(
         f"{type(reqs[-1]).__name__}, {recoding}: {'infeasible' if expected is None else 'feasible'}"
     )
-    rel = cpsat(inst, reqs, recoding=recoding, objective=objective, seed=0, num_workers=1)
+    rel = cpsat(inst, reqs, recoding=recoding, objective=objective, seed=0, num_workers=1, hint=None)
     if expected is None:
         assert rel.status == Status.INFEASIBLE, (rel.status, rel.objective)
         assert rel.reason and rel.provenance["conflict"]
@@ -316,7 +316,7 @@ def test_entropy_lazy_cuts_restore_exactness(monkeypatch):
     reqs = [fa.KAnonymity(2), fa.LDiversity(Fraction(5, 2), variant="entropy")]
     expected = partition_optimum(inst, reqs, recoding="generalization", objective="lm")
     monkeypatch.setattr(P, "_ENTROPY_SCALE", 1)
-    rel = cpsat(inst, reqs, objective="lm", seed=0, num_workers=1)
+    rel = cpsat(inst, reqs, objective="lm", seed=0, num_workers=1, hint=None)
     assert rel.provenance["solver"]["lazy_cuts"] > 0
     assert rel.status == Status.OPTIMAL and rel.objective == expected
     assert fa.verify(inst, rel, reqs).passed

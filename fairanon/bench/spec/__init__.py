@@ -29,6 +29,7 @@
         skip_missing: false     # true: leave out silently when the method does not exist
     metrics:
       mre: false                # median relative error of count queries (slower)
+      bound: false              # per-record lower bounds on NCP and LM, and the gaps
       vectors: auto             # per-tuple property vectors: true, false, or auto (≤ 1 M rows)
       numeric_loss: width
       suppression: as_class     # suppressed records: as_class, as_population or exclude

@@ -62,9 +62,11 @@ _METRIC_KEYS = {
     "numeric_loss",
     "suppression",
     "fairness",
+    "bound",
 }
 _DEFAULT_METRICS = {
     "mre": False,
+    "bound": False,
     "mre_queries": 10_000,
     "vectors": "auto",
     "vector_max_rows": 1_000_000,

@@ -53,12 +53,20 @@ built model and its objectives), :mod:`.privacy`, :mod:`.diversity` and :mod:`.a
 (one per requirement family), :mod:`.build` (assembling the model) and :mod:`.solve`
 (solving, warm starts, canonical solutions, verification, explained infeasibility and
 :func:`local_recoding`, the method behind ``cpsat``).
+
+The same model re-solves a *neighbourhood* -- the records of some classes, everything
+else fixed -- for the large-neighbourhood search of :mod:`fairanon.solver.lns`:
+:func:`type_table` types only those records, :func:`build_model` takes extra candidate
+vectors (the current classes and those around them) and a :class:`Rest` (the outside
+records each vector already holds, the outside records showing a diversity constraint's
+target, the outside 4-fold counts of every alpha-protection context), so that every
+requirement holds on the whole release.
 """
 
 from .build import build_model
 from .encoding import Encoding, encode, model_size, type_table
 from .labels import OBJECTIVES, RECODINGS, LabelSpace
-from .model import LocalRecodingModel
+from .model import LocalRecodingModel, Rest
 from .solve import local_recoding, solve_model
 
 __all__ = [
@@ -67,6 +75,7 @@ __all__ = [
     "Encoding",
     "LabelSpace",
     "LocalRecodingModel",
+    "Rest",
     "build_model",
     "encode",
     "local_recoding",

@@ -10,7 +10,10 @@ Exactness of alpha-protection. The verifier checks every itemset of released val
 the non-protected quasi-identifiers (labels read as symbols, the empty itemset
 included). The model enumerates every such itemset that some candidate vector can
 produce, and enforces the measure on it whenever its cover is non-empty (and, with
-``min_support``, at least that large). All seven measures (RD, ED, RR, ER, RC, EC, OR),
+``min_support``, at least that large). When a neighbourhood is re-solved, the outside
+records of each context are constants added to its counts
+(:class:`~fairanon.solver.local_recoding.model.Rest`); contexts no candidate vector
+reaches keep their counts. All seven measures (RD, ED, RR, ER, RC, EC, OR),
 strict or not, are exact: differences and ratios of proportions are cross-multiplied
 in integers, each tokenism case (no protected or no unprotected record in the
 context: p1 or p2 is then p-) is a separate enforced alternative, and a ratio's zero
@@ -53,16 +56,19 @@ def _contexts(pm: LocalRecodingModel) -> dict[tuple, list[int]]:
 def _add_alpha(pm, req: AlphaProtection, index, guard, max_contexts) -> None:
     enc = pm.encoding
     model = pm.model
-    total = int(enc.weight.sum())
-    neg = int(enc.weight[enc.neg_flag].sum())
     cells = [
         enc.prot_flag & enc.neg_flag,
         enc.prot_flag & ~enc.neg_flag,
         ~enc.prot_flag & enc.neg_flag,
         ~enc.prot_flag & ~enc.neg_flag,
     ]
+    rest = pm.rest
     # The empty itemset (the whole table) does not depend on the release.
-    whole = [int(enc.weight[c].sum()) for c in cells]
+    if rest is not None and rest.alpha_cells is not None:
+        whole = [int(c) for c in rest.alpha_cells]
+    else:
+        whole = [int(enc.weight[c].sum()) for c in cells]
+    total, neg = sum(whole), whole[0] + whole[2]
     if not _alpha_holds_exact(req, whole, neg, total):
         model.add_bool_or([]).with_name(f"alpha[{index},whole table]").only_enforce_if(guard)
     contexts = _contexts(pm) if enc.d else {}
@@ -90,10 +96,14 @@ def _add_alpha(pm, req: AlphaProtection, index, guard, max_contexts) -> None:
                 if cell_of[pm.pair_t[i]] == q
             }
             bounds[q] = int(sum(enc.weight[t] for t in types))
+        outside = (0, 0, 0, 0)
+        if rest is not None and rest.alpha_context is not None:
+            outside = rest.alpha_context(attrs, labels)
+        bounds = [b + int(o) for b, o in zip(bounds, outside)]
         name = f"{index},{c_id}"
         a, b, c, d = (model.new_int_var(0, bounds[q], f"{'abcd'[q]}[{name}]") for q in range(4))
-        for var, part in zip((a, b, c, d), parts):
-            model.add(var == cp_model.LinearExpr.sum(part))
+        for var, part, o in zip((a, b, c, d), parts, outside):
+            model.add(var == cp_model.LinearExpr.sum(part) + int(o))
         _alpha_context(model, req, name, (a, b, c, d), bounds, neg, total, guard)
 
 

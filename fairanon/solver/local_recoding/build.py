@@ -31,7 +31,7 @@ from ...models.requirements import (
 from .alpha import _add_alpha
 from .diversity import _add_diversity
 from .encoding import Encoding, _candidates, _use_closure
-from .model import LocalRecodingModel, _set_objective
+from .model import LocalRecodingModel, Rest, _set_objective
 from .privacy import _add_kanonymity, _add_target_requirement
 
 __all__ = ["build_model"]
@@ -47,6 +47,11 @@ def build_model(
     explain: bool = False,
     max_vars: int = 200_000,
     max_contexts: int = 5_000,
+    extra_vectors: Sequence[tuple] = (),
+    rest: Rest | None = None,
+    max_cost: float | None = None,
+    type_cap: np.ndarray | None = None,
+    chains: int | None = None,
 ) -> LocalRecodingModel:
     """The weighted-type model of :mod:`fairanon.solver.local_recoding`.
 
@@ -66,12 +71,35 @@ def build_model(
         requirement-dependent pruning (for :func:`fairanon.solver._cpsat.explain`).
     max_vars, max_contexts : int
         Size limits (see :func:`~fairanon.solver.local_recoding.local_recoding`).
+    extra_vectors : sequence of tuple
+        More candidate vectors (protected code, label id per attribute), e.g. the
+        current classes of a neighbourhood and of the classes around it.
+    rest : Rest, optional
+        The fixed rest of the table when `enc` types only a neighbourhood's records
+        (:func:`~fairanon.solver.local_recoding.type_table` with positions).
+    max_cost : float, optional
+        Leave out the join-closure vectors whose NCP per record exceeds this (a
+        restriction: the model is then exact over the cheaper vectors only).
+    type_cap : numpy.ndarray, optional
+        Per type, the largest NCP per record of a vector it may take, `extra_vectors`
+        aside (a restriction too).
+    chains : int, optional
+        Instead of the join closure, the joins of each type with its nearest 1 to
+        ``chains - 1`` neighbours (a restriction, for neighbourhoods whose closure is too
+        large).
     """
     if closure is None:
         closure = _use_closure(requirements, objective) and not explain
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
-    cands = _candidates(enc, closure, k if (prune and not explain) else 1, max_vars)
+    held_of = None
+    if rest is not None and rest.held is not None:
+        held_of = lambda vec: rest.held(vec)[0]  # noqa: E731
+    cands = _candidates(
+        enc, closure, k if (prune and not explain) else 1, max_vars, extra_vectors, held_of,
+        max_cost, type_cap, chains,
+    )
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
+    held = np.array([held_of(vec) if held_of else 0 for vec in vectors], dtype=np.int64)
     model = cp_model.CpModel()
     w = enc.weight
     x = []
@@ -87,8 +115,10 @@ def build_model(
     )
     by_type = np.split(np.arange(len(pair_t)), np.searchsorted(pair_t, np.arange(1, enc.n_types)))
     z = [model.new_bool_var(f"z[{v}]") for v in range(n_vec)]
-    y = [cp_model.LinearExpr.sum([x[i] for i in by_vector[v]]) for v in range(n_vec)]
-    reach = [int(w[pair_t[by_vector[v]]].sum()) for v in range(n_vec)]
+    inside = [cp_model.LinearExpr.sum([x[i] for i in by_vector[v]]) for v in range(n_vec)]
+    # A class is every record released as its vector, outside ones included.
+    y = [inside[v] + int(held[v]) if held[v] else inside[v] for v in range(n_vec)]
+    reach = [int(w[pair_t[by_vector[v]]].sum()) + int(held[v]) for v in range(n_vec)]
 
     # Every record is released exactly once.
     for t in range(enc.n_types):
@@ -105,7 +135,7 @@ def build_model(
                 model.add_implication(x[i], zv)
             else:
                 model.add(x[i] <= weights[i] * zv)
-        model.add(y[v] >= zv).with_name(f"used[{v}]")
+        model.add(inside[v] >= zv).with_name(f"used[{v}]")
 
     pm = LocalRecodingModel(
         model,
@@ -125,6 +155,8 @@ def build_model(
         0,
         cands.mode,
         by_vector,
+        rest,
+        held,
     )
     for index, req in enumerate(requirements):
         lit = model.new_bool_var(f"enforce[{index}]") if explain else None

@@ -2,7 +2,8 @@
 
 A diversity constraint bounds how many records show its target values in the release
 (Milani, Huang and Chiang, EDBT 2021): ``lower <= sum of x over target types on vectors
-that show the target values exactly <= upper``.
+that show the target values exactly <= upper``, plus, when a neighbourhood is re-solved,
+the outside records that show them (:class:`~fairanon.solver.local_recoding.model.Rest`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def _add_diversity(pm, req: DiversityConstraint, index, guard) -> None:
     matching = {t for t in range(enc.n_types) if _type_matches(enc, t, req)}
     shown = [v for v in range(len(pm.vectors)) if _shows(pm, v, gen)]
     terms = [pm.x[i] for v in shown for i in pm.by_vector[v] if int(pm.pair_t[i]) in matching]
-    count = cp_model.LinearExpr.sum(terms)
+    outside = pm.rest.shown.get(index, 0) if pm.rest is not None else 0
+    count = cp_model.LinearExpr.sum(terms) + outside
     pm.model.add(count >= req.lower).with_name(f"diversity_lower[{index}]").only_enforce_if(guard)
     pm.model.add(count <= req.upper).with_name(f"diversity_upper[{index}]").only_enforce_if(guard)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +22,7 @@ import pandas as pd
 
 from ...exceptions import InvalidParameterError
 from ...instances.instance import Instance
+from ...models.objectives import MONOTONE_OBJECTIVES
 from ...models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -32,7 +33,7 @@ from ...models.requirements import (
     requirement_targets,
     validate_requirements,
 )
-from .labels import _MONOTONE_OBJECTIVES, LabelSpace, _label_space
+from .labels import LabelSpace, _label_space
 
 __all__ = ["Encoding", "encode", "model_size", "type_table"]
 
@@ -69,6 +70,9 @@ class Encoding:
         Records per type.
     rows : list of numpy.ndarray
         Instance row positions of each type's records (ascending).
+    row_type : numpy.ndarray of int
+        The type of each typed record (every instance row, or the `positions` given to
+        :func:`type_table`, in that order).
     targets : dict of str -> _Target
     prot_flag, neg_flag : numpy.ndarray of bool or None
         Per type: in the protected group / negative decision (for alpha-protection).
@@ -117,7 +121,7 @@ def encode(
 
     >>> enc = encode(fa.load("ruggieri_loan"), [fa.TCloseness(0.25)])
     >>> enc.n_types, int(enc.weight.sum()), [s.texts for s in enc.spaces]
-    (13, 17, [['housing', 'car', 'housing-car'], ['no', 'yes', '*']])
+    (13, 17, [['housing', 'car', '*'], ['no', 'yes', '*']])
     """
     names = list(instance.schema.generalizable)
     spaces = [_label_space(instance, name, recoding, max_range_values) for name in names]
@@ -131,15 +135,28 @@ def encode(
     )
 
 
-def type_table(instance, requirements, recoding, spaces, row_values, values) -> Encoding:
+def type_table(
+    instance, requirements, recoding, spaces, row_values, values, positions=None
+) -> Encoding:
     """The weighted types of :func:`encode`, given each generalizable attribute's active
-    value index per row (`row_values`) and active values (`values`)."""
+    value index per row (`row_values`) and active values (`values`).
+
+    With `positions` (instance row positions), only those records are typed (the
+    records of a neighbourhood; `row_values` are then aligned with `positions`), and
+    ``Encoding.rows`` holds instance positions. Targets of l-diversity and t-closeness
+    keep the whole table's values and distribution either way."""
     schema = instance.schema
     names = list(schema.generalizable)
+    every = positions is None
+    pos = np.arange(instance.n_rows) if every else np.asarray(positions, dtype=np.int64)
+
+    def at(column: np.ndarray) -> np.ndarray:
+        return column if every else column[pos]
+
     columns = list(row_values)
     protected = schema.protected
     if protected is not None:
-        columns.append(instance.codes(protected))
+        columns.append(at(instance.codes(protected)))
     target_names: list[str] = []
     for req in requirements:
         if isinstance(req, (LDiversity, TCloseness)):
@@ -150,22 +167,23 @@ def type_table(instance, requirements, recoding, spaces, row_values, values) -> 
     for name in target_names:
         present, dense = np.unique(instance.codes(name), return_inverse=True)
         dense_targets[name] = (present, dense.reshape(-1))
-        columns.append(dense_targets[name][1])
+        columns.append(at(dense_targets[name][1]))
     alpha = any(isinstance(r, AlphaProtection) for r in requirements)
     if alpha:
-        columns.append(instance.negative_mask().astype(np.int64))
+        columns.append(at(instance.negative_mask()).astype(np.int64))
     extra_names = []
     for req in requirements:
         if isinstance(req, DiversityConstraint):
             for name, _ in req.target:
                 if name not in names and name not in extra_names:
                     extra_names.append(name)
-    extra_codes = {}
+    extra_text = {
+        name: instance.table[name].iloc[pos].astype(str).to_numpy() for name in extra_names
+    }
     for name in extra_names:
-        _, inv = np.unique(instance.table[name].astype(str).to_numpy(), return_inverse=True)
-        extra_codes[name] = inv.reshape(-1)
-        columns.append(extra_codes[name])
-    n = instance.n_rows
+        _, inv = np.unique(extra_text[name], return_inverse=True)
+        columns.append(inv.reshape(-1))
+    n = len(pos)
     key = (
         np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1)
         if columns
@@ -183,14 +201,15 @@ def type_table(instance, requirements, recoding, spaces, row_values, values) -> 
     first = first[order]
     weight = counts[order].astype(np.int64)
     sort = np.argsort(row_type, kind="stable")
-    rows = np.split(sort, np.cumsum(weight)[:-1])
+    rows = np.split(pos[sort], np.cumsum(weight)[:-1])
     qi = (
         np.stack([rv[first] for rv in row_values], axis=1)
         if names
         else np.zeros((len(first), 0), dtype=np.int64)
     )
+    first_rows = pos[first]
     prot_codes = (
-        instance.codes(protected)[first].astype(np.int64)
+        instance.codes(protected)[first_rows].astype(np.int64)
         if protected
         else np.zeros(len(first), dtype=np.int64)
     )
@@ -204,13 +223,13 @@ def type_table(instance, requirements, recoding, spaces, row_values, values) -> 
             else [float(v) for v in present]
         )
         targets[name] = _Target(
-            name, dense[first], len(present), np.bincount(dense, minlength=len(present)), shown
+            name, dense[first_rows], len(present), np.bincount(dense, minlength=len(present)), shown
         )
     prot_flag = neg_flag = None
     if alpha:
-        prot_flag = instance.protected_mask()[first]
-        neg_flag = instance.negative_mask()[first]
-    extra = {name: instance.table[name].astype(str).to_numpy()[first] for name in extra_names}
+        prot_flag = instance.protected_mask()[first_rows]
+        neg_flag = instance.negative_mask()[first_rows]
+    extra = {name: extra_text[name][first] for name in extra_names}
     return Encoding(
         instance,
         recoding,
@@ -230,10 +249,14 @@ def type_table(instance, requirements, recoding, spaces, row_values, values) -> 
 
 
 # ====================================================================== candidate vectors
-def _closure_vectors(enc: Encoding, cap: int) -> list[tuple]:
+def _closure_vectors(enc: Encoding, cap: int, max_cost: float | None = None) -> list[tuple]:
     """Joins of every non-empty set of types (per protected value): the tight summaries
     a class can have. Breadth-first: each round joins the new vectors with every type.
-    Vectors are handled as mixed-radix integers over the label counts."""
+    Vectors are handled as mixed-radix integers over the label counts.
+
+    With `max_cost`, only the joins whose NCP per record is at most `max_cost`: a join
+    costs at least what each of its parts costs, so pruning the costlier ones on the
+    way loses none of the cheaper ones."""
     radix = [s.n_labels for s in enc.spaces]
     if math.prod(radix) >= 2**62:
         raise InvalidParameterError(
@@ -263,7 +286,10 @@ def _closure_vectors(enc: Encoding, cap: int) -> list[tuple]:
                         np.repeat(block[:, a], len(base)), np.tile(base_rows[:, a], len(block))
                     )
                     keys += joined * strides[a]
-                for key in pd.unique(keys).tolist():
+                uniq = pd.unique(keys)
+                if max_cost is not None:
+                    uniq = uniq[_vector_costs(enc, decode(uniq)) <= max_cost + 1e-9]
+                for key in uniq.tolist():
                     if key not in seen:
                         seen.add(key)
                         fresh.append(key)
@@ -278,6 +304,45 @@ def _closure_vectors(enc: Encoding, cap: int) -> list[tuple]:
             frontier = decode(np.array(fresh, dtype=np.int64))
         rows = decode(np.array(sorted(seen), dtype=np.int64))
         out.extend((p,) + tuple(int(i) for i in row) for row in rows)
+    return out
+
+
+def _chain_vectors(enc: Encoding, length: int, max_cost: float | None = None) -> list[tuple]:
+    """For each type, the joins of it with its nearest 1, 2, ..., `length` - 1 other
+    types (per protected value; nearest by the NCP of the pairwise join): the classes a
+    type would form with its neighbours, far fewer than the join closure."""
+    out: dict[tuple, None] = {}
+    ncp = [np.array([float(c) for c in space.ncp]) for space in enc.spaces]
+    for p in dict.fromkeys(enc.protected.tolist()):
+        base = np.unique(enc.qi[enc.protected == p], axis=0)
+        n = len(base)
+        cost = np.zeros((n, n))
+        for a, space in enumerate(enc.spaces):
+            joined = space.join(np.repeat(base[:, a], n), np.tile(base[:, a], n))
+            cost += ncp[a][joined].reshape(n, n)
+        order = np.argsort(cost, axis=1, kind="stable")
+        current = base.copy()
+        alive = np.ones(n, dtype=bool)
+        for row in current.tolist():
+            out[(p, *row)] = None
+        for step in range(1, min(length, n)):
+            partner = base[order[:, step]]
+            for a, space in enumerate(enc.spaces):
+                current[:, a] = space.join(current[:, a], partner[:, a])
+            if max_cost is not None:
+                alive &= _vector_costs(enc, current) <= max_cost + 1e-9
+            for row in current[alive].tolist():
+                out[(p, *row)] = None
+            if not alive.any():
+                break
+    return list(out)
+
+
+def _vector_costs(enc: Encoding, rows: np.ndarray) -> np.ndarray:
+    """NCP per record of vectors (label ids per attribute, one row each)."""
+    out = np.zeros(len(rows))
+    for a, space in enumerate(enc.spaces):
+        out += np.array([float(c) for c in space.ncp])[rows[:, a]]
     return out
 
 
@@ -302,22 +367,53 @@ class _Candidates:
     mode: str
 
 
-def _candidates(enc: Encoding, closure: bool, k: int, max_vars: int) -> _Candidates:
-    if closure:
-        vectors = _closure_vectors(enc, max_vars)
-        arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
-        pair_t, pair_v = [], []
-        for p in dict.fromkeys(enc.protected.tolist()):
-            vs = np.flatnonzero(arr[:, 0] == p)
-            ts = np.flatnonzero(enc.protected == p)
-            ok = np.ones((len(vs), len(ts)), dtype=bool)
-            for a, space in enumerate(enc.spaces):
-                ok &= space.masks[arr[vs, a + 1]][:, enc.qi[ts, a]]
-            vi, ti = np.nonzero(ok)
-            pair_v.append(vs[vi])
-            pair_t.append(ts[ti])
-        pair_t = np.concatenate(pair_t) if pair_t else np.zeros(0, dtype=np.int64)
-        pair_v = np.concatenate(pair_v) if pair_v else np.zeros(0, dtype=np.int64)
+def _covering_pairs(enc: Encoding, vectors: list[tuple], offset: int = 0):
+    """Every (type, vector) pair where the vector covers the type (same protected value,
+    each label covering the type's value); vector ids start at `offset`."""
+    arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
+    pair_t, pair_v = [], []
+    for p in dict.fromkeys(enc.protected.tolist()):
+        vs = np.flatnonzero(arr[:, 0] == p)
+        ts = np.flatnonzero(enc.protected == p)
+        ok = np.ones((len(vs), len(ts)), dtype=bool)
+        for a, space in enumerate(enc.spaces):
+            ok &= space.masks[arr[vs, a + 1]][:, enc.qi[ts, a]]
+        vi, ti = np.nonzero(ok)
+        pair_v.append(vs[vi] + offset)
+        pair_t.append(ts[ti])
+    empty = np.zeros(0, dtype=np.int64)
+    return (
+        np.concatenate(pair_t) if pair_t else empty,
+        np.concatenate(pair_v) if pair_v else empty,
+    )
+
+
+def _candidates(
+    enc: Encoding,
+    closure: bool,
+    k: int,
+    max_vars: int,
+    extra: Sequence[tuple] = (),
+    held: Callable[[tuple], int] | None = None,
+    max_cost: float | None = None,
+    type_cap: np.ndarray | None = None,
+    chains: int | None = None,
+) -> _Candidates:
+    """The candidate vectors and their (type, vector) pairs.
+
+    `extra` vectors are candidates too (a neighbourhood's current classes and the
+    classes around it); ``held(vector)`` gives the records outside the model that are
+    already released as it, which count towards k; `max_cost` bounds the NCP per record
+    of the join closure's vectors, and `type_cap` (per type) that of the vectors each
+    type may take other than the `extra` ones. With `chains`, the closure is replaced by
+    the joins of each type with its nearest neighbours (:func:`_chain_vectors`)."""
+    if closure and chains:
+        vectors = _chain_vectors(enc, chains, max_cost)
+        pair_t, pair_v = _covering_pairs(enc, vectors)
+        mode = "chains"
+    elif closure:
+        vectors = _closure_vectors(enc, max_vars, max_cost)
+        pair_t, pair_v = _covering_pairs(enc, vectors)
         mode = "closure"
     else:
         needed = _pairs_count(enc)
@@ -343,11 +439,27 @@ def _candidates(enc: Encoding, closure: bool, k: int, max_vars: int) -> _Candida
                 pv.append(v)
         pair_t, pair_v = np.array(pt, dtype=np.int64), np.array(pv, dtype=np.int64)
         mode = "all"
+    known = set(vectors)
+    fresh = [v for v in dict.fromkeys(extra) if v not in known]
+    if fresh:
+        more_t, more_v = _covering_pairs(enc, fresh, offset=len(vectors))
+        vectors = vectors + fresh
+        pair_t, pair_v = np.concatenate([pair_t, more_t]), np.concatenate([pair_v, more_v])
+    if type_cap is not None and len(pair_v):
+        arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)[:, 1:]
+        fixed = np.zeros(len(vectors), dtype=bool)
+        fixed[len(vectors) - len(fresh) :] = True
+        known_extra = {v for v in dict.fromkeys(extra)}
+        fixed |= np.array([vec in known_extra for vec in vectors], dtype=bool)
+        keep = fixed[pair_v] | (_vector_costs(enc, arr)[pair_v] <= type_cap[pair_t] + 1e-9)
+        pair_t, pair_v = pair_t[keep], pair_v[keep]
     order = np.lexsort((pair_v, pair_t))
     pair_t, pair_v = pair_t[order], pair_v[order]
     if k > 1 and len(pair_v):
         # A used vector holds at least k records, so vectors covering fewer are useless.
         reach = np.bincount(pair_v, weights=enc.weight[pair_t], minlength=len(vectors))
+        if held is not None:
+            reach += np.array([held(vec) for vec in vectors], dtype=float)
         keep = reach[pair_v] >= k
         pair_t, pair_v = pair_t[keep], pair_v[keep]
     used = np.unique(pair_v)
@@ -409,5 +521,5 @@ def model_size(
 def _use_closure(requirements, objective: str) -> bool:
     """Whether tight class summaries lose no optimum (module docstring)."""
     return all(isinstance(r, (KAnonymity, LDiversity, TCloseness)) for r in requirements) and (
-        objective in _MONOTONE_OBJECTIVES
+        objective in MONOTONE_OBJECTIVES
     )

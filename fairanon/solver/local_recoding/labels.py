@@ -8,6 +8,14 @@ interval (larger numeric attributes) or ``*``; with suppression, the value itsel
 ``*``. Labels covering the same active values are merged into the most specific one,
 except that a value's own label is kept apart. Every label carries its exact NCP and LM
 cell losses, as :mod:`fairanon.models.metrics` measures them.
+
+One rule decides what a star is: a generalized label (any label but a value's own)
+that covers every value present in the data is released as ``*`` and counts as a star,
+whether it is a range, a hierarchy node or an interval. Such a label tells nothing
+about the record that ``*`` does not (its NCP and LM cell losses are 1 either way), so
+the ``stars`` objective cannot be lowered by releasing, say, a hierarchy node that
+happens to hold every value present instead of ``*``. A value's own label is never a
+star, even when the attribute has a single value.
 """
 
 from __future__ import annotations
@@ -25,19 +33,13 @@ from ...instances.generalization import format_number, format_range
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
+from ...models.objectives import OBJECTIVES
 
 __all__ = ["OBJECTIVES", "RECODINGS", "LabelSpace"]
 
 #: How cells may change: "generalization" (hierarchy nodes, ranges of ordered and
 #: numeric values, ``*``) or "suppression" (the value itself or ``*``; DIVA's semantics).
 RECODINGS = ("generalization", "suppression")
-#: What the exact models minimize. Totals over quasi-identifier cells: "stars" (cells
-#: released as ``*``), "generalized" (cells whose label differs from the value), "ncp"
-#: (Xu's NCP summed over cells) and "lm" (Iyengar's loss summed over cells);
-#: "discernibility" is the sum of squared class sizes.
-OBJECTIVES = ("stars", "generalized", "discernibility", "ncp", "lm")
-#: The objectives that can only grow when a label is coarsened.
-_MONOTONE_OBJECTIVES = ("stars", "generalized", "ncp", "lm")
 
 
 @dataclass
@@ -221,7 +223,8 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
         if key in seen:
             continue
         seen.add(key)
-        texts.append(text)
+        # One rule for every kind of label: covering every value present is ``*``.
+        texts.append(SUPPRESSED if mask.all() else text)
         masks.append(mask)
     masks_arr = np.array(masks, dtype=bool).reshape(len(masks), m)
     ncp, lm = _label_losses(attr, values, masks_arr, texts)

@@ -11,6 +11,7 @@ sizes, as CP-SAT integer products.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -20,7 +21,43 @@ from ortools.sat.python import cp_model
 from ...exceptions import InvalidParameterError
 from .encoding import Encoding
 
-__all__ = ["LocalRecodingModel"]
+__all__ = ["LocalRecodingModel", "Rest"]
+
+
+@dataclass
+class Rest:
+    """The rest of the table, fixed while the records of a neighbourhood are re-solved.
+
+    Classes are released vectors, so a record of the neighbourhood released as the
+    vector of an outside class joins that class: per-class requirements (k, l, t) are
+    then checked on the merged class. Global requirements see the outside records as
+    constants: a diversity constraint counts the outside records showing its target,
+    alpha-protection adds the outside records of every context.
+
+    Attributes
+    ----------
+    n_rows : int
+        Records of the whole table.
+    held : callable, optional
+        ``held(vector)`` for a vector (protected code, then the model's label id per
+        attribute): the number of outside records released as it and, per target of
+        l-diversity or t-closeness, their counts per value (whole-table value codes).
+    shown : dict of int -> int
+        Per requirement index (diversity constraints): outside records showing the
+        target values.
+    alpha_cells : tuple of int, optional
+        The whole table's 4-fold counts (protected and negative, protected and
+        positive, unprotected and negative, unprotected and positive).
+    alpha_context : callable, optional
+        ``alpha_context(attribute positions, label ids)``: the 4-fold counts of the
+        outside records in that context (itemset of released labels).
+    """
+
+    n_rows: int
+    held: Callable | None = None
+    shown: dict = field(default_factory=dict)
+    alpha_cells: tuple | None = None
+    alpha_context: Callable | None = None
 
 
 @dataclass
@@ -49,6 +86,10 @@ class LocalRecodingModel:
         alpha-protection contexts modelled.
     mode : str
         "closure" or "all" (candidate vectors).
+    rest : Rest or None
+        The fixed rest of the table when the model re-solves a neighbourhood.
+    held : numpy.ndarray of int
+        Per vector, the outside records already released as it (zeros without `rest`).
     """
 
     model: cp_model.CpModel
@@ -68,6 +109,16 @@ class LocalRecodingModel:
     n_contexts: int
     mode: str
     by_vector: list[np.ndarray] = field(default_factory=list)
+    rest: Rest | None = None
+    held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def held_counts(self, target: str, v: int, m: int) -> list[int]:
+        """Outside records released as vector v, per value of `target` (zeros without
+        a rest)."""
+        if self.rest is None or not self.held[v]:
+            return [0] * m
+        counts = self.rest.held(self.vectors[v])[1].get(target)
+        return [0] * m if counts is None else [int(c) for c in counts]
 
 
 def _lcm(values) -> int:

@@ -33,12 +33,13 @@ def _add_kanonymity(pm: LocalRecodingModel, req: KAnonymity, index, guard) -> No
 
 
 def _counts(pm: LocalRecodingModel, target: _Target, v: int) -> list:
-    """cnt[v,s] as linear expressions."""
+    """cnt[v,s] as linear expressions (outside records released as v included)."""
     members = pm.by_vector[v]
     per = [[] for _ in range(target.m)]
     for i in members:
         per[int(target.codes[pm.pair_t[i]])].append(pm.x[i])
-    return [cp_model.LinearExpr.sum(p) for p in per]
+    held = pm.held_counts(target.name, v, target.m)
+    return [cp_model.LinearExpr.sum(p) + h for p, h in zip(per, held)]
 
 
 def _add_target_requirement(pm, req, index, target: _Target, guard, reach) -> None:

@@ -98,9 +98,14 @@ def solve_model(
     hint: dict | None = None,
     log: bool = False,
     export=None,
+    deterministic_limit: float | None = None,
+    parameters: dict | None = None,
 ) -> tuple[cp_model.CpSolver | None, _cpsat.Outcome, dict]:
     """Solve a built model; entropy classes are checked exactly and cut off until none
-    violates. Returns the solver holding the solution, the outcome and statistics."""
+    violates. Returns the solver holding the solution, the outcome and statistics.
+    `deterministic_limit` bounds each solve in CP-SAT's deterministic time, so that a
+    one-worker solve it stops gives the same result on any machine load; `parameters`
+    are more CP-SAT parameters by name."""
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     rounds, lazy_cuts, logs = 0, 0, []
     while True:
@@ -113,6 +118,8 @@ def solve_model(
             hint=hint,
             log=log,
             export=export if rounds == 1 else None,
+            deterministic_limit=deterministic_limit,
+            parameters=parameters,
         )
         if outcome.log:
             logs.append(outcome.log)
@@ -266,8 +273,11 @@ def local_recoding(
     recoding : {"generalization", "suppression"}, default="generalization"
         "generalization": each class releases, per attribute, any label covering its
         values -- a hierarchy node (categorical), a range of values in order
-        (ordered, numeric), or ``*``. "suppression": the class's common value or ``*``
-        (DIVA's semantics; a homogeneous attribute may still be starred).
+        (ordered, numeric), or ``*``; a range, node or interval covering every value
+        present in the data is released as ``*`` and counts as a star (one rule for
+        every kind of label, :mod:`~fairanon.solver.local_recoding.labels`).
+        "suppression": the class's common value or ``*`` (DIVA's semantics; a
+        homogeneous attribute may still be starred).
     objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, optional
         Default: "stars" for suppression, "ncp" for generalization. See
         :data:`OBJECTIVES`; the release's ``objective`` is the exact value (an int or a

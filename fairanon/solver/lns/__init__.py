@@ -1,0 +1,22 @@
+"""Large-neighbourhood search over the exact local-recoding model.
+
+Starting from a valid release, the search repeatedly frees the records of a few classes
+-- nearby classes in quasi-identifier space, classes of one protected group, classes
+where a requirement is tight, random ones -- and re-solves them exactly with the
+weighted-type CP-SAT model of :mod:`fairanon.solver.local_recoding`, everything else
+fixed, keeping every improvement. Per-class requirements (k, l, t) hold inside the
+neighbourhood and on the outside classes its records join; global ones (diversity
+constraints, alpha-protection) hold through the fixed contribution of the rest of the
+table. Modules, bottom up: :mod:`.labels` (every label met, with exact costs, and the
+labels of a neighbourhood), :mod:`.state` (the incumbent), :mod:`.subproblem` (one
+move), :mod:`.neighbourhoods` (which classes to free) and :mod:`.search` (the loop).
+The method that starts it from the best heuristic release is
+:func:`fairanon.methods.lns.lns`.
+"""
+
+from .labels import Registry, neighbourhood_space
+from .neighbourhoods import STRATEGIES
+from .search import SearchResult, search
+from .state import Incumbent
+
+__all__ = ["STRATEGIES", "Incumbent", "Registry", "SearchResult", "neighbourhood_space", "search"]

@@ -1,0 +1,212 @@
+"""The incumbent of the large-neighbourhood search: the release as label ids per record.
+
+A release is determined by the released vector of each record (protected value, label
+per generalizable quasi-identifier), and its equivalence classes are the records that
+share a vector. :class:`Incumbent` keeps the label ids of every record, the classes as
+vector -> record positions, and the exact value of the objective; replacing the records
+of some classes (:meth:`Incumbent.replace`) updates all three.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ...instances.instance import Instance
+from ...models.requirements import (
+    DiversityConstraint,
+    LDiversity,
+    Requirement,
+    TCloseness,
+    requirement_targets,
+)
+from ...release import Release
+from .labels import Registry
+
+__all__ = ["Incumbent"]
+
+
+def _group(keys: np.ndarray) -> dict[tuple, np.ndarray]:
+    """Rows of `keys` (n x w ints) grouped by their row: key tuple -> positions."""
+    if not len(keys):
+        return {}
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
+    return {tuple(int(x) for x in row): part for row, part in zip(uniq, np.split(order, bounds))}
+
+
+class Incumbent:
+    """The current release of the search (see the module docstring).
+
+    Attributes
+    ----------
+    labels : numpy.ndarray of int, shape (n, d)
+        Registry label id of every record on every generalizable quasi-identifier.
+    protected : numpy.ndarray of int
+        Protected code of every record (0 without a protected attribute).
+    classes : dict of tuple -> numpy.ndarray
+        Released vector (protected code, label ids) -> record positions.
+    value : int or Fraction
+        The exact objective.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        requirements: Sequence[Requirement],
+        registries: list[Registry],
+        labels: np.ndarray,
+        objective: str,
+    ):
+        self.instance = instance
+        self.registries = registries
+        self.objective = objective
+        self.labels = np.ascontiguousarray(labels, dtype=np.int64)
+        prot = instance.schema.protected
+        n = instance.n_rows
+        self.protected = (
+            instance.codes(prot).astype(np.int64) if prot else np.zeros(n, dtype=np.int64)
+        )
+        self.classes = _group(np.column_stack([self.protected, self.labels]))
+        self.targets = {
+            name: np.unique(instance.codes(name), return_inverse=True)[1].reshape(-1)
+            for req in requirements
+            if isinstance(req, (LDiversity, TCloseness))
+            for name in requirement_targets(instance.schema, req)
+        }
+        self.diversity = {
+            i: req for i, req in enumerate(requirements) if isinstance(req, DiversityConstraint)
+        }
+        self._matches = {i: self._matching(req) for i, req in self.diversity.items()}
+        self.shown = {i: int(self.showing(i, np.arange(n)).sum()) for i in self.diversity}
+        self.value = self.cost(np.arange(n), self.labels)
+
+    @classmethod
+    def from_release(
+        cls,
+        instance: Instance,
+        requirements: Sequence[Requirement],
+        registries: list[Registry],
+        release: Release,
+        objective: str,
+    ) -> Incumbent:
+        table = release.table
+        if not table.index.equals(instance.row_ids):
+            table = table.loc[instance.row_ids]
+        labels = (
+            np.column_stack(
+                [reg.parse(table[reg.name].astype(str).to_numpy()) for reg in registries]
+            )
+            if registries
+            else np.zeros((instance.n_rows, 0), dtype=np.int64)
+        )
+        return cls(instance, requirements, registries, labels, objective)
+
+    # ------------------------------------------------------------------ costs
+    def cost(self, rows: np.ndarray, labels: np.ndarray) -> int | Fraction:
+        """The objective's cells cost of `rows` released with `labels` (per-cell
+        objectives), or the discernibility of the whole release."""
+        if self.objective == "discernibility":
+            return sum(len(r) ** 2 for r in self.classes.values())
+        total = Fraction(0)
+        for a, reg in enumerate(self.registries):
+            col = labels[:, a]
+            if self.objective == "generalized":
+                total += int((col != reg.row_value[rows]).sum())
+                continue
+            costs = reg.cost(self.objective)
+            ids, counts = np.unique(col, return_counts=True)
+            total += sum((costs[j] * int(c) for j, c in zip(ids.tolist(), counts)), Fraction(0))
+        return int(total) if total.denominator == 1 else total
+
+    # ------------------------------------------------------------------ diversity
+    def _matching(self, req: DiversityConstraint) -> np.ndarray:
+        """Records whose original values are the constraint's target values."""
+        out = np.ones(self.instance.n_rows, dtype=bool)
+        for name, value in req.target:
+            col = self.instance.table[name]
+            if self.instance.schema[name].kind == "numeric":
+                try:
+                    out &= col.to_numpy(dtype=float) == float(value)
+                except ValueError:
+                    out[:] = False
+            else:
+                out &= col.astype(str).to_numpy() == value
+        return out
+
+    def showing(self, index: int, rows: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+        """Per record of `rows`: does it show diversity constraint `index`'s target
+        values (with `labels`, default the current ones)?"""
+        labels = self.labels[rows] if labels is None else labels
+        out = self._matches[index][rows].copy()
+        names = [reg.name for reg in self.registries]
+        for name, _ in self.diversity[index].target:
+            if name in names:
+                a = names.index(name)
+                out &= labels[:, a] == self.registries[a].row_value[rows]
+        return out
+
+    # ------------------------------------------------------------------ moves
+    def value_after(self, vectors: Sequence[tuple], rows: np.ndarray, labels: np.ndarray):
+        """The objective if the classes `vectors` (records `rows`) took `labels`."""
+        if self.objective != "discernibility":
+            return self.value - self.cost(rows, self.labels[rows]) + self.cost(rows, labels)
+        freed = set(vectors)
+        value = self.value - sum(len(self.classes[v]) ** 2 for v in freed)
+        for vec, part in _group(np.column_stack([self.protected[rows], labels])).items():
+            outside = len(self.classes[vec]) if vec in self.classes and vec not in freed else 0
+            value += (len(part) + outside) ** 2 - outside**2
+        return value
+
+    def replace(self, vectors: Sequence[tuple], rows: np.ndarray, labels: np.ndarray) -> None:
+        """Release the records of the classes `vectors` (exactly the records at `rows`)
+        with new `labels`, merging with classes of the same vector."""
+        before = self.cost(rows, self.labels[rows])
+        for i in self.diversity:
+            self.shown[i] += int(self.showing(i, rows, labels).sum()) - int(
+                self.showing(i, rows).sum()
+            )
+        for vec in vectors:
+            del self.classes[vec]
+        self.labels[rows] = labels
+        for vec, part in _group(np.column_stack([self.protected[rows], labels])).items():
+            part = rows[part]
+            if vec in self.classes:
+                part = np.sort(np.concatenate([self.classes[vec], part]))
+            self.classes[vec] = part
+        if self.objective == "discernibility":
+            self.value = self.cost(rows, labels)
+        else:
+            self.value = self.value - before + self.cost(rows, labels)
+        self.value = int(self.value) if Fraction(self.value).denominator == 1 else self.value
+
+    # ------------------------------------------------------------------ release
+    def table(self) -> pd.DataFrame:
+        """The released table: labels as text, other released columns unchanged."""
+        instance = self.instance
+        out = {}
+        names = {reg.name: a for a, reg in enumerate(self.registries)}
+        for name in instance.table.columns:
+            if not instance.schema[name].released:
+                continue
+            if name in names:
+                reg = self.registries[names[name]]
+                used, inv = np.unique(self.labels[:, names[name]], return_inverse=True)
+                out[name] = pd.Categorical.from_codes(
+                    inv.reshape(-1), [reg.texts[j] for j in used.tolist()]
+                )
+            else:
+                out[name] = instance.table[name]
+        return pd.DataFrame(out, index=instance.table.index)
+
+    def groups(self) -> np.ndarray:
+        """A class id per record (classes numbered by first record)."""
+        out = np.empty(self.instance.n_rows, dtype=np.int64)
+        for g, part in enumerate(sorted(self.classes.values(), key=lambda r: int(r[0]))):
+            out[part] = g
+        return out

@@ -1,0 +1,50 @@
+"""The verifier's report shows lower bounds and gaps: the one a release carries, and the
+per-record ones it computes when asked; auto improves a heuristic by lns when time
+allows and says so."""
+
+import pytest
+
+import fairanon as fa
+from fairanon import api
+
+
+def _german():
+    return fa.load("german", qi=["job", "savings", "housing"])
+
+
+def test_report_shows_the_release_bound_and_computed_ones():
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    exact = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=30)
+    assert exact.status == fa.Status.OPTIMAL
+    report = fa.verify(inst, exact, reqs)
+    own = report.bounds["ncp"]
+    assert own["gap"] == 0 and own["bound"] == pytest.approx(own["loss"])
+    assert "lns" in own["source"]
+    heuristic = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    assert fa.verify(inst, heuristic, reqs).bounds == {}
+    computed = fa.verify(inst, heuristic, reqs, bound=True)
+    for objective in ("ncp", "lm"):
+        b = computed.bounds[objective]
+        assert 0 < b["bound"] <= b["loss"] and 0 < b["gap"] < 1
+        assert b["source"].startswith("per-record")
+    # The bound holds for every release: it is below the proven optimum too.
+    assert computed.bounds["ncp"]["bound"] <= float(exact.objective) + 1e-9
+    assert "bound: NCP" in str(computed)
+    assert computed.to_dict()["bounds"]["lm"]["gap"] == pytest.approx(computed.bounds["lm"]["gap"])
+
+
+def test_auto_runs_lns_after_a_heuristic_when_time_allows(monkeypatch):
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    assert api.choose_method(inst, reqs)[0] == "mondrian"
+    quick = fa.anonymize(inst, reqs, seed=0)
+    assert quick.provenance["auto_choice"] == "mondrian"
+    monkeypatch.setattr(api, "AUTO_LNS_SECONDS", 1.0)
+    rel = fa.anonymize(inst, reqs, seed=0, time_limit=4)
+    prov = rel.provenance
+    assert prov["auto_choice"] == "mondrian+lns"
+    assert "large-neighbourhood search" in prov["auto_reason"]
+    assert prov["search"]["start"] == "mondrian"
+    assert rel.objective <= prov["search"]["start_objective"]
+    assert fa.verify(inst, rel, reqs).passed

@@ -1,0 +1,247 @@
+"""Large-neighbourhood search: the whole table re-solved equals the brute-force optimum,
+every release verifies, global requirements hold through the moves, the same seed gives
+the same release, and cpsat never returns worse than the heuristics."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from _exact_oracle import partition_optimum
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from test_bruteforce import MONOTONE_FAMILIES, _alpha, _diversity, tables
+
+import fairanon as fa
+from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
+from fairanon.methods import cpsat as cpsat_module
+from fairanon.methods.cpsat import cpsat
+from fairanon.methods.lns import improve, lns
+from fairanon.models.diversity import proportional
+from fairanon.models.objectives import OBJECTIVES, objective_value
+from fairanon.release import Release, Status
+
+PROPERTY = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(deadline=None, max_examples=6, suppress_health_check=[HealthCheck.too_slow])
+MORE = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _start(inst, reqs, recoding, objective, time_limit=None):
+    """A valid release to start from: a release optimizing another objective (or None)."""
+    other = "discernibility" if objective != "discernibility" else "stars"
+    if inst.n_rows > 8:
+        other = "generalized" if objective != "generalized" else "stars"
+    rel = cpsat(
+        inst,
+        reqs,
+        recoding=recoding,
+        objective=other,
+        seed=0,
+        num_workers=1,
+        hint=None,
+        time_limit=time_limit,
+    )
+    return rel if rel.status in (Status.OPTIMAL, Status.FEASIBLE) else None
+
+
+def _whole_table_agrees(inst, reqs, recoding, objective):
+    expected = partition_optimum(inst, reqs, recoding=recoding, objective=objective)
+    event(f"{type(reqs[-1]).__name__}: {'infeasible' if expected is None else 'feasible'}")
+    if expected is None:
+        return
+    start = _start(inst, reqs, recoding, objective)
+    rel = improve(
+        inst,
+        reqs,
+        start,
+        objective=objective,
+        recoding=recoding,
+        seed=0,
+        whole_types=100,
+        max_rounds=1,
+    )
+    assert rel.status == Status.OPTIMAL
+    assert rel.objective == expected == objective_value(inst, rel, objective)
+    assert fa.verify(inst, rel, reqs).passed
+
+
+@PROPERTY
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_whole_table_neighbourhood_equals_brute_force(data, inst):
+    reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES))(data.draw)
+    objective = data.draw(st.sampled_from(OBJECTIVES))
+    recoding = data.draw(st.sampled_from(["generalization", "suppression"]))
+    _whole_table_agrees(inst, reqs, recoding, objective)
+
+
+@PROPERTY
+@given(data=st.data(), inst=tables(max_rows=6))
+def test_whole_table_neighbourhood_equals_brute_force_global(data, inst):
+    families = ["diversity"] + (["alpha"] if inst.schema.protected else [])
+    family = data.draw(st.sampled_from(families))
+    extra = _diversity(data.draw, inst) if family == "diversity" else _alpha(data.draw)
+    reqs = [fa.KAnonymity(2), extra]
+    objective = data.draw(st.sampled_from([o for o in OBJECTIVES if o != "discernibility"]))
+    recoding = (
+        "suppression"
+        if inst.n_rows > 5
+        else data.draw(st.sampled_from(["generalization", "suppression"]))
+    )
+    _whole_table_agrees(inst, reqs, recoding, objective)
+
+
+@pytest.mark.slow
+@MORE
+@given(data=st.data(), inst=tables(max_rows=9))
+def test_whole_table_neighbourhood_equals_brute_force_more(data, inst):
+    test_whole_table_neighbourhood_equals_brute_force.hypothesis.inner_test(data, inst)
+
+
+@pytest.mark.slow
+@MORE
+@given(data=st.data(), inst=tables(min_rows=16, max_rows=60))
+def test_every_release_verifies_more(data, inst):
+    test_every_release_verifies.hypothesis.inner_test(data, inst)
+
+
+@FEW
+@given(data=st.data(), inst=tables(min_rows=16, max_rows=40))
+def test_every_release_verifies(data, inst):
+    families = ["monotone", "diversity"] + (["alpha"] if inst.schema.protected else [])
+    family = data.draw(st.sampled_from(families))
+    if family == "monotone":
+        reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES))(data.draw)
+    elif family == "diversity":
+        reqs = [fa.KAnonymity(2), _diversity(data.draw, inst)]
+    else:
+        reqs = [fa.KAnonymity(2), _alpha(data.draw)]
+    objective = data.draw(st.sampled_from(OBJECTIVES))
+    start = _start(inst, reqs, "generalization", objective, time_limit=3)
+    event(f"{family}: {'no start' if start is None else 'searched'}")
+    if start is None:
+        return
+    rel = improve(
+        inst,
+        reqs,
+        start,
+        objective=objective,
+        seed=data.draw(st.integers(0, 9)),
+        whole_types=0,
+        max_rounds=5,
+        size=8,
+        move_time=0.1,
+    )
+    assert rel.status in (Status.FEASIBLE, Status.OPTIMAL)
+    report = fa.verify(inst, rel, reqs)
+    assert report.passed, str(report)
+    assert rel.objective == objective_value(inst, rel, objective)
+    assert rel.objective <= objective_value(inst, start, objective)
+
+
+# ------------------------------------------------------------------ global requirements
+def _german(qi=("job", "savings", "housing")):
+    return fa.load("german", qi=list(qi))
+
+
+def test_diversity_constraints_hold_through_moves():
+    inst = _german()
+    reqs = [
+        fa.KAnonymity(5),
+        *proportional(inst, "job", Fraction(1, 2)),
+        fa.DiversityConstraint({"housing": "rent"}, 120, 150),
+    ]
+    start = fa.anonymize(inst, reqs, method="diva", seed=0)
+    assert fa.verify(inst, start, reqs).passed
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, whole_types=0, max_rounds=12)
+    search = rel.provenance["search"]
+    assert search["improvements"] > 0, search
+    report = fa.verify(inst, rel, reqs)
+    assert report.passed, str(report)
+    assert 120 <= report[str(reqs[-1])].achieved <= 150
+
+
+def test_alpha_protection_holds_through_moves():
+    inst = _german(("job", "housing"))
+    reqs = [fa.KAnonymity(5), fa.AlphaProtection("RD", "0.15")]
+    rel = lns(inst, reqs, objective="ncp", seed=0, whole_types=0, max_rounds=12, bound=False)
+    search = rel.provenance["search"]
+    assert search["start"] in ("dmondrian", "fulldomain", "dsabre", "diva")
+    assert search["improvements"] > 0, search
+    report = fa.verify(inst, rel, reqs)
+    assert report.passed, str(report)
+    assert report[str(reqs[1])].achieved <= Fraction(3, 20)
+
+
+# ------------------------------------------------------------------ the method
+def test_lns_starts_from_the_best_heuristic_and_certifies_its_gap():
+    inst = _german(("job", "savings", "housing", "employment"))
+    reqs = [fa.KAnonymity(10)]
+    rel = fa.anonymize(inst, reqs, method="lns", seed=0, max_rounds=5, time_limit=30)
+    prov = rel.provenance
+    heuristics = [t["objective"] for t in prov["starts"] if "objective" in t]
+    assert heuristics and float(rel.objective) <= min(heuristics) + 1e-9
+    assert rel.bound is not None and rel.bound <= rel.objective
+    assert prov["gap"] == pytest.approx(float((rel.objective - rel.bound) / rel.objective))
+    assert prov["lower_bound"]["method"].startswith("LP")
+    assert fa.verify(inst, rel, reqs).passed
+
+
+def test_same_seed_same_release():
+    inst = _german()
+    reqs = [fa.KAnonymity(4), fa.LDiversity(2)]
+    runs = [lns(inst, reqs, seed=3, max_rounds=12, whole_types=0, bound=False) for _ in range(2)]
+    assert runs[0].table.equals(runs[1].table)
+    assert runs[0].objective == runs[1].objective
+
+
+def test_bad_input():
+    inst = _german()
+    with pytest.raises(IncompatibleRequirementError):
+        lns(inst, [fa.KAnonymity(2), fa.MultiplicativeTCloseness(2)])
+    with pytest.raises(InvalidParameterError):
+        lns(inst, [fa.KAnonymity(2)], objective="nope")
+    with pytest.raises(InvalidParameterError):
+        lns(inst, [fa.KAnonymity(2)], time_limit=-1)
+    bad = Release(inst.table, np.zeros(inst.n_rows))
+    with pytest.raises(InvalidParameterError, match="verifier rejects"):
+        improve(inst, [fa.KAnonymity(2)], bad)
+
+
+def test_no_start_is_unknown_with_the_reason():
+    inst = _german()
+    rel = lns(inst, [fa.KAnonymity(5)], start=[], seed=0)
+    assert rel.status == Status.UNKNOWN and "no heuristic" in rel.reason
+
+
+# ------------------------------------------------------------------ cpsat never loses
+def test_cpsat_is_never_worse_than_the_heuristics():
+    inst = _german(("personal_status", "job", "savings", "housing"))
+    reqs = [fa.KAnonymity(10)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=2)
+    values = [t["objective"] for t in rel.provenance["starts"] if "objective" in t]
+    assert values and float(rel.objective) <= min(values) + 1e-9
+    assert fa.verify(inst, rel, reqs).passed
+
+
+def test_cpsat_returns_the_heuristic_release_when_time_runs_out(monkeypatch):
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    real = cpsat_module.local_recoding
+
+    def out_of_time(*args, **kwargs):
+        rel = real(*args, **kwargs)  # calls the hint, so the heuristics run
+        return Release(
+            rel.table,
+            rel.groups,
+            status=Status.UNKNOWN,
+            reason="time ran out",
+            provenance=rel.provenance,
+        )
+
+    monkeypatch.setattr(cpsat_module, "local_recoding", out_of_time)
+    rel = cpsat(inst, reqs, seed=0, time_limit=2)
+    assert rel.status == Status.FEASIBLE
+    assert rel.provenance["fallback"] in {t["method"] for t in rel.provenance["starts"]}
+    assert rel.provenance["solver_status"] == "UNKNOWN"
+    best = min(t["objective"] for t in rel.provenance["starts"] if "objective" in t)
+    assert float(rel.objective) == pytest.approx(best)
+    assert fa.verify(inst, rel, reqs).passed
