@@ -62,6 +62,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--release", required=True,
                    help="released table: CSV with a record_id column, or Parquet (file or directory)")
     p.add_argument("--out", help="write the JSON report here")
+    p.add_argument("--bound", action="store_true",
+                   help="also compute lower bounds on the NCP and LM losses and the gaps to them")
     engine(p)
 
     p = sub.add_parser("describe", help="sizes, domains, QI combinations, p- and tau(R)")
@@ -229,7 +231,7 @@ def _verify(args, step) -> int:
         raise _UsageError("fairanon verify: record_id values do not match the instance's record ids") from None
     release = Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
     step("verifying")
-    report = verify(job.instance, release, job.requirements)
+    report = verify(job.instance, release, job.requirements, bound=args.bound)
     print(report)
     if args.out:
         commit({args.out: _write_json(report.to_dict())})

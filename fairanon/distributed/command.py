@@ -134,6 +134,8 @@ def verify(args) -> int:
 
     if not os.path.exists(args.release):
         raise InvalidParameterError(f"release file {args.release!r} does not exist")
+    if getattr(args, "bound", False):
+        raise InvalidParameterError("--bound needs --engine local: the per-record lower bounds are not computed on Dask")
     tty = sys.stderr.isatty()
     with client(args.scheduler, getattr(args, "workers", None)) as c:
         dinst, job = _instance(args.job, args.dataset)
