@@ -68,6 +68,7 @@ __all__ = [
     "objective_value",
     "privacy_value",
     "relative_gap",
+    "value_for_display",
 ]
 
 #: The loss objectives the optimizing methods minimize (see the module docstring).
@@ -360,6 +361,19 @@ def objective_value(
     else:
         value = metrics.loss_metric(instance, release, exact=True)["LM_sum"] * instance.n_rows
     return int(value) if value.denominator == 1 else value
+
+
+def value_for_display(value):
+    """A float, or a list of floats for a lexicographic pair (None stays None).
+
+    >>> value_for_display(Lexicographic([LogLoss([2, 2]), Fraction(1, 2)]))
+    [2.772588722239781, 0.5]
+    """
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return [float(v) for v in value]
+    return float(value)
 
 
 def relative_gap(value, bound) -> float | None:

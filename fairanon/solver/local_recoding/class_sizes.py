@@ -50,6 +50,8 @@ __all__ = ["CERTIFY_ROUNDS", "Term", "log_scale", "set_size_objective", "solve_t
 #: Releases the privacy_log check may find before the surrogate optimum is left
 #: unproven.
 CERTIFY_ROUNDS = 20
+#: CP-SAT parameters of the certification check.
+CHECK_PARAMETERS = {"linearization_level": 2}
 #: The surrogate sum of C s log s stays below this (CP-SAT's integers are 64-bit; the
 #: margin keeps its linear relaxation well conditioned).
 _SURROGATE_MAX = 2**40
@@ -205,18 +207,24 @@ def _certify_log(pm, term: Term, solver, solve):
     check = pm.model.clone()
     check.clear_objective()
     check.add(ceil_expr >= floor_value + 1)
+    # With an objective and every constraint in the LP (linearization level 2, the
+    # enforced bounds of the exclusions included), CP-SAT proves the check infeasible
+    # in a fraction of a second where a plain feasibility search stalls (tens of
+    # seconds on 10 records).
+    check.maximize(ceil_expr)
 
     def exclude(found) -> None:
         differs = []
         for p, value in _exponent_values(pm, found).items():
-            lit = check.new_bool_var(f"differs[{p}]")
-            check.add(exponents[p] != value).only_enforce_if(lit)
-            differs.append(lit)
+            up, down = check.new_bool_var(f"above[{p}]"), check.new_bool_var(f"below[{p}]")
+            check.add(exponents[p] >= value + 1).only_enforce_if(up)
+            check.add(exponents[p] <= value - 1).only_enforce_if(down)
+            differs += [up, down]
         check.add_bool_or(differs)
 
     exclude(best)
     for _ in range(CERTIFY_ROUNDS):
-        found, out = solve(check)
+        found, out = solve(check, None, CHECK_PARAMETERS)
         if out.status == Status.INFEASIBLE:
             return best, True
         if not out.has_solution:
@@ -230,9 +238,9 @@ def _certify_log(pm, term: Term, solver, solve):
 
 def solve_terms(pm: LocalRecodingModel, solve, hint=None) -> tuple[object, _cpsat.Outcome]:
     """Solve a model whose objective has terms (module docstring), from `hint`.
-    `solve(model, hint)` runs CP-SAT on `model` (pm's model or a clone) and returns
-    (solver, outcome)."""
-    solver, outcome = solve(pm.model, hint)
+    `solve(model, hint, parameters)` runs CP-SAT on `model` (pm's model or a clone)
+    with more `parameters` (or None) and returns (solver, outcome)."""
+    solver, outcome = solve(pm.model, hint, None)
     if not outcome.has_solution:
         return solver, outcome
     proven = outcome.status == Status.OPTIMAL
@@ -247,7 +255,7 @@ def solve_terms(pm: LocalRecodingModel, solve, hint=None) -> tuple[object, _cpsa
             pm.model.clear_objective()
             pm.model.minimize(term.expr)
             hint = {var: solver.value(var) for var in (*pm.x, *pm.z)}
-            second, out = solve(pm.model, hint)
+            second, out = solve(pm.model, hint, None)
             if out.has_solution:
                 solver = second
                 proven = proven and out.status == Status.OPTIMAL
@@ -255,7 +263,7 @@ def solve_terms(pm: LocalRecodingModel, solve, hint=None) -> tuple[object, _cpsa
                 proven = False
             stats[f"phase{phase + 1}"] = out.stats
         if term.name == "privacy_log" and proven:
-            solver, proven = _certify_log(pm, term, solver, lambda model: solve(model, None))
+            solver, proven = _certify_log(pm, term, solver, solve)
             stats["certified"] = proven
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     return solver, _cpsat.Outcome(status, str(status), stats=stats)

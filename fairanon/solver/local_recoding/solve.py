@@ -118,7 +118,7 @@ def solve_model(
     lazy = {"rounds": 0, "lazy_cuts": 0}
     logs: list[str] = []
 
-    def run(model, start, first=False):
+    def run(model, start, first=False, extra=None):
         solver, outcome = _cpsat.solve(
             model,
             time_limit=_cpsat.remaining(deadline),
@@ -128,19 +128,19 @@ def solve_model(
             log=log,
             export=export if first else None,
             deterministic_limit=deterministic_limit,
-            parameters=parameters,
+            parameters={**(parameters or {}), **(extra or {})},
         )
         if outcome.log:
             logs.append(outcome.log)
         return solver, outcome
 
-    def lazily(model, start, first=False):
+    def lazily(model, start, first=False, extra=None):
         """Solve `model`, cutting off the entropy classes that violate l-diversity
         until none does (cuts go to pm's model; a clone's violating solution is not
         a release, so such a solve ends UNKNOWN)."""
         while True:
             lazy["rounds"] += 1
-            solver, outcome = run(model, start, first and lazy["rounds"] == 1)
+            solver, outcome = run(model, start, first and lazy["rounds"] == 1, extra)
             if not outcome.has_solution or not pm.entropy:
                 return solver, outcome
             bad = _entropy_violations(pm, solver)
@@ -157,8 +157,8 @@ def solve_model(
     if pm.terms:
         first = [True]
 
-        def solve(model, start):
-            out = lazily(model, start, first[0])
+        def solve(model, start, extra=None):
+            out = lazily(model, start, first[0], extra)
             first[0] = False
             return out
 
