@@ -385,7 +385,9 @@ def local_recoding(
     status, the release is recomputed by one worker with the objective fixed (within a
     deterministic-time budget), so the same seed gives the same release;
     ``provenance["canonical"]`` says whether that succeeded (on large models it may
-    not, and ties between equally good releases then depend on thread timing).
+    not, and ties between equally good releases then depend on thread timing). Privacy
+    and lexicographic objectives skip that re-solve (``canonical`` False): use
+    ``num_workers=1`` for a release that depends only on the seed.
 
     References
     ----------
