@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 
 from ..instances.instance import Instance
-from ..models.objectives import relative_gap
+from ..models.objectives import objective_spec, relative_gap, value_for_display
 from ..models.requirements import Requirement, validate_requirements
 from ..models.verify import verify
 from ..release import Release, Status
@@ -60,7 +60,12 @@ def cpsat(
     if options.get("hint", "auto") != "auto":
         return local_recoding(instance, requirements, seed=seed, **options)
     recoding = options.get("recoding", "generalization")
-    objective = options.get("objective") or ("stars" if recoding == "suppression" else "ncp")
+    objective = objective_spec(
+        options.get("objective"),
+        "cpsat",
+        stretch_k=options.get("stretch_k"),
+        default="stars" if recoding == "suppression" else "ncp",
+    )
     limit = options.get("time_limit")
     share = 10.0 if limit is None else HINT_SHARE * float(limit)
     found: dict = {}
@@ -88,7 +93,8 @@ def cpsat(
     why = (
         f"CP-SAT found no release within the time limit ({release.status})"
         if release.status != Status.FEASIBLE
-        else f"CP-SAT's best release (objective {float(release.objective):.6g}) is worse than it"
+        else f"CP-SAT's best release (objective {value_for_display(release.objective)}) is "
+        "worse than it"
     )
     prov = dict(release.provenance)
     prov.update(

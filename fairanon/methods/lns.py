@@ -21,7 +21,13 @@ from .._validation import check_int, check_option
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
 from ..instances.instance import Instance
 from ..models.bounds import LowerBound, lower_bound
-from ..models.objectives import OBJECTIVES, objective_value, relative_gap
+from ..models.objectives import (
+    Objective,
+    objective_spec,
+    objective_value,
+    relative_gap,
+    value_for_display,
+)
 from ..models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -37,6 +43,7 @@ from ..solver import _cpsat
 from ..solver.bounds import lp_bound
 from ..solver.lns import STRATEGIES, Incumbent, Registry, search
 from ..solver.local_recoding.labels import RECODINGS
+from ..solver.local_recoding.solve import check_stretch, privacy_summary
 from .starts import best_heuristic
 
 __all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
@@ -53,7 +60,7 @@ DEFAULT_SECONDS = 60.0
 REQUIREMENTS = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
 
 
-def _check(instance, requirements, objective, recoding, caller):
+def _check(instance, requirements, objective, recoding, caller, stretch_k=None):
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
             f"The 'instance' parameter of {caller} must be an Instance. "
@@ -67,25 +74,35 @@ def _check(instance, requirements, objective, recoding, caller):
                 f"and alpha-protection; it cannot enforce {req}. Use method='auto'."
             )
     check_option(recoding, "recoding", caller, RECODINGS)
-    if objective is None:
-        objective = "stars" if recoding == "suppression" else "ncp"
-    check_option(objective, "objective", caller, OBJECTIVES)
+    objective = objective_spec(
+        objective,
+        caller,
+        stretch_k=stretch_k,
+        default="stars" if recoding == "suppression" else "ncp",
+    )
+    check_stretch(objective, requirements, caller)
     return requirements, objective
 
 
 def best_bound(
     instance: Instance,
     requirements: Sequence[Requirement],
-    objective: str,
+    objective,
     *,
     release: Release | None = None,
     time_limit: float | None = None,
-) -> LowerBound:
+) -> LowerBound | None:
     """The strongest lower bound found in the time: the per-record bound
     (:func:`fairanon.models.bounds.lower_bound`, which also counts l-diversity; at most
     half the time) and the LP bound of the type model under k
-    (:func:`fairanon.solver.bounds.lp_bound`, when it applies), whichever is larger."""
+    (:func:`fairanon.solver.bounds.lp_bound`, when it applies), whichever is larger.
+    A privacy objective gets the bound of one class per protected value; a
+    lexicographic one none (None)."""
     started = time.perf_counter()
+    if isinstance(objective, Objective):
+        if objective.secondary is not None:
+            return None
+        return lower_bound(instance, requirements, objective)
     half = None if time_limit is None else time_limit / 2
     found = lower_bound(instance, requirements, objective, release=release, time_limit=half)
     left = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - started))
@@ -102,7 +119,8 @@ def improve(
     *,
     seed=None,
     time_limit: float | None = None,
-    objective: str | None = None,
+    objective=None,
+    stretch_k: int | None = None,
     recoding: str = "generalization",
     num_workers: int = 1,
     max_rounds: int | None = None,
@@ -122,7 +140,9 @@ def improve(
     are those of :func:`lns`.
     """
     started = time.perf_counter()
-    requirements, objective = _check(instance, requirements, objective, recoding, "improve")
+    requirements, objective = _check(
+        instance, requirements, objective, recoding, "improve", stretch_k
+    )
     if not verify(instance, release, requirements, metrics=False).passed:
         raise InvalidParameterError(
             "improve needs a release that meets the requirements; the verifier rejects this one."
@@ -169,7 +189,7 @@ def improve(
         "search_s": time.perf_counter() - started,
     }
     params = {
-        "objective": objective,
+        "objective": str(objective),
         "recoding": recoding,
         "time_limit": limit,
         "num_workers": workers,
@@ -191,11 +211,13 @@ def improve(
             requirements,
             seed,
             started,
-            objective_name=objective,
+            objective_name=str(objective),
             search=stats,
             gap=0.0 if result.proven else None,
         ),
     )
+    if isinstance(objective, Objective):
+        out = out.with_provenance(privacy=privacy_summary(out.groups, objective))
     report = verify(instance, out, requirements)
     if not report.passed:
         failed = "; ".join(f"{c.name}: {c.detail or c.achieved}" for c in report.failures)
@@ -212,7 +234,8 @@ def lns(
     *,
     seed=None,
     time_limit: float | None = None,
-    objective: str | None = None,
+    objective=None,
+    stretch_k: int | None = None,
     recoding: str = "generalization",
     start=None,
     bound: bool = True,
@@ -243,8 +266,14 @@ def lns(
         Seconds for the whole run (default 60): the starting heuristics take at most
         40 %, the bound 15 % (when `bound`), the search the rest; the best release so far
         is returned when it runs out.
-    objective : {"ncp", "lm", "stars", "generalized", "discernibility"}, optional
-        Default "ncp" ("stars" with suppression).
+    objective : str or pair of str, optional
+        Default "ncp" ("stars" with suppression); a loss objective ("ncp", "lm",
+        "stars", "generalized", "discernibility"), a privacy objective ("privacy_log",
+        "privacy_stretch") or a lexicographic pair of one of each, most important
+        first (:mod:`fairanon.models.objectives`). Moves are kept only when they
+        improve the exact value; a lexicographic objective has no bound.
+    stretch_k : int, optional
+        k' of ``privacy_stretch`` (above the k of the requirements).
     recoding : {"generalization", "suppression"}, default="generalization"
     start : str, sequence of str or Release, optional
         The starting release, or the heuristics to take the best of (default: every
@@ -299,7 +328,7 @@ def lns(
     (<Status.OPTIMAL: 'OPTIMAL'>, True, True)
     """
     started = time.perf_counter()
-    requirements, objective = _check(instance, requirements, objective, recoding, "lns")
+    requirements, objective = _check(instance, requirements, objective, recoding, "lns", stretch_k)
     limit = _cpsat.check_time_limit(time_limit, "lns")
     budget = DEFAULT_SECONDS if limit is None else limit
     deadline = started + budget
@@ -321,7 +350,7 @@ def lns(
         reason = "no heuristic gave a release meeting the requirements to start from: " + "; ".join(
             f"{t['method']}: {t.get('skipped') or t.get('status')}" for t in tried
         )
-        params = {"objective": objective, "recoding": recoding, "time_limit": limit}
+        params = {"objective": str(objective), "recoding": recoding, "time_limit": limit}
         return _empty(instance, requirements, seed, started, params, tried, reason)
     search_end = deadline - (BOUND_SHARE * budget if bound else 0.0) - FINISH_SHARE * budget
     release = improve(
@@ -345,7 +374,7 @@ def lns(
     low = None
     if release.status == Status.OPTIMAL:
         low = release.objective
-        bound_info = {"method": "whole table solved", "value": float(low)}
+        bound_info = {"method": "whole table solved", "value": value_for_display(low)}
     elif bound:
         found = best_bound(
             instance,
@@ -354,8 +383,11 @@ def lns(
             release=release,
             time_limit=max(1.0, deadline - time.perf_counter()),
         )
-        low = found.value
-        bound_info = found.to_dict()
+        if found is None:
+            low, bound_info = None, {"method": "none", "reason": f"no bound for {objective}"}
+        else:
+            low = found.value
+            bound_info = found.to_dict()
     else:
         bound_info = None
     out = dataclasses.replace(release, bound=low)

@@ -20,7 +20,7 @@ from ..heuristics.mondrian import mondrian, mondrian_relaxed
 from ..heuristics.oka import oka
 from ..heuristics.sabre import sabre
 from ..instances.instance import Instance
-from ..models.objectives import objective_value
+from ..models.objectives import objective_value, value_for_display
 from ..models.requirements import Requirement
 from ..models.verify import verify
 from ..release import Release, Status, generalize_partition
@@ -77,7 +77,7 @@ def _expected_seconds(name: str, instance: Instance, requirements) -> float | No
 def best_heuristic(
     instance: Instance,
     requirements: Sequence[Requirement],
-    objective: str,
+    objective,
     *,
     seed=None,
     deadline: float | None = None,
@@ -132,7 +132,7 @@ def best_heuristic(
         entry = {
             "method": name,
             "status": str(release.status),
-            "objective": float(value),
+            "objective": value_for_display(value),
             "seconds": time.perf_counter() - clock,
         }
         tried.append(entry)

@@ -25,6 +25,11 @@ when no set costs less. Any u gives a valid bound (a wrong one only a weaker bou
 Discernibility: classes of at least k records partition each protected group, so the
 sum of squared sizes is at least that of the most even split into floor(n_g / k) classes.
 
+Privacy objectives (``privacy_log``, ``privacy_stretch``): classes never mix protected
+values and merging two classes never lowers privacy, so the partition into one class
+per protected value bounds them for every release, whatever the requirements. A
+lexicographic objective has no bound here (a pair has no gap).
+
 Ratings: the bound is a relaxation of the set-partitioning LP (a dual solution), valid
 for any release; it ignores that the chosen sets must be disjoint, so on tables where
 most records need generalizing it can lie well below the optimum.
@@ -44,7 +49,7 @@ from .._validation import check_option
 from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..release import Release
-from .objectives import OBJECTIVES, relative_gap
+from .objectives import OBJECTIVES, Objective, objective_spec, privacy_value, relative_gap
 from .requirements import (
     KAnonymity,
     LDiversity,
@@ -81,7 +86,7 @@ class LowerBound:
     """
 
     objective: str
-    value: int | Fraction
+    value: object
     method: str
     complete: bool = True
     details: dict = field(default_factory=dict)
@@ -137,6 +142,10 @@ def lower_bound(
     True
     """
     started = time.perf_counter()
+    if not isinstance(objective, str) or objective not in OBJECTIVES:
+        spec = objective_spec(objective, "lower_bound")
+        if isinstance(spec, Objective):
+            return _privacy_bound(instance, spec, started)
     check_option(objective, "objective", "lower_bound", OBJECTIVES)
     requirements = validate_requirements(instance, requirements, caller="lower_bound", sizes=False)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
@@ -170,6 +179,27 @@ def lower_bound(
     details = {"records": instance.n_rows, **counts, "seconds": time.perf_counter() - started}
     complete = counts["quick"] == 0 and counts["capped"] == 0 and counts["unsolved"] == 0
     return LowerBound(objective, value, "per-record", complete, details)
+
+
+def _privacy_bound(instance: Instance, objective: Objective, started: float) -> LowerBound:
+    """The bound of a privacy objective: one class per protected value (module docstring)."""
+    if objective.secondary is not None:
+        from ..exceptions import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"lower_bound has no bound for the lexicographic objective {objective}: a pair "
+            "of values has no gap. Bound its terms one at a time."
+        )
+    prot = instance.schema.protected
+    groups = instance.codes(prot) if prot else np.zeros(instance.n_rows, dtype=np.int64)
+    sizes = np.bincount(np.unique(groups, return_inverse=True)[1].reshape(-1)).tolist()
+    value = privacy_value(sizes, objective.primary, objective.stretch_k)
+    return LowerBound(
+        str(objective),
+        value,
+        "one class per protected value",
+        details={"seconds": time.perf_counter() - started},
+    )
 
 
 def _even_split(n: int, k: int) -> int:

@@ -163,19 +163,31 @@ def _cost(spaces, objective, labels, values, n):
     return total
 
 
-def partition_optimum(instance, requirements, *, recoding, objective, tight=None):
+def size_key(term, sizes, stretch_k=None):
+    """A privacy objective as an exact key to minimize, from the class sizes alone:
+    privacy_log as -prod s^s (sum s log s is larger exactly when the product is),
+    privacy_stretch as the records in classes smaller than k'."""
+    if term == "privacy_log":
+        return -int(np.prod([int(s) ** int(s) for s in sizes], dtype=object))
+    return sum(int(s) for s in sizes if s < stretch_k)
+
+
+def partition_optimum(instance, requirements, *, recoding, objective, tight=None, stretch_k=None):
     """The optimum of the local recoding/suppression problem by brute force, or None if
     no release satisfies the requirements.
 
-    With ``tight`` (default: every requirement union-monotone and the objective not
+    `objective` may be a privacy objective or a lexicographic pair (a tuple); their
+    optimum is given as :func:`size_key` values (a tuple for a pair). With ``tight``
+    (default: every requirement union-monotone and the objective not
     discernibility), each class takes its most specific covering label only."""
+    terms = objective if isinstance(objective, tuple) else (objective,)
     enc = encode(instance, requirements, recoding=recoding)
     spaces = enc.spaces
     table = Table(instance, requirements)
     n = instance.n_rows
     values = [[int(s.row_value[r]) for s in spaces] for r in range(n)]
     if tight is None:
-        tight = all(isinstance(r, MONOTONE) for r in requirements) and objective != "discernibility"
+        tight = all(isinstance(r, MONOTONE) for r in requirements) and "discernibility" not in terms
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
     best = None
     for blocks in set_partitions(range(n), k):
@@ -198,14 +210,19 @@ def partition_optimum(instance, requirements, *, recoding, objective, tight=None
                     labels[r] = vec
             texts = [[spaces[a].texts[labels[r][a]] for a in range(len(spaces))] for r in range(n)]
             shown = [[labels[r][a] < spaces[a].m for a in range(len(spaces))] for r in range(n)]
-            if objective == "discernibility":
-                sizes = {}
-                for r in range(n):
-                    key = (table.protected[r],) + labels[r]
-                    sizes[key] = sizes.get(key, 0) + 1
-                cost = sum(s * s for s in sizes.values())
-            else:
-                cost = _cost(spaces, objective, labels, values, n)
+            sizes = {}
+            for r in range(n):
+                key = (table.protected[r],) + labels[r]
+                sizes[key] = sizes.get(key, 0) + 1
+            parts = []
+            for term in terms:
+                if term == "discernibility":
+                    parts.append(sum(s * s for s in sizes.values()))
+                elif term in ("privacy_log", "privacy_stretch"):
+                    parts.append(size_key(term, sizes.values(), stretch_k))
+                else:
+                    parts.append(_cost(spaces, term, labels, values, n))
+            cost = parts[0] if len(parts) == 1 else tuple(parts)
             if best is not None and cost >= best:
                 continue
             if table.feasible(labels, texts, shown):

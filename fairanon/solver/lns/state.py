@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...instances.instance import Instance
+from ...models.objectives import PRIVACY_OBJECTIVES, Lexicographic, Objective, privacy_value
 from ...models.requirements import (
     DiversityConstraint,
     LDiversity,
@@ -51,8 +52,12 @@ class Incumbent:
         Protected code of every record (0 without a protected attribute).
     classes : dict of tuple -> numpy.ndarray
         Released vector (protected code, label ids) -> record positions.
-    value : int or Fraction
+    value : int, Fraction, LogLoss or Lexicographic
         The exact objective.
+    cells : int or Fraction
+        With a privacy or lexicographic objective
+        (:class:`~fairanon.models.objectives.Objective`), the per-cell cost of its loss
+        term (0 without one, or when it is discernibility).
     """
 
     def __init__(
@@ -84,7 +89,12 @@ class Incumbent:
         }
         self._matches = {i: self._matching(req) for i, req in self.diversity.items()}
         self.shown = {i: int(self.showing(i, np.arange(n)).sum()) for i in self.diversity}
-        self.value = self.cost(np.arange(n), self.labels)
+        self.cells = 0
+        if isinstance(objective, Objective):
+            self.cells = self._cells(np.arange(n), self.labels)
+            self.value = self._sized([len(r) for r in self.classes.values()], self.cells)
+        else:
+            self.value = self.cost(np.arange(n), self.labels)
 
     @classmethod
     def from_release(
@@ -108,21 +118,51 @@ class Incumbent:
         return cls(instance, requirements, registries, labels, objective)
 
     # ------------------------------------------------------------------ costs
-    def cost(self, rows: np.ndarray, labels: np.ndarray) -> int | Fraction:
-        """The objective's cells cost of `rows` released with `labels` (per-cell
-        objectives), or the discernibility of the whole release."""
-        if self.objective == "discernibility":
+    def cost(self, rows: np.ndarray, labels: np.ndarray, objective: str | None = None):
+        """The cells cost of `rows` released with `labels` under a per-cell objective
+        (default: the incumbent's), or the discernibility of the whole release."""
+        objective = objective or self.objective
+        if objective == "discernibility":
             return sum(len(r) ** 2 for r in self.classes.values())
         total = Fraction(0)
         for a, reg in enumerate(self.registries):
             col = labels[:, a]
-            if self.objective == "generalized":
+            if objective == "generalized":
                 total += int((col != reg.row_value[rows]).sum())
                 continue
-            costs = reg.cost(self.objective)
+            costs = reg.cost(objective)
             ids, counts = np.unique(col, return_counts=True)
             total += sum((costs[j] * int(c) for j, c in zip(ids.tolist(), counts)), Fraction(0))
         return int(total) if total.denominator == 1 else total
+
+    @property
+    def _per_cell(self) -> bool:
+        loss = self.objective.loss
+        return loss is not None and loss != "discernibility"
+
+    def _cells(self, rows: np.ndarray, labels: np.ndarray):
+        """The per-cell cost of a privacy or lexicographic objective's loss term."""
+        return self.cost(rows, labels, self.objective.loss) if self._per_cell else 0
+
+    def _sized(self, sizes: list[int], cells):
+        """A privacy or lexicographic objective's value from the class sizes and the
+        per-cell cost of its loss term."""
+        values = []
+        for term in self.objective.terms:
+            if term in PRIVACY_OBJECTIVES:
+                values.append(privacy_value(sizes, term, self.objective.stretch_k))
+            elif term == "discernibility":
+                values.append(sum(s * s for s in sizes))
+            else:
+                values.append(cells)
+        return values[0] if len(values) == 1 else Lexicographic(values)
+
+    def _sizes_after(self, vectors: Sequence[tuple], rows: np.ndarray, labels: np.ndarray):
+        freed = set(vectors)
+        sizes = {vec: len(part) for vec, part in self.classes.items() if vec not in freed}
+        for vec, part in _group(np.column_stack([self.protected[rows], labels])).items():
+            sizes[vec] = sizes.get(vec, 0) + len(part)
+        return list(sizes.values())
 
     # ------------------------------------------------------------------ diversity
     def _matching(self, req: DiversityConstraint) -> np.ndarray:
@@ -154,6 +194,11 @@ class Incumbent:
     # ------------------------------------------------------------------ moves
     def value_after(self, vectors: Sequence[tuple], rows: np.ndarray, labels: np.ndarray):
         """The objective if the classes `vectors` (records `rows`) took `labels`."""
+        if isinstance(self.objective, Objective):
+            cells = self.cells
+            if self._per_cell:
+                cells = cells - self._cells(rows, self.labels[rows]) + self._cells(rows, labels)
+            return self._sized(self._sizes_after(vectors, rows, labels), cells)
         if self.objective != "discernibility":
             return self.value - self.cost(rows, self.labels[rows]) + self.cost(rows, labels)
         freed = set(vectors)
@@ -166,7 +211,13 @@ class Incumbent:
     def replace(self, vectors: Sequence[tuple], rows: np.ndarray, labels: np.ndarray) -> None:
         """Release the records of the classes `vectors` (exactly the records at `rows`)
         with new `labels`, merging with classes of the same vector."""
-        before = self.cost(rows, self.labels[rows])
+        sized = isinstance(self.objective, Objective)
+        if sized:
+            self.value = self.value_after(vectors, rows, labels)
+            if self._per_cell:
+                self.cells += self._cells(rows, labels) - self._cells(rows, self.labels[rows])
+        else:
+            before = self.cost(rows, self.labels[rows])
         for i in self.diversity:
             self.shown[i] += int(self.showing(i, rows, labels).sum()) - int(
                 self.showing(i, rows).sum()
@@ -179,6 +230,8 @@ class Incumbent:
             if vec in self.classes:
                 part = np.sort(np.concatenate([self.classes[vec], part]))
             self.classes[vec] = part
+        if sized:
+            return
         if self.objective == "discernibility":
             self.value = self.cost(rows, labels)
         else:

@@ -19,6 +19,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ...exceptions import IncompatibleRequirementError
+from ...models.objectives import Objective
 from ...models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -31,6 +32,7 @@ from ...models.requirements import (
 from .alpha import _add_alpha
 from .diversity import _add_diversity
 from .encoding import Encoding, _candidates, _use_closure
+from .class_sizes import set_size_objective
 from .model import LocalRecodingModel, Rest, _set_objective
 from .privacy import _add_kanonymity, _add_target_requirement
 
@@ -60,7 +62,9 @@ def build_model(
     enc : Encoding
         From :func:`encode`.
     requirements : sequence of Requirement
-    objective : {"stars", "generalized", "discernibility", "ncp", "lm"}
+    objective : {"stars", "generalized", "discernibility", "ncp", "lm"} or Objective
+        A privacy or lexicographic objective (:mod:`.class_sizes`) as
+        :func:`~fairanon.models.objectives.objective_spec` returns it.
     closure : bool, optional
         Candidate vectors = the join closure of the types (default: when every
         requirement is union-monotone and the objective is not "discernibility").
@@ -176,5 +180,8 @@ def build_model(
             raise IncompatibleRequirementError(f"cpsat cannot enforce {req}.")
 
     if not explain:
-        _set_objective(pm, reach)
+        if isinstance(objective, Objective):
+            set_size_objective(pm, reach)
+        else:
+            _set_objective(pm, reach)
     return pm

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...exceptions import InvalidParameterError
 from ...instances.instance import Instance
-from ...models.objectives import MONOTONE_OBJECTIVES
+from ...models.objectives import MONOTONE_OBJECTIVES, PRIVACY_OBJECTIVES, Objective
 from ...models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -518,8 +518,12 @@ def model_size(
     return out
 
 
-def _use_closure(requirements, objective: str) -> bool:
-    """Whether tight class summaries lose no optimum (module docstring)."""
-    return all(isinstance(r, (KAnonymity, LDiversity, TCloseness)) for r in requirements) and (
-        objective in MONOTONE_OBJECTIVES
+def _use_closure(requirements, objective) -> bool:
+    """Whether tight class summaries lose no optimum (module docstring). For privacy
+    objectives too: releasing each class with its tight summary can only merge classes
+    (two classes with the same summary become one), which keeps k, l and t, never
+    lowers privacy and never raises a monotone loss."""
+    terms = objective.terms if isinstance(objective, Objective) else (objective,)
+    return all(isinstance(r, (KAnonymity, LDiversity, TCloseness)) for r in requirements) and all(
+        t in MONOTONE_OBJECTIVES + PRIVACY_OBJECTIVES for t in terms
     )

@@ -76,9 +76,11 @@ class LocalRecodingModel:
     z : list of BoolVar
     literals : list of BoolVar
         One enforcement literal per requirement (explanation models only).
-    objective : str
+    objective : str or Objective
+        A loss objective's name, or a privacy or lexicographic
+        :class:`~fairanon.models.objectives.Objective` (:mod:`.class_sizes`).
     scale : int
-        Model objective = true objective x scale.
+        Model objective = true objective x scale (of the loss term).
     objective_expr : LinearExpr or None
     entropy : list of (vector, counts vars, requirement, target)
         Classes to check exactly after a solve.
@@ -111,6 +113,14 @@ class LocalRecodingModel:
     by_vector: list[np.ndarray] = field(default_factory=list)
     rest: Rest | None = None
     held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Objectives of the class sizes (:mod:`.class_sizes`): the terms, most important
+    # first, the size variable and reach of each vector, the privacy_log scale and the
+    # prime exponents of its certification.
+    terms: list = field(default_factory=list)
+    sizes: list = field(default_factory=list)
+    reach: list = field(default_factory=list)
+    log_scale: int = 0
+    exponents: dict | None = None
 
     def held_counts(self, target: str, v: int, m: int) -> list[int]:
         """Outside records released as vector v, per value of `target` (zeros without

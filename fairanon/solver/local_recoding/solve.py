@@ -21,12 +21,20 @@ from ortools.sat.python import cp_model
 
 from ...exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
 from ...instances.instance import Instance
-from ...models.requirements import Requirement, validate_requirements
+from ...models.objectives import (
+    LogLoss,
+    Objective,
+    objective_spec,
+    objective_value,
+    relative_gap,
+)
+from ...models.requirements import KAnonymity, Requirement, validate_requirements
 from ...release import Release, Status, provenance
 from .. import _cpsat
 from .build import build_model
+from .class_sizes import solve_terms
 from .encoding import Encoding, encode
-from .labels import OBJECTIVES, RECODINGS
+from .labels import RECODINGS
 from .model import LocalRecodingModel
 from .privacy import _entropy_violations, _forbid_counts
 
@@ -107,35 +115,58 @@ def solve_model(
     one-worker solve it stops gives the same result on any machine load; `parameters`
     are more CP-SAT parameters by name."""
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    rounds, lazy_cuts, logs = 0, 0, []
-    while True:
-        rounds += 1
+    lazy = {"rounds": 0, "lazy_cuts": 0}
+    logs: list[str] = []
+
+    def run(model, start, first=False, extra=None):
         solver, outcome = _cpsat.solve(
-            pm.model,
+            model,
             time_limit=_cpsat.remaining(deadline),
             num_workers=num_workers,
             seed=seed,
-            hint=hint,
+            hint=start,
             log=log,
-            export=export if rounds == 1 else None,
+            export=export if first else None,
             deterministic_limit=deterministic_limit,
-            parameters=parameters,
+            parameters={**(parameters or {}), **(extra or {})},
         )
         if outcome.log:
             logs.append(outcome.log)
-        if not outcome.has_solution or not pm.entropy:
-            break
-        bad = _entropy_violations(pm, solver)
-        if not bad:
-            break
-        for _, cvars, counts, guard in bad:
-            _forbid_counts(pm.model, cvars, counts, guard)
-            lazy_cuts += 1
-        if deadline is not None and time.perf_counter() >= deadline:
-            outcome = _cpsat.Outcome(Status.UNKNOWN, "UNKNOWN", stats=outcome.stats)
-            break
+        return solver, outcome
+
+    def lazily(model, start, first=False, extra=None):
+        """Solve `model`, cutting off the entropy classes that violate l-diversity
+        until none does (cuts go to pm's model; a clone's violating solution is not
+        a release, so such a solve ends UNKNOWN)."""
+        while True:
+            lazy["rounds"] += 1
+            solver, outcome = run(model, start, first and lazy["rounds"] == 1, extra)
+            if not outcome.has_solution or not pm.entropy:
+                return solver, outcome
+            bad = _entropy_violations(pm, solver)
+            if not bad:
+                return solver, outcome
+            if model is not pm.model:
+                return solver, _cpsat.Outcome(Status.UNKNOWN, "UNKNOWN", stats=outcome.stats)
+            for _, cvars, counts, guard in bad:
+                _forbid_counts(pm.model, cvars, counts, guard)
+                lazy["lazy_cuts"] += 1
+            if deadline is not None and time.perf_counter() >= deadline:
+                return solver, _cpsat.Outcome(Status.UNKNOWN, "UNKNOWN", stats=outcome.stats)
+
+    if pm.terms:
+        first = [True]
+
+        def solve(model, start, extra=None):
+            out = lazily(model, start, first[0], extra)
+            first[0] = False
+            return out
+
+        solver, outcome = solve_terms(pm, solve, hint)
+    else:
+        solver, outcome = lazily(pm.model, hint, True)
     outcome.log = "\n".join(logs) if log else None
-    return solver, outcome, {"rounds": rounds, "lazy_cuts": lazy_cuts}
+    return solver, outcome, lazy
 
 
 def _assignment(pm: LocalRecodingModel, solver: cp_model.CpSolver) -> np.ndarray:
@@ -208,16 +239,11 @@ def _fully_generalized(enc: Encoding) -> tuple[pd.DataFrame, np.ndarray]:
     return _table(enc, vectors, assignment), assignment
 
 
-def _check_options(recoding, objective, max_vars, max_contexts, max_range_values, hint):
+def _check_options(recoding, max_vars, max_contexts, max_range_values, hint):
     if recoding not in RECODINGS:
         raise InvalidParameterError(
             f"The 'recoding' parameter of cpsat must be one of {', '.join(map(repr, RECODINGS))}. "
             f"Got {recoding!r} instead."
-        )
-    if objective is not None and objective not in OBJECTIVES:
-        raise InvalidParameterError(
-            f"The 'objective' parameter of cpsat must be one of {', '.join(map(repr, OBJECTIVES))} "
-            f"or None. Got {objective!r} instead."
         )
     for name, value in (
         ("max_vars", max_vars),
@@ -243,7 +269,8 @@ def local_recoding(
     seed=None,
     time_limit: float | None = None,
     recoding: str = "generalization",
-    objective: str | None = None,
+    objective=None,
+    stretch_k: int | None = None,
     num_workers: int | None = None,
     hint="auto",
     auto_hint: Callable[[Instance, tuple[Requirement, ...], object], Release | None] | None = None,
@@ -278,10 +305,20 @@ def local_recoding(
         every kind of label, :mod:`~fairanon.solver.local_recoding.labels`).
         "suppression": the class's common value or ``*`` (DIVA's semantics; a
         homogeneous attribute may still be starred).
-    objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, optional
-        Default: "stars" for suppression, "ncp" for generalization. See
-        :data:`OBJECTIVES`; the release's ``objective`` is the exact value (an int or a
-        Fraction) and ``bound`` the proven lower bound.
+    objective : str or pair of str, optional
+        A loss objective ("stars", "generalized", "discernibility", "ncp", "lm"), a
+        privacy objective ("privacy_log", "privacy_stretch") or a lexicographic pair
+        of one of each, most important first, e.g. ``("privacy_log", "ncp")``
+        (:mod:`fairanon.models.objectives`). Default: "stars" for suppression, "ncp"
+        for generalization. The release's ``objective`` is the exact value (an int, a
+        Fraction, a :class:`~fairanon.models.objectives.LogLoss` or a
+        :class:`~fairanon.models.objectives.Lexicographic` pair) and ``bound`` the
+        proven lower bound; with a privacy objective ``provenance["privacy"]`` shows
+        the sum of log class sizes, the geometric mean class size and the records in
+        classes of at least k'. ``privacy_log`` is solved through an integer surrogate
+        and certified exactly (:mod:`.class_sizes`).
+    stretch_k : int, optional
+        k' of ``privacy_stretch``: at least 2 and above the k of the requirements.
     num_workers : int, optional
         CP-SAT workers; default ``max(8, cores)``
         (:data:`fairanon.solver._cpsat.DEFAULT_WORKERS`: CP-SAT's strongest bound
@@ -348,7 +385,9 @@ def local_recoding(
     status, the release is recomputed by one worker with the objective fixed (within a
     deterministic-time budget), so the same seed gives the same release;
     ``provenance["canonical"]`` says whether that succeeded (on large models it may
-    not, and ties between equally good releases then depend on thread timing).
+    not, and ties between equally good releases then depend on thread timing). Privacy
+    and lexicographic objectives skip that re-solve (``canonical`` False): use
+    ``num_workers=1`` for a release that depends only on the seed.
 
     References
     ----------
@@ -378,16 +417,21 @@ def local_recoding(
             f"Got {type(instance).__name__} instead."
         )
     requirements = validate_requirements(instance, requirements, caller="cpsat")
-    _check_options(recoding, objective, max_vars, max_contexts, max_range_values, hint)
+    _check_options(recoding, max_vars, max_contexts, max_range_values, hint)
+    objective = objective_spec(
+        objective,
+        "cpsat",
+        stretch_k=stretch_k,
+        default="stars" if recoding == "suppression" else "ncp",
+    )
+    check_stretch(objective, requirements, "cpsat")
     limit = _cpsat.check_time_limit(time_limit, "cpsat")
     workers = _cpsat.check_num_workers(num_workers, "cpsat")
     solver_seed = _cpsat.random_seed(seed)
-    if objective is None:
-        objective = "stars" if recoding == "suppression" else "ncp"
     deadline = None if limit is None else started + limit
     params = {
         "recoding": recoding,
-        "objective": objective,
+        "objective": str(objective),
         "time_limit": limit,
         "num_workers": workers,
         "explain": explain,
@@ -432,15 +476,26 @@ def local_recoding(
 
     if outcome.has_solution:
         canonical = False
-        if workers > 1 and outcome.status == Status.OPTIMAL:
+        sized = isinstance(objective, Objective)
+        if workers > 1 and outcome.status == Status.OPTIMAL and not sized:
             solver, canonical = _canonical(pm, solver, outcome, deadline, solver_seed)
         extra["canonical"] = canonical
         assignment = _assignment(pm, solver)
-        value = _exact_objective(pm, solver)
-        bound = value if outcome.status == Status.OPTIMAL else _exact_bound(pm, outcome.bound)
-        gap = 0.0 if outcome.status == Status.OPTIMAL else outcome.gap
+        table = _table(enc, pm.vectors, assignment)
+        if sized:
+            value = objective_value(instance, Release(table, assignment), objective)
+            extra["privacy"] = privacy_summary(assignment, objective)
+            if outcome.status == Status.OPTIMAL:
+                bound, gap = value, 0.0
+            else:
+                bound = None if objective.secondary else size_bound(instance, objective)
+                gap = relative_gap(value, bound)
+        else:
+            value = _exact_objective(pm, solver)
+            bound = value if outcome.status == Status.OPTIMAL else _exact_bound(pm, outcome.bound)
+            gap = 0.0 if outcome.status == Status.OPTIMAL else outcome.gap
         release = Release(
-            table=_table(enc, pm.vectors, assignment),
+            table=table,
             groups=assignment,
             status=outcome.status,
             objective=value,
@@ -451,7 +506,7 @@ def local_recoding(
                 requirements,
                 seed,
                 started,
-                objective_name=objective,
+                objective_name=str(objective),
                 gap=gap,
                 **extra,
             ),
@@ -479,6 +534,45 @@ def local_recoding(
         reason=reason,
         provenance=provenance("cpsat", params, requirements, seed, started, **extra),
     )
+
+
+def check_stretch(objective, requirements, caller: str) -> None:
+    """Refuse a stretch target k' that every release meeting `requirements` reaches."""
+    if not isinstance(objective, Objective) or objective.stretch_k is None:
+        return
+    k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
+    if objective.stretch_k <= k:
+        raise InvalidParameterError(
+            f"The 'stretch_k' parameter of {caller} must exceed the k of the requirements "
+            f"({k}): every release meeting them has all its records in classes of at least "
+            f"{objective.stretch_k}. Got stretch_k={objective.stretch_k}."
+        )
+
+
+def privacy_summary(groups: np.ndarray, objective: Objective) -> dict:
+    """What a privacy objective's report shows: the sum of log class sizes over the
+    records, its mean as the geometric mean class size and, with a stretch target,
+    the records in classes of at least k' (floats for display)."""
+    sizes = np.bincount(np.unique(groups, return_inverse=True)[1].reshape(-1))
+    loss = LogLoss(sizes.tolist())
+    n = int(sizes.sum())
+    out = {
+        "sum_log_class_size": loss.sum_log_size,
+        "geometric_mean_class_size": math.exp(loss.sum_log_size / n) if n else None,
+    }
+    if objective.stretch_k is not None:
+        out["stretch_k"] = objective.stretch_k
+        out["records_at_least_stretch_k"] = int(sizes[sizes >= objective.stretch_k].sum())
+    return out
+
+
+def size_bound(instance: Instance, objective: Objective):
+    """The lower bound of a (single) privacy objective that holds for every release:
+    classes never mix protected values, and merging classes never lowers privacy, so
+    one class per protected value is the most private partition."""
+    from ...models.bounds import lower_bound
+
+    return lower_bound(instance, [], objective).value
 
 
 def _canonical(pm: LocalRecodingModel, solver, outcome, deadline, seed):
