@@ -245,3 +245,26 @@ def test_cpsat_returns_the_heuristic_release_when_time_runs_out(monkeypatch):
     best = min(t["objective"] for t in rel.provenance["starts"] if "objective" in t)
     assert float(rel.objective) == pytest.approx(best)
     assert fa.verify(inst, rel, reqs).passed
+
+
+def test_a_start_label_covering_every_value_counts_as_a_star():
+    """Mondrian releases [1-2] where the exact model releases '*' (one rule for stars):
+    lns reads the start's covering range as a star, so its objective under "stars" is
+    the table's and equals the exact optimum."""
+    import pandas as pd
+
+    schema = fa.Schema(
+        [
+            fa.Attribute("age", role="qi", kind="numeric"),
+            fa.Attribute("dis", role="sensitive", kind="categorical"),
+        ]
+    )
+    inst = fa.Instance(pd.DataFrame({"age": [1, 2, 1, 2], "dis": list("abab")}), schema, name="two")
+    reqs = [fa.KAnonymity(4)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    assert set(start.table["age"].astype(str)) == {"[1-2]"}
+    rel = lns(inst, reqs, objective="stars", start=start, seed=0, time_limit=10, bound=False)
+    assert fa.verify(inst, rel, reqs).passed
+    assert set(rel.table["age"].astype(str)) == {"*"}
+    exact = cpsat(inst, reqs, objective="stars", seed=0)
+    assert rel.objective == exact.objective == objective_value(inst, rel, "stars") == 4

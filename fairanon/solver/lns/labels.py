@@ -107,7 +107,8 @@ class Registry:
     # ------------------------------------------------------------------ labels
     def parse(self, texts: Sequence[str]) -> np.ndarray:
         """Label ids of released texts (registered on first sight). A numeric point
-        label is its value's own label, as the metrics read it."""
+        label is its value's own label, as the metrics read it; a generalized label
+        covering every value present is ``*``."""
         texts = [str(t) for t in texts]
         fresh = [t for t in dict.fromkeys(texts) if t not in self.index]
         if fresh:
@@ -123,7 +124,10 @@ class Registry:
                 else:
                     codes = np.array([self.attr.domain.index(v) for v in self.values])
                     mask = covers.mask[u][codes]
-                self._add(text, mask)
+                # The one rule for stars: a generalized label covering every value
+                # present is ``*``, so the start's ranges and nodes of that kind count as
+                # stars, as in the exact model.
+                self.index[text] = self.star_label() if mask.all() else self._add(text, mask)
         return np.array([self.index[t] for t in texts], dtype=np.int64)
 
     def range_label(self, lo: int, hi: int) -> int:
