@@ -116,10 +116,13 @@ def _candidate_cuts(scorer: _Scorer, checks: E.Checks, rows: np.ndarray):
             if passing([pool])[0]:
                 kept.append(pool)
             elif kept:
-                # The requirements are union-monotone: the largest child still passes
-                # with the children that fail alone.
+                # Joined to the largest child, when that still passes (a requirement
+                # such as entropy l-diversity can fail on the union).
                 big = int(np.argmax([len(p) for p in kept]))
-                kept[big] = np.sort(np.concatenate([kept[big], pool]))
+                joined = np.sort(np.concatenate([kept[big], pool]))
+                if not passing([joined])[0]:
+                    continue
+                kept[big] = joined
         if len(kept) >= 2:
             out.append(kept)
     return out
@@ -164,7 +167,7 @@ def mondrian_loss(
     numeric or ordered attribute is cut at the median as relaxed Mondrian does (both
     halves must pass); a categorical one into the children of the lowest hierarchy node
     above the partition's values, the children that fail pooled together, or added to
-    the largest child when the pool fails too (the requirements being union-monotone).
+    the largest child when the pool fails too (and the union passes).
     Each cut is scored by the sum, over its children, of size times the cell losses
     of the child's tight summary, and the cheapest is taken. A partition costs
     O(a d^2) for its a records and d quasi-identifiers (every cut scored on every
