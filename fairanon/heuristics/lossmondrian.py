@@ -42,9 +42,10 @@ class _Scorer:
         cols = mondrian_columns(instance)
         self.loss = loss
         self.columns = []
-        for (kind, j), name in zip(cols.attrs, instance.schema.generalizable):
+        for kind, j in cols.attrs:
             self.columns.append((kind, cols.ranked[j] if kind == "r" else cols.hier[j]))
-        self.numeric = [instance.schema[name].kind == "numeric" for name in instance.schema.generalizable]
+        names = instance.schema.generalizable
+        self.numeric = [instance.schema[name].kind == "numeric" for name in names]
 
     def _cell(self, more: float, total: float) -> float:
         """The cell loss of a label covering `more` + 1 of `total` + 1 values."""

@@ -86,7 +86,8 @@ def test_no_time_left_gives_the_coarsest_valid_release():
 
 def test_infeasible_and_rejected_requirements():
     inst = _medical()
-    rel = mondrian_loss(inst, [fa.LDiversity(inst.table["salary"].nunique() + 1, attribute="salary")])
+    too_many = inst.table["salary"].nunique() + 1
+    rel = mondrian_loss(inst, [fa.LDiversity(too_many, attribute="salary")])
     assert rel.status == Status.INFEASIBLE and "violated" in rel.reason
     with pytest.raises(IncompatibleRequirementError, match="not union-monotone"):
         mondrian_loss(inst, [fa.DiversityConstraint({"zip": "47601"}, 1, 5)])
