@@ -13,6 +13,7 @@ from .heuristics.bucketization import bucketization
 from .heuristics.dmondrian import dmondrian
 from .heuristics.dsabre import dsabre
 from .heuristics.kmember import kmember
+from .heuristics.lossmondrian import mondrian_loss
 from .heuristics.mondrian import mondrian, mondrian_relaxed
 from .heuristics.oka import oka
 from .heuristics.sabre import sabre
@@ -86,6 +87,7 @@ METHODS: dict[str, Callable[..., Release]] = {
     "auto": _auto,
     "mondrian": mondrian,
     "mondrian-relaxed": mondrian_relaxed,
+    "mondrian-loss": mondrian_loss,
     "dmondrian": dmondrian,
     "sabre": sabre,
     "dsabre": dsabre,
