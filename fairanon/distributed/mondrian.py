@@ -88,7 +88,7 @@ class _Plan:
                 continue
             present, counts = self.present[name]
             attr = schema[name]
-            codes = np.zeros(0, dtype=np.int64) if inst is None else np.searchsorted(present, inst.codes(name))
+            codes = np.zeros(0, dtype=np.int64) if inst is None else np.searchsorted(present, inst.stored_codes(name))
             values = tuple(float(v) for v in present) if attr.domain is None else tuple(attr.domain[int(c)] for c in present)
             targets[name] = E.Target(name, codes.astype(np.int64), len(present), counts, values)
         checks = E.Checks(_SchemaOnly(schema), self.requirements, targets=targets)
@@ -98,10 +98,10 @@ class _Plan:
         attr = self.coder.schema[name]
         if attr.kind == "numeric":
             uniq = self.numbers[name]
-            ranks = np.zeros(n, np.int32) if inst is None else np.searchsorted(uniq, inst.codes(name)).astype(np.int32)
+            ranks = np.zeros(n, np.int32) if inst is None else np.searchsorted(uniq, inst.stored_codes(name)).astype(np.int32)
             return E.RankedColumn(name, ranks, uniq, float(uniq[-1] - uniq[0]))
         m = len(attr.domain)
-        ranks = np.zeros(n, np.int32) if inst is None else inst.codes(name).astype(np.int32)
+        ranks = np.zeros(n, np.int32) if inst is None else inst.stored_codes(name)
         return E.RankedColumn(name, ranks, np.arange(m, dtype=float), float(m - 1))
 
     def root_codes(self, inst) -> np.ndarray:
@@ -109,7 +109,7 @@ class _Plan:
         protected = self.coder.schema.protected
         if protected is None:
             return np.zeros(inst.n_rows, dtype=np.int64)
-        return np.searchsorted(self.present["__protected"][0], inst.codes(protected)).astype(np.int64)
+        return np.searchsorted(self.present["__protected"][0], inst.stored_codes(protected)).astype(np.int64)
 
 
 class _SchemaOnly:
@@ -127,8 +127,8 @@ class _EmptyCodes:
     def __init__(self, schema):
         self.schema = schema
 
-    def codes(self, name):
-        return np.zeros(0, dtype=np.int64)
+    def stored_codes(self, name):
+        return np.zeros(0, dtype=np.int8)
 
 
 @dataclass

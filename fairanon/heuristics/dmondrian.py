@@ -135,8 +135,8 @@ class _DMondrian:
         self.min_split = 2 * max(1, k)
 
     def run(self, n: int, deadline):
-        leaves = E.Leaves()
         level = E.first_level(self.columns, [np.arange(n, dtype=np.int64)], 0)
+        leaves = E.Leaves(level)
         timed_out = False
         while level.n_segments:
             if deadline is not None and time.perf_counter() > deadline:

@@ -195,6 +195,22 @@ class Instance:
         """Domain indices (categorical, ordered) or the float values (numeric) of a column."""
         return self._codes[name]
 
+    def stored_codes(self, name: str) -> np.ndarray:
+        """The values of :meth:`codes` as the table stores them, without a copy (read-only).
+
+        Categorical and ordered columns give their domain indices in the categorical's
+        own narrow type (int8 up to 127 values, int16, int32); numeric columns their
+        numbers in the stored type. :meth:`codes` widens every column to int64 or
+        float64 on first use (8 bytes a cell); code that reads whole columns of a large
+        table reads these instead, and widens only what its arithmetic needs.
+        """
+        col = self.table[name]
+        out = col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
+        if out.flags.writeable:
+            out = out.view()
+            out.flags.writeable = False
+        return out
+
     @cached_property
     def _codes(self) -> dict[str, np.ndarray]:
         out = {}
