@@ -344,6 +344,9 @@ class Checks:
 CHUNK = 1 << 18
 
 
+_ARANGE = np.arange(CHUNK, dtype=np.int32)
+
+
 def chunk_bounds(n: int):
     """The (lo, hi) bounds of consecutive chunks of at most :data:`CHUNK` of n records."""
     for lo in range(0, n, CHUNK):
@@ -355,19 +358,27 @@ class Level:
     """The active parts of one tree level.
 
     ``rows`` holds the records' positions in the instance part after part, and ``data``
-    their coded columns (the narrowest integer type that holds them; column-major, so
-    each column is one contiguous array); part s is
-    ``data[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts' offsets in the
+    their coded columns (the narrowest integer type that holds them); part s is
+    ``data[starts[s] : starts[s] + sizes[s]]``. ``data`` is a view of ``packed``, each
+    record's codes padded to whole words of 1, 2, 4 or 8 bytes, so that moving a record
+    moves one or a few words. ``keys`` are the parts' offsets in the
     depth-first order of the partitioning, ``nodes`` their current hierarchy node per
     hierarchy-split attribute.
     """
 
     rows: np.ndarray
-    data: np.ndarray
+    packed: np.ndarray
     starts: np.ndarray
     sizes: np.ndarray
     keys: np.ndarray
     nodes: np.ndarray
+    dtype: type
+    width: int
+
+    @property
+    def data(self) -> np.ndarray:
+        """The records' coded columns (records x columns)."""
+        return self.packed.view(self.dtype)[:, : self.width]
 
     @property
     def n_segments(self) -> int:
@@ -415,12 +426,16 @@ def first_level(
         rows[start : start + len(root)] = root
     low = min([int(c.min()) for c in columns if len(c)] + [0])
     high = max([int(c.max()) for c in columns if len(c)] + [0])
-    data = np.empty((n, len(columns)), dtype=narrow_dtype(low, high), order="F")
+    dtype = narrow_dtype(low, high)
+    row_bytes = max(1, len(columns) * np.dtype(dtype).itemsize)
+    word = next(b for b in (1, 2, 4, 8) if b >= min(row_bytes, 8))
+    packed = np.zeros((n, -(-row_bytes // word)), dtype=f"u{word}")
+    data = packed.view(dtype)
     for j, col in enumerate(columns):
         for lo, hi in chunk_bounds(n):
             data[lo:hi, j] = col[rows[lo:hi]]
     nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
-    return Level(rows, data, starts, sizes, starts.copy(), nodes.reshape(len(roots), n_nodes))
+    return Level(rows, packed, starts, sizes, starts.copy(), nodes.reshape(len(roots), n_nodes), dtype, len(columns))
 
 
 def batches(level: Level, rows: int):
@@ -433,8 +448,8 @@ def batches(level: Level, rows: int):
         last = max(last, first + 1)
         lo = int(level.starts[first])
         hi = int(ends[last - 1])
-        yield Level(level.rows[lo:hi], level.data[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
-                    level.keys[first:last], level.nodes[first:last])
+        yield Level(level.rows[lo:hi], level.packed[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
+                    level.keys[first:last], level.nodes[first:last], level.dtype, level.width)
         first = last
 
 
@@ -509,41 +524,39 @@ class Leaves:
         return self._per_row(n, key, np.int64)
 
 
-def _ranks_in_chunk(local: np.ndarray, lab: np.ndarray, seg_start: np.ndarray) -> np.ndarray:
+def _ranks_in_chunk(lab: np.ndarray, seg_start: np.ndarray, local: np.ndarray | None) -> np.ndarray:
     """Per record of a chunk, the number of earlier records of the chunk in its child.
 
-    `local` numbers the children (ascending with the parts), `lab` is the record's
-    child within its part and `seg_start` the chunk position where its part begins.
-    Two children: counted from a running sum; more: one stable counting sort of the
-    (narrow) child labels, which keeps every part's records in their order."""
-    n = len(local)
-    if not n or int(lab.max()) <= 1:
-        ones = np.cumsum(lab, dtype=np.int64)
+    `lab` is the record's child within its part, `seg_start` the chunk position where
+    its part begins and `local` numbers the children (ascending with the parts; None
+    when every part has at most two children). Two children: counted from a running
+    sum; more: one stable counting sort of the (narrow) child labels, which keeps
+    every part's records in their order. Positions in a chunk fit 32 bits."""
+    n = len(lab)
+    if local is None:
+        ones = np.cumsum(lab, dtype=np.int32)
         ones -= lab
-        ones_before = ones - ones[seg_start]
-        zeros_before = np.arange(n) - seg_start - ones_before
-        return np.where(lab.astype(bool), ones_before, zeros_before)
+        ones -= ones[seg_start]  # ones before the record in its part
+        zeros = _ARANGE[:n] - seg_start
+        zeros -= ones
+        return np.where(lab.view(bool) if lab.dtype.itemsize == 1 else lab.astype(bool), ones, zeros)
     order = np.argsort(lab, kind="stable")
     sorted_child = local[order]
     fresh = np.ones(n, dtype=bool)
     fresh[1:] = sorted_child[1:] != sorted_child[:-1]
-    run_start = np.maximum.accumulate(np.where(fresh, np.arange(n), 0))
-    out = np.empty(n, dtype=np.int64)
-    out[order] = np.arange(n) - run_start
+    run_start = np.maximum.accumulate(np.where(fresh, _ARANGE[:n], 0))
+    out = np.empty(n, dtype=np.int32)
+    out[order] = _ARANGE[:n] - run_start
     return out
 
 
-def _move(column: np.ndarray, dest: np.ndarray, m: int, every: bool) -> None:
-    """Rewrite column[:m] in place: the value of record i goes to dest[i] (records with
-    dest -1 are dropped unless `every`, when none is). Needs one column of scratch."""
-    out = np.empty(m, dtype=column.dtype)
+def _move(column: np.ndarray, dest: np.ndarray, m: int) -> None:
+    """Rewrite column[:m] in place: the value of record i goes to dest[i] (records sent
+    to m and beyond are dropped). Needs one column of scratch."""
+    out = np.empty(len(dest), dtype=column.dtype)
     for lo, hi in chunk_bounds(len(dest)):
-        d, v = dest[lo:hi], column[lo:hi]
-        if not every:
-            keep = d >= 0
-            d, v = d[keep], v[keep]
-        out[d] = v
-    column[:m] = out
+        out[dest[lo:hi]] = column[lo:hi]
+    column[:m] = out[:m]
 
 
 def split_level(
@@ -587,25 +600,31 @@ def split_level(
     n_children = np.asarray(n_children, dtype=np.int64)
     is_split = n_children > 0
     n_eff = np.where(is_split, n_children, 1)  # a part not split is its own child, a class
-    child_base = np.cumsum(n_eff) - n_eff
+    idx = index_dtype(n)
+    child_base = (np.cumsum(n_eff) - n_eff).astype(idx)
     n_total = int(n_eff.sum())
     parent = np.repeat(np.arange(level.n_segments, dtype=np.int64), n_eff)
-    seg_of_row = level.seg_of_row
+    sizes_in, starts_in = level.sizes, level.starts
+    binary = int(n_children.max(initial=0)) <= 2
+    if not is_split.all():  # the records of a part that is not split go to its one child
+        label[np.repeat(~is_split, sizes_in)] = 0
 
-    def children(lo: int, hi: int):
-        seg = seg_of_row[lo:hi]
-        lab = np.where(is_split[seg], label[lo:hi], 0)
-        return seg, lab, child_base[seg] + lab
+    def gids(lo: int, hi: int) -> np.ndarray:
+        """The child of every record lo..hi-1 (children numbered across the level)."""
+        return _expand(child_base, sizes_in, starts_in, lo, hi) + label[lo:hi]
 
     # Pass 1: each record's rank among the earlier records of its child; child sizes.
-    dest = np.empty(n, dtype=index_dtype(n))
+    dest = np.empty(n, dtype=idx)
     size = np.zeros(n_total, dtype=np.int64)
     for lo, hi in chunk_bounds(n):
-        seg, lab, gid = children(lo, hi)
-        g0 = int(child_base[seg[0]])
-        g1 = int(child_base[seg[-1]] + n_eff[seg[-1]])
-        seg_start = np.maximum(level.starts[seg] - lo, 0)
-        dest[lo:hi] = size[gid] + _ranks_in_chunk(gid - g0, lab, seg_start)
+        gid = gids(lo, hi)
+        g0, g1 = int(gid.min()), int(gid.max()) + 1
+        seg_start = _expand(np.maximum(starts_in - lo, 0).astype(np.int32), sizes_in, starts_in, lo, hi)
+        rank = _ranks_in_chunk(label[lo:hi], seg_start, None if binary else gid - g0)
+        # Only the part that begins before the chunk has records of its children before it.
+        first = int(np.searchsorted(seg_start, 1))
+        rank[:first] += size[gid[:first]].astype(np.int32)
+        dest[lo:hi] = rank
         size[g0:g1] += np.bincount(gid - g0, minlength=g1 - g0)
 
     before = np.cumsum(size) - size
@@ -614,29 +633,33 @@ def split_level(
     kept = np.flatnonzero(active)
     sizes = size[kept]
     m = int(sizes.sum())
-    new_start = np.zeros(n_total, dtype=np.int64)
+    new_start = np.zeros(n_total, dtype=idx)
     new_start[kept] = np.cumsum(sizes) - sizes
     done = np.flatnonzero(~active)
     leaves.found(keys[done], size[done])
 
-    # Pass 2: destinations; records of classes go to their place in the leaves.
+    # Pass 2: destinations; records of classes go to their place in the leaves (and,
+    # in the level's arrays, after the active ones, one after another).
     every = len(done) == 0
+    n_idle = m
     for lo, hi in chunk_bounds(n):
-        _, _, gid = children(lo, hi)
+        gid = gids(lo, hi)
         r = dest[lo:hi]
         if every:
             r += new_start[gid]
             continue
-        act = active[gid]
-        idle = ~act
-        leaves.order[keys[gid[idle]] + r[idle]] = level.rows[lo:hi][idle]
-        r[act] += new_start[gid[act]]
-        r[idle] = -1
+        idle = ~active[gid]
+        where = np.flatnonzero(idle)
+        leaves.order[keys[gid[where]] + r[where]] = level.rows[lo:hi][where]
+        r += new_start[gid]
+        r[where] = n_idle + _ARANGE[: len(where)]
+        n_idle += len(where)
 
     # Pass 3: the active records to the front, child after child.
-    _move(level.rows, dest, m, every)
-    for j in range(level.data.shape[1]):
-        _move(level.data[:, j], dest, m, every)
+    _move(level.rows, dest, m)
+    packed = level.packed
+    for j in range(packed.shape[1]):
+        _move(packed[:, 0] if packed.shape[1] == 1 else packed[:, j], dest, m)
 
     nodes = level.nodes[parent[kept]]
     if child_nodes is not None and nodes.shape[1]:
@@ -644,7 +667,8 @@ def split_level(
         column, node = child_nodes[0][real[kept]], child_nodes[1][real[kept]]
         which = np.flatnonzero(column >= 0)
         nodes[which, column[which]] = node[which]
-    return Level(level.rows[:m], level.data[:m], np.cumsum(sizes) - sizes, sizes, keys[kept], nodes)
+    return Level(level.rows[:m], packed[:m], np.cumsum(sizes) - sizes, sizes, keys[kept], nodes, level.dtype,
+                 level.width)
 
 
 # ------------------------------------------------------------------ frequency sets
