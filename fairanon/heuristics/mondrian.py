@@ -251,11 +251,11 @@ class _Mondrian:
     def bounds(self, level: E.Level) -> tuple[np.ndarray, np.ndarray]:
         """The tight rank box of the ranked attributes of every part."""
         d_r = len(self.ranked)
-        lo = np.zeros((level.n_segments, d_r), dtype=level.data.dtype)
-        hi = np.zeros((level.n_segments, d_r), dtype=level.data.dtype)
-        for j in range(d_r):  # column by column: each is contiguous
-            lo[:, j] = np.minimum.reduceat(level.data[:, j], level.starts)
-            hi[:, j] = np.maximum.reduceat(level.data[:, j], level.starts)
+        lo = np.zeros((level.n_segments, d_r), dtype=np.int64)
+        hi = np.zeros((level.n_segments, d_r), dtype=np.int64)
+        for j in range(d_r):
+            lo[:, j] = np.minimum.reduceat(level.column(j), level.starts)
+            hi[:, j] = np.maximum.reduceat(level.column(j), level.starts)
         return lo, hi
 
     def widths(self, nodes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -407,7 +407,7 @@ class _Mondrian:
         if self.checks.reads_targets and ok.any():
             counts = {}
             for name, target in self.checks.targets.items():
-                codes = level.data[pos, self.target_col[name]]
+                codes = level.column(self.target_col[name])[pos]
                 flat = np.bincount((2 * lseg + lab) * target.m + codes, minlength=2 * len(sizes) * target.m)
                 counts[name] = flat.reshape(len(sizes), 2, target.m).transpose(1, 0, 2).reshape(-1, target.m)
             child = np.concatenate([half, sizes - half])
@@ -475,7 +475,7 @@ class _RowSource:
     def cut_ranked(self, eng: _Mondrian, segs, j, lo, hi) -> np.ndarray:
         level = self.level
         pos, lseg = level.positions(segs)
-        x = level.data[pos, j]
+        x = level.column(j)[pos]
         sizes = level.sizes[segs]
         if eng.relaxed:
             ok, lab = eng._cut_relaxed(level, pos, lseg, x, lo, hi, sizes)
@@ -483,7 +483,7 @@ class _RowSource:
             return ok
         runs = E.frequency_runs(lseg, x, lo, hi, rows=eng.checks.reads_targets)
         per_run = _Lazy(lambda name: E.run_counts(
-            runs, level.data[pos, eng.target_col[name]], eng.checks.targets[name].m))
+            runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         cut, ok = eng.ranked_cut(runs, per_run, sizes)
         threshold = runs.value[np.where(ok, cut, runs.first)]
         self._set_labels(pos, lseg, lambda lo, hi: x[lo:hi] > threshold[lseg[lo:hi]])
@@ -493,7 +493,7 @@ class _RowSource:
         level = self.level
         pos, lseg = level.positions(segs)
         h = eng.hier[j]
-        leaf = level.data[pos, eng.hier_col0 + j]
+        leaf = level.column(eng.hier_col0 + j)[pos]
         depth = h.depth[node]
         if (depth == depth[0]).all():  # the usual case: one row of the table
             sibling = h.child_sibling[depth[0]][leaf]
@@ -503,7 +503,7 @@ class _RowSource:
             lseg, sibling, np.zeros(len(segs), dtype=np.int64), h.fanout[node] - 1, rows=True
         )
         per_run = _Lazy(lambda name: E.run_counts(
-            runs, level.data[pos, eng.target_col[name]], eng.checks.targets[name].m))
+            runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         ok, child = eng.hierarchy_split(runs, per_run, node, j)
         self._set_labels(pos, lseg, lambda lo, hi: runs.row_run[lo:hi] - runs.first[lseg[lo:hi]])
         return ok, runs.n, child

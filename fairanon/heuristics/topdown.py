@@ -357,11 +357,11 @@ def chunk_bounds(n: int):
 class Level:
     """The active parts of one tree level.
 
-    ``rows`` holds the records' positions in the instance part after part, and ``data``
-    their coded columns (the narrowest integer type that holds them); part s is
-    ``data[starts[s] : starts[s] + sizes[s]]``. ``data`` is a view of ``packed``, each
-    record's codes padded to whole words of 1, 2, 4 or 8 bytes, so that moving a record
-    moves one or a few words. ``keys`` are the parts' offsets in the
+    ``rows`` holds the records' positions in the instance part after part, and
+    ``packed`` their coded columns, one record per row: each column in the narrowest
+    integer type that holds it (``layout``, a structured type), the record padded to
+    whole words of 1, 2, 4 or 8 bytes, so that moving a record moves one or a few
+    words. Part s is ``column(j)[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts' offsets in the
     depth-first order of the partitioning, ``nodes`` their current hierarchy node per
     hierarchy-split attribute.
     """
@@ -372,13 +372,11 @@ class Level:
     sizes: np.ndarray
     keys: np.ndarray
     nodes: np.ndarray
-    dtype: type
-    width: int
+    layout: np.dtype
 
-    @property
-    def data(self) -> np.ndarray:
-        """The records' coded columns (records x columns)."""
-        return self.packed.view(self.dtype)[:, : self.width]
+    def column(self, j: int) -> np.ndarray:
+        """Coded column j of the records (a view)."""
+        return self.packed.view(self.layout)[:, 0][f"c{j}"]
 
     @property
     def n_segments(self) -> int:
@@ -424,18 +422,32 @@ def first_level(
     rows = np.empty(n, dtype=index_dtype(top + 1))
     for root, start in zip(roots, starts):
         rows[start : start + len(root)] = root
-    low = min([int(c.min()) for c in columns if len(c)] + [0])
-    high = max([int(c.max()) for c in columns if len(c)] + [0])
-    dtype = narrow_dtype(low, high)
-    row_bytes = max(1, len(columns) * np.dtype(dtype).itemsize)
-    word = next(b for b in (1, 2, 4, 8) if b >= min(row_bytes, 8))
-    packed = np.zeros((n, -(-row_bytes // word)), dtype=f"u{word}")
-    data = packed.view(dtype)
-    for j, col in enumerate(columns):
-        for lo, hi in chunk_bounds(n):
-            data[lo:hi, j] = col[rows[lo:hi]]
+    layout = record_layout(columns)
+    word = next(b for b in (1, 2, 4, 8) if b >= min(layout.itemsize, 8))
+    packed = np.zeros((n, layout.itemsize // word), dtype=f"u{word}")
     nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
-    return Level(rows, packed, starts, sizes, starts.copy(), nodes.reshape(len(roots), n_nodes), dtype, len(columns))
+    level = Level(rows, packed, starts, sizes, starts.copy(), nodes.reshape(len(roots), n_nodes), layout)
+    for j, col in enumerate(columns):
+        out = level.column(j)
+        for lo, hi in chunk_bounds(n):
+            out[lo:hi] = col[rows[lo:hi]]
+    return level
+
+
+def record_layout(columns: Sequence[np.ndarray]) -> np.dtype:
+    """A structured type holding one value of every column (field ``c{j}``, the
+    narrowest integer type of column j), widest fields first so that each is aligned,
+    padded to a whole number of 1, 2, 4 or 8-byte words."""
+    types = [np.dtype(narrow_dtype(int(c.min()), int(c.max())) if len(c) else np.int8) for c in columns]
+    offsets = [0] * len(types)
+    at = 0
+    for j in sorted(range(len(types)), key=lambda j: -types[j].itemsize):
+        offsets[j] = at
+        at += types[j].itemsize
+    size = max(at, 1)
+    word = next(b for b in (1, 2, 4, 8) if b >= min(size, 8))
+    return np.dtype({"names": [f"c{j}" for j in range(len(types))], "formats": types, "offsets": offsets,
+                     "itemsize": -(-size // word) * word})
 
 
 def batches(level: Level, rows: int):
@@ -449,7 +461,7 @@ def batches(level: Level, rows: int):
         lo = int(level.starts[first])
         hi = int(ends[last - 1])
         yield Level(level.rows[lo:hi], level.packed[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
-                    level.keys[first:last], level.nodes[first:last], level.dtype, level.width)
+                    level.keys[first:last], level.nodes[first:last], level.layout)
         first = last
 
 
@@ -605,6 +617,7 @@ def split_level(
     n_total = int(n_eff.sum())
     parent = np.repeat(np.arange(level.n_segments, dtype=np.int64), n_eff)
     sizes_in, starts_in = level.sizes, level.starts
+    level.__dict__.pop("seg_of_row", None)  # not read from here on: its memory serves the moves
     binary = int(n_children.max(initial=0)) <= 2
     if not is_split.all():  # the records of a part that is not split go to its one child
         label[np.repeat(~is_split, sizes_in)] = 0
@@ -667,8 +680,7 @@ def split_level(
         column, node = child_nodes[0][real[kept]], child_nodes[1][real[kept]]
         which = np.flatnonzero(column >= 0)
         nodes[which, column[which]] = node[which]
-    return Level(level.rows[:m], packed[:m], np.cumsum(sizes) - sizes, sizes, keys[kept], nodes, level.dtype,
-                 level.width)
+    return Level(level.rows[:m], packed[:m], np.cumsum(sizes) - sizes, sizes, keys[kept], nodes, level.layout)
 
 
 # ------------------------------------------------------------------ frequency sets
