@@ -192,7 +192,14 @@ class Instance:
         return self.schema[name]
 
     def codes(self, name: str) -> np.ndarray:
-        """Domain indices (categorical, ordered) or the float values (numeric) of a column."""
+        """Domain indices (categorical, ordered) or the float values (numeric) of a column
+        (built on first use, column by column)."""
+        if name not in self._codes:
+            col = self.table[name]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                self._codes[name] = col.cat.codes.to_numpy().astype(np.int64)
+            else:
+                self._codes[name] = col.to_numpy(dtype=float)
         return self._codes[name]
 
     def stored_codes(self, name: str) -> np.ndarray:
@@ -213,14 +220,7 @@ class Instance:
 
     @cached_property
     def _codes(self) -> dict[str, np.ndarray]:
-        out = {}
-        for name in self.table.columns:
-            col = self.table[name]
-            if isinstance(col.dtype, pd.CategoricalDtype):
-                out[name] = col.cat.codes.to_numpy().astype(np.int64)
-            else:
-                out[name] = col.to_numpy(dtype=float)
-        return out
+        return {}
 
     def active_domain(self, name: str) -> np.ndarray:
         """Mask over the domain of a categorical/ordered attribute: values present."""
