@@ -72,11 +72,8 @@ def combine_codes(key: np.ndarray, n_key: int, codes: np.ndarray, n_codes: int) 
         dense = remap[pair].astype(np.int64)
         dense -= 1
         return dense, int(remap[-1])
-    # Hash the pairs, then sort the distinct ones only: np.unique's ids without sorting n keys.
-    first_seen, uniq = pd.factorize(pair, sort=False)
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[np.argsort(uniq)] = np.arange(len(uniq))
-    return rank[first_seen], len(uniq)
+    uniq, dense = np.unique(pair, return_inverse=True)
+    return dense.reshape(-1).astype(np.int64), len(uniq)
 
 
 def classes_of(table: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, int]:
