@@ -33,7 +33,14 @@ def client(scheduler: str | None, workers: int | None = None) -> Iterator:
         with Client(scheduler) as c:
             yield c
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
+    import dask
+
+    # Workers never pause: a paused worker stops serving its shuffle outputs, and one whose
+    # memory the allocator keeps after a shuffle stays paused, so the others wait for ever
+    # (seen joining 50 M records with 1 GB a worker). The nanny still restarts a worker
+    # beyond 95 % of its limit.
+    with dask.config.set({"distributed.worker.memory.pause": False}), \
+            LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as c:
         yield c
 
