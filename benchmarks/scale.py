@@ -25,6 +25,7 @@ the task count of each phase and the volume each shuffle moves.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -57,22 +58,45 @@ def _peak(call) -> float:
     return peak / 2**20
 
 
+def _rss_peak(call) -> float | None:
+    """The process's peak resident memory (MB) during `call` (Linux: the high-water
+    mark reset first), or None where it cannot be read."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        call()
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmHWM:"))
+    except OSError:
+        return None
+
+
+def _rss() -> float:
+    with open("/proc/self/statm", encoding="ascii") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def bench_single(sizes: list[int]) -> list[dict]:
     rows = []
     for n in sizes:
         inst = population(n, n_qi=7, seed=0)
         input_mb = inst.table.memory_usage(deep=True).sum() / 2**20
         reqs = [fa.KAnonymity(10)]
-        inst.codes(inst.schema.qi[0])  # the instance's codes, built once as by any method
         rel, m_wall, m_cpu = _timed(lambda: mondrian(inst, reqs))
         rep, v_wall, v_cpu = _timed(lambda: fa.verify(inst, rel, reqs))
         assert rep.passed
         row = {
             "rows": n, "input_mb": input_mb, "classes": rel.n_groups,
             "mondrian_wall_s": m_wall, "mondrian_cpu_s": m_cpu,
-            "mondrian_us_per_row": 1e6 * m_cpu / n,
+            "mondrian_us_per_row": 1e6 * m_cpu / n, "mondrian_wall_us_per_row": 1e6 * m_wall / n,
             "verify_wall_s": v_wall, "verify_cpu_s": v_cpu, "verify_us_per_row": 1e6 * v_cpu / n,
         }
+        rel = rep = None
+        gc.collect()
+        row["rss_before_mb"] = _rss() if os.path.exists("/proc/self/statm") else None
+        row["mondrian_peak_rss_mb"] = _rss_peak(lambda: mondrian(inst, reqs))
+        rel = mondrian(inst, reqs)
+        row["verify_peak_rss_mb"] = _rss_peak(lambda: fa.verify(inst, rel, reqs))
         row["mondrian_peak_mb"] = _peak(lambda: mondrian(inst, reqs))
         row["verify_peak_mb"] = _peak(lambda: fa.verify(inst, rel, reqs))
         row["mondrian_peak_x_input"] = row["mondrian_peak_mb"] / input_mb
@@ -121,8 +145,12 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
           flush=True)
     schema = population(1000, n_qi=7, seed=0).schema
     phases = []
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=worker_memory,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    import dask
+
+    # As the CLI's LocalCluster: workers never pause (a paused worker stalls the shuffles).
+    with dask.config.set({"distributed.worker.memory.pause": False}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=worker_memory,
+                                     dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.add_plugin(_TaskCounter()))
 
         def phase(name, call):

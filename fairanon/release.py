@@ -188,6 +188,7 @@ def generalize_partition(
     suppress: Sequence[str] = (),
     recoding: str = "tight",
     starred: Mapping[str, np.ndarray] | None = None,
+    classes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """The released table of a partition, each group recoded to its tight summary.
 
@@ -209,18 +210,29 @@ def generalize_partition(
     starred : mapping of str to array of bool, optional
         Per quasi-identifier, the rows (aligned with ``instance.table``) whose cell is
         released as ``*`` whatever the group's summary.
+    classes : (rows, sizes), optional
+        The partition as the method that built it holds it: the row positions group
+        after group, and the groups' sizes; `groups` must then number the groups
+        0, 1, ... in that order. Each group's summary is then read from consecutive
+        values instead of scattered ones.
 
     Notes
     -----
     Vectorized, no sort of the rows: O(n·H) for n rows and hierarchy height H, plus
-    O(g log g) for g groups; each distinct label is formatted once.
+    O(g log g) for g groups; each distinct label is formatted once. Reads the table's
+    stored codes and writes the narrowest label codes.
     """
     if recoding not in ("tight", "suppress"):
         raise InvalidParameterError(
             "The 'recoding' parameter of generalize_partition must be one of 'suppress', "
             f"'tight'. Got {recoding!r} instead."
         )
-    dense, n_groups = _dense_ids(np.asarray(groups))
+    if classes is None:
+        dense, n_groups = _dense_ids(np.asarray(groups))
+        min_max = _ScatteredMinMax(dense, n_groups)
+    else:
+        dense = np.asarray(groups)
+        min_max = _SortedMinMax(*classes)
     out = {}
     for name in instance.table.columns:
         attr = instance.schema[name]
@@ -230,36 +242,52 @@ def generalize_partition(
             out[name] = instance.table[name]
             continue
         if name in suppress:
-            out[name] = pd.Categorical.from_codes(np.zeros(len(dense), dtype=np.int64), [SUPPRESSED])
+            out[name] = pd.Categorical.from_codes(np.zeros(len(dense), dtype=np.int8), [SUPPRESSED])
             continue
-        codes = instance.codes(name)
-        lo, hi = _group_min_max(codes, dense, n_groups)
-        lca = recoding == "tight" and attr.kind == "categorical" and attr.hierarchy is not None
-        if not lca:
+        codes = instance.stored_codes(name)
+        if recoding == "tight" and attr.kind == "categorical" and attr.hierarchy is not None:
+            labels, key_of_group = _lca_labels(attr.hierarchy, codes, min_max)
+        else:
+            lo, hi = min_max(codes)
+            if attr.kind == "numeric":
+                lo, hi = lo.astype(float), hi.astype(float)
             # The label depends on (lo, hi) only: format each distinct pair once.
             (lo, hi), key_of_group = _distinct_pairs(lo, hi)
-        if recoding == "suppress":
-            dom = attr.domain
-            labels = [
-                SUPPRESSED if a != b else format_number(a) if dom is None else dom[int(a)]
-                for a, b in zip(lo, hi)
-            ]
-        elif attr.kind == "numeric":
-            labels = [format_number(a) if a == b else f"[{format_number(a)}-{format_number(b)}]" for a, b in zip(lo, hi)]
-        elif attr.kind == "ordered" or attr.hierarchy is None:
-            dom = attr.domain
-            labels = [dom[a] if a == b else f"[{dom[a]}-{dom[b]}]" for a, b in zip(lo, hi)]
-        else:
-            labels, key_of_group = _lca_labels(attr.hierarchy, codes, dense, n_groups)
+            labels = _range_labels(attr, lo, hi, recoding)
         cats, label_codes = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
-        group_codes = label_codes.reshape(-1)[key_of_group]
-        cats, row_codes = [str(c) for c in cats], group_codes[dense]
-        if starred is not None and name in starred:
-            if SUPPRESSED not in cats:
-                cats.append(SUPPRESSED)
-            row_codes = np.where(np.asarray(starred[name], dtype=bool), cats.index(SUPPRESSED), row_codes)
+        cats = [str(c) for c in cats]
+        star = None if starred is None or name not in starred else np.asarray(starred[name], dtype=bool)
+        if star is not None and SUPPRESSED not in cats:
+            cats.append(SUPPRESSED)
+        row_codes = _gather(label_codes.reshape(-1)[key_of_group].astype(_narrow(len(cats))), dense)
+        if star is not None:
+            row_codes[star] = cats.index(SUPPRESSED)
         out[name] = pd.Categorical.from_codes(row_codes, cats)
     return pd.DataFrame(out, index=instance.table.index)
+
+
+def _range_labels(attr, lo: np.ndarray, hi: np.ndarray, recoding: str) -> list[str]:
+    """The label of each (lo, hi) pair of codes (numbers for a numeric attribute)."""
+    dom = attr.domain
+    if recoding == "suppress":
+        return [SUPPRESSED if a != b else format_number(a) if dom is None else dom[int(a)] for a, b in zip(lo, hi)]
+    if attr.kind == "numeric":
+        return [format_number(a) if a == b else f"[{format_number(a)}-{format_number(b)}]" for a, b in zip(lo, hi)]
+    return [dom[a] if a == b else f"[{dom[a]}-{dom[b]}]" for a, b in zip(lo, hi)]
+
+
+def _narrow(n: int) -> type:
+    """The narrowest signed integer type holding 0..n."""
+    return np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64
+
+
+def _gather(values: np.ndarray, index: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
+    """``values[index]``, a chunk of `index` at a time: numpy widens an index narrower
+    than intp to a copy, which the chunks keep small."""
+    out = np.empty(len(index), dtype=values.dtype)
+    for lo in range(0, len(index), chunk):
+        out[lo : lo + chunk] = values[index[lo : lo + chunk]]
+    return out
 
 
 def _dense_ids(groups: np.ndarray) -> tuple[np.ndarray, int]:
@@ -275,17 +303,41 @@ def _dense_ids(groups: np.ndarray) -> tuple[np.ndarray, int]:
     return dense.reshape(-1), len(uniq)
 
 
-def _group_min_max(codes: np.ndarray, dense: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """The smallest and largest code of every group (unbuffered ufunc.at: no sort)."""
-    if codes.dtype.kind == "f":
-        lo, hi = np.full(n_groups, np.inf), np.full(n_groups, -np.inf)
-    else:
-        info = np.iinfo(codes.dtype)
-        lo = np.full(n_groups, info.max, dtype=codes.dtype)
-        hi = np.full(n_groups, info.min, dtype=codes.dtype)
-    np.minimum.at(lo, dense, codes)
-    np.maximum.at(hi, dense, codes)
-    return lo, hi
+class _ScatteredMinMax:
+    """The smallest and largest value of every group, for group ids in any order
+    (unbuffered ufunc.at: no sort)."""
+
+    def __init__(self, dense: np.ndarray, n_groups: int):
+        self.dense, self.n_groups = dense, n_groups
+
+    def __call__(self, codes: np.ndarray, lookup: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if lookup is not None:
+            codes = _gather(lookup, codes)
+        if codes.dtype.kind == "f":
+            lo, hi = np.full(self.n_groups, np.inf), np.full(self.n_groups, -np.inf)
+        else:
+            info = np.iinfo(codes.dtype)
+            lo = np.full(self.n_groups, info.max, dtype=codes.dtype)
+            hi = np.full(self.n_groups, info.min, dtype=codes.dtype)
+        np.minimum.at(lo, self.dense, codes)
+        np.maximum.at(hi, self.dense, codes)
+        return lo, hi
+
+
+class _SortedMinMax:
+    """The smallest and largest value of every group, from the rows listed group after
+    group: one gather, then one pass of reduceat."""
+
+    def __init__(self, rows: np.ndarray, sizes: np.ndarray):
+        self.rows, self.starts = rows, np.cumsum(sizes) - sizes
+
+    def __call__(self, codes: np.ndarray, lookup: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        values = _gather(codes, self.rows)
+        if lookup is not None:
+            values = lookup[values]
+        if not len(self.starts):
+            return values[:0], values[:0]
+        return np.minimum.reduceat(values, self.starts), np.maximum.reduceat(values, self.starts)
 
 
 def _distinct_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
@@ -299,15 +351,14 @@ def _distinct_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[tuple[np.ndarray, n
     return (lo[first], hi[first]), inverse.reshape(-1)
 
 
-def _lca_labels(hierarchy, codes, dense, n_groups: int) -> tuple[list[str], np.ndarray]:
+def _lca_labels(hierarchy, codes: np.ndarray, min_max) -> tuple[list[str], np.ndarray]:
     """Lowest common ancestor of each group's leaves: the labels of the distinct ancestors found and the one of each group.
 
     Nodes are numbered in depth-first preorder, so each node's leaves are consecutive
     and a leaf's ancestor at any depth never decreases along that order: the leaves of
     a group share an ancestor at depth d iff its first and last leaf in preorder do.
-    One min/max per group, then O(groups x height)."""
-    if not n_groups:
-        return [], np.zeros(0, dtype=np.int64)
+    One min/max per group (`min_max`, of the leaves' preorder numbers), then
+    O(groups x height)."""
     nodes = hierarchy.nodes
     node_id = {n: i for i, n in enumerate(nodes)}
     chains = [list(reversed(hierarchy.ancestors(leaf))) for leaf in hierarchy.leaves]
@@ -318,9 +369,11 @@ def _lca_labels(hierarchy, codes, dense, n_groups: int) -> tuple[list[str], np.n
     preorder = anc[depth_max]  # a leaf's own node id
     leaf_of = np.zeros(len(nodes), dtype=np.int64)
     leaf_of[preorder] = np.arange(len(preorder))
-    lo, hi = _group_min_max(preorder[codes], dense, n_groups)
+    lo, hi = min_max(codes, preorder.astype(_narrow(len(nodes))))
+    if not len(lo):
+        return [], np.zeros(0, dtype=np.int64)
     first, last = leaf_of[lo], leaf_of[hi]
-    result_depth = np.zeros(n_groups, dtype=int)
+    result_depth = np.zeros(len(lo), dtype=int)
     for d in range(1, depth_max + 1):
         result_depth = np.where((anc[d][first] == anc[d][last]) & (result_depth == d - 1), d, result_depth)
     found, key_of_group = np.unique(anc[result_depth, first], return_inverse=True)

@@ -33,7 +33,14 @@ def client(scheduler: str | None, workers: int | None = None) -> Iterator:
         with Client(scheduler) as c:
             yield c
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
+    import dask
+
+    # Workers never pause: a paused worker stops serving its shuffle outputs, and one whose
+    # memory the allocator keeps after a shuffle stays paused, so the others wait for ever
+    # (seen joining 50 M records with 1 GB a worker). The nanny still restarts a worker
+    # beyond 95 % of its limit.
+    with dask.config.set({"distributed.worker.memory.pause": False}), \
+            LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as c:
         yield c
 
@@ -94,10 +101,13 @@ def anonymize(args) -> int:
             options = dict(job.options)
             if getattr(args, "max_rows", None):
                 options["max_rows"] = args.max_rows
-            release = run(dinst, job.requirements, method, engine="dask", seed=seed, progress=tty, **options)
+            time_limit = args.time_limit if getattr(args, "time_limit", None) is not None else job.time_limit
+            release = run(dinst, job.requirements, method, engine="dask", seed=seed, time_limit=time_limit,
+                          progress=tty, **options)
             os.makedirs(args.out, exist_ok=True)
             write = release.to_parquet(staging, compute=False, check=False)
-            _show(write, c, tty)
+            _, timed_out = _show([write, release.timed_out()], c, tty)
+            release = release.finished(timed_out)
             report = verify_dask(dinst, staging, job.requirements, progress=tty)
             report = dataclasses.replace(report, method=release.method, status=str(release.status))
             memory = peak_memory(c)
@@ -152,15 +162,17 @@ def verify(args) -> int:
     return 0 if report.passed else 1
 
 
-def _show(collection, c, tty: bool) -> None:
+def _show(collections: list, c, tty: bool) -> list:
+    """Compute the collections in one pass (Dask's progress bar on a terminal)."""
     if tty:
         from distributed import progress
 
-        future = c.compute(collection)
-        progress(future)
-        future.result()
-    else:
-        collection.compute()
+        futures = c.compute(collections)
+        progress(futures)
+        return [f.result() for f in futures]
+    import dask
+
+    return list(dask.compute(*collections))
 
 
 def _memory_text(memory: dict) -> str:

@@ -47,6 +47,7 @@ __all__ = ["DISTRIBUTED_METHODS", "mondrian_dask"]
 #: Methods that run on a Dask DataFrame.
 DISTRIBUTED_METHODS = ("mondrian",)
 _GROUP = "__group"
+_TIMED_OUT = "__timed_out"  # per record: the task that finished its part ran out of time
 _BIN = "__bin"
 _FINAL = "__final"
 _ID = "__record_id"  # the record ids while they travel as a column
@@ -88,7 +89,7 @@ class _Plan:
                 continue
             present, counts = self.present[name]
             attr = schema[name]
-            codes = np.zeros(0, dtype=np.int64) if inst is None else np.searchsorted(present, inst.codes(name))
+            codes = np.zeros(0, dtype=np.int64) if inst is None else np.searchsorted(present, inst.stored_codes(name))
             values = tuple(float(v) for v in present) if attr.domain is None else tuple(attr.domain[int(c)] for c in present)
             targets[name] = E.Target(name, codes.astype(np.int64), len(present), counts, values)
         checks = E.Checks(_SchemaOnly(schema), self.requirements, targets=targets)
@@ -98,10 +99,10 @@ class _Plan:
         attr = self.coder.schema[name]
         if attr.kind == "numeric":
             uniq = self.numbers[name]
-            ranks = np.zeros(n, np.int32) if inst is None else np.searchsorted(uniq, inst.codes(name)).astype(np.int32)
+            ranks = np.zeros(n, np.int32) if inst is None else np.searchsorted(uniq, inst.stored_codes(name)).astype(np.int32)
             return E.RankedColumn(name, ranks, uniq, float(uniq[-1] - uniq[0]))
         m = len(attr.domain)
-        ranks = np.zeros(n, np.int32) if inst is None else inst.codes(name).astype(np.int32)
+        ranks = np.zeros(n, np.int32) if inst is None else inst.stored_codes(name)
         return E.RankedColumn(name, ranks, np.arange(m, dtype=float), float(m - 1))
 
     def root_codes(self, inst) -> np.ndarray:
@@ -109,7 +110,7 @@ class _Plan:
         protected = self.coder.schema.protected
         if protected is None:
             return np.zeros(inst.n_rows, dtype=np.int64)
-        return np.searchsorted(self.present["__protected"][0], inst.codes(protected)).astype(np.int64)
+        return np.searchsorted(self.present["__protected"][0], inst.stored_codes(protected)).astype(np.int64)
 
 
 class _SchemaOnly:
@@ -127,8 +128,8 @@ class _EmptyCodes:
     def __init__(self, schema):
         self.schema = schema
 
-    def codes(self, name):
-        return np.zeros(0, dtype=np.int64)
+    def stored_codes(self, name):
+        return np.zeros(0, dtype=np.int8)
 
 
 @dataclass
@@ -395,9 +396,18 @@ def mondrian_dask(
     max_rows : int, default=2,000,000
         A part with at most this many records is finished by one task (its records
         must fit one worker's memory: about 100 bytes per record and column).
-    seed, time_limit
-        Accepted for the common signature; the method is deterministic and runs to
-        the end.
+    seed
+        Accepted for the common signature; the method is deterministic.
+    time_limit : float, optional
+        Seconds from the call (wall clock, shared by the client and the workers). At
+        the deadline the distributed top stops cutting: its parts that are still
+        being cut become classes. Each task that finishes parts stops at the same
+        deadline as the single-machine engine does (its parts still being cut become
+        classes). The release stays valid (every class a union of records of
+        classes that pass), and ``provenance["time_limit_reached"]`` says whether
+        the top ran out of time; the finishing tasks run when the table is computed,
+        so :meth:`DistributedRelease.compute` and
+        :meth:`DistributedRelease.to_parquet` give the release with the final flag.
     progress : bool
         Show Dask's progress bar for each pass (on a terminal).
 
@@ -426,6 +436,9 @@ def mondrian_dask(
         )
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
         raise InvalidParameterError(f"The 'max_rows' parameter of mondrian must be a positive int. Got {max_rows!r}.")
+    limit = E.check_time_limit(time_limit, "mondrian")
+    # A wall-clock deadline: the workers, on other machines, compare it with their own clocks.
+    deadline = None if limit is None else time.time() - (time.perf_counter() - started) + limit
     schema = instance.schema
     numbers = {n: instance.value_counts(n)[0] for n in schema.generalizable if schema[n].kind == "numeric"}
     plan = _Plan(instance.coder, requirements, rule, categorical, numbers, {})
@@ -437,7 +450,7 @@ def mondrian_dask(
                 plan.present[name] = instance.value_counts(name)
     if schema.protected is not None:
         plan.present["__protected"] = instance.value_counts(schema.protected)
-    params = {"cut_rule": rule_name, "relaxed": False, "categorical": categorical, "time_limit": time_limit,
+    params = {"cut_rule": rule_name, "relaxed": False, "categorical": categorical, "time_limit": limit,
               "engine": "dask", "max_rows": max_rows}
     eng = plan.engine()
     timings = {}
@@ -457,6 +470,7 @@ def mondrian_dask(
               for name, t in eng.checks.targets.items()} if eng.checks.reads_targets else {}
     whole = eng.checks.failures(np.array([sizes.sum()]), {k: v.sum(axis=0, keepdims=True) for k, v in counts.items()})
     reason = None
+    timed_out = False
     if whole:
         reason = (f"{whole[0]} is violated by the whole table ({int(sizes.sum())} records); every release is a "
                   "partition of it and the requirement is union-monotone, so no release satisfies it.")
@@ -486,13 +500,17 @@ def mondrian_dask(
             if level or not np.array_equal(frontier.route, np.arange(n_roots)):
                 hist = _summed_histograms(instance, plan, level, frontier.count, progress)
             timings[f"level {level}"] = timings.get(f"level {level}", 0.0) + time.perf_counter() - clock
+            if deadline is not None and time.time() > deadline:
+                timed_out = True
+                _stop_level(plan, eng, hist, frontier, finals)
+                break
             frontier = _decide_level(plan, eng, hist, frontier, max_rows, finals)
             level += 1
     clock = time.perf_counter()
-    table = _finish(instance, plan, finals, len(plan.levels), max_rows)
+    table = _finish(instance, plan, finals, len(plan.levels), max_rows, deadline)
     timings["finish (graph)"] = time.perf_counter() - clock
     prov = provenance("mondrian", params, requirements, seed, started, distributed_levels=len(plan.levels),
-                      distributed_parts=len(finals), phase_seconds=timings)
+                      distributed_parts=len(finals), phase_seconds=timings, time_limit_reached=timed_out)
     return DistributedRelease(table=table, status=status, reason=reason, provenance=prov,
                               columns=[a for a in schema.released])
 
@@ -612,10 +630,22 @@ def _decide_level(plan: _Plan, eng: _Mondrian, hist: dict, frontier: _Frontier, 
     return routed
 
 
-def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, max_rows: int):
+def _stop_level(plan: _Plan, eng: _Mondrian, hist: dict, frontier: _Frontier, finals: list) -> None:
+    """The time ran out: every frontier part becomes a class, labelled from its counts."""
+    p = frontier.count
+    first = len(finals)
+    for f in range(p):
+        finals.append(_Final(int(frontier.sizes[f]), int(frontier.keys[f]), frontier.nodes[f].copy(), leaf=True,
+                             labels=_present_labels(plan, eng, hist, f)))
+    none = np.zeros(p, dtype=np.int64)
+    plan.levels.append(_Level(none, none - 1, none, none, np.arange(p, dtype=np.int64),
+                              -(first + np.arange(p, dtype=np.int64) + 1)))
+
+
+def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, max_rows: int, deadline):
     """The released table: parts finished by the single-machine engine on one task
-    each (packed into partitions of at most max_rows records), classes left by the
-    distributed top labelled from their counts."""
+    each (packed into partitions of at most max_rows records, until the wall-clock
+    `deadline`), classes left by the distributed top labelled from their counts."""
     import dask.dataframe as dd
 
     schema = instance.schema
@@ -653,7 +683,7 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
     if n_bins:
         work = routed[routed[_BIN] >= 0].reset_index()
         work = work.set_index(_BIN, divisions=list(range(n_bins + 1)))
-        pieces.append(work.map_partitions(_finish_part, plan, finals, released, index_name, meta=meta)
+        pieces.append(work.map_partitions(_finish_part, plan, finals, released, index_name, deadline, meta=meta)
                       .clear_divisions())
     return dd.concat(pieces) if len(pieces) > 1 else pieces[0]
 
@@ -669,6 +699,7 @@ def _routed_meta(instance: DaskInstance, index_name: str):
 def _meta(coder: Coder, released: list, index_name: str) -> pd.DataFrame:
     meta = pd.DataFrame({c: pd.Categorical([], categories=[_UNKNOWN]) for c in released})
     meta[_GROUP] = pd.Series([], dtype=np.int64)
+    meta[_TIMED_OUT] = pd.Series([], dtype=bool)
     meta.index = pd.Index([], dtype=coder.index_dtype, name=index_name)
     return meta
 
@@ -704,13 +735,16 @@ def _label_leaves(frame: pd.DataFrame, plan: _Plan, finals: list, released: list
             out[c] = (_categorical(inst.table[c]).to_numpy() if inst is not None
                       else pd.Categorical([], categories=[]))
     out[_GROUP] = np.array([finals[f].key for f in final], dtype=np.int64)
+    out[_TIMED_OUT] = False
     out.index.name = index_name
     return out
 
 
-def _finish_part(frame: pd.DataFrame, plan: _Plan, finals: list, released: list, index_name: str) -> pd.DataFrame:
+def _finish_part(frame: pd.DataFrame, plan: _Plan, finals: list, released: list, index_name: str,
+                 deadline: float | None) -> pd.DataFrame:
     """Finish every part in one partition with the single-machine engine, from each
-    part's hierarchy nodes and key; labels by :func:`generalize_partition`."""
+    part's hierarchy nodes and key, until the wall-clock `deadline`; labels by
+    :func:`generalize_partition`."""
     if not len(frame):
         return _meta(plan.coder, released, index_name)
     frame = frame.set_index(_ID)
@@ -722,10 +756,12 @@ def _finish_part(frame: pd.DataFrame, plan: _Plan, finals: list, released: list,
     roots = np.split(order, starts[1:])
     nodes = np.array([finals[f].nodes for f in ids], dtype=np.int64).reshape(len(ids), len(eng.hier))
     keys = np.array([finals[f].key for f in ids], dtype=np.int64)
-    leaves, _ = eng.run(roots, inst.n_rows, None, nodes=nodes, keys=keys)
+    local = None if deadline is None else time.perf_counter() + (deadline - time.time())
+    leaves, timed_out = eng.run(roots, inst.n_rows, local, nodes=nodes, keys=keys)
     group = leaves.keys_of_rows(inst.n_rows)
     table = generalize_partition(inst, group)
     out = _as_text(table, released)
     out[_GROUP] = group
+    out[_TIMED_OUT] = timed_out
     out.index.name = index_name
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ def parquet_schema(columns) -> dict:
     return {c: pa.dictionary(pa.int32(), pa.string()) for c in columns}
 
 _GROUP = "__group"
+_TIMED_OUT = "__timed_out"
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +35,8 @@ class DistributedRelease:
     Attributes
     ----------
     table : dask.dataframe.DataFrame
-        The released columns and ``__group``, the method's class key of each record.
+        The released columns, ``__group``, the method's class key of each record, and
+        ``__timed_out``, whether the task that finished its class ran out of time.
     status : Status
     reason : str, optional
     provenance : mapping
@@ -59,10 +62,31 @@ class DistributedRelease:
 
     def to_parquet(self, path: str, *, compute: bool = True, check: bool = True, **options):
         """Write the released table as a Parquet directory (record ids in the index);
-        ``check=False`` writes the table of an INFEASIBLE release too."""
+        ``check=False`` writes the table of an INFEASIBLE release too.
+
+        Computed (the default): the release with its final provenance
+        (:meth:`timed_out` read in the same pass). ``compute=False``: the lazy write,
+        to compute together with :meth:`timed_out`.
+        """
+        import dask
+
         table = self.released_table() if check else self.table[self.columns]
-        return table.to_parquet(path, write_index=True, compute=compute, schema=parquet_schema(self.columns),
-                                **options)
+        write = table.to_parquet(path, write_index=True, compute=False, schema=parquet_schema(self.columns),
+                                 **options)
+        if not compute:
+            return write
+        _, reached = dask.compute(write, self.timed_out())
+        return self.finished(reached)
+
+    def timed_out(self):
+        """Whether a task that finished classes ran out of time (a lazy Dask scalar)."""
+        return self.table[_TIMED_OUT].any()
+
+    def finished(self, timed_out: bool) -> DistributedRelease:
+        """The release with ``provenance["time_limit_reached"]`` once its tasks have run
+        (`timed_out`: the computed :meth:`timed_out`)."""
+        reached = bool(self.provenance.get("time_limit_reached", False)) or bool(timed_out)
+        return dataclasses.replace(self, provenance={**self.provenance, "time_limit_reached": reached})
 
     def compute(self, order=None) -> Release:
         """The release on this machine: a :class:`~fairanon.release.Release` whose group
@@ -73,8 +97,9 @@ class DistributedRelease:
             frame = frame.loc[order]
         keys = frame.pop(_GROUP).to_numpy()
         _, groups = np.unique(keys, return_inverse=True)
+        provenance = self.finished(frame[_TIMED_OUT].any()).provenance
         return Release(frame[self.columns], groups=groups.reshape(-1), status=self.status,
-                       reason=self.reason, provenance=self.provenance)
+                       reason=self.reason, provenance=provenance)
 
     def summary(self) -> dict:
         return {

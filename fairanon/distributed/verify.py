@@ -53,7 +53,6 @@ from .instance import DaskInstance, compute as _compute, persist as _persist, re
 __all__ = ["verify_dask"]
 
 _POS = "__pos"
-_GROUP = "__group"
 _SUFFIX = "__original"
 
 
@@ -277,7 +276,7 @@ def _release_frame(release):
 
     if isinstance(release, DistributedRelease):
         # The release is a graph (passes and a shuffle): computed once, kept on the workers.
-        return _persist(release.table.drop(columns=[_GROUP])), release.method, str(release.status)
+        return _persist(release.table[release.columns]), release.method, str(release.status)
     dd = __import__("dask.dataframe", fromlist=["DataFrame"])
     if isinstance(release, str):
         return read_table(release), "external", "FEASIBLE"

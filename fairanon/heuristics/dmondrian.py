@@ -135,8 +135,8 @@ class _DMondrian:
         self.min_split = 2 * max(1, k)
 
     def run(self, n: int, deadline):
-        leaves = E.Leaves()
         level = E.first_level(self.columns, [np.arange(n, dtype=np.int64)], 0)
+        leaves = E.Leaves(level)
         timed_out = False
         while level.n_segments:
             if deadline is not None and time.perf_counter() > deadline:
@@ -152,9 +152,8 @@ class _DMondrian:
         value = np.zeros((p, d), dtype=np.int64)
         live = level.sizes >= self.min_split
         if d and live.any():
-            block = level.data[:, :d]
-            lo = np.minimum.reduceat(block, level.starts, axis=0)
-            hi = np.maximum.reduceat(block, level.starts, axis=0)
+            lo = np.stack([np.minimum.reduceat(level.column(a), level.starts) for a in range(d)], axis=1)
+            hi = np.stack([np.maximum.reduceat(level.column(a), level.starts) for a in range(d)], axis=1)
             for a in range(d):
                 segs = np.flatnonzero(live & (hi[:, a] > lo[:, a]))
                 if len(segs):
@@ -168,7 +167,7 @@ class _DMondrian:
         for a in np.unique(best[split]):
             segs = np.flatnonzero(split & (best == a))
             pos, lseg = level.positions(segs)
-            label[pos] = level.data[pos, a] > value[segs, a][lseg]
+            label[pos] = level.column(a)[pos] > value[segs, a][lseg]
         n_children = np.where(split, 2, 0)
         return E.split_level(level, n_children, label, self.min_split, leaves)
 
@@ -176,7 +175,7 @@ class _DMondrian:
         """For parts `segs`: max(τ1, τ2) of the cut found on attribute a (inf if it is
         not d-allowable or breaks another requirement) and the cut value."""
         pos, lseg = level.positions(segs)
-        runs = E.frequency_runs(lseg, level.data[pos, a], lo, hi, rows=True)
+        runs = E.frequency_runs(lseg, level.column(a)[pos], lo, hi, rows=True)
         sizes = level.sizes[segs]
         cum_all = np.cumsum(runs.count)
         base = cum_all[runs.first] - runs.count[runs.first]
@@ -188,7 +187,7 @@ class _DMondrian:
             imbalance = np.abs(2 * left_of_run - sizes[runs.seg])
             not_last = np.arange(len(runs.count)) < runs.last[runs.seg]
             cut = E.first_min_per_segment(imbalance, not_last, runs)
-        cum, total = E.prefix_counts(runs, level.data[pos, self.dec_col], 2 * self.n_blocks)
+        cum, total = E.prefix_counts(runs, level.column(self.dec_col)[pos], 2 * self.n_blocks)
         left = cum[cut]
         right = total - left
         both = np.vstack([left, right])
@@ -216,7 +215,7 @@ class _DMondrian:
         b = self.n_blocks
         counts, sizes = {}, None
         for name, target in self.checks.targets.items():
-            codes = level.data[pos, self.target_col[name]]
+            codes = level.column(self.target_col[name])[pos]
             cum, total = E.prefix_counts(runs, codes, b * target.m)
             left = cum[cut]
             counts[name] = np.vstack([left, total - left]).reshape(-1, target.m)

@@ -218,13 +218,15 @@ class _Mondrian:
         )
         self.min_size = checks.min_size
         self.min_split = 2 * checks.min_size
+        fanout = max([int(h.fanout.max()) for h in self.hier if len(h.fanout)] + [2])
+        self.label_dtype = np.uint8 if fanout <= 255 else np.int32
 
     # ------------------------------------------------------------- the level loop
     def run(self, roots: Sequence[np.ndarray], n: int, deadline: float | None, *, nodes=None, keys=None):
         """Partition the parts `roots` (instance positions); `nodes` and `keys` give each
         root's hierarchy nodes and depth-first offset when it is not a root of the tree."""
-        leaves = E.Leaves()
-        level = E.first_level(self.columns, roots, len(self.hier), nodes=nodes, keys=keys)
+        level = E.first_level(self.columns, roots, len(self.hier), nodes=nodes)
+        leaves = E.Leaves(level, keys)
         return leaves, self._finish(level, leaves, deadline)
 
     def _finish(self, level: E.Level, leaves: E.Leaves, deadline: float | None) -> bool:
@@ -236,21 +238,25 @@ class _Mondrian:
                 leaves.add_level(level)
                 return True
             if level.n_rows > _BATCH_ROWS and int(level.sizes.max()) <= _BATCH_ROWS // 2:
+                timed_out = False
                 for batch in E.batches(level, _BATCH_ROWS):
-                    if self._finish(batch, leaves, deadline):
-                        return True
-                return False
+                    if timed_out:  # the parts of the batches left become classes
+                        leaves.add_level(batch)
+                    else:
+                        timed_out = self._finish(batch, leaves, deadline)
+                return timed_out
             level = self._step(level, leaves)
         return False
 
     def bounds(self, level: E.Level) -> tuple[np.ndarray, np.ndarray]:
         """The tight rank box of the ranked attributes of every part."""
         d_r = len(self.ranked)
-        if not d_r:
-            z = np.zeros((level.n_segments, 0), dtype=np.int32)
-            return z, z
-        block = level.data[:, :d_r]
-        return np.minimum.reduceat(block, level.starts, axis=0), np.maximum.reduceat(block, level.starts, axis=0)
+        lo = np.zeros((level.n_segments, d_r), dtype=np.int64)
+        hi = np.zeros((level.n_segments, d_r), dtype=np.int64)
+        for j in range(d_r):
+            lo[:, j] = np.minimum.reduceat(level.column(j), level.starts)
+            hi[:, j] = np.maximum.reduceat(level.column(j), level.starts)
+        return lo, hi
 
     def widths(self, nodes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Negated normalized widths (parts x attributes; +inf: no cut possible)."""
@@ -299,7 +305,7 @@ class _Mondrian:
 
     def _step(self, level: E.Level, leaves: E.Leaves) -> E.Level:
         lo, hi = self.bounds(level)
-        source = _RowSource(level)
+        source = _RowSource(level, self.label_dtype)
         n_children, hier_children = self.decide(level.sizes, level.nodes, lo, hi, source)
         child_nodes = None
         if hier_children:
@@ -401,7 +407,7 @@ class _Mondrian:
         if self.checks.reads_targets and ok.any():
             counts = {}
             for name, target in self.checks.targets.items():
-                codes = level.data[pos, self.target_col[name]]
+                codes = level.column(self.target_col[name])[pos]
                 flat = np.bincount((2 * lseg + lab) * target.m + codes, minlength=2 * len(sizes) * target.m)
                 counts[name] = flat.reshape(len(sizes), 2, target.m).transpose(1, 0, 2).reshape(-1, target.m)
             child = np.concatenate([half, sizes - half])
@@ -456,14 +462,20 @@ class _RowSource:
     """Statistics of the parts of a level read from their records, and the child
     label of every record."""
 
-    def __init__(self, level: E.Level):
+    def __init__(self, level: E.Level, dtype):
         self.level = level
-        self.label = np.zeros(level.n_rows, dtype=np.int32)
+        self.label = np.zeros(level.n_rows, dtype=dtype)
+
+    def _set_labels(self, pos, lseg: np.ndarray, label_of) -> None:
+        """label[pos] = label_of(lo, hi) for the records lo..hi-1 of `pos`, a chunk at a time."""
+        for lo, hi in E.chunk_bounds(len(lseg)):
+            where = slice(pos.start + lo, pos.start + hi) if isinstance(pos, slice) else pos[lo:hi]
+            self.label[where] = label_of(lo, hi)
 
     def cut_ranked(self, eng: _Mondrian, segs, j, lo, hi) -> np.ndarray:
         level = self.level
         pos, lseg = level.positions(segs)
-        x = level.data[pos, j]
+        x = level.column(j)[pos]
         sizes = level.sizes[segs]
         if eng.relaxed:
             ok, lab = eng._cut_relaxed(level, pos, lseg, x, lo, hi, sizes)
@@ -471,17 +483,17 @@ class _RowSource:
             return ok
         runs = E.frequency_runs(lseg, x, lo, hi, rows=eng.checks.reads_targets)
         per_run = _Lazy(lambda name: E.run_counts(
-            runs, level.data[pos, eng.target_col[name]], eng.checks.targets[name].m))
+            runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         cut, ok = eng.ranked_cut(runs, per_run, sizes)
         threshold = runs.value[np.where(ok, cut, runs.first)]
-        self.label[pos] = x > threshold[lseg]
+        self._set_labels(pos, lseg, lambda lo, hi: x[lo:hi] > threshold[lseg[lo:hi]])
         return ok
 
     def split_hierarchy(self, eng: _Mondrian, segs, j, node):
         level = self.level
         pos, lseg = level.positions(segs)
         h = eng.hier[j]
-        leaf = level.data[pos, eng.hier_col0 + j]
+        leaf = level.column(eng.hier_col0 + j)[pos]
         depth = h.depth[node]
         if (depth == depth[0]).all():  # the usual case: one row of the table
             sibling = h.child_sibling[depth[0]][leaf]
@@ -491,9 +503,9 @@ class _RowSource:
             lseg, sibling, np.zeros(len(segs), dtype=np.int64), h.fanout[node] - 1, rows=True
         )
         per_run = _Lazy(lambda name: E.run_counts(
-            runs, level.data[pos, eng.target_col[name]], eng.checks.targets[name].m))
+            runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         ok, child = eng.hierarchy_split(runs, per_run, node, j)
-        self.label[pos] = runs.row_run - runs.first[lseg]
+        self._set_labels(pos, lseg, lambda lo, hi: runs.row_run[lo:hi] - runs.first[lseg[lo:hi]])
         return ok, runs.n, child
 
 
@@ -684,12 +696,8 @@ def mondrian_parts(
     checks = E.Checks(instance, [KAnonymity(int(k))])
     engine = _Mondrian(mondrian_columns(instance, "hierarchy"), checks, cut_median, False)
     leaves, timed_out = engine.run(roots, instance.n_rows, deadline)
-    groups = leaves.groups(instance.n_rows)
-    rows = np.concatenate(roots)
-    labels = groups[rows]
-    order = np.argsort(labels, kind="stable")
-    cuts = np.flatnonzero(np.diff(labels[order])) + 1
-    return [np.sort(c) for c in np.split(rows[order], cuts)], timed_out
+    order, sizes = leaves.classes()
+    return [np.sort(c.astype(np.int64)) for c in np.split(order, np.cumsum(sizes)[:-1])], timed_out
 
 
 def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, seed, time_limit):
@@ -729,9 +737,9 @@ def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, se
         "time_limit": limit,
     }
 
-    def release(groups, status=Status.FEASIBLE, reason=None, timed_out=False):
+    def release(groups, status=Status.FEASIBLE, reason=None, timed_out=False, classes=None):
         return Release(
-            table=generalize_partition(instance, groups),
+            table=generalize_partition(instance, groups, classes=classes),
             groups=groups,
             status=status,
             reason=reason,
@@ -743,42 +751,49 @@ def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, se
     # Root parts: one per protected value (the protected attribute is never generalized).
     protected = instance.schema.protected
     if protected is not None:
-        present, part = E.dense_codes(instance.codes(protected))
         domain = instance.schema[protected].domain
+        narrow = np.uint16 if domain is not None and len(domain) < 2**16 else np.int64
+        present, part = E.dense_codes(instance.stored_codes(protected), narrow)
         labels = [domain[int(c)] if domain is not None else c for c in present]
     else:
-        part, labels = np.zeros(n, dtype=np.int64), [None]
-    # Few roots: a stable sort of narrow keys is a radix sort, linear in the rows.
-    order = np.argsort(part.astype(np.uint16) if len(labels) < 2**16 else part, kind="stable")
-    roots = np.split(order, np.cumsum(np.bincount(part, minlength=len(labels)))[:-1])
+        part, labels = np.zeros(n, dtype=np.uint8), [None]
+    sizes, counts = _root_counts(checks, part, len(labels))
 
-    failed = _root_failures(checks, [np.arange(n)])
+    failed = checks.failures(sizes.sum(keepdims=True), {k: c.sum(axis=0, keepdims=True) for k, c in counts.items()})
     if failed:
         reason = (
             f"{failed[0]} is violated by the whole table ({n} records); every release is a "
             "partition of it and the requirement is union-monotone, so no release satisfies it."
         )
         return release(part, Status.INFEASIBLE, reason)
-    for rows, value in zip(roots, labels):
-        failed = _root_failures(checks, [rows])
+    for r, value in enumerate(labels):
+        failed = checks.failures(sizes[r : r + 1], {k: c[r : r + 1] for k, c in counts.items()})
         if failed:
             reason = (
-                f"{failed[0]} is violated by the {len(rows)} records with {protected}={value!r}: "
+                f"{failed[0]} is violated by the {int(sizes[r])} records with {protected}={value!r}: "
                 "the protected attribute is released unchanged, so these records only form "
                 "classes among themselves and no release satisfies the requirement."
             )
             return release(part, Status.INFEASIBLE, reason)
 
+    # Few roots: a stable sort of narrow keys is a radix sort, linear in the rows.
+    order = np.argsort(part, kind="stable").astype(E.index_dtype(n))
+    del part
+    roots = np.split(order, np.cumsum(sizes)[:-1])
     engine = _Mondrian(mondrian_columns(instance, categorical), checks, rule, relaxed)
     leaves, timed_out = engine.run(roots, n, deadline)
-    return release(leaves.groups(n), timed_out=timed_out)
+    del roots, order, engine
+    return release(leaves.groups(n), timed_out=timed_out, classes=leaves.classes())
 
 
-def _root_failures(checks: E.Checks, parts: Sequence[np.ndarray]) -> list[str]:
-    """The requirements some of the given record sets (one class each) violate."""
-    sizes = np.array([len(p) for p in parts])
-    counts = {
-        name: np.vstack([np.bincount(t.codes[p], minlength=t.m) for p in parts])
-        for name, t in checks.targets.items()
-    }
-    return checks.failures(sizes, counts)
+def _root_counts(checks: E.Checks, part: np.ndarray, n_roots: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The size of every root part (``part`` numbers each record's) and its counts over
+    the values of every target of the checks (roots x values)."""
+    sizes = np.bincount(part, minlength=n_roots)
+    counts = {}
+    for name, t in checks.targets.items():
+        flat = np.zeros(n_roots * t.m, dtype=np.int64)
+        for lo, hi in E.chunk_bounds(len(part)):
+            flat += np.bincount(part[lo:hi].astype(np.int64) * t.m + t.codes[lo:hi], minlength=n_roots * t.m)
+        counts[name] = flat.reshape(n_roots, t.m)
+    return sizes, counts

@@ -81,25 +81,50 @@ class RankedColumn:
     span: float
 
 
+def narrow_dtype(low: int, high: int) -> type:
+    """The narrowest signed integer type holding every integer in [low, high]."""
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return dtype
+    return np.int64
+
+
+def index_dtype(n: int) -> type:
+    """The integer type of positions (and counts) below n: int32 when it holds them."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 def _dense_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ranks of `values` among their distinct values, and the sorted distinct values.
+    """Ranks of `values` among their distinct values (the narrowest integer type), and the
+    sorted distinct values.
 
     Integral values over a short range are ranked by counting (O(n)); others by a sort.
     """
+    if values.dtype.kind == "b":
+        values = values.view(np.uint8)
     if len(values):
-        lo, hi = float(values.min()), float(values.max())
+        exact = values.dtype.kind in "iu"
+        lo, hi = (int(values.min()), int(values.max())) if exact else (values.min(), values.max())
         if np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 4 * len(values) + 1024:
-            as_int = (values - lo).astype(np.int32 if hi - lo < 2**31 else np.int64)
-            if np.array_equal(as_int + lo, values):  # integral values
-                present = np.bincount(as_int, minlength=int(hi - lo) + 1) > 0
-                rank_of = (np.cumsum(present) - 1).astype(np.int32)
-                return rank_of[as_int], np.flatnonzero(present) + lo
+            width = int(hi - lo)
+            if exact:  # v - lo lies in [0, width]: no overflow in the stored type
+                shifted = (values - values.dtype.type(lo)).astype(narrow_dtype(0, width))
+                integral = True
+            else:
+                shifted = (values - lo).astype(narrow_dtype(0, width))
+                integral = np.array_equal(shifted + lo, values)
+            if integral:
+                present = np.bincount(shifted, minlength=width + 1) > 0
+                rank_of = (np.cumsum(present) - 1).astype(narrow_dtype(0, int(present.sum()) - 1))
+                return rank_of[shifted], np.flatnonzero(present) + lo
     uniq, inverse = np.unique(values, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int32), uniq
+    return inverse.reshape(-1).astype(narrow_dtype(0, len(uniq) - 1)), uniq
 
 
-def dense_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(codes, return_inverse=True)`` for domain indices, by counting (O(n)).
+def dense_codes(codes: np.ndarray, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for domain indices, by counting (O(n)),
+    the inverse as `dtype`.
 
     >>> present, dense = dense_codes(np.array([4, 1, 4, 2]))
     >>> present.tolist(), dense.tolist()
@@ -107,23 +132,23 @@ def dense_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     if len(codes) and codes.min() >= 0 and codes.max() <= 4 * len(codes) + 1024:
         present = np.bincount(codes) > 0
-        rank = np.cumsum(present) - 1
-        return np.flatnonzero(present), rank[codes].astype(np.int64)
+        rank = (np.cumsum(present) - 1).astype(dtype)
+        return np.flatnonzero(present), rank[codes]
     present, inverse = np.unique(codes, return_inverse=True)
-    return present, inverse.reshape(-1).astype(np.int64)
+    return present, inverse.reshape(-1).astype(dtype)
 
 
 def rank_column(instance: Instance, name: str) -> RankedColumn:
     """Ranks of a numeric (by value), ordered (by its order) or categorical (by the
     order of its hierarchy's leaves) attribute."""
     attr = instance.schema[name]
-    codes = instance.codes(name)
+    codes = instance.stored_codes(name)
     if attr.kind == "numeric":
         ranks, uniq = _dense_ranks(codes)
         uniq = uniq.astype(float)
         return RankedColumn(name, ranks, uniq, float(uniq[-1] - uniq[0]))
     m = len(attr.domain)
-    return RankedColumn(name, codes.astype(np.int32), np.arange(m, dtype=float), float(m - 1))
+    return RankedColumn(name, codes, np.arange(m, dtype=float), float(m - 1))
 
 
 @dataclass(frozen=True)
@@ -171,7 +196,7 @@ def hierarchy_column(instance: Instance, name: str) -> HierarchyColumn:
             children[child_start[u] + j] = node_id[child]
     return HierarchyColumn(
         name=name,
-        codes=instance.codes(name).astype(np.int32),
+        codes=instance.stored_codes(name),
         anc=anc,
         child_sibling=sibling[anc[1:]] if h.height else np.zeros((0, len(h.leaves)), np.int32),
         depth=np.array([h.depth[n] for n in nodes], dtype=np.int64),
@@ -200,12 +225,12 @@ class Target:
 
 def _encode_target(instance: Instance, name: str) -> Target:
     attr = instance.schema[name]
-    codes = instance.codes(name)
+    codes = instance.stored_codes(name)
     if attr.domain is not None:
-        present, dense = dense_codes(codes)
+        present, dense = dense_codes(codes, narrow_dtype(0, len(attr.domain) - 1))
     else:
         present, dense = np.unique(codes, return_inverse=True)
-        dense = dense.reshape(-1).astype(np.int64)
+        dense = dense.reshape(-1).astype(narrow_dtype(0, len(present) - 1))
     if attr.domain is not None:
         values = tuple(attr.domain[int(c)] for c in present)
     else:
@@ -314,23 +339,44 @@ class Checks:
 
 
 # ------------------------------------------------------------------ levels
+#: Records per vectorized pass over a level: the temporaries of a pass take a few
+#: bytes per record of a chunk, not of the table.
+CHUNK = 1 << 18
+
+
+_ARANGE = np.arange(CHUNK, dtype=np.int32)
+
+
+def chunk_bounds(n: int):
+    """The (lo, hi) bounds of consecutive chunks of at most :data:`CHUNK` of n records."""
+    for lo in range(0, n, CHUNK):
+        yield lo, min(lo + CHUNK, n)
+
+
 @dataclass
 class Level:
     """The active parts of one tree level.
 
-    ``rows`` holds the records' positions in the instance part after part, and ``data``
-    their coded columns (the narrowest integer type that holds them); part s is
-    ``data[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts'
-    offsets in the depth-first order of the whole partitioning, ``nodes`` their
-    current hierarchy node per hierarchy-split attribute.
+    ``rows`` holds the records' positions in the instance part after part, and
+    ``packed`` their coded columns, one record per row: each column in the narrowest
+    integer type that holds it (``layout``, a structured type), the record padded to
+    whole words of 1, 2, 4 or 8 bytes, so that moving a record moves one or a few
+    words. Part s is ``column(j)[starts[s] : starts[s] + sizes[s]]``. ``keys`` are the parts' offsets in the
+    depth-first order of the partitioning, ``nodes`` their current hierarchy node per
+    hierarchy-split attribute.
     """
 
     rows: np.ndarray
-    data: np.ndarray
+    packed: np.ndarray
     starts: np.ndarray
     sizes: np.ndarray
     keys: np.ndarray
     nodes: np.ndarray
+    layout: np.dtype
+
+    def column(self, j: int) -> np.ndarray:
+        """Coded column j of the records (a view)."""
+        return self.packed.view(self.layout)[:, 0][f"c{j}"]
 
     @property
     def n_segments(self) -> int:
@@ -343,14 +389,14 @@ class Level:
     @cached_property
     def seg_of_row(self) -> np.ndarray:
         """The part of every record."""
-        return np.repeat(np.arange(self.n_segments, dtype=np.int32 if self.n_segments < 2**31 else np.int64),
-                         self.sizes)
+        return np.repeat(np.arange(self.n_segments, dtype=index_dtype(self.n_segments)), self.sizes)
 
-    def positions(self, segs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def positions(self, segs: np.ndarray) -> tuple[np.ndarray | slice, np.ndarray]:
         """Positions (in ``data``) of the records of parts `segs` (ascending), and the
-        index into `segs` of each one's part."""
+        index into `segs` of each one's part. All the parts: a slice, so that reading
+        their columns copies nothing."""
         if len(segs) == self.n_segments:
-            return np.arange(self.n_rows, dtype=np.int64), self.seg_of_row
+            return slice(0, self.n_rows), self.seg_of_row
         sizes = self.sizes[segs]
         lseg = np.repeat(np.arange(len(segs), dtype=np.int64), sizes)
         shift = self.starts[segs] - (np.cumsum(sizes) - sizes)
@@ -363,29 +409,50 @@ def first_level(
     n_nodes: int,
     *,
     nodes: np.ndarray | None = None,
-    keys: np.ndarray | None = None,
 ) -> Level:
     """The level of the root parts (each an array of instance positions, ascending).
 
-    `nodes` (parts x hierarchy columns) and `keys` start the parts from inner nodes of
-    a partitioning tree: their current hierarchy nodes and depth-first offsets
-    (default: the hierarchies' roots, and offsets from the parts' sizes)."""
-    order = np.concatenate(roots) if roots else np.zeros(0, dtype=np.int64)
-    rows = order.astype(np.int32) if len(order) < 2**31 else order
-    top = max([int(c.max()) for c in columns if len(c)] + [0])
-    dtype = np.int8 if top < 2**7 else np.int16 if top < 2**15 else np.int32
-    data = np.empty((len(order), len(columns)), dtype=dtype)
-    for j, col in enumerate(columns):
-        data[:, j] = col[order]
+    `nodes` (parts x hierarchy columns) starts the parts from inner nodes of the
+    hierarchies (default: their roots). Keys are the parts' offsets one after another;
+    :class:`Leaves` maps them to other depth-first offsets."""
     sizes = np.array([len(r) for r in roots], dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
-    keys = starts.copy() if keys is None else np.asarray(keys, dtype=np.int64)
+    n = int(sizes.sum())
+    top = max([int(r.max()) for r in roots if len(r)] + [0])
+    rows = np.empty(n, dtype=index_dtype(top + 1))
+    for root, start in zip(roots, starts):
+        rows[start : start + len(root)] = root
+    layout = record_layout(columns)
+    word = next(b for b in (1, 2, 4, 8) if b >= min(layout.itemsize, 8))
+    packed = np.zeros((n, layout.itemsize // word), dtype=f"u{word}")
     nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
-    return Level(rows, data, starts, sizes, keys, nodes.reshape(len(roots), n_nodes))
+    level = Level(rows, packed, starts, sizes, starts.copy(), nodes.reshape(len(roots), n_nodes), layout)
+    for j, col in enumerate(columns):
+        out = level.column(j)
+        for lo, hi in chunk_bounds(n):
+            out[lo:hi] = col[rows[lo:hi]]
+    return level
+
+
+def record_layout(columns: Sequence[np.ndarray]) -> np.dtype:
+    """A structured type holding one value of every column (field ``c{j}``, the
+    narrowest integer type of column j), widest fields first so that each is aligned,
+    padded to a whole number of 1, 2, 4 or 8-byte words."""
+    types = [np.dtype(narrow_dtype(int(c.min()), int(c.max())) if len(c) else np.int8) for c in columns]
+    offsets = [0] * len(types)
+    at = 0
+    for j in sorted(range(len(types)), key=lambda j: -types[j].itemsize):
+        offsets[j] = at
+        at += types[j].itemsize
+    size = max(at, 1)
+    word = next(b for b in (1, 2, 4, 8) if b >= min(size, 8))
+    return np.dtype({"names": [f"c{j}" for j in range(len(types))], "formats": types, "offsets": offsets,
+                     "itemsize": -(-size // word) * word})
 
 
 def batches(level: Level, rows: int):
-    """The level cut into levels of consecutive parts of about `rows` records each."""
+    """The level cut into levels of consecutive parts of about `rows` records each
+    (views: splitting a batch rewrites its records in place)."""
     ends = np.cumsum(level.sizes)
     first = 0
     while first < level.n_segments:
@@ -393,50 +460,115 @@ def batches(level: Level, rows: int):
         last = max(last, first + 1)
         lo = int(level.starts[first])
         hi = int(ends[last - 1])
-        yield Level(level.rows[lo:hi], level.data[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
-                    level.keys[first:last], level.nodes[first:last])
+        yield Level(level.rows[lo:hi], level.packed[lo:hi], level.starts[first:last] - lo, level.sizes[first:last],
+                    level.keys[first:last], level.nodes[first:last], level.layout)
         first = last
 
 
+def _expand(values: np.ndarray, sizes: np.ndarray, starts: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """``np.repeat(values, sizes)[lo:hi]`` for parts of `sizes` records at `starts`."""
+    first = int(np.searchsorted(starts, lo, side="right")) - 1
+    last = int(np.searchsorted(starts, hi - 1, side="right"))
+    begin = np.maximum(starts[first:last], lo)
+    end = np.minimum(starts[first:last] + sizes[first:last], hi)
+    return np.repeat(values[first:last], end - begin)
+
+
 class Leaves:
-    """The classes found so far, with their depth-first keys."""
+    """The classes found so far, each at its place in the depth-first order.
 
-    def __init__(self):
-        self._rows: list[np.ndarray] = []
-        self._leaf: list[np.ndarray] = []
+    ``order`` holds the records (instance positions) of the root parts of `level` in the
+    depth-first order of their partitioning: the class with key κ and s records is
+    ``order[κ : κ + s]``. `keys`, the roots' own depth-first offsets (default: one after
+    another), are what :meth:`keys_of_rows` reports.
+    """
+
+    def __init__(self, level: Level, keys: np.ndarray | None = None):
+        self.order = np.empty(level.n_rows, dtype=level.rows.dtype)
+        self._root_starts = level.keys.copy()
+        self._root_keys = self._root_starts if keys is None else np.asarray(keys, dtype=np.int64)
         self._keys: list[np.ndarray] = []
-        self._count = 0
+        self._sizes: list[np.ndarray] = []
 
-    def add(self, rows: np.ndarray, leaf: np.ndarray, keys: np.ndarray) -> None:
-        """Records `rows` of classes `leaf` (indices into `keys`)."""
+    def found(self, keys: np.ndarray, sizes: np.ndarray) -> None:
+        """Classes whose records the caller writes to ``order[key : key + size]``."""
         if len(keys):
-            self._rows.append(rows)
-            self._leaf.append(leaf + self._count)
-            self._keys.append(keys)
-            self._count += len(keys)
+            self._keys.append(np.asarray(keys, dtype=np.int64))
+            self._sizes.append(np.asarray(sizes, dtype=np.int64))
 
     def add_level(self, level: Level) -> None:
         """Every part of `level` becomes a class."""
-        self.add(level.rows, level.seg_of_row, level.keys)
+        self.found(level.keys, level.sizes)
+        for lo, hi in chunk_bounds(level.n_rows):
+            shift = _expand(level.keys - level.starts, level.sizes, level.starts, lo, hi)
+            self.order[shift + np.arange(lo, hi)] = level.rows[lo:hi]
+
+    def classes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The records in depth-first order and the sizes of the classes along it."""
+        if not self._keys:
+            return self.order, np.zeros(0, dtype=np.int64)
+        keys = np.concatenate(self._keys)
+        return self.order, np.concatenate(self._sizes)[np.argsort(keys, kind="stable")]
+
+    def _per_row(self, n: int, per_class, dtype) -> np.ndarray:
+        order, sizes = self.classes()
+        out = np.zeros(n, dtype=dtype)
+        starts = np.cumsum(sizes) - sizes
+        values = per_class(starts).astype(dtype)
+        for lo, hi in chunk_bounds(len(order)):
+            out[order[lo:hi]] = _expand(values, sizes, starts, lo, hi)
+        return out
 
     def groups(self, n: int) -> np.ndarray:
-        """Group id of every instance row: classes numbered in depth-first order."""
-        groups = np.zeros(n, dtype=np.int64)
-        if not self._keys:
-            return groups
-        keys = np.concatenate(self._keys)
-        rank = np.empty(len(keys), dtype=np.int64)
-        rank[np.argsort(keys, kind="stable")] = np.arange(len(keys))
-        groups[np.concatenate(self._rows)] = rank[np.concatenate(self._leaf)]
-        return groups
+        """Group id of every instance row: classes numbered in depth-first order (0 for
+        rows outside the roots)."""
+        n_classes = sum(len(k) for k in self._keys)
+        return self._per_row(n, lambda starts: np.arange(len(starts)), index_dtype(n_classes))
 
     def keys_of_rows(self, n: int) -> np.ndarray:
         """The depth-first key of every instance row's class: the offset of the class's
         first record in the depth-first order of the whole partitioning."""
-        out = np.zeros(n, dtype=np.int64)
-        if self._keys:
-            out[np.concatenate(self._rows)] = np.concatenate(self._keys)[np.concatenate(self._leaf)]
-        return out
+
+        def key(starts):
+            root = np.searchsorted(self._root_starts, starts, side="right") - 1
+            return starts - self._root_starts[root] + self._root_keys[root]
+
+        return self._per_row(n, key, np.int64)
+
+
+def _ranks_in_chunk(lab: np.ndarray, seg_start: np.ndarray, local: np.ndarray | None) -> np.ndarray:
+    """Per record of a chunk, the number of earlier records of the chunk in its child.
+
+    `lab` is the record's child within its part, `seg_start` the chunk position where
+    its part begins and `local` numbers the children (ascending with the parts; None
+    when every part has at most two children). Two children: counted from a running
+    sum; more: one stable counting sort of the (narrow) child labels, which keeps
+    every part's records in their order. Positions in a chunk fit 32 bits."""
+    n = len(lab)
+    if local is None:
+        ones = np.cumsum(lab, dtype=np.int32)
+        ones -= lab
+        ones -= ones[seg_start]  # ones before the record in its part
+        zeros = _ARANGE[:n] - seg_start
+        zeros -= ones
+        return np.where(lab.view(bool) if lab.dtype.itemsize == 1 else lab.astype(bool), ones, zeros)
+    order = np.argsort(lab, kind="stable")
+    sorted_child = local[order]
+    fresh = np.ones(n, dtype=bool)
+    fresh[1:] = sorted_child[1:] != sorted_child[:-1]
+    run_start = np.maximum.accumulate(np.where(fresh, _ARANGE[:n], 0))
+    out = np.empty(n, dtype=np.int32)
+    out[order] = _ARANGE[:n] - run_start
+    return out
+
+
+def _move(column: np.ndarray, dest: np.ndarray, m: int) -> None:
+    """Rewrite column[:m] in place: the value of record i goes to dest[i] (records sent
+    to m and beyond are dropped). Needs one column of scratch."""
+    out = np.empty(len(dest), dtype=column.dtype)
+    for lo, hi in chunk_bounds(len(dest)):
+        out[dest[lo:hi]] = column[lo:hi]
+    column[:m] = out[:m]
 
 
 def split_level(
@@ -461,52 +593,94 @@ def split_level(
     child_nodes : (column, node) arrays over all children, optional
         A hierarchy node that replaces the parent's on that column (-1: none).
 
+    Returns
+    -------
+    Level
+        The active children, whose records now fill the front of `level`'s arrays
+        (rewritten in place: `level` is spent).
+
     Notes
     -----
-    The records are regrouped by one stable sort of their child's (int32) number, so
-    each child keeps its records in their previous order: the records of a part stay
-    in ascending instance order (relaxed cuts rely on it).
+    Records move by counting, with no sort: a record's place is its child's offset
+    plus the number of earlier records of the part in the same child, so each child
+    keeps its records in their previous order (the records of a part stay in
+    ascending instance order; relaxed cuts rely on it). Records of classes go
+    straight to their place in ``leaves.order``. O(records) per level, in chunks, with
+    one column of scratch besides the level.
     """
-    seg_of_row = level.seg_of_row
+    n = level.n_rows
+    n_children = np.asarray(n_children, dtype=np.int64)
     is_split = n_children > 0
-    child_base = np.cumsum(n_children) - n_children
-    if is_split.all():
-        pos = None
-        gid = child_base[seg_of_row] + label
-    else:
-        row_split = is_split[seg_of_row]
-        whole = np.flatnonzero(~is_split)
-        idle = np.flatnonzero(~row_split)
-        leaves.add(level.rows[idle], np.searchsorted(whole, seg_of_row[idle]), level.keys[whole])
-        pos = np.flatnonzero(row_split)
-        gid = child_base[seg_of_row[pos]] + label[pos]
-    n_total = int(n_children.sum())
-    gid = gid.astype(np.int32) if n_total < 2**31 else gid
-    size = np.bincount(gid, minlength=n_total).astype(np.int64)
-    parent = np.repeat(np.arange(level.n_segments, dtype=np.int64), n_children)
+    n_eff = np.where(is_split, n_children, 1)  # a part not split is its own child, a class
+    idx = index_dtype(n)
+    child_base = (np.cumsum(n_eff) - n_eff).astype(idx)
+    n_total = int(n_eff.sum())
+    parent = np.repeat(np.arange(level.n_segments, dtype=np.int64), n_eff)
+    sizes_in, starts_in = level.sizes, level.starts
+    level.__dict__.pop("seg_of_row", None)  # not read from here on: its memory serves the moves
+    binary = int(n_children.max(initial=0)) <= 2
+    if not is_split.all():  # the records of a part that is not split go to its one child
+        label[np.repeat(~is_split, sizes_in)] = 0
+
+    def gids(lo: int, hi: int) -> np.ndarray:
+        """The child of every record lo..hi-1 (children numbered across the level)."""
+        return _expand(child_base, sizes_in, starts_in, lo, hi) + label[lo:hi]
+
+    # Pass 1: each record's rank among the earlier records of its child; child sizes.
+    dest = np.empty(n, dtype=idx)
+    size = np.zeros(n_total, dtype=np.int64)
+    for lo, hi in chunk_bounds(n):
+        gid = gids(lo, hi)
+        g0, g1 = int(gid.min()), int(gid.max()) + 1
+        seg_start = _expand(np.maximum(starts_in - lo, 0).astype(np.int32), sizes_in, starts_in, lo, hi)
+        rank = _ranks_in_chunk(label[lo:hi], seg_start, None if binary else gid - g0)
+        # Only the part that begins before the chunk has records of its children before it.
+        first = int(np.searchsorted(seg_start, 1))
+        rank[:first] += size[gid[:first]].astype(np.int32)
+        dest[lo:hi] = rank
+        size[g0:g1] += np.bincount(gid - g0, minlength=g1 - g0)
+
     before = np.cumsum(size) - size
     keys = level.keys[parent] + before - before[child_base[parent]]
-    active = size >= min_active
-    if not active.all():
-        rows_active = active[gid]
-        small = np.flatnonzero(~active)
-        idle = ~rows_active
-        idle_pos = np.flatnonzero(idle) if pos is None else pos[idle]
-        leaves.add(level.rows[idle_pos], np.searchsorted(small, gid[idle]), keys[small])
-        pos = np.flatnonzero(rows_active) if pos is None else pos[rows_active]
-        gid = gid[rows_active]
-    order = np.argsort(gid, kind="stable")
-    index = order if pos is None else pos[order]
-    rows = level.rows[index]
-    data = np.take(level.data, index, axis=0)
+    active = is_split[parent] & (size >= min_active)
     kept = np.flatnonzero(active)
     sizes = size[kept]
+    m = int(sizes.sum())
+    new_start = np.zeros(n_total, dtype=idx)
+    new_start[kept] = np.cumsum(sizes) - sizes
+    done = np.flatnonzero(~active)
+    leaves.found(keys[done], size[done])
+
+    # Pass 2: destinations; records of classes go to their place in the leaves (and,
+    # in the level's arrays, after the active ones, one after another).
+    every = len(done) == 0
+    n_idle = m
+    for lo, hi in chunk_bounds(n):
+        gid = gids(lo, hi)
+        r = dest[lo:hi]
+        if every:
+            r += new_start[gid]
+            continue
+        idle = ~active[gid]
+        where = np.flatnonzero(idle)
+        leaves.order[keys[gid[where]] + r[where]] = level.rows[lo:hi][where]
+        r += new_start[gid]
+        r[where] = n_idle + _ARANGE[: len(where)]
+        n_idle += len(where)
+
+    # Pass 3: the active records to the front, child after child.
+    _move(level.rows, dest, m)
+    packed = level.packed
+    for j in range(packed.shape[1]):
+        _move(packed[:, 0] if packed.shape[1] == 1 else packed[:, j], dest, m)
+
     nodes = level.nodes[parent[kept]]
     if child_nodes is not None and nodes.shape[1]:
-        column, node = child_nodes[0][kept], child_nodes[1][kept]
+        real = np.cumsum(is_split[parent]) - 1  # index among the children of split parts
+        column, node = child_nodes[0][real[kept]], child_nodes[1][real[kept]]
         which = np.flatnonzero(column >= 0)
         nodes[which, column[which]] = node[which]
-    return Level(rows, data, np.cumsum(sizes) - sizes, sizes, keys[kept], nodes)
+    return Level(level.rows[:m], packed[:m], np.cumsum(sizes) - sizes, sizes, keys[kept], nodes, level.layout)
 
 
 # ------------------------------------------------------------------ frequency sets
@@ -548,13 +722,24 @@ def frequency_runs(
     span = hi.astype(np.int64) - lo + 1
     base = np.cumsum(span) - span
     n_bins = int(span.sum())
-    key = (base - lo)[lseg] + x
+    shift = base - lo
     if n_bins <= 4 * len(x) + 65536:
-        cnt = np.bincount(key, minlength=n_bins)
+        # Chunk by chunk (the parts are ascending): each chunk counts into its parts' bins.
+        cnt = np.zeros(n_bins, dtype=np.int64)
+        for a, b in chunk_bounds(len(x)):
+            s0, s1 = int(lseg[a]), int(lseg[b - 1])
+            k0, k1 = int(base[s0]), int(base[s1] + span[s1])
+            cnt[k0:k1] += np.bincount(shift[lseg[a:b]] + x[a:b] - k0, minlength=k1 - k0)
         where = np.flatnonzero(cnt)
         count = cnt[where]
-        row_run = (np.cumsum(cnt > 0) - 1)[key] if rows else None
+        row_run = None
+        if rows:
+            run_of_bin = (np.cumsum(cnt > 0) - 1).astype(index_dtype(len(where)))
+            row_run = np.empty(len(x), dtype=run_of_bin.dtype)
+            for a, b in chunk_bounds(len(x)):
+                row_run[a:b] = run_of_bin[shift[lseg[a:b]] + x[a:b]]
     else:
+        key = shift[lseg] + x
         order = np.argsort(key, kind="stable")
         sorted_key = key[order]
         brk = np.flatnonzero(sorted_key[1:] != sorted_key[:-1]) + 1
@@ -577,7 +762,13 @@ def run_counts(runs: Runs, codes: np.ndarray, m: int) -> np.ndarray:
     """Counts of every run over a channel's m values (runs x m), from the records'
     runs (``runs.row_run``) and codes."""
     n_runs = len(runs.count)
-    return np.bincount(runs.row_run * m + codes, minlength=n_runs * m).reshape(n_runs, m)
+    out = np.zeros(n_runs * m, dtype=np.int64)
+    for lo, hi in chunk_bounds(len(codes)):
+        run = runs.row_run[lo:hi]
+        r0, r1 = int(run.min()), int(run.max()) + 1
+        key = np.multiply(run - r0, m, dtype=np.int64) + codes[lo:hi]
+        out[r0 * m : r1 * m] += np.bincount(key, minlength=(r1 - r0) * m)
+    return out.reshape(n_runs, m)
 
 
 def cumulative_counts(runs: Runs, per_run: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

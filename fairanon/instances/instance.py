@@ -192,19 +192,35 @@ class Instance:
         return self.schema[name]
 
     def codes(self, name: str) -> np.ndarray:
-        """Domain indices (categorical, ordered) or the float values (numeric) of a column."""
+        """Domain indices (categorical, ordered) or the float values (numeric) of a column
+        (built on first use, column by column)."""
+        if name not in self._codes:
+            col = self.table[name]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                self._codes[name] = col.cat.codes.to_numpy().astype(np.int64)
+            else:
+                self._codes[name] = col.to_numpy(dtype=float)
         return self._codes[name]
+
+    def stored_codes(self, name: str) -> np.ndarray:
+        """The values of :meth:`codes` as the table stores them, without a copy (read-only).
+
+        Categorical and ordered columns give their domain indices in the categorical's
+        own narrow type (int8 up to 127 values, int16, int32); numeric columns their
+        numbers in the stored type. :meth:`codes` widens every column to int64 or
+        float64 on first use (8 bytes a cell); code that reads whole columns of a large
+        table reads these instead, and widens only what its arithmetic needs.
+        """
+        col = self.table[name]
+        out = col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
+        if out.flags.writeable:
+            out = out.view()
+            out.flags.writeable = False
+        return out
 
     @cached_property
     def _codes(self) -> dict[str, np.ndarray]:
-        out = {}
-        for name in self.table.columns:
-            col = self.table[name]
-            if isinstance(col.dtype, pd.CategoricalDtype):
-                out[name] = col.cat.codes.to_numpy().astype(np.int64)
-            else:
-                out[name] = col.to_numpy(dtype=float)
-        return out
+        return {}
 
     def active_domain(self, name: str) -> np.ndarray:
         """Mask over the domain of a categorical/ordered attribute: values present."""

@@ -68,8 +68,10 @@ def combine_codes(key: np.ndarray, n_key: int, codes: np.ndarray, n_codes: int) 
     if bins <= 4 * n + 1_000_000:
         present = np.zeros(bins, dtype=bool)
         present[pair] = True
-        remap = np.cumsum(present) - 1
-        return remap[pair], int(present.sum())
+        remap = np.cumsum(present, dtype=np.int32 if bins < 2**31 else np.int64)
+        dense = remap[pair].astype(np.int64)
+        dense -= 1
+        return dense, int(remap[-1])
     uniq, dense = np.unique(pair, return_inverse=True)
     return dense.reshape(-1).astype(np.int64), len(uniq)
 

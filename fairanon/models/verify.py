@@ -178,8 +178,10 @@ def _check_rows(instance: Instance, release: Release) -> CheckResult:
     dup = ids[ids.duplicated()].unique()
     lost = instance.row_ids.difference(ids)
     extra = ids.difference(instance.row_ids)
-    released = set(ids)
-    bad_suppressed = [r for r in release.suppressed if r not in released]
+    bad_suppressed = []
+    if release.suppressed:  # a set of the ids only when records are listed as suppressed
+        listed = list(release.suppressed)
+        bad_suppressed = [r for r, known in zip(listed, pd.Index(listed).isin(ids)) if not known]
     ok = len(dup) == 0 and len(lost) == 0 and len(extra) == 0 and not bad_suppressed
     witness = None
     if not ok:

@@ -271,3 +271,49 @@ def _reuse(client):
         yield client
 
     return reuse
+
+
+def test_the_distributed_top_stops_at_the_time_limit(big):
+    inst, dinst = big
+    reqs = [fa.KAnonymity(10)]
+    rel = fa.anonymize(dinst, reqs, method="mondrian", engine="dask", time_limit=1e-9, max_rows=40_000)
+    # Out of time after the roots' counts: every root (protected value) is one class.
+    assert rel.status == "FEASIBLE" and rel.provenance["time_limit_reached"]
+    local = rel.compute(order=inst.table.index)
+    single = mondrian(inst, reqs, time_limit=1e-9)
+    assert single.provenance["time_limit_reached"] and local.provenance["time_limit_reached"]
+    assert local.table.astype(str).equals(single.table.astype(str))
+    assert np.array_equal(local.groups, single.groups)
+    assert verify(inst, local, reqs).passed
+
+
+def test_tasks_that_finish_parts_stop_at_the_time_limit(client, tmp_path):
+    import time
+
+    inst = population(20_000, n_qi=4, seed=1)
+    dinst = as_dask_instance(inst, partitions=2)
+    reqs = [fa.KAnonymity(5)]
+    rel = mondrian_dask(dinst, reqs, time_limit=0.2, max_rows=50_000)  # every root finished by a task
+    assert not rel.provenance["time_limit_reached"]
+    time.sleep(0.3)  # the tasks run after the deadline: each leaves its parts whole
+    single = mondrian(inst, reqs, time_limit=1e-9)
+    local = rel.compute(order=inst.table.index)
+    assert local.provenance["time_limit_reached"]
+    assert local.table.astype(str).equals(single.table.astype(str))
+    written = rel.to_parquet(str(tmp_path / "release"))
+    assert written.provenance["time_limit_reached"]
+    assert verify_dask(dinst, str(tmp_path / "release"), reqs).passed
+
+
+def test_cli_time_limit_on_dask(tmp_path, client, monkeypatch, capsys):
+    inst = population(20_000, n_qi=4, seed=1)
+    inst.table.reset_index().to_parquet(tmp_path / "data.parquet", index=False)
+    (tmp_path / "job.yaml").write_text(JOB.replace("parquet: data", "parquet: data.parquet"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("fairanon.distributed.command.client", _reuse(client))
+    assert main(["anonymize", "job.yaml", "--engine", "dask", "--max-rows", "5000", "--time-limit", "1e-9",
+                 "--out", "out"]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["report"]["passed"] and report["release"]["provenance"]["time_limit_reached"]
+    assert report["release"]["provenance"]["params"]["time_limit"] == 1e-9
+    capsys.readouterr()

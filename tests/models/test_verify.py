@@ -269,6 +269,13 @@ def test_lost_and_duplicated_rows_are_reported(good):
     assert report["rows"].witness["lost"] == [7] and report["rows"].witness["duplicated"] == [0]
 
 
+def test_suppressed_records_the_release_lacks_are_reported(good):
+    inst, release = good
+    listed = Release(release.table, groups=release.groups, suppressed=(99, 3, "x"))
+    assert verify(inst, listed, [fa.KAnonymity(1)])["rows"].witness["suppressed_not_released"] == [99, "x"]
+    assert verify(inst, Release(release.table, groups=release.groups, suppressed=(3,)), [])["rows"].passed
+
+
 def test_released_identifier_and_unknown_label_are_reported():
     df = pd.DataFrame({"name": ["a", "b"], "age": [30, 40], "d": ["x", "y"]})
     inst = fa.Instance(df, fa.Schema([fa.Attribute("name", role="identifier"), fa.Attribute("age", kind="numeric"),
