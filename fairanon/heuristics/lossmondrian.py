@@ -27,7 +27,7 @@ from ..instances.instance import Instance
 from ..models.requirements import Requirement, validate_requirements
 from ..release import Release, Status, generalize_partition, provenance
 from . import topdown as E
-from .mondrian import _reject_non_monotone, _root_failures, mondrian_columns
+from .mondrian import _reject_non_monotone, mondrian_columns
 
 __all__ = ["LOSSES", "mondrian_loss"]
 
@@ -129,6 +129,16 @@ def _candidate_cuts(scorer: _Scorer, checks: E.Checks, rows: np.ndarray):
     return out
 
 
+def _failures(checks: E.Checks, parts: Sequence[np.ndarray]) -> list[str]:
+    """The requirements some of the given record sets (one class each) violate."""
+    sizes = np.array([len(p) for p in parts])
+    counts = {
+        name: np.vstack([np.bincount(t.codes[p], minlength=t.m) for p in parts])
+        for name, t in checks.targets.items()
+    }
+    return checks.failures(sizes, counts)
+
+
 def mondrian_loss(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -223,10 +233,10 @@ def mondrian_loss(
         part = np.zeros(n, dtype=np.int64)
     order = np.argsort(part, kind="stable")
     roots = np.split(order, np.cumsum(np.bincount(part))[:-1])
-    failed = _root_failures(checks, [np.arange(n)])
+    failed = _failures(checks, [np.arange(n)])
     if not failed:
         for rows in roots:
-            failed = _root_failures(checks, [rows])
+            failed = _failures(checks, [rows])
             if failed:
                 failed = [f"{failed[0]} (records of one protected value)"]
                 break
