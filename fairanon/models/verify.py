@@ -25,7 +25,7 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
-from .released import combine_codes, factorize
+from .released import combine_codes, factorize, group_ids
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -339,11 +339,10 @@ class _Classes:
         self.table = table
         self.qi = [c for c in instance.schema.qi if c in table.columns]
         self.columns = {c: factorize(table[c]) for c in self.qi}
-        key = np.zeros(len(table), dtype=np.int64)
-        n_key = 1 if len(table) else 0
-        for codes, labels in self.columns.values():
-            key, n_key = combine_codes(key, n_key, codes, len(labels))
-        self.ids, self.n = key, n_key
+        if self.columns:
+            self.ids, self.n = group_ids([(codes, len(labels)) for codes, labels in self.columns.values()])
+        else:
+            self.ids, self.n = np.zeros(len(table), dtype=np.int64), 1 if len(table) else 0
         self.sizes = np.bincount(self.ids, minlength=self.n)
         first = np.full(self.n, -1, dtype=np.int64)
         first[self.ids[::-1]] = np.arange(len(self.ids))[::-1]

@@ -29,7 +29,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
 from ...release import Release
-from ..released import combine_codes
+from ..released import group_ids
 
 __all__ = ["NUMERIC_LOSSES", "equivalence_classes"]
 
@@ -216,11 +216,19 @@ def _combine(codes: list[np.ndarray]) -> tuple[np.ndarray, int]:
     """Dense ids (in order of first appearance) of the distinct rows of several code
     arrays, and their number."""
     n = len(codes[0]) if codes else 0
-    key, n_key = np.zeros(n, dtype=np.int64), 1
-    for c in codes:
-        key, n_key = combine_codes(key, n_key, c, int(c.max()) + 1 if n else 1)
-    ids, uniq = pd.factorize(key)
-    return ids.astype(np.int64, copy=False), len(uniq)
+    if not codes:
+        return np.zeros(n, dtype=np.int64), 1
+    ids, n_ids = group_ids([(c, int(c.max()) + 1 if n else 1) for c in codes])
+    return first_appearance(ids, n_ids), n_ids
+
+
+def first_appearance(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """Group ids 0..n_ids-1 renumbered in order of each group's first row (O(n))."""
+    first = np.empty(n_ids, dtype=np.int64)
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    rank = np.empty(n_ids, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(n_ids)
+    return rank[ids]
 
 
 def _first_rows(ids: np.ndarray) -> np.ndarray:
