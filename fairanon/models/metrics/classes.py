@@ -217,7 +217,7 @@ def _combine(codes: list[np.ndarray]) -> tuple[np.ndarray, int]:
     arrays, and their number."""
     n = len(codes[0]) if codes else 0
     if not codes:
-        return np.zeros(n, dtype=np.int64), 1
+        return np.zeros(0, dtype=np.int64), 0
     ids, n_ids = group_ids([(c, int(c.max()) + 1 if n else 1) for c in codes])
     return first_appearance(ids, n_ids), n_ids
 
@@ -305,7 +305,7 @@ class _Prepared:
         return out
 
 
-def _prepare(instance: Instance, release: Release, caller: str) -> _Prepared:
+def _prepare(instance: Instance, release: Release, caller: str, classes: np.ndarray | None = None) -> _Prepared:
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
             f"The 'instance' parameter of {caller} must be an Instance. Got {type(instance).__name__} instead."
@@ -330,7 +330,15 @@ def _prepare(instance: Instance, release: Release, caller: str) -> _Prepared:
     if missing:
         raise SchemaError(f"The release lacks the quasi-identifier column(s) {missing}.")
     qi = {name: _Column(instance, name, table[name], pos) for name in instance.schema.qi}
-    return _Prepared(instance, release, pos, qi)
+    prepared = _Prepared(instance, release, pos, qi)
+    if classes is not None:
+        if len(classes) != len(table):
+            raise InvalidParameterError(
+                f"The 'classes' parameter of {caller} must hold one class id per released row "
+                f"({len(table)}). Got {len(classes)} instead."
+            )
+        prepared.classes = (classes, int(classes.max()) + 1 if len(classes) else 0)
+    return prepared
 
 
 # ---------------------------------------------------------------------- classes
