@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["factorize", "combine_codes", "group_ids", "classes_of"]
+__all__ = ["factorize", "narrow", "combine_codes", "group_ids", "classes_of"]
 
 
 def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -52,6 +52,13 @@ def _factorize_text(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if len(labels) < len(text):
         codes = merged.astype(np.int32)[codes]
     return codes, np.asarray(labels, dtype=object)
+
+
+def narrow(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """Codes 0..n_codes-1 in the smallest signed integer type that holds them, so that
+    code columns kept for a whole pass take 1 or 2 bytes per row rather than 4 or 8."""
+    dtype = np.int8 if n_codes <= 2**7 else np.int16 if n_codes <= 2**15 else np.int32
+    return codes if codes.dtype == dtype else codes.astype(dtype)
 
 
 def combine_codes(key: np.ndarray, n_key: int, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, int]:

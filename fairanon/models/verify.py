@@ -25,7 +25,7 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
-from .released import combine_codes, factorize, group_ids
+from .released import combine_codes, factorize, group_ids, narrow
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -338,7 +338,7 @@ class _Classes:
     def __init__(self, instance: Instance, table: pd.DataFrame):
         self.table = table
         self.qi = [c for c in instance.schema.qi if c in table.columns]
-        self.columns = {c: factorize(table[c]) for c in self.qi}
+        self.columns = {c: _narrowed(factorize(table[c])) for c in self.qi}
         if self.columns:
             self.ids, self.n = group_ids([(codes, len(labels)) for codes, labels in self.columns.values()])
         else:
@@ -376,6 +376,11 @@ class _Classes:
         """Counts[g, v] of each released value v of an attribute in class g, and the values."""
         codes, values = self.values(instance, name)
         return M.group_counts(self.ids, codes, self.n, len(values)), values
+
+
+def _narrowed(coded: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    codes, labels = coded
+    return narrow(codes, len(labels)), labels
 
 
 def value_order(attr, labels) -> tuple[np.ndarray, list]:

@@ -29,7 +29,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
 from ...release import Release
-from ..released import group_ids
+from ..released import group_ids, narrow
 
 __all__ = ["NUMERIC_LOSSES", "equivalence_classes"]
 
@@ -61,7 +61,7 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
     merged, labels = pd.factorize(text)
     if len(labels) < len(text):
         raw = merged[raw]
-    return raw.astype(np.int32, copy=False), tuple(str(v) for v in labels)
+    return narrow(raw, len(labels)), tuple(str(v) for v in labels)
 
 
 def _active_mask(instance: Instance, name: str) -> np.ndarray:
