@@ -16,7 +16,8 @@ __all__ = ["factorize", "narrow", "combine_codes", "group_ids", "classes_of"]
 
 
 def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (int32) and distinct values (as str) of a released column.
+    """Codes (the narrowest integer type that holds them) and distinct values (as str) of
+    a released column.
 
     Cells are symbols compared as text (``37`` and ``"37"`` are one value), and codes
     number the distinct texts in order of first appearance. No per-row string is
@@ -34,24 +35,43 @@ def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         raw = column.cat.codes.to_numpy()
         if len(raw) and raw.min() < 0:  # missing cells read as the text of a missing value
             return _factorize_text(column.astype(str))
-        seen = pd.unique(raw)  # category codes in order of first appearance (hashing, O(n))
         categories = column.cat.categories
+        seen = _first_seen(raw, len(categories))
         text = np.array([str(categories[c]) for c in seen], dtype=object)
         merged, uniques = pd.factorize(text)
         remap = np.zeros(len(categories), dtype=np.int32)
         remap[seen] = merged
-        return remap[raw], np.asarray(uniques, dtype=object)
+        return narrow(remap, len(uniques))[raw], np.asarray(uniques, dtype=object)
     return _factorize_text(column)
+
+
+def _first_seen(raw: np.ndarray, n_values: int, chunk: int = 1 << 16) -> np.ndarray:
+    """The distinct codes 0..n_values-1 of `raw` in order of first appearance.
+
+    Hashes the rows chunk by chunk, so the hash tables stay small, and stops once every
+    code has been seen."""
+    seen = np.zeros(n_values, dtype=bool)
+    order = []
+    n_seen = 0
+    for start in range(0, len(raw), chunk):
+        found = pd.unique(raw[start:start + chunk])
+        new = found[~seen[found]]
+        if len(new):
+            seen[new] = True
+            order.append(new)
+            n_seen += len(new)
+            if n_seen == n_values:
+                break
+    return np.concatenate(order) if order else np.zeros(0, dtype=raw.dtype)
 
 
 def _factorize_text(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=False)
     text = np.array([str(u) for u in uniques], dtype=object)
     merged, labels = pd.factorize(text)
-    codes = codes.astype(np.int32, copy=False)
     if len(labels) < len(text):
-        codes = merged.astype(np.int32)[codes]
-    return codes, np.asarray(labels, dtype=object)
+        codes = narrow(merged, len(labels))[codes]
+    return narrow(codes, len(labels)), np.asarray(labels, dtype=object)
 
 
 def narrow(codes: np.ndarray, n_codes: int) -> np.ndarray:
@@ -110,7 +130,9 @@ def _dense(key: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
         dense = remap[key].astype(np.int64)
         dense -= 1
         return dense, int(remap[-1])
-    inverse, uniques = pd.factorize(key, sort=False)
+    # The hash table grows with the distinct keys; sized for n from the start it would
+    # take several bytes a row.
+    inverse, uniques = pd.factorize(key, sort=False, size_hint=max(1024, n // 16))
     rank = np.empty(len(uniques), dtype=np.int64)
     rank[np.argsort(uniques)] = np.arange(len(uniques))
     return rank[inverse], len(uniques)

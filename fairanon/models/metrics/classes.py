@@ -50,7 +50,7 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
             raise SchemaError(f"The released column {name!r} has missing values.")
         present = np.bincount(raw, minlength=len(col.cat.categories)) > 0
         values = np.asarray(col.cat.categories, dtype=object)[present]
-        raw = (np.cumsum(present) - 1)[raw]
+        raw = narrow(np.cumsum(present) - 1, int(present.sum()))[raw]
     else:
         raw, values = pd.factorize(col)
         if (raw < 0).any():
@@ -64,13 +64,26 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
     return narrow(raw, len(labels)), tuple(str(v) for v in labels)
 
 
+def _stored(instance, name: str) -> np.ndarray:
+    """A column's codes or numbers as stored (narrow, no copy) where the instance keeps
+    a table; else its :meth:`codes`."""
+    return instance.stored_codes(name) if isinstance(instance, Instance) else instance.codes(name)
+
+
 def _active_mask(instance: Instance, name: str) -> np.ndarray:
     """Mask over the domain of a categorical/ordered attribute: values present (O(n))."""
-    return np.bincount(instance.codes(name), minlength=len(instance.schema[name].domain)) > 0
+    return np.bincount(_stored(instance, name), minlength=len(instance.schema[name].domain)) > 0
 
 
 def _active_values(instance: Instance, name: str) -> np.ndarray:
-    """Sorted distinct values of a numeric attribute (hashing, then a small sort)."""
+    """Sorted distinct values (float) of a numeric attribute: by counting when the column
+    holds integers of a small range, else by hashing and then a small sort."""
+    stored = _stored(instance, name)
+    if len(stored) and np.issubdtype(stored.dtype, np.integer):
+        lo, hi = int(stored.min()), int(stored.max())
+        if hi - lo <= 4 * len(stored) + 1_000_000:
+            present = np.bincount(np.subtract(stored, lo, dtype=np.int64), minlength=hi - lo + 1) > 0
+            return (np.flatnonzero(present) + lo).astype(float)
     return np.sort(pd.unique(instance.codes(name)))
 
 
