@@ -12,11 +12,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["factorize", "combine_codes", "classes_of"]
+__all__ = ["factorize", "narrow", "combine_codes", "group_ids", "classes_of"]
 
 
 def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (int32) and distinct values (as str) of a released column.
+    """Codes (the narrowest integer type that holds them) and distinct values (as str) of
+    a released column.
 
     Cells are symbols compared as text (``37`` and ``"37"`` are one value), and codes
     number the distinct texts in order of first appearance. No per-row string is
@@ -34,24 +35,50 @@ def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         raw = column.cat.codes.to_numpy()
         if len(raw) and raw.min() < 0:  # missing cells read as the text of a missing value
             return _factorize_text(column.astype(str))
-        seen = pd.unique(raw)  # category codes in order of first appearance (hashing, O(n))
         categories = column.cat.categories
+        seen = _first_seen(raw, len(categories))
         text = np.array([str(categories[c]) for c in seen], dtype=object)
         merged, uniques = pd.factorize(text)
         remap = np.zeros(len(categories), dtype=np.int32)
         remap[seen] = merged
-        return remap[raw], np.asarray(uniques, dtype=object)
+        return narrow(remap, len(uniques))[raw], np.asarray(uniques, dtype=object)
     return _factorize_text(column)
+
+
+def _first_seen(raw: np.ndarray, n_values: int, chunk: int = 1 << 16) -> np.ndarray:
+    """The distinct codes 0..n_values-1 of `raw` in order of first appearance.
+
+    Hashes the rows chunk by chunk, so the hash tables stay small, and stops once every
+    code has been seen."""
+    seen = np.zeros(n_values, dtype=bool)
+    order = []
+    n_seen = 0
+    for start in range(0, len(raw), chunk):
+        found = pd.unique(raw[start:start + chunk])
+        new = found[~seen[found]]
+        if len(new):
+            seen[new] = True
+            order.append(new)
+            n_seen += len(new)
+            if n_seen == n_values:
+                break
+    return np.concatenate(order) if order else np.zeros(0, dtype=raw.dtype)
 
 
 def _factorize_text(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=False)
     text = np.array([str(u) for u in uniques], dtype=object)
     merged, labels = pd.factorize(text)
-    codes = codes.astype(np.int32, copy=False)
     if len(labels) < len(text):
-        codes = merged.astype(np.int32)[codes]
-    return codes, np.asarray(labels, dtype=object)
+        codes = narrow(merged, len(labels))[codes]
+    return narrow(codes, len(labels)), np.asarray(labels, dtype=object)
+
+
+def narrow(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """Codes 0..n_codes-1 in the smallest signed integer type that holds them, so that
+    code columns kept for a whole pass take 1 or 2 bytes per row rather than 4 or 8."""
+    dtype = np.int8 if n_codes <= 2**7 else np.int16 if n_codes <= 2**15 else np.int32
+    return codes if codes.dtype == dtype else codes.astype(dtype)
 
 
 def combine_codes(key: np.ndarray, n_key: int, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, int]:
@@ -60,27 +87,60 @@ def combine_codes(key: np.ndarray, n_key: int, codes: np.ndarray, n_codes: int) 
     >>> combine_codes(np.array([0, 0, 1, 1]), 2, np.array([0, 1, 0, 0]), 2)
     (array([0, 1, 2, 2]), 3)
     """
+    return group_ids([(key, n_key), (codes, n_codes)])
+
+
+def group_ids(columns: Sequence[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+    """Dense ids (int64) of the distinct rows of several code columns, and their number.
+
+    `columns` holds (codes, number of codes) pairs. Ids number the distinct rows in
+    lexicographic order of their codes, as refining by one column after another with
+    :func:`combine_codes` would. The columns are packed into one mixed-radix int64 key
+    while the product of their code counts fits; the key is then renumbered densely,
+    by counting when its range is small, else by hashing and sorting only the distinct
+    keys (O(n) plus O(c log c) for c groups, never a sort of all n rows).
+
+    >>> group_ids([(np.array([1, 0, 1]), 2), (np.array([0, 2, 0]), 3)])
+    (array([1, 0, 1]), 2)
+    """
+    n = len(columns[0][0]) if columns else 0
+    if n == 0 or not columns:
+        return np.zeros(n, dtype=np.int64), 1 if n else 0
+    key, bound = None, 1
+    for codes, n_codes in columns:
+        n_codes = max(int(n_codes), 1)
+        if key is not None and bound * n_codes >= 2**63:
+            key, bound = _dense(key, bound)
+        if key is None:
+            key = codes.astype(np.int64)
+        else:
+            key *= n_codes
+            key += codes
+        bound *= n_codes
+    return _dense(key, bound)
+
+
+def _dense(key: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+    """Ranks of the int64 keys in [0, bound) among the distinct keys, and their number."""
     n = len(key)
-    if n == 0:
-        return key.astype(np.int64), 0
-    bins = n_key * n_codes
-    pair = key.astype(np.int64) * n_codes + codes
-    if bins <= 4 * n + 1_000_000:
-        present = np.zeros(bins, dtype=bool)
-        present[pair] = True
-        remap = np.cumsum(present, dtype=np.int32 if bins < 2**31 else np.int64)
-        dense = remap[pair].astype(np.int64)
+    if bound <= 4 * n + 1_000_000:
+        present = np.zeros(bound, dtype=bool)
+        present[key] = True
+        remap = np.cumsum(present, dtype=np.int32 if bound < 2**31 else np.int64)
+        dense = remap[key].astype(np.int64)
         dense -= 1
         return dense, int(remap[-1])
-    uniq, dense = np.unique(pair, return_inverse=True)
-    return dense.reshape(-1).astype(np.int64), len(uniq)
+    # The hash table grows with the distinct keys; sized for n from the start it would
+    # take several bytes a row.
+    inverse, uniques = pd.factorize(key, sort=False, size_hint=max(1024, n // 16))
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[np.argsort(uniques)] = np.arange(len(uniques))
+    return rank[inverse], len(uniques)
 
 
 def classes_of(table: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, int]:
     """Equivalence class id of every row (identical values on `columns`) and their number."""
-    key = np.zeros(len(table), dtype=np.int64)
-    n_key = 1 if len(table) else 0
-    for col in columns:
-        codes, uniques = factorize(table[col])
-        key, n_key = combine_codes(key, n_key, codes, len(uniques))
-    return key, n_key
+    coded = [factorize(table[col]) for col in columns]
+    if not coded:
+        return np.zeros(len(table), dtype=np.int64), 1 if len(table) else 0
+    return group_ids([(codes, len(uniques)) for codes, uniques in coded])

@@ -25,7 +25,7 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
-from .released import combine_codes, factorize
+from .released import combine_codes, factorize, group_ids, narrow
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -338,12 +338,11 @@ class _Classes:
     def __init__(self, instance: Instance, table: pd.DataFrame):
         self.table = table
         self.qi = [c for c in instance.schema.qi if c in table.columns]
-        self.columns = {c: factorize(table[c]) for c in self.qi}
-        key = np.zeros(len(table), dtype=np.int64)
-        n_key = 1 if len(table) else 0
-        for codes, labels in self.columns.values():
-            key, n_key = combine_codes(key, n_key, codes, len(labels))
-        self.ids, self.n = key, n_key
+        self.columns = {c: _narrowed(factorize(table[c])) for c in self.qi}
+        if self.columns:
+            self.ids, self.n = group_ids([(codes, len(labels)) for codes, labels in self.columns.values()])
+        else:
+            self.ids, self.n = np.zeros(len(table), dtype=np.int64), 1 if len(table) else 0
         self.sizes = np.bincount(self.ids, minlength=self.n)
         first = np.full(self.n, -1, dtype=np.int64)
         first[self.ids[::-1]] = np.arange(len(self.ids))[::-1]
@@ -377,6 +376,11 @@ class _Classes:
         """Counts[g, v] of each released value v of an attribute in class g, and the values."""
         codes, values = self.values(instance, name)
         return M.group_counts(self.ids, codes, self.n, len(values)), values
+
+
+def _narrowed(coded: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    codes, labels = coded
+    return narrow(codes, len(labels)), labels
 
 
 def value_order(attr, labels) -> tuple[np.ndarray, list]:
@@ -800,9 +804,10 @@ def verify(
     # holds every record once, truthfully, has any.
     if metrics and checks[0].passed and checks[2].passed:
         from .metrics import summary as metric_summary
+        from .metrics.classes import first_appearance
 
         k = next((r.k for r in requirements if isinstance(r, KAnonymity)), None)
-        summary = metric_summary(instance, release, k=k)
+        summary = metric_summary(instance, release, k=k, classes=first_appearance(cls.ids, cls.n))
     bounds = {}
     if summary:
         from .bounds import release_bounds

@@ -29,7 +29,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
 from ...release import Release
-from ..released import combine_codes
+from ..released import group_ids, narrow
 
 __all__ = ["NUMERIC_LOSSES", "equivalence_classes"]
 
@@ -50,7 +50,7 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
             raise SchemaError(f"The released column {name!r} has missing values.")
         present = np.bincount(raw, minlength=len(col.cat.categories)) > 0
         values = np.asarray(col.cat.categories, dtype=object)[present]
-        raw = (np.cumsum(present) - 1)[raw]
+        raw = narrow(np.cumsum(present) - 1, int(present.sum()))[raw]
     else:
         raw, values = pd.factorize(col)
         if (raw < 0).any():
@@ -61,16 +61,29 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
     merged, labels = pd.factorize(text)
     if len(labels) < len(text):
         raw = merged[raw]
-    return raw.astype(np.int32, copy=False), tuple(str(v) for v in labels)
+    return narrow(raw, len(labels)), tuple(str(v) for v in labels)
+
+
+def _stored(instance, name: str) -> np.ndarray:
+    """A column's codes or numbers as stored (narrow, no copy) where the instance keeps
+    a table; else its :meth:`codes`."""
+    return instance.stored_codes(name) if isinstance(instance, Instance) else instance.codes(name)
 
 
 def _active_mask(instance: Instance, name: str) -> np.ndarray:
     """Mask over the domain of a categorical/ordered attribute: values present (O(n))."""
-    return np.bincount(instance.codes(name), minlength=len(instance.schema[name].domain)) > 0
+    return np.bincount(_stored(instance, name), minlength=len(instance.schema[name].domain)) > 0
 
 
 def _active_values(instance: Instance, name: str) -> np.ndarray:
-    """Sorted distinct values of a numeric attribute (hashing, then a small sort)."""
+    """Sorted distinct values (float) of a numeric attribute: by counting when the column
+    holds integers of a small range, else by hashing and then a small sort."""
+    stored = _stored(instance, name)
+    if len(stored) and np.issubdtype(stored.dtype, np.integer):
+        lo, hi = int(stored.min()), int(stored.max())
+        if hi - lo <= 4 * len(stored) + 1_000_000:
+            present = np.bincount(np.subtract(stored, lo, dtype=np.int64), minlength=hi - lo + 1) > 0
+            return (np.flatnonzero(present) + lo).astype(float)
     return np.sort(pd.unique(instance.codes(name)))
 
 
@@ -216,11 +229,19 @@ def _combine(codes: list[np.ndarray]) -> tuple[np.ndarray, int]:
     """Dense ids (in order of first appearance) of the distinct rows of several code
     arrays, and their number."""
     n = len(codes[0]) if codes else 0
-    key, n_key = np.zeros(n, dtype=np.int64), 1
-    for c in codes:
-        key, n_key = combine_codes(key, n_key, c, int(c.max()) + 1 if n else 1)
-    ids, uniq = pd.factorize(key)
-    return ids.astype(np.int64, copy=False), len(uniq)
+    if not codes:
+        return np.zeros(0, dtype=np.int64), 0
+    ids, n_ids = group_ids([(c, int(c.max()) + 1 if n else 1) for c in codes])
+    return first_appearance(ids, n_ids), n_ids
+
+
+def first_appearance(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """Group ids 0..n_ids-1 renumbered in order of each group's first row (O(n))."""
+    first = np.empty(n_ids, dtype=np.int64)
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    rank = np.empty(n_ids, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(n_ids)
+    return rank[ids]
 
 
 def _first_rows(ids: np.ndarray) -> np.ndarray:
@@ -297,7 +318,7 @@ class _Prepared:
         return out
 
 
-def _prepare(instance: Instance, release: Release, caller: str) -> _Prepared:
+def _prepare(instance: Instance, release: Release, caller: str, classes: np.ndarray | None = None) -> _Prepared:
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
             f"The 'instance' parameter of {caller} must be an Instance. Got {type(instance).__name__} instead."
@@ -322,7 +343,15 @@ def _prepare(instance: Instance, release: Release, caller: str) -> _Prepared:
     if missing:
         raise SchemaError(f"The release lacks the quasi-identifier column(s) {missing}.")
     qi = {name: _Column(instance, name, table[name], pos) for name in instance.schema.qi}
-    return _Prepared(instance, release, pos, qi)
+    prepared = _Prepared(instance, release, pos, qi)
+    if classes is not None:
+        if len(classes) != len(table):
+            raise InvalidParameterError(
+                f"The 'classes' parameter of {caller} must hold one class id per released row "
+                f"({len(table)}). Got {len(classes)} instead."
+            )
+        prepared.classes = (classes, int(classes.max()) + 1 if len(classes) else 0)
+    return prepared
 
 
 # ---------------------------------------------------------------------- classes

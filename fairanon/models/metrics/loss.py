@@ -296,7 +296,12 @@ def _ncp(p: _Prepared, exact: bool = False) -> dict:
 
 # ---------------------------------------------------------------------- summary
 def summary(
-    instance: Instance, release: Release, *, k: int | None = None, mre: bool = False
+    instance: Instance,
+    release: Release,
+    *,
+    k: int | None = None,
+    mre: bool = False,
+    classes: np.ndarray | None = None,
 ) -> dict:
     """The scalar metrics of a release in one pass (a JSON-ready report).
 
@@ -309,6 +314,9 @@ def summary(
     mre : bool, default=False
         Also compute :func:`~fairanon.models.metrics.median_relative_error` with its
         defaults (slower).
+    classes : numpy.ndarray, optional
+        The release's equivalence classes exactly as :func:`equivalence_classes`
+        returns them, when the caller has them already (they are not grouped again).
 
     Returns
     -------
@@ -319,7 +327,7 @@ def summary(
         floats.
     """
     k = _check_k(k, "summary")
-    p = _prepare(instance, release, "summary")
+    p = _prepare(instance, release, "summary", classes=classes)
     lm = _loss_metric(p)
     out = {
         "n_rows": p.n,
