@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 
 from ..instances.instance import Instance
-from ..models.objectives import objective_spec, relative_gap, value_for_display
+from ..models.objectives import Objective, objective_spec, relative_gap, value_for_display
 from ..models.requirements import Requirement, validate_requirements
 from ..models.verify import verify
 from ..release import Release, Status
@@ -43,7 +43,11 @@ def cpsat(
     one or it found none in the time (status FEASIBLE or UNKNOWN), the heuristic release
     is returned, with status FEASIBLE, CP-SAT's proven bound and gap, and
     ``provenance["fallback"]`` naming the heuristic. ``provenance["starts"]`` lists
-    what each heuristic gave.
+    what each heuristic gave. OPTIMAL is proven over the model's candidate labels (every
+    hierarchy node, every range of attributes with at most ``max_range_values`` values,
+    else nested intervals); when a heuristic release with ranges outside them is better,
+    that release is returned (FEASIBLE, no bound: the proof says nothing outside the
+    candidate labels).
 
     Examples
     --------
@@ -84,18 +88,35 @@ def cpsat(
     release = local_recoding(instance, requirements, seed=seed, auto_hint=hint, **options)
     release = release.with_provenance(starts=found.get("starts", []))
     heuristic = found.get("release")
-    if heuristic is None or release.status == Status.OPTIMAL:
+    if heuristic is None:
         return release
     value = heuristic.provenance["start_objective"]
-    if release.status == Status.FEASIBLE and release.objective <= value:
+    if release.status in (Status.OPTIMAL, Status.FEASIBLE) and release.objective <= value:
+        return release
+    terms = objective.terms if isinstance(objective, Objective) else (objective,)
+    if release.status == Status.OPTIMAL and "stars" in terms:
+        # The model counts a generalized label covering every value present as a star
+        # (its one rule for stars); the released-table count does not, so a heuristic
+        # can only look better by that rule's difference.
         return release
     bound = release.bound if release.bound is not None and release.bound <= value else None
-    why = (
-        f"CP-SAT found no release within the time limit ({release.status})"
-        if release.status != Status.FEASIBLE
-        else f"CP-SAT's best release (objective {value_for_display(release.objective)}) is "
-        "worse than it"
-    )
+    if release.status == Status.OPTIMAL:
+        # The optimum is over the candidate labels: a heuristic release with ranges
+        # outside them can be better, and the proven value bounds nothing outside them.
+        bound = None
+        why = (
+            f"CP-SAT's optimum over its candidate labels (objective "
+            f"{value_for_display(release.objective)}) is worse than it: the heuristic "
+            "releases ranges outside those labels (attributes with more than "
+            "max_range_values values)"
+        )
+    elif release.status == Status.FEASIBLE:
+        why = (
+            f"CP-SAT's best release (objective {value_for_display(release.objective)}) is "
+            "worse than it"
+        )
+    else:
+        why = f"CP-SAT found no release within the time limit ({release.status})"
     prov = dict(release.provenance)
     prov.update(
         fallback=heuristic.method,

@@ -268,3 +268,19 @@ def test_a_start_label_covering_every_value_counts_as_a_star():
     assert set(rel.table["age"].astype(str)) == {"*"}
     exact = cpsat(inst, reqs, objective="stars", seed=0)
     assert rel.objective == exact.objective == objective_value(inst, rel, "stars") == 4
+
+
+def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels():
+    """A numeric attribute with more values than max_range_values is generalized to its
+    nested intervals in the exact model; k-member's free ranges can be better, and then
+    cpsat returns them (FEASIBLE, no bound) instead of its optimum over the intervals."""
+    from fairanon.instances.synthetic import population
+
+    inst = population(n_rows=300, n_qi=2, distribution="zipf", seed=0)
+    reqs = [fa.KAnonymity(3)]
+    heuristic = fa.anonymize(inst, reqs, method="kmember", seed=0)
+    rel = cpsat(inst, reqs, objective="ncp", seed=0, time_limit=60)
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective <= objective_value(inst, heuristic, "ncp")
+    assert rel.provenance["fallback"] and rel.status == Status.FEASIBLE and rel.bound is None
+    assert "candidate labels" in rel.provenance["fallback_reason"]
