@@ -104,13 +104,17 @@ class _Tau:
             ok[near] = (lhs <= t.numerator * n * self.total).astype(bool)
         return ok.reshape(negatives.shape).all(axis=1)
 
+    def exact_max(self, negatives: np.ndarray, sizes: np.ndarray) -> Fraction:
+        """The largest group distance |neg / size - p-| of one part's groups, exactly."""
+        return max(
+            (abs(Fraction(int(a), int(n)) - self.p_minus) for a, n in zip(negatives, sizes) if n),
+            default=Fraction(0),
+        )
+
     def exact(self, counts: np.ndarray) -> Fraction:
         """τ of one part (its largest group distance), exactly."""
         negatives, sizes = self.groups(counts.reshape(1, -1))
-        return max(
-            (abs(Fraction(int(a), int(n)) - self.p_minus) for a, n in zip(negatives[0], sizes[0]) if n),
-            default=Fraction(0),
-        )
+        return self.exact_max(negatives[0], sizes[0])
 
 
 # ------------------------------------------------------------------ the engine
@@ -150,6 +154,7 @@ class _DMondrian:
         p, d = level.n_segments, len(self.ranked)
         score = np.full((p, d), np.inf)
         value = np.zeros((p, d), dtype=np.int64)
+        counts = {}
         live = level.sizes >= self.min_split
         if d and live.any():
             lo = np.stack([np.minimum.reduceat(level.column(a), level.starts) for a in range(d)], axis=1)
@@ -157,11 +162,10 @@ class _DMondrian:
             for a in range(d):
                 segs = np.flatnonzero(live & (hi[:, a] > lo[:, a]))
                 if len(segs):
-                    score[segs, a], value[segs, a] = self._cuts(
+                    score[segs, a], value[segs, a], counts[a] = self._cuts(
                         level, segs, a, lo[segs, a], hi[segs, a]
                     )
-        # The smallest max(τ1, τ2); ties to the earlier attribute (choose_PND_dimension).
-        best = np.argmin(score, axis=1) if d else np.zeros(p, dtype=np.int64)
+        best = self._best(score, counts)
         split = np.isfinite(score[np.arange(p), best]) if d else np.zeros(p, dtype=bool)
         label = np.zeros(level.n_rows, dtype=np.int32)
         for a in np.unique(best[split]):
@@ -173,7 +177,8 @@ class _DMondrian:
 
     def _cuts(self, level, segs, a, lo, hi):
         """For parts `segs`: max(τ1, τ2) of the cut found on attribute a (inf if it is
-        not d-allowable or breaks another requirement) and the cut value."""
+        not d-allowable or breaks another requirement), the cut value, and the groups'
+        (negatives, sizes) of the left then the right children, for exact ties."""
         pos, lseg = level.positions(segs)
         runs = E.frequency_runs(lseg, level.column(a)[pos], lo, hi, rows=True)
         sizes = level.sizes[segs]
@@ -200,7 +205,37 @@ class _DMondrian:
         ok = ok[:n] & ok[n:]
         tau = self.tau.distances(negatives, group_sizes).max(axis=1)
         score = np.where(ok, np.maximum(tau[:n], tau[n:]), np.inf)
-        return score, runs.value[cut]
+        return score, runs.value[cut], (segs, negatives, group_sizes)
+
+    def _best(self, score: np.ndarray, counts: dict) -> np.ndarray:
+        """Per part, the attribute with the smallest max(τ1, τ2), ties to the earlier
+        attribute (choose_PND_dimension, tcloseness spec §2.2).
+
+        Floats rank cuts whose scores are far apart; scores within the float tolerance
+        of a part's minimum (equal rationals such as |1/3 - 1/2| and |2/3 - 1/2| may
+        round apart) are compared as Fractions from the cuts' counts.
+        """
+        p, d = score.shape
+        if not d:
+            return np.zeros(p, dtype=np.int64)
+        best = np.argmin(score, axis=1)
+        low = score[np.arange(p), best][:, None]
+        # A part with no allowable cut has low = inf: nothing is near it.
+        near = np.isfinite(score) & (score <= low + M.TOLERANCE * np.maximum(1.0, low))
+        for seg in np.flatnonzero(near.sum(axis=1) > 1):
+            exact = {int(a): self._exact_score(counts[a], seg) for a in np.flatnonzero(near[seg])}
+            best[seg] = min(exact, key=exact.get)  # the first of the smallest
+        return best
+
+    def _exact_score(self, cut_counts, seg: int) -> Fraction:
+        """max(τ(P1), τ(P2)) of the cut found for part `seg`, exactly."""
+        segs, negatives, sizes = cut_counts
+        i = int(np.searchsorted(segs, seg))
+        n = len(segs)
+        return max(
+            self.tau.exact_max(negatives[i], sizes[i]),
+            self.tau.exact_max(negatives[n + i], sizes[n + i]),
+        )
 
     def _size_ok(self, counts: np.ndarray) -> np.ndarray:
         k = self.k
