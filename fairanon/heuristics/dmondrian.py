@@ -68,6 +68,8 @@ class _Tau:
         self.pm = neg / total
         self.protected_block = protected_block
         self.values = values
+        # Exact comparisons of distances multiply numbers up to total**3.
+        self.exact_dtype = np.int64 if total**3 < 2**62 else object
 
     def groups(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(negatives, sizes) of the groups each part is checked on (parts x groups)."""
@@ -104,17 +106,13 @@ class _Tau:
             ok[near] = (lhs <= t.numerator * n * self.total).astype(bool)
         return ok.reshape(negatives.shape).all(axis=1)
 
-    def exact_max(self, negatives: np.ndarray, sizes: np.ndarray) -> Fraction:
-        """The largest group distance |neg / size - p-| of one part's groups, exactly."""
-        return max(
-            (abs(Fraction(int(a), int(n)) - self.p_minus) for a, n in zip(negatives, sizes) if n),
-            default=Fraction(0),
-        )
-
     def exact(self, counts: np.ndarray) -> Fraction:
         """τ of one part (its largest group distance), exactly."""
         negatives, sizes = self.groups(counts.reshape(1, -1))
-        return self.exact_max(negatives[0], sizes[0])
+        return max(
+            (abs(Fraction(int(a), int(n)) - self.p_minus) for a, n in zip(negatives[0], sizes[0]) if n),
+            default=Fraction(0),
+        )
 
 
 # ------------------------------------------------------------------ the engine
@@ -213,7 +211,7 @@ class _DMondrian:
 
         Floats rank cuts whose scores are far apart; scores within the float tolerance
         of a part's minimum (equal rationals such as |1/3 - 1/2| and |2/3 - 1/2| may
-        round apart) are compared as Fractions from the cuts' counts.
+        round apart) are compared exactly, from the cuts' counts.
         """
         p, d = score.shape
         if not d:
@@ -222,20 +220,43 @@ class _DMondrian:
         low = score[np.arange(p), best][:, None]
         # A part with no allowable cut has low = inf: nothing is near it.
         near = np.isfinite(score) & (score <= low + M.TOLERANCE * np.maximum(1.0, low))
-        for seg in np.flatnonzero(near.sum(axis=1) > 1):
-            exact = {int(a): self._exact_score(counts[a], seg) for a in np.flatnonzero(near[seg])}
-            best[seg] = min(exact, key=exact.get)  # the first of the smallest
+        rows = np.flatnonzero(near.sum(axis=1) > 1)
+        if not len(rows):
+            return best
+        dtype = self.tau.exact_dtype
+        best_num = np.zeros(len(rows), dtype=dtype)
+        best_den = np.ones(len(rows), dtype=dtype)
+        seen = np.zeros(len(rows), dtype=bool)
+        for a in range(d):
+            idx = np.flatnonzero(near[rows, a])
+            if not len(idx):
+                continue
+            num, den = self._exact_scores(counts[a], rows[idx])
+            # Strictly smaller only: an equal later attribute keeps the earlier one.
+            better = ~seen[idx] | (num * best_den[idx] < best_num[idx] * den)
+            upd = idx[better]
+            best_num[upd], best_den[upd] = num[better], den[better]
+            best[rows[upd]] = a
+            seen[upd] = True
         return best
 
-    def _exact_score(self, cut_counts, seg: int) -> Fraction:
-        """max(τ(P1), τ(P2)) of the cut found for part `seg`, exactly."""
+    def _exact_scores(self, cut_counts, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """max(τ(P1), τ(P2)) of the cuts found for `parts`, as N times that rational:
+        (numerators, denominators) max over groups of |neg N - NEG size| / size, in
+        integers (an empty group counts 0)."""
         segs, negatives, sizes = cut_counts
-        i = int(np.searchsorted(segs, seg))
         n = len(segs)
-        return max(
-            self.tau.exact_max(negatives[i], sizes[i]),
-            self.tau.exact_max(negatives[n + i], sizes[n + i]),
-        )
+        i = np.searchsorted(segs, parts)
+        dtype = self.tau.exact_dtype
+        neg = np.concatenate([negatives[i], negatives[n + i]], axis=1).astype(dtype)
+        size = np.concatenate([sizes[i], sizes[n + i]], axis=1).astype(dtype)
+        dist = np.abs(neg * self.tau.total - self.tau.neg * size)
+        size = np.maximum(size, 1)
+        num, den = dist[:, 0], size[:, 0]
+        for g in range(1, dist.shape[1]):
+            larger = dist[:, g] * den > num * size[:, g]
+            num, den = np.where(larger, dist[:, g], num), np.where(larger, size[:, g], den)
+        return num, den
 
     def _size_ok(self, counts: np.ndarray) -> np.ndarray:
         k = self.k
