@@ -68,6 +68,8 @@ class _Tau:
         self.pm = neg / total
         self.protected_block = protected_block
         self.values = values
+        # Exact comparisons of distances multiply numbers up to total**3.
+        self.exact_dtype = np.int64 if total**3 < 2**62 else object
 
     def groups(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(negatives, sizes) of the groups each part is checked on (parts x groups)."""
@@ -150,6 +152,7 @@ class _DMondrian:
         p, d = level.n_segments, len(self.ranked)
         score = np.full((p, d), np.inf)
         value = np.zeros((p, d), dtype=np.int64)
+        counts = {}
         live = level.sizes >= self.min_split
         if d and live.any():
             lo = np.stack([np.minimum.reduceat(level.column(a), level.starts) for a in range(d)], axis=1)
@@ -157,11 +160,10 @@ class _DMondrian:
             for a in range(d):
                 segs = np.flatnonzero(live & (hi[:, a] > lo[:, a]))
                 if len(segs):
-                    score[segs, a], value[segs, a] = self._cuts(
+                    score[segs, a], value[segs, a], counts[a] = self._cuts(
                         level, segs, a, lo[segs, a], hi[segs, a]
                     )
-        # The smallest max(τ1, τ2); ties to the earlier attribute (choose_PND_dimension).
-        best = np.argmin(score, axis=1) if d else np.zeros(p, dtype=np.int64)
+        best = self._best(score, counts)
         split = np.isfinite(score[np.arange(p), best]) if d else np.zeros(p, dtype=bool)
         label = np.zeros(level.n_rows, dtype=np.int32)
         for a in np.unique(best[split]):
@@ -173,7 +175,8 @@ class _DMondrian:
 
     def _cuts(self, level, segs, a, lo, hi):
         """For parts `segs`: max(τ1, τ2) of the cut found on attribute a (inf if it is
-        not d-allowable or breaks another requirement) and the cut value."""
+        not d-allowable or breaks another requirement), the cut value, and the groups'
+        (negatives, sizes) of the left then the right children, for exact ties."""
         pos, lseg = level.positions(segs)
         runs = E.frequency_runs(lseg, level.column(a)[pos], lo, hi, rows=True)
         sizes = level.sizes[segs]
@@ -200,7 +203,60 @@ class _DMondrian:
         ok = ok[:n] & ok[n:]
         tau = self.tau.distances(negatives, group_sizes).max(axis=1)
         score = np.where(ok, np.maximum(tau[:n], tau[n:]), np.inf)
-        return score, runs.value[cut]
+        return score, runs.value[cut], (segs, negatives, group_sizes)
+
+    def _best(self, score: np.ndarray, counts: dict) -> np.ndarray:
+        """Per part, the attribute with the smallest max(τ1, τ2), ties to the earlier
+        attribute (choose_PND_dimension, tcloseness spec §2.2).
+
+        Floats rank cuts whose scores are far apart; scores within the float tolerance
+        of a part's minimum (equal rationals such as |1/3 - 1/2| and |2/3 - 1/2| may
+        round apart) are compared exactly, from the cuts' counts.
+        """
+        p, d = score.shape
+        if not d:
+            return np.zeros(p, dtype=np.int64)
+        best = np.argmin(score, axis=1)
+        low = score[np.arange(p), best][:, None]
+        # A part with no allowable cut has low = inf: nothing is near it.
+        near = np.isfinite(score) & (score <= low + M.TOLERANCE * np.maximum(1.0, low))
+        rows = np.flatnonzero(near.sum(axis=1) > 1)
+        if not len(rows):
+            return best
+        dtype = self.tau.exact_dtype
+        best_num = np.zeros(len(rows), dtype=dtype)
+        best_den = np.ones(len(rows), dtype=dtype)
+        seen = np.zeros(len(rows), dtype=bool)
+        for a in range(d):
+            idx = np.flatnonzero(near[rows, a])
+            if not len(idx):
+                continue
+            num, den = self._exact_scores(counts[a], rows[idx])
+            # Strictly smaller only: an equal later attribute keeps the earlier one.
+            better = ~seen[idx] | (num * best_den[idx] < best_num[idx] * den)
+            upd = idx[better]
+            best_num[upd], best_den[upd] = num[better], den[better]
+            best[rows[upd]] = a
+            seen[upd] = True
+        return best
+
+    def _exact_scores(self, cut_counts, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """max(τ(P1), τ(P2)) of the cuts found for `parts`, as N times that rational:
+        (numerators, denominators) max over groups of |neg N - NEG size| / size, in
+        integers (an empty group counts 0)."""
+        segs, negatives, sizes = cut_counts
+        n = len(segs)
+        i = np.searchsorted(segs, parts)
+        dtype = self.tau.exact_dtype
+        neg = np.concatenate([negatives[i], negatives[n + i]], axis=1).astype(dtype)
+        size = np.concatenate([sizes[i], sizes[n + i]], axis=1).astype(dtype)
+        dist = np.abs(neg * self.tau.total - self.tau.neg * size)
+        size = np.maximum(size, 1)
+        num, den = dist[:, 0], size[:, 0]
+        for g in range(1, dist.shape[1]):
+            larger = dist[:, g] * den > num * size[:, g]
+            num, den = np.where(larger, dist[:, g], num), np.where(larger, size[:, g], den)
+        return num, den
 
     def _size_ok(self, counts: np.ndarray) -> np.ndarray:
         k = self.k

@@ -598,3 +598,37 @@ def test_property_same_classes_as_the_recursive_algorithm(data):
         inst, prov["t"], k, k_mode, rule, values=prov["params"]["pd_groups"] == "values"
     )
     assert [sorted(np.flatnonzero(rel.groups == g).tolist()) for g in range(rel.n_groups)] == expected
+
+
+def test_exact_tie_between_attributes_goes_to_the_earlier():
+    """Both attributes cut the 10 protected records 7 | 3 with max(τ1, τ2) = 1/6 exactly
+    (p- = 1/2: q0's right child has 1/3 negatives, q1's 2/3), but |1/3 - 1/2| and
+    |2/3 - 1/2| differ as floats. The tie goes to the earlier attribute, q0."""
+    inst = fa.Instance(
+        pd.DataFrame(
+            {
+                "q0": [0, 0, 0, 0, 0, 0, 1, 0, 1, 1],
+                "q1": [0, 0, 0, 0, 0, 1, 1, 0, 0, 1],
+                "pd": ["f"] * 10,
+                "dec": ["-", "-", "-", "+", "+", "-", "-", "+", "+", "+"],
+                "s": ["s0"] * 10,
+            }
+        ),
+        fa.Schema(
+            [
+                fa.Attribute("q0", kind="numeric"),
+                fa.Attribute("q1", kind="numeric"),
+                fa.Attribute("pd", role="protected", protected=["f"], hierarchy=Hierarchy.flat(["f", "m", "x"])),
+                fa.Attribute("dec", role="decision", kind="ordered", order=["-", "+"], negative="-"),
+                fa.Attribute("s", role="sensitive", kind="ordered", order=S_VALUES),
+            ]
+        ),
+        name="tie",
+    )
+    reqs = [fa.AlphaProtection("RD", "1/2"), fa.KAnonymity(1)]
+    rel = dmondrian(inst, reqs, k_mode="strict", cut_rule="balanced")
+    assert rel.provenance["t"] == Fraction(1, 4)
+    expected = [[0, 1, 2, 3, 4, 5, 7], [6, 8, 9]]
+    assert _reference_dmondrian(inst, Fraction(1, 4), 1, "strict", "balanced") == expected
+    assert _classes(inst, rel) == expected
+    _passes(inst, rel, reqs)
