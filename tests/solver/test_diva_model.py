@@ -225,7 +225,7 @@ def test_exact_mode_agrees_with_brute_force(problem):
 def test_diva_answers_whenever_the_exact_mode_does(problem, strategy):
     """DIVA never returns UNKNOWN where the exact mode proves that a release exists,
     returns INFEASIBLE only when brute force finds no release, and names k in the
-    conflict exactly when the constraints alone could hold with classes of one record."""
+    conflict whenever the constraints alone could hold with classes of one record."""
     inst, reqs = problem
     best = brute_force(inst, reqs)
     exact = diva_exact(inst, reqs, seed=0, num_workers=1)
@@ -237,7 +237,10 @@ def test_diva_answers_whenever_the_exact_mode_does(problem, strategy):
         k = reqs[0].k
         if k > 1 and release.reason.startswith("No release by suppression"):
             without_k = brute_force(inst, [fa.KAnonymity(1), *reqs[1:]])
-            assert (f"{k}-anonymity" in release.reason) == (without_k is not None), release.reason
+            # When the constraints alone can hold, every conflict involves k. When they
+            # cannot, a minimal conflict with k may exist too (it need not be unique).
+            if without_k is not None:
+                assert f"{k}-anonymity" in release.reason, release.reason
     else:
         assert release.status in (Status.FEASIBLE, Status.OPTIMAL), release.reason
         assert release.objective >= best
