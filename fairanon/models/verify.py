@@ -25,7 +25,7 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
-from .released import combine_codes, factorize, group_ids, narrow
+from .released import combine_codes, factorize, group_ids, id_type, narrow
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -342,10 +342,10 @@ class _Classes:
         if self.columns:
             self.ids, self.n = group_ids([(codes, len(labels)) for codes, labels in self.columns.values()])
         else:
-            self.ids, self.n = np.zeros(len(table), dtype=np.int64), 1 if len(table) else 0
+            self.ids, self.n = np.zeros(len(table), dtype=id_type(len(table))), 1 if len(table) else 0
         self.sizes = np.bincount(self.ids, minlength=self.n)
-        first = np.full(self.n, -1, dtype=np.int64)
-        first[self.ids[::-1]] = np.arange(len(self.ids))[::-1]
+        first = np.full(self.n, -1, dtype=self.ids.dtype)
+        first[self.ids[::-1]] = np.arange(len(self.ids), dtype=self.ids.dtype)[::-1]
         self.first_row = first
         self._values: dict[str, tuple[np.ndarray, list]] = {}
 
@@ -780,6 +780,7 @@ def verify(
             "(quasi-identifiers and requirement targets); nothing can be verified."
         )
     cls = _Classes(instance, released)
+    n_classes = cls.n
     for req in requirements:
         if len(released) == 0:
             checks.append(CheckResult(str(req), False, detail="the release holds no rows"))
@@ -807,7 +808,11 @@ def verify(
         from .metrics.classes import first_appearance
 
         k = next((r.k for r in requirements if isinstance(r, KAnonymity)), None)
-        summary = metric_summary(instance, release, k=k, classes=first_appearance(cls.ids, cls.n))
+        classes = first_appearance(cls.ids, cls.n)
+        # The metrics code the columns again: the checks' row-sized arrays go first.
+        del cls, table, positions
+        summary = metric_summary(instance, release, k=k, classes=classes)
+        del classes
     bounds = {}
     if summary:
         from .bounds import release_bounds
@@ -818,7 +823,7 @@ def verify(
         method=release.method,
         status=str(release.status),
         n_rows=len(released),
-        n_classes=cls.n,
+        n_classes=n_classes,
         checks=tuple(checks),
         metrics=summary,
         elapsed_s=time.perf_counter() - started,
