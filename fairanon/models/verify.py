@@ -233,6 +233,10 @@ def _aligned(instance: Instance, release: Release) -> tuple[pd.DataFrame, np.nda
     return table, positions
 
 
+#: Rows per slice where a check builds several per-row temporaries.
+_CHUNK = 1 << 18
+
+
 def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarray) -> CheckResult:
     bad: dict | None = None
     n_bad = 0
@@ -247,11 +251,16 @@ def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarr
             n_bad += 1
             bad = bad or {"attribute": name, "detail": str(exc)}
             continue
-        original = instance.codes(name)[positions]
-        ok = covers.contains(codes, original)
-        if not ok.all():
-            n_bad += int((~ok).sum())
-            i = int(np.flatnonzero(~ok)[0])
+        full = instance.codes(name)
+        # By slices of rows: the per-row bounds a label test reads stay small.
+        wrong = [
+            np.flatnonzero(~covers.contains(codes[s:s + _CHUNK], full[positions[s:s + _CHUNK]])) + s
+            for s in range(0, len(codes), _CHUNK)
+        ]
+        n_wrong = sum(len(w) for w in wrong)
+        if n_wrong:
+            n_bad += n_wrong
+            i = int(next(w[0] for w in wrong if len(w)))
             bad = bad or {
                 "row": table.index[i],
                 "attribute": name,
