@@ -226,7 +226,7 @@ def _aligned(instance: Instance, release: Release) -> tuple[pd.DataFrame, np.nda
     """The released rows whose ids the instance knows (first occurrence) and their
     positions in the instance."""
     if release.table.index.equals(instance.row_ids):
-        return release.table, np.arange(instance.n_rows, dtype=np.int64)
+        return release.table, np.arange(instance.n_rows, dtype=id_type(instance.n_rows))
     table = release.table[~release.table.index.duplicated()]
     table = table[table.index.isin(instance.row_ids)]
     positions = instance.row_ids.get_indexer(table.index)
