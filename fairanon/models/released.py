@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["factorize", "narrow", "combine_codes", "group_ids", "classes_of"]
+__all__ = ["factorize", "narrow", "id_type", "combine_codes", "group_ids", "classes_of"]
 
 
 def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -85,32 +85,34 @@ def combine_codes(key: np.ndarray, n_key: int, codes: np.ndarray, n_codes: int) 
     """Dense ids of the pairs (key, code): the refinement of one grouping by a column.
 
     >>> combine_codes(np.array([0, 0, 1, 1]), 2, np.array([0, 1, 0, 0]), 2)
-    (array([0, 1, 2, 2]), 3)
+    (array([0, 1, 2, 2], dtype=int32), 3)
     """
     return group_ids([(key, n_key), (codes, n_codes)])
 
 
 def group_ids(columns: Sequence[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
-    """Dense ids (int64) of the distinct rows of several code columns, and their number.
+    """Dense ids of the distinct rows of several code columns, and their number.
 
     `columns` holds (codes, number of codes) pairs. Ids number the distinct rows in
     lexicographic order of their codes, as refining by one column after another with
     :func:`combine_codes` would. The columns are packed into one mixed-radix int64 key
     while the product of their code counts fits; the key is then renumbered densely,
     by counting when its range is small, else by hashing and sorting only the distinct
-    keys (O(n) plus O(c log c) for c groups, never a sort of all n rows).
+    keys (O(n) plus O(c log c) for c groups, never a sort of all n rows). Ids are int32
+    below 2**31 rows (4 bytes a row rather than 8), else int64.
 
     >>> group_ids([(np.array([1, 0, 1]), 2), (np.array([0, 2, 0]), 3)])
-    (array([1, 0, 1]), 2)
+    (array([1, 0, 1], dtype=int32), 2)
     """
     n = len(columns[0][0]) if columns else 0
     if n == 0 or not columns:
-        return np.zeros(n, dtype=np.int64), 1 if n else 0
+        return np.zeros(n, dtype=id_type(n)), 1 if n else 0
     key, bound = None, 1
     for codes, n_codes in columns:
         n_codes = max(int(n_codes), 1)
         if key is not None and bound * n_codes >= 2**63:
             key, bound = _dense(key, bound)
+            key = key.astype(np.int64)
         if key is None:
             key = codes.astype(np.int64)
         else:
@@ -120,20 +122,29 @@ def group_ids(columns: Sequence[tuple[np.ndarray, int]]) -> tuple[np.ndarray, in
     return _dense(key, bound)
 
 
+def id_type(n: int) -> type:
+    """The integer type of ids 0..n-1 numbering rows or groups of rows: int32 below
+    2**31, else int64."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 def _dense(key: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
-    """Ranks of the int64 keys in [0, bound) among the distinct keys, and their number."""
+    """Ranks (:func:`id_type`) of the int64 keys in [0, bound) among the distinct keys,
+    and their number."""
     n = len(key)
     if bound <= 4 * n + 1_000_000:
         present = np.zeros(bound, dtype=bool)
         present[key] = True
-        remap = np.cumsum(present, dtype=np.int32 if bound < 2**31 else np.int64)
-        dense = remap[key].astype(np.int64)
+        # At most n distinct keys: ranks fit the ids' type.
+        remap = np.cumsum(present, dtype=id_type(n))
+        del present
+        dense = remap[key]
         dense -= 1
         return dense, int(remap[-1])
     # The hash table grows with the distinct keys; sized for n from the start it would
     # take several bytes a row.
     inverse, uniques = pd.factorize(key, sort=False, size_hint=max(1024, n // 16))
-    rank = np.empty(len(uniques), dtype=np.int64)
+    rank = np.empty(len(uniques), dtype=id_type(n))
     rank[np.argsort(uniques)] = np.arange(len(uniques))
     return rank[inverse], len(uniques)
 
@@ -142,5 +153,5 @@ def classes_of(table: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray,
     """Equivalence class id of every row (identical values on `columns`) and their number."""
     coded = [factorize(table[col]) for col in columns]
     if not coded:
-        return np.zeros(len(table), dtype=np.int64), 1 if len(table) else 0
+        return np.zeros(len(table), dtype=id_type(len(table))), 1 if len(table) else 0
     return group_ids([(codes, len(uniques)) for codes, uniques in coded])

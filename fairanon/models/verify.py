@@ -25,7 +25,7 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
-from .released import combine_codes, factorize, group_ids, narrow
+from .released import combine_codes, factorize, group_ids, id_type, narrow
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -226,11 +226,15 @@ def _aligned(instance: Instance, release: Release) -> tuple[pd.DataFrame, np.nda
     """The released rows whose ids the instance knows (first occurrence) and their
     positions in the instance."""
     if release.table.index.equals(instance.row_ids):
-        return release.table, np.arange(instance.n_rows, dtype=np.int64)
+        return release.table, np.arange(instance.n_rows, dtype=id_type(instance.n_rows))
     table = release.table[~release.table.index.duplicated()]
     table = table[table.index.isin(instance.row_ids)]
     positions = instance.row_ids.get_indexer(table.index)
     return table, positions
+
+
+#: Rows per slice where a check builds several per-row temporaries.
+_CHUNK = 1 << 18
 
 
 def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarray) -> CheckResult:
@@ -247,11 +251,16 @@ def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarr
             n_bad += 1
             bad = bad or {"attribute": name, "detail": str(exc)}
             continue
-        original = instance.codes(name)[positions]
-        ok = covers.contains(codes, original)
-        if not ok.all():
-            n_bad += int((~ok).sum())
-            i = int(np.flatnonzero(~ok)[0])
+        full = instance.codes(name)
+        # By slices of rows: the per-row bounds a label test reads stay small.
+        wrong = [
+            np.flatnonzero(~covers.contains(codes[s:s + _CHUNK], full[positions[s:s + _CHUNK]])) + s
+            for s in range(0, len(codes), _CHUNK)
+        ]
+        n_wrong = sum(len(w) for w in wrong)
+        if n_wrong:
+            n_bad += n_wrong
+            i = int(next(w[0] for w in wrong if len(w)))
             bad = bad or {
                 "row": table.index[i],
                 "attribute": name,
@@ -342,10 +351,10 @@ class _Classes:
         if self.columns:
             self.ids, self.n = group_ids([(codes, len(labels)) for codes, labels in self.columns.values()])
         else:
-            self.ids, self.n = np.zeros(len(table), dtype=np.int64), 1 if len(table) else 0
+            self.ids, self.n = np.zeros(len(table), dtype=id_type(len(table))), 1 if len(table) else 0
         self.sizes = np.bincount(self.ids, minlength=self.n)
-        first = np.full(self.n, -1, dtype=np.int64)
-        first[self.ids[::-1]] = np.arange(len(self.ids))[::-1]
+        first = np.full(self.n, -1, dtype=self.ids.dtype)
+        first[self.ids[::-1]] = np.arange(len(self.ids), dtype=self.ids.dtype)[::-1]
         self.first_row = first
         self._values: dict[str, tuple[np.ndarray, list]] = {}
 
@@ -780,6 +789,7 @@ def verify(
             "(quasi-identifiers and requirement targets); nothing can be verified."
         )
     cls = _Classes(instance, released)
+    n_classes = cls.n
     for req in requirements:
         if len(released) == 0:
             checks.append(CheckResult(str(req), False, detail="the release holds no rows"))
@@ -807,7 +817,11 @@ def verify(
         from .metrics.classes import first_appearance
 
         k = next((r.k for r in requirements if isinstance(r, KAnonymity)), None)
-        summary = metric_summary(instance, release, k=k, classes=first_appearance(cls.ids, cls.n))
+        classes = first_appearance(cls.ids, cls.n)
+        # The metrics code the columns again: the checks' row-sized arrays go first.
+        del cls, table, positions
+        summary = metric_summary(instance, release, k=k, classes=classes)
+        del classes
     bounds = {}
     if summary:
         from .bounds import release_bounds
@@ -818,7 +832,7 @@ def verify(
         method=release.method,
         status=str(release.status),
         n_rows=len(released),
-        n_classes=cls.n,
+        n_classes=n_classes,
         checks=tuple(checks),
         metrics=summary,
         elapsed_s=time.perf_counter() - started,

@@ -29,7 +29,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
 from ...release import Release
-from ..released import group_ids, narrow
+from ..released import group_ids, id_type, narrow
 
 __all__ = ["NUMERIC_LOSSES", "equivalence_classes"]
 
@@ -230,17 +230,19 @@ def _combine(codes: list[np.ndarray]) -> tuple[np.ndarray, int]:
     arrays, and their number."""
     n = len(codes[0]) if codes else 0
     if not codes:
-        return np.zeros(0, dtype=np.int64), 0
+        return np.zeros(0, dtype=np.int32), 0
     ids, n_ids = group_ids([(c, int(c.max()) + 1 if n else 1) for c in codes])
     return first_appearance(ids, n_ids), n_ids
 
 
 def first_appearance(ids: np.ndarray, n_ids: int) -> np.ndarray:
-    """Group ids 0..n_ids-1 renumbered in order of each group's first row (O(n))."""
-    first = np.empty(n_ids, dtype=np.int64)
-    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
-    rank = np.empty(n_ids, dtype=np.int64)
-    rank[np.argsort(first)] = np.arange(n_ids)
+    """Group ids 0..n_ids-1 renumbered in order of each group's first row (O(n)), in
+    the ids' type (int32 below 2**31 rows)."""
+    kind = id_type(len(ids))
+    first = np.empty(n_ids, dtype=kind)
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1, dtype=kind)
+    rank = np.empty(n_ids, dtype=kind)
+    rank[np.argsort(first)] = np.arange(n_ids, dtype=kind)
     return rank[ids]
 
 
@@ -384,4 +386,4 @@ def equivalence_classes(instance: Instance, release: Release) -> np.ndarray:
     -----
     O(n) hashing over n rows; ``release.groups`` is never read (baselines spec §0.3.5).
     """
-    return _prepare(instance, release, "equivalence_classes").class_ids.copy()
+    return _prepare(instance, release, "equivalence_classes").class_ids.astype(np.int64)
