@@ -30,6 +30,8 @@ import platform
 import time
 from fractions import Fraction
 
+from _table import show
+
 import fairanon as fa
 from fairanon.exceptions import FairanonError
 from fairanon.instances.synthetic import population
@@ -322,18 +324,7 @@ def _show(
         "seconds",
     ),
 ) -> None:
-    widths = {c: max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    for r in rows:
-        print("  ".join(_fmt(r.get(c)).ljust(widths[c]) for c in columns))
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+    show(rows, columns)
 
 
 def main() -> None:

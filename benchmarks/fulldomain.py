@@ -28,6 +28,8 @@ import platform
 import time
 from fractions import Fraction
 
+from _table import show
+
 import fairanon as fa
 from fairanon.models.metrics import loss_metric
 from fairanon.solver.fulldomain import fulldomain
@@ -117,21 +119,6 @@ def frontiers(repeat: int, master_limit: float) -> list[dict]:
     return rows
 
 
-def _show(rows: list[dict], columns) -> None:
-    widths = {c: max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    for r in rows:
-        print("  ".join(_fmt(r.get(c)).ljust(widths[c]) for c in columns))
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -153,7 +140,7 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}", flush=True)
     grid = adult_grid(args.repeat, args.objective)
     print()
-    _show(
+    show(
         grid,
         (
             "k", "max_suppressed", "status", "objective", "LM_avg", "suppressed", "nodes_checked",
@@ -163,7 +150,7 @@ def main() -> None:
     compared = [] if args.no_frontiers else frontiers(args.repeat, args.master_limit)
     if compared:
         print()
-        _show(
+        show(
             compared,
             ("requirements", "max_suppressed", "search", "status", "objective", "nodes_checked",
              "cpu_s", "wall_s"),

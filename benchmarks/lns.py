@@ -37,6 +37,7 @@ from fractions import Fraction
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _data import DATA_HELP, data_dir  # noqa: E402
+from _table import show  # noqa: E402
 from exact import GERMAN_QI  # noqa: E402
 
 import fairanon as fa  # noqa: E402
@@ -207,18 +208,7 @@ def _show(rows) -> None:
         "rounds",
         "improvements",
     )
-    widths = {c: max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    for r in rows:
-        print("  ".join(_fmt(r.get(c)).ljust(widths[c]) for c in columns))
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+    show(rows, columns)
 
 
 def main() -> None:
