@@ -2,50 +2,18 @@
 message for every kind of bad input."""
 
 import json
-import textwrap
 from fractions import Fraction
 
 import pytest
+from cli_helpers import CSV, REQUIREMENTS, SCHEMA, write_job
 
 import fairanon as fa
 from fairanon.cli import main
 
-CSV = """id,name,age,zip,sex,disease,approved
-1,Ann,34,13053,F,flu,no
-2,Bob,41,13268,M,cold,yes
-3,Cid,39,13268,M,flu,yes
-4,Dee,26,13053,F,cold,no
-5,Eve,50,13253,F,hiv,no
-6,Fay,55,13253,F,cold,yes
-7,Gus,49,13250,M,hiv,no
-8,Hal,31,13052,M,flu,yes
-"""
-
-
 def _job(tmp_path, *, csv=CSV, schema=None, requirements=None, extra=""):
-    (tmp_path / "data.csv").write_text(csv)
-    schema = schema or """
-        name: {role: identifier}
-        age: {role: qi, type: numeric}
-        zip: {role: qi}
-        sex: {role: protected, protected: [F]}
-        disease: {role: sensitive}
-        approved: {role: decision, negative: "no"}"""
-    requirements = requirements or """
-      - k_anonymity: {k: 2}
-      - l_diversity: {l: 2}"""
-    text = f"""
-instance:
-  csv: data.csv
-  id_column: id
-  schema:{textwrap.indent(textwrap.dedent(schema), '    ')}
-requirements:{textwrap.indent(textwrap.dedent(requirements), '  ')}
-method: mondrian
-seed: 0
-{extra}"""
-    path = tmp_path / "job.yaml"
-    path.write_text(text)
-    return str(path)
+    return write_job(
+        tmp_path, csv=csv, schema=schema or SCHEMA, requirements=requirements or REQUIREMENTS, extra=extra
+    )
 
 
 def test_main_job_on_the_bundled_default(tmp_path, capsys):
