@@ -16,6 +16,7 @@ them back with :func:`label_covers`, so both sides share one definition.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -94,13 +95,21 @@ def _parse_float(text: str) -> float | None:
     return None if math.isnan(value) else value
 
 
+_PLAIN_RANGE = re.compile(r"([\[(])(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)([\])])")
+
+
 def _numeric_bounds(label: str) -> tuple[float, float, bool, bool] | None:
     if label == SUPPRESSED:
         return -math.inf, math.inf, False, False
-    value = _parse_float(label)
-    if value is not None:
-        return value, value, False, False
-    if len(label) >= 5 and label[0] in "[(" and label[-1] in "])":
+    if label[:1] not in ("[", "("):  # no number's text starts with a bracket
+        value = _parse_float(label)
+        return None if value is None else (value, value, False, False)
+    plain = _PLAIN_RANGE.fullmatch(label)
+    if plain is not None:  # the ranges the methods write, read without trying each '-'
+        lo, hi = float(plain[2]), float(plain[3])
+        if lo <= hi:
+            return lo, hi, plain[1] == "(", plain[4] == ")"
+    if len(label) >= 5 and label[-1] in "])":
         for left, right in _split_pairs(label[1:-1]):
             lo, hi = _parse_float(left), _parse_float(right)
             if lo is not None and hi is not None and lo <= hi:
@@ -143,23 +152,19 @@ def label_covers(attr: Attribute, labels: Sequence[str]) -> LabelCovers:
     """
     labels = tuple(str(v) for v in labels)
     if attr.kind == "numeric":
-        bounds = []
-        for label in labels:
+        # Filled in place: a list of per-label tuples would keep thousands of small
+        # containers alive and set off the collector's full passes.
+        lo, hi = np.empty(len(labels)), np.empty(len(labels))
+        lo_open, hi_open = np.zeros(len(labels), dtype=bool), np.zeros(len(labels), dtype=bool)
+        for i, label in enumerate(labels):
             b = _numeric_bounds(label)
             if b is None:
                 raise SchemaError(
                     f"Released value {label!r} of numeric attribute {attr.name!r} is not a number, "
                     "a range like [25-34] or '*'."
                 )
-            bounds.append(b)
-        lo, hi, lo_open, hi_open = (np.array(x) for x in zip(*bounds)) if bounds else ([],) * 4
-        return LabelCovers(
-            labels,
-            lo=np.asarray(lo, dtype=float),
-            hi=np.asarray(hi, dtype=float),
-            lo_open=np.asarray(lo_open, dtype=bool),
-            hi_open=np.asarray(hi_open, dtype=bool),
-        )
+            lo[i], hi[i], lo_open[i], hi_open[i] = b
+        return LabelCovers(labels, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
     index = {v: i for i, v in enumerate(attr.domain)}
     rows = []
     for label in labels:

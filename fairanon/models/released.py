@@ -37,7 +37,8 @@ def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             return _factorize_text(column.astype(str))
         categories = column.cat.categories
         seen = _first_seen(raw, len(categories))
-        text = np.array([str(categories[c]) for c in seen], dtype=object)
+        # One take and one list: indexing an Arrow-backed index per category is slow.
+        text = np.array([str(v) for v in categories.take(seen).tolist()], dtype=object)
         merged, uniques = pd.factorize(text)
         remap = np.zeros(len(categories), dtype=np.int32)
         remap[seen] = merged

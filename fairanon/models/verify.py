@@ -25,6 +25,9 @@ from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
 from . import measures as M
+from .bounds import release_bounds
+from .metrics import summary as metric_summary
+from .metrics.classes import first_appearance
 from .released import combine_codes, factorize, group_ids, id_type, narrow
 from .requirements import (
     AlphaProtection,
@@ -813,9 +816,6 @@ def verify(
     # Losses are measured against the original cell by cell, so only a release that
     # holds every record once, truthfully, has any.
     if metrics and checks[0].passed and checks[2].passed:
-        from .metrics import summary as metric_summary
-        from .metrics.classes import first_appearance
-
         k = next((r.k for r in requirements if isinstance(r, KAnonymity)), None)
         classes = first_appearance(cls.ids, cls.n)
         # The metrics code the columns again: the checks' row-sized arrays go first.
@@ -824,8 +824,6 @@ def verify(
         del classes
     bounds = {}
     if summary:
-        from .bounds import release_bounds
-
         bounds = release_bounds(instance, release, requirements, summary, compute=bound)
     return Report(
         instance=instance.name,

@@ -3,9 +3,12 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairanon.exceptions import SchemaError
 from fairanon.instances import Attribute, Hierarchy, Instance, Schema, format_range, label_covers
+from fairanon.instances.generalization import format_number
 from fairanon.release import generalize_partition
 
 EDU = ("HS", "Bachelors", "Masters", "PhD")
@@ -299,6 +302,36 @@ def test_label_covers_numeric():
 def test_label_covers_numeric_rejects(label):
     with pytest.raises(SchemaError, match="is not a number, a range"):
         label_covers(Attribute("age", kind="numeric"), [label])
+
+
+def _bounds_by_every_dash(label: str):
+    """The reading of a bracketed numeric label by trying each '-' in turn."""
+    inner = label[1:-1]
+    for i, ch in enumerate(inner):
+        if ch == "-" and 0 < i < len(inner) - 1:
+            try:
+                lo, hi = float(inner[:i]), float(inner[i + 1:])
+            except ValueError:
+                continue
+            if lo <= hi:
+                return lo, hi, label[0] == "(", label[-1] == ")"
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(-10**6, 10**6), st.floats(-1e6, 1e6, allow_nan=False)),
+       st.one_of(st.integers(-10**6, 10**6), st.floats(-1e6, 1e6, allow_nan=False)),
+       st.sampled_from("[("), st.sampled_from("])"))
+def test_numeric_ranges_read_as_by_trying_each_dash(a, b, left, right):
+    label = f"{left}{format_number(a)}-{format_number(b)}{right}"
+    expected = _bounds_by_every_dash(label)
+    age = Attribute("age", kind="numeric")
+    if expected is None:
+        with pytest.raises(SchemaError):
+            label_covers(age, [label])
+        return
+    covers = label_covers(age, [label])
+    assert (covers.lo[0], covers.hi[0], covers.lo_open[0], covers.hi_open[0]) == expected
 
 
 def test_label_covers_ordered():
