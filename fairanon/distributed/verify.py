@@ -1,11 +1,14 @@
 """The verifier on Dask: the single-machine verdicts, achieved values and witnesses,
 from per-partition checks and group-by counts.
 
-Row integrity, truthfulness and unchanged values are checked per partition of the
-release joined with the original by record id (one shuffle), each partition keeping
-its counts and its first offending row by position. The equivalence classes are
-counted per partition (labels coded in their order of first appearance in the whole
-release, so the classes are numbered as the single-machine verifier numbers them)
+A first pass numbers the distinct labels of every released column the checks read,
+in their order of first appearance in the whole release (so the classes are numbered
+as the single-machine verifier numbers them). Row integrity, truthfulness and
+unchanged values are then checked per partition of the release joined with the
+original by record id (one shuffle), both sides travelling as narrow integer codes:
+the release's labels by their numbers, the original's values as the checks compare
+them; each label is read once, on the client. Each partition keeps its counts and its
+first offending row by position. The equivalence classes are counted per partition
 with their counts over the target and decision values; the small per-class table
 then goes through the single-machine checks of :mod:`fairanon.models.verify` on the
 client. Only the records of the witness classes are read once more.
@@ -14,6 +17,7 @@ client. Only the records of the witness classes are read once more.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
@@ -21,9 +25,10 @@ import pandas as pd
 
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
 from ..instances.generalization import label_covers
+from ..instances.hierarchy import SUPPRESSED
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
-from ..models.released import factorize
+from ..models.released import factorize, id_type, narrow
 from ..models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -45,7 +50,7 @@ from ..models.verify import (
     _text,
     diversity_count,
     diversity_result,
-    unchanged_cells,
+    unchanged_lookup,
     value_order,
 )
 from .instance import DaskInstance, compute as _compute, persist as _persist, read_table
@@ -183,71 +188,139 @@ def _witness_rows(frame: pd.DataFrame, qi, order, radix, wanted: np.ndarray) -> 
 
 
 # ------------------------------------------------------------------ integrity
-def _integrity(frame: pd.DataFrame, coder, released: list, masked: frozenset, index_name) -> dict:
-    schema = coder.schema
+@dataclass(frozen=True)
+class _Decoded:
+    """What the integrity checks read of one released column's distinct labels (by
+    their codes in the whole release), worked out once on the client.
+
+    ``covers``: each label's original values (generalizable columns; a label that
+    cannot be read stands as ``*``, and ``unreadable`` maps its code to the reason).
+    ``same``: per label, the original code it equals (NaN or -1: none), for the count
+    of generalized cells. ``unchanged``: per label, what it reads as for the unchanged
+    values (:func:`~fairanon.models.verify.unchanged_lookup`).
+    """
+
+    labels: np.ndarray
+    covers: object = None
+    unreadable: dict = field(default_factory=dict)
+    same: np.ndarray | None = None
+    unchanged: np.ndarray | None = None
+
+
+def _decode(schema, order: dict, truth: list, kept: list) -> dict:
+    out = {}
+    for name in dict.fromkeys(truth + kept):
+        attr = schema[name]
+        labels = np.asarray(order[name].index, dtype=object)
+        covers, unreadable, same = None, {}, None
+        if name in truth:
+            try:
+                covers = label_covers(attr, labels)
+            except SchemaError:
+                for code, label in enumerate(labels):
+                    try:
+                        label_covers(attr, [label])
+                    except SchemaError as exc:
+                        unreadable[code] = str(exc)
+                covers = label_covers(attr, [SUPPRESSED if i in unreadable else v for i, v in enumerate(labels)])
+            # A generalized cell is one whose label is not the original value itself.
+            if attr.kind == "numeric":
+                point = (covers.lo == covers.hi) & ~covers.lo_open & ~covers.hi_open
+                same = np.where(point, covers.lo, np.nan)
+            else:
+                index = {v: i for i, v in enumerate(attr.domain)}
+                same = np.array([index.get(lab, -1) for lab in labels], dtype=np.int64)
+        unchanged = unchanged_lookup(attr, labels) if name in kept else None
+        out[name] = _Decoded(labels, covers, unreadable, same, unchanged)
+    return out
+
+
+def _release_codes(part: pd.DataFrame, order: dict, columns: list, start: int, pos_type) -> pd.DataFrame:
+    """One partition of the release as the codes of its labels in the whole release
+    (narrow integers) and each row's position: what the join ships instead of text."""
+    out = pd.DataFrame(index=part.index)
+    for c in columns:
+        codes, labels = factorize(part[c])
+        out[c] = narrow(order[c].reindex(labels).to_numpy(dtype=np.int64), len(order[c]))[codes]
+    out[_POS] = np.arange(start, start + len(part), dtype=pos_type)
+    return out
+
+
+def _original_codes(part: pd.DataFrame, coder, columns: list) -> pd.DataFrame:
+    """One partition of the original as the codes the checks compare with: domain
+    indices (narrow integers), or the numbers (float64, as the single-machine checks
+    read them)."""
+    inst = coder.part(part)
+    out = pd.DataFrame(index=part.index)
+    for c in columns:
+        out[c + _SUFFIX] = _original_column(coder.schema[c], inst.stored_codes(c))
+    return out
+
+
+def _original_column(attr, codes: np.ndarray) -> np.ndarray:
+    return codes.astype(float) if attr.kind == "numeric" else narrow(codes, len(attr.domain))
+
+
+def _original_of(attr, column: pd.Series) -> np.ndarray:
+    return column.to_numpy(dtype=float if attr.kind == "numeric" else np.int64)
+
+
+def _original_value(attr, code, integer: bool):
+    """The original cell of a code, as the single-machine verifier shows it (a whole
+    number of an integer column as an int)."""
+    if attr.kind == "numeric":
+        return int(code) if integer else float(code)
+    value = attr.domain[int(code)]
+    return value.item() if hasattr(value, "item") else value
+
+
+def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: list, integer: dict) -> dict:
+    """Rows lost, duplicated and unknown, untruthful and changed cells of one partition
+    of the release joined with the original by record id, with the first offending row
+    of each kind by position; and the number of generalized cells."""
     ind = frame["_merge"].astype(str).to_numpy()
     rel = frame[ind != "right_only"].sort_values(_POS, kind="stable")
     lost = frame.index[ind == "right_only"]
     unknown = frame.index[ind == "left_only"]
     dup_mask = rel.index.duplicated(keep="first")
-    dups = pd.DataFrame({"pos": rel[_POS].to_numpy()[dup_mask], "id": rel.index[dup_mask]})
+    dups = pd.DataFrame({"pos": rel[_POS].to_numpy(dtype=np.int64)[dup_mask], "id": rel.index[dup_mask]})
     aligned = rel[(rel["_merge"].astype(str) == "both").to_numpy() & ~dup_mask]
     out = {"n_release": len(rel), "lost": lost, "unknown": unknown, "dups": dups,
            "truth": {}, "unchanged": {}, "generalized": 0}
     if not len(aligned):
         return out
-    original = pd.DataFrame(index=aligned.index)
-    for attr in schema:
-        source = attr.name + _SUFFIX if attr.name in released else attr.name
-        original[attr.name] = aligned[source]
-    inst = coder.part(original)
-    pos = aligned[_POS].to_numpy()
-    for name in schema.generalizable:
-        if name not in released:
-            continue
-        attr = schema[name]
-        codes, labels = factorize(aligned[name])
-        try:
-            covers = label_covers(attr, labels)
-        except SchemaError:
-            first = np.full(len(labels), -1, dtype=np.int64)
-            first[codes[::-1]] = pos[::-1]
-            bad = []
-            for i, lab in enumerate(labels):
-                try:
-                    label_covers(attr, [lab])
-                except SchemaError as exc:
-                    bad.append((int(first[i]), str(exc)))
-            out["truth"][name] = {"unreadable": min(bad)}
-            continue
-        ok = covers.contains(codes, inst.codes(name))
-        entry = {"n": int((~ok).sum())}
+    pos = aligned[_POS].to_numpy(dtype=np.int64)
+    for name in truth:
+        attr, dec = schema[name], decoded[name]
+        # An outer join fills the codes of rows it lacks with NaN: these rows have both.
+        codes = aligned[name].to_numpy(dtype=np.int64)
+        original = _original_of(attr, aligned[name + _SUFFIX])
+        if dec.unreadable:
+            bad = np.isin(codes, np.fromiter(dec.unreadable, dtype=np.int64))
+            if bad.any():
+                i = int(np.argmax(bad))
+                out["truth"][name] = {"unreadable": (int(pos[i]), dec.unreadable[int(codes[i])])}
+                continue
+        ok = dec.covers.contains(codes, original)
+        entry = {"n": int(len(ok) - ok.sum())}
         if entry["n"]:
-            i = int(np.flatnonzero(~ok)[0])
-            value = inst.table[name].iloc[i]
+            i = int(np.argmin(ok))
             entry["first"] = (int(pos[i]), {"row": aligned.index[i], "attribute": name,
-                                           "original": value.item() if hasattr(value, "item") else value,
-                                           "released": labels[codes[i]]})
+                                           "original": _original_value(attr, original[i], integer.get(name, False)),
+                                           "released": dec.labels[codes[i]]})
         out["truth"][name] = entry
-        # generalized cells (the metrics): a label other than the original value itself
-        if attr.kind == "numeric":
-            point = (covers.lo == covers.hi) & ~covers.lo_open & ~covers.hi_open
-            same = point[codes] & (covers.lo[codes] == inst.codes(name))
-        else:
-            index = {v: i for i, v in enumerate(attr.domain)}
-            leaf = np.array([index.get(lab, -1) for lab in labels], dtype=np.int64)
-            same = leaf[codes] == inst.codes(name)
-        out["generalized"] += int(len(same) - same.sum())
-    for name in schema.unchanged:
-        if name not in released or name in masked:
-            continue
-        others = frozenset(schema.unchanged) - {name}
-        n_bad, first = unchanged_cells(schema, aligned, inst.codes, masked | others)
-        entry = {"n": n_bad}
-        if first is not None:
-            _, i, text = first
+        out["generalized"] += int(len(codes) - np.count_nonzero(dec.same[codes] == original))
+    for name in kept:
+        attr, dec = schema[name], decoded[name]
+        codes = aligned[name].to_numpy(dtype=np.int64)
+        original = _original_of(attr, aligned[name + _SUFFIX])
+        differ = dec.unchanged[codes] != original
+        entry = {"n": int(differ.sum())}
+        if entry["n"]:
+            i = int(np.argmax(differ))
             entry["first"] = (int(pos[i]), {"row": aligned.index[i], "attribute": name,
-                                           "original": _text(inst.table[name].iloc[i]), "released": text})
+                                           "original": _text(_original_value(attr, original[i], integer.get(name, False))),
+                                           "released": str(dec.labels[codes[i]])})
         out["unchanged"][name] = entry
     return out
 
@@ -325,38 +398,66 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     lengths = dask.compute(*[dask.delayed(len)(p) for p in frame.to_delayed()])
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
 
+    n_release = int(sum(lengths))
+    pos_type = id_type(n_release)
+
     def positions(part, partition_info=None):
         out = part.copy()
         start = offsets[partition_info["number"]] if partition_info else 0
-        out[_POS] = np.arange(start, start + len(part), dtype=np.int64)
+        out[_POS] = np.arange(start, start + len(part), dtype=pos_type)
         out.index.name = index_name
         return out
 
-    meta = frame._meta.copy()
-    meta[_POS] = np.zeros(0, dtype=np.int64)
-    meta.index.name = index_name
-    frame = frame.map_partitions(positions, meta=meta)
     timings = {}
-
     checks = []
     missing_qi = [c for c in schema.qi if c not in released]
     masked = frozenset(name for req in requirements if getattr(req, "masks_target", False)
                        for name in requirement_targets(schema, req))
-    # Integrity: the release joined with the original by record id.
+    qi = [c for c in schema.qi if c in released]
+    targets = sorted({name for req in requirements if isinstance(req, (LDiversity, TCloseness))
+                      for name in requirement_targets(schema, req)}
+                     | ({schema.decision} if any(isinstance(r, AlphaProtection) for r in requirements) else set()))
+    truth = [c for c in schema.generalizable if c in released]
+    kept = [c for c in schema.unchanged if c in released and c not in masked]
+
+    # Labels: every column the checks read, numbered in order of first appearance in
+    # the whole release (the classes are then numbered as on one machine).
     clock = time.perf_counter()
-    original = instance.data
-    original = original.rename(columns={c: c + _SUFFIX for c in original.columns if c in released})
-    # Categoricals whose categories differ from partition to partition cannot be joined
-    # by Dask's P2P shuffle once their dictionaries outgrow their narrow codes: the
-    # release's travel as Arrow strings (decoded by Arrow, not row by row in Python).
-    categorical = [c for c in frame.columns if isinstance(frame._meta[c].dtype, pd.CategoricalDtype)]
-    joined = frame.astype({c: "string[pyarrow]" for c in categorical}) if categorical else frame
-    # Partitions of the join small enough for a worker: about a quarter million records.
-    parts = max(frame.npartitions, original.npartitions, -(-int(sum(lengths)) // 250_000))
-    merged = dd.merge(joined, original, left_index=True, right_index=True, how="outer", indicator=True,
-                      npartitions=parts)
+    coded = list(dict.fromkeys(qi + [t for t in targets if t in released] + truth + kept))
+    parts = [dask.delayed(_labels)(p, coded, int(offsets[i])) for i, p in enumerate(frame[coded].to_delayed())]
+    label_table = _compute(_tree(parts, _merge_labels), progress) if coded else {}
+    order = {c: _label_codes(t) for c, t in label_table.items()}
+    # One copy of the label tables in the graph, however many tasks read them.
+    shared_order = dask.delayed(order)
+    timings["labels"] = time.perf_counter() - clock
+
+    # Integrity: the release joined with the original by record id. Both sides travel
+    # as narrow integer codes: the release's labels by their numbers in the whole
+    # release, the original's values as the checks compare them.
+    clock = time.perf_counter()
+    joined_columns = list(dict.fromkeys(truth + kept))
+
+    def release_codes(part, order, partition_info=None):
+        start = offsets[partition_info["number"]] if partition_info else 0
+        return _release_codes(part, order, joined_columns, start, pos_type)
+
+    meta = pd.DataFrame({c: np.zeros(0, dtype=narrow(np.zeros(0, np.int64), len(order[c])).dtype)
+                         for c in joined_columns}, index=frame._meta.index[:0])
+    meta[_POS] = np.zeros(0, dtype=pos_type)
+    meta.index.name = index_name
+    release_side = frame[joined_columns].map_partitions(release_codes, shared_order, meta=meta)
     coder = instance.coder
-    parts = [dask.delayed(_integrity)(p, coder, released, masked, index_name) for p in merged.to_delayed()]
+    original_meta = pd.DataFrame({c + _SUFFIX: _original_column(schema[c], np.zeros(0, dtype=np.int64))
+                                  for c in joined_columns}, index=instance.data._meta.index[:0])
+    original_side = instance.data.map_partitions(_original_codes, coder, joined_columns, meta=original_meta)
+    integer = {c: pd.api.types.is_integer_dtype(instance.data._meta[c].dtype) for c in joined_columns
+               if schema[c].kind == "numeric"}
+    # Partitions of the join small enough for a worker: about a quarter million records.
+    parts = max(frame.npartitions, instance.data.npartitions, -(-n_release // 250_000))
+    merged = dd.merge(release_side, original_side, left_index=True, right_index=True, how="outer",
+                      indicator=True, npartitions=parts)
+    decoded = dask.delayed(_decode(schema, order, truth, kept))
+    parts = [dask.delayed(_integrity)(p, schema, decoded, truth, kept, integer) for p in merged.to_delayed()]
     integrity = _compute(_tree(parts, _merge_integrity), progress)
     timings["integrity"] = time.perf_counter() - clock
     checks.append(_rows_result(integrity))
@@ -366,21 +467,18 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     if missing_qi:
         raise SchemaError(f"The release lacks quasi-identifier column(s) {missing_qi}; nothing can be verified.")
 
-    # Classes: labels in order of first appearance, then per-class counts.
+    # Classes: per-class counts.
     clock = time.perf_counter()
-    qi = [c for c in schema.qi if c in released]
-    targets = sorted({name for req in requirements if isinstance(req, (LDiversity, TCloseness))
-                      for name in requirement_targets(schema, req)}
-                     | ({schema.decision} if any(isinstance(r, AlphaProtection) for r in requirements) else set()))
-    parts = [dask.delayed(_labels)(p, qi + [t for t in targets if t not in qi], int(offsets[i]))
-             for i, p in enumerate(frame.drop(columns=[_POS]).to_delayed())]
-    label_table = _compute(_tree(parts, _merge_labels), progress)
-    order = {c: _label_codes(t) for c, t in label_table.items()}
+    meta = frame._meta.copy()
+    meta[_POS] = np.zeros(0, dtype=pos_type)
+    meta.index.name = index_name
+    frame = frame.map_partitions(positions, meta=meta)
     radix = [max(len(order[c]), 1) for c in qi]
     if float(np.prod([float(r) for r in radix])) >= 2.0**62:
         raise InvalidParameterError("Too many distinct released labels to number the classes in 64 bits.")
     diversity = [r for r in requirements if isinstance(r, DiversityConstraint)]
-    parts = [dask.delayed(_class_counts)(p, qi, order, radix, targets, diversity, schema) for p in frame.to_delayed()]
+    parts = [dask.delayed(_class_counts)(p, qi, shared_order, radix, targets, diversity, schema)
+             for p in frame.to_delayed()]
     counted = _compute(_tree(parts, _merge_classes), progress)
     table = counted["classes"].sort_index()
     cls = _DistClasses(qi, order, radix, table, {c: counted[("t", c)] for c in targets})
@@ -401,7 +499,7 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
             checks.append(_check_alpha(req, cls, instance))
     if cls.witnesses:
         wanted = cls.keys[np.array(sorted(cls.witnesses), dtype=np.int64)]
-        parts = [dask.delayed(_witness_rows)(p, qi, order, radix, wanted) for p in frame.to_delayed()]
+        parts = [dask.delayed(_witness_rows)(p, qi, shared_order, radix, wanted) for p in frame.to_delayed()]
         rows = pd.concat(_compute(parts, progress)).sort_values("pos", kind="stable")
         for g, records in cls.witnesses.items():
             ids = rows.loc[rows["key"] == cls.keys[g], "id"].head(_MAX_WITNESS_ROWS)

@@ -314,20 +314,24 @@ def unchanged_cells(schema, table: pd.DataFrame, original, masked: frozenset = f
     for name in schema.unchanged:
         if name not in table.columns or name in masked:
             continue
-        attr = schema[name]
         codes, labels = factorize(table[name])
-        if attr.kind == "numeric":
-            lookup = np.array([_number(v) for v in labels], dtype=float)
-        else:
-            index = {v: i for i, v in enumerate(attr.domain)}
-            lookup = np.array([index.get(v, -1) for v in labels], dtype=np.int64)
-        differ = lookup[codes] != original(name)
+        differ = unchanged_lookup(schema[name], labels)[codes] != original(name)
         if differ.any():
             n_bad += int(differ.sum())
             if first is None:
                 i = int(np.argmax(differ))
                 first = (name, i, str(labels[codes[i]]))
     return n_bad, first
+
+
+def unchanged_lookup(attr, labels) -> np.ndarray:
+    """What each distinct released text of an unchanged attribute reads as: its number
+    (numeric attributes; NaN when it is not one) or its domain index (-1 when it is not
+    a value of the attribute), to compare with the original codes."""
+    if attr.kind == "numeric":
+        return np.array([_number(v) for v in labels], dtype=float)
+    index = {v: i for i, v in enumerate(attr.domain)}
+    return np.array([index.get(v, -1) for v in labels], dtype=np.int64)
 
 
 def _number(text: str) -> float:
