@@ -141,9 +141,7 @@ def write_parquet(n: int, path: str, chunk: int = 1_000_000) -> dict:
 
 
 def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
-    import distributed
-
-    from fairanon.distributed import dask_instance, mondrian_dask, verify_dask
+    from fairanon.distributed import dask_instance, local_client, mondrian_dask, verify_dask
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -156,19 +154,17 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
           flush=True)
     schema = population(1000, n_qi=7, seed=0).schema
     phases = []
-    import dask
-
-    # As the CLI's LocalCluster: workers never pause (a paused worker stalls the shuffles).
-    with dask.config.set({"distributed.worker.memory.pause": False}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=worker_memory,
-                                     dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    # The CLI's LocalCluster, with the given memory per worker.
+    with local_client(2, worker_memory) as client:
         client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.add_plugin(_TaskCounter()))
 
         def phase(name, call):
-            before = _task_count(client)
+            tasks, lost = _counts(client)
             result, wall, _ = _timed(call)
-            phases.append({"phase": name, "wall_s": wall, "tasks": _task_count(client) - before})
-            print(f"  {name}: {wall:.1f} s, {phases[-1]['tasks']} tasks", flush=True)
+            after = _counts(client)
+            phases.append({"phase": name, "wall_s": wall, "tasks": after[0] - tasks, "workers_lost": after[1] - lost})
+            print(f"  {name}: {wall:.1f} s, {phases[-1]['tasks']} tasks, "
+                  f"{phases[-1]['workers_lost']} workers lost", flush=True)
             return result
 
         dinst = phase("statistics (schema, value counts)",
@@ -177,12 +173,12 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
         rel = phase("anonymize: distributed top (graph and counts)",
                     lambda: mondrian_dask(dinst, reqs, max_rows=max_rows))
         for level, seconds in rel.provenance["phase_seconds"].items():
-            phases.append({"phase": f"  of which {level}", "wall_s": seconds, "tasks": None})
+            phases.append({"phase": f"  of which {level}", "wall_s": seconds, "tasks": None, "workers_lost": None})
         phase("anonymize: shuffle, finish the parts, write Parquet",
               lambda: rel.to_parquet(out))
         report = phase("verify (from the Parquet release)", lambda: verify_dask(dinst, out, reqs))
         for name, seconds in report.phase_seconds.items():
-            phases.append({"phase": f"  of which {name}", "wall_s": seconds, "tasks": None})
+            phases.append({"phase": f"  of which {name}", "wall_s": seconds, "tasks": None, "workers_lost": None})
         shutil.rmtree(out, ignore_errors=True)
         worker_peaks = client.run(lambda: __import__("resource").getrusage(
             __import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
@@ -196,6 +192,7 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
         "classes": report.n_classes, "passed": report.passed,
         "phases": phases,
         "total_s": sum(p["wall_s"] for p in phases if not p["phase"].startswith("  ")),
+        "workers_lost": sum(p.get("workers_lost") or 0 for p in phases),
         "shuffle_mb": {"finish (every record to its part's task)": routed_bytes,
                        "verify join (release and original by record id)": 2 * routed_bytes},
         "worker_peak_rss_mb": sorted(float(v) for v in worker_peaks.values()),
@@ -209,21 +206,28 @@ except ImportError:  # pragma: no cover - the Dask part is skipped without the e
 
 
 class _TaskCounter(SchedulerPlugin):
-    """A scheduler plugin counting the tasks that finish."""
+    """A scheduler plugin counting the tasks that finish and the workers that leave
+    (a worker restarted by its nanny for exceeding its memory limit leaves)."""
 
     name = "fairanon-task-counter"
 
     def __init__(self):
         self.done = 0
+        self.lost = 0
 
     def transition(self, key, start, finish, *args, **kwargs):
         if start == "processing" and finish == "memory":
             self.done += 1
 
+    def remove_worker(self, scheduler, worker, **kwargs):
+        self.lost += 1
 
-def _task_count(client) -> int:
-    """Tasks the scheduler has finished so far."""
-    return int(client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins[_TaskCounter.name].done))
+
+def _counts(client) -> tuple[int, int]:
+    """Tasks the scheduler has finished and workers it has lost so far."""
+    return tuple(client.run_on_scheduler(
+        lambda dask_scheduler: (dask_scheduler.plugins[_TaskCounter.name].done,
+                                dask_scheduler.plugins[_TaskCounter.name].lost)))
 
 
 # ------------------------------------------------------------------ output
@@ -274,7 +278,8 @@ def main() -> None:
         print(f"  in memory {d['in_memory_mb']:.0f} MB, Parquet {d['parquet_mb']:.0f} MB, "
               f"worker limit {d['worker_memory_limit']}, worker peaks {d['worker_peak_rss_mb']} MB")
         print(f"  {d['distributed_levels']} distributed levels, {d['distributed_parts']} parts finished on one "
-              f"task each, {d['classes']:,} classes, verified: {d['passed']}; end to end {d['total_s']:.0f} s")
+              f"task each, {d['classes']:,} classes, verified: {d['passed']}; end to end {d['total_s']:.0f} s, "
+              f"{d['workers_lost']} workers lost")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2, default=str)

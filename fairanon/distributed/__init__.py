@@ -2,9 +2,10 @@
 
 Install with ``pip install 'fairanon[dask]'``. ``fa.anonymize`` and ``fa.verify`` take a
 Dask DataFrame (or a Parquet path) with ``engine="dask"``; the scheduler is the
-current ``distributed.Client`` (or a :func:`local_client` started here).
+current ``distributed.Client`` (or one of :func:`local_client`, on this machine).
 """
 
+from .cluster import local_client, worker_settings
 from .instance import DaskInstance, as_dask_instance, dask_instance, read_table
 from .mondrian import DISTRIBUTED_METHODS, mondrian_dask
 from .release import DistributedRelease, as_dask_release
@@ -17,7 +18,9 @@ __all__ = [
     "as_dask_instance",
     "as_dask_release",
     "dask_instance",
+    "local_client",
     "mondrian_dask",
     "read_table",
     "verify_dask",
+    "worker_settings",
 ]

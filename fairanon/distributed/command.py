@@ -22,26 +22,21 @@ __all__ = ["anonymize", "peak_memory", "verify"]
 
 @contextlib.contextmanager
 def client(scheduler: str | None, workers: int | None = None) -> Iterator:
-    """A distributed client: on `scheduler` (an address), else on a LocalCluster."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:  # pragma: no cover - the extra is installed in the test environment
-        raise InvalidParameterError(
-            "--engine dask needs Dask: pip install 'fairanon[dask]' (dask[dataframe] and distributed)."
-        ) from None
+    """A distributed client: on `scheduler` (an address), else on a LocalCluster
+    (:func:`~fairanon.distributed.cluster.local_client`)."""
+    from .cluster import local_client
+
     if scheduler:
+        try:
+            from distributed import Client
+        except ImportError:  # pragma: no cover - the extra is installed in the test environment
+            raise InvalidParameterError(
+                "--engine dask needs Dask: pip install 'fairanon[dask]' (dask[dataframe] and distributed)."
+            ) from None
         with Client(scheduler) as c:
             yield c
         return
-    import dask
-
-    # Workers never pause: a paused worker stops serving its shuffle outputs, and one whose
-    # memory the allocator keeps after a shuffle stays paused, so the others wait for ever
-    # (seen joining 50 M records with 1 GB a worker). The nanny still restarts a worker
-    # beyond 95 % of its limit.
-    with dask.config.set({"distributed.worker.memory.pause": False}), \
-            LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
-            Client(cluster) as c:
+    with local_client(workers) as c:
         yield c
 
 

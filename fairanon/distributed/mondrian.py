@@ -50,6 +50,8 @@ _GROUP = "__group"
 _TIMED_OUT = "__timed_out"  # per record: the task that finished its part ran out of time
 _BIN = "__bin"
 _FINAL = "__final"
+#: Records a task routes at once (the coded copy of a slice is a few tens of MB).
+_ROUTE_SLICE = 1 << 18
 _ID = "__record_id"  # the record ids while they travel as a column
 #: Released cells are text, as categoricals (Parquet dictionaries): few labels per column.
 _UNKNOWN = "__UNKNOWN_CATEGORIES__"  # Dask's marker of categories known per partition only
@@ -649,7 +651,7 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
     import dask.dataframe as dd
 
     schema = instance.schema
-    bins = np.full(len(finals), -1, dtype=np.int64)
+    bins = np.full(len(finals), -1, dtype=np.int32)
     filled, current = 0, -1
     for i, f in enumerate(finals):
         if f.leaf:
@@ -665,10 +667,13 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
     meta = _meta(plan.coder, released, index_name)
 
     def route(frame):
-        inst = plan.coder.part(frame)
-        eng = plan.engine(inst, inst.n_rows)
-        state = _descend(plan, eng, plan.root_codes(inst), n_levels)
-        final = -state - 1
+        # By slices: the coded copy and the engine's columns of a whole input partition
+        # would sit beside the shuffle's buffers on a worker with little memory.
+        final = np.empty(len(frame), dtype=np.int32)
+        for start in range(0, len(frame), _ROUTE_SLICE):
+            inst = plan.coder.part(frame.iloc[start:start + _ROUTE_SLICE])
+            eng = plan.engine(inst, inst.n_rows)
+            final[start:start + inst.n_rows] = -_descend(plan, eng, plan.root_codes(inst), n_levels) - 1
         out = frame.copy()
         out[_FINAL] = final
         out[_BIN] = bins[final]
@@ -690,8 +695,8 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
 
 def _routed_meta(instance: DaskInstance, index_name: str):
     meta = instance.data._meta.copy()
-    meta[_FINAL] = np.zeros(0, dtype=np.int64)
-    meta[_BIN] = np.zeros(0, dtype=np.int64)
+    meta[_FINAL] = np.zeros(0, dtype=np.int32)
+    meta[_BIN] = np.zeros(0, dtype=np.int32)
     meta.index.name = index_name
     return meta
 

@@ -99,8 +99,9 @@ def _merge_labels(a: dict, b: dict) -> dict:
 # ------------------------------------------------------------------ classes
 def _class_counts(frame: pd.DataFrame, qi: list, order: dict, radix: list, targets: list, diversity: list,
                   schema) -> dict:
-    """The classes of one partition as keys (label codes in mixed radix), with sizes,
-    first positions and counts over each target's labels; and the diversity counts."""
+    """The classes of one partition as keys (label codes in mixed radix, sorted), with
+    sizes, first positions and, per target, the (class key, label code, count) triples
+    present; and the diversity counts."""
     key = np.zeros(len(frame), dtype=np.int64)
     for c, r in zip(qi, radix):
         codes, labels = factorize(frame[c])
@@ -110,27 +111,36 @@ def _class_counts(frame: pd.DataFrame, qi: list, order: dict, radix: list, targe
     inverse = inverse.reshape(-1)
     first = np.full(len(uniq), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, inverse, pos)
-    out = {"classes": pd.DataFrame({"size": np.bincount(inverse, minlength=len(uniq)), "first": first}, index=uniq)}
+    out = {"keys": uniq, "size": np.bincount(inverse, minlength=len(uniq)), "first": first}
     for c in targets:
         codes, labels = factorize(frame[c])
         t = order[c].reindex(labels).to_numpy(dtype=np.int64)[codes]
         width = len(order[c])
-        pair, counts = np.unique(key * width + t, return_counts=True) if len(key) else (key, key)
-        out[("t", c)] = pd.Series(counts, index=pair)
+        # Pairs numbered by the partition's own classes, so that no key times width
+        # can overflow.
+        pair, counts = np.unique(inverse * width + t, return_counts=True)
+        out[("t", c)] = (uniq[pair // width], pair % width, counts)
     out["diversity"] = [diversity_count(req, frame, schema) for req in diversity]
     return out
 
 
-def _merge_classes(a: dict, b: dict) -> dict:
-    out = {}
-    for k in a:
-        if k == "classes":
-            both = pd.concat([a[k], b[k]])
-            out[k] = both.groupby(level=0).agg({"size": "sum", "first": "min"})
-        elif k == "diversity":
-            out[k] = [x + y for x, y in zip(a[k], b[k])]
-        else:
-            out[k] = pd.concat([a[k], b[k]]).groupby(level=0).sum()
+def _merge_classes(parts: list, targets: list) -> dict:
+    """The partitions' classes merged on the client (a class may span partitions):
+    sorted keys, sizes and first positions, and per target the (class index, label
+    code, count) triples."""
+    keys, inverse = np.unique(np.concatenate([p["keys"] for p in parts]), return_inverse=True)
+    inverse = inverse.reshape(-1)
+    out = {"keys": keys,
+           "size": np.bincount(inverse, weights=np.concatenate([p["size"] for p in parts]),
+                               minlength=len(keys)).astype(np.int64)}
+    first = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, inverse, np.concatenate([p["first"] for p in parts]))
+    out["first"] = first
+    for c in targets:
+        g = np.searchsorted(keys, np.concatenate([p[("t", c)][0] for p in parts]))
+        out[("t", c)] = (g, np.concatenate([p[("t", c)][1] for p in parts]),
+                         np.concatenate([p[("t", c)][2] for p in parts]))
+    out["diversity"] = [sum(column) for column in zip(*(p["diversity"] for p in parts))]
     return out
 
 
@@ -138,12 +148,12 @@ class _DistClasses:
     """The released classes from counts: the interface of
     :class:`fairanon.models.verify._Classes` that the requirement checks read."""
 
-    def __init__(self, qi, order, radix, table: pd.DataFrame, target_counts: dict):
+    def __init__(self, qi, order, radix, counted: dict, target_counts: dict):
         self.qi = qi
-        self.keys = table.index.to_numpy(dtype=np.int64)  # sorted: the single-machine numbering
+        self.keys = counted["keys"]  # sorted: the single-machine numbering
         self.n = len(self.keys)
-        self.sizes = table["size"].to_numpy(dtype=np.int64)
-        self.first_row = table["first"].to_numpy(dtype=np.int64)
+        self.sizes = counted["size"]
+        self.first_row = counted["first"]
         self.order = order
         self.digits = {}
         rest = self.keys.copy()
@@ -168,12 +178,8 @@ class _DistClasses:
         if name not in self._counts:
             labels = np.asarray(self.order[name].index, dtype=object)
             remap, values = value_order(instance.schema[name], labels)
-            series = self.target_counts[name]
-            width = len(labels)
-            pair = series.index.to_numpy(dtype=np.int64)
-            g = np.searchsorted(self.keys, pair // width)
-            flat = np.bincount(g * len(values) + remap[pair % width], weights=series.to_numpy(),
-                               minlength=self.n * len(values))
+            g, t, n = self.target_counts[name]
+            flat = np.bincount(g * len(values) + remap[t], weights=n, minlength=self.n * len(values))
             self._counts[name] = (flat.astype(np.int64).reshape(self.n, len(values)), values)
         return self._counts[name]
 
@@ -278,13 +284,14 @@ def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: li
     """Rows lost, duplicated and unknown, untruthful and changed cells of one partition
     of the release joined with the original by record id, with the first offending row
     of each kind by position; and the number of generalized cells."""
-    ind = frame["_merge"].astype(str).to_numpy()
-    rel = frame[ind != "right_only"].sort_values(_POS, kind="stable")
-    lost = frame.index[ind == "right_only"]
-    unknown = frame.index[ind == "left_only"]
+    side = frame["_merge"]
+    right_only = (side == "right_only").to_numpy()
+    rel = frame[~right_only].sort_values(_POS, kind="stable")
+    lost = frame.index[right_only]
+    unknown = frame.index[(side == "left_only").to_numpy()]
     dup_mask = rel.index.duplicated(keep="first")
     dups = pd.DataFrame({"pos": rel[_POS].to_numpy(dtype=np.int64)[dup_mask], "id": rel.index[dup_mask]})
-    aligned = rel[(rel["_merge"].astype(str) == "both").to_numpy() & ~dup_mask]
+    aligned = rel[(rel["_merge"] == "both").to_numpy() & ~dup_mask]
     out = {"n_release": len(rel), "lost": lost, "unknown": unknown, "dups": dups,
            "truth": {}, "unchanged": {}, "generalized": 0}
     if not len(aligned):
@@ -479,9 +486,9 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     diversity = [r for r in requirements if isinstance(r, DiversityConstraint)]
     parts = [dask.delayed(_class_counts)(p, qi, shared_order, radix, targets, diversity, schema)
              for p in frame.to_delayed()]
-    counted = _compute(_tree(parts, _merge_classes), progress)
-    table = counted["classes"].sort_index()
-    cls = _DistClasses(qi, order, radix, table, {c: counted[("t", c)] for c in targets})
+    # The per-class table is the client's: merged there, not on a worker.
+    counted = _merge_classes(_compute(parts, progress), targets)
+    cls = _DistClasses(qi, order, radix, counted, {c: counted[("t", c)] for c in targets})
     timings["classes"] = time.perf_counter() - clock
 
     clock = time.perf_counter()

@@ -332,3 +332,15 @@ def test_cli_time_limit_on_dask(tmp_path, client, monkeypatch, capsys):
     assert report["report"]["passed"] and report["release"]["provenance"]["time_limit_reached"]
     assert report["release"]["provenance"]["params"]["time_limit"] == 1e-9
     capsys.readouterr()
+
+
+def test_a_local_cluster_sizes_the_shuffle_buffers_to_its_workers():
+    from fairanon.distributed import local_client
+
+    with local_client(2, "256MB") as c:
+        settings = c.run(lambda: (__import__("dask").config.get("distributed.p2p.comm.buffer"),
+                                  __import__("dask").config.get("distributed.worker.memory.pause")))
+        limits = [w["memory_limit"] for w in c.scheduler_info()["workers"].values()]
+    assert sorted(settings.values()) == [(32_000_000, False)] * 2
+    assert limits == [256_000_000] * 2
+
