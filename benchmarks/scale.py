@@ -70,10 +70,23 @@ def _peak(call) -> float:
 def _rss_peak(call) -> float | None:
     """The process's peak resident memory (MB) during `call` (Linux: the high-water
     mark reset first), or None where it cannot be read."""
+    _reset_peak()
+    call()
+    return _peak_mb()
+
+
+def _reset_peak() -> None:
+    """Reset this process's peak resident memory (Linux; elsewhere nothing)."""
     try:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")
-        call()
+    except OSError:
+        pass
+
+
+def _peak_mb() -> float | None:
+    """This process's peak resident memory (MB) since the last :func:`_reset_peak`."""
+    try:
         with open("/proc/self/status", encoding="ascii") as fh:
             return next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmHWM:"))
     except OSError:
@@ -140,8 +153,8 @@ def write_parquet(n: int, path: str, chunk: int = 1_000_000) -> dict:
     return out
 
 
-def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
-    from fairanon.distributed import dask_instance, local_client, mondrian_dask, verify_dask
+def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int, keep: bool = False) -> dict:
+    from fairanon.distributed import dask_instance, local_client, mondrian_dask, trim_workers, verify_dask
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -160,11 +173,16 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
 
         def phase(name, call):
             tasks, lost = _counts(client)
+            start = sorted(trim_workers(client).values())  # as the CLI does between passes
+            client.run(_reset_peak)
             result, wall, _ = _timed(call)
             after = _counts(client)
-            phases.append({"phase": name, "wall_s": wall, "tasks": after[0] - tasks, "workers_lost": after[1] - lost})
-            print(f"  {name}: {wall:.1f} s, {phases[-1]['tasks']} tasks, "
-                  f"{phases[-1]['workers_lost']} workers lost", flush=True)
+            peaks = sorted(v for v in client.run(_peak_mb).values() if v is not None)
+            phases.append({"phase": name, "wall_s": wall, "tasks": after[0] - tasks, "workers_lost": after[1] - lost,
+                           "worker_start_mb": start, "worker_peak_mb": peaks})
+            print(f"  {name}: {wall:.1f} s, {phases[-1]['tasks']} tasks, {phases[-1]['workers_lost']} workers lost, "
+                  f"workers {', '.join(f'{v:.0f}' for v in start)} MB at the start, peaks "
+                  f"{', '.join(f'{v:.0f}' for v in peaks)} MB", flush=True)
             return result
 
         dinst = phase("statistics (schema, value counts)",
@@ -173,13 +191,14 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int) -> dict:
         rel = phase("anonymize: distributed top (graph and counts)",
                     lambda: mondrian_dask(dinst, reqs, max_rows=max_rows))
         for level, seconds in rel.provenance["phase_seconds"].items():
-            phases.append({"phase": f"  of which {level}", "wall_s": seconds, "tasks": None, "workers_lost": None})
+            phases.append({"phase": f"  of which {level}", "wall_s": seconds})
         phase("anonymize: shuffle, finish the parts, write Parquet",
               lambda: rel.to_parquet(out))
         report = phase("verify (from the Parquet release)", lambda: verify_dask(dinst, out, reqs))
         for name, seconds in report.phase_seconds.items():
-            phases.append({"phase": f"  of which {name}", "wall_s": seconds, "tasks": None, "workers_lost": None})
-        shutil.rmtree(out, ignore_errors=True)
+            phases.append({"phase": f"  of which {name}", "wall_s": seconds})
+        if not keep:
+            shutil.rmtree(out, ignore_errors=True)
         worker_peaks = client.run(lambda: __import__("resource").getrusage(
             __import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
     assert report.passed, str(report)
@@ -270,7 +289,7 @@ def main() -> None:
         workdir = args.workdir or tempfile.mkdtemp(prefix="fairanon-scale-")
         print(f"\nDask LocalCluster, 2 workers x {args.worker_memory}, {n:,} rows from Parquet in {workdir}")
         try:
-            result["dask"] = bench_dask(n, workdir, args.worker_memory, args.max_rows)
+            result["dask"] = bench_dask(n, workdir, args.worker_memory, args.max_rows, args.keep)
         finally:
             if not args.keep:
                 shutil.rmtree(workdir, ignore_errors=True)

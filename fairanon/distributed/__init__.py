@@ -5,7 +5,7 @@ Dask DataFrame (or a Parquet path) with ``engine="dask"``; the scheduler is the
 current ``distributed.Client`` (or one of :func:`local_client`, on this machine).
 """
 
-from .cluster import local_client, worker_settings
+from .cluster import local_client, trim_workers, worker_settings
 from .instance import DaskInstance, as_dask_instance, dask_instance, read_table
 from .mondrian import DISTRIBUTED_METHODS, mondrian_dask
 from .release import DistributedRelease, as_dask_release
@@ -21,6 +21,7 @@ __all__ = [
     "local_client",
     "mondrian_dask",
     "read_table",
+    "trim_workers",
     "verify_dask",
     "worker_settings",
 ]

@@ -83,6 +83,7 @@ def anonymize(args) -> int:
     is whole and checked, and ``report.json`` is written atomically."""
     from ..api import anonymize as run
     from ..instances.files import RELEASE_FILES, check_output_dir, commit, release_file_name, remove_output
+    from .cluster import trim_workers
     from .verify import verify_dask
 
     check_output_dir(args.out, [*RELEASE_FILES, "report.json"])
@@ -103,6 +104,7 @@ def anonymize(args) -> int:
             write = release.to_parquet(staging, compute=False, check=False)
             _, timed_out = _show([write, release.timed_out()], c, tty)
             release = release.finished(timed_out)
+            trim_workers(c)
             report = verify_dask(dinst, staging, job.requirements, progress=tty)
             report = dataclasses.replace(report, method=release.method, status=str(release.status))
             memory = peak_memory(c)

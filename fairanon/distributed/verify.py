@@ -58,6 +58,8 @@ from .instance import DaskInstance, compute as _compute, persist as _persist, re
 __all__ = ["verify_dask"]
 
 _POS = "__pos"
+#: Records coded at once on a worker.
+_SLICE = 1 << 18
 _SUFFIX = "__original"
 
 
@@ -255,11 +257,16 @@ def _release_codes(part: pd.DataFrame, order: dict, columns: list, start: int, p
 def _original_codes(part: pd.DataFrame, coder, columns: list) -> pd.DataFrame:
     """One partition of the original as the codes the checks compare with: domain
     indices (narrow integers), or the numbers (float64, as the single-machine checks
-    read them)."""
-    inst = coder.part(part)
+    read them). Coded by slices, so that the coded copy stays small beside the
+    shuffle's buffers."""
+    pieces = []
+    for start in range(0, len(part), _SLICE):
+        inst = coder.part(part.iloc[start:start + _SLICE])
+        pieces.append({c: _original_column(coder.schema[c], inst.stored_codes(c)) for c in columns})
     out = pd.DataFrame(index=part.index)
     for c in columns:
-        out[c + _SUFFIX] = _original_column(coder.schema[c], inst.stored_codes(c))
+        out[c + _SUFFIX] = (np.concatenate([p[c] for p in pieces]) if pieces
+                            else _original_column(coder.schema[c], np.zeros(0, dtype=np.int64)))
     return out
 
 
