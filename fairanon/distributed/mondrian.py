@@ -526,7 +526,8 @@ def _dense(sparse, size: int) -> np.ndarray:
 def _summed_histograms(instance: DaskInstance, plan: _Plan, upto: int, n_active: int, progress: bool) -> dict:
     import dask
 
-    parts = [dask.delayed(_histograms)(p, plan, upto, n_active) for p in instance.data.to_delayed()]
+    shared = dask.delayed(plan, traverse=False)  # one copy in the graph (see _finish)
+    parts = [dask.delayed(_histograms)(p, shared, upto, n_active) for p in instance.data.to_delayed()]
     while len(parts) > 1:
         parts = [dask.delayed(_add)(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
@@ -648,6 +649,7 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
     """The released table: parts finished by the single-machine engine on one task
     each (packed into partitions of at most max_rows records, until the wall-clock
     `deadline`), classes left by the distributed top labelled from their counts."""
+    import dask
     import dask.dataframe as dd
 
     schema = instance.schema
@@ -666,31 +668,39 @@ def _finish(instance: DaskInstance, plan: _Plan, finals: list, n_levels: int, ma
     index_name = instance.data.index.name or "record_id"
     meta = _meta(plan.coder, released, index_name)
 
-    def route(frame):
-        # By slices: the coded copy and the engine's columns of a whole input partition
-        # would sit beside the shuffle's buffers on a worker with little memory.
-        final = np.empty(len(frame), dtype=np.int32)
-        for start in range(0, len(frame), _ROUTE_SLICE):
-            inst = plan.coder.part(frame.iloc[start:start + _ROUTE_SLICE])
-            eng = plan.engine(inst, inst.n_rows)
-            final[start:start + inst.n_rows] = -_descend(plan, eng, plan.root_codes(inst), n_levels) - 1
-        out = frame.copy()
-        out[_FINAL] = final
-        out[_BIN] = bins[final]
-        out.index.name = _ID
-        return out
-
-    routed = instance.data.map_partitions(route, meta=_routed_meta(instance, _ID))
+    # One copy of the plan in the graph, fetched once by each worker: passed by value,
+    # every task would carry and unpickle its own (about a megabyte of small objects).
+    shared = dask.delayed(plan, traverse=False)
+    shared_finals = dask.delayed(finals, traverse=False)
+    routed = instance.data.map_partitions(_route_records, shared, dask.delayed(bins), n_levels,
+                                          meta=_routed_meta(instance, _ID))
     pieces = []
     if any(f.leaf for f in finals):
         leaves = routed[routed[_BIN] < 0]
-        pieces.append(leaves.map_partitions(_label_leaves, plan, finals, released, index_name, meta=meta))
+        pieces.append(leaves.map_partitions(_label_leaves, shared, shared_finals, released, index_name, meta=meta))
     if n_bins:
         work = routed[routed[_BIN] >= 0].reset_index()
         work = work.set_index(_BIN, divisions=list(range(n_bins + 1)))
-        pieces.append(work.map_partitions(_finish_part, plan, finals, released, index_name, deadline, meta=meta)
-                      .clear_divisions())
+        pieces.append(work.map_partitions(_finish_part, shared, shared_finals, released, index_name, deadline,
+                                          meta=meta).clear_divisions())
     return dd.concat(pieces) if len(pieces) > 1 else pieces[0]
+
+
+def _route_records(frame: pd.DataFrame, plan: _Plan, bins: np.ndarray, n_levels: int) -> pd.DataFrame:
+    """Each record's final part (``__final``) and the partition that finishes it
+    (``__bin``, -1 for a class the distributed top left)."""
+    # By slices: the coded copy and the engine's columns of a whole input partition
+    # would sit beside the shuffle's buffers on a worker with little memory.
+    final = np.empty(len(frame), dtype=np.int32)
+    for start in range(0, len(frame), _ROUTE_SLICE):
+        inst = plan.coder.part(frame.iloc[start:start + _ROUTE_SLICE])
+        eng = plan.engine(inst, inst.n_rows)
+        final[start:start + inst.n_rows] = -_descend(plan, eng, plan.root_codes(inst), n_levels) - 1
+    out = frame.copy()
+    out[_FINAL] = final
+    out[_BIN] = bins[final]
+    out.index.name = _ID
+    return out
 
 
 def _routed_meta(instance: DaskInstance, index_name: str):
