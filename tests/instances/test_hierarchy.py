@@ -245,3 +245,18 @@ def test_interval_rejects_bad_widths(widths):
 def test_interval_widths_become_floats():
     assert IntervalHierarchy([5, 10]).widths == (5.0, 10.0)
     assert IntervalHierarchy((5, 10)) == IntervalHierarchy((5.0, 10.0))
+
+
+def test_a_pickled_hierarchy_is_its_tree_and_rebuilds_the_same():
+    import pickle
+
+    leaves = [f"{i:04d}" for i in range(1000)]
+    tree = {"*": {f"{d}xx": leaves[d * 100:(d + 1) * 100] for d in range(10)}}
+    h = Hierarchy.from_mapping(tree)
+    h = Hierarchy(h.parent, leaf_order=list(reversed(h.leaves)))  # an order of its own survives
+    data = pickle.dumps(h)
+    back = pickle.loads(data)
+    assert back == h and back.leaves == h.leaves and back.depth == h.depth
+    assert np.array_equal(back._mask, h._mask)
+    assert back.leaf_mask("3xx").tolist() == h.leaf_mask("3xx").tolist()
+    assert len(data) < h._mask.nbytes / 10  # the mask is not shipped
