@@ -202,7 +202,7 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int, keep: bo
         worker_peaks = client.run(lambda: __import__("resource").getrusage(
             __import__("resource").RUSAGE_SELF).ru_maxrss / 1024)
     assert report.passed, str(report)
-    routed_bytes = sizes["in_memory_mb"]
+    routed_bytes = sizes["in_memory_mb"] + 8 * n / 2**20  # two int32 columns added
     return {
         **sizes,
         "workers": 2, "worker_memory_limit": worker_memory, "max_rows": max_rows,
@@ -212,8 +212,9 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int, keep: bo
         "phases": phases,
         "total_s": sum(p["wall_s"] for p in phases if not p["phase"].startswith("  ")),
         "workers_lost": sum(p.get("workers_lost") or 0 for p in phases),
-        "shuffle_mb": {"finish (every record to its part's task)": routed_bytes,
-                       "verify join (release and original by record id)": 2 * routed_bytes},
+        "shuffle_mb": {"finish (every record to its part's task, with its part and bin)": routed_bytes,
+                       "verify join (release and original by record id, as narrow codes)":
+                           report.join_bytes / 2**20},
         "worker_peak_rss_mb": sorted(float(v) for v in worker_peaks.values()),
     }
 

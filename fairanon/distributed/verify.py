@@ -455,11 +455,11 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
         start = offsets[partition_info["number"]] if partition_info else 0
         return _release_codes(part, order, joined_columns, start, pos_type)
 
-    meta = pd.DataFrame({c: np.zeros(0, dtype=narrow(np.zeros(0, np.int64), len(order[c])).dtype)
-                         for c in joined_columns}, index=frame._meta.index[:0])
-    meta[_POS] = np.zeros(0, dtype=pos_type)
-    meta.index.name = index_name
-    release_side = frame[joined_columns].map_partitions(release_codes, shared_order, meta=meta)
+    release_meta = pd.DataFrame({c: np.zeros(0, dtype=narrow(np.zeros(0, np.int64), len(order[c])).dtype)
+                                 for c in joined_columns}, index=frame._meta.index[:0])
+    release_meta[_POS] = np.zeros(0, dtype=pos_type)
+    release_meta.index.name = index_name
+    release_side = frame[joined_columns].map_partitions(release_codes, shared_order, meta=release_meta)
     coder = instance.coder
     original_meta = pd.DataFrame({c + _SUFFIX: _original_column(schema[c], np.zeros(0, dtype=np.int64))
                                   for c in joined_columns}, index=instance.data._meta.index[:0])
@@ -528,7 +528,15 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
                     n_classes=cls.n, checks=tuple(checks), metrics=summary,
                     elapsed_s=time.perf_counter() - started)
     object.__setattr__(report, "phase_seconds", timings)
+    # What the integrity join moves: each side's record as Dask's types hold it (index
+    # included), before Arrow's encoding on the wire.
+    object.__setattr__(report, "join_bytes", n_release * _row_bytes(release_meta)
+                       + int(instance.n_rows) * _row_bytes(original_meta))
     return report
+
+
+def _row_bytes(meta: pd.DataFrame) -> int:
+    return int(sum(np.dtype(t).itemsize for t in meta.dtypes) + meta.index.dtype.itemsize)
 
 
 def _label_codes(table: pd.DataFrame) -> pd.Series:
