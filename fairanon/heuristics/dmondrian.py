@@ -137,7 +137,7 @@ class _DMondrian:
         self.min_split = 2 * max(1, k)
 
     def run(self, n: int, deadline):
-        level = E.first_level(self.columns, [np.arange(n, dtype=np.int64)], 0)
+        level = E.first_level(self.columns, np.arange(n, dtype=E.index_dtype(n)), [n], 0)
         leaves = E.Leaves(level)
         timed_out = False
         while level.n_segments:

@@ -222,10 +222,11 @@ class _Mondrian:
         self.label_dtype = np.uint8 if fanout <= 255 else np.int32
 
     # ------------------------------------------------------------- the level loop
-    def run(self, roots: Sequence[np.ndarray], n: int, deadline: float | None, *, nodes=None, keys=None):
-        """Partition the parts `roots` (instance positions); `nodes` and `keys` give each
+    def run(self, rows: np.ndarray, sizes, deadline: float | None, *, nodes=None, keys=None):
+        """Partition the root parts whose instance positions `rows` holds part after part
+        (`sizes` records each; the level takes `rows` over); `nodes` and `keys` give each
         root's hierarchy nodes and depth-first offset when it is not a root of the tree."""
-        level = E.first_level(self.columns, roots, len(self.hier), nodes=nodes)
+        level = E.first_level(self.columns, rows, sizes, len(self.hier), nodes=nodes)
         leaves = E.Leaves(level, keys)
         return leaves, self._finish(level, leaves, deadline)
 
@@ -695,7 +696,7 @@ def mondrian_parts(
         return [], False
     checks = E.Checks(instance, [KAnonymity(int(k))])
     engine = _Mondrian(mondrian_columns(instance, "hierarchy"), checks, cut_median, False)
-    leaves, timed_out = engine.run(roots, instance.n_rows, deadline)
+    leaves, timed_out = engine.run(np.concatenate(roots), [len(r) for r in roots], deadline)
     order, sizes = leaves.classes()
     return [np.sort(c.astype(np.int64)) for c in np.split(order, np.cumsum(sizes)[:-1])], timed_out
 
@@ -779,10 +780,9 @@ def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, se
     # Few roots: a stable sort of narrow keys is a radix sort, linear in the rows.
     order = np.argsort(part, kind="stable").astype(E.index_dtype(n))
     del part
-    roots = np.split(order, np.cumsum(sizes)[:-1])
     engine = _Mondrian(mondrian_columns(instance, categorical), checks, rule, relaxed)
-    leaves, timed_out = engine.run(roots, n, deadline)
-    del roots, order, engine
+    leaves, timed_out = engine.run(order, sizes, deadline)
+    del order, engine
     return release(leaves.groups(n), timed_out=timed_out, classes=leaves.classes())
 
 

@@ -342,15 +342,21 @@ class Checks:
 #: Records per vectorized pass over a level: the temporaries of a pass take a few
 #: bytes per record of a chunk, not of the table.
 CHUNK = 1 << 18
+#: Fewest records per pass: smaller tables pass in eighths of at least this many, so
+#: that their temporaries stay small beside the table too, while the per-pass
+#: overhead stays negligible.
+MIN_CHUNK = 1 << 13
 
 
 _ARANGE = np.arange(CHUNK, dtype=np.int32)
 
 
 def chunk_bounds(n: int):
-    """The (lo, hi) bounds of consecutive chunks of at most :data:`CHUNK` of n records."""
-    for lo in range(0, n, CHUNK):
-        yield lo, min(lo + CHUNK, n)
+    """The (lo, hi) bounds of consecutive chunks of n records: at most :data:`CHUNK`,
+    and about an eighth of n (at least :data:`MIN_CHUNK`) when that is less."""
+    step = min(CHUNK, max(MIN_CHUNK, -(-n // 8)))
+    for lo in range(0, n, step):
+        yield lo, min(lo + step, n)
 
 
 @dataclass
@@ -405,28 +411,30 @@ class Level:
 
 def first_level(
     columns: Sequence[np.ndarray],
-    roots: Sequence[np.ndarray],
+    rows: np.ndarray,
+    sizes: Sequence[int],
     n_nodes: int,
     *,
     nodes: np.ndarray | None = None,
 ) -> Level:
-    """The level of the root parts (each an array of instance positions, ascending).
+    """The level of the root parts: `rows` holds their instance positions part after
+    part (each part's ascending), `sizes` the parts' sizes. The level takes `rows` over
+    as its own (moving records rewrites it) when it is already in the narrowest
+    position type, so the positions are not held twice.
 
     `nodes` (parts x hierarchy columns) starts the parts from inner nodes of the
     hierarchies (default: their roots). Keys are the parts' offsets one after another;
     :class:`Leaves` maps them to other depth-first offsets."""
-    sizes = np.array([len(r) for r in roots], dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
     n = int(sizes.sum())
-    top = max([int(r.max()) for r in roots if len(r)] + [0])
-    rows = np.empty(n, dtype=index_dtype(top + 1))
-    for root, start in zip(roots, starts):
-        rows[start : start + len(root)] = root
+    rows = np.asarray(rows)
+    rows = rows.astype(index_dtype(int(rows.max(initial=0)) + 1), copy=False)
     layout = record_layout(columns)
     word = next(b for b in (1, 2, 4, 8) if b >= min(layout.itemsize, 8))
     packed = np.zeros((n, layout.itemsize // word), dtype=f"u{word}")
-    nodes = np.zeros((len(roots), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
-    level = Level(rows, packed, starts, sizes, starts.copy(), nodes.reshape(len(roots), n_nodes), layout)
+    nodes = np.zeros((len(sizes), n_nodes), np.int32) if nodes is None else np.asarray(nodes, np.int32)
+    level = Level(rows, packed, starts, sizes, starts.copy(), nodes.reshape(len(sizes), n_nodes), layout)
     for j, col in enumerate(columns):
         out = level.column(j)
         for lo, hi in chunk_bounds(n):

@@ -212,7 +212,7 @@ class Instance:
         table reads these instead, and widens only what its arithmetic needs.
         """
         col = self.table[name]
-        out = col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
+        out = col.array.codes if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
         if out.flags.writeable:
             out = out.view()
             out.flags.writeable = False
