@@ -282,11 +282,12 @@ def _narrow(n: int) -> type:
 
 
 def _gather(values: np.ndarray, index: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
-    """``values[index]``, a chunk of `index` at a time: numpy widens an index narrower
-    than intp to a copy, which the chunks keep small."""
+    """``values[index]``, a chunk of `index` at a time, each widened to intp first: numpy
+    gathers through a narrower index by casting it piecewise, about three times slower
+    than one cast of the chunk, and a chunk keeps the widened copy small."""
     out = np.empty(len(index), dtype=values.dtype)
     for lo in range(0, len(index), chunk):
-        out[lo : lo + chunk] = values[index[lo : lo + chunk]]
+        out[lo : lo + chunk] = values[index[lo : lo + chunk].astype(np.intp)]
     return out
 
 

@@ -487,7 +487,7 @@ class _RowSource:
             runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         cut, ok = eng.ranked_cut(runs, per_run, sizes)
         threshold = runs.value[np.where(ok, cut, runs.first)]
-        self._set_labels(pos, lseg, lambda lo, hi: x[lo:hi] > threshold[lseg[lo:hi]])
+        self._set_labels(pos, lseg, lambda lo, hi: x[lo:hi] > threshold[E.as_index(lseg[lo:hi])])
         return ok
 
     def split_hierarchy(self, eng: _Mondrian, segs, j, node):
@@ -497,7 +497,10 @@ class _RowSource:
         leaf = level.column(eng.hier_col0 + j)[pos]
         depth = h.depth[node]
         if (depth == depth[0]).all():  # the usual case: one row of the table
-            sibling = h.child_sibling[depth[0]][leaf]
+            table = h.child_sibling[depth[0]]
+            sibling = np.empty(len(leaf), dtype=table.dtype)
+            for a, b in E.chunk_bounds(len(leaf)):
+                sibling[a:b] = table[E.as_index(leaf[a:b])]
         else:
             sibling = h.child_sibling[depth[lseg], leaf]
         runs = E.frequency_runs(
@@ -506,7 +509,7 @@ class _RowSource:
         per_run = _Lazy(lambda name: E.run_counts(
             runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         ok, child = eng.hierarchy_split(runs, per_run, node, j)
-        self._set_labels(pos, lseg, lambda lo, hi: runs.row_run[lo:hi] - runs.first[lseg[lo:hi]])
+        self._set_labels(pos, lseg, lambda lo, hi: runs.row_run[lo:hi] - runs.first[E.as_index(lseg[lo:hi])])
         return ok, runs.n, child
 
 

@@ -90,6 +90,13 @@ def narrow_dtype(low: int, high: int) -> type:
     return np.int64
 
 
+def as_index(a: np.ndarray) -> np.ndarray:
+    """`a` as numpy's index type (intp). Numpy gathers and scatters through an index of a
+    narrower type by casting it piecewise, at about three times the cost of one cast of
+    the whole chunk first; positions are stored narrow and indexed through this."""
+    return a if a.dtype == np.intp else a.astype(np.intp)
+
+
 def index_dtype(n: int) -> type:
     """The integer type of positions (and counts) below n: int32 when it holds them."""
     return np.int32 if n < 2**31 else np.int64
@@ -438,7 +445,7 @@ def first_level(
     for j, col in enumerate(columns):
         out = level.column(j)
         for lo, hi in chunk_bounds(n):
-            out[lo:hi] = col[rows[lo:hi]]
+            out[lo:hi] = col[as_index(rows[lo:hi])]
     return level
 
 
@@ -524,7 +531,7 @@ class Leaves:
         starts = np.cumsum(sizes) - sizes
         values = per_class(starts).astype(dtype)
         for lo, hi in chunk_bounds(len(order)):
-            out[order[lo:hi]] = _expand(values, sizes, starts, lo, hi)
+            out[as_index(order[lo:hi])] = _expand(values, sizes, starts, lo, hi)
         return out
 
     def groups(self, n: int) -> np.ndarray:
@@ -575,7 +582,7 @@ def _move(column: np.ndarray, dest: np.ndarray, m: int) -> None:
     to m and beyond are dropped). Needs one column of scratch."""
     out = np.empty(len(dest), dtype=column.dtype)
     for lo, hi in chunk_bounds(len(dest)):
-        out[dest[lo:hi]] = column[lo:hi]
+        out[as_index(dest[lo:hi])] = column[lo:hi]
     column[:m] = out[:m]
 
 
@@ -621,7 +628,7 @@ def split_level(
     is_split = n_children > 0
     n_eff = np.where(is_split, n_children, 1)  # a part not split is its own child, a class
     idx = index_dtype(n)
-    child_base = (np.cumsum(n_eff) - n_eff).astype(idx)
+    child_base = np.cumsum(n_eff) - n_eff  # int64: the children's ids index arrays
     n_total = int(n_eff.sum())
     parent = np.repeat(np.arange(level.n_segments, dtype=np.int64), n_eff)
     sizes_in, starts_in = level.sizes, level.starts
@@ -737,7 +744,7 @@ def frequency_runs(
         for a, b in chunk_bounds(len(x)):
             s0, s1 = int(lseg[a]), int(lseg[b - 1])
             k0, k1 = int(base[s0]), int(base[s1] + span[s1])
-            cnt[k0:k1] += np.bincount(shift[lseg[a:b]] + x[a:b] - k0, minlength=k1 - k0)
+            cnt[k0:k1] += np.bincount(shift[as_index(lseg[a:b])] + x[a:b] - k0, minlength=k1 - k0)
         where = np.flatnonzero(cnt)
         count = cnt[where]
         row_run = None
@@ -745,7 +752,7 @@ def frequency_runs(
             run_of_bin = (np.cumsum(cnt > 0) - 1).astype(index_dtype(len(where)))
             row_run = np.empty(len(x), dtype=run_of_bin.dtype)
             for a, b in chunk_bounds(len(x)):
-                row_run[a:b] = run_of_bin[shift[lseg[a:b]] + x[a:b]]
+                row_run[a:b] = run_of_bin[shift[as_index(lseg[a:b])] + x[a:b]]
     else:
         key = shift[lseg] + x
         order = np.argsort(key, kind="stable")
