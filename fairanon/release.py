@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._arrays import gather
 from ._version import __version__
 from .exceptions import InfeasibleError, InvalidParameterError
 from .instances.files import neutralize_formulas as _neutralize
@@ -259,7 +260,7 @@ def generalize_partition(
         star = None if starred is None or name not in starred else np.asarray(starred[name], dtype=bool)
         if star is not None and SUPPRESSED not in cats:
             cats.append(SUPPRESSED)
-        row_codes = _gather(label_codes.reshape(-1)[key_of_group].astype(_narrow(len(cats))), dense)
+        row_codes = gather(label_codes.reshape(-1)[key_of_group].astype(_narrow(len(cats))), dense)
         if star is not None:
             row_codes[star] = cats.index(SUPPRESSED)
         out[name] = pd.Categorical.from_codes(row_codes, cats)
@@ -279,16 +280,6 @@ def _range_labels(attr, lo: np.ndarray, hi: np.ndarray, recoding: str) -> list[s
 def _narrow(n: int) -> type:
     """The narrowest signed integer type holding 0..n."""
     return np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64
-
-
-def _gather(values: np.ndarray, index: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
-    """``values[index]``, a chunk of `index` at a time, each widened to intp first: numpy
-    gathers through a narrower index by casting it piecewise, about three times slower
-    than one cast of the chunk, and a chunk keeps the widened copy small."""
-    out = np.empty(len(index), dtype=values.dtype)
-    for lo in range(0, len(index), chunk):
-        out[lo : lo + chunk] = values[index[lo : lo + chunk].astype(np.intp)]
-    return out
 
 
 def _dense_ids(groups: np.ndarray) -> tuple[np.ndarray, int]:
@@ -313,7 +304,7 @@ class _ScatteredMinMax:
 
     def __call__(self, codes: np.ndarray, lookup: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         if lookup is not None:
-            codes = _gather(lookup, codes)
+            codes = gather(lookup, codes)
         if codes.dtype.kind == "f":
             lo, hi = np.full(self.n_groups, np.inf), np.full(self.n_groups, -np.inf)
         else:
@@ -333,7 +324,7 @@ class _SortedMinMax:
         self.rows, self.starts = rows, np.cumsum(sizes) - sizes
 
     def __call__(self, codes: np.ndarray, lookup: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        values = _gather(codes, self.rows)
+        values = gather(codes, self.rows)
         if lookup is not None:
             values = lookup[values]
         if not len(self.starts):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._arrays import as_index
 from .._validation import check_random_state
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError
 from ..instances.instance import Instance
@@ -487,7 +488,7 @@ class _RowSource:
             runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         cut, ok = eng.ranked_cut(runs, per_run, sizes)
         threshold = runs.value[np.where(ok, cut, runs.first)]
-        self._set_labels(pos, lseg, lambda lo, hi: x[lo:hi] > threshold[E.as_index(lseg[lo:hi])])
+        self._set_labels(pos, lseg, lambda lo, hi: x[lo:hi] > threshold[as_index(lseg[lo:hi])])
         return ok
 
     def split_hierarchy(self, eng: _Mondrian, segs, j, node):
@@ -500,7 +501,7 @@ class _RowSource:
             table = h.child_sibling[depth[0]]
             sibling = np.empty(len(leaf), dtype=table.dtype)
             for a, b in E.chunk_bounds(len(leaf)):
-                sibling[a:b] = table[E.as_index(leaf[a:b])]
+                sibling[a:b] = table[as_index(leaf[a:b])]
         else:
             sibling = h.child_sibling[depth[lseg], leaf]
         runs = E.frequency_runs(
@@ -509,7 +510,7 @@ class _RowSource:
         per_run = _Lazy(lambda name: E.run_counts(
             runs, level.column(eng.target_col[name])[pos], eng.checks.targets[name].m))
         ok, child = eng.hierarchy_split(runs, per_run, node, j)
-        self._set_labels(pos, lseg, lambda lo, hi: runs.row_run[lo:hi] - runs.first[E.as_index(lseg[lo:hi])])
+        self._set_labels(pos, lseg, lambda lo, hi: runs.row_run[lo:hi] - runs.first[as_index(lseg[lo:hi])])
         return ok, runs.n, child
 
 

@@ -31,6 +31,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._arrays import as_index
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError
 from ..instances.instance import Instance
 from ..models import measures as M
@@ -88,13 +89,6 @@ def narrow_dtype(low: int, high: int) -> type:
         if info.min <= low and high <= info.max:
             return dtype
     return np.int64
-
-
-def as_index(a: np.ndarray) -> np.ndarray:
-    """`a` as numpy's index type (intp). Numpy gathers and scatters through an index of a
-    narrower type by casting it piecewise, at about three times the cost of one cast of
-    the whole chunk first; positions are stored narrow and indexed through this."""
-    return a if a.dtype == np.intp else a.astype(np.intp)
 
 
 def index_dtype(n: int) -> type:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._arrays import as_index
 from ..exceptions import SchemaError
 from .hierarchy import SUPPRESSED
 from .schema import Attribute
@@ -72,8 +73,9 @@ class LabelCovers:
 
         `values` are numbers for numeric attributes and domain indices otherwise.
         """
+        label_codes = as_index(label_codes)
         if self.mask is not None:
-            return self.mask[label_codes, values]
+            return self.mask[label_codes, as_index(values)]
         lo, hi = self.lo[label_codes], self.hi[label_codes]
         above = np.where(self.lo_open[label_codes], values > lo, values >= lo)
         below = np.where(self.hi_open[label_codes], values < hi, values <= hi)

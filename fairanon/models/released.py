@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._arrays import gather
+
 __all__ = ["factorize", "narrow", "id_type", "combine_codes", "group_ids", "classes_of"]
 
 
@@ -32,7 +34,7 @@ def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     [0, 0, 1]
     """
     if isinstance(column.dtype, pd.CategoricalDtype):
-        raw = column.cat.codes.to_numpy()
+        raw = column.array.codes
         if len(raw) and raw.min() < 0:  # missing cells read as the text of a missing value
             return _factorize_text(column.astype(str))
         categories = column.cat.categories
@@ -42,7 +44,7 @@ def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         merged, uniques = pd.factorize(text)
         remap = np.zeros(len(categories), dtype=np.int32)
         remap[seen] = merged
-        return narrow(remap, len(uniques))[raw], np.asarray(uniques, dtype=object)
+        return gather(narrow(remap, len(uniques)), raw), np.asarray(uniques, dtype=object)
     return _factorize_text(column)
 
 

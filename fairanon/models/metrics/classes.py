@@ -23,6 +23,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ..._arrays import gather
 from ...exceptions import InvalidParameterError, SchemaError
 from ...instances.generalization import LabelCovers, label_covers
 from ...instances.hierarchy import SUPPRESSED
@@ -45,12 +46,12 @@ NUMERIC_LOSSES = ("width", "values")
 def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str, ...]]:
     """Codes 0..L-1 per row and the L distinct labels (as strings) of a released column."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        raw = col.cat.codes.to_numpy()
+        raw = col.array.codes
         if len(raw) and raw.min() < 0:
             raise SchemaError(f"The released column {name!r} has missing values.")
         present = np.bincount(raw, minlength=len(col.cat.categories)) > 0
         values = np.asarray(col.cat.categories, dtype=object)[present]
-        raw = narrow(np.cumsum(present) - 1, int(present.sum()))[raw]
+        raw = gather(narrow(np.cumsum(present) - 1, int(present.sum())), raw)
     else:
         raw, values = pd.factorize(col)
         if (raw < 0).any():
@@ -60,7 +61,7 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
     text = np.array([str(v) for v in values], dtype=object)
     merged, labels = pd.factorize(text)
     if len(labels) < len(text):
-        raw = merged[raw]
+        raw = gather(merged, raw)
     return narrow(raw, len(labels)), tuple(str(v) for v in labels)
 
 

@@ -1,0 +1,32 @@
+"""Gathers through narrow integer arrays give what plain indexing gives."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fairanon._arrays import as_index, gather
+
+
+@given(
+    n_values=st.integers(1, 300),
+    n=st.integers(0, 500),
+    dtype=st.sampled_from([np.int8, np.uint8, np.int16, np.int32, np.int64, np.intp]),
+    chunk=st.integers(1, 64),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_gather_is_plain_indexing(n_values, n, dtype, chunk, seed):
+    rng = np.random.default_rng(seed)
+    n_values = min(n_values, int(np.iinfo(dtype).max) + 1)
+    values = rng.normal(size=n_values)
+    index = rng.integers(0, n_values, n).astype(dtype)
+    out = gather(values, index, chunk=chunk)
+    assert out.dtype == values.dtype
+    np.testing.assert_array_equal(out, values[index])
+
+
+def test_as_index_copies_only_narrow_arrays():
+    wide = np.arange(5, dtype=np.intp)
+    assert as_index(wide) is wide
+    narrow = np.arange(5, dtype=np.int16)
+    assert as_index(narrow).dtype == np.intp
+    np.testing.assert_array_equal(as_index(narrow), narrow)
