@@ -14,8 +14,8 @@ import numpy as np
 
 __all__ = ["CHUNK", "as_index", "gather"]
 
-#: Positions widened at a time by :func:`gather` (2 MB of intp).
-CHUNK = 1 << 18
+#: Positions widened at a time by :func:`gather` (512 KB of intp).
+CHUNK = 1 << 16
 
 
 def as_index(a: np.ndarray) -> np.ndarray:

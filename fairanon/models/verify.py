@@ -237,7 +237,7 @@ def _aligned(instance: Instance, release: Release) -> tuple[pd.DataFrame, np.nda
 
 
 #: Rows per slice where a check builds several per-row temporaries.
-_CHUNK = 1 << 18
+_CHUNK = 1 << 16
 
 
 def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarray) -> CheckResult:
