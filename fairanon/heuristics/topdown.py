@@ -420,8 +420,8 @@ def first_level(
 ) -> Level:
     """The level of the root parts: `rows` holds their instance positions part after
     part (each part's ascending), `sizes` the parts' sizes. The level takes `rows` over
-    as its own (moving records rewrites it) when it is already in the narrowest
-    position type, so the positions are not held twice.
+    as its own (moving records rewrites it) when it is writeable and already in the
+    narrowest position type, so the positions are not held twice.
 
     `nodes` (parts x hierarchy columns) starts the parts from inner nodes of the
     hierarchies (default: their roots). Keys are the parts' offsets one after another;
@@ -430,7 +430,7 @@ def first_level(
     starts = np.cumsum(sizes) - sizes
     n = int(sizes.sum())
     rows = np.asarray(rows)
-    rows = rows.astype(index_dtype(int(rows.max(initial=0)) + 1), copy=False)
+    rows = rows.astype(index_dtype(int(rows.max(initial=0)) + 1), copy=not rows.flags.writeable)
     layout = record_layout(columns)
     word = next(b for b in (1, 2, 4, 8) if b >= min(layout.itemsize, 8))
     packed = np.zeros((n, layout.itemsize // word), dtype=f"u{word}")
