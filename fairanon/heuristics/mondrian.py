@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._arrays import as_index
+from .._arrays import as_index, gather
 from .._validation import check_random_state
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError
 from ..instances.instance import Instance
@@ -498,10 +498,7 @@ class _RowSource:
         leaf = level.column(eng.hier_col0 + j)[pos]
         depth = h.depth[node]
         if (depth == depth[0]).all():  # the usual case: one row of the table
-            table = h.child_sibling[depth[0]]
-            sibling = np.empty(len(leaf), dtype=table.dtype)
-            for a, b in E.chunk_bounds(len(leaf)):
-                sibling[a:b] = table[as_index(leaf[a:b])]
+            sibling = gather(h.child_sibling[depth[0]], leaf)
         else:
             sibling = h.child_sibling[depth[lseg], leaf]
         runs = E.frequency_runs(
