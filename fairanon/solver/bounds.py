@@ -186,6 +186,11 @@ def lp_bound(
                 bound += n_g[g] * float(mean[group_of_vec == g].min())
             if bound > best:
                 best, center = bound, u
+            # A column priced at the smoothed point may not price out at the LP's duals
+            # (a mispricing): adding it leaves the LP and its duals as they were, for
+            # ever. Only columns that enter the LP are added; else the LP's duals price.
+            tolerance = -1e-9 * max(1.0, abs(lp_value))
+            most = [v for v in most if _reduced_cost(vec_cost[v], amounts[v], duals) < tolerance]
             if most:
                 break
         if not most or best >= lp_value - 1e-7 * max(1.0, abs(lp_value)):
@@ -209,6 +214,12 @@ def lp_bound(
         "seconds": time.perf_counter() - started,
     }
     return LowerBound(objective, value, "LP (column generation)", solved, details)
+
+
+def _reduced_cost(cost: float, amounts: dict[int, float], duals: np.ndarray) -> float:
+    """The reduced cost of a column (c_v per record, `amounts` records per type) for the
+    duals of the "released once" rows."""
+    return sum(q * (float(cost) - float(duals[t])) for t, q in amounts.items())
 
 
 def _price(vec_cost, pair_t, order, starts, u, w, k, columns):

@@ -5,6 +5,7 @@ on German credit."""
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from _exact_oracle import partition_optimum
 from hypothesis import HealthCheck, event, given, settings
@@ -75,6 +76,20 @@ def test_bounds_against_the_proven_optimum_on_german_credit():
     assert lp.value >= Fraction(96, 100) * optimum.objective
     best = best_bound(inst, reqs, "ncp", release=optimum)
     assert best.value == lp.value and best.method.startswith("LP")
+
+
+def test_column_generation_ends_where_smoothed_duals_misprice():
+    """Columns priced at the smoothed duals that do not enter the LP were added round
+    after round with the LP unchanged (found by the property test above, seed 6)."""
+    table = pd.DataFrame({"q0": [1, 1, 4, 1, 2, 2], "q1": [1, 4, 4, 1, 4, 4]})
+    width2 = fa.IntervalHierarchy(widths=(2.0,), origin=0.0)
+    schema = fa.Schema([fa.Attribute("q0", kind="numeric", intervals=width2),
+                        fa.Attribute("q1", kind="numeric", intervals=width2)])
+    inst = fa.Instance(table, schema)
+    reqs = [fa.KAnonymity(2)]
+    lp = lp_bound(inst, reqs, "generalized", time_limit=30)
+    assert lp is not None and lp.complete, lp
+    assert lp.value <= partition_optimum(inst, reqs, recoding="generalization", objective="generalized")
 
 
 def test_discernibility_bound_is_the_most_even_split():
