@@ -33,7 +33,7 @@ from .models.requirements import (
 from .models.verify import Report
 from .models.verify import verify as _verify_local
 from .release import Release
-from .solver.fulldomain import fulldomain
+from .solver.fulldomain import fulldomain, lattice_local
 
 __all__ = ["ENGINES", "METHODS", "anonymize", "check_options", "choose_method", "method_options", "verify"]
 
@@ -96,6 +96,7 @@ METHODS: dict[str, Callable[..., Release]] = {
     "cpsat": cpsat,
     "lns": lns,
     "fulldomain": fulldomain,
+    "lattice-local": lattice_local,
     "diva": diva,
     "diva-exact": diva_exact,
     "kmember": kmember,

@@ -24,7 +24,9 @@ each check. This package does the same and more, exactly and with a proof:
   (infeasible);
 - :mod:`.master`: the same open nodes as a CP-SAT model over level choices (the cuts
   become constraints), for lattices too large to list;
-- :mod:`.method`: :func:`fulldomain`, the release and its explanation.
+- :mod:`.method`: :func:`fulldomain`, the release and its explanation;
+- :mod:`.local`: :func:`lattice_local`, local recoding by full-domain rounds over the
+  records each round leaves (ARX's local recoding scheme), then class-wise lowering.
 
 Alpha-protection and diversity constraints are not monotone on the lattice (Flash
 cannot take them): a node failing them is closed alone, after its cost and bounds have
@@ -32,6 +34,7 @@ been counted, so they cost checks but never correctness.
 """
 
 from .lattice import Ladder, ladders, lattice_size
+from .local import lattice_local
 from .method import LATTICE_NODES, SEARCHES, fulldomain
 
-__all__ = ["LATTICE_NODES", "SEARCHES", "Ladder", "fulldomain", "ladders", "lattice_size"]
+__all__ = ["LATTICE_NODES", "SEARCHES", "Ladder", "fulldomain", "ladders", "lattice_local", "lattice_size"]

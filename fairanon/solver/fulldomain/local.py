@@ -1,0 +1,610 @@
+"""Local recoding through the lattice: full-domain rounds over the records still left.
+
+Kohlmayer et al.'s idea behind ARX's local recoding: a full-domain search with a
+generous suppression limit releases the classes that meet the requirements at one
+lattice node; the records it would suppress are anonymized again by a new lattice
+search over them alone, round after round, until none are left or the remainder is
+released as one block of ``*``. Each round may pick a different node, so the release
+is a local recoding: an attribute's values are shown at different levels for
+different records.
+
+Which node a round takes. A full-domain search minimizes the total loss of the whole
+table, charging a suppressed record the full loss ``star``; in a round that charge is
+wrong, since the suppressed records are not lost but anonymized again later. This
+module instead picks the node with the least *average* loss of the records it keeps,
+``cost(kept) / |kept|``, among the nodes that keep at least a share of the records
+left (``min_kept``, 1 % by default, as ARX's 99 % suppression limit). The average loss
+grows upwards in the lattice (every record's label widens), so the search only checks
+the minimal nodes that keep enough records: a node that keeps too few condemns every
+node below it (for k and distinct l exactly, as Flash's predictive tagging), and a
+node that keeps enough closes every node above it.
+
+Guarantees. Every released class of a round meets k, l and t (t against the whole
+table's distribution, as every class of a release is measured). Classes of different
+rounds that read the same are one class to the verifier; their union still meets k,
+distinct/entropy/recursive l (Machanavajjhala et al. 2007, monotonicity) and t (the
+EMD to a fixed distribution is convex). The remainder, with every class released as
+``*`` on every attribute, forms one block per protected value; when a block fails,
+released classes are moved into it, cheapest first, until it passes (the whole table
+at the top node is the last resort; if even that fails, nothing does). Finally the
+release is compared with the optimal full-domain node without suppression, found by
+:mod:`.search`, and the better is returned, so the method never loses more than
+``fulldomain``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import check_fraction
+from ...exceptions import IncompatibleRequirementError, InvalidParameterError
+from ...instances.hierarchy import SUPPRESSED
+from ...instances.instance import Instance
+from ...models.requirements import (
+    KAnonymity,
+    LDiversity,
+    Requirement,
+    TCloseness,
+    validate_requirements,
+)
+from ...release import Release, Status, provenance
+from .. import _cpsat
+from ..local_recoding.labels import _active
+from ..local_recoding.solve import _verified
+from .evaluate import Evaluator
+from .frequency import FrequencySet, Records, records, roll_up
+from .lattice import Space, build_space, ladders
+from .method import _Problem, _release_table, _run
+
+__all__ = ["OBJECTIVES", "lattice_local"]
+
+#: The objectives a round can average over the records it keeps (per-cell losses).
+OBJECTIVES = ("lm", "ncp", "generalized", "stars")
+_SUPPORTED = (KAnonymity, LDiversity, TCloseness)
+
+
+def _subset(recs: Records, keep: np.ndarray) -> Records:
+    """The records of the base classes `keep`; the targets keep the whole table's
+    distributions (t-closeness measures every class against the table)."""
+    base = recs.base
+    sub = FrequencySet(base.grains, base.codes[:, keep], base.protected[keep], base.cols[:, keep])
+    return dataclasses.replace(recs, base=sub)
+
+
+def _class_costs(space: Space, fs: FrequencySet) -> np.ndarray:
+    """Each class's scaled loss per record at its node (the sum of its cells)."""
+    out = np.zeros(fs.n, dtype=space.dtype)
+    for attr, g, codes in zip(space.attributes, fs.grains, fs.codes):
+        out += attr.label_cost[g, g][codes]
+    return out
+
+
+@dataclasses.dataclass
+class _Round:
+    """One round: its node, the base classes (positions in the whole base set) it
+    releases and their class ids within the round."""
+
+    levels: tuple
+    base_classes: np.ndarray
+    classes: np.ndarray
+    kept: int
+
+
+class _Checker:
+    """A round's node checks on the base classes left: each check groups them by
+    their labels at the node (no cached sets: a round's checks are few and its rows
+    shrink round after round)."""
+
+    def __init__(self, space: Space, evaluator: Evaluator, base: FrequencySet, n_protected):
+        self.evaluator = evaluator
+        self.base = base
+        self.n_protected = n_protected
+        self.labels = [
+            [attr.maps[0, g][codes] for g in range(1, attr.height + 2)]
+            for attr, codes in zip(space.attributes, base.codes)
+        ]
+        # Every attribute's level costs of the records, one row per (attribute, level).
+        self.costs = np.stack(
+            [
+                attr.label_cost[0, g][codes] * base.sizes
+                for attr, codes in zip(space.attributes, base.codes)
+                for g in range(1, attr.height + 2)
+            ]
+        )
+        self.first = np.cumsum([0] + [attr.height + 1 for attr in space.attributes])[:-1]
+        self.widths = [attr.n_labels[1:] for attr in space.attributes]
+        self.k_only = all(isinstance(req, KAnonymity) for _, req in evaluator.checks)
+        self.k = evaluator.k
+
+    def classes(self, node: tuple) -> np.ndarray:
+        """The class of each base class at `node`."""
+        key = self.base.protected.copy()
+        radix = self.n_protected
+        for labels, widths, j in zip(self.labels, self.widths, node):
+            if radix * widths[j] >= 2**62:
+                key = pd.factorize(key)[0].astype(np.int64)
+                radix = int(key.max()) + 1
+            key = key * widths[j] + labels[j]
+            radix *= widths[j]
+        if radix <= 4 * len(key) + 4096:
+            present = np.bincount(key, minlength=radix) > 0
+            return (np.cumsum(present) - 1)[key]
+        return pd.factorize(key)[0].astype(np.int64)
+
+    def kept(self, node: tuple) -> np.ndarray:
+        """Which base classes are in classes that meet k, l and t at `node`."""
+        inverse = self.classes(node)
+        if self.k_only:
+            sizes = np.bincount(inverse, weights=self.base.sizes)
+            return sizes[inverse] >= self.k
+        return ~_fails(self.evaluator, _sum_by(inverse, self.base.cols, int(inverse.max()) + 1))[inverse]
+
+    def check(self, node: tuple) -> tuple[int, int]:
+        """The scaled loss of the records kept at `node` and their number."""
+        kept = self.kept(node)
+        cost = int((self.costs[self.first + np.asarray(node)] @ kept).sum())
+        return cost, int(self.base.sizes @ kept)
+
+
+def _best_node(checker: _Checker, top: tuple, need: int, beam: int):
+    """A node keeping at least `need` records at a low average scaled loss per kept
+    record: a beam descent from the top node (which keeps every record that can be
+    kept), each step lowering one attribute by one level and keeping the `beam` best
+    nodes that still keep enough (see the module docstring); None when even the top
+    node does not."""
+    costs = {}
+
+    def check(x: tuple):
+        if x not in costs:
+            cost, kept = checker.check(x)
+            costs[x] = None if kept < need else (cost, kept)
+        return costs[x]
+
+    if check(top) is None:
+        return None
+    best = (*costs[top], top)
+    layer = [top]
+    while layer:
+        children = {
+            x[:a] + (x[a] - 1,) + x[a + 1 :] for x in layer for a in range(len(x)) if x[a]
+        }
+        passing = []
+        for x in sorted(children):
+            found = check(x)
+            if found is not None:
+                passing.append((Fraction(*found), x))
+                # Exact comparison of cost / kept: cross-multiplied integers. On a
+                # tie the lower node (met later) wins: it shows more.
+                if found[0] * best[1] <= best[0] * found[1]:
+                    best = (*found, x)
+        passing.sort()
+        layer = [x for _, x in passing[:beam]]
+    return best
+
+
+def _rounds(problem: _Problem, checks, share: Fraction, beam: int, deadline) -> list[_Round]:
+    """Rounds until no record is left, no node keeps enough of them or the time is
+    up (the records left are then the remainder)."""
+    recs, space = problem.recs, problem.space
+    top = tuple(space.heights)
+    left = np.ones(recs.base.n, dtype=bool)
+    rounds: list[_Round] = []
+    while left.any():
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        where = np.flatnonzero(left)
+        sub = _subset(recs, where)
+        evaluator = Evaluator(space, sub, problem.instance.schema, checks, 0)
+        checker = _Checker(space, evaluator, sub.base, recs.n_protected)
+        total = int(sub.base.sizes.sum())
+        best = _best_node(checker, top, max(1, math.ceil(share * total)), beam)
+        if best is None:
+            break
+        _, kept, node = best
+        keep = checker.kept(node)
+        classes = np.unique(checker.classes(node)[keep], return_inverse=True)[1].reshape(-1)
+        rounds.append(_Round(node, where[keep], classes, kept))
+        left[where[keep]] = False
+    return rounds
+
+
+@dataclasses.dataclass
+class _Partition:
+    """The released classes over the base classes: each base class's class, each
+    class's levels and whether it is released as ``*`` (the suppressed block)."""
+
+    of: np.ndarray  # (n_base,) class id
+    levels: np.ndarray  # (d, classes)
+    star: np.ndarray  # (classes,) bool
+
+
+def _partition(space: Space, base: FrequencySet, rounds: list[_Round]) -> _Partition:
+    """The rounds' classes and, per protected value, the block of the records left."""
+    of = np.full(base.n, -1, dtype=np.int64)
+    levels, offset = [], 0
+    for rnd in rounds:
+        of[rnd.base_classes] = offset + rnd.classes
+        count = int(rnd.classes.max()) + 1
+        levels.append(np.repeat(np.array(rnd.levels, dtype=np.int64)[:, None], count, axis=1))
+        offset += count
+    star = np.zeros(offset, dtype=bool)
+    left = of < 0
+    if left.any():
+        blocks, ids = np.unique(base.protected[left], return_inverse=True)
+        of[left] = offset + ids.reshape(-1)
+        top = np.array(space.heights, dtype=np.int64)
+        levels.append(np.repeat(top[:, None], len(blocks), axis=1))
+        star = np.concatenate([star, np.ones(len(blocks), dtype=bool)])
+    return _Partition(of, np.concatenate(levels, axis=1), star)
+
+
+def _reads_star(space: Space, part: _Partition, base: FrequencySet) -> np.ndarray:
+    """Which base classes read ``*`` on every attribute (in the block, or at levels
+    whose labels are the root)."""
+    level = part.levels[:, part.of]
+    shown = np.ones(base.n, dtype=bool)
+    for a, attr in enumerate(space.attributes):
+        for j in np.unique(level[a]):
+            rows = level[a] == j
+            shown[rows] &= attr.is_star[j + 1][attr.codes[j + 1][base.codes[a, rows]]]
+    return part.star[part.of] | shown
+
+
+def _fails(evaluator: Evaluator, cols: np.ndarray) -> np.ndarray:
+    """Per column of counts: does it fail k, l or t?"""
+    bad = np.zeros(cols.shape[1], dtype=bool)
+    for _, req in evaluator.checks:
+        bad |= evaluator.fails(req, cols)
+    return bad
+
+
+def _sum_by(ids: np.ndarray, cols: np.ndarray, n: int) -> np.ndarray:
+    return np.stack([np.bincount(ids, weights=c, minlength=n) for c in cols]).astype(np.int64)
+
+
+def _record_costs(space: Space, part: _Partition, base: FrequencySet) -> np.ndarray:
+    """Each base class's scaled loss per record (``star`` in the suppressed block)."""
+    here = _level_costs(space, part.levels[:, part.of], base.codes)
+    return np.where(part.star[part.of], space.star_total, here)
+
+
+def _repair(evaluator: Evaluator, space: Space, part: _Partition) -> _Partition:
+    """Make every block of ``*`` pass: per protected value whose block (the records
+    left and the classes reading ``*`` everywhere) fails a requirement, move released
+    classes into it, cheapest to suppress first, until it passes. All classes of the
+    protected value, the top node's class, pass (the caller checked)."""
+    base = evaluator.recs.base
+    star = _reads_star(space, part, base)
+    suppressed = part.star[part.of]
+    extra = (space.star_total - _record_costs(space, part, base)) * base.sizes
+    of, flags = part.of.copy(), part.star.copy()
+    for p in np.unique(base.protected[suppressed]):
+        mine = base.protected == p
+        block = base.cols[:, star & mine].sum(axis=1)
+        if not _fails(evaluator, block[:, None])[0]:
+            continue
+        movable = np.flatnonzero(~star & mine)
+        ids, owner = np.unique(of[movable], return_inverse=True)
+        owner = owner.reshape(-1)
+        # Float weights only order the classes; costs stay exact elsewhere.
+        order = np.argsort(np.bincount(owner, weights=extra[movable].astype(float)), kind="stable")
+        prefixes = block[:, None] + np.cumsum(_sum_by(owner, base.cols[:, movable], len(ids))[:, order], axis=1)
+        first = int(np.argmin(_fails(evaluator, prefixes)))
+        target = of[np.flatnonzero(suppressed & mine)[0]]
+        moved = np.isin(owner, order[: first + 1])
+        of[movable[moved]] = target
+    return _Partition(of, part.levels, flags)
+
+
+def _level_costs(space: Space, levels: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The scaled loss per record of base classes (`codes`) at per-class `levels`."""
+    out = np.zeros(codes.shape[1], dtype=space.dtype)
+    for a, attr in enumerate(space.attributes):
+        for j in np.unique(levels[a]):
+            rows = levels[a] == j
+            out[rows] += attr.label_cost[0, j + 1][codes[a, rows]]
+    return out
+
+
+def _first_passing(evaluator: Evaluator, owner, order_cols, start_cols) -> np.ndarray:
+    """For groups of consecutive items (`owner` sorted), the position within the
+    group of the first prefix whose counts plus the group's `start_cols` pass."""
+    prefixes = np.cumsum(order_cols, axis=1)
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    before = np.where(starts > 0, prefixes[:, np.maximum(starts - 1, 0)], 0)
+    group = np.cumsum(np.r_[True, owner[1:] != owner[:-1]]) - 1
+    prefixes = prefixes - before[:, group] + start_cols[:, group]
+    ok = ~_fails(evaluator, prefixes)
+    # Every group's full prefix passes (it is a class that passes).
+    first = np.full(len(starts), len(owner), dtype=np.int64)
+    np.minimum.at(first, group[ok], np.flatnonzero(ok))
+    return first - starts, group
+
+
+def _refine(evaluator: Evaluator, space: Space, part: _Partition) -> _Partition:
+    """Lower classes one attribute level at a time while the parts meet k, l and t.
+
+    A class splits by its records' labels one level lower on one attribute; the parts
+    that pass take the lower label, those that fail stay together at the old one with,
+    when they fail together, the passing parts that save least, until the rest passes.
+    Each class takes the attribute that saves the most loss, until none saves any.
+    Any partition of a class into parts that pass is a valid release (the module
+    docstring); every class keeps passing."""
+    base = evaluator.recs.base
+    of, levels, star = part.of.copy(), part.levels.copy(), part.star.copy()
+    sizes = base.sizes
+    while True:
+        n_classes = levels.shape[1]
+        level = levels[:, of]
+        here = _level_costs(space, level, base.codes)
+        current = np.where(star[of], space.star_total, here)
+        gains = np.zeros((space.d, n_classes), dtype=np.float64)
+        splits = []
+        for a, attr in enumerate(space.attributes):
+            finer = np.full(base.n, -1, dtype=np.int64)
+            saved = np.zeros(base.n, dtype=np.float64)
+            for j in np.unique(level[a]):
+                if j == 0:
+                    continue
+                rows = level[a] == j
+                v = base.codes[a, rows]
+                finer[rows] = attr.codes[j][v]
+                lower = here[rows] - attr.label_cost[0, j + 1][v] + attr.label_cost[0, j][v]
+                saved[rows] = ((current[rows] - lower) * sizes[rows]).astype(float)
+            eligible = finer >= 0
+            key = np.where(eligible, of * (int(finer.max()) + 2) + finer + 1, -1)
+            parts, part_of = np.unique(key, return_inverse=True)
+            part_of = part_of.reshape(-1)
+            cols = _sum_by(part_of, base.cols, len(parts))
+            part_class = np.zeros(len(parts), dtype=np.int64)
+            part_class[part_of] = of
+            part_gain = np.bincount(part_of, weights=saved, minlength=len(parts))
+            ok = ~_fails(evaluator, cols) & (parts >= 0)
+            rest_cols = _sum_by(part_class[~ok & (parts >= 0)], cols[:, ~ok & (parts >= 0)], n_classes)
+            stuck = (rest_cols[0] > 0) & _fails(evaluator, rest_cols)
+            # Classes whose rest fails: the passing parts saving least join the rest.
+            candidates = np.flatnonzero(ok & stuck[part_class])
+            if len(candidates):
+                order = candidates[np.lexsort((part_gain[candidates], part_class[candidates]))]
+                owner = part_class[order]
+                first, group = _first_passing(evaluator, owner, cols[:, order], rest_cols[:, np.unique(owner)])
+                within = np.arange(len(order)) - np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])[group]
+                ok[order[within <= first[group]]] = False
+            gains[a] = np.bincount(part_class[ok], weights=part_gain[ok], minlength=n_classes)
+            splits.append((ok[part_of] & eligible, part_of))
+        best = gains.argmax(axis=0)
+        take = gains[best, np.arange(n_classes)] > 0
+        if not take.any():
+            return _Partition(of, levels, star)
+        new_of = of.copy()
+        new_levels = [levels]
+        new_star = [star]
+        for a in range(space.d):
+            moving, part_of = splits[a]
+            rows = moving & (take & (best == a))[of]
+            if not rows.any():
+                continue
+            ids, local = np.unique(part_of[rows], return_inverse=True)
+            start = sum(x.shape[1] for x in new_levels)
+            owners = np.zeros(len(ids), dtype=np.int64)
+            owners[local.reshape(-1)] = of[rows]
+            lowered = levels[:, owners].copy()
+            lowered[a] -= 1
+            new_levels.append(lowered)
+            new_star.append(np.zeros(len(ids), dtype=bool))
+            new_of[rows] = start + local.reshape(-1)
+        of = new_of
+        levels = np.concatenate(new_levels, axis=1)
+        star = np.concatenate(new_star)
+
+
+def _local_table(problem: _Problem, part: _Partition) -> pd.DataFrame:
+    """The released table: each record's quasi-identifiers at its class's levels,
+    ``*`` in the suppressed block."""
+    instance, space, values = problem.instance, problem.space, problem.values
+    row_class = part.of[problem.recs.row_class]
+    row_star = part.star[row_class]
+    names = [attr.name for attr in space.attributes]
+    out = {}
+    for name in instance.table.columns:
+        if not instance.schema[name].released:
+            continue
+        if name not in names:
+            out[name] = instance.table[name]
+            continue
+        a = names.index(name)
+        lad = space.attributes[a].ladder
+        row_level = part.levels[a, row_class]
+        texts = [SUPPRESSED]
+        codes = np.zeros(instance.n_rows, dtype=np.int64)
+        for j in np.unique(row_level[~row_star]):
+            rows = (row_level == j) & ~row_star
+            codes[rows] = len(texts) + lad.codes[j][values[a][rows]]
+            texts.extend(lad.texts[j])
+        text_ids = pd.factorize(pd.Series(texts, dtype=object))[0]
+        used, inverse = np.unique(text_ids[codes], return_inverse=True)
+        categories = [texts[int(np.flatnonzero(text_ids == u)[0])] for u in used]
+        out[name] = pd.Categorical.from_codes(inverse.reshape(-1), categories)
+    return pd.DataFrame(out, index=instance.table.index)
+
+
+def lattice_local(
+    instance: Instance,
+    requirements: Sequence[Requirement],
+    *,
+    seed=None,
+    time_limit: float | None = None,
+    objective: str = "lm",
+    min_kept: float | Fraction = 0.01,
+    beam: int = 4,
+) -> Release:
+    """Local recoding by full-domain rounds over the lattice (Kohlmayer et al.'s
+    iterative scheme behind ARX's local recoding; see :mod:`.local`).
+
+    Parameters
+    ----------
+    instance, seed, time_limit
+        As in :func:`fairanon.anonymize`. When the time runs out the records left are
+        released as the block of ``*``.
+    requirements : sequence of Requirement
+        KAnonymity, LDiversity, TCloseness (against the whole table's distribution).
+    objective : {"lm", "ncp", "generalized", "stars"}, default="lm"
+        The loss a round averages over the records it keeps and the release's
+        objective (a suppressed record's cells count as ``*``).
+    min_kept : float or Fraction in (0, 1], default=0.01
+        The least share of the records left that a round keeps; smaller shares take
+        more rounds and lose less.
+
+    Returns
+    -------
+    Release
+        FEASIBLE with the exact objective, INFEASIBLE when no release meets the
+        requirements (the whole table as one class fails them).
+        ``provenance["rounds"]`` lists each round's levels and the records it
+        released, ``provenance["winner"]`` whether the rounds or the optimal
+        full-domain node without suppression ("fulldomain") won.
+
+    Raises
+    ------
+    IncompatibleRequirementError
+        Alpha-protection and diversity constraints: a round cannot keep them, since
+        they count over the whole release, not class by class.
+
+    References
+    ----------
+    .. [1] F. Kohlmayer, F. Prasser, K. A. Kuhn. The cost of quality: Implementing
+       generalization and suppression for anonymizing biomedical data with minimal
+       information loss. J. Biomed. Inform. 58, 2015 (ARX's local recoding).
+    .. [2] A. Machanavajjhala et al. l-Diversity: Privacy beyond k-anonymity. TKDD 2007.
+
+    Examples
+    --------
+    >>> inst = fa.load("ruggieri_loan")
+    >>> rel = lattice_local(inst, [fa.KAnonymity(2)], objective="generalized", seed=0)
+    >>> rel.status, fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+    (<Status.FEASIBLE: 'FEASIBLE'>, True)
+    """
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    if not isinstance(instance, Instance):
+        raise InvalidParameterError(
+            "The 'instance' parameter of lattice_local must be an Instance. "
+            f"Got {type(instance).__name__} instead."
+        )
+    requirements = validate_requirements(instance, requirements, caller="lattice_local")
+    for req in requirements:
+        if not isinstance(req, _SUPPORTED):
+            raise IncompatibleRequirementError(
+                f"lattice-local cannot enforce {req}: it enforces k-anonymity, l-diversity "
+                "and t-closeness, which hold class by class; use fulldomain (one node for "
+                "the whole table) or cpsat for alpha-protection and diversity constraints."
+            )
+    if objective not in OBJECTIVES:
+        raise InvalidParameterError(
+            "The 'objective' parameter of lattice_local must be one of "
+            f"{', '.join(map(repr, OBJECTIVES))}. Got {objective!r} instead."
+        )
+    share = check_fraction(min_kept, "min_kept", "lattice_local", low=0, high=1)
+    if share == 0:
+        raise InvalidParameterError(
+            "The 'min_kept' parameter of lattice_local must be a share in (0, 1]. Got 0 instead."
+        )
+    time_limit = _cpsat.check_time_limit(time_limit, "lattice_local")
+    deadline = None if time_limit is None else started + time_limit
+    lads = ladders(instance)
+    values = [_active(instance, lad.name)[1] for lad in lads]
+    space = build_space(
+        instance,
+        lads,
+        objective,
+        [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
+    )
+    recs = records(instance, requirements, space, values)
+    problem = _Problem(instance, space, recs, values, 0, deadline, _cpsat.random_seed(seed), "auto")
+    params = {"objective": objective, "min_kept": str(min_kept), "time_limit": time_limit}
+    base = recs.base
+    evaluator = Evaluator(space, recs, instance.schema, requirements, 0)
+
+    def record(**extra) -> dict:
+        info = {
+            "search_s": time.perf_counter() - started,
+            "search_cpu_s": time.process_time() - cpu_started,
+        }
+        return provenance("lattice-local", params, requirements, seed, started, search=info, **extra)
+
+    top = tuple(attr.height for attr in space.attributes)
+    whole = np.stack(
+        [np.bincount(base.protected, weights=c, minlength=recs.n_protected) for c in base.cols]
+    ).astype(np.int64)
+    whole = whole[:, whole[0] > 0]
+    failed = [str(req) for _, req in evaluator.checks if evaluator.fails(req, whole).any()]
+    if failed:
+        table = _release_table(instance, space, values, top, np.zeros(instance.n_rows, bool))
+        return Release(
+            table=table,
+            groups=base.protected[recs.row_class],
+            status=Status.INFEASIBLE,
+            reason=(
+                "no release meets the requirements: the whole table as one class fails "
+                + "; ".join(failed)
+            ),
+            provenance=record(),
+        )
+
+    # The optimal full-domain node without suppression first (a fraction of the
+    # time): the rounds must beat it, and it stands when they are cut short.
+    share_deadline = None if deadline is None else started + time_limit / 4
+    _, outcome = _run(dataclasses.replace(problem, deadline=share_deadline), requirements)
+    rounds_deadline = None if deadline is None else started + 0.8 * time_limit
+    rounds = _rounds(problem, requirements, share, beam, rounds_deadline)
+
+    sizes = base.sizes
+    candidates = [("rounds", _partition(space, base, rounds))]
+    if outcome.best is not None:
+        levels = tuple(int(j) for j in outcome.best)
+        of = roll_up(space, base, tuple(j + 1 for j in levels), recs.n_protected)[1]
+        candidates.append(("fulldomain", _partition(space, base, [_Round(levels, np.arange(base.n), of, recs.n_rows)])))
+    best = None
+    for name, part in candidates:
+        part = _refine(evaluator, space, _repair(evaluator, space, part))
+        cost = int((_record_costs(space, part, base) * sizes).sum())
+        if best is None or cost < best[1]:
+            best = (name, cost, part)
+    winner, cost, part = best
+    table = _local_table(problem, part)
+    groups = part.of[recs.row_class]
+    suppressed = part.star[groups]
+    release = Release(
+        table=table,
+        groups=groups,
+        status=Status.FEASIBLE,
+        suppressed=tuple(instance.row_ids[suppressed].tolist()),
+        objective=_number(Fraction(cost, space.scale)),
+        provenance=record(
+            objective_name=objective,
+            winner=winner,
+            rounds=[
+                {
+                    "levels": {a.name: int(j) for a, j in zip(space.attributes, rnd.levels)},
+                    "records": rnd.kept,
+                }
+                for rnd in rounds
+            ],
+            suppressed=int(sizes[part.star[part.of]].sum()),
+            fulldomain_objective=(
+                None if outcome.best is None else _number(Fraction(outcome.cost, space.scale))
+            ),
+        ),
+    )
+    return _verified(instance, release, requirements)
+
+
+def _number(value: Fraction):
+    return int(value) if value.denominator == 1 else value
