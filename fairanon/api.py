@@ -23,6 +23,7 @@ from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
 from .methods.lns import REQUIREMENTS as LNS_REQUIREMENTS
 from .methods.lns import lns
+from .methods.portfolio import portfolio
 from .models.requirements import (
     KAnonymity,
     MultiplicativeTCloseness,
@@ -49,6 +50,8 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     check_options(name, options)
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
+    if name == "portfolio":
+        return _auto_portfolio(instance, requirements, seed, time_limit, why, options)
     if name not in _EXACT and _lns_after(name, requirements, time_limit, options):
         release = lns(instance, requirements, seed=seed, time_limit=time_limit, start=[name])
         why = (
@@ -60,6 +63,36 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     release = METHODS[name](instance, requirements, seed=seed, time_limit=time_limit, **options)
     return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit)
 
+
+def _auto_portfolio(instance, requirements, seed, time_limit, why, options) -> Release:
+    """The portfolio's best verified release, improved by lns when the time allows."""
+    started = time.perf_counter()
+    objective = options.get("objective", "lm")
+    after = _lns_after("portfolio", requirements, time_limit, {})
+    budget = time_limit * AUTO_PORTFOLIO_SHARE if after else time_limit
+    release = portfolio(instance, requirements, seed=seed, time_limit=budget, **options)
+    tried = release.provenance["portfolio"]
+    winner = release.provenance["portfolio_winner"]
+    ran = ", ".join(f"{t['method']} {t[objective]}" for t in tried if objective in t)
+    why = f"{why}; of the portfolio's verified releases ({objective}: {ran}), {winner}'s loses least"
+    choice = winner
+    if after:
+        left = time_limit - (time.perf_counter() - started)
+        if left > 0:
+            release = lns(
+                instance, requirements, seed=seed, time_limit=left, start=release, objective=objective
+            ).with_provenance(portfolio=tried, portfolio_winner=winner)
+            choice = f"{winner}+lns"
+            why = (
+                f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
+                f"improves it by re-solving groups of its classes exactly, and bounds the loss "
+                "from below"
+            )
+    return release.with_provenance(auto_choice=choice, auto_reason=why, auto_time_limit=time_limit)
+
+
+#: The share of a time limit the portfolio gets when lns follows it.
+AUTO_PORTFOLIO_SHARE = 0.4
 
 #: With a time limit of at least this many seconds, "auto" improves a heuristic's
 #: release by large-neighbourhood search (the heuristic itself takes well under a second
@@ -76,7 +109,7 @@ def _lns_after(name: str, requirements: Sequence[Requirement], time_limit, optio
         time_limit is not None
         and time_limit >= AUTO_LNS_SECONDS
         and not options
-        and name in {h[0] for h in HEURISTICS}
+        and (name == "portfolio" or name in {h[0] for h in HEURISTICS})
         and all(isinstance(r, LNS_REQUIREMENTS) for r in requirements)
     )
 
@@ -97,6 +130,7 @@ METHODS: dict[str, Callable[..., Release]] = {
     "lns": lns,
     "fulldomain": fulldomain,
     "lattice-local": lattice_local,
+    "portfolio": portfolio,
     "diva": diva,
     "diva-exact": diva_exact,
     "kmember": kmember,
@@ -174,15 +208,22 @@ def choose_method(
        optimal within the minute on a 2-core machine (the release's status says
        whether this one was). Generalization is tried first, then local suppression
        (``recoding="suppression"``, a smaller model);
-    2. ``"mondrian"`` when every requirement is union-monotone (k, l, t);
+    2. ``"portfolio"`` when every requirement is union-monotone (k, l, t): the fast
+       methods that enforce them (``mondrian-loss``, ``lattice-local``, ``sabre``,
+       ``mondrian``, and ``kmember`` and ``oka`` when their expected time fits) run in
+       turn within the time limit (``PORTFOLIO_SECONDS`` without one) and the verified
+       release with the least LM (or the ``objective`` option) is kept
+       (:func:`fairanon.methods.portfolio.portfolio`; ``provenance["portfolio"]`` lists
+       each candidate's loss);
     3. ``"fulldomain"`` (optimal full-domain generalization, which also takes
        diversity constraints and alpha-protection) when every quasi-identifier has
        levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes.
 
-    When the choice is a heuristic and a time limit of at least ``AUTO_LNS_SECONDS`` is
-    given, ``"auto"`` then improves its release by large-neighbourhood search
+    When the choice is the portfolio (or a heuristic) and a time limit of at least
+    ``AUTO_LNS_SECONDS`` is given, the portfolio gets ``AUTO_PORTFOLIO_SHARE`` of it and
+    ``"auto"`` then improves its release by large-neighbourhood search
     (:func:`fairanon.methods.lns.lns` started from it, with a lower bound on the loss),
-    and says so in ``provenance["auto_choice"]`` (e.g. ``"mondrian+lns"``).
+    and says so in ``provenance["auto_choice"]`` (e.g. ``"lattice-local+lns"``).
 
     Raises
     ------
@@ -194,7 +235,7 @@ def choose_method(
     >>> choose_method(fa.load("diva_table1"), [fa.KAnonymity(2)])[0]
     'cpsat'
     >>> choose_method(fa.load("adult"), [fa.KAnonymity(5)])[0]
-    'mondrian'
+    'portfolio'
     >>> choose_method(fa.load("diva_table1"), [fa.KAnonymity(2), fa.MultiplicativeTCloseness(2)])[0]
     'bucketization'
     """
@@ -229,7 +270,10 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
             ), {"recoding": recoding}
     unsupported = [r for r in requirements if not r.union_monotone]
     if not unsupported:
-        return "mondrian", "every requirement is union-monotone, so top-down Mondrian splitting enforces them", {}
+        return "portfolio", (
+            "every requirement is union-monotone (it holds class by class), so the fast methods "
+            "that enforce such requirements run as a portfolio"
+        ), {}
     try:
         nodes = lattice_size(instance)
     except FairanonError:

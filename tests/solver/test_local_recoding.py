@@ -1,6 +1,7 @@
 """The exact local recoding / suppression model: the papers' worked examples with their
 proven optima, explained infeasibility, status and certificates, options and bad input."""
 
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -12,6 +13,7 @@ from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterEr
 from fairanon.instances.datasets import diva_table3
 from fairanon.methods.cpsat import cpsat
 from fairanon.models.diversity import diva_sigma
+from fairanon.models.objectives import objective_value
 from fairanon.models.metrics import (
     discernibility,
     generalized_cells,
@@ -146,11 +148,35 @@ def test_objective_is_the_metric_of_the_release(objective):
         "generalized": lambda: generalized_cells(inst, rel),
         "ncp": lambda: ncp(inst, rel, exact=True)["NCP"],
         "lm": lambda: loss_metric(inst, rel, exact=True)["LM_sum"] * inst.n_rows,
-        # the sum of squared class sizes (the report's figure, with k, also charges n
-        # per all-'*' row: ARX's reading)
-        "discernibility": lambda: discernibility(inst, rel),
+        # Bayardo and Agrawal's C_DM, n per all-'*' row: the report's figure
+        "discernibility": lambda: discernibility(inst, rel, k=3),
     }[objective]()
     assert rel.objective == expected
+
+
+@pytest.mark.parametrize("recoding", ["generalization", "suppression"])
+def test_discernibility_charges_n_per_suppressed_record(recoding):
+    """x = a a b c, k = 2: {a, a} keeps its value (2^2) and {b, c} is released as '*',
+    suppressed, n = 4 per record: 4 + 2 * 4 = 12 (squaring the suppressed class would
+    give 8); everything '*' costs 4 * 4 = 16."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": list("aabc"), "s": list("pqpq")}),
+        fa.Schema(
+            [
+                fa.Attribute("x", hierarchy=fa.Hierarchy.flat(["a", "b", "c"])),
+                fa.Attribute("s", role="sensitive"),
+            ]
+        ),
+    )
+    reqs = [fa.KAnonymity(2)]
+    rel = cpsat(
+        inst, reqs, recoding=recoding, objective="discernibility", seed=0, num_workers=1,
+        hint=None,
+    )
+    assert rel.status == Status.OPTIMAL and rel.objective == rel.bound == 12
+    assert rel.table["x"].tolist() == ["a", "a", "*", "*"]
+    report = _passes(inst, rel, reqs)
+    assert report.metrics["discernibility"] == discernibility(inst, rel) == 12
 
 
 def test_exact_beats_or_ties_mondrian():
@@ -229,6 +255,99 @@ def test_numeric_attributes_fall_back_on_nested_intervals():
     assert best.status == Status.OPTIMAL or best.provenance["fallback"]
 
 
+# ------------------------------------------------------------------ the time limit holds
+GERMAN_7_QI = [
+    "personal_status", "job", "savings", "housing", "employment", "credit_history", "purpose",
+]
+
+
+def _german_7_qi():
+    """German credit with the 7 quasi-identifiers of benchmarks/exact.py: at k = 5 its
+    model has about 1.5 million pairs and takes 15-40 s to build."""
+    return fa.load("german", qi=GERMAN_7_QI, roles={"personal_status": "qi"})
+
+
+def test_the_build_stops_at_its_deadline():
+    from fairanon.models.requirements import validate_requirements
+    from fairanon.solver.local_recoding import build_model
+    from fairanon.solver.local_recoding.encoding import BuildStopped
+
+    inst = _german_7_qi()
+    reqs = validate_requirements(inst, [fa.KAnonymity(5)], caller="cpsat")
+    enc = encode(inst, reqs)
+    with pytest.raises(BuildStopped, match="deadline"):
+        build_model(enc, reqs, deadline=time.perf_counter())
+    clock = time.perf_counter()
+    with pytest.raises(BuildStopped) as stopped:
+        build_model(enc, reqs, deadline=clock + 0.5)
+    assert time.perf_counter() - clock < 0.5 + 1.5  # it looks at the time as it goes
+    assert stopped.value.stage
+
+
+def test_cpsat_returns_the_best_start_when_the_limit_is_far_below_the_build_time():
+    """The heuristics run before the model is built; the build stops at its deadline and
+    the best verified start is returned (FEASIBLE, a fallback saying why) within the
+    time limit plus a margin for freeing the partial model."""
+    inst = _german_7_qi()
+    reqs = [fa.KAnonymity(5)]
+    limit = 3.0
+    clock = time.perf_counter()
+    rel = cpsat(inst, reqs, seed=0, time_limit=limit)
+    elapsed = time.perf_counter() - clock
+    assert elapsed <= limit + 3.0
+    assert rel.status == Status.FEASIBLE
+    _passes(inst, rel, reqs)
+    prov = rel.provenance
+    assert prov["model"]["built"] is False and prov["solver"]["solver_status"] == "NOT_RUN"
+    assert "model build stopped at its deadline" in prov["fallback_reason"]
+    started = [t for t in prov["starts"] if "objective" in t]
+    assert started and started[0]["method"] == "mondrian"  # the starts got their share
+    assert prov["fallback"] in {t["method"] for t in started}
+    assert rel.objective == objective_value(inst, rel, "ncp")  # exact
+    assert float(rel.objective) == pytest.approx(min(t["objective"] for t in started))
+
+
+def test_cpsat_is_not_run_when_the_time_left_cannot_load_the_model(monkeypatch):
+    """A model built (here: slowly) with less time left than CP-SAT needs to load it
+    is not solved: local_recoding says so (UNKNOWN), cpsat returns its best start."""
+    from fairanon.solver.local_recoding import solve as solve_module
+
+    real = solve_module.build_model
+
+    def slow_build(*args, **kwargs):
+        pm = real(*args, **{**kwargs, "deadline": None})
+        time.sleep(0.6)
+        return pm
+
+    real_hint = solve_module._hint_from_release
+    monkeypatch.setattr(solve_module, "build_model", slow_build)
+    monkeypatch.setattr(
+        solve_module, "_hint_from_release", lambda pm, release, deadline: real_hint(pm, release)
+    )
+    inst = fa.load("german", qi=["job", "savings", "housing"], roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(5)]
+    bare = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=None)
+    assert bare.status == Status.UNKNOWN and "CP-SAT was not run" in bare.reason
+    assert bare.provenance["model"]["variables"] > 0
+    assert fa.verify(inst, bare, reqs).passed  # every quasi-identifier '*'
+    rel = cpsat(inst, reqs, seed=0, time_limit=1.0)
+    assert rel.status == Status.FEASIBLE
+    assert "CP-SAT was not run" in rel.provenance["fallback_reason"]
+    _passes(inst, rel, reqs)
+    best = min(t["objective"] for t in rel.provenance["starts"] if "objective" in t)
+    assert float(rel.objective) == pytest.approx(best)
+
+
+def test_a_small_model_is_still_proven_within_a_time_limit():
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), *diva_sigma()]
+    clock = time.perf_counter()
+    rel = cpsat(inst, reqs, recoding="suppression", seed=0, time_limit=20)
+    assert time.perf_counter() - clock <= 20
+    assert rel.status == Status.OPTIMAL and rel.objective == 22
+    _passes(inst, rel, reqs)
+
+
 # ------------------------------------------------------------------ bad input
 def test_bad_options():
     inst = fa.load("ruggieri_loan")
@@ -276,14 +395,14 @@ def test_auto_picks_the_exact_model_for_small_instances():
 def test_auto_falls_back_for_large_instances():
     from fairanon.api import choose_method
 
-    assert choose_method(fa.load("adult"), [fa.KAnonymity(5)])[0] == "mondrian"
+    assert choose_method(fa.load("adult"), [fa.KAnonymity(5)])[0] == "portfolio"
     name, why = choose_method(
         fa.load("german"), [fa.KAnonymity(5), fa.AlphaProtection("RD", "1/10")]
     )
     assert name == "fulldomain" and "lattice" in why
     assert (
         choose_method(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], time_limit=0.001)[0]
-        == "mondrian"
+        == "portfolio"
     )
 
 

@@ -141,10 +141,16 @@ class _Checker:
     def kept(self, node: tuple) -> np.ndarray:
         """Which base classes are in classes that meet k, l and t at `node`."""
         inverse = self.classes(node)
-        if self.k_only:
-            sizes = np.bincount(inverse, weights=self.base.sizes)
-            return sizes[inverse] >= self.k
-        return ~_fails(self.evaluator, _sum_by(inverse, self.base.cols, int(inverse.max()) + 1))[inverse]
+        ok = np.bincount(inverse, weights=self.base.sizes) >= self.k
+        if not self.k_only and ok.any():
+            # l and t only on the classes that meet k, the costly checks.
+            big = np.flatnonzero(ok)
+            where = np.full(len(ok), -1, dtype=np.int64)
+            where[big] = np.arange(len(big))
+            rows = ok[inverse]
+            cols = _sum_by(where[inverse[rows]], self.base.cols[:, rows], len(big))
+            ok[big] = ~_fails(self.evaluator, cols)
+        return ok[inverse]
 
     def check(self, node: tuple) -> tuple[int, int]:
         """The scaled loss of the records kept at `node` and their number."""
@@ -196,15 +202,26 @@ def _rounds(problem: _Problem, checks, share: Fraction, beam: int, deadline) -> 
     top = tuple(space.heights)
     left = np.ones(recs.base.n, dtype=bool)
     rounds: list[_Round] = []
+    started = time.perf_counter()
     while left.any():
-        if deadline is not None and time.perf_counter() >= deadline:
+        now = time.perf_counter()
+        if deadline is not None and now >= deadline:
             break
         where = np.flatnonzero(left)
         sub = _subset(recs, where)
         evaluator = Evaluator(space, sub, problem.instance.schema, checks, 0)
         checker = _Checker(space, evaluator, sub.base, recs.n_protected)
         total = int(sub.base.sizes.sum())
-        best = _best_node(checker, top, max(1, math.ceil(share * total)), beam)
+        need = max(1, math.ceil(share * total))
+        most = checker.check(top)[1]  # the top node keeps the most (k, distinct l)
+        if most < need:
+            break
+        if deadline is not None and rounds:
+            # Short of time, keep more per round so that the rounds the time still
+            # allows (at the pace so far) leave about k records, not a large remainder.
+            allowed = max((deadline - now) / ((now - started) / len(rounds)), 1.0)
+            need = max(need, min(most, math.ceil(total * (1 - (checker.k / total) ** (1 / allowed)))))
+        best = _best_node(checker, top, need, beam)
         if best is None:
             break
         _, kept, node = best
@@ -328,7 +345,7 @@ def _first_passing(evaluator: Evaluator, owner, order_cols, start_cols) -> np.nd
     return first - starts, group
 
 
-def _refine(evaluator: Evaluator, space: Space, part: _Partition) -> _Partition:
+def _refine(evaluator: Evaluator, space: Space, part: _Partition, deadline=None) -> _Partition:
     """Lower classes one attribute level at a time while the parts meet k, l and t.
 
     A class splits by its records' labels one level lower on one attribute; the parts
@@ -336,11 +353,11 @@ def _refine(evaluator: Evaluator, space: Space, part: _Partition) -> _Partition:
     when they fail together, the passing parts that save least, until the rest passes.
     Each class takes the attribute that saves the most loss, until none saves any.
     Any partition of a class into parts that pass is a valid release (the module
-    docstring); every class keeps passing."""
+    docstring); every class keeps passing, so stopping at `deadline` is safe."""
     base = evaluator.recs.base
     of, levels, star = part.of.copy(), part.levels.copy(), part.star.copy()
     sizes = base.sizes
-    while True:
+    while deadline is None or time.perf_counter() < deadline:
         n_classes = levels.shape[1]
         level = levels[:, of]
         here = _level_costs(space, level, base.codes)
@@ -403,6 +420,7 @@ def _refine(evaluator: Evaluator, space: Space, part: _Partition) -> _Partition:
         of = new_of
         levels = np.concatenate(new_levels, axis=1)
         star = np.concatenate(new_star)
+    return _Partition(of, levels, star)
 
 
 def _local_table(problem: _Problem, part: _Partition) -> pd.DataFrame:
@@ -562,7 +580,9 @@ def lattice_local(
     # time): the rounds must beat it, and it stands when they are cut short.
     share_deadline = None if deadline is None else started + time_limit / 4
     _, outcome = _run(dataclasses.replace(problem, deadline=share_deadline), requirements)
-    rounds_deadline = None if deadline is None else started + 0.8 * time_limit
+    rounds_deadline = None if deadline is None else started + 0.7 * time_limit
+    # Lowering classes stops with time left for the release and its verification.
+    refine_deadline = None if deadline is None else started + 0.85 * time_limit
     rounds = _rounds(problem, requirements, share, beam, rounds_deadline)
 
     sizes = base.sizes
@@ -573,7 +593,7 @@ def lattice_local(
         candidates.append(("fulldomain", _partition(space, base, [_Round(levels, np.arange(base.n), of, recs.n_rows)])))
     best = None
     for name, part in candidates:
-        part = _refine(evaluator, space, _repair(evaluator, space, part))
+        part = _refine(evaluator, space, _repair(evaluator, space, part), refine_deadline)
         cost = int((_record_costs(space, part, base) * sizes).sum())
         if best is None or cost < best[1]:
             best = (name, cost, part)
