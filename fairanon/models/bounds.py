@@ -22,8 +22,12 @@ branch and bound over the records whose summed D is at most an upper bound u(r) 
 record's cost in a release, when one is given, else the all-``*`` cost -- and is u(r)
 when no set costs less. Any u gives a valid bound (a wrong one only a weaker bound).
 
-Discernibility: classes of at least k records partition each protected group, so the
-sum of squared sizes is at least that of the most even split into floor(n_g / k) classes.
+Discernibility (C_DM: n per suppressed record, |E| per record of any other class E, as
+:func:`~fairanon.models.metrics.discernibility` reads it): classes of at least k records
+partition each protected group -- the suppressed records of a group, released alike,
+form one of them -- and a suppressed record costs n, at least its class's size, so C_DM
+is at least the sum of squared class sizes, itself at least that of the most even split
+into floor(n_g / k) classes.
 
 Privacy objectives (``privacy_log``, ``privacy_stretch``): classes never mix protected
 values and merging two classes never lowers privacy, so the partition into one class

@@ -15,7 +15,10 @@ protected values; records released all-``*`` form a class like any other):
 ``ncp``              Xu's NCP summed over cells (= GCP x cells)
 ``lm``               Iyengar's loss summed over cells (= LM_avg x cells of every
                      quasi-identifier)
-``discernibility``   the sum of squared class sizes (Bayardo and Agrawal's C_DM)
+``discernibility``   Bayardo and Agrawal's C_DM: n per record released as ``*`` on
+                     every generalizable quasi-identifier (suppressed), |E| per record
+                     of any other class E: sum_E |E|^2 + n x suppressed records
+                     (:func:`fairanon.models.metrics.discernibility`; docs/metrics.md)
 ``privacy_log``      sum_i log(n / s_i) = n log n - sum_E |E| log |E| in nats (n times
                      the entropy of the partition into classes): minimizing it
                      maximizes sum_i log s_i, i.e. the geometric mean class size, the

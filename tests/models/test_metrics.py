@@ -572,13 +572,21 @@ def test_summary_keys_and_values(v_inst):
     assert M.summary(v_inst, rel, mre=True)["MRE"] >= 0
 
 
-def test_suppressed_rows_count_as_suppressed_with_k(v_inst):
+def test_suppressed_rows_cost_n_each(v_inst):
+    """Bayardo and Agrawal's C_DM: a row released as '*' on every generalizable
+    quasi-identifier costs n (here 9), with or without k; a class smaller than k costs
+    n per row only when k is given."""
     table = generalize_partition(v_inst, np.zeros(9, int)).astype(object)
     table.loc[[1, 2, 3], ["zip", "age"]] = "*"
     rel = Release(table, groups=np.zeros(9, int))
     assert M.suppressed_cells(v_inst, rel) == 6
-    assert M.discernibility(v_inst, rel) == 36 + 9
+    assert M.discernibility(v_inst, rel) == 36 + 3 * 9
     assert M.discernibility(v_inst, rel, k=3) == 36 + 3 * 9
+    assert M.summary(v_inst, rel)["discernibility"] == 36 + 3 * 9
+    assert M.discernibility(v_inst, rel, k=7) == 9 * 9
+    table.loc[[4], ["zip"]] = "*"  # '*' on one attribute only: not suppressed
+    rel = Release(table, groups=np.zeros(9, int))
+    assert M.discernibility(v_inst, rel) == 3 * 9 + 1 + 25
 
 
 def test_bad_inputs(t1):

@@ -163,6 +163,12 @@ def _cost(spaces, objective, labels, values, n):
     return total
 
 
+def dm_share(size, suppressed, n):
+    """A class's share of Bayardo and Agrawal's discernibility: n per record released
+    as '*' on every generalizable quasi-identifier, else the class's size per record."""
+    return n * size if suppressed else size * size
+
+
 def size_key(term, sizes, stretch_k=None):
     """A privacy objective as an exact key to minimize, from the class sizes alone:
     privacy_log as -prod s^s (sum s log s is larger exactly when the product is),
@@ -217,7 +223,14 @@ def partition_optimum(instance, requirements, *, recoding, objective, tight=None
             parts = []
             for term in terms:
                 if term == "discernibility":
-                    parts.append(sum(s * s for s in sizes.values()))
+                    parts.append(
+                        sum(
+                            dm_share(s, bool(spaces) and all(
+                                spaces[a].star[j] for a, j in enumerate(key[1:])
+                            ), n)
+                            for key, s in sizes.items()
+                        )
+                    )
                 elif term in ("privacy_log", "privacy_stretch"):
                     parts.append(size_key(term, sizes.values(), stretch_k))
                 else:
@@ -265,7 +278,10 @@ def fulldomain_optimum(instance, requirements, *, objective, max_suppressed=0):
             for r in range(n):
                 key = (table.protected[r],) + tuple(texts[r])
                 sizes[key] = sizes.get(key, 0) + 1
-            cost = sum(s * s for s in sizes.values())
+            cost = sum(
+                dm_share(s, bool(lads) and all(t == "*" for t in key[1:]), n)
+                for key, s in sizes.items()
+            )
         else:
             cost = Fraction(0)
             for r in range(n):

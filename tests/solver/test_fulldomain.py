@@ -3,6 +3,7 @@ node (every objective, with and without suppression budgets, alpha-protection an
 diversity constraints, both frontiers), Adult's optima, suppression budgets, explained
 infeasibility and bad input."""
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -219,6 +220,31 @@ def test_optimum_equals_brute_force_over_every_node_more(data, inst):
     test_optimum_equals_brute_force_over_every_node.hypothesis.inner_test(data, inst)
 
 
+@PROPERTY
+@given(data=st.data(), inst=lattice_tables())
+def test_discernibility_with_suppression_equals_brute_force_and_the_report(data, inst):
+    """Discernibility under a suppression budget: the optimum is the least C_DM over
+    every lattice node, n per suppressed record (the brute force), and the release's
+    objective is the verifier's report (which charges n per all-'*' row)."""
+    k = data.draw(st.integers(2, 3))
+    reqs = [fa.KAnonymity(k)] + data.draw(
+        st.sampled_from([[], [fa.LDiversity(2)], [fa.TCloseness(Fraction(1, 2))]])
+    )
+    count = data.draw(st.integers(1, inst.n_rows))
+    search = data.draw(st.sampled_from(["lattice", "master"]))
+    expected = fulldomain_optimum(inst, reqs, objective="discernibility", max_suppressed=count)
+    rel = fulldomain(
+        inst, reqs, objective="discernibility", max_suppressed=count, search=search, seed=0
+    )
+    event(f"suppressed: {bool(rel.suppressed)}")
+    if expected is None:
+        assert rel.status == Status.INFEASIBLE
+        return
+    assert rel.status == Status.OPTIMAL and rel.objective == rel.bound == expected
+    report = _passes(inst, rel, reqs)
+    assert report.metrics["discernibility"] == discernibility(inst, rel) == rel.objective
+
+
 def test_straddling_intervals_are_not_assumed_monotone():
     """Widths 2 then 3: level 1 ([2-4), [4-6), [6-8)) does not refine level 2 ([0-3),
     [3-6), [6-9)), so level 2 failing 2-anonymity (2 alone) says nothing of level 1."""
@@ -397,6 +423,127 @@ def test_ruggieri_loan_levels():
     _passes(inst, rel, [fa.TCloseness(Fraction(1, 4))])
     # generalizing a whole column costs 17 cells: no better than dMondrian's 17
     assert rel.objective == 17
+
+
+# ------------------------------------------------------------------ discernibility
+def _flat(name, values, **kwargs):
+    return fa.Attribute(name, hierarchy=fa.Hierarchy.flat(values), **kwargs)
+
+
+def test_discernibility_charges_n_per_suppressed_record():
+    """Bayardo and Agrawal's C_DM by hand: six records, x = a a a a b c, k = 2, two
+    suppressions allowed. At x's own values b and c are alone, so they are suppressed:
+    4^2 for the a's and n = 6 for each suppressed record, 16 + 2 * 6 = 28 (counting the
+    two suppressed records as one class would give 16 + 2^2 = 20); x = '*' puts all six
+    in one suppressed-looking class, 6 * 6 = 36."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": list("aaaabc"), "s": list("pqpqpq")}),
+        fa.Schema([_flat("x", ["a", "b", "c"]), fa.Attribute("s", role="sensitive")]),
+    )
+    reqs = [fa.KAnonymity(2)]
+    rel = fulldomain(inst, reqs, objective="discernibility", max_suppressed=2, seed=0)
+    assert rel.status == Status.OPTIMAL and rel.provenance["levels"] == {"x": 0}
+    assert sorted(rel.suppressed) == [4, 5]
+    assert rel.objective == rel.bound == 16 + 2 * 6
+    report = _passes(inst, rel, reqs)
+    assert report.metrics["discernibility"] == discernibility(inst, rel) == 28
+    rel = fulldomain(inst, reqs, objective="discernibility", max_suppressed=1, seed=0)
+    assert rel.provenance["levels"] == {"x": 1} and rel.objective == 36
+    _passes(inst, rel, reqs)
+
+
+def test_discernibility_of_a_class_released_all_stars_is_n_per_record():
+    """A class released as '*' on every generalizable attribute reads as suppressed
+    whether or not the records were: with a protected sex (3 f, 3 m) and k = 3 the only
+    node is x = '*', two all-'*' classes of 3, costing 6 * 6 = 36, not 3^2 + 3^2."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": list("abcabc"), "sex": list("fffmmm")}),
+        fa.Schema(
+            [
+                _flat("x", ["a", "b", "c"]),
+                _flat("sex", ["f", "m"], role="protected", protected=["f"]),
+            ]
+        ),
+    )
+    reqs = [fa.KAnonymity(3)]
+    for budget in (0, 1.0):
+        rel = fulldomain(inst, reqs, objective="discernibility", max_suppressed=budget, seed=0)
+        assert rel.status == Status.OPTIMAL and rel.objective == 36
+        assert _passes(inst, rel, reqs).metrics["discernibility"] == 36
+
+
+@pytest.mark.parametrize("search", ["lattice", "master"])
+def test_discernibility_objective_is_the_reports_value(search):
+    """German credit, k = 5, 5 % suppression: records are suppressed and the objective
+    is the verifier's discernibility of the release."""
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    rel = fulldomain(
+        inst, reqs, objective="discernibility", max_suppressed=0.05, search=search, seed=0
+    )
+    assert rel.status == Status.OPTIMAL and rel.suppressed
+    report = _passes(inst, rel, reqs)
+    assert rel.objective == report.metrics["discernibility"] == discernibility(inst, rel)
+    # By hand from the released table: n per all-'*' row, |E| per row of any other class.
+    table = rel.table[list(inst.schema.qi)].astype(str)
+    starred = (table[list(inst.schema.generalizable)] == "*").all(axis=1)
+    assert set(rel.suppressed) <= set(table.index[starred])
+    sizes = table[~starred].value_counts().to_numpy()
+    n = inst.n_rows
+    assert rel.objective == int((sizes**2).sum()) + n * int(starred.sum())
+
+
+def _discernibility_of_every_node(inst, k, limit):
+    """C_DM of every lattice node that is k-anonymous once the records of classes
+    smaller than k (at most `limit`) are suppressed, from the released texts alone: n
+    per record released as '*' on every attribute, |E|^2 per other class."""
+    from fairanon.solver.local_recoding.labels import _active
+
+    lads = ladders(inst)
+    n = inst.n_rows
+    index = [_active(inst, lad.name)[1] for lad in lads]
+    prot = inst.codes(inst.schema.protected)
+    costs = {}
+    for node in itertools.product(*[range(lad.height + 1) for lad in lads]):
+        texts = pd.DataFrame(
+            {
+                lad.name: np.asarray(lad.labels[j], dtype=object)[idx]
+                for lad, j, idx in zip(lads, node, index)
+            }
+        )
+        key = texts.assign(_protected=prot)
+        sizes = key.groupby(list(key.columns), sort=False)["_protected"].transform("size")
+        small = sizes.to_numpy() < k
+        if small.sum() > limit:
+            continue
+        star = (texts == "*").all(axis=1).to_numpy()
+        # per protected value, the suppressed records join the rows reading '*' already
+        block = small | (star & np.isin(prot, prot[small]))
+        per_value = np.bincount(prot[block])
+        if ((per_value > 0) & (per_value < k)).any():
+            continue
+        suppressed = small | star
+        kept = key[~suppressed].value_counts().to_numpy()
+        costs[node] = n * int(suppressed.sum()) + int((kept**2).sum())
+    return costs
+
+
+@pytest.mark.parametrize("search", ["lattice", "master"])
+@pytest.mark.parametrize("k, limit", [(3, 20), (5, 100), (10, 150)])
+def test_discernibility_optimum_is_the_least_over_every_node(k, limit, search):
+    """German credit on five quasi-identifiers (90 nodes, personal status protected):
+    the optimum under a suppression budget is the least C_DM over the whole lattice,
+    computed here independently of the search."""
+    inst = fa.load("german", qi=["savings", "age", "housing", "job", "personal_status"])
+    costs = _discernibility_of_every_node(inst, k, limit)
+    reqs = [fa.KAnonymity(k)]
+    rel = fulldomain(
+        inst, reqs, objective="discernibility", max_suppressed=limit, search=search, seed=0
+    )
+    assert rel.status == Status.OPTIMAL and rel.suppressed
+    assert rel.objective == rel.bound == min(costs.values())
+    assert costs[tuple(rel.provenance["levels"].values())] == rel.objective
+    assert _passes(inst, rel, reqs).metrics["discernibility"] == rel.objective
 
 
 def test_diversity_and_alpha_on_the_lattice():

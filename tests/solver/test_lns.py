@@ -5,6 +5,7 @@ the same release, and cpsat never returns worse than the heuristics."""
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from _exact_oracle import partition_optimum
 from hypothesis import HealthCheck, event, given, settings
@@ -135,6 +136,32 @@ def test_every_release_verifies(data, inst):
     assert report.passed, str(report)
     assert rel.objective == objective_value(inst, rel, objective)
     assert rel.objective <= objective_value(inst, start, objective)
+
+
+def test_discernibility_charges_n_per_suppressed_record():
+    """From everything '*' (one suppressed class of 6: 6 * 6 = 36) the search keeps
+    three a's (3^2) and suppresses the fourth with b and c at n = 6 each: 9 + 18 = 27,
+    the verifier's figure (all four a's kept cost 16 + 2 * 6 = 28)."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": list("aaaabc"), "s": list("pqpqpq")}),
+        fa.Schema(
+            [
+                fa.Attribute("x", hierarchy=fa.Hierarchy.flat(["a", "b", "c"])),
+                fa.Attribute("s", role="sensitive"),
+            ]
+        ),
+    )
+    reqs = [fa.KAnonymity(2)]
+    start = Release(inst.table.assign(x="*"), groups=np.zeros(6, dtype=int))
+    assert objective_value(inst, start, "discernibility") == 36
+    rel = improve(
+        inst, reqs, start, objective="discernibility", recoding="generalization", seed=0,
+        whole_types=100, max_rounds=1,
+    )
+    assert rel.status == Status.OPTIMAL and rel.objective == 3 * 3 + 3 * 6
+    report = fa.verify(inst, rel, reqs)
+    assert report.passed, str(report)
+    assert report.metrics["discernibility"] == rel.objective
 
 
 # ------------------------------------------------------------------ global requirements

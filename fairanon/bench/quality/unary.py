@@ -50,8 +50,9 @@ def p_max(d):
 
 
 def p_sum(d):
-    """Σ d_i, exact for exact vectors; on class sizes it is the discernibility metric
-    (Σ_i s_i = Σ_E |E|², spec §1.5.1).
+    """Σ d_i, exact for exact vectors; on class sizes it is Σ_i s_i = Σ_E |E|² (spec
+    §1.5.1), the discernibility metric when suppressed records read as size N
+    (``suppression="as_population"``: n per suppressed record, docs/metrics.md).
 
     >>> p_sum([3, 3, 3, 3, 4, 4, 4, 3, 3, 4])
     34

@@ -79,10 +79,10 @@ def generalized_cells(instance: Instance, release: Release) -> int:
 # ---------------------------------------------------------------------- DM and C_avg
 def _discernibility(p: _Prepared, k: int | None) -> int:
     sizes = p.class_sizes.astype(np.int64)
-    if k is None:
-        return int((sizes * sizes).sum())
     # Whole classes are suppressed: labels, hence all-'*' rows, are constant in a class.
-    suppressed = (sizes < k) | p.suppressed_rows[p.class_first_row]
+    suppressed = p.suppressed_rows[p.class_first_row]
+    if k is not None:
+        suppressed = suppressed | (sizes < k)
     return int(np.where(suppressed, p.n * sizes, sizes * sizes).sum())
 
 
@@ -94,11 +94,14 @@ def discernibility(instance: Instance, release: Release, k: int | None = None) -
     instance, release
         As in :func:`~fairanon.models.metrics.equivalence_classes`.
     k : int, optional
-        Without `k`, C_DM = Σ_E |E|² (Bayardo–Agrawal, as Mondrian [2]_ reports it).
-        With `k`, each row of a class smaller than k, and each row whose every
-        generalizable quasi-identifier is ``*``, counts as suppressed and costs n, i.e.
-        C_DM = Σ_{E: |E| ≥ k} |E|² + n · #suppressed rows (ARX's
-        ``MetricSDNMDiscernability``; baselines spec §1.4).
+        Each row whose every generalizable quasi-identifier is ``*`` counts as
+        suppressed and costs n, the table's rows (a suppressed record is
+        indistinguishable from every record [1]_); each other row costs the size of its
+        class: C_DM = Σ_{E not suppressed} |E|² + n · #suppressed rows. With `k`, the
+        rows of a class smaller than k count as suppressed too (ARX's
+        ``MetricSDNMDiscernability``; baselines spec §1.4). Without suppressed rows,
+        C_DM = Σ_E |E|², as Mondrian [2]_ reports it. Every method's "discernibility"
+        objective is this value (docs/metrics.md).
 
     Returns
     -------

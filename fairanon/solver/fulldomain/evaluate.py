@@ -15,8 +15,19 @@ classes smaller than k (or with fewer than l distinct values) at a node U are in
 classes at every node L that U's classes are unions of, so (i) when they exceed the
 limit every such L fails too (ARX's predictive tagging), and (ii) L suppresses at least
 them, each at a cost of ``star - cell cost at L`` more than L's cost without
-suppression: a lower bound linear in L's levels. For the discernibility objective each
-record r costs at least ``max(k, |class of r at U|)`` at every coarser node L.
+suppression: a lower bound linear in L's levels.
+
+Discernibility is Bayardo and Agrawal's C_DM [1]_ as the verifier's report computes it:
+a record released as ``*`` on every generalizable quasi-identifier (suppressed, or in a
+class generalized to ``*`` everywhere) costs n, the table's records; any other record
+costs the size of its class. So every record costs at least k (a kept class holds k
+records, and n >= k), and a record of a class E at U costs at least ``max(k, |E|)`` at
+every feasible node coarser than U (its class there contains E, or it costs n); at
+every node L that U refines, the records of U's doomed classes are suppressed, so L
+costs at least ``n D + k (n - D)`` with D their number.
+
+.. [1] R. J. Bayardo, R. Agrawal. Data privacy through optimal k-anonymization.
+   ICDE 2005.
 """
 
 from __future__ import annotations
@@ -231,10 +242,16 @@ class Evaluator:
         attribute, which the suppressed records join."""
         if not bad.any():
             return bad
+        stars = self.starred(levels, fs)
+        return bad | (stars & np.isin(fs.protected, fs.protected[bad]))
+
+    def starred(self, levels, fs: FrequencySet) -> np.ndarray:
+        """The classes released as ``*`` on every attribute at `levels` (every class
+        when there is no attribute)."""
         stars = np.ones(fs.n, dtype=bool)
         for a, attr in enumerate(self.space.attributes):
             stars &= attr.is_star[levels[a] + 1][fs.codes[a]]
-        return bad | (stars & np.isin(fs.protected, fs.protected[bad]))
+        return stars
 
     def evaluate(self, levels: tuple, incumbent: int | None = None) -> Evaluation:
         """Check `levels` (cached: each node is checked once)."""
@@ -271,8 +288,11 @@ class Evaluator:
         up = None
         if space.objective == "discernibility":
             up = int((sizes * np.maximum(sizes, self.k)).sum())
-            blocks = np.bincount(fs.protected[merged], weights=sizes[merged]).astype(np.int64)
-            cost = int((sizes[~merged] ** 2).sum()) + int((blocks**2).sum())
+            # n per record released as '*' on every attribute (the suppressed ones and
+            # the classes generalized to '*'), |E| per record of any other class E.
+            # Without attributes no record is: each protected value is one class.
+            starred = (bad | self.starred(levels, fs)) if space.d else np.zeros_like(bad)
+            cost = self.n * int(sizes[starred].sum()) + int((sizes[~starred] ** 2).sum())
         else:
             cost = space.separable(levels)
             if bad.any():
@@ -353,14 +373,13 @@ class Evaluator:
         return out
 
     def _blocks_bound(self, fs: FrequencySet, doomed: np.ndarray) -> int:
-        """Discernibility at any node refining this one: its kept classes hold at
-        least k records each and, per protected value, its block of suppressed records
-        holds at least the records `doomed` here (and at least k), so it is at least
-        ``k n + sum_p (B_p^2 - k B_p)`` with ``B_p = max(doomed_p, k)``."""
-        k = self.k
-        per_value = np.bincount(fs.protected[doomed], weights=fs.sizes[doomed])
-        blocks = [max(int(b), k) for b in per_value if b]
-        return k * self.n + sum(b * b - k * b for b in blocks)
+        """Discernibility at any node refining this one: it suppresses at least the
+        D records `doomed` here, n each, and every other record costs at least k (a
+        kept class holds k records; a suppressed record costs n), so it is at least
+        ``n D + k (n - D)``."""
+        n, k = self.n, min(self.k, self.n)
+        count = int(fs.sizes[doomed].sum())
+        return n * count + k * (n - count)
 
     # ------------------------------------------------------------------ non-monotone
     def _diversity_ok(self, target, levels, fs: FrequencySet, bad: np.ndarray) -> bool:

@@ -230,7 +230,8 @@ def fulldomain(
         KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection.
     objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, default="lm"
         As in :func:`fairanon.solver.local_recoding.local_recoding` (totals over cells; a suppressed
-        record's cells count as ``*``).
+        record's cells count as ``*``; discernibility charges n per suppressed record,
+        as :func:`fairanon.models.metrics.discernibility` does).
     max_suppressed : int, float or Fraction, default=0
         How many records may be suppressed: a count (an int) or, as ARX's suppression
         limit, a share of the records (a float or Fraction in [0, 1]: ``0.05`` allows

@@ -2,9 +2,9 @@
 
 Every node has a lower bound of its cost: for the separable objectives its cost
 without suppression plus what suppression must add (:mod:`.evaluate`), for
-discernibility ``k n``, ``sum_p n_p^2 / (classes the node can have)`` and the bounds
-finer nodes prove. The search repeatedly takes the open node with the least bound and
-checks it:
+discernibility (n per suppressed record, :mod:`.evaluate`) ``k n``,
+``sum_p n_p^2 / (classes the node can have)`` and the bounds other nodes prove. The
+search repeatedly takes the open node with the least bound and checks it:
 
 - a failure of k, l or t (or, with suppression, more records in classes smaller than k
   than the limit) condemns the node's whole down-set: the node is first raised, one
@@ -178,9 +178,11 @@ def separable_costs(space: Space, levels: np.ndarray) -> np.ndarray:
 
 
 def discernibility_lower(space: Space, levels, k: int, n: int, per_protected, limit: int):
-    """Each node's static discernibility bound: ``k n`` and, by Cauchy-Schwarz,
-    ``sum_p n_p^2 / c`` with c the number of classes of protected value p the node
-    can form (one more with suppression: the block of suppressed records)."""
+    """Each node's static discernibility bound: ``k n`` (every record costs at least
+    k) and, by Cauchy-Schwarz, ``sum_p n_p^2 / c`` with c the number of classes of
+    protected value p the node can form (one more with suppression: the block of
+    suppressed records). A record released as ``*`` everywhere costs n, at least the
+    size of its block, so the sum of squared class and block sizes bounds the cost."""
     classes = np.ones(levels.shape[1], dtype=float)
     for a, attr in enumerate(space.attributes):
         classes *= np.asarray(attr.n_labels[1:], dtype=float)[levels[a]]

@@ -4,7 +4,10 @@ A release is determined by the released vector of each record (protected value, 
 per generalizable quasi-identifier), and its equivalence classes are the records that
 share a vector. :class:`Incumbent` keeps the label ids of every record, the classes as
 vector -> record positions, and the exact value of the objective; replacing the records
-of some classes (:meth:`Incumbent.replace`) updates all three.
+of some classes (:meth:`Incumbent.replace`) updates all three. Discernibility is
+Bayardo and Agrawal's C_DM as the verifier's report computes it: n per record of a
+vector that is ``*`` on every generalizable quasi-identifier, the squared size of any
+other class.
 """
 
 from __future__ import annotations
@@ -92,7 +95,9 @@ class Incumbent:
         self.cells = 0
         if isinstance(objective, Objective):
             self.cells = self._cells(np.arange(n), self.labels)
-            self.value = self._sized([len(r) for r in self.classes.values()], self.cells)
+            self.value = self._sized(
+                {vec: len(r) for vec, r in self.classes.items()}, self.cells
+            )
         else:
             self.value = self.cost(np.arange(n), self.labels)
 
@@ -123,7 +128,7 @@ class Incumbent:
         (default: the incumbent's), or the discernibility of the whole release."""
         objective = objective or self.objective
         if objective == "discernibility":
-            return sum(len(r) ** 2 for r in self.classes.values())
+            return sum(self._discernibility(vec, len(r)) for vec, r in self.classes.items())
         total = Fraction(0)
         for a, reg in enumerate(self.registries):
             col = labels[:, a]
@@ -135,6 +140,14 @@ class Incumbent:
             total += sum((costs[j] * int(c) for j, c in zip(ids.tolist(), counts)), Fraction(0))
         return int(total) if total.denominator == 1 else total
 
+    def _discernibility(self, vec: tuple, size: int) -> int:
+        """A class's share of C_DM: n per record when its vector is ``*`` on every
+        generalizable quasi-identifier (suppressed), else its squared size."""
+        suppressed = bool(self.registries) and all(
+            reg.star[j] for reg, j in zip(self.registries, vec[1:])
+        )
+        return self.instance.n_rows * size if suppressed else size * size
+
     @property
     def _per_cell(self) -> bool:
         loss = self.objective.loss
@@ -144,15 +157,15 @@ class Incumbent:
         """The per-cell cost of a privacy or lexicographic objective's loss term."""
         return self.cost(rows, labels, self.objective.loss) if self._per_cell else 0
 
-    def _sized(self, sizes: list[int], cells):
-        """A privacy or lexicographic objective's value from the class sizes and the
-        per-cell cost of its loss term."""
+    def _sized(self, sizes: dict[tuple, int], cells):
+        """A privacy or lexicographic objective's value from the class sizes (vector ->
+        size) and the per-cell cost of its loss term."""
         values = []
         for term in self.objective.terms:
             if term in PRIVACY_OBJECTIVES:
-                values.append(privacy_value(sizes, term, self.objective.stretch_k))
+                values.append(privacy_value(list(sizes.values()), term, self.objective.stretch_k))
             elif term == "discernibility":
-                values.append(sum(s * s for s in sizes))
+                values.append(sum(self._discernibility(vec, s) for vec, s in sizes.items()))
             else:
                 values.append(cells)
         return values[0] if len(values) == 1 else Lexicographic(values)
@@ -162,7 +175,7 @@ class Incumbent:
         sizes = {vec: len(part) for vec, part in self.classes.items() if vec not in freed}
         for vec, part in _group(np.column_stack([self.protected[rows], labels])).items():
             sizes[vec] = sizes.get(vec, 0) + len(part)
-        return list(sizes.values())
+        return sizes
 
     # ------------------------------------------------------------------ diversity
     def _matching(self, req: DiversityConstraint) -> np.ndarray:
@@ -202,10 +215,12 @@ class Incumbent:
         if self.objective != "discernibility":
             return self.value - self.cost(rows, self.labels[rows]) + self.cost(rows, labels)
         freed = set(vectors)
-        value = self.value - sum(len(self.classes[v]) ** 2 for v in freed)
+        value = self.value - sum(self._discernibility(v, len(self.classes[v])) for v in freed)
         for vec, part in _group(np.column_stack([self.protected[rows], labels])).items():
             outside = len(self.classes[vec]) if vec in self.classes and vec not in freed else 0
-            value += (len(part) + outside) ** 2 - outside**2
+            value += self._discernibility(vec, len(part) + outside) - self._discernibility(
+                vec, outside
+            )
         return value
 
     def replace(self, vectors: Sequence[tuple], rows: np.ndarray, labels: np.ndarray) -> None:

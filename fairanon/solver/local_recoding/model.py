@@ -4,8 +4,11 @@
 one assignment variable ``x[t,v]`` per (type, candidate vector) pair, the used-vector
 literals ``z[v]`` and the class sizes ``y[v]``. The objectives other than
 discernibility are sums of exact per-record pair costs, scaled to integers by the
-common denominator of the label losses; discernibility is the sum of squared class
-sizes, as CP-SAT integer products.
+common denominator of the label losses; discernibility is Bayardo and Agrawal's C_DM
+as the verifier's report computes it (:func:`fairanon.models.metrics.discernibility`):
+the records of a vector that is ``*`` on every generalizable quasi-identifier are
+suppressed and cost n (the table's records) each, linearly; any other class costs its
+squared size, a CP-SAT integer product.
 """
 
 from __future__ import annotations
@@ -171,11 +174,31 @@ def _pair_costs(
     return costs, scale
 
 
+def suppressed_vectors(enc: Encoding, vectors: list[tuple]) -> np.ndarray:
+    """Per vector: is it ``*`` on every generalizable quasi-identifier (none is when
+    there is no such attribute)?"""
+    out = np.full(len(vectors), enc.d > 0, dtype=bool)
+    for a, space in enumerate(enc.spaces):
+        out &= np.array([bool(space.star[vec[a + 1]]) for vec in vectors], dtype=bool)
+    return out
+
+
+def class_discernibility(size: int, suppressed: bool, n: int) -> int:
+    """A class's share of C_DM: n per record if suppressed, else its squared size."""
+    return n * size if suppressed else size * size
+
+
 def _set_objective(pm: LocalRecodingModel, reach: list[int]) -> None:
     model = pm.model
     if pm.objective == "discernibility":
+        n = pm.encoding.instance.n_rows
         squares = []
-        for v, expr in enumerate(pm.y):
+        for v, (expr, suppressed) in enumerate(
+            zip(pm.y, suppressed_vectors(pm.encoding, pm.vectors))
+        ):
+            if suppressed:
+                squares.append(n * expr)
+                continue
             size = model.new_int_var(0, reach[v], f"size[{v}]")
             model.add(size == expr)
             sq = model.new_int_var(0, reach[v] ** 2, f"sq[{v}]")

@@ -35,7 +35,7 @@ from .build import build_model
 from .class_sizes import solve_terms
 from .encoding import Encoding, encode
 from .labels import RECODINGS
-from .model import LocalRecodingModel
+from .model import LocalRecodingModel, class_discernibility, suppressed_vectors
 from .privacy import _entropy_violations, _forbid_counts
 
 __all__ = ["local_recoding", "solve_model"]
@@ -208,7 +208,12 @@ def _table(enc: Encoding, vectors: list[tuple], assignment: np.ndarray) -> pd.Da
 
 def _exact_objective(pm: LocalRecodingModel, solver) -> int | Fraction:
     if pm.objective == "discernibility":
-        return int(sum(solver.value(e) ** 2 for e in pm.y))
+        n = pm.encoding.instance.n_rows
+        suppressed = suppressed_vectors(pm.encoding, pm.vectors)
+        return sum(
+            class_discernibility(int(solver.value(e)), bool(s), n)
+            for e, s in zip(pm.y, suppressed)
+        )
     total = Fraction(
         sum(int(c) * int(solver.value(x)) for c, x in zip(pm.pair_cost, pm.x) if c), pm.scale
     )
