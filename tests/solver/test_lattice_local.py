@@ -57,7 +57,8 @@ def test_releases_verify_and_never_lose_more_than_fulldomain(data, inst):
     reqs = _requirements(data.draw)
     objective = data.draw(st.sampled_from(["lm", "ncp", "generalized", "stars"]))
     share = data.draw(st.sampled_from([0.01, 0.25, 1.0]))
-    rel = lattice_local(inst, reqs, objective=objective, min_kept=share, seed=0)
+    nodes = data.draw(st.sampled_from([1, 3]))
+    rel = lattice_local(inst, reqs, objective=objective, min_kept=share, nodes=nodes, seed=0)
     optimum = fulldomain(inst, reqs, objective=objective, seed=0)
     if rel.status == Status.INFEASIBLE:
         # The whole table as one class fails: so does every full-domain node.
@@ -120,7 +121,11 @@ def test_hand_computed_rounds():
     assert loss_metric(inst, rel, exact=True)["LM_sum"] * inst.n_rows == Fraction(2, 3)
     assert fulldomain(inst, reqs, seed=0).objective == 2
     assert rel.provenance["winner"] == "rounds"
-    assert [r["records"] for r in rel.provenance["rounds"]] == [4, 2]
+    # With the default three nodes a round, the first takes Y's class too.
+    assert [r["records"] for r in rel.provenance["rounds"]] == [6]
+    one = lattice_local(inst, reqs, seed=0, nodes=1)
+    assert [r["records"] for r in one.provenance["rounds"]] == [4, 2]
+    pd.testing.assert_frame_equal(one.table, rel.table)
 
 
 def test_remainder_too_small_joins_the_cheapest_class():
@@ -155,6 +160,10 @@ def test_refuses_what_it_cannot_keep():
         lattice_local(inst, [fa.KAnonymity(2)], min_kept=0)
     with pytest.raises(InvalidParameterError, match="min_kept"):
         lattice_local(inst, [fa.KAnonymity(2)], min_kept=1.5)
+    with pytest.raises(InvalidParameterError, match="'beam'"):
+        lattice_local(inst, [fa.KAnonymity(2)], beam=0)
+    with pytest.raises(InvalidParameterError, match="'nodes'"):
+        lattice_local(inst, [fa.KAnonymity(2)], nodes=2.5)
 
 
 def test_front_door_same_seed_same_release():
