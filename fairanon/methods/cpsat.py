@@ -25,7 +25,8 @@ from .starts import best_heuristic
 
 __all__ = ["HINT_SHARE", "cpsat"]
 
-#: The share of the time limit the starting heuristics may take (10 s without a limit).
+#: The share of the time limit the starting heuristics may take (10 s without a limit);
+#: they run before the model is built, each on a share of what is left of it.
 HINT_SHARE = 0.2
 
 
@@ -37,17 +38,19 @@ def cpsat(
 
     The parameters, the release and the errors are those of
     :func:`fairanon.solver.local_recoding.local_recoding`. With ``hint="auto"`` (the
-    default) the search starts from the best verified release of the heuristics that
-    can enforce the requirements, under the objective (their time counts in
-    ``time_limit``: at most a fifth of it); when CP-SAT's release is worse than that
-    one or it found none in the time (status FEASIBLE or UNKNOWN), the heuristic release
-    is returned, with status FEASIBLE, CP-SAT's proven bound and gap, and
-    ``provenance["fallback"]`` naming the heuristic. ``provenance["starts"]`` lists
-    what each heuristic gave. OPTIMAL is proven over the model's candidate labels (every
-    hierarchy node, every range of attributes with at most ``max_range_values`` values,
-    else nested intervals); when a heuristic release with ranges outside them is better,
-    that release is returned (FEASIBLE, no bound: the proof says nothing outside the
-    candidate labels).
+    default) the heuristics that can enforce the requirements run first, before the
+    model is built (their time counts in ``time_limit``: at most a fifth of it), and
+    the search starts from their best verified release under the objective. When
+    CP-SAT's release is worse than that one or it found none in the time (status
+    FEASIBLE or UNKNOWN) -- also when the model could not be built, or loaded into
+    CP-SAT, within the time limit -- the heuristic release is returned, with status
+    FEASIBLE, CP-SAT's proven bound and gap when it has one, ``provenance["fallback"]``
+    naming the heuristic and ``provenance["fallback_reason"]`` saying why.
+    ``provenance["starts"]`` lists what each heuristic gave. OPTIMAL is proven over the
+    model's candidate labels (every hierarchy node, every range of attributes with at
+    most ``max_range_values`` values, else nested intervals); when a heuristic release
+    with ranges outside them is better, that release is returned (FEASIBLE, no bound:
+    the proof says nothing outside the candidate labels).
 
     Examples
     --------
@@ -115,6 +118,8 @@ def cpsat(
             f"CP-SAT's best release (objective {value_for_display(release.objective)}) is "
             "worse than it"
         )
+    elif release.reason:
+        why = release.reason
     else:
         why = f"CP-SAT found no release within the time limit ({release.status})"
     prov = dict(release.provenance)

@@ -36,6 +36,7 @@ from ortools.sat.python import cp_model
 from ...exceptions import IncompatibleRequirementError
 from ...models import measures as M
 from ...models.requirements import AlphaProtection
+from .encoding import check_deadline
 from .model import LocalRecodingModel
 
 
@@ -47,6 +48,7 @@ def _contexts(pm: LocalRecodingModel) -> dict[tuple, list[int]]:
     out: dict[tuple, list[int]] = {}
     for size in range(1, d + 1):
         for attrs in itertools.combinations(range(d), size):
+            check_deadline(pm.deadline, "listing the alpha-protection contexts")
             proj = arr[:, list(attrs)]
             for v, row in enumerate(proj.tolist()):
                 out.setdefault((attrs, tuple(row)), []).append(v)
@@ -81,6 +83,7 @@ def _add_alpha(pm, req: AlphaProtection, index, guard, max_contexts) -> None:
     cell_of = np.select(cells, [0, 1, 2, 3])
     pm.n_contexts += len(contexts) + 1
     for c_id, ((attrs, labels), vecs) in enumerate(contexts.items()):
+        check_deadline(pm.deadline, "adding alpha-protection")
         parts: list[list] = [[], [], [], []]
         bounds = [0, 0, 0, 0]
         for v in vecs:

@@ -31,9 +31,9 @@ from ...models.requirements import (
 )
 from .alpha import _add_alpha
 from .diversity import _add_diversity
-from .encoding import Encoding, _candidates, _use_closure
+from .encoding import Encoding, _candidates, _use_closure, check_deadline
 from .class_sizes import set_size_objective
-from .model import LocalRecodingModel, Rest, _set_objective
+from .model import CHECK_EVERY, LocalRecodingModel, Rest, _set_objective
 from .privacy import _add_kanonymity, _add_target_requirement
 
 __all__ = ["build_model"]
@@ -54,6 +54,7 @@ def build_model(
     max_cost: float | None = None,
     type_cap: np.ndarray | None = None,
     chains: int | None = None,
+    deadline: float | None = None,
 ) -> LocalRecodingModel:
     """The weighted-type model of :mod:`fairanon.solver.local_recoding`.
 
@@ -91,6 +92,12 @@ def build_model(
         Instead of the join closure, the joins of each type with its nearest 1 to
         ``chains - 1`` neighbours (a restriction, for neighbourhoods whose closure is too
         large).
+    deadline : float, optional
+        A ``time.perf_counter`` value: the build looks at it as it goes and, once it has
+        passed, stops with
+        :class:`~fairanon.solver.local_recoding.encoding.BuildStopped` (caught by
+        :func:`~fairanon.solver.local_recoding.local_recoding`, which then reports the
+        time ran out).
     """
     if closure is None:
         closure = _use_closure(requirements, objective) and not explain
@@ -100,7 +107,7 @@ def build_model(
         held_of = lambda vec: rest.held(vec)[0]  # noqa: E731
     cands = _candidates(
         enc, closure, k if (prune and not explain) else 1, max_vars, extra_vectors, held_of,
-        max_cost, type_cap, chains,
+        max_cost, type_cap, chains, deadline,
     )
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
     held = np.array([held_of(vec) if held_of else 0 for vec in vectors], dtype=np.int64)
@@ -108,6 +115,8 @@ def build_model(
     w = enc.weight
     x = []
     for i, (t, v) in enumerate(zip(pair_t.tolist(), pair_v.tolist())):
+        if i % CHECK_EVERY == 0:
+            check_deadline(deadline, "creating the assignment variables")
         if w[t] == 1:
             x.append(model.new_bool_var(f"x[{t},{v}]"))
         else:
@@ -119,13 +128,19 @@ def build_model(
     )
     by_type = np.split(np.arange(len(pair_t)), np.searchsorted(pair_t, np.arange(1, enc.n_types)))
     z = [model.new_bool_var(f"z[{v}]") for v in range(n_vec)]
-    inside = [cp_model.LinearExpr.sum([x[i] for i in by_vector[v]]) for v in range(n_vec)]
+    inside = []
+    for v in range(n_vec):
+        if v % CHECK_EVERY == 0:
+            check_deadline(deadline, "summing the classes")
+        inside.append(cp_model.LinearExpr.sum([x[i] for i in by_vector[v]]))
     # A class is every record released as its vector, outside ones included.
     y = [inside[v] + int(held[v]) if held[v] else inside[v] for v in range(n_vec)]
     reach = [int(w[pair_t[by_vector[v]]].sum()) + int(held[v]) for v in range(n_vec)]
 
     # Every record is released exactly once.
     for t in range(enc.n_types):
+        if t % CHECK_EVERY == 0:
+            check_deadline(deadline, "releasing every record once")
         members = by_type[t] if t < len(by_type) else []
         model.add(cp_model.LinearExpr.sum([x[i] for i in members]) == int(w[t])).with_name(
             f"release[{t}]"
@@ -133,6 +148,8 @@ def build_model(
     # A vector holds records only if used, and a used vector holds at least one.
     weights = w[pair_t].tolist()
     for v in range(n_vec):
+        if v % 64 == 0:  # a vector links up to a type per record
+            check_deadline(deadline, "linking the classes to their records")
         zv = z[v]
         for i in by_vector[v].tolist():
             if weights[i] == 1:
@@ -161,6 +178,7 @@ def build_model(
         by_vector,
         rest,
         held,
+        deadline=deadline,
     )
     for index, req in enumerate(requirements):
         lit = model.new_bool_var(f"enforce[{index}]") if explain else None

@@ -43,7 +43,7 @@ from ortools.sat.python import cp_model
 from ...models.objectives import LogLoss, Objective
 from ...release import Status
 from .. import _cpsat
-from .model import LocalRecodingModel, _set_objective
+from .model import LocalRecodingModel, _minimize_sum, _set_objective
 
 __all__ = ["CERTIFY_ROUNDS", "Term", "log_scale", "set_size_objective", "solve_terms"]
 
@@ -94,6 +94,7 @@ def set_size_objective(pm: LocalRecodingModel, reach: list[int]) -> None:
     objective: Objective = pm.objective
     sizes = []
     for v, expr in enumerate(pm.y):
+        pm.check(v, "sizing the classes")
         size = model.new_int_var(0, reach[v], f"size[{v}]")
         model.add(size == expr)
         sizes.append(size)
@@ -107,6 +108,7 @@ def set_size_objective(pm: LocalRecodingModel, reach: list[int]) -> None:
             pm.log_scale = scale
             floor = []
             for v, size in enumerate(sizes):
+                pm.check(v, "setting the privacy objective")
                 table = [int(math.floor(scale * s * math.log(s))) if s > 1 else 0
                          for s in range(reach[v] + 1)]
                 g = model.new_int_var(0, table[-1], f"logsize[{v}]")
@@ -122,13 +124,17 @@ def set_size_objective(pm: LocalRecodingModel, reach: list[int]) -> None:
             pm.terms.append(Term(name, loss.objective_expr))
     model.clear_objective()
     pm.objective_expr = pm.terms[0].expr
-    model.minimize(pm.objective_expr)
+    if pm.terms[0].name not in ("privacy_stretch", "privacy_log", "discernibility"):
+        _minimize_sum(pm, pm.pair_cost)  # a cell loss first: a sum over every pair
+    else:
+        model.minimize(pm.objective_expr)
 
 
 def _stretch(pm: LocalRecodingModel, reach: list[int], k: int):
     model = pm.model
     short = []
     for v, size in enumerate(pm.sizes):
+        pm.check(v, "setting the privacy objective")
         if reach[v] < k:
             short.append(size)
             continue

@@ -58,7 +58,12 @@ def _add_diversity(pm, req: DiversityConstraint, index, guard) -> None:
     names = [s.name for s in enc.spaces]
     gen = [name for name, _ in req.target if name in names]
     matching = {t for t in range(enc.n_types) if _type_matches(enc, t, req)}
-    shown = [v for v in range(len(pm.vectors)) if _shows(pm, v, gen)]
+    shown = []
+    stage = f"adding {req}"
+    for v in range(len(pm.vectors)):
+        pm.check(v, stage)
+        if _shows(pm, v, gen):
+            shown.append(v)
     terms = [pm.x[i] for v in shown for i in pm.by_vector[v] if int(pm.pair_t[i]) in matching]
     outside = pm.rest.shown.get(index, 0) if pm.rest is not None else 0
     count = cp_model.LinearExpr.sum(terms) + outside

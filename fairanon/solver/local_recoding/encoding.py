@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -35,7 +36,29 @@ from ...models.requirements import (
 )
 from .labels import LabelSpace, _label_space
 
-__all__ = ["Encoding", "encode", "model_size", "type_table"]
+__all__ = ["BuildStopped", "Encoding", "check_deadline", "encode", "model_size", "type_table"]
+
+
+class BuildStopped(Exception):
+    """The model's build passed its deadline (a ``time.perf_counter`` value): raised
+    inside the build loops and caught by the caller that set the deadline
+    (:func:`~fairanon.solver.local_recoding.local_recoding`), never shown to users.
+
+    Attributes
+    ----------
+    stage : str
+        What was being built when the deadline passed.
+    """
+
+    def __init__(self, stage: str):
+        super().__init__(f"the model build passed its deadline while {stage}")
+        self.stage = stage
+
+
+def check_deadline(deadline: float | None, stage: str) -> None:
+    """Raise :class:`BuildStopped` when `deadline` (``time.perf_counter``) has passed."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        raise BuildStopped(stage)
 
 
 # ====================================================================== types
@@ -249,14 +272,16 @@ def type_table(
 
 
 # ====================================================================== candidate vectors
-def _closure_vectors(enc: Encoding, cap: int, max_cost: float | None = None) -> list[tuple]:
+def _closure_vectors(
+    enc: Encoding, cap: int, max_cost: float | None = None, deadline: float | None = None
+) -> list[tuple]:
     """Joins of every non-empty set of types (per protected value): the tight summaries
     a class can have. Breadth-first: each round joins the new vectors with every type.
     Vectors are handled as mixed-radix integers over the label counts.
 
     With `max_cost`, only the joins whose NCP per record is at most `max_cost`: a join
     costs at least what each of its parts costs, so pruning the costlier ones on the
-    way loses none of the cheaper ones."""
+    way loses none of the cheaper ones. Past `deadline`, :class:`BuildStopped`."""
     radix = [s.n_labels for s in enc.spaces]
     if math.prod(radix) >= 2**62:
         raise InvalidParameterError(
@@ -279,6 +304,7 @@ def _closure_vectors(enc: Encoding, cap: int, max_cost: float | None = None) -> 
             fresh: list[int] = []
             step = max(1, 200_000 // len(base))
             for start in range(0, len(frontier), step):
+                check_deadline(deadline, "joining the candidate classes")
                 block = frontier[start : start + step]
                 keys = np.zeros(len(block) * len(base), dtype=np.int64)
                 for a, space in enumerate(enc.spaces):
@@ -307,7 +333,9 @@ def _closure_vectors(enc: Encoding, cap: int, max_cost: float | None = None) -> 
     return out
 
 
-def _chain_vectors(enc: Encoding, length: int, max_cost: float | None = None) -> list[tuple]:
+def _chain_vectors(
+    enc: Encoding, length: int, max_cost: float | None = None, deadline: float | None = None
+) -> list[tuple]:
     """For each type, the joins of it with its nearest 1, 2, ..., `length` - 1 other
     types (per protected value; nearest by the NCP of the pairwise join): the classes a
     type would form with its neighbours, far fewer than the join closure."""
@@ -326,6 +354,7 @@ def _chain_vectors(enc: Encoding, length: int, max_cost: float | None = None) ->
         for row in current.tolist():
             out[(p, *row)] = None
         for step in range(1, min(length, n)):
+            check_deadline(deadline, "joining the candidate classes")
             partner = base[order[:, step]]
             for a, space in enumerate(enc.spaces):
                 current[:, a] = space.join(current[:, a], partner[:, a])
@@ -367,7 +396,9 @@ class _Candidates:
     mode: str
 
 
-def _covering_pairs(enc: Encoding, vectors: list[tuple], offset: int = 0):
+def _covering_pairs(
+    enc: Encoding, vectors: list[tuple], offset: int = 0, deadline: float | None = None
+):
     """Every (type, vector) pair where the vector covers the type (same protected value,
     each label covering the type's value); vector ids start at `offset`."""
     arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
@@ -377,6 +408,7 @@ def _covering_pairs(enc: Encoding, vectors: list[tuple], offset: int = 0):
         ts = np.flatnonzero(enc.protected == p)
         ok = np.ones((len(vs), len(ts)), dtype=bool)
         for a, space in enumerate(enc.spaces):
+            check_deadline(deadline, "pairing the types with the candidate classes")
             ok &= space.masks[arr[vs, a + 1]][:, enc.qi[ts, a]]
         vi, ti = np.nonzero(ok)
         pair_v.append(vs[vi] + offset)
@@ -398,6 +430,7 @@ def _candidates(
     max_cost: float | None = None,
     type_cap: np.ndarray | None = None,
     chains: int | None = None,
+    deadline: float | None = None,
 ) -> _Candidates:
     """The candidate vectors and their (type, vector) pairs.
 
@@ -406,14 +439,15 @@ def _candidates(
     already released as it, which count towards k; `max_cost` bounds the NCP per record
     of the join closure's vectors, and `type_cap` (per type) that of the vectors each
     type may take other than the `extra` ones. With `chains`, the closure is replaced by
-    the joins of each type with its nearest neighbours (:func:`_chain_vectors`)."""
+    the joins of each type with its nearest neighbours (:func:`_chain_vectors`). Past
+    `deadline` (``time.perf_counter``), :class:`BuildStopped`."""
     if closure and chains:
-        vectors = _chain_vectors(enc, chains, max_cost)
-        pair_t, pair_v = _covering_pairs(enc, vectors)
+        vectors = _chain_vectors(enc, chains, max_cost, deadline)
+        pair_t, pair_v = _covering_pairs(enc, vectors, deadline=deadline)
         mode = "chains"
     elif closure:
-        vectors = _closure_vectors(enc, max_vars, max_cost)
-        pair_t, pair_v = _covering_pairs(enc, vectors)
+        vectors = _closure_vectors(enc, max_vars, max_cost, deadline)
+        pair_t, pair_v = _covering_pairs(enc, vectors, deadline=deadline)
         mode = "closure"
     else:
         needed = _pairs_count(enc)
@@ -427,6 +461,8 @@ def _candidates(
         index: dict[tuple, int] = {}
         vectors, pt, pv = [], [], []
         for t in range(enc.n_types):
+            if t % 256 == 0:
+                check_deadline(deadline, "listing the candidate classes")
             lists = [s.covering(int(enc.qi[t, a])) for a, s in enumerate(enc.spaces)]
             p = int(enc.protected[t])
             for combo in itertools.product(*lists):
@@ -442,7 +478,7 @@ def _candidates(
     known = set(vectors)
     fresh = [v for v in dict.fromkeys(extra) if v not in known]
     if fresh:
-        more_t, more_v = _covering_pairs(enc, fresh, offset=len(vectors))
+        more_t, more_v = _covering_pairs(enc, fresh, offset=len(vectors), deadline=deadline)
         vectors = vectors + fresh
         pair_t, pair_v = np.concatenate([pair_t, more_t]), np.concatenate([pair_v, more_v])
     if type_cap is not None and len(pair_v):

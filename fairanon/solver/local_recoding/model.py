@@ -22,9 +22,13 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ...exceptions import InvalidParameterError
-from .encoding import Encoding
+from .encoding import Encoding, check_deadline
 
-__all__ = ["LocalRecodingModel", "Rest"]
+__all__ = ["CHECK_EVERY", "LocalRecodingModel", "Rest"]
+
+#: Steps of a build loop between two looks at the deadline (each step adds a few
+#: variables or constraints: microseconds).
+CHECK_EVERY = 1024
 
 
 @dataclass
@@ -95,6 +99,9 @@ class LocalRecodingModel:
         The fixed rest of the table when the model re-solves a neighbourhood.
     held : numpy.ndarray of int
         Per vector, the outside records already released as it (zeros without `rest`).
+    deadline : float or None
+        A ``time.perf_counter`` value: the build stops there
+        (:class:`~fairanon.solver.local_recoding.encoding.BuildStopped`).
     """
 
     model: cp_model.CpModel
@@ -124,6 +131,14 @@ class LocalRecodingModel:
     reach: list = field(default_factory=list)
     log_scale: int = 0
     exponents: dict | None = None
+    deadline: float | None = None
+
+    def check(self, i: int, stage: str) -> None:
+        """Stop the build (:class:`~fairanon.solver.local_recoding.encoding.BuildStopped`)
+        when the deadline has passed; looked at every :data:`CHECK_EVERY` steps `i` of a
+        loop."""
+        if i % CHECK_EVERY == 0:
+            check_deadline(self.deadline, stage)
 
     def held_counts(self, target: str, v: int, m: int) -> list[int]:
         """Outside records released as vector v, per value of `target` (zeros without
@@ -196,6 +211,7 @@ def _set_objective(pm: LocalRecodingModel, reach: list[int]) -> None:
         for v, (expr, suppressed) in enumerate(
             zip(pm.y, suppressed_vectors(pm.encoding, pm.vectors))
         ):
+            pm.check(v, "setting the objective")
             if suppressed:
                 squares.append(n * expr)
                 continue
@@ -211,4 +227,25 @@ def _set_objective(pm: LocalRecodingModel, reach: list[int]) -> None:
         pm.pair_cost = costs
         pm.scale = scale
         pm.objective_expr = cp_model.LinearExpr.weighted_sum(pm.x, costs.tolist())
+        _minimize_sum(pm, costs)
+        return
     model.minimize(pm.objective_expr)
+
+
+def _minimize_sum(pm: LocalRecodingModel, costs: np.ndarray) -> None:
+    """Minimize ``sum_i costs[i] x[i]``, written into the model's objective a block at a
+    time (the same objective as ``model.minimize(pm.objective_expr)``, which on a model
+    of a million pairs takes seconds in one uninterruptible call), looking at the
+    deadline between blocks."""
+    model = pm.model
+    model.clear_objective()
+    objective = model.proto.objective
+    nonzero = np.flatnonzero(costs)
+    step = 64 * CHECK_EVERY
+    for start in range(0, len(nonzero), step):
+        check_deadline(pm.deadline, "setting the objective")
+        block = nonzero[start : start + step].tolist()
+        objective.vars.extend([pm.x[i].index for i in block])
+        objective.coeffs.extend(costs[block].tolist())
+    objective.offset = 0
+    objective.scaling_factor = 1.0

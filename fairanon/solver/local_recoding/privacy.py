@@ -29,6 +29,7 @@ _ENTROPY_SCALE = 2**30
 def _add_kanonymity(pm: LocalRecodingModel, req: KAnonymity, index, guard) -> None:
     """Every used vector holds at least k records."""
     for v in range(len(pm.vectors)):
+        pm.check(v, "adding k-anonymity")
         pm.model.add(pm.y[v] >= req.k * pm.z[v]).with_name(f"k[{index},{v}]").only_enforce_if(guard)
 
 
@@ -44,9 +45,11 @@ def _counts(pm: LocalRecodingModel, target: _Target, v: int) -> list:
 
 def _add_target_requirement(pm, req, index, target: _Target, guard, reach) -> None:
     model = pm.model
+    stage = f"adding {req}"
     m = target.m
     if isinstance(req, LDiversity) and req.variant == "distinct":
         for v in range(len(pm.vectors)):
+            pm.check(v, stage)
             cnt = _counts(pm, target, v)
             has = []
             for s in range(m):
@@ -59,6 +62,7 @@ def _add_target_requirement(pm, req, index, target: _Target, guard, reach) -> No
     elif isinstance(req, LDiversity) and req.variant == "recursive":
         c_n, c_d, l = req.c.numerator, req.c.denominator, int(req.l)
         for v in range(len(pm.vectors)):
+            pm.check(v, stage)
             cnt = _counts(pm, target, v)
             top = model.new_int_var(0, reach[v], f"rmax[{index},{v}]")
             lam = model.new_int_var(0, reach[v], f"rlam[{index},{v}]")
@@ -75,6 +79,7 @@ def _add_target_requirement(pm, req, index, target: _Target, guard, reach) -> No
     elif isinstance(req, LDiversity):  # entropy: a relaxation, made exact by lazy cuts
         l_val = Fraction(req.l)
         for v in range(len(pm.vectors)):
+            pm.check(v, stage)
             cnt = _counts(pm, target, v)
             n_v = reach[v]
             f_table = [0] + [
@@ -106,6 +111,7 @@ def _add_target_requirement(pm, req, index, target: _Target, guard, reach) -> No
 
 def _add_tcloseness(pm, req: TCloseness, index, target: _Target, guard, reach) -> None:
     model = pm.model
+    stage = f"adding {req}"
     glob = [int(c) for c in target.global_counts]
     total = int(sum(glob))
     t_n, t_d = req.t.numerator, req.t.denominator
@@ -123,6 +129,7 @@ def _add_tcloseness(pm, req: TCloseness, index, target: _Target, guard, reach) -
         rows = [(1, [int(s == i) for s in range(target.m)]) for i in range(target.m)]
         factor = 2
     for v in range(len(pm.vectors)):
+        pm.check(v, stage)
         cnt = _counts(pm, target, v)
         bound = total * reach[v]
         terms = []

@@ -33,12 +33,20 @@ from ...release import Release, Status, provenance
 from .. import _cpsat
 from .build import build_model
 from .class_sizes import solve_terms
-from .encoding import Encoding, encode
+from .encoding import BuildStopped, Encoding, check_deadline, encode
 from .labels import RECODINGS
 from .model import LocalRecodingModel, class_discernibility, suppressed_vectors
 from .privacy import _entropy_violations, _forbid_counts
 
-__all__ = ["local_recoding", "solve_model"]
+__all__ = ["LOAD_FACTOR", "local_recoding", "solve_model"]
+
+#: CP-SAT's time outside its own limit (loading the model into its workers, stopping
+#: them) and the freeing of the model afterwards, as a multiple of the model's build
+#: time: both grow with the model. Measured on a 2-core machine with 8 workers (German
+#: credit, 7 quasi-identifiers, 0.3 to 1.5 million pairs): 0.1 to 1 times the build.
+#: The search gets the time limit less this; the build stops when it could no longer
+#: leave it (at a share 1 / (1 + LOAD_FACTOR) of the time left when it starts).
+LOAD_FACTOR = 1.0
 
 #: Deterministic-time budget of the one-worker re-solve that makes an OPTIMAL release
 #: independent of thread timing; a deterministic limit, so whether it succeeds is
@@ -46,9 +54,12 @@ __all__ = ["local_recoding", "solve_model"]
 _CANONICAL_BUDGET = 1.0
 
 
-def _hint_from_release(pm: LocalRecodingModel, release: Release) -> dict:
+def _hint_from_release(
+    pm: LocalRecodingModel, release: Release, deadline: float | None = None
+) -> dict:
     """Map a heuristic release to a (partial) solution: each released label becomes the
-    most specific candidate label covering what it covers."""
+    most specific candidate label covering what it covers. Past `deadline`,
+    :class:`~fairanon.solver.local_recoding.encoding.BuildStopped`."""
     from ...instances.generalization import label_covers
 
     enc = pm.encoding
@@ -60,6 +71,7 @@ def _hint_from_release(pm: LocalRecodingModel, release: Release) -> dict:
             return {}
     per_attr = []
     for a, space in enumerate(enc.spaces):
+        check_deadline(deadline, "mapping the start onto the model")
         col = table[space.name].astype(str).to_numpy()
         uniq, inv = np.unique(col, return_inverse=True)
         covers = label_covers(space.attr, list(uniq))
@@ -80,8 +92,11 @@ def _hint_from_release(pm: LocalRecodingModel, release: Release) -> dict:
             cand = np.flatnonzero(ok)
             mapped.append(int(cand[np.lexsort((cand, space.sizes[cand]))[0]]) if len(cand) else -1)
         per_attr.append(np.array(mapped, dtype=np.int64)[inv.reshape(-1)])
+    check_deadline(deadline, "mapping the start onto the model")
     index = {vec: v for v, vec in enumerate(pm.vectors)}
-    pair_index = {(int(t), int(v)): i for i, (t, v) in enumerate(zip(pm.pair_t, pm.pair_v))}
+    n_vec = len(pm.vectors)
+    # Pairs are sorted by (type, vector), so their keys t * n_vec + v are ascending.
+    pair_keys = pm.pair_t.astype(np.int64) * n_vec + pm.pair_v.astype(np.int64)
     counts: dict[tuple, int] = {}
     for row in range(enc.instance.n_rows):
         vec = (int(enc.protected[enc.row_type[row]]),) + tuple(int(p[row]) for p in per_attr)
@@ -89,11 +104,14 @@ def _hint_from_release(pm: LocalRecodingModel, release: Release) -> dict:
         if v is None:
             continue
         key = (int(enc.row_type[row]), v)
-        if key in pair_index:
-            counts[key] = counts.get(key, 0) + 1
-    hint = {pm.x[pair_index[key]]: value for key, value in counts.items()}
+        counts[key] = counts.get(key, 0) + 1
+    hint = {}
+    for (t, v), value in counts.items():
+        i = int(np.searchsorted(pair_keys, t * n_vec + v))
+        if i < len(pair_keys) and pair_keys[i] == t * n_vec + v:
+            hint[pm.x[i]] = value
     used = {v for _, v in counts}
-    hint.update({pm.z[v]: int(v in used) for v in range(len(pm.vectors))})
+    hint.update({pm.z[v]: int(v in used) for v in range(n_vec)})
     return hint
 
 
@@ -298,10 +316,15 @@ def local_recoding(
         (equal, ordered, hierarchical), DiversityConstraint and AlphaProtection (every
         measure, strict or not, with or without minimum support).
     time_limit : float, optional
-        Seconds for the whole run: the model is built first (not interruptible; its
-        time is ``provenance["model"]["build_s"]``) and the search gets what remains.
-        When it runs out, the best release found is returned as FEASIBLE with its
-        bound and gap, or UNKNOWN.
+        Seconds for the whole run, the warm start's heuristics included: the model is
+        built (its time is ``provenance["model"]["build_s"]``) and the search gets what
+        remains less the time CP-SAT takes outside its own limit to load the model and
+        stop, about as long as the build (:data:`LOAD_FACTOR`). The build looks at the
+        time as it goes and stops where that would no longer be left; then, or when
+        too little is left to load the model, CP-SAT is not run and the release is
+        UNKNOWN, with ``reason`` and ``provenance["model"]`` saying so. When the search
+        runs out, the best release found is returned as FEASIBLE with its bound and
+        gap, or UNKNOWN.
     recoding : {"generalization", "suppression"}, default="generalization"
         "generalization": each class releases, per attribute, any label covering its
         values -- a hierarchy node (categorical), a range of values in order
@@ -333,8 +356,8 @@ def local_recoding(
         method cpsat uses Mondrian's release when every requirement is k, l or t).
     auto_hint : callable, optional
         What ``hint="auto"`` means: called as ``auto_hint(instance, requirements, seed)``
-        with the validated requirements once the model is built (so its time counts in
-        `time_limit` but not in the build time), it returns a release or None.
+        with the validated requirements before the model is built (its time counts in
+        `time_limit`, not in the build time), it returns a release or None.
     explain : bool, default=True
         When the requirements admit no release, find which of them conflict: each is
         guarded by an assumption literal, one worker reads the sufficient assumptions
@@ -445,30 +468,74 @@ def local_recoding(
         "max_range_values": max_range_values,
     }
 
-    enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
-    pm = build_model(
-        enc, requirements, objective=objective, max_vars=max_vars, max_contexts=max_contexts
-    )
-    model_info = {
-        "types": enc.n_types,
-        "records": instance.n_rows,
-        "distinct_qi": len(np.unique(np.column_stack([enc.qi, enc.protected]), axis=0)),
-        "vectors": len(pm.vectors),
-        "variables": len(pm.x),
-        "candidates": pm.mode,
-        "contexts": pm.n_contexts,
-        "build_s": time.perf_counter() - started,
-    }
     if hint == "auto":
         hint_release = auto_hint(instance, requirements, seed) if auto_hint is not None else None
     else:
         hint_release = hint
-    hint_values = _hint_from_release(pm, hint_release) if hint_release is not None else None
     params["hint"] = hint_release.method if hint_release is not None else None
+
+    build_started = time.perf_counter()
+    # The build stops where the time left would no longer cover CP-SAT's loading of
+    # the model built so far (about LOAD_FACTOR times the build time).
+    build_deadline = (
+        None
+        if deadline is None
+        else build_started + (deadline - build_started) / (1 + LOAD_FACTOR)
+    )
+    enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
+    model_info = {
+        "types": enc.n_types,
+        "records": instance.n_rows,
+        "distinct_qi": len(np.unique(np.column_stack([enc.qi, enc.protected]), axis=0)),
+    }
+    try:
+        pm = build_model(
+            enc,
+            requirements,
+            objective=objective,
+            max_vars=max_vars,
+            max_contexts=max_contexts,
+            deadline=build_deadline,
+        )
+        hint_values = (
+            _hint_from_release(pm, hint_release, build_deadline)
+            if hint_release is not None
+            else None
+        )
+    except BuildStopped as stop:
+        build_s = time.perf_counter() - build_started
+        model_info.update(built=False, build_s=build_s, build_stopped=stop.stage)
+        reason = (
+            f"the model build stopped at its deadline after {build_s:.1f} s, while "
+            f"{stop.stage} (the time limit of {limit} s must also cover CP-SAT's loading of "
+            "the model, which takes about as long as its build)"
+        )
+        return _no_release(enc, reason, params, requirements, seed, started, model_info)
+    build_s = time.perf_counter() - build_started
+    model_info.update(
+        vectors=len(pm.vectors),
+        variables=len(pm.x),
+        candidates=pm.mode,
+        contexts=pm.n_contexts,
+        build_s=build_s,
+    )
+    budget = None
+    if deadline is not None:
+        # CP-SAT loads the model and stops its workers outside its own time limit, and
+        # the model is freed after it: keep that time out of the search's share.
+        budget = deadline - time.perf_counter() - LOAD_FACTOR * build_s
+        if budget <= 0:
+            reason = (
+                f"the model ({len(pm.x)} variables) was built in {build_s:.1f} s and the "
+                f"{max(deadline - time.perf_counter(), 0.0):.1f} s left of the time limit "
+                f"({limit} s) would not cover CP-SAT's loading of it (about "
+                f"{LOAD_FACTOR * build_s:.1f} s), so CP-SAT was not run"
+            )
+            return _no_release(enc, reason, params, requirements, seed, started, model_info)
 
     solver, outcome, lazy = solve_model(
         pm,
-        time_limit=_cpsat.remaining(deadline),
+        time_limit=budget,
         seed=solver_seed,
         num_workers=workers,
         hint=hint_values,
@@ -478,12 +545,14 @@ def local_recoding(
     extra = {"model": model_info, "solver": {**outcome.stats, **lazy}}
     if log:
         extra["solver_log"] = outcome.log
+    # The search's own deadline: later steps (the canonical re-solve) keep the margin.
+    search_deadline = None if deadline is None else deadline - LOAD_FACTOR * build_s
 
     if outcome.has_solution:
         canonical = False
         sized = isinstance(objective, Objective)
         if workers > 1 and outcome.status == Status.OPTIMAL and not sized:
-            solver, canonical = _canonical(pm, solver, outcome, deadline, solver_seed)
+            solver, canonical = _canonical(pm, solver, outcome, search_deadline, solver_seed)
         extra["canonical"] = canonical
         assignment = _assignment(pm, solver)
         table = _table(enc, pm.vectors, assignment)
@@ -541,6 +610,22 @@ def local_recoding(
     )
 
 
+def _no_release(enc, reason, params, requirements, seed, started, model_info) -> Release:
+    """The UNKNOWN release (every quasi-identifier ``*``) when CP-SAT could not be run
+    within the time limit; `reason` says why."""
+    table, groups = _fully_generalized(enc)
+    solver = {"solver": "CP-SAT", "solver_status": "NOT_RUN"}
+    return Release(
+        table=table,
+        groups=groups,
+        status=Status.UNKNOWN,
+        reason=reason,
+        provenance=provenance(
+            "cpsat", params, requirements, seed, started, model=model_info, solver=solver
+        ),
+    )
+
+
 def check_stretch(objective, requirements, caller: str) -> None:
     """Refuse a stretch target k' that every release meeting `requirements` reaches."""
     if not isinstance(objective, Objective) or objective.stretch_k is None:
@@ -583,6 +668,8 @@ def size_bound(instance: Instance, objective: Objective):
 def _canonical(pm: LocalRecodingModel, solver, outcome, deadline, seed):
     """Re-solve with one worker and the objective fixed at the optimum: the solution
     then depends only on the model and the seed, not on thread timing."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        return solver, False
     best = round(outcome.objective)
     fixed = pm.model.clone()
     fixed.clear_objective()
