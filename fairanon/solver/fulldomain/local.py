@@ -53,7 +53,6 @@ import pandas as pd
 
 from ..._validation import check_fraction
 from ...exceptions import IncompatibleRequirementError, InvalidParameterError
-from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...models.requirements import (
     KAnonymity,
@@ -62,7 +61,8 @@ from ...models.requirements import (
     TCloseness,
     validate_requirements,
 )
-from ...release import Release, Status, provenance
+from ...models.objectives import objective_value
+from ...release import Release, Status, generalize_partition, provenance
 from .. import _cpsat
 from ..local_recoding.labels import _active
 from ..local_recoding.solve import _verified
@@ -459,36 +459,6 @@ def _refine(evaluator: Evaluator, space: Space, part: _Partition, deadline=None)
     return _Partition(of, levels, star)
 
 
-def _local_table(problem: _Problem, part: _Partition) -> pd.DataFrame:
-    """The released table: each record's quasi-identifiers at its class's levels,
-    ``*`` in the suppressed block."""
-    instance, space, values = problem.instance, problem.space, problem.values
-    row_class = part.of[problem.recs.row_class]
-    row_star = part.star[row_class]
-    names = [attr.name for attr in space.attributes]
-    out = {}
-    for name in instance.table.columns:
-        if not instance.schema[name].released:
-            continue
-        if name not in names:
-            out[name] = instance.table[name]
-            continue
-        a = names.index(name)
-        lad = space.attributes[a].ladder
-        row_level = part.levels[a, row_class]
-        texts = [SUPPRESSED]
-        codes = np.zeros(instance.n_rows, dtype=np.int64)
-        for j in np.unique(row_level[~row_star]):
-            rows = (row_level == j) & ~row_star
-            codes[rows] = len(texts) + lad.codes[j][values[a][rows]]
-            texts.extend(lad.texts[j])
-        text_ids = pd.factorize(pd.Series(texts, dtype=object))[0]
-        used, inverse = np.unique(text_ids[codes], return_inverse=True)
-        categories = [texts[int(np.flatnonzero(text_ids == u)[0])] for u in used]
-        out[name] = pd.Categorical.from_codes(inverse.reshape(-1), categories)
-    return pd.DataFrame(out, index=instance.table.index)
-
-
 def lattice_local(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -653,16 +623,22 @@ def lattice_local(
         if best is None or cost < best[1]:
             best = (name, cost, part)
     winner, cost, part = best
-    table = _local_table(problem, part)
     groups = part.of[recs.row_class]
     suppressed = part.star[groups]
+    # Each class released as its tight summary (the lowest common ancestor, the range
+    # of its numbers): inside its node's labels, so it loses no more and still reads
+    # as one class.
+    starred = {a.name: suppressed for a in space.attributes} if suppressed.any() else None
+    table = generalize_partition(instance, groups, starred=starred)
+    release = Release(table=table, groups=groups)
     release = Release(
         table=table,
         groups=groups,
         status=Status.FEASIBLE,
         suppressed=tuple(instance.row_ids[suppressed].tolist()),
-        objective=_number(Fraction(cost, space.scale)),
+        objective=_number(Fraction(objective_value(instance, release, objective))),
         provenance=record(
+            lattice_objective=_number(Fraction(cost, space.scale)),
             objective_name=objective,
             winner=winner,
             rounds=[
