@@ -601,6 +601,11 @@ def local_recoding(
             provenance=provenance("cpsat", params, requirements, seed, started, **extra),
         )
     reason = f"the time limit ({limit} s) ran out before CP-SAT found any release"
+    if budget is not None:
+        reason += (
+            f" (its search had {budget:.1f} s of it, after the {build_s:.1f} s build and "
+            "with as much kept for CP-SAT's loading of the model)"
+        )
     return Release(
         table=table,
         groups=groups,
