@@ -231,17 +231,18 @@ def _pack(checker: _Checker, nodes: list[tuple]):
 
 
 def _rounds(problem: _Problem, checks, share: Fraction, beam: int, mix: int, deadline) -> list[_Round]:
-    """Rounds until no record is left, no node keeps enough of them or the time is
-    up (the records left are then the remainder)."""
+    """Rounds until no record is left or no node keeps enough of them (the records
+    left are then the remainder); once the time is up, one last round keeps all it
+    can."""
     recs, space = problem.recs, problem.space
     top = tuple(space.heights)
     left = np.ones(recs.base.n, dtype=bool)
     rounds: list[_Round] = []
-    started = time.perf_counter()
-    while left.any():
+    last = time.perf_counter()
+    final = False
+    while left.any() and not final:
         now = time.perf_counter()
-        if deadline is not None and now >= deadline:
-            break
+        final = deadline is not None and now >= deadline
         where = np.flatnonzero(left)
         sub = _subset(recs, where)
         evaluator = Evaluator(space, sub, problem.instance.schema, checks, 0)
@@ -251,11 +252,15 @@ def _rounds(problem: _Problem, checks, share: Fraction, beam: int, mix: int, dea
         most = checker.check(top)[1]  # the top node keeps the most (k, distinct l)
         if most < need:
             break
-        if deadline is not None and rounds:
+        if final:
+            need = most
+        elif deadline is not None and rounds:
             # Short of time, keep more per round so that the rounds the time still
-            # allows (at the pace so far) leave about k records, not a large remainder.
-            allowed = max((deadline - now) / ((now - started) / len(rounds)), 1.0)
+            # allows leave about k records, not a large remainder. Rounds get cheaper
+            # as the records left shrink (the last one's time, thrice, sets the pace).
+            allowed = max(3 * (deadline - now) / max(now - last, 1e-3), 1.0)
             need = max(need, min(most, math.ceil(total * (1 - (checker.k / total) ** (1 / allowed)))))
+        last = now
         best, costs = _best_node(checker, top, need, beam)
         if best is None:
             break
