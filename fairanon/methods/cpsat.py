@@ -21,13 +21,19 @@ from ..models.requirements import Requirement, validate_requirements
 from ..models.verify import verify
 from ..release import Release, Status
 from ..solver.local_recoding import local_recoding
+from .lns import REQUIREMENTS as LNS_REQUIREMENTS
+from .lns import lns
 from .starts import best_heuristic
 
-__all__ = ["HINT_SHARE", "cpsat"]
+__all__ = ["HINT_SHARE", "LNS_SECONDS", "cpsat"]
 
 #: The share of the time limit the starting heuristics may take (10 s without a limit);
 #: they run before the model is built, each on a share of what is left of it.
 HINT_SHARE = 0.2
+#: When the model cannot improve on the best start and at least this many seconds of
+#: the time limit are left, large-neighbourhood search over the same model (re-solving
+#: groups of the start's classes exactly) gets them, so the limit is used.
+LNS_SECONDS = 5.0
 
 
 def cpsat(
@@ -45,8 +51,10 @@ def cpsat(
     FEASIBLE or UNKNOWN) -- also when the model could not be built, or loaded into
     CP-SAT, within the time limit -- the heuristic release is returned, with status
     FEASIBLE, CP-SAT's proven bound and gap when it has one, ``provenance["fallback"]``
-    naming the heuristic and ``provenance["fallback_reason"]`` saying why.
-    ``provenance["starts"]`` lists what each heuristic gave. OPTIMAL is proven over the
+    naming the heuristic and ``provenance["fallback_reason"]`` saying why. When at
+    least ``LNS_SECONDS`` of the limit are then left, :func:`fairanon.methods.lns.lns`
+    improves that release over the same model in them (``provenance["fallback"]`` e.g.
+    ``"kmember+lns"``), so the limit is used. ``provenance["starts"]`` lists what each heuristic gave. OPTIMAL is proven over the
     model's candidate labels (every hierarchy node, every range of attributes with at
     most ``max_range_values`` values, else nested intervals); when a heuristic release
     with ranges outside them is better, that release is returned (FEASIBLE, no bound:
@@ -135,13 +143,56 @@ def cpsat(
     )
     if release.reason:
         prov["solver_reason"] = release.reason
-    return Release(
+    fallback = Release(
         table=heuristic.table,
         groups=heuristic.groups,
         status=Status.FEASIBLE,
         suppressed=heuristic.suppressed,
         objective=value,
         bound=bound,
+        provenance=prov,
+    )
+    left = None if limit is None else started + float(limit) - time.perf_counter()
+    if (
+        left is None
+        or left < LNS_SECONDS
+        or not all(isinstance(r, LNS_REQUIREMENTS) for r in requirements)
+    ):
+        return fallback
+    improved = lns(
+        instance,
+        requirements,
+        seed=seed,
+        time_limit=left,
+        start=heuristic,
+        objective=options.get("objective"),
+        stretch_k=options.get("stretch_k"),
+        recoding=recoding,
+        num_workers=options.get("num_workers", 1),
+        bound=bound is None,
+    )
+    if improved.objective >= value:
+        return fallback
+    # lns keeps every move exact and verified; CP-SAT's bound, when it has one, holds.
+    better_bound = bound if bound is not None else improved.bound
+    prov.update(
+        fallback=f"{heuristic.method}+lns",
+        fallback_reason=(
+            f"{prov['fallback_reason']}; then large-neighbourhood search over the same "
+            f"model improved it in the {left:.1f} s left"
+        ),
+        lns=dict(improved.provenance.get("search", {})),
+        gap=relative_gap(improved.objective, better_bound),
+        verification=improved.provenance.get("verification"),
+        elapsed_s=time.perf_counter() - started,
+    )
+    return Release(
+        table=improved.table,
+        groups=improved.groups,
+        status=Status.FEASIBLE,
+        suppressed=improved.suppressed,
+        objective=improved.objective,
+        bound=better_bound,
         provenance=prov,
     )
 

@@ -48,7 +48,7 @@ from ..instances.instance import Instance
 from ..models.bounds import LowerBound
 from ..models.requirements import KAnonymity, Requirement, validate_requirements
 from ..release import Release
-from .local_recoding.encoding import _candidates, encode
+from .local_recoding.encoding import BuildStopped, _candidates, encode
 from .local_recoding.model import _pair_costs
 
 __all__ = ["LP_OBJECTIVES", "lp_bound"]
@@ -125,8 +125,9 @@ def lp_bound(
     reqs = [KAnonymity(k)]
     try:
         enc = encode(instance, reqs, max_range_values=widest)
-        cands = _candidates(enc, True, k, max_vectors)
-    except FairanonError:
+        # The candidates' closure can take longer than the whole limit: it stops there.
+        cands = _candidates(enc, True, k, max_vectors, deadline=deadline)
+    except (FairanonError, BuildStopped):
         return None
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
     costs, scale = _pair_costs(enc, vectors, pair_t, pair_v, objective)

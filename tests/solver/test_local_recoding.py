@@ -307,6 +307,28 @@ def test_cpsat_returns_the_best_start_when_the_limit_is_far_below_the_build_time
     assert float(rel.objective) == pytest.approx(min(t["objective"] for t in started))
 
 
+def test_cpsat_gives_the_time_left_to_lns_from_its_best_start(monkeypatch):
+    """When the model cannot be built in time, the time the build leaves goes to lns
+    over the same model, started from the best start: never worse than it, verified,
+    within the limit plus a margin."""
+    from fairanon.methods import cpsat as cpsat_module
+
+    monkeypatch.setattr(cpsat_module, "LNS_SECONDS", 1.0)
+    inst = _german_7_qi()
+    reqs = [fa.KAnonymity(5)]
+    limit = 6.0
+    clock = time.perf_counter()
+    rel = cpsat(inst, reqs, seed=0, time_limit=limit)
+    assert time.perf_counter() - clock <= limit + 3.0
+    assert rel.status == Status.FEASIBLE
+    _passes(inst, rel, reqs)
+    prov = rel.provenance
+    assert prov["fallback"].endswith("+lns")
+    started = [t for t in prov["starts"] if "objective" in t]
+    assert rel.objective <= min(Fraction(str(t["objective"])) for t in started) + Fraction(1, 10**6)
+    assert rel.objective == objective_value(inst, rel, "ncp")
+
+
 def test_cpsat_is_not_run_when_the_time_left_cannot_load_the_model(monkeypatch):
     """A model built (here: slowly) with less time left than CP-SAT needs to load it
     is not solved: local_recoding says so (UNKNOWN), cpsat returns its best start."""
