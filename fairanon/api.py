@@ -386,7 +386,7 @@ def anonymize(
             f"The 'instance' parameter of anonymize must be an Instance (e.g. fa.load('adult')). "
             f"Got {type(instance).__name__} instead."
         )
-    requirements = validate_requirements(instance, requirements, caller="anonymize")
+    requirements = validate_requirements(instance, requirements, caller="anonymize", at_least_one=True)
     if callable(method):
         func, name = method, getattr(method, "__name__", "custom")
     elif isinstance(method, str) and method in METHODS:

@@ -66,3 +66,24 @@ def test_auto_names_what_no_method_combines(salaries, reqs, text):
     with pytest.raises(IncompatibleRequirementError, match="k-anonymity only") as info:
         fa.anonymize(salaries, reqs, seed=0)
     assert text in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["mondrian", "auto", "cpsat", "lns"])
+def test_anonymize_refuses_an_empty_requirement_list(method):
+    """With nothing to enforce a method would release the table nearly as it is; the
+    front door refuses, as the command line does, and says what to pass."""
+    inst = fa.load("diva_table1")
+    with pytest.raises(fa.InvalidParameterError, match=r"'requirements' parameter of anonymize is empty.*KAnonymity"):
+        fa.anonymize(inst, [], method=method)
+    with pytest.raises(fa.InvalidParameterError, match="is empty"):
+        fa.anonymize(inst, (), method=method)
+    reqs = [fa.KAnonymity(2)]
+    rel = fa.anonymize(inst, reqs, method="mondrian")
+    assert fa.verify(inst, rel, reqs).passed
+
+
+@pytest.mark.parametrize("bad", ["x", "adult", None, 3])
+def test_describe_names_what_it_takes(bad):
+    with pytest.raises(fa.InvalidParameterError, match="'instance' parameter of describe must be an Instance"):
+        fa.describe(bad)
+    assert fa.describe(fa.load("diva_table1"))["n_rows"] == fa.load("diva_table1").n_rows

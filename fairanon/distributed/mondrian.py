@@ -424,7 +424,7 @@ def mondrian_dask(
         raise InvalidParameterError(
             f"The 'instance' parameter of mondrian_dask must be a DaskInstance. Got {type(instance).__name__} instead."
         )
-    requirements = validate_requirements(instance, requirements, caller="mondrian")
+    requirements = validate_requirements(instance, requirements, caller="mondrian", at_least_one=True)
     _reject_non_monotone(requirements, "mondrian")
     rule, rule_name = _resolve_cut_rule(cut_rule, "mondrian")
     if relaxed or rule not in (cut_median, cut_balanced):

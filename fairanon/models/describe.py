@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..exceptions import InvalidParameterError
 from ..instances.instance import Instance
 from . import measures as M
 from .released import classes_of
@@ -27,6 +28,12 @@ def describe(instance: Instance) -> dict:
     >>> d["discrimination"]["a,b,c,d"], d["discrimination"]["p_minus"], d["discrimination"]["tau"]
     ([4, 4, 4, 5], '8/17', '1/34')
     """
+    if not isinstance(instance, Instance):
+        hint = f" (for a bundled data set: fa.describe(fa.load({instance!r})))" if isinstance(instance, str) else ""
+        raise InvalidParameterError(
+            f"The 'instance' parameter of describe must be an Instance, e.g. fa.load('adult'){hint}. "
+            f"Got {type(instance).__name__} instead."
+        )
     schema = instance.schema
     attributes = []
     for attr in schema:

@@ -563,12 +563,14 @@ def requirement_targets(schema, requirement: Requirement) -> tuple[str, ...]:
 
 
 def validate_requirements(
-    instance, requirements, *, caller: str = "anonymize", sizes: bool = True
+    instance, requirements, *, caller: str = "anonymize", sizes: bool = True, at_least_one: bool = False
 ) -> tuple[Requirement, ...]:
     """Check requirements against an instance before any work starts.
 
     With ``sizes=False`` (the verifier's use) a k larger than the table is not an error:
-    the check simply fails.
+    the check simply fails. With ``at_least_one=True`` (:func:`fairanon.anonymize`'s use)
+    an empty list is refused: with nothing to enforce, a method would release the table
+    nearly as it is.
 
     Raises
     ------
@@ -589,6 +591,12 @@ def validate_requirements(
         raise InvalidParameterError(
             f"The 'requirements' parameter of {caller} must be a list of requirements. Got {requirements!r} instead."
         ) from None
+    if at_least_one and not requirements:
+        raise InvalidParameterError(
+            f"The 'requirements' parameter of {caller} is empty: with nothing to enforce the release "
+            "would be the table nearly as it is. Pass at least one requirement, e.g. "
+            "[fa.KAnonymity(5)] (also LDiversity, TCloseness, DiversityConstraint, AlphaProtection)."
+        )
     schema = instance.schema
     for req in requirements:
         if not isinstance(req, Requirement):
