@@ -110,7 +110,9 @@ class _Checker:
     their labels at the node (no cached sets: a round's checks are few and its rows
     shrink round after round)."""
 
-    def __init__(self, space: Space, evaluator: Evaluator, base: FrequencySet, n_protected):
+    def __init__(
+        self, space: Space, evaluator: Evaluator, base: FrequencySet, n_protected, numbers
+    ):
         self.evaluator = evaluator
         self.base = base
         self.n_protected = n_protected
@@ -118,11 +120,17 @@ class _Checker:
             [attr.maps[0, g][codes] for g in range(1, attr.height + 2)]
             for attr, codes in zip(space.attributes, base.codes)
         ]
-        # Every attribute's level costs of the records, one row per (attribute, level).
+        # Numeric attributes are released as the range of each class's values (the
+        # tight summary), so a class costs that range, not its interval's width.
+        self.numbers = [
+            (a, values[base.codes[a]], float(space.scale) / span) for a, values, span in numbers
+        ]
+        tight = {a for a, _, _ in self.numbers}
+        # The other attributes' level costs of the records, one row per (attribute, level).
         self.costs = np.stack(
             [
-                attr.label_cost[0, g][codes] * base.sizes
-                for attr, codes in zip(space.attributes, base.codes)
+                (attr.label_cost[0, g][codes] * base.sizes).astype(float) * (a not in tight)
+                for a, (attr, codes) in enumerate(zip(space.attributes, base.codes))
                 for g in range(1, attr.height + 2)
             ]
         )
@@ -146,9 +154,9 @@ class _Checker:
             return (np.cumsum(present) - 1)[key]
         return pd.factorize(key)[0].astype(np.int64)
 
-    def kept(self, node: tuple) -> np.ndarray:
+    def kept(self, node: tuple, inverse: np.ndarray | None = None) -> np.ndarray:
         """Which base classes are in classes that meet k, l and t at `node`."""
-        inverse = self.classes(node)
+        inverse = self.classes(node) if inverse is None else inverse
         ok = np.bincount(inverse, weights=self.base.sizes) >= self.k
         if not self.k_only and ok.any():
             # l and t only on the classes that meet k, the costly checks.
@@ -160,11 +168,29 @@ class _Checker:
             ok[big] = ~_fails(self.evaluator, cols)
         return ok[inverse]
 
-    def check(self, node: tuple) -> tuple[int, int]:
+    def class_costs(self, node: tuple):
+        """The classes at `node` (of each base class), which base classes are kept, and
+        each class's loss (scaled, a float: it only ranks nodes and classes; the
+        release's objective is computed exactly)."""
+        inverse = self.classes(node)
+        kept = self.kept(node, inverse)
+        n = int(inverse.max()) + 1
+        cost = np.bincount(inverse, weights=self.costs[self.first + np.asarray(node)].sum(axis=0), minlength=n)
+        if self.numbers:
+            sizes = np.bincount(inverse, weights=self.base.sizes, minlength=n)
+            for _, values, per_unit in self.numbers:
+                low = np.full(n, np.inf)
+                high = np.full(n, -np.inf)
+                np.minimum.at(low, inverse, values)
+                np.maximum.at(high, inverse, values)
+                cost += (high - low) * per_unit * sizes
+        return inverse, kept, cost
+
+    def check(self, node: tuple) -> tuple[float, int]:
         """The scaled loss of the records kept at `node` and their number."""
-        kept = self.kept(node)
-        cost = int((self.costs[self.first + np.asarray(node)] @ kept).sum())
-        return cost, int(self.base.sizes @ kept)
+        inverse, kept, cost = self.class_costs(node)
+        counted = np.bincount(inverse, weights=kept, minlength=len(cost)) > 0
+        return float(cost[counted].sum()), int(self.base.sizes @ kept)
 
 
 def _best_node(checker: _Checker, top: tuple, need: int, beam: int):
@@ -193,9 +219,9 @@ def _best_node(checker: _Checker, top: tuple, need: int, beam: int):
         for x in sorted(children):
             found = check(x)
             if found is not None:
-                passing.append((Fraction(*found), x))
-                # Exact comparison of cost / kept: cross-multiplied integers. On a
-                # tie the lower node (met later) wins: it shows more.
+                passing.append((found[0] / found[1], x))
+                # Cost / kept, cross-multiplied. On a tie the lower node (met
+                # later) wins: it shows more.
                 if found[0] * best[1] <= best[0] * found[1]:
                     best = (*found, x)
         passing.sort()
@@ -210,10 +236,8 @@ def _pack(checker: _Checker, nodes: list[tuple]):
     sizes = checker.base.sizes
     entries = []
     for i, node in enumerate(nodes):
-        inverse = checker.classes(node)
-        kept = checker.kept(node)
-        n = int(inverse.max()) + 1
-        cost = np.bincount(inverse, weights=checker.costs[checker.first + np.asarray(node)].sum(axis=0).astype(float), minlength=n)
+        inverse, kept, cost = checker.class_costs(node)
+        n = len(cost)
         count = np.bincount(inverse, weights=sizes, minlength=n)
         ok = np.bincount(inverse, weights=kept, minlength=n) > 0
         order = np.argsort(inverse, kind="stable")
@@ -230,7 +254,9 @@ def _pack(checker: _Checker, nodes: list[tuple]):
     return pick, np.array(levels, dtype=np.int64).T.reshape(len(nodes[0]), -1)
 
 
-def _rounds(problem: _Problem, checks, share: Fraction, beam: int, mix: int, deadline) -> list[_Round]:
+def _rounds(
+    problem: _Problem, checks, share: Fraction, beam: int, mix: int, numbers, deadline
+) -> list[_Round]:
     """Rounds until no record is left or no node keeps enough of them (the records
     left are then the remainder); once the time is up, one last round keeps all it
     can."""
@@ -246,7 +272,7 @@ def _rounds(problem: _Problem, checks, share: Fraction, beam: int, mix: int, dea
         where = np.flatnonzero(left)
         sub = _subset(recs, where)
         evaluator = Evaluator(space, sub, problem.instance.schema, checks, 0)
-        checker = _Checker(space, evaluator, sub.base, recs.n_protected)
+        checker = _Checker(space, evaluator, sub.base, recs.n_protected, numbers)
         total = int(sub.base.sizes.sum())
         need = max(1, math.ceil(share * total))
         most = checker.check(top)[1]  # the top node keeps the most (k, distinct l)
@@ -264,7 +290,7 @@ def _rounds(problem: _Problem, checks, share: Fraction, beam: int, mix: int, dea
         best, costs = _best_node(checker, top, need, beam)
         if best is None:
             break
-        passing = sorted((Fraction(*v), x) for x, v in costs.items() if v is not None)
+        passing = sorted((v[0] / v[1], x) for x, v in costs.items() if v is not None)
         nodes = [best[2]] + [x for _, x in passing if x != best[2]][: mix - 1]
         pick, levels = _pack(checker, nodes)
         keep = pick >= 0
@@ -612,7 +638,15 @@ def lattice_local(
     rounds_deadline = None if deadline is None else started + 0.7 * time_limit
     # Lowering classes stops with time left for the release and its verification.
     refine_deadline = None if deadline is None else started + 0.85 * time_limit
-    rounds = _rounds(problem, requirements, share, beam, nodes, rounds_deadline)
+    # Numeric attributes (under LM or NCP, whose cell loss is a range's width over the
+    # table's range) are ranked by each class's range of values.
+    numbers = [
+        (a, np.asarray(vals, dtype=float), float(np.ptp(vals)) or 1.0)
+        for a, attr in enumerate(space.attributes)
+        if objective in ("lm", "ncp") and instance.schema[attr.name].kind == "numeric"
+        for vals in [_active(instance, attr.name)[0]]
+    ]
+    rounds = _rounds(problem, requirements, share, beam, nodes, numbers, rounds_deadline)
 
     sizes = base.sizes
     candidates = [("rounds", _partition(space, base, rounds))]
