@@ -24,8 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
-from ..instances.generalization import label_covers
-from ..instances.hierarchy import SUPPRESSED
+from ..instances.generalization import readable_covers
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
 from ..models.released import factorize, id_type, narrow
@@ -222,15 +221,7 @@ def _decode(schema, order: dict, truth: list, kept: list) -> dict:
         labels = np.asarray(order[name].index, dtype=object)
         covers, unreadable, same = None, {}, None
         if name in truth:
-            try:
-                covers = label_covers(attr, labels)
-            except SchemaError:
-                for code, label in enumerate(labels):
-                    try:
-                        label_covers(attr, [label])
-                    except SchemaError as exc:
-                        unreadable[code] = str(exc)
-                covers = label_covers(attr, [SUPPRESSED if i in unreadable else v for i, v in enumerate(labels)])
+            covers, unreadable = readable_covers(attr, labels)
             # A generalized cell is one whose label is not the original value itself.
             if attr.kind == "numeric":
                 point = (covers.lo == covers.hi) & ~covers.lo_open & ~covers.hi_open
@@ -309,19 +300,17 @@ def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: li
         # An outer join fills the codes of rows it lacks with NaN: these rows have both.
         codes = aligned[name].to_numpy(dtype=np.int64)
         original = _original_of(attr, aligned[name + _SUFFIX])
-        if dec.unreadable:
-            bad = np.isin(codes, np.fromiter(dec.unreadable, dtype=np.int64))
-            if bad.any():
-                i = int(np.argmax(bad))
-                out["truth"][name] = {"unreadable": (int(pos[i]), dec.unreadable[int(codes[i])])}
-                continue
         ok = dec.covers.contains(codes, original)
+        if dec.unreadable:  # a cell whose label cannot be read is untruthful, like any other
+            ok &= ~np.isin(codes, np.fromiter(dec.unreadable, dtype=np.int64))
         entry = {"n": int(len(ok) - ok.sum())}
         if entry["n"]:
             i = int(np.argmin(ok))
             entry["first"] = (int(pos[i]), {"row": aligned.index[i], "attribute": name,
                                            "original": _original_value(attr, original[i], integer.get(name, False)),
                                            "released": dec.labels[codes[i]]})
+            if int(codes[i]) in dec.unreadable:
+                entry["first"][1]["detail"] = dec.unreadable[int(codes[i])]
         out["truth"][name] = entry
         out["generalized"] += int(len(codes) - np.count_nonzero(dec.same[codes] == original))
     for name in kept:
@@ -346,9 +335,6 @@ def _merge_integrity(a: dict, b: dict) -> dict:
     for part in ("truth", "unchanged"):
         for name in a[part].keys() | b[part].keys():
             x, y = a[part].get(name, {}), b[part].get(name, {})
-            if "unreadable" in x or "unreadable" in y:
-                out[part][name] = {"unreadable": min(e["unreadable"] for e in (x, y) if "unreadable" in e)}
-                continue
             entry = {"n": x.get("n", 0) + y.get("n", 0)}
             firsts = [e["first"] for e in (x, y) if "first" in e]
             if firsts:
@@ -563,10 +549,6 @@ def _truth_result(schema, integrity: dict) -> CheckResult:
     for name in schema.generalizable:
         entry = integrity["truth"].get(name)
         if entry is None:
-            continue
-        if "unreadable" in entry:
-            n_bad += 1
-            bad = bad or {"attribute": name, "detail": entry["unreadable"][1]}
             continue
         n_bad += entry["n"]
         if "first" in entry:

@@ -27,7 +27,7 @@ from ..exceptions import SchemaError
 from .hierarchy import SUPPRESSED
 from .schema import Attribute
 
-__all__ = ["format_number", "format_range", "LabelCovers", "label_covers"]
+__all__ = ["format_number", "format_range", "LabelCovers", "label_covers", "readable_covers"]
 
 
 def format_number(x: float) -> str:
@@ -179,3 +179,21 @@ def label_covers(attr: Attribute, labels: Sequence[str]) -> LabelCovers:
         rows.append(row)
     mask = np.vstack(rows) if rows else np.zeros((0, len(index)), dtype=bool)
     return LabelCovers(labels, mask=mask)
+
+
+def readable_covers(attr: Attribute, labels: Sequence[str]) -> tuple[LabelCovers, dict[int, str]]:
+    """:func:`label_covers` that does not stop at a label it cannot read: such a label
+    stands as ``*`` in the covers, and the dict maps its index in `labels` to the reason
+    (the verifier counts every cell that holds it as untruthful)."""
+    try:
+        return label_covers(attr, labels), {}
+    except SchemaError:
+        pass
+    labels = [str(v) for v in labels]
+    unreadable = {}
+    for i, label in enumerate(labels):
+        try:
+            label_covers(attr, [label])
+        except SchemaError as exc:
+            unreadable[i] = str(exc)
+    return label_covers(attr, [SUPPRESSED if i in unreadable else v for i, v in enumerate(labels)]), unreadable

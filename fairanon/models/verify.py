@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
-from ..instances.generalization import label_covers
+from ..instances.generalization import label_covers, readable_covers
 from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
@@ -241,6 +241,8 @@ _CHUNK = 1 << 16
 
 
 def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarray) -> CheckResult:
+    """Every released cell of a generalizable attribute covers its original; a cell
+    whose label cannot be read at all counts as one untruthful cell, like any other."""
     bad: dict | None = None
     n_bad = 0
     for name in instance.schema.generalizable:
@@ -248,28 +250,30 @@ def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarr
             continue
         attr = instance.schema[name]
         codes, labels = factorize(table[name])
-        try:
-            covers = label_covers(attr, labels)
-        except SchemaError as exc:
-            n_bad += 1
-            bad = bad or {"attribute": name, "detail": str(exc)}
-            continue
+        covers, unreadable = readable_covers(attr, labels)
+        unread = np.zeros(len(labels), dtype=bool)
+        unread[list(unreadable)] = True
         full = instance.codes(name)
         # By slices of rows: the per-row bounds a label test reads stay small.
         wrong = [
-            np.flatnonzero(~covers.contains(codes[s:s + _CHUNK], full[positions[s:s + _CHUNK]])) + s
+            np.flatnonzero(
+                ~covers.contains(codes[s:s + _CHUNK], full[positions[s:s + _CHUNK]]) | unread[codes[s:s + _CHUNK]]
+            ) + s
             for s in range(0, len(codes), _CHUNK)
         ]
         n_wrong = sum(len(w) for w in wrong)
         if n_wrong:
             n_bad += n_wrong
             i = int(next(w[0] for w in wrong if len(w)))
-            bad = bad or {
-                "row": table.index[i],
-                "attribute": name,
-                "original": _original(instance, name, positions[i]),
-                "released": labels[codes[i]],
-            }
+            if bad is None:
+                bad = {
+                    "row": table.index[i],
+                    "attribute": name,
+                    "original": _original(instance, name, positions[i]),
+                    "released": labels[codes[i]],
+                }
+                if int(codes[i]) in unreadable:
+                    bad["detail"] = unreadable[int(codes[i])]
     return CheckResult(
         "truthfulness", n_bad == 0, achieved=n_bad, witness=bad,
         detail="every released cell generalizes its original" if n_bad == 0 else f"{n_bad} untruthful cell(s)",

@@ -179,7 +179,14 @@ def _edits():
     def unreadable(table):
         table.loc[5, "age"] = "thirty"
 
-    return [ungeneralized, moved_row, moved_sensitive, diversity, alpha, unreadable]
+    def many_untruthful(table):
+        # unreadable and readable-but-wrong labels in one column, and in two columns
+        table.loc[[1, 4], "age"] = "thirty"
+        table.loc[[2, 6], "age"] = "99"
+        table.loc[[0, 7], "city"] = "nowhere"
+        table.loc[3, "city"] = "s2"
+
+    return [ungeneralized, moved_row, moved_sensitive, diversity, alpha, unreadable, many_untruthful]
 
 
 @pytest.mark.parametrize("edit", _edits(), ids=lambda f: f.__name__)
@@ -189,6 +196,8 @@ def test_the_distributed_verifier_catches_every_broken_release(client, edit):
     broken = _broken(release, edit)
     single = verify(inst, broken, reqs)
     assert not single.passed
+    if edit.__name__ == "many_untruthful":  # every untruthful cell counted, the unreadable ones too
+        assert single["truthfulness"].achieved == 7 and single["truthfulness"].witness["row"] == 1
     _same_report(single, fa.verify(inst, broken, reqs, engine="dask"))
 
 

@@ -287,6 +287,24 @@ def test_released_identifier_and_unknown_label_are_reported():
     assert "thirty" in report["truthfulness"].witness["detail"]
 
 
+def test_every_untruthful_cell_is_counted_readable_or_not():
+    """120 rewritten labels are 120 untruthful cells, whether the verifier can read the
+    new labels (a wrong value) or not (text that is no label of the attribute)."""
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    release = fa.anonymize(inst, reqs, method="mondrian")
+    assert verify(inst, release, reqs).passed
+    table = release.table.astype(str)
+    table.iloc[:60, table.columns.get_loc("credit_history")] = "garbage"
+    table.iloc[60:100, table.columns.get_loc("age")] = "not a number"
+    table.iloc[100:120, table.columns.get_loc("age")] = "1000"
+    report = verify(inst, Release(table, groups=release.groups), reqs)
+    check = report["truthfulness"]
+    assert not check.passed and check.achieved == 120 and "120 untruthful" in check.detail
+    assert check.witness["row"] == table.index[0] and check.witness["attribute"] == "credit_history"
+    assert "garbage" in check.witness["detail"]
+
+
 def test_report_serializes_with_exact_values(good):
     inst, release = good
     report = verify(inst, release, REQUIREMENTS)
