@@ -32,6 +32,8 @@ Modules
 - :mod:`.diva_example`, :mod:`.ruggieri_example`, :mod:`.dewri_example`: the worked
   examples of DIVA (Milani et al., EDBT 2021), Ruggieri (Trans. Data Privacy 2014) and
   Dewri et al. (EDBT 2009);
+- :mod:`.ruggieri_setting`: German credit, Adult and Census-Income in the setting of
+  Ruggieri's experiments (PND attributes, binary PD attribute);
 - :mod:`.registry`: :data:`DATASETS` and :func:`load`;
 - :mod:`.common`: what the loaders share (bundled files, record ids, role overrides).
 
@@ -66,6 +68,7 @@ from .german import (
 )
 from .registry import DATASETS, load
 from .ruggieri_example import load_ruggieri_loan, ruggieri_fig3_release_table
+from .ruggieri_setting import RUGGIERI_PD, RUGGIERI_PND, RUGGIERI_TABLE1, load_ruggieri
 
 __all__ = [
     "ADULT_COLUMNS",
@@ -79,6 +82,9 @@ __all__ = [
     "GERMAN_HIERARCHIES",
     "GERMAN_QI",
     "RECORD_ID",
+    "RUGGIERI_PD",
+    "RUGGIERI_PND",
+    "RUGGIERI_TABLE1",
     "adult_table",
     "census_table",
     "dewri_releases",
@@ -93,6 +99,7 @@ __all__ = [
     "load_dewri_t1",
     "load_diva_table1",
     "load_german",
+    "load_ruggieri",
     "load_ruggieri_loan",
     "ruggieri_fig3_release_table",
 ]

@@ -17,6 +17,7 @@ from .dewri_example import load_dewri_t1
 from .diva_example import load_diva_table1
 from .german import load_german
 from .ruggieri_example import load_ruggieri_loan
+from .ruggieri_setting import load_ruggieri
 
 __all__ = ["DATA_ENV", "DATASETS", "load"]
 
@@ -75,6 +76,7 @@ DATASETS: dict[str, Callable[..., Instance]] = {
     "dewri_t1": load_dewri_t1,
     "diva_table1": load_diva_table1,
     "german": load_german,
+    "ruggieri": load_ruggieri,
     "ruggieri_loan": load_ruggieri_loan,
 }
 
@@ -88,7 +90,9 @@ def load(name: str, /, **options) -> Instance:
         One of :data:`DATASETS`: "adult" (UCI Adult, 30,162 complete rows), "adult_full"
         (48,842 rows, ``?`` kept), "german" (UCI German credit, 1,000 rows), "census"
         (UCI Census-Income (KDD); needs ``path=``), "diva_table1" (DIVA's Table 1),
-        "ruggieri_loan" (Ruggieri's Fig. 3), "dewri_t1" (Dewri et al.'s T1).
+        "ruggieri" (German credit, Adult or Census-Income in the setting of Ruggieri's
+        experiments: ``data="german"``), "ruggieri_loan" (Ruggieri's Fig. 3), "dewri_t1"
+        (Dewri et al.'s T1).
     **options
         Passed to the loader, e.g. ``variant="full"`` for "adult", ``qi="ruggieri"`` for
         "german", ``path=...`` for "census".
