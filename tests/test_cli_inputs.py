@@ -121,6 +121,14 @@ def test_comma_separated_arx_hierarchy_gets_a_hint(tmp_path, capsys):
     assert code == 0 and "PASSED" in out
 
 
+def test_ragged_hierarchy_file_is_named_ragged(tmp_path, capsys):
+    (tmp_path / "zip.csv").write_text(ZIP_LEVELS.replace("13268;132**;*", "13268;132**"))
+    schema = SCHEMA.replace("zip: {role: qi}", "zip: {role: qi, hierarchy: zip.csv}")
+    code, _, err = run(capsys, "anonymize", write_job(tmp_path, schema=schema), "--out", tmp_path / "o")
+    assert code == 2 and "is ragged (rows of different lengths): row 2 " in err and "zip.csv" in err
+    assert "two parents" not in err
+
+
 def test_duplicate_column_names(tmp_path, capsys):
     job = write_job(tmp_path, csv=CSV.replace("id,name,age,zip", "id,name,age,age"))
     code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")

@@ -144,16 +144,19 @@ class Hierarchy:
         return cls(parent)
 
     @classmethod
-    def from_levels(cls, rows: Iterable[Sequence[str]]) -> "Hierarchy":
+    def from_levels(cls, rows: Iterable[Sequence[str]], *, what: str = "The hierarchy") -> "Hierarchy":
         """Build a tree from rows ``[leaf, level1, ..., top]`` (ARX's layout).
 
         Repeated labels on consecutive levels of a row are one node (a unary chain);
-        several distinct top labels get a ``*`` root above them.
+        several distinct top labels get a ``*`` root above them. Blank rows and blank
+        cells at the end of a row are skipped; every other row has one cell per level,
+        the same number in every row (a ragged table, with a row shorter than the others
+        or an empty cell before its last level, is refused naming the row: its levels
+        would not line up). `what` names the rows in messages (e.g. the file).
         """
         parent: dict[str, str | None] = {}
         leaves: list[str] = []
-        rows = [[str(c).strip() for c in row if str(c).strip() != ""] for row in rows]
-        rows = [r for r in rows if r]
+        rows = _level_rows(rows, what)
         if not rows:
             raise SchemaError("A hierarchy needs at least one row.")
         tops = {r[-1] for r in rows}
@@ -201,7 +204,7 @@ class Hierarchy:
         if rows and rows[0] and rows[0][0].startswith("\ufeff"):
             rows[0][0] = rows[0][0][1:]
         _check_separator(rows, sep, name)
-        return cls.from_levels(rows)
+        return cls.from_levels(rows, what=f"Hierarchy file {name}" if name != "stream" else "The hierarchy stream")
 
     @classmethod
     def flat(cls, values: Iterable) -> "Hierarchy":
@@ -292,6 +295,43 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         return f"Hierarchy(root={self.root!r}, leaves={len(self.leaves)}, height={self.height})"
+
+
+def _level_rows(rows: Iterable[Sequence[str]], what: str) -> list[list[str]]:
+    """The stripped cells of the non-blank rows, blank cells at a row's end dropped;
+    SchemaError naming the row when the rows do not have one cell per level each."""
+    out: list[list[str]] = []
+    first: tuple[int, list[str]] | None = None
+    for number, row in enumerate(rows, 1):
+        cells = [str(c).strip() for c in row]
+        while cells and cells[-1] == "":
+            cells.pop()
+        if not cells:
+            continue
+        if "" in cells:
+            level = cells.index("")
+            raise SchemaError(
+                f"{what} is ragged (a level missing): row {number} {_row_text(cells)} has an empty cell at "
+                f"{'its leaf' if level == 0 else f'level {level}'} before its last level. Every row "
+                "holds a leaf and then one label per level, up to the top; to keep a value unchanged "
+                "one level up, repeat it (e.g. 'Private;Private;*')."
+            )
+        if first is None:
+            first = (number, cells)
+        elif len(cells) != len(first[1]):
+            raise SchemaError(
+                f"{what} is ragged (rows of different lengths): row {number} {_row_text(cells)} has "
+                f"{len(cells)} cells where row {first[0]} {_row_text(first[1])} has {len(first[1])}. Every row holds a leaf and "
+                "then one label per level, the same number of levels in every row; to keep a value "
+                "unchanged one level up, repeat it (e.g. 'Private;Private;*')."
+            )
+        out.append(cells)
+    return out
+
+
+def _row_text(cells: list[str]) -> str:
+    shown = repr(cells)
+    return shown if len(shown) <= 80 else shown[:76] + "...]"
 
 
 def _check_separator(rows: list[list[str]], sep: str, name: str) -> None:

@@ -184,7 +184,33 @@ def test_from_levels_errors():
     with pytest.raises(SchemaError, match="more than one hierarchy row"):
         Hierarchy.from_levels([["a", "A", "*"], ["a", "B", "*"]])
     with pytest.raises(SchemaError, match="two parents"):
-        Hierarchy.from_levels([["a", "A", "*"], ["b", "A", "X", "*"]])
+        Hierarchy.from_levels([["a", "A", "*"], ["b", "A", "X"]])
+
+
+@pytest.mark.parametrize(
+    "text, row, says",
+    [
+        # a row one level short: its top label lands under another row's level
+        ("13053;1305*;130**;13***;*\n13068;1306*;130**\n", 2, "rows of different lengths"),
+        ("13053;1305*;130**;13***;*\n13068;1306*;130**;13***;*\n13250;1325*;132**;*\n", 3, "different lengths"),
+        # a level left empty in the middle of a row
+        ("13053;1305*;130**;13***;*\n13068;;130**;13***;*\n", 2, "empty cell at level 1"),
+        (";1305*;130**;13***;*\n", 1, "empty cell at its leaf"),
+    ],
+)
+def test_a_ragged_hierarchy_file_is_named_ragged_with_its_row(tmp_path, text, row, says):
+    path = tmp_path / "zip.csv"
+    path.write_text(text)
+    with pytest.raises(SchemaError) as err:
+        Hierarchy.from_arx_csv(str(path))
+    message = str(err.value)
+    assert "is ragged" in message and says in message and f"row {row} " in message
+    assert "zip.csv" in message and "two parents" not in message
+
+
+def test_blank_rows_and_trailing_blank_cells_are_not_ragged():
+    h = Hierarchy.from_levels([["a", "A", "*", "", ""], [], ["", " "], ["b", "B", "*"]])
+    assert h.ancestors("a") == ["a", "A", "*"] and h.leaves == ("a", "b")
 
 
 # ---------------------------------------------------------------------------- flat
