@@ -269,13 +269,7 @@ def _make_check(instance: Instance, req: Requirement, target: Target | None) -> 
             req, target.name, lambda sizes, counts: M.recursive_cl_ok(counts, c, l_int)[0]
         )
     if isinstance(req, TCloseness):
-        if req.distance == "equal":
-            ground = M.EMDGround.equal(target.m)
-        elif req.distance == "ordered":
-            ground = M.EMDGround.ordered(target.m)
-        else:
-            hierarchy = instance.schema[target.name].hierarchy
-            ground = M.EMDGround.hierarchical(hierarchy, [str(v) for v in target.values])
+        ground = M.emd_ground(req.distance, target.values, instance.schema[target.name], req.ordered_domain)
         glob, t = target.global_counts, req.t
 
         def test(sizes, counts):

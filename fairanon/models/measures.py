@@ -16,12 +16,15 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..exceptions import IncompatibleRequirementError, SchemaError
 from ..instances.hierarchy import Hierarchy
 
 __all__ = [
     "exact_compare",
     "group_counts",
     "EMDGround",
+    "ORDERED_DOMAINS",
+    "emd_ground",
     "emd",
     "emd_exact",
     "emd_transport",
@@ -83,13 +86,20 @@ def group_counts(groups: np.ndarray, codes: np.ndarray, n_groups: int, n_values:
 
 
 # ---------------------------------------------------------------------------- EMD
+#: Readings of the ordered ground distance: over the values present in the table, or over
+#: the attribute's declared domain (its ``order``), as Li, Li and Venkatasubramanian define it.
+ORDERED_DOMAINS = ("present", "declared")
+
+
 @dataclass(frozen=True)
 class EMDGround:
     """The ground distance of an EMD over m values (columns of a counts matrix).
 
-    distance "equal": d_ij = 1 for i != j; "ordered": |i - j| / (m - 1) over the given
-    order; "hierarchical": height(LCA)/H in a tree whose leaves are the m values
-    (shallow leaves padded to depth H), stored as node membership rows and edge weights.
+    distance "equal": d_ij = 1 for i != j; "ordered": |pos_i - pos_j| / span, where the
+    columns sit at increasing positions of an ordered domain of span + 1 values (by
+    default the m columns themselves: positions 0..m-1, span m - 1); "hierarchical":
+    height(LCA)/H in a tree whose leaves are the m values (shallow leaves padded to
+    depth H), stored as node membership rows and edge weights.
     """
 
     distance: str
@@ -97,14 +107,43 @@ class EMDGround:
     membership: np.ndarray | None = None  # (nodes other than the root) x m, 0/1
     weights: np.ndarray | None = None  # per node: padded edge count above it
     height: int = 1
+    positions: tuple[int, ...] | None = None  # ordered: each column's rank in the domain
+    span: int | None = None  # ordered: the domain's size less one
 
     @classmethod
     def equal(cls, m: int) -> "EMDGround":
         return cls("equal", m)
 
     @classmethod
-    def ordered(cls, m: int) -> "EMDGround":
-        return cls("ordered", m)
+    def ordered(cls, m: int, positions: Sequence[int] | None = None, domain_size: int | None = None) -> "EMDGround":
+        """Ordered ground distance over m columns; with `positions`, the columns are the
+        values at those ranks (increasing) of a domain of `domain_size` values.
+
+        >>> g = EMDGround.ordered(3, positions=[0, 1, 4], domain_size=5)
+        >>> g.steps.tolist(), g.scale
+        ([1, 3], 4)
+        """
+        if positions is None:
+            return cls("ordered", m)
+        positions = tuple(int(p) for p in positions)
+        if len(positions) != m or any(b <= a for a, b in zip(positions, positions[1:])):
+            raise ValueError(f"positions must be {m} increasing ranks; got {positions}.")
+        size = int(domain_size) if domain_size is not None else positions[-1] + 1 if positions else 1
+        if positions and (positions[0] < 0 or positions[-1] >= size):
+            raise ValueError(f"positions {positions} fall outside a domain of {size} values.")
+        return cls("ordered", m, positions=positions, span=size - 1)
+
+    @property
+    def steps(self) -> np.ndarray:
+        """Ordered: the domain steps between consecutive columns (m - 1 of them)."""
+        if self.positions is None:
+            return np.ones(max(self.m - 1, 0), dtype=np.int64)
+        return np.diff(np.asarray(self.positions, dtype=np.int64))
+
+    @property
+    def scale(self) -> int:
+        """Ordered: the normalizer of the ground distance (the domain's span, at least 1)."""
+        return max(self.m - 1 if self.span is None else self.span, 1)
 
     @classmethod
     def hierarchical(cls, hierarchy: Hierarchy, values: Sequence[str]) -> "EMDGround":
@@ -134,8 +173,8 @@ class EMDGround:
         if self.distance == "equal":
             return 1.0 - np.eye(m)
         if self.distance == "ordered":
-            idx = np.arange(m)
-            return np.abs(idx[:, None] - idx[None, :]) / max(m - 1, 1)
+            idx = np.arange(m) if self.positions is None else np.asarray(self.positions)
+            return np.abs(idx[:, None] - idx[None, :]) / self.scale
         # tree: path length in edges (weights) between leaves / (2H)
         d = np.zeros((m, m))
         for i in range(m):
@@ -143,6 +182,52 @@ class EMDGround:
                 differ = self.membership[:, i] != self.membership[:, j]
                 d[i, j] = float(self.weights[differ].sum()) / (2 * self.height)
         return d
+
+    def ordered_sum(self, r: np.ndarray) -> np.ndarray:
+        """Ordered: Σ_i |Σ_{j<=i} r_j| · step_i per row of `r`, before dividing by the
+        scale (the closed form of the EMD with gaps between the columns)."""
+        cum = np.abs(np.cumsum(r, axis=1))[:, : max(self.m - 1, 0)]
+        if self.positions is None:
+            return cum.sum(axis=1)
+        return (cum * self.steps).sum(axis=1)
+
+
+def emd_ground(distance: str, values: Sequence, attribute=None, ordered_domain: str = "present") -> EMDGround:
+    """The ground distance of a t-closeness requirement over the `values` present (in the
+    attribute's order: domain order, or by value for numbers).
+
+    ``ordered_domain="present"`` spaces the values present evenly (m values, steps of
+    1/(m-1)); ``"declared"`` places them at their ranks in the attribute's declared
+    domain (steps of 1/(|domain|-1), absent values leaving gaps), Li et al.'s reading.
+    Only the ordered distance depends on the choice: absent values carry no mass, so
+    they change neither the equal nor the hierarchical EMD (whose height is the
+    hierarchy's). See docs/papers.md, "Ordered EMD: the values present or the domain".
+
+    >>> from fairanon.instances.schema import Attribute
+    >>> grade = Attribute("grade", role="sensitive", kind="ordered", order="abcde")
+    >>> emd_ground("ordered", ["a", "b", "e"], grade, "declared").positions
+    (0, 1, 4)
+    """
+    values = list(values)
+    if distance == "equal":
+        return EMDGround.equal(len(values))
+    if distance == "ordered":
+        if ordered_domain == "present":
+            return EMDGround.ordered(len(values))
+        if ordered_domain != "declared":
+            raise ValueError(f"ordered_domain must be one of {ORDERED_DOMAINS}; got {ordered_domain!r}.")
+        domain = None if attribute is None else attribute.domain
+        if domain is None:
+            name = getattr(attribute, "name", "?")
+            raise IncompatibleRequirementError(
+                f"{name!r} declares no domain (a numeric attribute has none); the declared reading "
+                "of the ordered EMD needs an ordered attribute, or use ordered_domain='present'.")
+        rank = {v: i for i, v in enumerate(domain)}
+        missing = [v for v in values if str(v) not in rank]
+        if missing:
+            raise SchemaError(f"Values {missing[:5]} of {attribute.name!r} are not in its declared order.")
+        return EMDGround.ordered(len(values), [rank[str(v)] for v in values], len(domain))
+    return EMDGround.hierarchical(attribute.hierarchy, [str(v) for v in values])
 
 
 def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> tuple[np.ndarray, np.ndarray]:
@@ -155,8 +240,8 @@ def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGr
         num = np.abs(diff).sum(axis=1)
         den = 2 * sizes * total
     elif ground.distance == "ordered":
-        num = np.abs(np.cumsum(diff, axis=1)).sum(axis=1)
-        den = max(ground.m - 1, 1) * sizes * total
+        num = ground.ordered_sum(diff)
+        den = ground.scale * sizes * total
     else:
         extra = diff @ ground.membership.T
         num = np.abs(extra) @ ground.weights
@@ -167,9 +252,10 @@ def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGr
 def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.ndarray:
     """EMD between each row's distribution and the global one (floats, one per row).
 
-    Closed forms of Li, Li and Venkatasubramanian (ICDE 2007) as restated in the
-    project's t-closeness spec §1.5(c): equal = ½Σ|r_i|; ordered =
-    Σ_i |Σ_{j<=i} r_j| / (m-1); hierarchical = Σ_{nodes != root} |extra(N)| / (2H).
+    Closed forms of Li, Li and Venkatasubramanian (ICDE 2007): equal = ½Σ|r_i|; ordered =
+    Σ_i |Σ_{j<=i} r_j| / (m-1) (with gaps between the columns, each term weighted by its
+    step in the domain and the sum divided by the domain's span); hierarchical =
+    Σ_{nodes != root} |extra(N)| / (2H).
     Empty rows get 0.
 
     >>> emd(np.array([[1, 1, 1, 0, 0, 0, 0, 0, 0]]), np.ones(9, dtype=int), EMDGround.ordered(9))
@@ -190,7 +276,7 @@ def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.
     if ground.distance == "equal":
         out = 0.5 * np.abs(r).sum(axis=1)
     elif ground.distance == "ordered":
-        out = np.abs(np.cumsum(r, axis=1)).sum(axis=1) / max(ground.m - 1, 1)
+        out = ground.ordered_sum(r) / ground.scale
     else:
         out = (np.abs(r @ ground.membership.T) @ ground.weights) / (2 * ground.height)
     return np.where(sizes[:, 0] > 0, out, 0.0)
@@ -206,7 +292,8 @@ def emd_exact(counts: Sequence[int], global_counts: Sequence[int], ground: EMDGr
     glob = np.array([int(c) for c in global_counts], dtype=object)
     if ground.membership is not None:
         ground = EMDGround(
-            ground.distance, ground.m, ground.membership.astype(object), ground.weights.astype(object), ground.height
+            ground.distance, ground.m, ground.membership.astype(object), ground.weights.astype(object), ground.height,
+            ground.positions, ground.span,
         )
     num, den = _emd_numerators(row, glob, ground)
     return Fraction(int(num[0]), int(den[0])) if den[0] else Fraction(0)

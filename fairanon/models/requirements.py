@@ -141,6 +141,8 @@ class LDiversity(Requirement):
 
 
 DISTANCES = ("equal", "ordered", "hierarchical")
+#: Where the ordered ground distance places the values (see :class:`TCloseness`).
+ORDERED_DOMAINS = ("present", "declared")
 
 
 @dataclass(frozen=True)
@@ -153,16 +155,27 @@ class TCloseness(Requirement):
     t : rational in [0, 1]
     distance : {"equal", "ordered", "hierarchical"}, default="equal"
         Ground distance of the EMD: equal (categorical; the variational distance),
-        ordered (numeric or ordered attributes, over the values present) or
-        hierarchical (height of the lowest common ancestor in the attribute's
-        hierarchy). For a binary attribute all three equal Ruggieri's |p - p*|.
+        ordered (numeric or ordered attributes; |i - j| / (m - 1) between the i-th
+        and j-th of m ordered values, see `ordered_domain`) or hierarchical (height of
+        the lowest common ancestor in the attribute's hierarchy). For a binary
+        attribute all three equal Ruggieri's |p - p*|.
     attribute : str, optional
         As in :class:`LDiversity`.
+    ordered_domain : {"present", "declared"}, default="present"
+        Which values the ordered distance runs over: the values present in the table
+        (m of them, evenly spaced), or the attribute's declared ``order`` (every value
+        of the domain, absent ones leaving gaps), which is Li et al.'s definition. The
+        two agree when every declared value occurs; the default keeps the reading a
+        numeric attribute (which declares no domain) can have. Only ``distance="ordered"``
+        depends on it. See docs/papers.md, "Ordered EMD: the values present or the
+        domain".
 
     >>> TCloseness(0.2, distance="ordered").t
     Fraction(1, 5)
     >>> str(TCloseness("0.15"))
     '0.15-closeness (equal EMD)'
+    >>> str(TCloseness("0.3", distance="ordered", ordered_domain="declared"))
+    '0.3-closeness (ordered EMD over the declared domain)'
 
     References
     ----------
@@ -173,16 +186,24 @@ class TCloseness(Requirement):
     t: Any
     distance: str = "equal"
     attribute: str | None = None
+    ordered_domain: str = "present"
     needs_sensitive: ClassVar[bool] = True
     kind: ClassVar[str] = "t_closeness"
 
     def __post_init__(self):
         object.__setattr__(self, "t", check_fraction(self.t, "t", "TCloseness", low=0, high=1))
         check_option(self.distance, "distance", "TCloseness", DISTANCES)
+        check_option(self.ordered_domain, "ordered_domain", "TCloseness", ORDERED_DOMAINS)
+        if self.ordered_domain != "present" and self.distance != "ordered":
+            raise InvalidParameterError(
+                f"The 'ordered_domain' parameter of TCloseness applies only to distance='ordered'; "
+                f"got distance={self.distance!r}."
+            )
 
     def __str__(self) -> str:
         on = f" of {self.attribute}" if self.attribute else ""
-        return f"{_show(self.t)}-closeness ({self.distance} EMD){on}"
+        over = " over the declared domain" if self.ordered_domain == "declared" else ""
+        return f"{_show(self.t)}-closeness ({self.distance} EMD{over}){on}"
 
 
 def _show(x: Fraction) -> str:
@@ -618,6 +639,11 @@ def validate_requirements(
                 if isinstance(req, TCloseness) and req.distance == "ordered" and attr.kind == "categorical":
                     raise IncompatibleRequirementError(
                         f"{req} needs an order on {name!r}; declare it numeric or ordered, or use distance='equal'."
+                    )
+                if isinstance(req, TCloseness) and req.ordered_domain == "declared" and attr.kind != "ordered":
+                    raise IncompatibleRequirementError(
+                        f"{req} reads the declared order of {name!r}, which is {attr.kind} and declares none; "
+                        "declare it ordered with an order, or use ordered_domain='present'."
                     )
         if isinstance(req, DiversityConstraint):
             for name, value in req.target:

@@ -458,16 +458,13 @@ def _check_l(req: LDiversity, cls: _Classes, instance: Instance) -> list[CheckRe
     return out
 
 
-def _ground(instance: Instance, name: str, values: list, distance: str) -> M.EMDGround:
-    if distance == "equal":
-        return M.EMDGround.equal(len(values))
-    if distance == "ordered":
-        return M.EMDGround.ordered(len(values))
+def _ground(instance: Instance, name: str, values: list, req: TCloseness) -> M.EMDGround:
     attr = instance.schema[name]
-    unknown = [v for v in values if str(v) not in attr.hierarchy.leaf_index]
-    if unknown:
-        raise SchemaError(f"Released values {unknown[:5]} of {name!r} are not leaves of its hierarchy.")
-    return M.EMDGround.hierarchical(attr.hierarchy, [str(v) for v in values])
+    if req.distance == "hierarchical":
+        unknown = [v for v in values if str(v) not in attr.hierarchy.leaf_index]
+        if unknown:
+            raise SchemaError(f"Released values {unknown[:5]} of {name!r} are not leaves of its hierarchy.")
+    return M.emd_ground(req.distance, values, attr, req.ordered_domain)
 
 
 def _check_t(req: TCloseness, cls: _Classes, instance: Instance) -> list[CheckResult]:
@@ -476,7 +473,7 @@ def _check_t(req: TCloseness, cls: _Classes, instance: Instance) -> list[CheckRe
     for name in targets:
         counts, values = cls.counts(instance, name)
         global_counts = counts.sum(axis=0)
-        ground = _ground(instance, name, values, req.distance)
+        ground = _ground(instance, name, values, req)
         distances = M.emd(counts, global_counts, ground)
 
         def exact(g: int) -> Fraction:

@@ -32,7 +32,8 @@ class Bucketing:
     wc_num : ndarray of int
         Numerators of the local worst cases: WC(B) = wc_num[B] / (N * scale).
     scale : int
-        m - 1 (ordered), 1 (equal) or the tree height H (hierarchical).
+        The span of the ordered domain (m - 1 over the values present), 1 (equal) or
+        the tree height H (hierarchical).
     counts : ndarray of int
         Global counts of the values (N = their sum).
     """
@@ -80,6 +81,8 @@ def bucketize(
     *,
     hierarchy=None,
     values: Sequence[str] | None = None,
+    positions: Sequence[int] | None = None,
+    span: int | None = None,
 ) -> Bucketing:
     """Greedy top-down bucketization of the sensitive values (baselines spec §3.2).
 
@@ -97,6 +100,10 @@ def bucketize(
     t : Fraction
     hierarchy, values
         The hierarchy and the value names (hierarchical only).
+    positions, span
+        Ordered only: the values' ranks in the ordered domain and its span (the
+        ground distance is |pos_i - pos_j| / span; default: the m values present,
+        0..m-1, span m - 1), as in :meth:`~fairanon.models.measures.EMDGround.ordered`.
 
     Returns
     -------
@@ -121,7 +128,8 @@ def bucketize(
     >>> [list(map(int, x)) for x in b.buckets], b.upper_bound()
     ([[0, 1, 2, 3], [4, 5, 6, 7, 8]], Fraction(2, 9))
     """
-    return next(bucketize_stages(counts, distance, t, hierarchy=hierarchy, values=values))
+    return next(bucketize_stages(counts, distance, t, hierarchy=hierarchy, values=values,
+                                 positions=positions, span=span))
 
 
 def bucketize_stages(
@@ -131,6 +139,8 @@ def bucketize_stages(
     *,
     hierarchy=None,
     values: Sequence[str] | None = None,
+    positions: Sequence[int] | None = None,
+    span: int | None = None,
 ):
     """Every stage of :func:`bucketize`'s greedy from the first with U <= t on, one
     more bucket each, until every value is alone.
@@ -147,8 +157,9 @@ def bucketize_stages(
     total = int(counts.sum())
     t = Fraction(t)
     if distance == "ordered":
-        scale = max(m - 1, 1)
-        stages = _greedy_ordered(counts)
+        rank = np.arange(m, dtype=np.int64) if positions is None else np.asarray(positions, dtype=np.int64)
+        scale = max(m - 1 if span is None else int(span), 1)
+        stages = _greedy_ordered(counts, rank)
     elif distance == "equal":
         scale = 1
         stages = _greedy_equal(counts)
@@ -177,25 +188,25 @@ def _within(num: int, total: int, scale: int, t: Fraction) -> bool:
     return int(num) * t.denominator <= t.numerator * total * scale
 
 
-def _greedy_ordered(counts):
-    """Stages (buckets, WC numerators) of the ordered greedy: contiguous runs."""
+def _greedy_ordered(counts, rank):
+    """Stages (buckets, WC numerators) of the ordered greedy: contiguous runs. Value j
+    sits at position rank[j] of the ordered domain."""
     m = len(counts)
-    j = np.arange(m, dtype=np.int64)
     c = counts.astype(np.int64)
     pc = np.concatenate([[0], np.cumsum(c)])  # Σ c_j over [0, i)
-    pjc = np.concatenate([[0], np.cumsum(c * j)])  # Σ j c_j over [0, i)
+    pjc = np.concatenate([[0], np.cumsum(c * rank)])  # Σ rank_j c_j over [0, i)
 
     def wc(a, b):  # numerator of WC([a, b]) (scaled by total * scale)
         s, sj = pc[b + 1] - pc[a], pjc[b + 1] - pjc[a]
-        return int(max(sj - a * s, b * s - sj))
+        return int(max(sj - rank[a] * s, rank[b] * s - sj))
 
     def best_cut(a, b):
         # All cuts [a, c] | [c+1, b] at once, the largest reduction (first: lowest cut).
         cs = np.arange(a, b)
         left_s, left_sj = pc[cs + 1] - pc[a], pjc[cs + 1] - pjc[a]
         right_s, right_sj = pc[b + 1] - pc[cs + 1], pjc[b + 1] - pjc[cs + 1]
-        left = np.maximum(left_sj - a * left_s, cs * left_s - left_sj)
-        right = np.maximum(right_sj - (cs + 1) * right_s, b * right_s - right_sj)
+        left = np.maximum(left_sj - rank[a] * left_s, rank[cs] * left_s - left_sj)
+        right = np.maximum(right_sj - rank[cs + 1] * right_s, rank[b] * right_s - right_sj)
         gain = wc(a, b) - (left + right)
         i = int(np.argmax(gain))
         return int(gain[i]), int(cs[i]), int(left[i]), int(right[i])

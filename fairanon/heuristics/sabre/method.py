@@ -49,12 +49,8 @@ def _encode_target(instance: Instance, name: str) -> _Target:
     return _Target(name, dense, values, np.bincount(dense, minlength=len(present)))
 
 
-def _ground(instance: Instance, target: _Target, distance: str) -> M.EMDGround:
-    if distance == "equal":
-        return M.EMDGround.equal(len(target.values))
-    if distance == "ordered":
-        return M.EMDGround.ordered(len(target.values))
-    return M.EMDGround.hierarchical(instance.schema[target.name].hierarchy, [str(v) for v in target.values])
+def _ground(instance: Instance, target: _Target, req: TCloseness) -> M.EMDGround:
+    return M.emd_ground(req.distance, target.values, instance.schema[target.name], req.ordered_domain)
 
 
 def _split_requirements(requirements, caller: str) -> tuple[TCloseness, int]:
@@ -198,7 +194,7 @@ def sabre(
             f"sabre protects one attribute; {req} applies to {list(targets)}. Name one with attribute=..."
         )
     target = _encode_target(instance, targets[0])
-    ground = _ground(instance, target, req.distance)
+    ground = _ground(instance, target, req)
     hierarchy = instance.schema[target.name].hierarchy
     params = {
         "retrieval": retrieval,
@@ -255,7 +251,8 @@ def sabre(
         return plans, owners, cut, bound
 
     stages = bucketize_stages(
-        target.counts, req.distance, req.t, hierarchy=hierarchy, values=[str(v) for v in target.values]
+        target.counts, req.distance, req.t, hierarchy=hierarchy, values=[str(v) for v in target.values],
+        positions=ground.positions, span=ground.span,
     )
     chosen = None
     for i, bucketing in enumerate(stages):

@@ -48,7 +48,7 @@ class _PlanBound:
         if g.distance == "equal":
             d = 0.5 * np.abs(r).sum(axis=1)
         elif g.distance == "ordered":
-            d = np.abs(np.cumsum(r, axis=1)).sum(axis=1) / max(g.m - 1, 1)
+            d = g.ordered_sum(r) / g.scale
         else:
             d = (np.abs(r @ g.membership.T) @ g.weights) / (2 * g.height)
         return d + u @ self.wc_over_w
@@ -67,10 +67,10 @@ class _PlanBound:
             d = sum(abs(v) for v in r) / 2
         elif g.distance == "ordered":
             acc, d = Fraction(0), Fraction(0)
-            for v in r:
+            for v, step in zip(r, g.steps):
                 acc += v
-                d += abs(acc)
-            d /= max(g.m - 1, 1)
+                d += abs(acc) * int(step)
+            d /= g.scale
         else:
             d = Fraction(0)
             for row, w in zip(g.membership, g.weights):

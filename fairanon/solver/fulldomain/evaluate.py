@@ -184,17 +184,11 @@ class Evaluator:
 
     # ------------------------------------------------------------------ checks
     def _ground(self, req: TCloseness, target) -> M.EMDGround:
-        key = (req.distance, target.name)
+        key = (req.distance, req.ordered_domain, target.name)
         if key not in self._grounds:
-            m = len(target.values)
-            if req.distance == "equal":
-                ground = M.EMDGround.equal(m)
-            elif req.distance == "ordered":
-                ground = M.EMDGround.ordered(m)
-            else:
-                hierarchy = self.schema[target.name].hierarchy
-                ground = M.EMDGround.hierarchical(hierarchy, [str(v) for v in target.values])
-            self._grounds[key] = ground
+            self._grounds[key] = M.emd_ground(
+                req.distance, target.values, self.schema[target.name], req.ordered_domain
+            )
         return self._grounds[key]
 
     def fails(self, req, cols: np.ndarray) -> np.ndarray:

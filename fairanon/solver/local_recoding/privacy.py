@@ -123,8 +123,10 @@ def _add_tcloseness(pm, req: TCloseness, index, target: _Target, guard, reach) -
         ]
         factor = 2 * ground.height
     elif req.distance == "ordered":
-        rows = [(1, [1] * (i + 1) + [0] * (target.m - i - 1)) for i in range(target.m)]
-        factor = max(target.m - 1, 1)
+        ground = M.emd_ground("ordered", target.values, pm.encoding.instance.schema[target.name], req.ordered_domain)
+        # Row i: the cumulative mass up to value i, weighted by the domain step to value i + 1.
+        rows = [(int(step), [1] * (i + 1) + [0] * (target.m - i - 1)) for i, step in enumerate(ground.steps)]
+        factor = ground.scale
     else:
         rows = [(1, [int(s == i) for s in range(target.m)]) for i in range(target.m)]
         factor = 2
