@@ -24,11 +24,12 @@ from ..instances.generalization import label_covers, readable_covers
 from ..instances.instance import Instance
 from ..release import Release, _jsonable
 from . import closeness as C
+from .contexts import itemset_groupings
 from . import measures as M
 from .bounds import release_bounds
 from .metrics import summary as metric_summary
 from .metrics.classes import first_appearance
-from .released import combine_codes, factorize, group_ids, id_type, narrow
+from .released import factorize, group_ids, id_type, narrow
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -527,7 +528,9 @@ def _check_alpha(req: AlphaProtection, cls: _Classes, instance: Instance) -> Che
 
     The itemsets are read from the classes: the protected attribute and every PND
     attribute are quasi-identifiers, so a class lies in one context of each itemset,
-    with its counts of negative decisions."""
+    with its counts of negative decisions. The walk is
+    :func:`~fairanon.models.contexts.itemset_groupings`, which
+    :func:`~fairanon.models.contexts.contexts` lists."""
     schema = instance.schema
     pd_attr, dec_attr = schema[schema.protected], schema[schema.decision]
     codes, labels = cls.class_codes(pd_attr.name)
@@ -581,15 +584,8 @@ def _check_alpha(req: AlphaProtection, cls: _Classes, instance: Instance) -> Che
                 "tau": M.tau_exact(*props.row(int(i)), neg, total),
             }
 
-    def walk(itemset: tuple[int, ...], key: np.ndarray, n_key: int) -> None:
+    for itemset, key, n_key in itemset_groupings(columns, sizes, min_support):
         visit(itemset, key, n_key)
-        for j in range(itemset[-1] + 1 if itemset else 0, len(pnd)):
-            codes, uniques = columns[j]
-            child, n_child = combine_codes(key, n_key, codes, len(uniques))
-            if np.bincount(child, weights=sizes, minlength=n_child).max(initial=0) >= min_support:
-                walk(itemset + (j,), child, n_child)
-
-    walk((), np.zeros(cls.n, dtype=np.int64), 1 if total else 0)
     ok = state["violations"] == 0
     detail = f"{state['contexts']} contexts checked"
     if not ok:
