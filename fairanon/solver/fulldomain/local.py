@@ -86,14 +86,6 @@ def _subset(recs: Records, keep: np.ndarray) -> Records:
     return dataclasses.replace(recs, base=sub)
 
 
-def _class_costs(space: Space, fs: FrequencySet) -> np.ndarray:
-    """Each class's scaled loss per record at its node (the sum of its cells)."""
-    out = np.zeros(fs.n, dtype=space.dtype)
-    for attr, g, codes in zip(space.attributes, fs.grains, fs.codes):
-        out += attr.label_cost[g, g][codes]
-    return out
-
-
 @dataclasses.dataclass
 class _Round:
     """One round: its node, the base classes (positions in the whole base set) it
@@ -175,7 +167,8 @@ class _Checker:
         inverse = self.classes(node)
         kept = self.kept(node, inverse)
         n = int(inverse.max()) + 1
-        cost = np.bincount(inverse, weights=self.costs[self.first + np.asarray(node)].sum(axis=0), minlength=n)
+        per_row = self.costs[self.first + np.asarray(node)].sum(axis=0)
+        cost = np.bincount(inverse, weights=per_row, minlength=n)
         if self.numbers:
             sizes = np.bincount(inverse, weights=self.base.sizes, minlength=n)
             for _, values, per_unit in self.numbers:
@@ -285,7 +278,8 @@ def _rounds(
             # allows leave about k records, not a large remainder. Rounds get cheaper
             # as the records left shrink (the last one's time, thrice, sets the pace).
             allowed = max(3 * (deadline - now) / max(now - last, 1e-3), 1.0)
-            need = max(need, min(most, math.ceil(total * (1 - (checker.k / total) ** (1 / allowed)))))
+            spread = math.ceil(total * (1 - (checker.k / total) ** (1 / allowed)))
+            need = max(need, min(most, spread))
         last = now
         best, costs = _best_node(checker, top, need, beam)
         if best is None:
@@ -379,7 +373,8 @@ def _repair(evaluator: Evaluator, space: Space, part: _Partition) -> _Partition:
         owner = owner.reshape(-1)
         # Float weights only order the classes; costs stay exact elsewhere.
         order = np.argsort(np.bincount(owner, weights=extra[movable].astype(float)), kind="stable")
-        prefixes = block[:, None] + np.cumsum(_sum_by(owner, base.cols[:, movable], len(ids))[:, order], axis=1)
+        cols = _sum_by(owner, base.cols[:, movable], len(ids))
+        prefixes = block[:, None] + np.cumsum(cols[:, order], axis=1)
         first = int(np.argmin(_fails(evaluator, prefixes)))
         target = of[np.flatnonzero(suppressed & mine)[0]]
         moved = np.isin(owner, order[: first + 1])
@@ -451,15 +446,18 @@ def _refine(evaluator: Evaluator, space: Space, part: _Partition, deadline=None)
             part_class[part_of] = of
             part_gain = np.bincount(part_of, weights=saved, minlength=len(parts))
             ok = ~_fails(evaluator, cols) & (parts >= 0)
-            rest_cols = _sum_by(part_class[~ok & (parts >= 0)], cols[:, ~ok & (parts >= 0)], n_classes)
+            failed = ~ok & (parts >= 0)
+            rest_cols = _sum_by(part_class[failed], cols[:, failed], n_classes)
             stuck = (rest_cols[0] > 0) & _fails(evaluator, rest_cols)
             # Classes whose rest fails: the passing parts saving least join the rest.
             candidates = np.flatnonzero(ok & stuck[part_class])
             if len(candidates):
                 order = candidates[np.lexsort((part_gain[candidates], part_class[candidates]))]
                 owner = part_class[order]
-                first, group = _first_passing(evaluator, owner, cols[:, order], rest_cols[:, np.unique(owner)])
-                within = np.arange(len(order)) - np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])[group]
+                starts = rest_cols[:, np.unique(owner)]
+                first, group = _first_passing(evaluator, owner, cols[:, order], starts)
+                heads = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+                within = np.arange(len(order)) - heads[group]
                 ok[order[within <= first[group]]] = False
             gains[a] = np.bincount(part_class[ok], weights=part_gain[ok], minlength=n_classes)
             splits.append((ok[part_of] & eligible, part_of))
@@ -610,7 +608,9 @@ def lattice_local(
             "search_s": time.perf_counter() - started,
             "search_cpu_s": time.process_time() - cpu_started,
         }
-        return provenance("lattice-local", params, requirements, seed, started, search=info, **extra)
+        return provenance(
+            "lattice-local", params, requirements, seed, started, search=info, **extra
+        )
 
     top = tuple(attr.height for attr in space.attributes)
     whole = np.stack(
@@ -654,7 +654,8 @@ def lattice_local(
         levels = tuple(int(j) for j in outcome.best)
         of = roll_up(space, base, tuple(j + 1 for j in levels), recs.n_protected)[1]
         levels = np.repeat(np.array(levels, dtype=np.int64)[:, None], int(of.max()) + 1, axis=1)
-        candidates.append(("fulldomain", _partition(space, base, [_Round(levels, np.arange(base.n), of, recs.n_rows)])))
+        one_node = _Round(levels, np.arange(base.n), of, recs.n_rows)
+        candidates.append(("fulldomain", _partition(space, base, [one_node])))
     best = None
     for name, part in candidates:
         part = _refine(evaluator, space, _repair(evaluator, space, part), refine_deadline)
