@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .exceptions import InvalidParameterError, SchemaError
@@ -166,11 +167,11 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
     if not isinstance(sep, str) or not sep:
         raise InvalidParameterError(f"The 'sep' of the 'instance' section must be a string; got {sep!r}.")
     schema_spec = spec["schema"]
-    table = read_table(path, kind, sep=sep, text_columns=_text_columns(schema_spec))
     id_column = spec.get("id_column")
+    if id_column is not None and not isinstance(id_column, str):
+        raise InvalidParameterError(f"The 'id_column' of the 'instance' section must be a column name; got {id_column!r}.")
+    table = read_table(path, kind, sep=sep, text_columns=_text_columns(schema_spec), id_column=id_column)
     if id_column is not None:
-        if not isinstance(id_column, str):
-            raise InvalidParameterError(f"The 'id_column' of the 'instance' section must be a column name; got {id_column!r}.")
         if id_column not in table.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(table.columns)}.")
         empty = table[id_column].isna().to_numpy()
@@ -210,10 +211,14 @@ def _text_columns(schema_spec) -> list[str]:
             if not (isinstance(attr, Mapping) and attr.get("type", attr.get("kind")) == "numeric")]
 
 
-def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_columns=()) -> pd.DataFrame:
+def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_columns=(),
+               id_column: str | None = None) -> pd.DataFrame:
     """A CSV or Parquet file, or a directory of them (read in name order), as one
     DataFrame. Parquet column types come from its schema; CSV columns in
-    `text_columns` are read as text, the others parsed."""
+    `text_columns` are read as text, the others parsed, and spaces after a separator
+    are skipped. The CSV column `id_column` is read as text exactly as written (leading
+    spaces and zeros kept, a number not parsed), so that the release's record ids are
+    the file's ids; a blank id reads as missing."""
     kind = kind or ("parquet" if path.endswith((".parquet", ".pq")) or os.path.isdir(path) and any(
         f.endswith((".parquet", ".pq")) for f in os.listdir(path)) else "csv")
     try:
@@ -225,12 +230,40 @@ def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_colum
             if not files:
                 raise SchemaError(f"Directory {path!r} holds no .csv file.")
         dtype = {c: str for c in text_columns}
-        frames = [read_csv_table(f, what="Data file", sep=sep, skipinitialspace=True, dtype=dtype) for f in files]
+        if id_column is not None:
+            dtype[id_column] = str
+        frames = [_exact_ids(read_csv_table(f, what="Data file", sep=sep, skipinitialspace=True, dtype=dtype),
+                             f, sep, id_column) for f in files]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
         if isinstance(exc, SchemaError):
             raise
         raise SchemaError(f"Cannot read {path!r} as {kind.upper()}: {exc}") from None
+
+
+def _exact_ids(table: pd.DataFrame, path: str, sep: str, id_column: str | None) -> pd.DataFrame:
+    """`table` (read with spaces after separators skipped) with its `id_column` as the
+    file writes it: the column read again, nothing skipped or parsed, and an id taken
+    from there wherever it is the first reading's id with spaces in front. A quoted
+    id keeps the first reading (the text between the quotes, spaces included); so do
+    all ids when the second reading has other rows (a quoted line break after a space)."""
+    if id_column is None or id_column not in table.columns:
+        return table
+    position = table.columns.get_loc(id_column)
+    if not isinstance(position, int):
+        return table
+    raw = pd.read_csv(path, sep=sep, encoding="utf-8", usecols=[position], dtype=str, keep_default_na=False,
+                      skipinitialspace=False).iloc[:, 0]
+    read = table[id_column]
+    if len(raw) != len(read):
+        return table
+    raw, read = raw.reset_index(drop=True), read.reset_index(drop=True)
+    spaced = (raw.str.lstrip(" ").eq(read) & raw.ne(read)).to_numpy()
+    if not spaced.any():
+        return table
+    table = table.copy()
+    table[id_column] = np.where(spaced, raw.to_numpy(dtype=object), read.to_numpy(dtype=object))
+    return table
 
 
 def read_job(path: str, *, instance: Instance | None = None) -> Job:

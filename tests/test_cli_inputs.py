@@ -97,7 +97,30 @@ def test_empty_id_cell(tmp_path, capsys):
 def test_infinite_number_in_a_numeric_column(tmp_path, capsys):
     job = write_job(tmp_path, csv=CSV.replace("2,Bob,41", "2,Bob,inf"))
     code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
-    assert code == 2 and "Column 'age' is declared numeric but holds inf" in err and "record 2" in err
+    assert code == 2 and "Column 'age' is declared numeric but holds inf" in err and "record '2'" in err
+
+
+@pytest.mark.parametrize("separator", [",", ", "])
+def test_ids_round_trip_exactly(tmp_path, capsys, separator):
+    """The release's record ids are the data file's ids as written: leading spaces and
+    leading zeros kept, numbers not parsed, in the first column or after others."""
+    ids = [" 1", "  2", "003", "4", " x5", "06", "7 ", '" 8"']
+    lines = CSV.splitlines()
+    rows = [lines[0].split(",")] + [[i] + line.split(",")[1:] for i, line in zip(ids, lines[1:])]
+    rows = [[r[1], r[0], *r[2:]] for r in rows]  # the id second, after a separator
+    (tmp_path / "data.csv").write_text("\n".join(separator.join(r) for r in rows) + "\n")
+    job = write_job(tmp_path, csv=None)
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    assert code == 0, err
+    import csv
+
+    with open(tmp_path / "o" / "release.csv", newline="") as fh:
+        released = [row[0] for row in list(csv.reader(fh))[1:]]
+    written = [i if separator == "," else " " + i for i in ids[:-1]] + [" 8"]
+    assert sorted(released) == sorted(written)
+    assert run(capsys, "verify", job, "--release", tmp_path / "o" / "release.csv")[0] == 0
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["report"]["passed"]
 
 
 ZIP_LEVELS = "13053;130**;*\n13268;132**;*\n13253;132**;*\n13250;132**;*\n13052;130**;*\n"
