@@ -45,13 +45,14 @@ ENGINES = ("local", "dask")
 
 def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None, time_limit=None, **options) -> Release:
     """Pick a method for the instance and the requirements, and say which in provenance."""
+    started = time.perf_counter()
     name, why, extra = _choose(instance, requirements, time_limit, options)
     options = {**extra, **options}
     check_options(name, options)
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
     if name == "portfolio":
-        return _auto_portfolio(instance, requirements, seed, time_limit, why, options)
+        return _auto_portfolio(instance, requirements, seed, time_limit, why, options, started)
     if name not in _EXACT and _lns_after(name, requirements, time_limit, options):
         release = lns(instance, requirements, seed=seed, time_limit=time_limit, start=[name])
         why = (
@@ -64,23 +65,33 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit)
 
 
-def _auto_portfolio(instance, requirements, seed, time_limit, why, options) -> Release:
-    """The portfolio's best verified release, improved by lns when the time allows."""
-    started = time.perf_counter()
+def _auto_portfolio(instance, requirements, seed, time_limit, why, options, started) -> Release:
+    """The portfolio's best verified release, improved by lns when the time allows; the
+    time limit counts from `started`, before the choice was made."""
     objective = options.get("objective", "lm")
     after = _lns_after("portfolio", requirements, time_limit, {})
-    budget = time_limit * AUTO_PORTFOLIO_SHARE if after else time_limit
+    budget = None
+    if time_limit is not None:
+        share = time_limit * AUTO_PORTFOLIO_SHARE if after else time_limit
+        budget = max(share - (time.perf_counter() - started), 1e-3)
     release = portfolio(instance, requirements, seed=seed, time_limit=budget, **options)
     tried = release.provenance["portfolio"]
     winner = release.provenance["portfolio_winner"]
-    ran = ", ".join(f"{t['method']} {t[objective]}" for t in tried if objective in t)
-    why = f"{why}; of the portfolio's verified releases ({objective}: {ran}), {winner}'s loses least"
+    cells = instance.n_rows * max(len(instance.schema.qi), 1)
+    ran = ", ".join(
+        f"{t['method']} {float(t[objective]) / cells:.4f}" for t in tried if objective in t
+    )
+    why = (
+        f"{why}; of the portfolio's verified releases ({objective} per cell: {ran}), "
+        f"{winner}'s loses least"
+    )
     choice = winner
     if after:
         left = time_limit - (time.perf_counter() - started)
         if left > 0:
             release = lns(
-                instance, requirements, seed=seed, time_limit=left, start=release, objective=objective
+                instance, requirements, seed=seed, time_limit=left, start=release,
+                objective=objective,
             ).with_provenance(portfolio=tried, portfolio_winner=winner)
             choice = f"{winner}+lns"
             why = (
