@@ -280,6 +280,269 @@ def summary(out: str) -> None:
           f"verified {int(frame['verified'].astype(str).eq('True').sum())} of {int(solved.sum())} solved")
 
 
+# ------------------------------------------------------------------ Figures 4-5: the claims
+#: Table 4 of the paper: |R|, attributes n, distinct quasi-identifier vectors, |Σ|.
+PAPER_TABLE4 = {
+    "Pantheon": (11341, 17, 5636, 24),
+    "Census": (299285, 40, 12405, 21),
+    "Credit": (1000, 20, 60, 18),
+    "Pop-Syn": (100000, 7, 24630, 10),
+}
+SOLVED = ("OPTIMAL", "FEASIBLE")
+DIVA_NAMES = tuple(STRATEGIES.values())
+
+
+def pantheon_note(folder: str | None) -> str:
+    """What the output says about the Pantheon data set (Table 4, Fig. 4c)."""
+    found = []
+    if folder and os.path.isdir(folder):
+        found = [f for f in os.listdir(folder) if "pantheon" in f.lower()]
+    where = f" ({', '.join(found)} found in {folder}, but no loader reads it)" if found else (
+        f" (not bundled, no loader, nothing named pantheon in {folder!r})")
+    return ("Pantheon (Table 4: 11,341 tuples, 17 attributes, 5,636 QI vectors, |Σ| = 24), the data set of "
+            f"Fig. 4c, is not available{where}: Fig. 4c's claims are checked on the cf sweep of "
+            "Census-Income 180k instead.")
+
+
+def table4(folder: str | None, seed: int = 0) -> list[dict]:
+    """Table 4 as fairanon's runs see the data: |R|, attributes, distinct QI vectors, and
+    the largest |Σ| of the suite on that data set, beside the paper's."""
+    rows = []
+
+    def row(name, inst, sigma):
+        qi = list(inst.schema.qi)
+        paper = PAPER_TABLE4[name]
+        rows.append({"data set": name, "paper": paper,
+                     "fairanon": (inst.n_rows, len(inst.table.columns), int(len(inst.table.drop_duplicates(qi))), sigma),
+                     "qi": qi})
+
+    rows.append({"data set": "Pantheon", "paper": PAPER_TABLE4["Pantheon"], "fairanon": None, "qi": []})
+    if folder and os.path.exists(os.path.join(folder, "census_income_train.csv.gz")):
+        row("Census", census(folder), 20)
+    german = german_credit()
+    row("Credit", german, len(credit_constraints(german)))
+    row("Pop-Syn", population(100000, n_qi=7, distribution="zipf", seed=seed), 8)
+    return rows
+
+
+def _solved(frame: pd.DataFrame) -> pd.Series:
+    return frame["status"].astype(str).isin(SOLVED) & frame["verified"].astype(str).eq("True")
+
+
+def sweep_table(frame: pd.DataFrame, sweep: str, metric: str, algorithms) -> pd.DataFrame:
+    """metric per sweep_x (rows, in the suite's order) and algorithm (columns). Time is
+    kept for every run that ended (a run that hit its limit counts its time); stars and
+    discernibility only for verified releases."""
+    part = frame[frame["sweep"].astype(str) == sweep]
+    if metric not in ("time_s", "cpu_s"):
+        part = part[_solved(part)]
+    part = part[part["algorithm"].isin(algorithms)]
+    order = list(dict.fromkeys(frame.loc[frame["sweep"].astype(str) == sweep, "sweep_x"].astype(str)))
+    table = part.assign(x=part["sweep_x"].astype(str)).pivot_table(
+        index="x", columns="algorithm", values=metric, aggfunc="mean")
+    return table.reindex(index=[x for x in order if x in table.index],
+                         columns=[a for a in algorithms if a in table.columns])
+
+
+def gain(table: pd.DataFrame, better: str, other: str) -> float | None:
+    """Mean relative gain of `better` over `other` (1 - better / other, in %), over the
+    points where both have a value; positive when `better` is lower (faster, fewer stars,
+    lower discernibility)."""
+    if better not in table or other not in table:
+        return None
+    both = table[[better, other]].dropna()
+    both = both[both[other] > 0]
+    if both.empty:
+        return None
+    return float(100 * (1 - both[better] / both[other]).mean())
+
+
+def _fmt_gain(g: float | None) -> str:
+    return "no common point" if g is None else f"{g:+.1f} %"
+
+
+def _series(table: pd.DataFrame, alg: str, fmt="{:.3g}") -> str:
+    if alg not in table:
+        return "no run"
+    return ", ".join(f"{x}: {fmt.format(v)}" if pd.notna(v) else f"{x}: -" for x, v in table[alg].items())
+
+
+def _growth(table: pd.DataFrame, alg: str) -> tuple[float | None, int, int, str]:
+    """Last over first value, how many of the steps rise, and "from x to y"."""
+    if alg not in table:
+        return None, 0, 0, ""
+    values = table[alg].dropna()
+    if len(values) < 2 or values.iloc[0] <= 0:
+        return None, 0, 0, ""
+    steps = np.diff(values.to_numpy())
+    span = f"from {values.index[0]} to {values.index[-1]}"
+    return float(values.iloc[-1] / values.iloc[0]), int((steps > 0).sum()), len(steps), span
+
+
+def claims(frame: pd.DataFrame) -> list[dict]:
+    """The claims of the paper's §4 (Figs. 4-5), each checked on a finished suite run:
+    {figure, claim, paper, fairanon, held (True / False / None when not measurable)}.
+
+    Accuracy is the discernibility metric, as in the paper (lower is more accurate);
+    a gain in % is the mean over the sweep's points of 1 - ours / theirs, so +17 % means
+    17 % less discernibility (or stars, or time) than the other strategy. Time is the
+    CPU time of the run's process (``cpu_s``; DIVA runs on one core), which other work
+    on a shared machine does not inflate as it does wall-clock time."""
+    out = []
+    clock = "cpu_s" if "cpu_s" in frame.columns else "time_s"
+
+    def claim(figure, text, paper, fairanon, held):
+        out.append({"figure": figure, "claim": text, "paper": paper, "fairanon": fairanon, "held": held})
+
+    def gains(sweep, figure):
+        for metric, label in ((clock, "time"), ("suppressed_cells", "stars"), ("discernibility", "discernibility")):
+            table = sweep_table(frame, sweep, metric, DIVA_NAMES)
+            for other in ("MinChoice", "DIVA-Basic"):
+                g = gain(table, "MaxFanOut", other)
+                claim(figure, f"MaxFanOut's gain over {other} in {label} ({sweep} sweep)", "MaxFanOut best (§4.1)",
+                      _fmt_gain(g), None if g is None else g >= 0)
+
+    # Fig. 4a: runtime against |Σ| (Census).
+    times = sweep_table(frame, "|Σ|", clock, DIVA_NAMES)
+    basic, up, n, span = _growth(times, "DIVA-Basic")
+    claim("4a", "DIVA-Basic's runtime grows exponentially with |Σ| (here: faster than linearly, above ×5 from "
+          "|Σ| = 4 to 20)", "exponential growth", f"×{basic:.2f} {span} ({_series(times, 'DIVA-Basic', '{:.1f} s')})"
+          if basic else "no runs", None if basic is None else basic > 5)
+    for alg in ("MinChoice", "MaxFanOut"):
+        g, up, n, span = _growth(times, alg)
+        claim("4a", f"{alg} scales linearly with |Σ| (at most ×5 from |Σ| = 4 to 20)", "linear scale-up",
+              f"×{g:.2f} {span} ({_series(times, alg, '{:.1f} s')})" if g else "no runs", None if g is None else g <= 5)
+    # Fig. 4b: accuracy against |Σ|.
+    dm = sweep_table(frame, "|Σ|", "discernibility", DIVA_NAMES)
+    for alg in DIVA_NAMES:
+        g, up, n, span = _growth(dm, alg)
+        claim("4b", f"{alg}: accuracy declines as |Σ| grows (discernibility rises)", "linear decline",
+              f"discernibility ×{g:.3f} {span}, rising in {up} of {n} steps" if g else "no runs",
+              None if g is None else g > 1)
+    gains("|Σ|", "4a-b")
+    # Fig. 4c: accuracy against the conflict rate (Pantheon in the paper, Census 180k here).
+    dm = sweep_table(frame, "cf", "discernibility", DIVA_NAMES)
+    for alg in DIVA_NAMES:
+        g, up, n, span = _growth(dm, alg)
+        claim("4c", f"{alg}: accuracy declines for increasing cf (on Census, not Pantheon)", "declines",
+              f"discernibility ×{g:.3f} {span}, rising in {up} of {n} steps" if g else "no runs",
+              None if g is None else g > 1)
+    for better, other, paper in (("MaxFanOut", "DIVA-Basic", 17), ("MinChoice", "DIVA-Basic", 9)):
+        g = gain(dm, better, other)
+        claim("4c", f"{better} outperforms {other} in accuracy by +{paper} % (cf sweep)", f"+{paper} %",
+              _fmt_gain(g), None if g is None else g > 0)
+    g = gain(dm, "MaxFanOut", "MinChoice")
+    claim("4c", "MaxFanOut outperforms MinChoice in accuracy (cf sweep)", "MaxFanOut better", _fmt_gain(g),
+          None if g is None else g > 0)
+    gains("cf", "4c")
+    # Fig. 4d: accuracy against the distribution (Pop-Syn, 100k, |Σ| = 8).
+    sweep = "distribution (Pop-Syn)"
+    dm = sweep_table(frame, sweep, "discernibility", DIVA_NAMES)
+    for other, paper in (("MinChoice", 8), ("DIVA-Basic", 17)):
+        g = gain(dm, "MaxFanOut", other)
+        best = None if "MaxFanOut" not in dm or other not in dm else bool((dm["MaxFanOut"] <= dm[other]).all())
+        claim("4d", f"MaxFanOut outperforms {other} in accuracy on every distribution, by {paper} %", f"+{paper} %",
+              f"{_fmt_gain(g)}; per distribution: MaxFanOut {_series(dm, 'MaxFanOut', '{:.4g}')}; "
+              f"{other} {_series(dm, other, '{:.4g}')}", best if g is None else (best and g > 0))
+    gains(sweep, "4d")
+    # Fig. 5a-b: against k (Census 180k), with the baselines.
+    every = DIVA_NAMES + ("Mondrian (stars)",)
+    dm = sweep_table(frame, "k", "discernibility", every)
+    times = sweep_table(frame, "k", clock, every)
+    for alg in every:
+        g, up, n, span = _growth(dm, alg)
+        claim("5a", f"{alg}: the penalty (discernibility) rises with k", "rises",
+              f"×{g:.3f} {span}, rising in {up} of {n} steps" if g else "no runs",
+              None if g is None else up == n)
+    for alg in ("MinChoice", "MaxFanOut"):
+        if alg in times and "Mondrian (stars)" in times:
+            slower = times[alg] / times["Mondrian (stars)"]
+            claim("5b", f"{alg} takes longer than the baseline Mondrian (stars)", "higher runtimes",
+                  f"×{slower.min():.2f} to ×{slower.max():.2f} Mondrian's time", bool((slower > 1).all()))
+        g, up, n, span = _growth(times, alg)
+        claim("5b", f"{alg}: runtime decreases as k grows", "decreases",
+              f"×{g:.2f} {span} ({_series(times, alg, '{:.1f} s')})" if g else "no runs",
+              None if g is None else g < 1)
+    gains("k", "5a-b")
+    # Fig. 5c-d: against |R| (Census samples), with the baselines.
+    dm = sweep_table(frame, "|R|", "discernibility", every)
+    times = sweep_table(frame, "|R|", clock, every)
+    for alg in DIVA_NAMES:
+        if alg in dm and "Mondrian (stars)" in dm:
+            both = dm[[alg, "Mondrian (stars)"]].dropna()
+            g = gain(dm, alg, "Mondrian (stars)")
+            claim("5c", f"{alg} is more accurate than the baseline Mondrian (stars) at every |R|", "DIVA better",
+                  f"{_fmt_gain(g)} discernibility; better at {int((both[alg] < both['Mondrian (stars)']).sum())} "
+                  f"of {len(both)} sizes", bool((both[alg] < both["Mondrian (stars)"]).all()) if len(both) else None)
+    small = sweep_table(frame, "|R| (quadratic baselines)", "discernibility",
+                        DIVA_NAMES + ("Mondrian (stars)", "k-member", "OKA"))
+    for base in ("k-member", "OKA"):
+        g = gain(small, "MaxFanOut", base)
+        claim("5c", f"MaxFanOut is more accurate than {base} (2.5k-10k samples)", "DIVA better", _fmt_gain(g),
+              None if g is None else g > 0)
+    for alg in every:
+        g, up, n, span = _growth(times, alg)
+        claim("5d", f"{alg}: runtime increases with |R|", "increases",
+              f"×{g:.2f} {span} ({_series(times, alg, '{:.1f} s')})" if g else "no runs",
+              None if g is None else g > 1)
+    gains("|R|", "5c-d")
+    return out
+
+
+def print_claims(rows: list[dict]) -> None:
+    held = sum(r["held"] is True for r in rows)
+    failed = sum(r["held"] is False for r in rows)
+    for r in rows:
+        mark = {True: "held", False: "NOT held", None: "not measured"}[r["held"]]
+        print(f"Fig. {r['figure']:<5} {mark:<13} {r['claim']}\n{'':20}paper: {r['paper']}; fairanon: {r['fairanon']}")
+    print(f"\n{len(rows)} claims: {held} held, {failed} not held, {len(rows) - held - failed} not measured")
+
+
+def figures(frame: pd.DataFrame, out: str) -> list[str]:
+    """Figs. 4a-d and 5a-d from a finished suite run, one PNG per sweep."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fairanon.bench.plots import sweep_figure
+
+    os.makedirs(out, exist_ok=True)
+    paths = []
+    for fig, sweep in (("fig4ab", "|Σ|"), ("fig4c", "cf"), ("fig4d", "distribution (Pop-Syn)"), ("fig5ab", "k"),
+                       ("fig5cd", "|R|"), ("fig5cd_small", "|R| (quadratic baselines)")):
+        part = frame[frame["sweep"].astype(str) == sweep]
+        if part.empty:
+            continue
+        figure = sweep_figure(part, sweep)
+        path = os.path.join(out, f"{fig}.png")
+        figure.savefig(path, dpi=110, bbox_inches="tight")
+        paths.append(path)
+    return paths
+
+
+def paper_figures(args) -> None:
+    """Run the suite (or read a finished run) and print Table 4, the claims of Figs. 4-5
+    and where the figures are drawn."""
+    out = args.claims or os.path.join(HERE, "results", "diva")
+    print(pantheon_note(args.census))
+    print("\nTable 4 (paper | fairanon): |R|, attributes, distinct QI vectors, |Σ|")
+    for row in table4(args.census, args.seed):
+        ours = "not available" if row["fairanon"] is None else " / ".join(f"{v:,}" for v in row["fairanon"])
+        print(f"  {row['data set']:<9} {' / '.join(f'{v:,}' for v in row['paper']):<28} {ours}")
+    if not args.claims:
+        cmd = [sys.executable, "-m", "fairanon.cli", "bench", SUITE, "--out", out, "--resume"]
+        print(f"\nRunning {' '.join(cmd[2:])} (resumes a partial run)", flush=True)
+        env = {**os.environ, "FAIRANON_DATA": args.census or ""}
+        subprocess.run(cmd, check=True, env=env)
+    frame = pd.read_csv(os.path.join(out, "results.csv"))
+    print(f"\nClaims of §4 (Figs. 4-5) on {len(frame)} runs of {out}:")
+    rows = claims(frame)
+    print_claims(rows)
+    paths = figures(frame, os.path.join(out, "figures"))
+    print("\nFigures: " + ", ".join(os.path.relpath(p) for p in paths))
+    with open(os.path.join(out, "claims.json"), "w", encoding="utf-8") as fh:
+        json.dump({"pantheon": pantheon_note(args.census), "claims": rows}, fh, indent=2, default=str)
+
+
 # ------------------------------------------------------------------ the targets
 def target_child(args) -> None:
     """Runs in its own process: one target, printed as JSON."""
@@ -326,6 +589,9 @@ def main() -> None:
     parser.add_argument("--write-suite", nargs="?", const=SUITE, metavar="PATH",
                         help=f"write the suite (default {os.path.relpath(SUITE)})")
     parser.add_argument("--summary", metavar="DIR", help="print the points of a finished suite run")
+    parser.add_argument("--figures", action="store_true",
+                        help="Figs. 4-5: run the suite (resuming), print Table 4 and the paper's claims, draw the figures")
+    parser.add_argument("--claims", metavar="DIR", help="as --figures, on a finished suite run in DIR")
     parser.add_argument("--target-child", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "diva.json"))
     args = parser.parse_args()
@@ -334,6 +600,9 @@ def main() -> None:
         return
     if args.summary:
         summary(args.summary)
+        return
+    if args.figures or args.claims:
+        paper_figures(args)
         return
     has_census = args.census is not None and os.path.exists(os.path.join(args.census, "census_income_train.csv.gz"))
     if args.write_suite:
