@@ -101,12 +101,25 @@ def test_exact_difference_and_chance_measures(measure, alpha):
 
 
 def test_exact_keeps_zero_channels_closed():
-    """V8: the exact model must not open the channel {f, v} -> {f, v, x} below k."""
+    """V8: every record with {f, v} also holds x, so the channel {f, v} -> {f, v, x} is
+    0 (34 and 34). Protecting {f, v} -> C (slift, alpha = 5/4) takes Delta virtual
+    {f, v} records without C: (20 / (34 + Delta)) / (19 / 47) < 5/4 iff
+    940 < 23.75 (34 + Delta) iff Delta >= 6, each costing 3 units of support ({f}, {v},
+    {f, v}): 18 without k. With k = 8, Delta = 6 or 7 would open the channel at 6 or 7
+    (0 < . < 8), so the optimum is Delta = 8, cost 24: the model must add the channel's
+    row lazily, after a first solution that opened it."""
     cells = {("f", "v", "x", "C"): 20, ("f", "v", "x"): 14, ("m", "v", "C"): 19, ("m", "v"): 28}
     ps = _ps(cells, fp.Roles({"f"}, "C"))
+    assert ps.support({"f", "v"}) == ps.support({"f", "v", "x"}) == 34
+    free = fp.publish(ps, fp.PatternRequirements("slift", 1.25), method="exact", seed=0, num_workers=1)
+    assert free.status == Status.OPTIMAL and free.objective == 18 and fp.verify_release(free).passed
+    assert free.patterns.support({"f", "v"}) - free.patterns.support({"f", "v", "x"}) == 6  # opened below 8
     exact = fp.publish(ps, fp.PatternRequirements("slift", 1.25, k=8), method="exact", seed=0, num_workers=1)
-    assert exact.passed and exact.report["k_anonymity"].passed
-    assert exact.provenance["channel_rows"] >= 0
+    assert exact.status == Status.OPTIMAL and exact.objective == 24
+    report = fp.verify_release(exact)
+    assert report.passed and report["k_anonymity"].passed
+    assert exact.patterns.support({"f", "v"}) - exact.patterns.support({"f", "v", "x"}) == 8
+    assert exact.provenance["channel_rows"] >= 1 and exact.provenance["iterations"] >= 2
 
 
 def test_exact_rejects_d():
