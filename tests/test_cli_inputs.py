@@ -3,6 +3,7 @@ never as a traceback, and input that used to give wrong or unclear results now g
 the right ones: one test per case."""
 
 import json
+import os
 
 import pytest
 from cli_helpers import CSV, SCHEMA, run, write_job
@@ -198,3 +199,29 @@ def test_entropy_l_diversity_reports_exp_h_exactly(tmp_path, capsys):
                  if c["name"] == "entropy 1-diversity")
     assert check["passed"] and isinstance(check["achieved"], int) and check["achieved"] >= 1
     assert "0.99999" not in out
+
+
+@pytest.mark.parametrize("out", ["/proc/fairanon_out", "/sys/fairanon_out", "/proc/fairanon_out/deeper"])
+def test_out_in_a_folder_nobody_can_write_is_refused_before_any_work(tmp_path, capsys, monkeypatch, out):
+    """Permissions do not tell (a superuser passes every access test): the folder is
+    written once up front, and the run refused with a message before any work."""
+    import fairanon.api
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the anonymization ran although its output was refused")
+
+    monkeypatch.setattr(fairanon.api, "anonymize", forbidden)
+    code, _, err = run(capsys, "anonymize", write_job(tmp_path), "--out", out)
+    assert code == 2 and f"--out {out!r}: the folder" in err and "is not writable" in err
+    code, _, err = run(capsys, "verify", write_job(tmp_path), "--release", tmp_path / "data.csv",
+                       "--out", out + "/report.json")
+    assert code == 2 and "is not writable" in err
+
+
+def test_the_up_front_write_leaves_nothing_behind(tmp_path, capsys):
+    job = write_job(tmp_path)
+    assert run(capsys, "anonymize", job, "--out", tmp_path / "new" / "o")[0] == 0
+    assert sorted(os.listdir(tmp_path)) == ["data.csv", "job.yaml", "new"]
+    assert sorted(os.listdir(tmp_path / "new" / "o")) == ["release.csv", "report.json"]
+    assert run(capsys, "anonymize", job, "--out", tmp_path / "new" / "o")[0] == 0
+    assert sorted(os.listdir(tmp_path / "new" / "o")) == ["release.csv", "report.json"]

@@ -176,6 +176,25 @@ def _check_parent(directory: str, option: str) -> None:
         raise InvalidParameterError(f"{option} {directory!r} cannot be created: {parent!r} is a file.")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidParameterError(f"{option} {directory!r}: the folder {parent!r} is not writable.")
+    _probe_writable(directory, parent, option)
+
+
+def _probe_writable(directory: str, parent: str, option: str) -> None:
+    """Write in `parent` (the nearest existing folder of `directory`) once, before any
+    work: permissions alone do not tell (a superuser passes every access test, yet
+    cannot write in /proc, /sys or a read-only mount). A nameless file when `directory`
+    exists, else a folder made and removed at once."""
+    try:
+        if os.path.abspath(directory) == parent:
+            with tempfile.TemporaryFile(dir=parent, prefix=".fairanon-probe-"):
+                pass
+        else:
+            os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".fairanon-probe-"))
+    except OSError as exc:
+        raise InvalidParameterError(
+            f"{option} {directory!r}: the folder {parent!r} is not writable "
+            f"({exc.strerror or exc}); choose a folder you can write to."
+        ) from None
 
 
 def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--out") -> None:
