@@ -10,12 +10,19 @@ from fairanon.solver import _cpsat
 
 
 def test_random_seed_is_reproducible():
+    """None -> 0, an int -> itself modulo 2**31, a Generator -> one draw from it in
+    [0, 2**31 - 1), computed here from a twin generator; the draw advances the
+    generator, and the seed reaches CP-SAT."""
     assert _cpsat.random_seed(None) == 0
     assert _cpsat.random_seed(7) == 7
-    assert _cpsat.random_seed(2**40 + 3) == (2**40 + 3) % 2**31
-    assert _cpsat.random_seed(np.random.default_rng(1)) == _cpsat.random_seed(
-        np.random.default_rng(1)
-    )
+    assert _cpsat.random_seed(2**40 + 3) == (2**40 + 3) % 2**31 == 3
+    rng, twin = np.random.default_rng(1), np.random.default_rng(1)
+    first = _cpsat.random_seed(rng)
+    assert first == int(twin.integers(0, 2**31 - 1))
+    assert _cpsat.random_seed(rng) == int(twin.integers(0, 2**31 - 1)) != first
+    model, _ = _knapsack()
+    _, outcome = _cpsat.solve(model, seed=_cpsat.random_seed(2**31 + 11))
+    assert outcome.stats["random_seed"] == 11
     with pytest.raises(InvalidParameterError, match="'seed' parameter"):
         _cpsat.random_seed("one")
 
