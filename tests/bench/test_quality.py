@@ -187,10 +187,19 @@ def test_paper_spread_examples():
     assert Q.compare(s2, s3, "cov") is Verdict.FIRST_BETTER
 
 
+def _worse_than_only(a, b):
+    """The paper's reading of P_hv(a, b) on integer properties (§5.4): the number of
+    property vectors u >= 0 with u_i < a_i for every i (worse than a) that are not
+    also worse than b, counted one by one."""
+    grid = np.indices(a).reshape(len(a), -1)  # every u with 0 <= u_i < a_i
+    return int((~(grid < np.array(b)[:, None]).all(axis=0)).sum())
+
+
 def test_paper_hypervolume_example():
+    """§5.4: s = (3, 3, 3, 5, 5, 5, 5, 5), t = (4, ..., 4); more anonymizations are worse
+    than S alone than worse than T alone, so S is hv-better."""
     s, t = [3, 3, 3, 5, 5, 5, 5, 5], [4] * 8
-    assert (Q.p_hv(s, t), Q.p_hv(t, s)) == (56727, 37888)
-    assert 3**3 * 5**5 - 27648 == 56727 and 4**8 - 27648 == 37888
+    assert (Q.p_hv(s, t), Q.p_hv(t, s)) == (_worse_than_only(s, t), _worse_than_only(t, s)) == (56727, 37888)
     assert Q.compare(s, t, "hv") is Verdict.FIRST_BETTER
 
 
