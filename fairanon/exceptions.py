@@ -1,8 +1,8 @@
 """The exception tree of fairanon.
 
 Callers can catch "wrong call" (:class:`InvalidParameterError`, :class:`SchemaError`)
-apart from "no solution" (:class:`InfeasibleError`) and from internal failures
-(:class:`SolverError`).
+apart from "no solution" (:class:`InfeasibleError`), from internal failures (:class:`SolverError`) and from
+work refused because it would need more memory than allowed (:class:`MemoryLimitError`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ __all__ = [
     "IncompatibleRequirementError",
     "InfeasibleError",
     "SolverError",
+    "MemoryLimitError",
 ]
 
 
@@ -41,3 +42,15 @@ class InfeasibleError(FairanonError):
 
 class SolverError(FairanonError):
     """An internal failure of a solver (a bug, not the user's fault)."""
+
+
+class MemoryLimitError(FairanonError, MemoryError):
+    """The work asked for would need more memory than the memory limit allows; raised
+    before the work, from an estimate. The message says what would need the memory,
+    the limit, and which option lowers the need or raises the limit (``memory_limit``).
+    ``need`` and ``limit`` are the bytes estimated and allowed."""
+
+    def __init__(self, message: str, *, need: int | None = None, limit: int | None = None):
+        super().__init__(message)
+        self.need = need
+        self.limit = limit

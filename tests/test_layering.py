@@ -3,7 +3,8 @@
 Data flows one way: instance -> requirements -> method -> release -> verifier -> report,
 and imports flow downward with it::
 
-    foundation   fairanon._version, fairanon.exceptions, fairanon._validation, fairanon._arrays
+    foundation   fairanon._version, fairanon.exceptions, fairanon._validation, fairanon._arrays,
+                 fairanon._memory
     instances    fairanon.instances
     release      fairanon.release
     models       fairanon.models            (requirements, measures, metrics, the verifier)
@@ -33,7 +34,8 @@ PACKAGE = Path(fairanon.__file__).parent
 
 #: (layer name, module prefixes, whether the prefixes of the layer must not import each other)
 LAYERS: list[tuple[str, tuple[str, ...], bool]] = [
-    ("foundation", ("fairanon._version", "fairanon.exceptions", "fairanon._validation", "fairanon._arrays"), False),
+    ("foundation", ("fairanon._version", "fairanon.exceptions", "fairanon._validation", "fairanon._arrays",
+                    "fairanon._memory"), False),
     ("instances", ("fairanon.instances",), False),
     ("release", ("fairanon.release",), False),
     ("models", ("fairanon.models",), False),

@@ -184,11 +184,14 @@ class PatternSet:
         closed: bool = False,
         backend: str = "auto",
         name: str = "patterns",
+        memory_limit=None,
     ) -> PatternSet:
         """Mine ``F(D, sigma)`` (or ``Cl(D, sigma)``) and attach the roles; the database
-        stays as the source of supports outside the set."""
+        stays as the source of supports outside the set. `memory_limit` as in
+        :func:`~fairanon.patterns.mining.mine` (which refuses, with
+        :class:`~fairanon.exceptions.MemoryLimitError`, itemsets that would not fit)."""
         threshold = min_count(min_support, db.n_records, caller="PatternSet.from_db")
-        supports = mine(db, threshold, closed=closed, backend=backend)
+        supports = mine(db, threshold, closed=closed, backend=backend, memory_limit=memory_limit)
         return cls(
             supports,
             db.n_records,
