@@ -25,7 +25,9 @@ Targets from the project's issue tracker:
   attributes declared ordered in that order), the rows "hierarchies" fairanon's Adult
   hierarchies (categorical cells released as hierarchy nodes).
 - dMondrian on Adult (48,842 rows, Ruggieri's six PND attributes) and Census-Income
-  (299,285 rows, twelve) over t in Ruggieri's Table 1 ranges: each run under 5 s.
+  (299,285 rows, twelve) over t in Ruggieri's Table 1 ranges, in the paper's setting
+  (``benchmarks/_ruggieri.py``: binary PD attribute, α-protection w.r.t. RD at
+  bd_RD(t)): each run under 5 s.
 - Synthetic tables (``fairanon.instances.synthetic.population``, 7 generalizable
   quasi-identifiers plus the protected race: 8 QIs), k = 10: under 4 s for 1 M rows,
   time per row roughly constant, within 24 GB.
@@ -39,16 +41,14 @@ import os
 import platform
 import time
 import tracemalloc
-from fractions import Fraction
 
 import pandas as pd
 
 import fairanon as fa
 from fairanon.heuristics.dmondrian import dmondrian
 from fairanon.heuristics.mondrian import mondrian
-from fairanon.instances.datasets import adult_table, load_census
+from fairanon.instances.datasets import adult_table
 from fairanon.instances.synthetic import population
-from fairanon.models import measures as M
 from fairanon.models.metrics import (
     count_queries,
     discernibility,
@@ -57,15 +57,13 @@ from fairanon.models.metrics import (
     ncp,
 )
 
+import _ruggieri as R
 from _data import DATA_HELP, data_dir
 
 ADULT_QI = [
     "age", "education", "marital-status", "native-country", "race", "sex", "workclass", "income",
 ]
 REFERENCE_NCP = {5: 8.3, 10: 11.2}
-RUGGIERI_ADULT_QI = ["age", "workclass", "education", "marital-status", "occupation", "relationship"]
-ADULT_T = ["0.087", "0.1", "0.15", "0.2", "0.3", "0.4", "0.5", "0.6", "0.761"]
-CENSUS_T = ["0.028", "0.05", "0.1", "0.2", "0.3", "0.5", "0.7", "0.938"]
 
 
 def _measure(call, repeat: int, memory: bool = True) -> dict:
@@ -135,12 +133,11 @@ def bench_adult(repeat: int) -> list[dict]:
 
 
 def _dmondrian_sweep(name: str, inst, ts, repeat: int, mre: bool) -> list[dict]:
-    p_minus = Fraction(int(inst.negative_mask().sum()), inst.n_rows)
     queries = count_queries(inst, n_queries=10_000, seed=0) if mre else None
     rows = []
     for t in ts:
         # RD alpha-protection at bd_RD(t) gives t_alpha = t (Ruggieri's binary τ).
-        reqs = [fa.AlphaProtection("RD", M.bound("RD", Fraction(t), p_minus))]
+        reqs = [R.requirement(inst, t)]
         m = _measure(lambda: dmondrian(inst, reqs), repeat)
         rel = m.pop("release")
         row = {"part": "dmondrian", "data": name, "rows": inst.n_rows, "t": t, "status": str(rel.status)}
@@ -154,13 +151,10 @@ def _dmondrian_sweep(name: str, inst, ts, repeat: int, mre: bool) -> list[dict]:
 
 
 def bench_dmondrian(repeat: int, census_dir: str, mre: bool) -> list[dict]:
-    adult = fa.load("adult", variant="full", qi=RUGGIERI_ADULT_QI)
-    rows = _dmondrian_sweep("adult (48,842)", adult, ADULT_T, repeat, mre)
-    train = os.path.join(census_dir, "census_income_train.csv.gz")
-    test = os.path.join(census_dir, "census_income_test.csv.gz")
-    if os.path.exists(train) and os.path.exists(test):
-        census = load_census(train, test)
-        rows += _dmondrian_sweep("census-income (299,285)", census, CENSUS_T, repeat, mre)
+    rows = _dmondrian_sweep("adult (48,842)", R.load("adult"), R.T_GRID["adult"], repeat, mre)
+    census = R.load("census", census_dir)
+    if census is not None:
+        rows += _dmondrian_sweep("census-income (299,285)", census, R.T_GRID["census"], repeat, mre)
     else:
         print(f"Census-Income not found in {census_dir!r}: skipped.")
     return rows
