@@ -43,7 +43,7 @@ from ..solver import _cpsat
 from ..solver.bounds import lp_bound
 from ..solver.lns import STRATEGIES, Incumbent, Registry, search
 from ..solver.local_recoding.labels import RECODINGS
-from ..solver.local_recoding.solve import check_stretch, privacy_summary
+from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
 from .starts import best_heuristic
 
 __all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
@@ -296,7 +296,8 @@ def lns(
     whole_types : int, default=300
         Tables with at most this many distinct records (quasi-identifiers and protected
         value) are first re-solved whole, in at most half the time (which proves the
-        optimum when it finishes).
+        optimum when it finishes); without a heuristic start, in all the search's time
+        (which also proves that no release exists).
     strategies : sequence of str
         Neighbourhood kinds (:data:`fairanon.solver.lns.STRATEGIES`).
     max_range_values : int, default=16
@@ -309,8 +310,12 @@ def lns(
         FEASIBLE (OPTIMAL when the whole table was re-solved to optimality), verified,
         with ``objective`` (exact), ``bound`` and ``provenance["gap"]``, the starting
         heuristic and what every heuristic gave (``provenance["starts"]``), and the
-        search's rounds, improvements and history. INFEASIBLE or UNKNOWN, with the
-        reason, when no heuristic gave a valid release to start from.
+        search's rounds, improvements and history. When no heuristic gives a valid
+        release to start from, a table of at most `whole_types` distinct records is
+        re-solved whole by the exact model: OPTIMAL, or INFEASIBLE with the reason and
+        ``provenance["conflict"]`` naming a minimal set of conflicting requirements (as
+        ``cpsat``); UNKNOWN, with the reason, when that does not answer in the time or
+        the table is larger.
 
     References
     ----------
@@ -328,6 +333,7 @@ def lns(
     (<Status.OPTIMAL: 'OPTIMAL'>, True, True)
     """
     started = time.perf_counter()
+    objective_arg = objective
     requirements, objective = _check(instance, requirements, objective, recoding, "lns", stretch_k)
     limit = _cpsat.check_time_limit(time_limit, "lns")
     budget = DEFAULT_SECONDS if limit is None else limit
@@ -346,13 +352,38 @@ def lns(
             methods=methods,
             deadline=started + START_SHARE * budget,
         )
+    search_end = deadline - (BOUND_SHARE * budget if bound else 0.0) - FINISH_SHARE * budget
+    params = {"objective": str(objective), "recoding": recoding, "time_limit": limit}
     if first is None:
         reason = "no heuristic gave a release meeting the requirements to start from: " + "; ".join(
             f"{t['method']}: {t.get('skipped') or t.get('status')}" for t in tried
         )
-        params = {"objective": str(objective), "recoding": recoding, "time_limit": limit}
-        return _empty(instance, requirements, seed, started, params, tried, reason)
-    search_end = deadline - (BOUND_SHARE * budget if bound else 0.0) - FINISH_SHARE * budget
+        whole = None
+        if not isinstance(start, Release) and distinct_records(instance) <= whole_types:
+            # A small table is re-solved whole even without a start: the exact model
+            # finds a release the heuristics missed, or proves that none exists.
+            whole = local_recoding(
+                instance,
+                requirements,
+                seed=seed,
+                time_limit=max(0.01, search_end - time.perf_counter()),
+                recoding=recoding,
+                objective=objective_arg,
+                stretch_k=stretch_k,
+                num_workers=num_workers,
+                hint=None,
+                max_range_values=max_range_values,
+            )
+        if whole is not None and whole.status == Status.OPTIMAL:
+            return _whole_release(whole, params, requirements, seed, started, tried)
+        if whole is not None and whole.status == Status.FEASIBLE:
+            first = whole.with_provenance(start_objective=whole.objective)
+        elif whole is not None and whole.status == Status.INFEASIBLE:
+            return _whole_release(whole, params, requirements, seed, started, tried)
+        else:
+            if whole is not None:
+                reason += f"; the whole table re-solved: {whole.reason or whole.status}"
+            return _empty(instance, requirements, seed, started, params, tried, reason)
     release = improve(
         instance,
         requirements,
@@ -396,6 +427,37 @@ def lns(
         lower_bound=bound_info,
         starts=tried,
         elapsed_s=time.perf_counter() - started,
+    )
+
+
+def distinct_records(instance: Instance) -> int:
+    """Distinct records as the whole-table re-solve counts them: quasi-identifier values
+    and protected value."""
+    prot = instance.schema.protected
+    columns = [instance.codes(name).astype(np.float64) for name in instance.schema.generalizable]
+    if prot:
+        columns.append(instance.codes(prot).astype(np.float64))
+    if not columns or instance.n_rows == 0:
+        return min(instance.n_rows, 1)
+    return len(np.unique(np.column_stack(columns), axis=0))
+
+
+def _whole_release(whole: Release, params, requirements, seed, started, tried) -> Release:
+    """The exact model's answer on the whole table (OPTIMAL, or INFEASIBLE with the
+    conflicting requirements), as lns's release."""
+    solver = {key: whole.provenance[key] for key in ("model", "solver", "conflict", "canonical", "verification")
+              if key in whole.provenance}
+    stats = {"start": "the whole table re-solved (no heuristic gave a start)", "rounds": 1,
+             "improvements": 0, "proven": whole.status == Status.OPTIMAL, "search_s": time.perf_counter() - started}
+    extra = {}
+    if whole.status == Status.OPTIMAL:
+        extra = {"objective_name": whole.provenance.get("objective_name"), "gap": 0.0,
+                 "lower_bound": {"method": "whole table solved", "value": value_for_display(whole.objective)}}
+    return dataclasses.replace(
+        whole,
+        bound=whole.objective if whole.status == Status.OPTIMAL else whole.bound,
+        provenance=provenance("lns", params, requirements, seed, started, starts=tried, search=stats,
+                              **solver, **extra),
     )
 
 

@@ -234,9 +234,46 @@ def test_bad_input():
 
 
 def test_no_start_is_unknown_with_the_reason():
-    inst = _german()
-    rel = lns(inst, [fa.KAnonymity(5)], start=[], seed=0)
+    inst = _german()  # 123 distinct records: more than whole_types, so not re-solved whole
+    rel = lns(inst, [fa.KAnonymity(5)], start=[], seed=0, whole_types=100, time_limit=5)
     assert rel.status == Status.UNKNOWN and "no heuristic" in rel.reason
+
+
+def _tiny():
+    df = pd.DataFrame({"sex": ["F", "M", "F", "M", "F"], "zip": ["1", "2", "1", "2", "3"],
+                       "d": ["a", "b", "a", "c", "b"]})
+    schema = fa.Schema([fa.Attribute("sex"), fa.Attribute("zip"), fa.Attribute("d", role="sensitive")])
+    return fa.Instance(df, schema, name="tiny")
+
+
+@pytest.mark.parametrize(
+    "reqs, conflict",
+    [
+        ([fa.KAnonymity(3), fa.DiversityConstraint({"sex": "M"}, 1, 1)],
+         ["3-anonymity", "diversity sex[M] in [1, 1]"]),
+        ([fa.KAnonymity(2), fa.LDiversity(4)], ["4-diversity"]),
+    ],
+)
+def test_a_tiny_infeasible_table_is_proven_infeasible_with_the_conflict(reqs, conflict):
+    """No heuristic gives a start, and the table is small: it is re-solved whole, which
+    proves that no release exists and names the conflict, as cpsat does."""
+    inst = _tiny()
+    rel = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=20)
+    assert rel.status == Status.INFEASIBLE and rel.method == "lns"
+    assert rel.provenance["conflict"] == conflict and "no release satisfies" in rel.reason
+    exact = fa.anonymize(inst, reqs, method="cpsat", seed=0, time_limit=20)
+    assert exact.status == Status.INFEASIBLE and exact.provenance["conflict"] == conflict
+    assert not fa.verify(inst, rel, reqs).passed  # the all-'*' table, which meets nothing
+    assert fa.verify(inst, rel, [])["truthfulness"].passed
+
+
+def test_a_tiny_table_without_a_start_is_solved_whole():
+    inst = _tiny()
+    reqs = [fa.KAnonymity(2)]
+    rel = lns(inst, reqs, start=[], seed=0, time_limit=20)
+    exact = cpsat(inst, reqs, seed=0, time_limit=20)
+    assert rel.status == exact.status == Status.OPTIMAL and rel.objective == exact.objective == rel.bound
+    assert fa.verify(inst, rel, reqs).passed
 
 
 # ------------------------------------------------------------------ cpsat never loses
