@@ -5,7 +5,17 @@
 >>> rel = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
 >>> fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
 True
+
+The public names are imported on first use: ``import fairanon`` (and so the command
+line, which starts by it) costs milliseconds instead of the seconds pandas, scipy and
+the solvers take, and Ctrl-C during that start already reaches the command line's own
+handling instead of ending Python with a traceback.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from ._version import __version__
 
@@ -17,29 +27,80 @@ from .exceptions import (
     SchemaError,
     SolverError,
 )
-from .instances import Attribute, Hierarchy, Instance, IntervalHierarchy, Schema
-from .models.requirements import (
-    AlphaProtection,
-    DiversityConstraint,
-    KAnonymity,
-    LDiversity,
-    MultiplicativeTCloseness,
-    Requirement,
-    StochasticTCloseness,
-    TCloseness,
-)
-from .release import Release, Status
-from .instances.datasets import load
-from .models.describe import describe
-from .models.verify import Report
-from .api import METHODS, anonymize, verify
+
+#: The module each public name comes from.
+_SOURCES = {
+    **dict.fromkeys(("Attribute", "Hierarchy", "Instance", "IntervalHierarchy", "Schema"), "instances"),
+    **dict.fromkeys(
+        (
+            "AlphaProtection",
+            "DiversityConstraint",
+            "KAnonymity",
+            "LDiversity",
+            "MultiplicativeTCloseness",
+            "Requirement",
+            "StochasticTCloseness",
+            "TCloseness",
+        ),
+        "models.requirements",
+    ),
+    **dict.fromkeys(("Release", "Status"), "release"),
+    "load": "instances.datasets",
+    "describe": "models.describe",
+    "Report": "models.verify",
+    **dict.fromkeys(("RiskReport", "risk"), "models.risk.report"),
+    "utility": "models.utility",
+    **dict.fromkeys(("METHODS", "anonymize", "verify"), "api"),
+}
+
+if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
+    from .api import METHODS, anonymize, verify
+    from .instances import Attribute, Hierarchy, Instance, IntervalHierarchy, Schema
+    from .instances.datasets import load
+    from .models.describe import describe
+    from .models.requirements import (
+        AlphaProtection,
+        DiversityConstraint,
+        KAnonymity,
+        LDiversity,
+        MultiplicativeTCloseness,
+        Requirement,
+        StochasticTCloseness,
+        TCloseness,
+    )
+    from .models.utility import utility
+    from .models.risk.report import RiskReport, risk
+    from .models.verify import Report
+    from .release import Release, Status
+
+
+def __getattr__(name: str):
+    """Import a public name, or a subpackage (``fairanon.api``), on first use."""
+    source = _SOURCES.get(name)
+    if source is None:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{source}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SOURCES))
+
 
 __all__ = [
     "METHODS",
     "Report",
+    "RiskReport",
     "anonymize",
     "describe",
     "load",
+    "utility",
     "verify",
     "AlphaProtection",
     "Attribute",

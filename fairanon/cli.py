@@ -283,8 +283,10 @@ def _bench(args) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = _build_parser()
     try:
+        # Inside the try: building the parser imports the subcommands' modules, which
+        # takes long enough for a Ctrl-C to land in it.
+        parser = _build_parser()
         args = parser.parse_args(argv)
         if args.version:
             from . import __version__
@@ -321,8 +323,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fairanon: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("fairanon: interrupted (output files are written whole or not at all)", file=sys.stderr)
-        return 130
+        return _interrupted()
+    except ImportError as exc:
+        # Ctrl-C while a compiled module initializes comes back as this ImportError.
+        if not _caused_by_interrupt(exc):
+            raise
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    print("fairanon: interrupted (output files are written whole or not at all)", file=sys.stderr)
+    return 130
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is among the causes of `exc`."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

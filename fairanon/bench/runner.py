@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..exceptions import FairanonError, InvalidParameterError
-from ..instances.files import safe_file_name
+from ..instances.files import interrupts_deferred, safe_file_name
 from .forkserver import kill_run
 from .spec import RunSpec, Suite
 
@@ -540,10 +540,14 @@ def run_suite(
                 server.close()
                 server = _Server(out, suite.setup_limit) if todo else None
     finally:
-        for run in active.values():
-            run.kill()
-        if server is not None:
-            server.close()
+        # Also after Ctrl-C: no run outlives the benchmark, and a second Ctrl-C waits.
+        with interrupts_deferred():
+            for run in active.values():
+                run.kill()
+                with contextlib.suppress(OSError):
+                    os.remove(run.messages_path)
+            if server is not None:
+                server.close()
     frame = read_results(out) if os.path.exists(os.path.join(out, RESULTS_CSV)) else pd.DataFrame()
     if len(frame):
         _write_atomic(

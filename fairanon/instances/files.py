@@ -35,6 +35,7 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "commit",
+    "interrupts_deferred",
     "neutralize_formulas",
     "read_csv_table",
     "restore_formulas",
@@ -227,8 +228,9 @@ def check_output_file(path: str, *, option: str = "--out") -> None:
 
 
 @contextlib.contextmanager
-def _sigint_deferred():
-    """Hold Ctrl-C back while the outputs are renamed, so they change together."""
+def interrupts_deferred():
+    """Hold Ctrl-C back for the block (work that must finish once begun: renaming the
+    outputs together, stopping a run's processes); it is delivered when the block ends."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         yield
         return
@@ -254,7 +256,7 @@ def commit(outputs: Mapping[str, Callable[[str], None]], *, remove: Iterable[str
             temps[path] = tmp
             write(tmp)
             os.chmod(tmp, 0o666 & ~_umask())
-        with _sigint_deferred():
+        with interrupts_deferred():
             for path, tmp in temps.items():
                 os.replace(tmp, path)
             temps.clear()

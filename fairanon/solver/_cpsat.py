@@ -18,12 +18,16 @@ MODEL_INVALID raises :class:`~fairanon.exceptions.SolverError` (a bug, not the u
 
 No relative or absolute gap limit is ever set: ``sat_parameters.proto`` warns that a
 solve stopped by a gap limit still reports OPTIMAL, so OPTIMAL here always means proven.
+
+Ctrl-C stops a solve at once and reaches the caller as :class:`KeyboardInterrupt`
+(see :func:`run_interruptibly`).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +37,7 @@ from ortools.sat.python import cp_model
 
 from .._validation import check_random_state
 from ..exceptions import InvalidParameterError, SolverError
+from ..instances.files import interrupts_deferred
 from ..release import Status
 
 __all__ = [
@@ -43,6 +48,7 @@ __all__ = [
     "explain",
     "random_seed",
     "remaining",
+    "run_interruptibly",
     "solve",
 ]
 
@@ -146,6 +152,76 @@ def remaining(deadline: float | None) -> float | None:
     return max(0.01, deadline - time.perf_counter())
 
 
+def run_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> int:
+    """``solver.solve(model)``, ended by Ctrl-C with a :class:`KeyboardInterrupt`.
+
+    CP-SAT's own Ctrl-C handler (``catch_sigint_signal``) is turned off: it ends the
+    solve as if its time had run out, so the run carried on and wrote its outputs, and
+    it leaves SIGINT at the system's default afterwards, so the next Ctrl-C killed the
+    process without a word. Python raises KeyboardInterrupt in the main thread only,
+    and only between bytecodes, never while that thread waits inside the solver; so from
+    the main thread the solve runs in a helper thread while this one waits where the
+    interrupt can land, then stops the search (``StopSearch``), waits for the helper and
+    re-raises. Elsewhere (a worker thread) the solve runs directly.
+    """
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)
+    background = _BackgroundSolve(solver, model)
+    try:
+        background.thread.start()
+        # Event.wait, not Thread.join: an interrupted join can leave the thread marked
+        # as finished while it still runs (CPython gh-90882).
+        while not background.done.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        background.cancel()
+        raise
+    background.thread.join()
+    if background.error is not None:
+        raise background.error
+    return background.code
+
+
+class _BackgroundSolve:
+    """One solve in a helper thread, which the main thread can cancel at any moment,
+    even before the thread has begun (Ctrl-C can land inside ``Thread.start``)."""
+
+    def __init__(self, solver: cp_model.CpSolver, model: cp_model.CpModel):
+        self.solver, self.model = solver, model
+        self.lock = threading.Lock()
+        self.cancelled = self.running = False
+        self.done = threading.Event()
+        self.code: int | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, name="cp-sat-solve", daemon=True)
+
+    def _work(self) -> None:
+        try:
+            with self.lock:
+                if self.cancelled:
+                    return
+                self.running = True
+            self.code = self.solver.solve(self.model)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the waiting thread
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def cancel(self) -> None:
+        """Make sure no solve runs on: one left running when Python exits aborts it.
+
+        Further Ctrl-C presses are held back meanwhile; the stop is asked again every
+        0.1 s, as one asked before CP-SAT has begun is lost."""
+        with interrupts_deferred():
+            with self.lock:
+                self.cancelled = True
+                running = self.running
+            while running and not self.done.is_set():
+                self.solver.stop_search()
+                self.done.wait(0.1)
+
+
 def solve(
     model: cp_model.CpModel,
     *,
@@ -212,7 +288,7 @@ def solve(
         params.log_search_progress = True
         params.log_to_stdout = False
         solver.log_callback = lines.append
-    code = solver.solve(model)
+    code = run_interruptibly(solver, model)
     if code == cp_model.MODEL_INVALID:
         raise SolverError(f"CP-SAT rejected a fairanon model as invalid: {model.validate()}")
     status = _STATUS.get(code)

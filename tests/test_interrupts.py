@@ -1,0 +1,221 @@
+"""Ctrl-C at any moment of any method: the command line ends within a second or two with
+exit code 130 and the message "interrupted", and leaves its output folder as it was.
+
+Each test runs the real command line in a process of its own and sends it SIGINT after
+a delay; the delays fall in different phases (Python importing its libraries, loading
+the data, the method itself, CP-SAT's search, a benchmark's run processes). One moment
+per method family runs by default; the others are marked slow.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+
+from fairanon.solver import _cpsat
+
+#: Seconds from SIGINT to the end of the process that the tests accept; the command
+#: line takes about one, and a loaded test machine may need more.
+PATIENCE = 6.0
+
+
+def _snapshot(folder):
+    """Every file under `folder` (hidden ones too) with its bytes."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as fh:
+                files[os.path.relpath(path, folder)] = fh.read()
+    return files
+
+
+def _interrupt(cwd, argv, delay):
+    """Run ``fairanon argv`` in `cwd`, send SIGINT after `delay` seconds; returns the
+    exit code, the standard error and the seconds the process took to end after it."""
+    proc = subprocess.Popen([sys.executable, "-m", "fairanon.cli", *argv], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(delay)
+        assert proc.poll() is None, f"the run ended before the interrupt: {proc.communicate()}"
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        return proc.returncode, err, time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _old_outputs(folder):
+    """An output folder holding the outputs of an earlier run."""
+    folder.mkdir()
+    (folder / "release.csv").write_text("record_id,a\n1,x\n", encoding="utf-8")
+    (folder / "report.json").write_text('{"earlier": true}\n', encoding="utf-8")
+    return folder
+
+
+def _check_anonymize(tmp_path, argv, delay):
+    out = _old_outputs(tmp_path / "o")
+    before = _snapshot(out)
+    code, err, after = _interrupt(tmp_path, ["anonymize", *argv, "--out", str(out)], delay)
+    assert code == 130, err
+    assert "fairanon: interrupted" in err and "Traceback" not in err, err
+    assert after < PATIENCE
+    assert _snapshot(out) == before
+
+
+DIVA_JOB = """\
+name: adult-diva
+instance:
+  dataset: adult
+requirements:
+  - k_anonymity: {k: 10}
+  - diversity: {target: {sex: Female}, lower: 5000, upper: 9000}
+  - diversity: {target: {workclass: Private}, lower: 15000, upper: 20000}
+method: diva
+time_limit: 60
+seed: 0
+"""
+
+#: family -> (command line after "anonymize", the default moment, the slow moments).
+FULLDOMAIN_JOB = """\
+name: adult-fulldomain
+instance:
+  dataset: adult
+requirements:
+  - k_anonymity: {k: 5}
+  - l_diversity: {l: 2}
+  - t_closeness: {t: 0.2, distance: ordered}
+method: fulldomain
+options: {search: master, max_suppressed: 0.05, objective: discernibility}
+time_limit: 60
+seed: 0
+"""
+
+FAMILIES = {
+    "mondrian": (["--method", "mondrian", "--dataset", "adult"], 3.0, [0.3, 1.5, 5.0]),
+    "lns": (["--method", "lns", "--time-limit", "60"], 6.0, [2.0, 10.0, 16.0]),
+    "cpsat": (["--method", "cpsat", "--dataset", "german", "--time-limit", "60"], 5.0, [1.0, 9.0, 15.0]),
+    "diva": (["diva.yaml"], 5.0, [1.0, 9.0, 15.0]),
+    "fulldomain": (["fulldomain.yaml"], 6.0, [1.0, 12.0, 25.0]),
+}
+
+CASES = [pytest.param(family, delay, id=f"{family}-{delay}s") for family, (_, delay, _) in FAMILIES.items()] + [
+    pytest.param(family, delay, id=f"{family}-{delay}s", marks=pytest.mark.slow)
+    for family, (_, _, delays) in FAMILIES.items() for delay in delays
+]
+
+
+@pytest.mark.parametrize(("family", "delay"), CASES)
+def test_anonymize_interrupted_exits_130_and_leaves_the_folder(tmp_path, family, delay):
+    (tmp_path / "diva.yaml").write_text(DIVA_JOB, encoding="utf-8")
+    (tmp_path / "fulldomain.yaml").write_text(FULLDOMAIN_JOB, encoding="utf-8")
+    _check_anonymize(tmp_path, FAMILIES[family][0], delay)
+
+
+def _forkservers(cwd):
+    """The benchmark process servers (and their runs) started in `cwd`."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "cwd"]):
+        cmdline = proc.info.get("cmdline") or []
+        if proc.info.get("cwd") == str(cwd) and "fairanon.bench.forkserver" in cmdline:
+            found.append(proc)
+    return found
+
+
+SUITE = """\
+name: interrupted
+seeds: [0]
+time_limit: 60
+grace: 5
+jobs: 1
+instances:
+  - dataset: dewri_t1
+  - dataset: adult
+requirements:
+  - k_anonymity: {k: 5}
+algorithms:
+  - method: mondrian
+  - method: lns
+"""
+
+
+@pytest.mark.parametrize("delay", [pytest.param(8.0, id="8s"), pytest.param(2.0, id="2s", marks=pytest.mark.slow),
+                                   pytest.param(20.0, id="20s", marks=pytest.mark.slow)])
+def test_bench_interrupted_exits_130_and_stops_its_runs(tmp_path, delay):
+    (tmp_path / "suite.yaml").write_text(SUITE, encoding="utf-8")
+    out = tmp_path / "results"
+    code, err, after = _interrupt(tmp_path, ["bench", "suite.yaml", "--out", str(out), "--no-report"], delay)
+    assert code == 130, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert after < PATIENCE
+    deadline = time.monotonic() + 10
+    while _forkservers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _forkservers(tmp_path) == []
+    names = {os.path.basename(p) for p in _snapshot(out)} if out.exists() else set()
+    assert not {n for n in names if n.endswith((".tmp", ".part", ".messages"))}
+    if (out / "results.csv").exists():  # whole rows of finished runs only
+        with open(out / "results.csv", newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        assert all(len(row) == len(rows[0]) for row in rows)
+        assert len(rows) - 1 < 4
+
+
+def test_cpsat_solve_stops_at_ctrl_c_and_the_next_one_is_not_fatal():
+    """CP-SAT's own Ctrl-C handler ended the solve as if its time had run out (the run
+    went on) and left SIGINT at the default action (the next Ctrl-C killed Python)."""
+    script = textwrap.dedent("""
+        import os, signal, threading, time
+        from ortools.sat.python import cp_model
+        from fairanon.solver import _cpsat
+
+        def hard():
+            m = cp_model.CpModel()
+            x = [m.new_int_var(0, 59, f"x{i}") for i in range(60)]
+            m.add_all_different(x)
+            m.add_all_different([x[i] + i for i in range(60)])
+            m.add_all_different([x[i] - i for i in range(60)])
+            m.maximize(sum(x[i] * ((i * 7) % 13) for i in range(60)))
+            return m
+
+        for attempt in range(2):
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+            start = time.monotonic()
+            try:
+                _cpsat.solve(hard(), time_limit=30, num_workers=2)
+            except KeyboardInterrupt:
+                print(f"interrupted {attempt} after {time.monotonic() - start:.1f}", flush=True)
+            else:
+                print("solve went on", flush=True)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("\n")
+    assert [line.split(" after")[0] for line in lines if line] == ["interrupted 0", "interrupted 1"]
+    assert all(float(line.split("after ")[1]) < 5 for line in lines if line)
+
+
+def test_cpsat_solve_in_a_worker_thread_runs_directly():
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    x = model.new_int_var(0, 3, "x")
+    model.maximize(x)
+    results = []
+    import threading
+
+    worker = threading.Thread(target=lambda: results.append(_cpsat.solve(model)[1].objective))
+    worker.start()
+    worker.join()
+    assert results == [3]
