@@ -70,6 +70,19 @@ def _build_parser() -> argparse.ArgumentParser:
     common(p, job_required=False)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
+    p = sub.add_parser("utility", help="distributions before and after, and whether a model trained on the "
+                                       "release is still accurate and fair")
+    common(p, job_required=False)
+    p.add_argument("--release", help="released table (as for verify); default: run the job's method first")
+    p.add_argument("--seed", type=seed_type, help="seed of the held-out split and the classifier (default: the job's)")
+    p.add_argument("--classifier", choices=("logistic", "tree", "forest", "none"), default="logistic",
+                   help="the model trained on the original and on the release (none: distributions only; "
+                        "the others need scikit-learn, pip install 'fairanon[ml]')")
+    p.add_argument("--test-size", type=float, default=0.3, help="held-out share of the records (default: 0.3)")
+    p.add_argument("--bins", type=int, default=10, help="bins of the numeric histograms (default: 10)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--out", help="write the JSON report here")
+
     from .patterns.command import add_subcommand as _add_patterns
 
     _add_patterns(sub)
@@ -238,6 +251,62 @@ def _verify(args, step) -> int:
     return 0 if report.passed else 1
 
 
+def _read_release(path: str, instance, command: str):
+    """The release in a CSV (with a record_id column) or Parquet file, indexed like `instance`."""
+    import pandas as pd
+
+    from .instances.files import read_csv_table, restore_formulas
+    from .release import Release
+
+    if path.endswith((".parquet", ".pq")) or os.path.isdir(path):
+        if not os.path.exists(path):
+            raise _UsageError(f"fairanon {command}: release file {path!r} does not exist")
+        try:
+            table = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            raise _UsageError(f"fairanon {command}: cannot read the Parquet release {path!r}: {exc}") from None
+        if "record_id" not in table.columns and table.index.name == "record_id":
+            table = table.reset_index()
+    else:
+        table = restore_formulas(read_csv_table(path, what="Release file", dtype=str, keep_default_na=False))
+    if "record_id" not in table.columns:
+        raise _UsageError(f"fairanon {command}: the release needs a 'record_id' column")
+    ids = table.pop("record_id")
+    index_dtype = instance.row_ids.dtype
+    try:
+        table.index = pd.Index(ids.astype(index_dtype) if index_dtype.kind in "iuf" else ids)
+    except (ValueError, TypeError, OverflowError):
+        raise _UsageError(f"fairanon {command}: record_id values do not match the instance's record ids") from None
+    return Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
+
+
+def _utility(args, step) -> int:
+    from .instances.files import check_output_file, commit
+    from .models.utility import utility
+
+    if args.out:
+        check_output_file(args.out)
+    step("loading the instance")
+    job = _job(args)
+    if args.release:
+        step("reading the release")
+        release = _read_release(args.release, job.instance, "utility")
+    else:
+        from .api import anonymize
+
+        step(f"anonymizing {job.instance.name!r} with {job.method}")
+        release = anonymize(job.instance, job.requirements, job.method, seed=job.seed, time_limit=job.time_limit,
+                            **job.options)
+    step("measuring the utility")
+    seed = args.seed if args.seed is not None else (job.seed if job.seed is not None else 0)
+    report = utility(job.instance, release, seed=seed, bins=args.bins, test_size=args.test_size,
+                     classifier=None if args.classifier == "none" else args.classifier)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report)
+    if args.out:
+        commit({args.out: _write_json(report.to_dict())})
+    return 0
+
+
 def _peak_memory() -> dict:
     import resource
 
@@ -306,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .distributed import command as dask_command
 
             return getattr(dask_command, args.command)(args)
-        commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1)}
+        commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1),
+                    "utility": (_utility, 3)}
         func, steps = commands[args.command]
         with _progress(steps, enabled=sys.stderr.isatty()) as step:
             return func(args, step)

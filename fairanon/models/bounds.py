@@ -562,7 +562,8 @@ def release_bounds(
     compute: bool = False,
 ) -> dict:
     """The bounds a report shows for a release: per objective ("ncp", "lm") the loss of
-    the release, a lower bound and the gap between them.
+    the release, a lower bound and the gap between them, the loss and the bound as
+    exact fractions (so that a bound equal to the loss is shown equal to it).
 
     Two sources, kept apart: the bound the release itself carries (``Release.bound``
     for its ``provenance["objective_name"]``, certified by the method that made it --
@@ -572,32 +573,53 @@ def release_bounds(
     """
     if not metrics:
         return {}
-    cells = metrics.get("n_rows", instance.n_rows) * len(instance.schema.qi)
-    losses = {"ncp": metrics["GCP"] * cells, "lm": metrics["LM_avg"] * cells}
+    from .objectives import objective_value
+
+    losses: dict[str, Fraction] = {}
+
+    def loss(objective: str) -> Fraction:
+        # Exact, read from the released table as the metrics are (their floats could
+        # round a loss below a bound equal to it).
+        if objective not in losses:
+            losses[objective] = Fraction(objective_value(instance, release, objective))
+        return losses[objective]
+
     out: dict[str, dict] = {}
     claimed = release.provenance.get("objective_name")
-    if claimed in losses and release.bound is not None:
+    if claimed in ("ncp", "lm") and release.bound is not None:
+        value = loss(claimed)
+        own = _exact_bound(release.bound, value)
         out[claimed] = {
-            "loss": losses[claimed],
-            "bound": float(release.bound),
+            "loss": value,
+            "bound": own,
             "gap": relative_gap(
-                release.objective if release.objective is not None else losses[claimed],
-                release.bound,
+                release.objective if release.objective is not None else value, own
             ),
             "source": f"the {release.method} release's own bound",
         }
     if not compute:
         return out
-    for objective, loss in losses.items():
+    for objective in ("ncp", "lm"):
         found = lower_bound(
             instance, requirements, objective, release=release, time_limit=REPORT_SECONDS
         )
-        if objective in out and out[objective]["bound"] >= float(found.value):
+        value = loss(objective)
+        computed = _exact_bound(found.value, value)
+        if objective in out and out[objective]["bound"] >= computed:
             continue
         out[objective] = {
-            "loss": loss,
-            "bound": float(found.value),
-            "gap": relative_gap(Fraction(loss), found.value),
+            "loss": value,
+            "bound": computed,
+            "gap": relative_gap(value, computed),
             "source": f"{found.method} bound" + ("" if found.complete else " (time ran out)"),
         }
     return out
+
+
+def _exact_bound(bound, loss: Fraction) -> Fraction:
+    """A bound as an exact number: a float one (a solver's) that exceeds the exact loss
+    by its rounding only is the loss itself."""
+    exact = Fraction(bound)
+    if isinstance(bound, float) and exact > loss and exact - loss <= 1e-9 * max(1, abs(loss)):
+        return loss
+    return exact

@@ -127,7 +127,11 @@ class Report:
             "n_classes": self.n_classes,
             "checks": [c.to_dict() for c in self.checks],
             "metrics": _jsonable(self.metrics),
-            "bounds": _jsonable(self.bounds),
+            "bounds": {
+                objective: {**_jsonable(b), **{f"{key}_exact": str(b[key]) for key in ("loss", "bound")
+                                              if isinstance(b.get(key), Fraction)}}
+                for objective, b in self.bounds.items()
+            },
             "elapsed_s": self.elapsed_s,
         }
 

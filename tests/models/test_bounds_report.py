@@ -47,3 +47,26 @@ def test_auto_runs_lns_after_the_portfolio_when_time_allows(monkeypatch):
     assert "large-neighbourhood search" in prov["auto_reason"]
     assert rel.objective <= prov["search"]["start_objective"]
     assert fa.verify(inst, rel, reqs).passed
+
+
+@pytest.mark.parametrize("name, k", [("diva_table1", 2), ("dewri_t1", 3), ("ruggieri_loan", 3)])
+def test_a_bound_equal_to_the_loss_is_shown_equal(name, k):
+    """The loss is read exactly from the released table, so a proven optimum's bound
+    (an exact fraction) is equal to it -- never a float above it by rounding."""
+    from fractions import Fraction
+
+    inst = fa.load(name)
+    reqs = [fa.KAnonymity(k)]
+    rel = fa.anonymize(inst, reqs, method="cpsat", seed=0, time_limit=10)
+    assert rel.status == fa.Status.OPTIMAL and fa.verify(inst, rel, reqs).passed
+    report = fa.verify(inst, rel, reqs, bound=True)
+    for objective, b in report.bounds.items():
+        assert isinstance(b["loss"], Fraction) and isinstance(b["bound"], Fraction)
+        assert b["bound"] <= b["loss"]
+    own = report.bounds["ncp"]
+    assert own["loss"] == own["bound"] == Fraction(rel.objective) and own["gap"] == 0
+    shown = report.to_dict()["bounds"]["ncp"]
+    assert shown["loss"] == shown["bound"] and shown["loss_exact"] == shown["bound_exact"] == str(own["loss"])
+    line = next(line for line in str(report).splitlines() if "bound: NCP" in line)
+    loss_text, bound_text = line.split("NCP ")[1].split(",")[0].split(" >= ")
+    assert loss_text == bound_text
