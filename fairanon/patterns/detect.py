@@ -16,6 +16,7 @@ from fractions import Fraction
 from .._validation import check_fraction, check_option
 from .measures import (
     CHANCE,
+    NEGATIONS,
     READINGS,
     Contingency,
     check_alpha,
@@ -103,12 +104,12 @@ def impact_order(findings: Sequence[Finding], measure: str) -> list:
     return out
 
 
-def _scan(ws: Workspace, measure: str, alpha: Fraction, reading: str):
+def _scan(ws: Workspace, measure: str, alpha: Fraction, reading: str, negation: str = "subtraction"):
     roles = ws.patterns.roles
-    domain = domain_of(ws.patterns) if measure == "clift" else ()
+    domain = domain_of(ws.patterns) if measure == "clift" or negation == "complement" else ()
     found, undefined = [], []
     for p in ws.patterns.pd_patterns():
-        table = contingency(ws.supp, p, roles, measure=measure, domain=domain)
+        table = contingency(ws.supp, p, roles, measure=measure, domain=domain, negation=negation)
         value = measure_value(measure, table)
         if value is None:
             undefined.append(p)
@@ -117,7 +118,9 @@ def _scan(ws: Workspace, measure: str, alpha: Fraction, reading: str):
     return found, undefined
 
 
-def detect_discriminatory(patterns, measure: str = "slift", alpha=Fraction(6, 5), *, reading: str = "strict") -> Detection:
+def detect_discriminatory(
+    patterns, measure: str = "slift", alpha=Fraction(6, 5), *, reading: str = "strict", negation: str = "subtraction"
+) -> Detection:
     """DETDISCPATT [1]_ (Alg. 1): the α-discriminatory PD patterns of a set.
 
     Parameters
@@ -129,6 +132,9 @@ def detect_discriminatory(patterns, measure: str = "slift", alpha=Fraction(6, 5)
     reading : {"strict", "nonstrict"}, default="strict"
         Def. 11 (f >= α is discriminatory) or Ruggieri's (f > α); reversed for the
         chance measures.
+    negation : {"subtraction", "complement"}, default="subtraction"
+        How the counts of ¬A are read (:data:`~fairanon.patterns.measures.NEGATIONS`);
+        the two differ only once virtual records were added.
 
     Returns
     -------
@@ -153,8 +159,9 @@ def detect_discriminatory(patterns, measure: str = "slift", alpha=Fraction(6, 5)
     measure = check_measure(measure, "detect_discriminatory")
     alpha = check_alpha(alpha, "detect_discriminatory")
     check_option(reading, "reading", "detect_discriminatory", READINGS)
+    check_option(negation, "negation", "detect_discriminatory", NEGATIONS)
     ws = _workspace(patterns)
-    found, undefined = _scan(ws, measure, alpha, reading)
+    found, undefined = _scan(ws, measure, alpha, reading, negation)
     return Detection(tuple(impact_order(found, measure)), (), tuple(sorted(undefined, key=canonical)))
 
 
@@ -195,10 +202,12 @@ def _instances(patterns: PatternSet) -> list:
 
 
 def detect_unexplainable(
-    patterns, measure: str = "slift", alpha=Fraction(6, 5), d=Fraction(9, 10), *, reading: str = "strict"
+    patterns, measure: str = "slift", alpha=Fraction(6, 5), d=Fraction(9, 10), *, reading: str = "strict",
+    negation: str = "subtraction",
 ) -> Detection:
     """DETUNEXPLAINPATT [1]_ (Alg. 3): the α-discriminatory PD patterns that are
-    d-unexplainable by the admissible items DI_e of the roles.
+    d-unexplainable by the admissible items DI_e of the roles (`reading` and `negation`
+    as in :func:`detect_discriminatory`).
 
     Returns
     -------
@@ -224,8 +233,9 @@ def detect_unexplainable(
     alpha = check_alpha(alpha, "detect_unexplainable")
     d = check_fraction(d, "d", "detect_unexplainable", low=0, high=1)
     check_option(reading, "reading", "detect_unexplainable", READINGS)
+    check_option(negation, "negation", "detect_unexplainable", NEGATIONS)
     ws = _workspace(patterns)
-    found, undefined = _scan(ws, measure, alpha, reading)
+    found, undefined = _scan(ws, measure, alpha, reading, negation)
     instances = _instances(ws.patterns)
     bad, legal = [], []
     for f in found:

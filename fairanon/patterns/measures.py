@@ -18,6 +18,7 @@ the shared function would apply Ruggieri's tokenism extension instead).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ __all__ = [
     "CHANCE",
     "ELIFT_FAMILY",
     "MEASURES",
+    "NEGATIONS",
     "READINGS",
     "SLIFT_FAMILY",
     "Contingency",
@@ -53,6 +55,11 @@ ELIFT_FAMILY = frozenset({"elift", "elift_d", "elift_c"})
 #: Smaller is worse: protective iff f > α (strict) / f >= α (nonstrict).
 CHANCE = frozenset({"slift_c", "elift_c"})
 READINGS = ("strict", "nonstrict")
+#: How the counts of ¬A are read: "subtraction" (supp(B) - supp(A, B): every record of
+#: the context outside A, virtual records included) or "complement" (the records of the
+#: context that carry another value of A's attributes, as the paper's Scenarios 1-2 read
+#: supp(male, B) for ¬female; docs/papers.md, Hajian et al., deviation H5).
+NEGATIONS = ("subtraction", "complement")
 
 _CODES = {"slift": "RR", "clift": "RR", "elift": "ER", "slift_d": "RD", "elift_d": "ED", "slift_c": "RC", "elift_c": "EC", "olift": "OR"}
 
@@ -106,12 +113,21 @@ def contingency(
     *,
     measure: str = "slift",
     domain: Iterable[str] = (),
+    negation: str = "subtraction",
 ) -> Contingency:
     """The contingency table of PD pattern `pattern` from a support function.
 
     `domain` lists the known items (needed by clift to find the most favoured value of
     the protected attribute: the value a=v2 with the smallest non-zero confidence
-    conf(a=v2, B -> C), spec §1.5).
+    conf(a=v2, B -> C), spec §1.5, and by the complement reading of ¬A).
+
+    `negation` (see :data:`NEGATIONS`): with "complement", n2 and a2 count the records
+    of the context whose protected attributes all carry a value and differ from A
+    somewhere (``Σ supp(B ∪ values) - n1`` over the value combinations of A's
+    attributes in `domain`); on a database without missing values of those attributes
+    both readings agree, and they part once virtual records without those attributes
+    raise supp(B). When an attribute of A has no other value in `domain`, the
+    subtraction is used.
 
     >>> s = {frozenset("fvC"): 20, frozenset("fv"): 34, frozenset("vC"): 39, frozenset("v"): 81}
     >>> contingency(s.__getitem__, frozenset("fvC"), Roles({"f"}, "C"))
@@ -123,7 +139,13 @@ def contingency(
     n1 = supp(a | b)
     s_b = supp(b)
     s_bc = supp(b | {c})
-    out = Contingency(a1, n1, s_bc - a1, s_b - n1, s_b, s_bc)
+    known_b, known_bc = s_b, s_bc
+    if negation == "complement":
+        combos = _value_combinations(a, domain)
+        if combos:
+            known_b = sum(supp(b | combo) for combo in combos)
+            known_bc = sum(supp(b | combo | {c}) for combo in combos)
+    out = Contingency(a1, n1, known_bc - a1, known_b - n1, s_b, s_bc)
     if measure != "clift" or len(a) != 1:
         return out
     (item,) = a
@@ -143,7 +165,22 @@ def contingency(
             best = (conf, other, a_v2, n_v2)
     if best is None:
         return out
-    return Contingency(a1, n1, s_bc - a1, s_b - n1, s_b, s_bc, best[1], best[2], best[3])
+    return Contingency(a1, n1, out.a2, out.n2, s_b, s_bc, best[1], best[2], best[3])
+
+
+def _value_combinations(a: frozenset, domain: Iterable[str]) -> list:
+    """Every itemset giving each attribute of A one of its values in `domain` (A's own
+    included), or [] when some attribute of A has no other value there."""
+    values: dict[str, set] = {attribute_of(i): set() for i in a}
+    for item in domain:
+        attr = attribute_of(item)
+        if attr in values:
+            values[attr].add(item)
+    if any(len(v - a) == 0 for v in values.values()):
+        return []
+    for item in a:
+        values[attribute_of(item)].add(item)
+    return [frozenset(c) for c in itertools.product(*(sorted(values[k]) for k in sorted(values)))]
 
 
 def _defined(measure: str, t: Contingency) -> bool:

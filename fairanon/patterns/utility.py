@@ -101,10 +101,18 @@ def ndd(before: set, after: set) -> Fraction | None:
     return Fraction(len(after - set(before)), len(after)) if after else None
 
 
-def discrimination_impact(before: PatternSet, after: PatternSet, measure: str, alpha, *, reading: str = "strict") -> dict:
-    """DPD and NDD of `after` against `before`, with the underlying counts."""
-    old = set(detect_discriminatory(before, measure, alpha, reading=reading).patterns())
-    new = set(detect_discriminatory(after, measure, alpha, reading=reading).patterns())
+def discrimination_impact(
+    before: PatternSet, after: PatternSet, measure: str, alpha, *, reading: str = "strict", negation: str = "subtraction"
+) -> dict:
+    """DPD and NDD of `after` against `before`, with the underlying counts.
+
+    `negation="complement"` reads the counts of ¬A as the paper's Table 8 does (the
+    records carrying another value of the protected attributes); fairanon's default
+    "subtraction" also counts the virtual records of the privacy step that carry none
+    (docs/papers.md, Hajian et al., deviation H5).
+    """
+    old = set(detect_discriminatory(before, measure, alpha, reading=reading, negation=negation).patterns())
+    new = set(detect_discriminatory(after, measure, alpha, reading=reading, negation=negation).patterns())
     return {
         "discriminatory_before": len(old),
         "discriminatory_after": len(new),

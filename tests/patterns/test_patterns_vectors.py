@@ -133,6 +133,26 @@ def test_v3_scenario2_k_anonymity_creates_discrimination():
     assert fp.is_discriminatory("slift", _slift(blocked, {"f", "v", "C"}), F(5, 4))
 
 
+def test_negation_readings_part_on_virtual_records_without_the_attribute():
+    """docs/papers.md, Hajian et al., H5: ten virtual records {v} (no sex item) count as
+    ¬female under the subtraction reading, n2 = 81 + 10 - 34 = 57, and not under the
+    complement reading (the paper's supp(male, v) = 47), by hand: 570/323 and 470/323."""
+    f, m = "sex=f", "sex=m"
+    roles = fp.Roles({f}, "C")
+    ps = _ps({(f, "v", "C"): 20, (f, "v"): 14, (m, "v", "C"): 19, (m, "v"): 28}, roles).bump({"v"}, 10)
+    pattern, domain = frozenset({f, "v", "C"}), {f, m, "v", "C"}
+    sub = contingency(ps.support, pattern, roles, domain=domain)
+    comp = contingency(ps.support, pattern, roles, domain=domain, negation="complement")
+    assert (sub.a2, sub.n2, comp.a2, comp.n2) == (19, 57, 19, 47)
+    assert measure_value("slift", sub) == F(570, 323) and measure_value("slift", comp) == F(470, 323)
+    assert set(fp.detect_discriminatory(ps, "slift", "1.6").patterns()) == {pattern, frozenset({f, "C"})}
+    assert fp.detect_discriminatory(ps, "slift", "1.6", negation="complement").patterns() == []
+    # without virtual records both readings agree
+    base = ps.original()
+    assert contingency(base.support, pattern, roles, domain=domain, negation="complement") == \
+        contingency(base.support, pattern, roles, domain=domain)
+
+
 # --------------------------------------------------------------- V4, V5, V6: d-explainability
 def _explainable(supports, n, d="0.9", bump=None):
     roles = fp.Roles({"female"}, "No", admissible={"paid-delay"})
