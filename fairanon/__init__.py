@@ -100,6 +100,7 @@ __all__ = [
     "anonymize",
     "describe",
     "load",
+    "risk",
     "utility",
     "verify",
     "AlphaProtection",

@@ -1,0 +1,184 @@
+"""The table every risk model reads: an instance, or a release of it, regrouped into classes.
+
+A *class* is the set of records with equal released values on every quasi-identifier
+(:attr:`Schema.qi`, the protected attribute included) — the regrouping of the verifier
+(:mod:`fairanon.models.verify`), made by the same functions
+(:func:`fairanon.models.released.factorize` and :func:`~fairanon.models.released.group_ids`).
+An instance is read the same way, its own values standing as labels, so every model
+takes an instance before anonymization or a release after it.
+
+Suppressed records
+------------------
+A record suppressed as a whole is released with ``*`` on every quasi-identifier. The
+suppressed records therefore form one class — the *suppressed block* — exactly as the
+verifier counts them for k-anonymity, and every risk model counts that block as one
+class of its size s: its records carry prosecutor risk 1/s, a block of one record is a
+sample unique, and the population models see one class of size s. The reasons are in
+``docs/risk.md``: one regrouping for the verifier and every model (a release that passes
+k-anonymity has prosecutor risk at most 1/k, whatever it suppressed), and it is the
+attacker's view — a target whose values match no other class is one of the s suppressed
+records. Records with ``*`` on some quasi-identifiers only are generalized records like
+any other. Instances hold no missing values (:class:`~fairanon.instances.Instance`
+refuses them, or drops their rows with ``missing="drop"``), so no other rule is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from ...exceptions import InvalidParameterError, SchemaError
+from ...instances.hierarchy import SUPPRESSED
+from ...instances.instance import Instance
+from ...release import Release
+from ..released import factorize, group_ids, id_type, narrow
+
+__all__ = ["RiskClasses", "risk_classes"]
+
+
+@dataclass(eq=False)
+class RiskClasses:
+    """Records regrouped by their released quasi-identifier values.
+
+    Attributes
+    ----------
+    instance : Instance
+        The original data (its schema names the quasi-identifiers).
+    table : pandas.DataFrame
+        The table read: ``release.table``, or ``instance.table`` before anonymization.
+    released : bool
+        Whether `table` is a release.
+    qi : tuple of str
+        The quasi-identifiers, in schema order.
+    codes : dict
+        Per quasi-identifier: (codes per row, distinct labels as text).
+    ids : numpy.ndarray
+        The class of every row, 0..n_classes-1.
+    sizes : numpy.ndarray of int64
+        The size f_j of every class.
+    """
+
+    instance: Instance
+    table: pd.DataFrame
+    released: bool
+    qi: tuple
+    codes: dict
+    ids: np.ndarray
+    sizes: np.ndarray
+
+    @property
+    def n_records(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.sizes)
+
+    @cached_property
+    def first_row(self) -> np.ndarray:
+        """The first row of every class."""
+        first = np.full(self.n_classes, -1, dtype=np.int64)
+        first[self.ids[::-1]] = np.arange(len(self.ids), dtype=np.int64)[::-1]
+        return first
+
+    @cached_property
+    def suppressed_class(self) -> int | None:
+        """The class of the records released with ``*`` on every quasi-identifier (the
+        suppressed block), or None when there is none."""
+        if not self.released or not self.n_records:
+            return None
+        rows = None
+        for name in self.qi:
+            codes, labels = self.codes[name]
+            star = np.flatnonzero(labels == SUPPRESSED)
+            if not len(star):
+                return None
+            hit = codes[self.first_row] == star[0]
+            rows = hit if rows is None else rows & hit
+        found = np.flatnonzero(rows)
+        return int(found[0]) if len(found) else None
+
+    @property
+    def n_suppressed(self) -> int:
+        """The size of the suppressed block (0 when there is none)."""
+        g = self.suppressed_class
+        return 0 if g is None else int(self.sizes[g])
+
+    @cached_property
+    def frequencies(self) -> tuple[np.ndarray, np.ndarray]:
+        """The frequencies of frequencies: distinct class sizes i (ascending) and the
+        number c_i of classes of each size."""
+        return np.unique(self.sizes, return_counts=True)
+
+    def class_labels(self, g: int) -> dict:
+        """The released quasi-identifier values of class g, as text."""
+        row = self.first_row[g]
+        return {name: str(labels[codes[row]]) for name, (codes, labels) in self.codes.items()}
+
+    def records(self, mask_classes: np.ndarray, limit: int | None = None) -> list:
+        """Record ids of the rows whose class is marked in `mask_classes` (a boolean
+        array over classes), in table order; at most `limit` of them."""
+        rows = np.flatnonzero(mask_classes[self.ids])
+        if limit is not None:
+            rows = rows[:limit]
+        return [r.item() if hasattr(r, "item") else r for r in self.table.index[rows]]
+
+    @cached_property
+    def positions(self) -> np.ndarray:
+        """The instance row of every row of the table (records are aligned by id)."""
+        if not self.released or self.table.index.equals(self.instance.row_ids):
+            return np.arange(self.n_records)
+        pos = self.instance.row_ids.get_indexer(self.table.index)
+        if (pos < 0).any():
+            unknown = self.table.index[pos < 0][:5].tolist()
+            raise SchemaError(f"The release holds record ids that are not in the instance, e.g. {unknown}.")
+        return pos
+
+
+def risk_classes(instance: Instance, release: Release | None = None, *, caller: str = "risk") -> RiskClasses:
+    """Regroup `release` (or `instance` itself when `release` is None) into classes of
+    equal released quasi-identifier values, as the verifier does.
+
+    Raises
+    ------
+    InvalidParameterError
+        If `instance` is not an Instance or `release` not a Release.
+    SchemaError
+        If the release lacks a quasi-identifier column, or holds no rows.
+
+    >>> import fairanon as fa
+    >>> cls = risk_classes(fa.load("diva_table1"))
+    >>> cls.n_records, cls.n_classes
+    (10, 10)
+    """
+    if not isinstance(instance, Instance):
+        raise InvalidParameterError(
+            f"The 'instance' parameter of {caller} must be an Instance. Got {type(instance).__name__} instead."
+        )
+    if release is not None and not isinstance(release, Release):
+        raise InvalidParameterError(
+            f"The 'release' parameter of {caller} must be a Release or None. Got {type(release).__name__} instead."
+        )
+    table = instance.table if release is None else release.table
+    qi = tuple(instance.schema.qi)
+    missing = [c for c in qi if c not in table.columns]
+    if missing:
+        raise SchemaError(f"The release lacks the quasi-identifier column(s) {missing}; {caller} reads them.")
+    if len(table) == 0:
+        raise SchemaError(f"The release holds no rows; {caller} has nothing to measure.")
+    codes = {}
+    for name in qi:
+        column = table[name]
+        if column.isna().any():
+            raise SchemaError(f"The released column {name!r} has missing values; write '*' for a suppressed value.")
+        c, labels = factorize(column)
+        codes[name] = (narrow(c, len(labels)), np.asarray(labels, dtype=object))
+    if codes:
+        ids, n = group_ids([(c, len(labels)) for c, labels in codes.values()])
+    else:  # pragma: no cover - an Instance always has a quasi-identifier
+        ids, n = np.zeros(len(table), dtype=id_type(len(table))), 1
+    sizes = np.bincount(ids, minlength=n).astype(np.int64)
+    return RiskClasses(instance, table, release is not None, qi, codes, ids, sizes)

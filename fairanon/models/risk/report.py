@@ -1,0 +1,256 @@
+"""One call for every risk figure of a table: :func:`risk` and its :class:`RiskReport`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..._validation import check_fraction, check_int
+from ...exceptions import SchemaError
+from ...instances.instance import Instance
+from ...release import Release
+from .classes import risk_classes
+from .disclosure import attribute_disclosure
+from .individual import IndividualRisk, individual_risk
+from .population import PopulationModel, population_model
+from .sample import JournalistRisk, SampleRisk, journalist_risk, sample_risk
+from .suda import Suda, suda
+from .uniqueness import ESTIMATORS, Uniqueness, uniqueness
+
+__all__ = ["RiskReport", "risk"]
+
+
+@dataclass(frozen=True)
+class RiskReport:
+    """Every risk figure of a table (an instance, or a release of it).
+
+    Attributes
+    ----------
+    instance : str
+    released : bool
+        Whether the figures are those of a release.
+    sample : SampleRisk
+        Prosecutor and marketer risk, records above the threshold, histogram.
+    journalist : JournalistRisk or None
+        Against a population table, when one is given.
+    uniqueness : Uniqueness
+        Sample uniques and, with a population model, population-uniques estimates.
+    individual : IndividualRisk
+    suda : Suda or None
+        None when SUDA was not asked for (``suda_max_size=None``).
+    disclosure : dict
+        δ-disclosure and β-likeness per sensitive attribute.
+    population : PopulationModel or None
+    seconds : dict
+        The time each part took.
+    """
+
+    instance: str
+    released: bool
+    sample: SampleRisk
+    journalist: JournalistRisk | None
+    uniqueness: Uniqueness
+    individual: IndividualRisk
+    suda: Suda | None
+    disclosure: dict
+    population: PopulationModel | None
+    seconds: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (exact ratios as {"value", "exact"}; no per-record arrays)."""
+        journalist = self.journalist.to_dict() if self.journalist is not None else {
+            "source": "individual risk (no population table)",
+            "highest": self.individual.highest,
+        }
+        return {
+            "instance": self.instance,
+            "released": self.released,
+            "population_model": None if self.population is None else self.population.to_dict(),
+            "sample": self.sample.to_dict(),
+            "journalist": journalist,
+            "uniqueness": self.uniqueness.to_dict(),
+            "individual": self.individual.to_dict(),
+            "suda": None if self.suda is None else self.suda.to_dict(),
+            "disclosure": {name: d.to_dict() for name, d in self.disclosure.items()},
+            "seconds": dict(self.seconds),
+        }
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(figure, value) pairs, in the order :meth:`__str__` prints them."""
+        s = self.sample
+        out = [
+            ("records", f"{s.n_records}"),
+            ("classes", f"{s.n_classes}"
+             + (f" (suppressed block: {s.n_suppressed} records)" if s.n_suppressed else "")),
+            ("prosecutor risk, highest", _ratio(s.highest)),
+            ("records at the highest risk", f"{s.records_at_highest} in {s.classes_at_highest} class(es)"),
+            ("prosecutor risk, average (marketer)", _ratio(s.average)),
+        ]
+        if s.threshold is not None:
+            out.append((f"records above risk {s.threshold}",
+                        f"{s.records_above} ({_share(s.records_above, s.n_records)})"))
+        u = self.uniqueness
+        out.append(("sample uniques", f"{u.sample_uniques} ({_share(u.sample_uniques, s.n_records)})"))
+        for name, est in u.estimates.items():
+            if est.fitted:
+                value = f"{est.uniques:.1f} ({100 * est.share:.4g} % of {self.population.population_size})"
+                if name == "dankar":
+                    value += f" [{est.detail}]"
+            else:
+                value = f"no estimate: {est.detail}"
+            out.append((f"population uniques, {name}", value))
+        if self.journalist is not None:
+            j = self.journalist
+            out.append(("journalist risk, highest", _ratio(j.highest)))
+            out.append(("marketer risk (population table)", _ratio(j.marketer)))
+        i = self.individual
+        out.append((f"individual risk, highest [{i.source}]", f"{i.highest:.6g}"))
+        out.append(("expected re-identifications", f"{i.expected_reidentifications:.6g}"))
+        out.append(("global risk", f"{i.global_risk:.6g}"))
+        if self.suda is not None:
+            sd = self.suda
+            out.append((f"MSUs up to size {sd.max_size}", f"{sd.n_msus} on {sd.records_with_msu} records; by size "
+                        + ", ".join(f"{k}: {v}" for k, v in sd.by_size.items())))
+            top = sorted(sd.contributions.items(), key=lambda kv: -kv[1])
+            out.append(("SUDA contribution", ", ".join(f"{a} {c:.1f} %" for a, c in top)))
+        for name, d in self.disclosure.items():
+            delta = f"{d.delta:.4g}" if d.delta != float("inf") else "inf (a class lacks a value)"
+            out.append((f"δ-disclosure of {name}", delta))
+            out.append((f"β-likeness of {name}", f"{_ratio(d.beta)}; enhanced {'holds' if d.enhanced else 'fails'}"))
+        return out
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        width = max(len(k) for k, _ in rows)
+        head = f"Risk of {'a release of ' if self.released else ''}{self.instance!r}"
+        return "\n".join([head] + [f"  {k:<{width}}  {v}" for k, v in rows])
+
+
+def _ratio(x: Fraction) -> str:
+    return f"{float(x):.6g}" + ("" if x.denominator == 1 else f" ({x})")
+
+
+def _share(count: int, total: int) -> str:
+    return f"{100 * count / total:.4g} %" if total else "0 %"
+
+
+def risk(
+    instance: Instance,
+    release: Release | None = None,
+    *,
+    sampling_fraction=None,
+    population_size=None,
+    population=None,
+    weights: str | None = None,
+    threshold=Fraction(1, 5),
+    models=ESTIMATORS,
+    individual_method: str = "exact",
+    suda_max_size: int | None = 3,
+    sensitive=None,
+) -> RiskReport:
+    """Every re-identification and attribute-disclosure risk figure of a table.
+
+    Parameters
+    ----------
+    instance : Instance
+        The original data; measured itself when `release` is None.
+    release : Release, optional
+        A release of `instance`: its classes are the records with equal released
+        quasi-identifier values, as the verifier regroups them.
+    sampling_fraction : rational in (0, 1], optional
+        π: the table is a sample of a population of N = round(n/π) records.
+    population_size : int, optional
+        N instead of π (π = n/N). Without either, population uniques are not estimated.
+    population : Instance or pandas.DataFrame, optional
+        A population table with the quasi-identifiers' original values: journalist risk
+        against it.
+    weights : str, optional
+        A numeric column of the instance holding sampling weights, for the individual
+        risk (F_k = Σ w).
+    threshold : rational in [0, 1] or None, default=1/5
+        Count the records whose prosecutor (and journalist, individual) risk is strictly
+        above it.
+    models : sequence of str, default=("pitman", "zayatz", "snb", "dankar")
+        The population-uniqueness estimators.
+    individual_method : {"exact", "sdcmicro"}, default="exact"
+    suda_max_size : int or None, default=3
+        The largest MSU size SUDA searches; None skips SUDA.
+    sensitive : sequence of str, optional
+        The attributes whose δ-disclosure and β-likeness are measured (default: the
+        sensitive attributes, else the decision attribute).
+
+    Returns
+    -------
+    RiskReport
+
+    Notes
+    -----
+    The suppressed records of a release (``*`` on every quasi-identifier) are one class,
+    in every figure, as the verifier counts them for k (``docs/risk.md``).
+
+    Examples
+    --------
+    >>> import fairanon as fa
+    >>> inst = fa.load("diva_table1")
+    >>> rep = fa.risk(inst, suda_max_size=None)
+    >>> rep.sample.highest, rep.uniqueness.sample_uniques
+    (Fraction(1, 1), 10)
+    """
+    caller = "risk"
+    started = time.perf_counter()
+    seconds = {}
+
+    def lap(name):
+        nonlocal started
+        now = time.perf_counter()
+        seconds[name] = now - started
+        started = now
+
+    classes = risk_classes(instance, release, caller=caller)
+    lap("classes")
+    model = population_model(classes.n_records, sampling_fraction=sampling_fraction,
+                             population_size=population_size, caller=caller)
+    t = None if threshold is None else check_fraction(threshold, "threshold", caller, low=0, high=1)
+    sample = sample_risk(classes, threshold=t)
+    lap("sample")
+    journalist = None
+    if population is not None:
+        journalist = journalist_risk(classes, population, threshold=t)
+        lap("journalist")
+    unique = uniqueness(classes, model, models=models)
+    lap("uniqueness")
+    individual = individual_risk(classes, weights=weights, population=model, method=individual_method,
+                                 threshold=None if t is None else float(t))
+    lap("individual")
+    found = None
+    if suda_max_size is not None:
+        found = suda(classes, max_size=check_int(suda_max_size, "suda_max_size", caller, low=1))
+        lap("suda")
+    if sensitive is None:
+        targets = tuple(instance.schema.default_targets())
+    elif isinstance(sensitive, str):
+        targets = (sensitive,)
+    else:
+        targets = tuple(sensitive)
+    disclosure = {}
+    for name in targets:
+        if name not in instance.schema:
+            raise SchemaError(
+                f"The 'sensitive' parameter of {caller} names {name!r}, not an attribute of the instance."
+            )
+        disclosure[name] = attribute_disclosure(classes, name)
+    if targets:
+        lap("disclosure")
+    return RiskReport(
+        instance=instance.name,
+        released=release is not None,
+        sample=sample,
+        journalist=journalist,
+        uniqueness=unique,
+        individual=individual,
+        suda=found,
+        disclosure=disclosure,
+        population=model,
+        seconds=seconds,
+    )

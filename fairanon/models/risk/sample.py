@@ -1,0 +1,442 @@
+"""Sample-based re-identification risk: prosecutor, marketer and journalist risk.
+
+The three attacker models of El Emam and Dankar (K. El Emam, F. K. Dankar. Protecting
+privacy using k-anonymity. JAMIA 15(5):627-637, 2008), as ARX reports them:
+
+- **prosecutor**: the attacker knows the target is in the table. A record of class j
+  (f_j records with its released quasi-identifier values) is picked with probability
+  1/f_j; the *highest* prosecutor risk is max_j 1/f_j = 1/min_j f_j, and the records at
+  it are those of the smallest classes.
+- **marketer** (average risk): the expected share of records re-identified when every
+  record is matched, (1/n) Σ_records 1/f_j = J/n for J classes over n records; against a
+  population, (1/n) Σ_j f_j/F_j.
+- **journalist**: the target is drawn from a population the table was sampled from. A
+  class matching F_j population records carries risk 1/F_j; the highest is
+  max_j 1/F_j. With a population table, F_j is the number of its records whose
+  original values every released label of class j covers (read with
+  :func:`~fairanon.instances.generalization.label_covers`, as the verifier reads
+  labels). Without one, F_j is unknown and fairanon reports the highest individual
+  risk (:mod:`fairanon.models.risk.individual`), the estimate of E[1/F_j | f_j].
+
+Every ratio here is an exact :class:`~fractions.Fraction`: a record is *above* a risk
+threshold t when 1/f_j > t, i.e. t·f_j < 1 — a class of 5 is not above 1/5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import check_fraction
+from ...exceptions import InvalidParameterError, SchemaError
+from ...instances.generalization import label_covers
+from ...instances.instance import Instance
+from ..released import group_ids
+from .classes import RiskClasses
+
+__all__ = [
+    "HISTOGRAM_EDGES",
+    "JournalistRisk",
+    "SampleRisk",
+    "journalist_risk",
+    "population_class_sizes",
+    "records_above",
+    "risk_histogram",
+    "sample_risk",
+]
+
+#: Upper edges of the risk histogram's intervals ]previous, edge] (ARX's risk
+#: distribution: 0.01 %, 0.1 %, 1 %, then every percent to 16 %, 20 %, 25 %, 1/3, 1/2, 1).
+HISTOGRAM_EDGES = (
+    (Fraction(1, 10000), Fraction(1, 1000), Fraction(1, 100))
+    + tuple(Fraction(i, 100) for i in range(2, 17))
+    + (Fraction(1, 5), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(1))
+)
+
+_WITNESS = 10
+
+
+def _frac(x: Fraction) -> dict:
+    return {"value": float(x), "exact": str(x)}
+
+
+def records_above(classes: RiskClasses, threshold) -> tuple[int, int]:
+    """(records, classes) whose prosecutor risk 1/f_j is strictly above `threshold`.
+
+    Exact: 1/f > t ⟺ t·f < 1, so a class of 5 records is not above 1/5.
+
+    >>> import fairanon as fa
+    >>> from fairanon.models.risk.classes import risk_classes
+    >>> records_above(risk_classes(fa.load("diva_table1")), "1/2")
+    (10, 10)
+    """
+    t = check_fraction(threshold, "threshold", "records_above", low=0, high=1)
+    above = classes.sizes * t.numerator < t.denominator
+    return int(classes.sizes[above].sum()), int(above.sum())
+
+
+def risk_histogram(classes: RiskClasses, edges=HISTOGRAM_EDGES) -> list[dict]:
+    """The records and classes per interval of prosecutor risk ]lo, hi].
+
+    Intervals run from 0 over `edges` (ascending Fractions ending at 1); a class of f
+    records falls in the interval holding 1/f exactly. Empty intervals are listed too.
+    """
+    sizes, counts = classes.frequencies
+    out = []
+    lo = Fraction(0)
+    n = classes.n_records
+    for hi in edges:
+        # lo < 1/f <= hi  ⟺  hi·f >= 1 and lo·f < 1
+        inside = (sizes * hi.numerator >= hi.denominator) & (sizes * lo.numerator < lo.denominator)
+        records = int((sizes[inside] * counts[inside]).sum())
+        out.append({"lo": str(lo), "hi": str(hi), "classes": int(counts[inside].sum()), "records": records,
+                    "share": float(Fraction(records, n)) if n else 0.0})
+        lo = hi
+    return out
+
+
+@dataclass(frozen=True)
+class SampleRisk:
+    """Prosecutor and marketer risk of a table, exact.
+
+    Attributes
+    ----------
+    n_records, n_classes : int
+    n_suppressed : int
+        Records of the suppressed block (counted as one class; see
+        :mod:`fairanon.models.risk.classes`).
+    highest : Fraction
+        The highest prosecutor risk 1/min_j f_j.
+    records_at_highest, classes_at_highest : int
+        Records and classes at it.
+    witness : dict
+        The released values of one class at the highest risk and some of its record ids.
+    average : Fraction
+        The average prosecutor risk J/n, also the marketer risk when the table is the
+        population.
+    threshold : Fraction or None
+    records_above, classes_above : int or None
+        Records and classes strictly above `threshold`.
+    histogram : list of dict
+    """
+
+    n_records: int
+    n_classes: int
+    n_suppressed: int
+    highest: Fraction
+    records_at_highest: int
+    classes_at_highest: int
+    witness: dict
+    average: Fraction
+    threshold: Fraction | None = None
+    records_above: int | None = None
+    classes_above: int | None = None
+    histogram: list = field(default_factory=list)
+
+    @property
+    def marketer(self) -> Fraction:
+        return self.average
+
+    def to_dict(self) -> dict:
+        return {
+            "n_records": self.n_records,
+            "n_classes": self.n_classes,
+            "n_suppressed": self.n_suppressed,
+            "prosecutor_highest": _frac(self.highest),
+            "records_at_highest": self.records_at_highest,
+            "classes_at_highest": self.classes_at_highest,
+            "witness": self.witness,
+            "prosecutor_average": _frac(self.average),
+            "marketer": _frac(self.average),
+            "threshold": None if self.threshold is None else _frac(self.threshold),
+            "records_above_threshold": self.records_above,
+            "classes_above_threshold": self.classes_above,
+            "histogram": self.histogram,
+        }
+
+
+def sample_risk(classes: RiskClasses, *, threshold=Fraction(1, 5), histogram: bool = True) -> SampleRisk:
+    """Prosecutor risk (highest, the records at it, the average), marketer risk, the
+    records strictly above `threshold` and the risk histogram of a regrouped table.
+
+    Parameters
+    ----------
+    classes : RiskClasses
+        From :func:`~fairanon.models.risk.classes.risk_classes`.
+    threshold : rational in [0, 1] or None, default=1/5
+        Count the records whose risk 1/f_j is strictly above it.
+    histogram : bool, default=True
+
+    Returns
+    -------
+    SampleRisk
+    """
+    sizes = classes.sizes
+    smallest = int(sizes.min())
+    at = sizes == smallest
+    g = int(np.argmax(at))
+    witness = {"class": classes.class_labels(g), "size": smallest,
+               "records": classes.records(np.arange(classes.n_classes) == g, _WITNESS)}
+    t = above = classes_above = None
+    if threshold is not None:
+        t = check_fraction(threshold, "threshold", "sample_risk", low=0, high=1)
+        above, classes_above = records_above(classes, t)
+    return SampleRisk(
+        n_records=classes.n_records,
+        n_classes=classes.n_classes,
+        n_suppressed=classes.n_suppressed,
+        highest=Fraction(1, smallest),
+        records_at_highest=int(sizes[at].sum()),
+        classes_at_highest=int(at.sum()),
+        witness=witness,
+        average=Fraction(classes.n_classes, classes.n_records),
+        threshold=t,
+        records_above=above,
+        classes_above=classes_above,
+        histogram=risk_histogram(classes) if histogram else [],
+    )
+
+
+# ------------------------------------------------------------------ journalist
+def _population_values(population, name: str, attr):
+    """The population's values of one quasi-identifier: floats (numeric), or the
+    position in the attribute's domain (len(domain) for a value outside it)."""
+    if isinstance(population, Instance):
+        column = population.table[name] if name in population.table.columns else None
+    else:
+        column = population[name] if name in population.columns else None
+    if column is None:
+        raise SchemaError(f"The population table lacks the quasi-identifier column {name!r}.")
+    if column.isna().any():
+        raise SchemaError(f"The population column {name!r} has missing values.")
+    if attr.kind == "numeric":
+        try:
+            return pd.to_numeric(column, errors="raise").to_numpy(dtype=float)
+        except (ValueError, TypeError):
+            raise SchemaError(f"The population column {name!r} is not numeric, as {name!r} is declared.") from None
+    position = {v: i for i, v in enumerate(attr.domain)}
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        lookup = np.array([position.get(str(c), len(position)) for c in column.cat.categories] + [len(position)])
+        return lookup[column.cat.codes.to_numpy()]
+    codes, uniques = pd.factorize(column.astype(str))
+    lookup = np.array([position.get(str(u), len(position)) for u in uniques], dtype=np.int64)
+    return lookup[codes]
+
+
+def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
+    """F_j: the records of `population` whose original values every released label of
+    class j covers, for every class j.
+
+    Parameters
+    ----------
+    classes : RiskClasses
+    population : Instance or pandas.DataFrame
+        The population, with the quasi-identifier columns of the instance holding
+        original values. A value outside an attribute's domain is covered by ``*`` only.
+
+    Notes
+    -----
+    When every label is a single value the counts come from one join (O(n + N)). With
+    generalized labels, each class counts the population records of the distinct
+    combinations every label covers (bit sets over the distinct combinations, ANDed
+    per class, their weights summed by byte lookups).
+    """
+    schema = classes.instance.schema
+    pop_values, exact_codes, masks = [], [], []
+    exact = True
+    for name in classes.qi:
+        attr = schema[name]
+        codes, labels = classes.codes[name]
+        covers = label_covers(attr, labels)
+        values = _population_values(population, name, attr)
+        pop_values.append(values)
+        if attr.kind == "numeric":
+            point = (covers.lo == covers.hi) & ~covers.lo_open & ~covers.hi_open
+            exact &= bool(point.all())
+            exact_codes.append(covers.lo)
+        else:
+            single = covers.mask.sum(axis=1) == 1
+            exact &= bool(single.all())
+            exact_codes.append(np.argmax(covers.mask, axis=1))
+        masks.append(covers)
+    n_pop = len(pop_values[0]) if pop_values else 0
+    if exact:
+        # The class's values and the population's, coded together, then one group-by.
+        keyed = []
+        for name, label_values, values in zip(classes.qi, exact_codes, pop_values):
+            row_values = label_values[classes.codes[name][0][classes.first_row]]
+            joint, uniques = pd.factorize(np.concatenate([row_values, values]))
+            keyed.append((joint, len(uniques)))
+        ids, n_ids = group_ids(keyed)
+        counts = np.bincount(ids[classes.n_classes:], minlength=n_ids)
+        return counts[ids[: classes.n_classes]].astype(np.int64)
+    # Distinct population combinations with their multiplicities.
+    coded = []
+    for values in pop_values:
+        c, uniques = pd.factorize(values)
+        coded.append((c, uniques))
+    combo, n_combo = group_ids([(c, len(u)) for c, u in coded])
+    weight = np.bincount(combo, minlength=n_combo).astype(np.int64)
+    first = np.full(n_combo, -1, dtype=np.int64)
+    first[combo[::-1]] = np.arange(n_pop, dtype=np.int64)[::-1]
+    # Bit sets over the combinations. Per quasi-identifier, factors whose AND is the set a
+    # label covers: categorical and ordered labels one bit set each; a numeric label
+    # [lo, hi] the set "value ≥ lo" AND the set "value ≤ hi", one bit set per distinct
+    # population value, so that there are few sets to build however many ranges there are.
+    factors = []  # (packed bit sets, row of each label)
+    for (name, covers), (c, uniques) in zip(zip(classes.qi, masks), coded):
+        attr = schema[name]
+        value_of_combo = c[first]
+        if attr.kind == "numeric":
+            distinct = np.asarray(uniques, dtype=float)
+            order = np.argsort(distinct)
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            u = distinct[order]
+            combo_rank = rank[value_of_combo]
+            cut = np.arange(len(u) + 1)[:, None]
+            at_least = np.packbits(combo_rank[None, :] >= cut, axis=1)  # row i: rank >= i
+            below = np.packbits(combo_rank[None, :] < cut, axis=1)  # row j: rank < j
+            lo_row = np.where(covers.lo_open, np.searchsorted(u, covers.lo, "right"),
+                              np.searchsorted(u, covers.lo, "left"))
+            hi_row = np.where(covers.hi_open, np.searchsorted(u, covers.hi, "left"),
+                              np.searchsorted(u, covers.hi, "right"))
+            factors.append((at_least, lo_row))
+            factors.append((below, hi_row))
+        else:
+            everything = covers.mask.all(axis=1, keepdims=True)
+            extended = np.hstack([covers.mask, everything])
+            by_value = extended[:, np.asarray(uniques).astype(np.int64)]
+            factors.append((np.packbits(by_value[:, value_of_combo], axis=1), np.arange(len(covers.labels))))
+    label_of_class = {name: classes.codes[name][0][classes.first_row].astype(np.int64) for name in classes.qi}
+    rows_of_class = []
+    for name in classes.qi:
+        n_factors = 2 if schema[name].kind == "numeric" else 1
+        rows_of_class.extend([label_of_class[name]] * n_factors)
+    # A class's count is Σ_b 2^b · popcount(AND of its factors & plane b), plane b the
+    # combinations whose multiplicity has bit b set; bit sets are read as 64-bit words.
+    n_words = (n_combo + 63) // 64
+    factors = [(_words(bits, n_words), rows) for bits, rows in factors]
+    planes = [(b, _words(np.packbits(((weight >> b) & 1).astype(bool))[None, :], n_words)[0])
+              for b in range(int(weight.max()).bit_length())]
+    out = np.zeros(classes.n_classes, dtype=np.int64)
+    step = max(1, (1 << 18) // n_words)
+    for start in range(0, classes.n_classes, step):
+        stop = min(start + step, classes.n_classes)
+        acc = None
+        for (words, row_of_label), labels in zip(factors, rows_of_class):
+            part = words[row_of_label[labels[start:stop]]]
+            acc = part if acc is None else np.bitwise_and(acc, part, out=acc)
+        for b, plane in planes:
+            out[start:stop] += _popcount(acc & plane[None, :]).sum(axis=1, dtype=np.int64) << b
+    return out
+
+
+def _words(packed: np.ndarray, n_words: int) -> np.ndarray:
+    """Rows of packed bits (uint8) as rows of n_words 64-bit words, zero-padded."""
+    out = np.zeros((packed.shape[0], n_words * 8), dtype=np.uint8)
+    out[:, : packed.shape[1]] = packed
+    return out.view(np.uint64)
+
+
+_BYTE_COUNTS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def _popcount(words: np.ndarray) -> np.ndarray:
+    """Set bits of each 64-bit word."""
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(words)
+    return _BYTE_COUNTS[words.view(np.uint8)].reshape(*words.shape, 8).sum(axis=-1)
+
+
+@dataclass(frozen=True)
+class JournalistRisk:
+    """Journalist risk against a population table, exact.
+
+    Attributes
+    ----------
+    population_size : int
+        N, the records of the population table.
+    highest : Fraction
+        max_j 1/F_j.
+    records_at_highest, classes_at_highest : int
+    witness : dict
+        One class at the highest risk: its released values, f_j and F_j.
+    marketer : Fraction
+        (1/n) Σ_j f_j / F_j, the expected share of the table's records re-identified.
+    records_above : int or None
+        Records whose class has 1/F_j strictly above the threshold.
+    """
+
+    population_size: int
+    highest: Fraction
+    records_at_highest: int
+    classes_at_highest: int
+    witness: dict
+    marketer: Fraction
+    threshold: Fraction | None = None
+    records_above: int | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "source": "population table",
+            "population_size": self.population_size,
+            "highest": _frac(self.highest),
+            "records_at_highest": self.records_at_highest,
+            "classes_at_highest": self.classes_at_highest,
+            "witness": self.witness,
+            "marketer": _frac(self.marketer),
+            "threshold": None if self.threshold is None else _frac(self.threshold),
+            "records_above_threshold": self.records_above,
+        }
+
+
+def journalist_risk(classes: RiskClasses, population, *, threshold=Fraction(1, 5)) -> JournalistRisk:
+    """Journalist and marketer risk of a regrouped table against a population table.
+
+    Raises
+    ------
+    InvalidParameterError
+        If `population` is neither an Instance nor a DataFrame, or if it holds fewer
+        records matching a class than the table itself (the table must be a sample of
+        it).
+    """
+    if not isinstance(population, (Instance, pd.DataFrame)):
+        raise InvalidParameterError(
+            f"The 'population' parameter of journalist_risk must be an Instance or a DataFrame. "
+            f"Got {type(population).__name__} instead."
+        )
+    big = population_class_sizes(classes, population)
+    sizes = classes.sizes
+    short = np.flatnonzero(big < sizes)
+    if len(short):
+        g = int(short[0])
+        raise InvalidParameterError(
+            f"The population holds {int(big[g])} record(s) matching class {classes.class_labels(g)} but the table "
+            f"holds {int(sizes[g])}: the population must contain the table's records."
+        )
+    smallest = int(big.min())
+    at = big == smallest
+    g = int(np.argmax(at))
+    witness = {"class": classes.class_labels(g), "size": int(sizes[g]), "population_size": smallest,
+               "records": classes.records(np.arange(classes.n_classes) == g, _WITNESS)}
+    pairs, counts = np.unique(np.stack([sizes, big]), axis=1, return_counts=True)
+    marketer = sum((Fraction(int(f) * int(c), int(F)) for (f, F), c in zip(pairs.T, counts)), Fraction(0))
+    t = above = None
+    if threshold is not None:
+        t = check_fraction(threshold, "threshold", "journalist_risk", low=0, high=1)
+        hit = big * t.numerator < t.denominator
+        above = int(sizes[hit].sum())
+    return JournalistRisk(
+        population_size=len(population),
+        highest=Fraction(1, smallest),
+        records_at_highest=int(sizes[at].sum()),
+        classes_at_highest=int(at.sum()),
+        witness=witness,
+        marketer=marketer / classes.n_records,
+        threshold=t,
+        records_above=above,
+    )

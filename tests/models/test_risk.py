@@ -1,0 +1,463 @@
+"""Risk models: hand-computed small tables, brute-force oracles, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.integrate import quad
+
+import fairanon as fa
+from fairanon.exceptions import InvalidParameterError, SchemaError
+from fairanon.instances.generalization import label_covers
+from fairanon.instances.synthetic import population as synthetic_population
+from fairanon.models.risk import (
+    PopulationModel,
+    attribute_disclosure,
+    benedetti_franconi,
+    dankar,
+    individual_risk,
+    journalist_risk,
+    pitman,
+    population_model,
+    records_above,
+    risk,
+    risk_classes,
+    risk_histogram,
+    sample_risk,
+    snb,
+    suda,
+    uniqueness,
+    zayatz,
+)
+from fairanon.models.risk.sample import population_class_sizes
+from fairanon.models.risk.suda import minimal_sample_uniques, suda_weight
+from fairanon.models.risk.uniqueness import _pitman_loglik
+
+# ----------------------------------------------------------------- the hand table
+# Classes on (age, zip): (young, a) x3 = records 0-2, (old, b) = 3, (old, c) = 4,
+# (mid, a) x5 = records 5-9.
+HAND = pd.DataFrame(
+    {
+        "age": ["young"] * 3 + ["old", "old"] + ["mid"] * 5,
+        "zip": ["a", "a", "a", "b", "c", "a", "a", "a", "a", "a"],
+        "disease": ["flu", "flu", "hiv", "flu", "hiv", "flu", "flu", "cold", "cold", "flu"],
+        "w": [2.0] * 10,
+    },
+    index=pd.Index(range(100, 110), name="id"),
+)
+SCHEMA = fa.Schema([fa.Attribute("age"), fa.Attribute("zip"), fa.Attribute("disease", role="sensitive")])
+
+
+@pytest.fixture
+def hand():
+    return fa.Instance(HAND, SCHEMA, name="hand")
+
+
+def release_of(instance, **cells):
+    """A release of the instance whose rows (by position) get the given QI labels."""
+    table = instance.table.copy()
+    for column in ("age", "zip"):
+        table[column] = table[column].astype(str)
+    for column, changes in cells.items():
+        for position, label in changes.items():
+            table.iloc[position, table.columns.get_loc(column)] = label
+    return fa.Release(table=table, groups=np.zeros(len(table)))
+
+
+def test_sample_risk_by_hand(hand):
+    cls = risk_classes(hand)
+    assert (cls.n_records, cls.n_classes, cls.n_suppressed) == (10, 4, 0)
+    s = sample_risk(cls)
+    assert s.highest == 1
+    assert (s.records_at_highest, s.classes_at_highest) == (2, 2)
+    assert set(s.witness["records"]) <= {103, 104}
+    assert s.average == Fraction(4, 10) == s.marketer
+    # Strictly above 1/5: classes of 3, 1, 1 (5 records); the class of 5 is not above 0.2.
+    assert (s.records_above, s.classes_above) == (5, 3)
+    assert records_above(cls, Fraction(1, 3)) == (2, 2)  # the class of 3 is not above 1/3
+    assert records_above(cls, 0) == (10, 4)
+    assert records_above(cls, 1) == (0, 0)
+    hist = {(h["lo"], h["hi"]): h["records"] for h in risk_histogram(cls) if h["records"]}
+    assert hist == {("1/2", "1"): 2, ("1/4", "1/3"): 3, ("4/25", "1/5"): 5}
+    assert sum(h["classes"] for h in risk_histogram(cls)) == 4
+
+
+def test_uniqueness_and_individual_risk_by_hand(hand):
+    cls = risk_classes(hand)
+    u = uniqueness(cls)
+    assert (u.sample_uniques, u.sample_share, u.estimates) == (2, Fraction(1, 5), {})
+    # Without weights or a population model the table is the population: r = 1/f.
+    plain = individual_risk(cls)
+    assert plain.risk.tolist() == pytest.approx([1 / 3] * 3 + [1, 1] + [1 / 5] * 5)
+    assert plain.expected_reidentifications == pytest.approx(4.0)  # = the classes
+    assert plain.global_risk == pytest.approx(0.4)
+    # Weights 2: p = 1/2 everywhere; r_1 = ln 2, r_3 = ln 2 − 1/2, r_5 = ln 2 − 7/12.
+    ln2 = math.log(2)
+    weighted = individual_risk(cls, weights="w", threshold=0.5)
+    expected = [ln2 - 0.5] * 3 + [ln2, ln2] + [ln2 - 7 / 12] * 5
+    assert weighted.risk.tolist() == pytest.approx(expected, rel=1e-12)
+    assert weighted.expected_reidentifications == pytest.approx(10 * ln2 - 53 / 12, rel=1e-12)
+    assert weighted.global_risk == pytest.approx((10 * ln2 - 53 / 12) / 10, rel=1e-12)
+    assert weighted.records_above == 2  # ln 2 > 1/2
+    # The same from a population model N = 2n.
+    modelled = individual_risk(cls, population=population_model(10, population_size=20))
+    assert modelled.risk.tolist() == pytest.approx(expected, rel=1e-12)
+    # sdcMicro's formulas: p shifted by 1e-4, p/(f − q) for f > 2.
+    pk = 0.5 - 1e-4
+    sdc = individual_risk(cls, weights="w", method="sdcmicro").risk.tolist()
+    one = pk / (1 - pk) * math.log(1 / pk)
+    assert sdc == pytest.approx([pk / (3 - (1 - pk))] * 3 + [one, one] + [pk / (5 - (1 - pk))] * 5, rel=1e-12)
+
+
+def test_benedetti_franconi_closed_forms_and_integral():
+    for p in (1e-6, 0.01, 0.3, 0.5, 0.8, 0.999):
+        q = 1 - p
+        one = benedetti_franconi([1], [p])[0]
+        two = benedetti_franconi([2], [p])[0]
+        three = benedetti_franconi([3], [p])[0]
+        assert one == pytest.approx(p / q * math.log(1 / p), rel=1e-10)
+        assert two == pytest.approx(p / q**2 * (p * math.log(p) + q), rel=1e-7)
+        assert three == pytest.approx(p / (2 * q**3) * (q * (3 * q - 2) - 2 * p * p * math.log(p)), rel=1e-6)
+    for f in (4, 7, 23, 24, 60, 500):
+        for p in (1e-4, 0.05, 0.4, 0.6, 0.95):
+            q = 1 - p
+            oracle = p * quad(lambda t: (1 - t) ** (f - 1) / (1 - q * t), 0, 1, epsabs=0, epsrel=1e-13,
+                              limit=400, points=[1 / f])[0]
+            assert benedetti_franconi([f], [p])[0] == pytest.approx(oracle, rel=1e-9), (f, p)
+    assert benedetti_franconi([1, 4, 100000], [1.0, 1.0, 1.0]).tolist() == pytest.approx([1, 0.25, 1e-5])
+
+
+def test_journalist_risk_by_hand(hand):
+    # The population: the table plus (old, b) and two (young, a).
+    extra = pd.DataFrame({"age": ["old", "young", "young"], "zip": ["b", "a", "a"]}, index=[1, 2, 3])
+    pop = pd.concat([HAND[["age", "zip"]], extra], ignore_index=True)
+    cls = risk_classes(hand)
+    assert population_class_sizes(cls, pop).tolist() == [5, 2, 1, 5]
+    j = journalist_risk(cls, pop)
+    assert j.highest == 1 and j.records_at_highest == 1
+    assert j.witness["class"] == {"age": "old", "zip": "c"}
+    assert j.marketer == (Fraction(3, 5) + Fraction(1, 2) + 1 + 1) / 10
+    assert j.records_above == 2  # classes (old, b) F = 2 and (old, c) F = 1
+    # A release: the two old records' zip generalized to '*': class (old, *) matches the
+    # three old records of the population.
+    rel = release_of(hand, zip={3: "*", 4: "*"})
+    rcls = risk_classes(hand, rel)
+    assert sorted(population_class_sizes(rcls, pop).tolist()) == [3, 5, 5]
+    jr = journalist_risk(rcls, pop)
+    assert jr.highest == Fraction(1, 3)
+    assert jr.witness["class"] == {"age": "old", "zip": "*"}
+    with pytest.raises(InvalidParameterError, match="must contain"):
+        journalist_risk(cls, HAND[["age", "zip"]].iloc[:5])
+    with pytest.raises(SchemaError, match="lacks"):
+        journalist_risk(cls, HAND[["age"]])
+    with pytest.raises(InvalidParameterError):
+        journalist_risk(cls, [1, 2])
+
+
+def test_journalist_population_sizes_against_brute_force():
+    inst = synthetic_population(150, n_qi=3, seed=3)
+    pop = synthetic_population(600, n_qi=3, seed=3)  # a table is the prefix of any longer one
+    rel = fa.anonymize(inst, [fa.KAnonymity(4)], method="mondrian", seed=0)
+    for release in (None, rel):
+        cls = risk_classes(inst, release)
+        fast = population_class_sizes(cls, pop.table)
+        slow = np.zeros(cls.n_classes, dtype=np.int64)
+        match = np.ones((cls.n_classes, pop.n_rows), dtype=bool)
+        for name in cls.qi:
+            attr = inst.schema[name]
+            codes, labels = cls.codes[name]
+            covers = label_covers(attr, labels)
+            values = pop.codes(name)
+            for g in range(cls.n_classes):
+                label = np.full(pop.n_rows, codes[cls.first_row[g]])
+                match[g] &= covers.contains(label, values)
+        slow = match.sum(axis=1)
+        assert fast.tolist() == slow.tolist()
+        assert (fast >= cls.sizes).all()
+
+
+def test_suppressed_block_is_one_class(hand):
+    # Records 3 and 4 suppressed as a whole: one class of 2, as the verifier counts it.
+    rel = release_of(hand, age={3: "*", 4: "*"}, zip={3: "*", 4: "*"})
+    cls = risk_classes(hand, rel)
+    assert (cls.n_classes, cls.n_suppressed) == (3, 2)
+    s = sample_risk(cls)
+    assert s.highest == Fraction(1, 2) and s.n_suppressed == 2
+    assert uniqueness(cls).sample_uniques == 0
+    report = fa.verify(hand, rel, [fa.KAnonymity(2)])
+    assert report.passed and report.n_classes == cls.n_classes
+    assert report["2-anonymity"].achieved == 2 == int(cls.sizes.min())
+    # A block of one suppressed record is a sample unique, like (old, c).
+    one = risk_classes(hand, release_of(hand, age={3: "*"}, zip={3: "*"}))
+    assert (one.n_suppressed, uniqueness(one).sample_uniques) == (1, 2)
+    assert sample_risk(one).highest == 1
+    # Partly generalized records are no suppressed block.
+    part = risk_classes(hand, release_of(hand, zip={3: "*", 4: "*"}))
+    assert part.n_suppressed == 0
+
+
+def test_disclosure_by_hand(hand):
+    d = attribute_disclosure(risk_classes(hand), "disease")
+    # Shares in the table: flu 3/5, hiv 1/5, cold 1/5. Class (old, c) holds only hiv:
+    # ratio 5, gain 4 — above −ln(1/5), so enhanced β-likeness fails there.
+    assert d.beta == 4
+    assert d.beta_witness["class"] == {"age": "old", "zip": "c"} and d.beta_witness["value"] == "hiv"
+    assert d.delta == math.inf and d.delta_ratio == 0
+    assert not d.enhanced and d.enhanced_witness["value"] == "hiv"
+    # Two classes A = (flu, flu, hiv), B = (flu, hiv, hiv): ratios 4/3 and 2/3.
+    df = pd.DataFrame({"g": list("AAABBB"), "s": ["flu", "flu", "hiv", "flu", "hiv", "hiv"]})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("g"), fa.Attribute("s", role="sensitive")]))
+    d2 = attribute_disclosure(risk_classes(inst), "s")
+    assert d2.beta == Fraction(1, 3)
+    assert d2.delta == pytest.approx(math.log(3 / 2)) and d2.delta_ratio == Fraction(2, 3)
+    assert d2.enhanced and d2.enhanced_witness is None
+    # One class: the table's own distribution, δ = 0, β = 0.
+    one = release_of(hand, age={i: "*" for i in range(10)}, zip={i: "*" for i in range(10)})
+    d3 = attribute_disclosure(risk_classes(hand, one), "disease")
+    assert (d3.delta, d3.beta, d3.enhanced) == (0.0, 0, True)
+    with pytest.raises(InvalidParameterError, match="quasi-identifier"):
+        attribute_disclosure(risk_classes(hand), "age")
+
+
+# ------------------------------------------------------------------------- SUDA
+def test_suda_sdcmicro_example():
+    df = pd.DataFrame({"a": ["2", "1", "1"], "b": ["0", "3", "0"], "c": ["0", "6", "0"]})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute(x) for x in "abc"]))
+    s = suda(risk_classes(inst), max_size=3, keep_msus=True)
+    assert sorted(s.msus) == [(0, ("a",)), (1, ("b",)), (1, ("c",)), (2, ("a", "b")), (2, ("a", "c"))]
+    assert s.contributions == {"a": 50.0, "b": 37.5, "c": 37.5}
+    assert s.scores.tolist() == [2, 4, 2]  # s(1) = 2, s(2) = 1 with M = 3
+    assert s.by_size == {1: 3, 2: 2, 3: 0} and s.records_with_msu == 3
+    assert [suda_weight(k, 5, 3) for k in (1, 2, 3)] == [4 * 3 * 2, 3 * 2, 2]
+
+
+def brute_force_msus(rows: list[tuple], max_size: int) -> set:
+    n, m = len(rows), len(rows[0])
+
+    def unique(r, subset):
+        return sum(all(rows[o][a] == rows[r][a] for a in subset) for o in range(n)) == 1
+
+    out = set()
+    for r in range(n):
+        for k in range(1, min(max_size, m) + 1):
+            for subset in itertools.combinations(range(m), k):
+                if unique(r, subset) and not any(
+                    unique(r, sub) for j in range(1, k) for sub in itertools.combinations(subset, j)
+                ):
+                    out.add((r, subset))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda m: st.tuples(
+            st.lists(st.tuples(*[st.integers(0, 2)] * m), min_size=1, max_size=12),
+            st.integers(1, m + 1),
+        )
+    )
+)
+def test_msus_match_brute_force(case):
+    rows, max_size = case
+    m = len(rows[0])
+    codes = []
+    for a in range(m):
+        column = np.array([r[a] for r in rows])
+        c, u = pd.factorize(column)
+        codes.append((c.astype(np.int32), len(u)))
+    found = {(int(r), subset) for subset, rs in minimal_sample_uniques(codes, max_size) for r in rs}
+    assert found == brute_force_msus(rows, max_size)
+
+
+def test_suda_on_a_table_and_its_release(hand):
+    s = suda(risk_classes(hand), max_size=2)
+    # (old, b) is unique on zip alone ({zip = b}); (old, c) too; age is unique for no record.
+    assert s.by_size[1] == 2 and s.records_with_msu == 2
+    assert s.contributions["zip"] == 100.0
+    with pytest.raises(InvalidParameterError):
+        suda(risk_classes(hand), max_size=0)
+    with pytest.raises(InvalidParameterError):
+        suda(risk_classes(hand), attributes=["disease"])
+
+
+# ------------------------------------------------------------ population models
+def test_zayatz_by_hand():
+    # Sizes {1: 2 classes, 2: 1 class}, n = 4, N = 8: h_1 = 1/2, h_2 = 4/7,
+    # P(F = 1 | f = 1) = 7/11, Û = 2 · 7/11 / (1/2) = 28/11.
+    pm = PopulationModel(4, 8, Fraction(1, 2))
+    est = zayatz([1, 2], [2, 1], pm)
+    assert est.fitted and est.uniques == pytest.approx(28 / 11)
+    assert est.parameters["conditional"] == pytest.approx(7 / 11)
+    assert est.share == pytest.approx(28 / 11 / 8)
+
+
+def test_pitman_likelihood_is_the_sampling_formula():
+    # Partition of 6 records into blocks 3, 2, 1: p = Π_{i<3}(θ+iα) / (θ+1)_5 · Π (1−α)_{n_j−1}.
+    alpha, theta = 0.3, 2.5
+    sizes, counts = np.array([1, 2, 3]), np.array([1, 1, 1])
+    rising = np.prod([theta + i for i in range(1, 6)])
+    eppf = (theta + alpha) * (theta + 2 * alpha) / rising * ((1 - alpha) * (2 - alpha)) * (1 - alpha)
+    assert _pitman_loglik(alpha, theta, sizes, counts, 3, 6) == pytest.approx(math.log(eppf), rel=1e-12)
+
+
+def test_estimators_say_when_they_fail():
+    pm = PopulationModel(5, 50, Fraction(1, 10))
+    allu = pitman([1], [5], pm)
+    assert not allu.fitted and allu.uniques is None and "every record" in allu.detail
+    nosize2 = snb([1, 3], [2, 1], pm)
+    assert not nosize2.fitted and nosize2.uniques is None and "size 2" in nosize2.detail
+    # Dankar at π ≤ 0.1 falls back to Zayatz when Pitman cannot be fitted.
+    d = dankar([1], [5], pm)
+    assert d.fitted and d.parameters["chosen"] == "zayatz" and "Zayatz" in d.detail
+    # No sample unique: no population unique, said as such.
+    none = dankar([2, 3], [1, 1], pm)
+    assert none.fitted and none.uniques == 0 and "no sample unique" in none.detail
+    assert not snb([2, 3], [1, 1], pm).fitted
+    with pytest.raises(InvalidParameterError):
+        zayatz([1], [3], pm)  # 3 records for a sample of 5
+
+
+def _pitman_population(n_records: int, alpha: float, theta: float, rng) -> np.ndarray:
+    """Records of a Pitman-Yor random measure, by stick breaking (truncated at a
+    remaining mass below 1e-7)."""
+    sticks = 2_000_000
+    v = rng.beta(1 - alpha, theta + alpha * np.arange(1, sticks + 1))
+    weights = v * np.concatenate([[1.0], np.cumprod(1 - v)[:-1]])
+    weights /= weights.sum()
+    return rng.choice(sticks, n_records, p=weights)
+
+
+def _snb_population(n_classes: int, alpha: float, beta: float, rng) -> np.ndarray:
+    return np.repeat(np.arange(n_classes), 1 + rng.negative_binomial(alpha, beta, n_classes))
+
+
+def _estimate(labels: np.ndarray, pi: float, rng) -> tuple[int, dict]:
+    _, population_sizes = np.unique(labels, return_counts=True)
+    truth = int((population_sizes == 1).sum())
+    N = len(labels)
+    n = int(round(pi * N))
+    _, sample_sizes = np.unique(labels[rng.choice(N, n, replace=False)], return_counts=True)
+    sizes, counts = np.unique(sample_sizes, return_counts=True)
+    pm = PopulationModel(n, N, Fraction(n, N))
+    estimates = {f.__name__: f(sizes, counts, pm) for f in (pitman, zayatz, snb)}
+    estimates["dankar"] = dankar(sizes, counts, pm, estimates=estimates)
+    return truth, estimates
+
+
+def _errors(truth: int, estimates: dict) -> dict:
+    return {name: (None if not e.fitted else round((e.uniques - truth) / truth, 4)) for name, e in estimates.items()}
+
+
+@pytest.fixture(scope="module")
+def pitman_labels():
+    return _pitman_population(300_000, 0.5, 300.0, np.random.default_rng(11))
+
+
+@pytest.mark.parametrize("pi", [0.01, 0.05, 0.2])
+def test_pitman_on_a_pitman_population(pi, pitman_labels):
+    """A population drawn from Pitman's model (α = 1/2, θ = 300): Pitman's estimate is
+    within the spread of one sample (about ±20 % at π = 1 %, ±12 % at π = 5 % over
+    seeds)."""
+    truth, est = _estimate(pitman_labels, pi, np.random.default_rng(11))
+    errors = _errors(truth, est)
+    message = f"π = {pi}: true population uniques {truth}; relative error per estimator {errors}"
+    assert est["pitman"].fitted, message
+    assert abs(errors["pitman"]) < (0.25 if pi <= 0.01 else 0.15 if pi <= 0.05 else 0.1), message
+    assert est["pitman"].parameters["alpha"] == pytest.approx(0.5, abs=0.08), message
+    if pi <= 0.1:
+        assert est["dankar"].parameters["chosen"] == "pitman", message
+
+
+@pytest.mark.parametrize("pi", [0.2, 0.5])
+def test_snb_on_an_snb_population(pi):
+    rng = np.random.default_rng(12)
+    labels = _snb_population(100_000, 0.8, 0.3, rng)
+    truth, est = _estimate(labels, pi, rng)
+    errors = _errors(truth, est)
+    message = f"π = {pi}: true population uniques {truth}; relative error per estimator {errors}"
+    assert est["snb"].fitted and abs(errors["snb"]) < 0.1, message
+    assert est["dankar"].fitted and abs(errors["dankar"]) < 0.2, message
+
+
+@pytest.mark.parametrize("pi", [0.05, 0.1, 0.3, 0.5])
+def test_estimators_on_a_synthetic_population(pi):
+    """A population of synthetic records (Zipf-distributed quasi-identifiers): no model
+    is exact; Dankar's rule stays within a factor 2 of the truth."""
+    rng = np.random.default_rng(13)
+    inst = synthetic_population(200_000, n_qi=3, seed=13)
+    labels = risk_classes(inst).ids
+    truth, est = _estimate(labels, pi, rng)
+    errors = _errors(truth, est)
+    message = f"π = {pi}: true population uniques {truth}; relative error per estimator {errors}"
+    assert est["dankar"].fitted, message
+    assert 0.5 < est["dankar"].uniques / truth < 2.0, message
+    assert all(e.uniques is None or e.uniques > 0 for e in est.values()), message
+
+
+# ------------------------------------------------------------------- the report
+def test_risk_report_on_instance_and_release(hand):
+    rep = risk(hand, sampling_fraction=Fraction(1, 10), weights="w", suda_max_size=2)
+    assert rep.population.population_size == 100
+    assert rep.sample.highest == 1 and rep.uniqueness.sample_uniques == 2
+    assert set(rep.uniqueness.estimates) == {"pitman", "zayatz", "snb", "dankar"}
+    assert rep.suda.max_size == 2 and "disease" in rep.disclosure
+    document = json.loads(json.dumps(rep.to_dict()))
+    assert document["sample"]["prosecutor_average"] == {"value": 0.4, "exact": "2/5"}
+    assert document["sample"]["records_above_threshold"] == 5
+    text = str(rep)
+    assert "prosecutor risk, highest" in text and "population uniques, dankar" in text
+    rel = release_of(hand, age={3: "*", 4: "*"}, zip={3: "*", 4: "*"})
+    rrep = fa.risk(hand, rel, population=HAND[["age", "zip"]], suda_max_size=None)
+    assert rrep.released and rrep.suda is None
+    # The suppressed block matches every population record: (young, a) is the riskiest.
+    assert rrep.sample.highest == Fraction(1, 2) and rrep.journalist.highest == Fraction(1, 3)
+
+
+def test_release_risk_matches_the_verifier():
+    inst = synthetic_population(2000, n_qi=4, seed=5)
+    rel = fa.anonymize(inst, [fa.KAnonymity(5)], method="mondrian", seed=0)
+    report = fa.verify(inst, rel, [fa.KAnonymity(5)])
+    rep = fa.risk(inst, rel, population_size=20000)
+    assert rep.sample.n_classes == report.n_classes
+    assert rep.sample.highest == Fraction(1, report["5-anonymity"].achieved) <= Fraction(1, 5)
+    assert rep.sample.records_above == 0 and rep.uniqueness.sample_uniques == 0
+
+
+def test_bad_input(hand):
+    with pytest.raises(InvalidParameterError, match="threshold"):
+        risk(hand, threshold=1.5)
+    with pytest.raises(InvalidParameterError, match="not both"):
+        risk(hand, sampling_fraction=0.1, population_size=100)
+    with pytest.raises(InvalidParameterError, match="population_size"):
+        risk(hand, population_size=5)
+    with pytest.raises(InvalidParameterError, match="sampling_fraction"):
+        risk(hand, sampling_fraction=0)
+    with pytest.raises(SchemaError, match="weight column"):
+        risk(hand, weights="nope")
+    light = HAND.assign(w=0.5)
+    inst = fa.Instance(light, SCHEMA)
+    with pytest.raises(InvalidParameterError, match="less than"):
+        risk(inst, weights="w")
+    with pytest.raises(SchemaError, match="not finite"):
+        risk(fa.Instance(HAND.assign(w=-1.0), SCHEMA), weights="w")
+    with pytest.raises(InvalidParameterError, match="Release"):
+        risk(hand, hand.table)
+    with pytest.raises(InvalidParameterError, match="Instance"):
+        risk(hand.table)
+    with pytest.raises(InvalidParameterError, match="models"):
+        risk(hand, models=["nope"])
+    with pytest.raises(SchemaError, match="sensitive"):
+        risk(hand, sensitive=["nope"])
+    with pytest.raises(InvalidParameterError):
+        individual_risk(risk_classes(hand), method="nope")
+    missing = release_of(hand)
+    with pytest.raises(SchemaError, match="lacks"):
+        risk(hand, fa.Release(table=missing.table.drop(columns="zip"), groups=np.zeros(10)))
