@@ -15,7 +15,7 @@ This script
   German credit with DIVA's published Credit constraints (Job and Sex, rho = 0.96;
   with the counts as upper bounds, and with the published [x, x] bounds) for k = 5..20, and synthetic populations of
   100k records (Zipf, uniform, Gaussian values). Constraint sets with a given conflict
-  rate (set form, baselines spec §7.4) are found by a seeded local search over
+  rate (set form, docs/papers.md, DV-7) are found by a seeded local search over
   proportional constraints (rho = 0.96) on the values and pairs of values of the
   categorical quasi-identifiers, and written into the suite;
 - ``--summary DIR``: prints every point of a finished run of the suite (status, time,
@@ -81,7 +81,7 @@ def german_credit() -> fa.Instance:
 
 
 def credit_constraints(inst: fa.Instance, exact: bool = False) -> list:
-    """DIVA's published Credit proportion set (baselines spec §7.5), rho = 0.96 rounded:
+    """DIVA's published Credit proportion set (docs/papers.md, DV-9), rho = 0.96 rounded:
     Job 605, 192, 142, 21 and Sex 662, 298, each with the value's count as upper bound,
     or (`exact`) as published: Job [x, x], Sex(male) [662, 690], Sex(female) [298, 298]."""
     if exact:

@@ -1,4 +1,4 @@
-"""Comparing the releases of one instance by every quality index (comparison spec §4).
+"""Comparing the releases of one instance by every quality index (docs/papers.md, Dewri et al.).
 
 :func:`compare_releases` takes the per-tuple property vectors of several releases of
 the same data (:func:`fairanon.models.metrics.property_vectors`, aligned by record id)
@@ -15,15 +15,15 @@ and computes
   configuration asks for.
 
 A property may be undefined (NaN) on some records: records no diversity constraint
-targets, or suppressed records under the policy ``exclude`` (comparison spec P-14).
+targets, or suppressed records under the policy ``exclude`` (docs/papers.md, DW-8).
 Each property is compared on the records where it is defined in every release, and
 the report says how many those are. Group-level properties (diversity constraints)
-are compared per group with ``unit="group"`` (comparison spec §4.6).
+are compared per group with ``unit="group"`` (docs/papers.md, DW-10).
 
 :func:`compare_results` does this for every instance (or every instance and
 requirement set, ``by="requirements"``) of a benchmark output directory and writes
 ``comparison/<instance>/{unary,pairwise,multi,ranking}.csv``, ``properties.parquet``
-(the long form of spec §4.5: run, record_id, property, value),
+(the long form: run, record_id, property, value),
 ``group_properties.parquet`` (run, group, property, value) and ``report.json``
 (orientation transforms, D_max, tolerances, normalizations, suppression policies).
 """
@@ -92,7 +92,7 @@ class CompareConfig:
     unit : {"tuple", "group"}, default="tuple"
         How group-level properties (``div_share``) are compared: over the records,
         each group broadcast to the records it targets (groups weigh by their size),
-        or over the groups (N = the number of groups); comparison spec §4.6.
+        or over the groups (N = the number of groups); docs/papers.md, DW-10.
     by : {"instance", "requirements"}, default="instance"
         Which releases are compared together: all those of an instance, or those of
         an instance under one requirement set (the methods for the same task).
@@ -176,7 +176,7 @@ class Comparison:
     group_vectors: dict = field(default_factory=dict)
 
     def long_form(self, unit: str = "tuple") -> pd.DataFrame:
-        """The property vectors in long form (comparison spec §4.5): one row per run,
+        """The property vectors in long form (long form): one row per run,
         record (or group) and property, with its value as a float; undefined values are
         left out."""
         frames = self.vectors if unit == "tuple" else self.group_vectors
@@ -388,7 +388,7 @@ def compare_releases(
     oriented = {p: {n: _oriented(p, raw[p][n], context) for n in names} for p in props}
     ideal = {p: Q.PROPERTIES[p].bound(context, "ideal") for p in props}
     ref = config.hv_reference
-    # P_hv cannot separate vectors with an entry at the reference point (spec P-11); the
+    # P_hv cannot separate vectors with an entry at the reference point (docs/papers.md, DW-5); the
     # report says which properties that concerns instead of warning once per pair.
     degenerate = [p for p in props if any(Q.p_min(oriented[p][n]) <= ref for n in names)]
     with warnings.catch_warnings():
@@ -412,7 +412,8 @@ def _aligned(vectors: Mapping[str, pd.DataFrame], names: list, what: str) -> dic
                 f"compare_releases compares releases of the same {what}; {name!r} holds other "
                 f"{what} than {names[0]!r}."
             )
-        # Vectors are aligned by record id, never by row order (spec §1.1).
+        # Vectors are aligned by record id, never by row order (Dewri et al. compare
+        # anonymizations of the same data).
         frames[name] = frame.reindex(index)
     return frames
 
@@ -569,8 +570,10 @@ def _compare(
         "hv_degenerate": degenerate,
         "config": config.to_dict(),
         "notes": [
-            "spr decides as the mean does and hv as the product (geometric mean) does (spec F5, F7).",
-            "cov is not transitive (spec F8): its Copeland order is an aggregate; cycles are listed.",
+            "spr decides as the mean does and hv as the product (geometric mean) does "
+            "(docs/papers.md, DW-6).",
+            "cov is not transitive (docs/papers.md, DW-6): its Copeland order is an aggregate; "
+            "cycles are listed.",
             "Descriptors (variance, cv, gini, floor_share, quantiles) have no better/worse direction.",
             "P_cov of cov stays raw in WTD/GOAL; spr and hv use the share normalization unless configured.",
         ],
@@ -651,7 +654,7 @@ def compare_results(
 
     The releases are the runs that ended ``ok`` with stored property vectors, first
     repetition only (repetitions repeat a release for timing). Runs on different
-    instances are never compared (spec §4.1); with ``config.by == "requirements"``
+    instances are never compared (Dewri et al.); with ``config.by == "requirements"``
     only the runs of one instance under one requirement set are.
 
     Parameters

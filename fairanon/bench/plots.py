@@ -3,7 +3,7 @@ display, no global backend change) and embedded as PNG ``data:`` URIs.
 
 - runtime and peak memory versus size, losses versus every swept parameter, and
   time, stars and discernibility along each sweep a suite declares;
-- per comparison (comparison spec §4.4): histograms and ECDFs of a per-tuple property
+- per comparison (docs/papers.md, DW-10): histograms and ECDFs of a per-tuple property
   (items 2-3), the pairwise per-tuple scatter of two releases with its counts and
   indices (item 4), the P_cov and dominance-outcome heatmaps (item 5), privacy and
   fairness versus loss with the Pareto front (item 6) and the win map, the share of
@@ -385,7 +385,7 @@ def pick_pair(comparison: Comparison, props: list[str]) -> tuple[str, str] | Non
 
 def scatter_figure(comparison: Comparison, first: str, second: str, props: list[str]):
     """Per record, the value under `first` (x) against `second` (y), one panel per
-    property (comparison spec §4.4 item 4): the diagonal, and the counts W12, W21,
+    property (docs/papers.md, DW-6): the diagonal, and the counts W12, W21,
     ties with P_cov and P_spr both ways. Equal points are drawn once, their area
     growing with the number of records they stand for."""
     fig, axes = _figure(len(props), width=4.6, height=4.4)
@@ -477,7 +477,7 @@ def dominance_matrix(comparison: Comparison, prop: str | None) -> np.ndarray:
 
 
 def dominance_figure(comparison: Comparison, props: list[str]):
-    """The dominance outcome of every pair of releases (comparison spec §4.4 item 5):
+    """The dominance outcome of every pair of releases (docs/papers.md, Dewri et al., Table 4):
     one panel per property and one for all of them together (set-level ⪰)."""
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
@@ -541,7 +541,7 @@ def _front(points: list[tuple[str, float, float]]) -> list[str]:
 def tradeoff_figure(comparison: Comparison, props: list[str]):
     """Mean loss per record (x) against the mean of each privacy or fairness property
     (y), one point per release, the Pareto front of the two drawn and its releases
-    named (comparison spec §4.4 item 6). Alpha-protection is summarized by its median
+    named (docs/papers.md, DW-10). Alpha-protection is summarized by its median
     over the records, which an unbounded context (recorded at the cap) cannot swamp."""
     loss = values(comparison, "loss")
     fig, axes = _figure(len(props), width=5.0, height=4.0)
@@ -603,7 +603,7 @@ def win_shares(comparison: Comparison, prop: str) -> dict[str, float]:
 
 
 def winmap_figure(comparison: Comparison, props: list[str]):
-    """The win map (comparison spec §4.4 item 7): per property, the share of records
+    """The win map (docs/papers.md, DW-10): per property, the share of records
     each release gives strictly the best value, and the share where the best value is
     shared (grey)."""
     names = comparison.releases

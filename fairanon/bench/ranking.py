@@ -3,13 +3,13 @@
 Dominance is a partial order, so the only ranking-free statement about many releases
 is their **Pareto set** (those no other release strictly dominates). A ▶ comparator
 gives a verdict per pair; :func:`tournament` turns the verdicts into Copeland scores
-(wins − losses, ties 0) and, since ▶cov is not transitive (comparison spec F8), finds
+(wins − losses, ties 0) and, since ▶cov is not transitive (docs/papers.md, DW-6), finds
 every 3-cycle and every group of releases that beat one another in a circle, so that a
-score order is never mistaken for a ranking by ▶ (spec §4.3, P-18).
+score order is never mistaken for a ranking by ▶ (docs/papers.md, DW-6).
 
 Examples
 --------
-The coverage cycle of spec F8:
+The coverage cycle of docs/papers.md, DW-6:
 
 >>> from fairanon.bench.quality import compare
 >>> runs = {"A": [1, 2, 2, 3, 3, 3], "B": [3, 1, 2, 2, 3, 3], "C": [2, 3, 2, 1, 3, 3]}

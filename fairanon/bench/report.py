@@ -12,7 +12,7 @@ file opens from disk or as a mail attachment. It holds
 - at the top, the verdicts in plain words (:mod:`~fairanon.bench.verdicts`);
 - per comparison (an instance, or an instance under one requirement set): how
   suppressed records were read, per-tuple privacy (class size) and loss histograms
-  and ECDFs, the comparison views of spec §4.4 (:mod:`~fairanon.bench.plots`: the
+  and ECDFs, the comparison views of docs/papers.md, DW-10 (:mod:`~fairanon.bench.plots`: the
   pairwise per-tuple scatter, the coverage and dominance heatmaps, privacy and
   fairness versus loss with the Pareto front, the win map), the ranking table
   (Copeland scores per property, Pareto sets, cycles), the unary indices and the
@@ -181,7 +181,7 @@ def _ranking_html(comparison: Comparison) -> str:
     parts.append(
         "<details><summary>Copeland scores under every comparator</summary>"
         "<p>▶spr orders as the mean does and ▶hv as the product (geometric mean) does "
-        "(comparison spec F5, F7).</p>" + _html_table(full.T, index=True) + "</details>"
+        "(docs/papers.md, DW-6).</p>" + _html_table(full.T, index=True) + "</details>"
     )
     return "".join(parts)
 
@@ -254,8 +254,8 @@ display:block;margin:.6em 0} .cycles{background:#fff4e5;border-left:4px solid #f
 
 
 def _comparison_html(name: str, comparison: Comparison) -> list[str]:
-    """The section of one comparison: distributions, the comparison views of spec
-    §4.4, the ranking and the tables."""
+    """The section of one comparison: distributions, the comparison views
+    (docs/papers.md, DW-10), the ranking and the tables."""
     slug = _slug(name)
     names = comparison.releases
     defined = comparison.metadata.get("defined", {})
@@ -278,7 +278,7 @@ def _comparison_html(name: str, comparison: Comparison) -> list[str]:
             "under the first release (x) and the second (y) for the same records (its area "
             "grows with how many); the counts W12 (records where x is better), W21 and ties, "
             "P_cov and P_spr are in the box. Only this view shows which records gain and which "
-            "lose (comparison spec F9).</p>"
+            "lose (docs/papers.md, DW-6).</p>"
         )
         parts.append(
             img(
@@ -340,7 +340,7 @@ def _comparison_html(name: str, comparison: Comparison) -> list[str]:
         parts.append(
             f"<p class='meta'>P_hv cannot separate releases on {html.escape(', '.join(degenerate))}: some "
             "oriented entries are 0 (e.g. a class holding one sensitive value has attribute-disclosure "
-            "probability 1), so every product is 0 and ▶hv ties (comparison spec P-11).</p>"
+            "probability 1), so every product is 0 and ▶hv ties (docs/papers.md, DW-5).</p>"
         )
     return parts
 
@@ -354,7 +354,8 @@ def _setting_html(comparison: Comparison) -> str:
     counts = {
         r: info.get("suppressed") for r, info in suppression.items() if info.get("suppressed")
     }
-    text = f"Suppressed records read under the policy {', '.join(policies) or 'as_class'} (comparison spec P-14)"
+    text = (f"Suppressed records read under the policy {', '.join(policies) or 'as_class'} "
+            "(docs/papers.md, DW-8)")
     if counts:
         text += ": " + ", ".join(f"{html.escape(r)} {c}" for r, c in counts.items())
     else:
@@ -488,7 +489,7 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
         "flipped against their upper bound (risk, adisc, tclose against 1, sfreq against N, "
         "loss against the number of quasi-identifiers) before comparing; see "
         "comparison/&lt;instance&gt;/report.json.</li>"
-        "<li>Fairness per record (comparison spec §4.6): alpha_&lt;measure&gt; is the worst "
+        "<li>Fairness per record (docs/papers.md, DW-10): alpha_&lt;measure&gt; is the worst "
         "discrimination measure of the contexts (itemsets of released values) the record's class "
         "falls in, so the worst record shows the verifier's achieved alpha; an unbounded value "
         "(Ruggieri's x/0) is recorded as N + 1 (N² + 1 for the odds ratio), above every finite "

@@ -8,7 +8,7 @@ suite. The suite's ``metrics`` section fixes them once:
 .. code-block:: yaml
 
     metrics:
-      suppression: as_class        # as_class | as_population | exclude (comparison spec P-14)
+      suppression: as_class        # as_class | as_population | exclude (docs/papers.md, DW-8)
       fairness:
         measure: ER                # per-record alpha-protection measure; null: none
         min_support: null

@@ -7,9 +7,9 @@ buckets of consecutive values: b = t + 1 buckets of N / (t + 1) records is optim
 (§6.1), since each class can then "emphasize" one bucket up to the factor t while all
 others sit at 1/t. The records are split into e = b l classes, l emphasizing each
 bucket, and each class takes between ceil(e_i p_j / t) and floor(e_i p_j t) records of
-bucket j (§6.2), which makes it t-close. Executable spec: tcloseness spec §2.7, with
-the robustness additions there: tie-aware bucket boundaries, and a bounded
-transportation problem that makes the per-class counts add up to the bucket sizes.
+bucket j (§6.2), which makes it t-close. fairanon adds (docs/papers.md, DS-3 and DS-4):
+tie-aware bucket boundaries, and a bounded transportation problem that makes the
+per-class counts add up to the bucket sizes.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def bucket_boundaries(sorted_values: np.ndarray, n_buckets: int, tie_aware: bool
     u_m = round_half_up(m N / b) (DS §6.2). With `tie_aware`, each boundary moves to the
     nearest position where the value changes (the lower one on a tie), so equal values
     never straddle two buckets; boundaries that collapse leave fewer buckets
-    (tcloseness spec P10).
+    (docs/papers.md, DS-3).
 
     >>> bucket_boundaries(np.arange(12), 3)
     [4, 8, 12]
@@ -105,7 +105,7 @@ def class_counts(sizes, emphasis, supplies, t) -> np.ndarray | None:
 
     Classes of equal size and emphasis are interchangeable, so the bounded
     transportation problem is solved between those types and the buckets (a min-cost
-    flow with lower bounds, tcloseness spec §2.7 step 6), then each type's totals are
+    flow with lower bounds, docs/papers.md, DS-4), then each type's totals are
     dealt to its classes as evenly as possible. Returns None when no counts exist.
 
     >>> class_counts([4, 4, 4], [0, 1, 2], [4, 4, 4], 2).tolist()
@@ -229,7 +229,7 @@ def bucketization(
 
     Notes
     -----
-    Steps (tcloseness spec §2.7): sort by the confidential value, cut at
+    Steps (§6.3, with docs/papers.md, DS-3 to DS-5): sort by the confidential value, cut at
     round_half_up(m N / b); class sizes e_i; class i emphasizes bucket (i - 1) mod b;
     counts within [ceil(e_i p_j / t), floor(e_i p_j t)] for every bucket, so the
     class's share of bucket j lies within [p_j / t, t p_j]: distance <= t (Prop. 2).

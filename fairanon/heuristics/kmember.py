@@ -3,8 +3,8 @@
 Clusters of exactly k records are grown one at a time: the seed of a cluster is the
 record furthest from the last record chosen, and each cluster takes the record that
 raises its information loss least until it holds k records; the fewer than k records
-left at the end join the cluster whose loss grows least. Executable spec: baselines
-spec §1.3 (distance and loss) and §4.
+left at the end join the cluster whose loss grows least. The reading of the
+paper and its departures: docs/papers.md, B-4.
 
 :class:`RecordSpace` (the coded quasi-identifiers, Byun's distance and cluster
 distortion) is shared with OKA (:mod:`fairanon.heuristics.oka`) and DIVA's Anonymize
@@ -185,7 +185,7 @@ class ClusterState:
 
 
 def information_loss(space: RecordSpace, clusters: Sequence[np.ndarray]) -> Fraction:
-    """Byun's Total-IL = Σ_e |e| · D(e), exactly (baselines spec §1.3).
+    """Byun's Total-IL = Σ_e |e| · D(e), exactly (docs/papers.md, B-4).
 
     D(e) = Σ_numeric (max − min) / range + Σ_categorical cost(LCA of e's values), with
     the ranges of the whole table. Ordered attributes count their rank range.
@@ -228,7 +228,7 @@ def kmember_clusters(
     -----
     O(n² d) for n rows and d attributes (times the hierarchy height for categorical
     ones): each of the n records chosen scans the free records once. Ties go to the
-    record first in `rows`, then to the lowest cluster index (baselines spec §4.2).
+    record first in `rows`, then to the lowest cluster index (docs/papers.md, B-4).
     """
     rows = np.asarray(rows, dtype=np.int64)
     rng = rng if rng is not None else np.random.default_rng(0)
@@ -358,7 +358,7 @@ def kmember(
     first: str = "min_id",
     recoding: str = "tight",
 ) -> Release:
-    """Greedy k-member clustering [1]_ (baselines spec §4).
+    """Greedy k-member clustering [1]_ (docs/papers.md, B-4).
 
     Parameters
     ----------
@@ -376,7 +376,7 @@ def kmember(
         See :class:`RecordSpace`.
     first : {"min_id", "random"}, default="min_id"
         The first reference record and the order in which leftovers are placed: table
-        order (deterministic, as in the spec's test vectors) or random (the paper).
+        order (deterministic, as in the test vectors of docs/papers.md, B-4) or random (the paper).
     recoding : {"tight", "suppress"}, default="tight"
         Release each cluster as its tight ranges / lowest common ancestors, or with
         DIVA's stars (common value or ``*``).

@@ -6,7 +6,7 @@ Top-down partitioning of the quasi-identifier space: a partition is cut on its w
 allowed attribute (numeric/ordered: at a value; categorical: into the children of its
 hierarchy node, or at a value of the hierarchy's leaf order) as long as every child
 satisfies every requirement. The requirements must be union-monotone, so the leaves
-form a valid release. Executable spec: baselines spec §2.2-§2.6. The partitions of a
+form a valid release. The reading and the options: docs/papers.md, B-2. The partitions of a
 tree level are cut together, with numpy, by the engine of
 :mod:`fairanon.heuristics.topdown`.
 
@@ -51,7 +51,7 @@ __all__ = [
 
 # ------------------------------------------------------------------ cut rules
 def cut_median(counts: np.ndarray) -> np.ndarray:
-    """The median cut of a frequency set [1]_ (baselines spec §2.2).
+    """The median cut of a frequency set [1]_ (docs/papers.md, B-2).
 
     Parameters
     ----------
@@ -73,7 +73,7 @@ def cut_median(counts: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> cut_median(np.array([3, 8, 1])).tolist()  # baselines spec §2.6 V3: 11 | 1
+    >>> cut_median(np.array([3, 8, 1])).tolist()  # docs/papers.md, B-2: 11 | 1
     [1]
     >>> cut_median(np.array([1, 4, 1])).tolist()  # half = 3: left holds 5 rows, right 1
     [1]
@@ -93,7 +93,7 @@ def cut_median(counts: np.ndarray) -> np.ndarray:
 
 
 def cut_balanced(counts: np.ndarray) -> np.ndarray:
-    """Every non-trivial cut of a frequency set, most balanced first (baselines spec §2.2).
+    """Every non-trivial cut of a frequency set, most balanced first (docs/papers.md, B-2).
 
     Cut j leaves c_1 + ... + c_{j+1} rows on the left; cuts are ordered by
     | left - right |, ties toward the smaller j. Mondrian takes the first allowable one,
@@ -605,11 +605,11 @@ def mondrian(
     once per attribute at most, so the worst case is d failed attempts per partition.
 
     Departures from [1]_: (a) categorical attributes split top-down along their
-    hierarchy (as in Basic Mondrian, baselines spec §2.2) unless
+    hierarchy (as in Basic Mondrian, docs/papers.md, B-2) unless
     ``categorical="order"``; (b) besides k, l-diversity and t-closeness are split
     predicates (as in tMondrian); (c) the "balanced" cut rule is ours: with repeated
     values the median cut can be unallowable while another cut is allowable
-    (baselines spec §2.6 V3), and with l/t predicates "median not allowable" no
+    (docs/papers.md, B-2), and with l/t predicates "median not allowable" no
     longer implies "no cut allowable"; (d) the protected attribute is never
     generalized, so the root is first split by its values; (e) a partition with
     fewer than 2 * max(k, ceil(l)) records is not examined (no cut can leave that
@@ -645,7 +645,7 @@ def mondrian_relaxed(
 
     Records equal to the median value of the cut attribute are shared out so that the
     two children differ in size by at most one; their ranges may overlap at that value
-    (baselines spec §2.2, test vector V4).
+    (docs/papers.md, B-2, the vector 1, 2, 2, 2, 2, 3).
 
     References
     ----------

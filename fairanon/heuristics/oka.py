@@ -4,7 +4,7 @@ K = floor(n / k) clusters start from K seed records; every other record joins th
 cluster with the nearest centroid, in one pass (no iteration to convergence). Then
 each cluster larger than k gives up the records farthest from its centroid, and
 those records fill the clusters smaller than k (or, once none is left, join the
-nearest cluster). Executable spec: baselines spec §5 (details reconstructed there from
+nearest cluster). Reconstructed (docs/papers.md, B-5) from
 Gong's code and the literature).
 """
 
@@ -102,7 +102,7 @@ def oka_clusters(
     -----
     Stage 1 costs O(n K d) = O(n² d / k), stage 2 O(n K d). Ties: the lowest cluster
     index; among records equally far from a centroid, the later one is removed first
-    (baselines spec §5.1).
+    (docs/papers.md, B-5).
     """
     rows = np.asarray(rows, dtype=np.int64)
     rng = rng if rng is not None else np.random.default_rng(0)
@@ -161,7 +161,7 @@ def oka(
     cat_loss: str = "height",
     recoding: str = "tight",
 ) -> Release:
-    """One-pass k-means anonymization, OKA [1]_ (baselines spec §5).
+    """One-pass k-means anonymization, OKA [1]_ (docs/papers.md, B-5).
 
     Parameters
     ----------
@@ -192,7 +192,7 @@ def oka(
     O(n² d / k). Centroids: the mean of the numeric (and rank-coded ordered) values and
     the lowest common ancestor of the categorical ones; the distance of a record to a
     centroid sums |value − mean| / range and the cost of LCA(value, centroid node)
-    (reconstructed, baselines spec §5.1). Gong's residual-loop bug (comparing a
+    (reconstructed, docs/papers.md, B-5). Gong's residual-loop bug (comparing a
     cluster with k instead of its size) is not reproduced.
 
     References

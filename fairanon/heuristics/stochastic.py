@@ -4,10 +4,10 @@ Knowledge-Based Systems 2015, §3-4).
 k-anonymize the quasi-identifiers (Mondrian), then mask every record's confidential
 value independently with an epsilon-DP mechanism: Laplace noise of scale (U - L)/eps for
 a numeric attribute with public bounds [L, U], m-ary randomized response otherwise.
-By Prop. 1 (with the correction of the tcloseness spec §2.8) every class E is then
+By Prop. 1 (corrected: docs/papers.md, DS-1) every class E is then
 stochastically t_E-close, t_E = (|E| + (N - |E|) e^eps) / N, worst at the smallest
-class; the method picks the class size that reaches the requested t. Executable spec:
-tcloseness spec §2.8 (DP_stochastic_tclose) and P22-P23.
+class; the method picks the class size that reaches the requested t. The paper gives no
+procedure; this one and its reasons are in docs/papers.md, DS-6 and DS-7.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def stochastic(
         ``k_used``, ``noise`` (mechanism and scale per target), ``stochastic_t``
         (Prop. 1 at the smallest released class, a float) and ``exact_stochastic_t``
         (per target, the exact distance of the masked distributions on these data,
-        spec §2.8).
+        docs/papers.md, DS-7).
 
     Raises
     ------

@@ -18,7 +18,7 @@ level the work is linear in the number of active records (plus a stable sort of 
 keys when the parts are regrouped), so no record is ever touched by Python code and no
 DataFrame is copied. Memory is O(n * columns).
 
-Executable spec: baselines spec §2.2-§2.4 (Mondrian), tcloseness spec §2.2 (dMondrian).
+Readings: docs/papers.md, B-2 (Mondrian) and the Ruggieri section (dMondrian).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ included; only when the time runs out first is the best release found returned,
 UNKNOWN, with what it misses (:func:`diva`, Notes).
 
 The paper leaves Clusterings, IsConsistent and Integrate unspecified; this follows the
-reconstruction of baselines spec §7.3 (see :func:`diva`, Notes).
+reconstruction of docs/papers.md, DV-1 to DV-6 (see :func:`diva`, Notes).
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def diva(
 
     Notes
     -----
-    Reconstruction (baselines spec §7.3) and departures from [1]_:
+    Reconstruction (docs/papers.md, DV-1 to DV-6) and departures from [1]_:
 
     - Clusterings(sigma, R) holds clusters of sigma's target records only, of k to
       2k - 1 records, not mixing protected values (the protected attribute is released

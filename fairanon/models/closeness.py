@@ -1,7 +1,7 @@
 """The multiplicative distance of Domingo-Ferrer and Soria-Comas and stochastic
 t-closeness: exact distances between a class's distribution and the table's, the
 corrected bound of their Prop. 1, and the exact distance a Laplace or randomized-
-response mask induces (tcloseness spec §1.5(d), §1.8, §2.8).
+response mask induces (docs/papers.md, Domingo-Ferrer and Soria-Comas, DS-1 and DS-7).
 
 Thresholds are decided exactly: multiplicative distances of counts by integer
 cross-multiplication, and the transcendental bound (|E| + (N - |E|) e^eps) / N by
@@ -58,7 +58,7 @@ def multiplicative_distance(counts: np.ndarray, global_counts: np.ndarray) -> np
 def multiplicative_distance_exact(counts, global_counts) -> Fraction | float:
     """The exact distance of one row (a Fraction, or ``math.inf``).
 
-    >>> multiplicative_distance_exact([132, 34, 34], [200, 200, 200])  # spec §2.7: 1.98
+    >>> multiplicative_distance_exact([132, 34, 34], [200, 200, 200])  # docs/papers.md, DS-4: 1.98
     Fraction(99, 50)
     """
     counts = [int(c) for c in counts]
@@ -101,9 +101,9 @@ def multiplicative_within(counts: np.ndarray, global_counts: np.ndarray, t) -> n
 # ------------------------------------------------------------------ Prop. 1 (corrected)
 def stochastic_bound(class_size, n_records: int, epsilon) -> np.ndarray:
     """Stochastic t of classes masked by an epsilon-DP mechanism: (|E| + (N - |E|) e^eps) / N
-    (Prop. 1 as corrected in tcloseness spec §2.8; the printed N - |E| - 1 understates it).
+    (Prop. 1 as corrected in docs/papers.md, DS-1; the printed N - |E| - 1 understates it).
 
-    >>> round(float(stochastic_bound(1, 10, 1)), 10)  # the spec's counterexample: (1 + 9 e) / 10
+    >>> round(float(stochastic_bound(1, 10, 1)), 10)  # DS-1's counterexample: (1 + 9 e) / 10
     2.5464536456
     """
     size = np.asarray(class_size, dtype=float)
@@ -195,7 +195,7 @@ def laplace_mixture_distance(values: np.ndarray, classes: np.ndarray, scale: flo
     With f(x) = (1/N) Σ_i Lap(x; c_i, β) and f_E(x) = (1/|E|) Σ_{i in E} Lap(x; c_i, β),
     the distance of class E is sup_x max(f_E/f, f/f_E). Between consecutive centres
     both mixtures are a e^{x/β} + b e^{-x/β}, so their ratio is monotone there and the
-    sup is reached at a centre or at x -> ±inf (tcloseness spec §2.8). Everything is in
+    sup is reached at a centre or at x -> ±inf (docs/papers.md, DS-7). Everything is in
     log space (log-sum-exp), one pass over the sorted distinct values.
 
     Parameters
@@ -213,7 +213,7 @@ def laplace_mixture_distance(values: np.ndarray, classes: np.ndarray, scale: flo
 
     Examples
     --------
-    The counterexample to the printed Prop. 1 (spec §2.8): one record at 0 in its own
+    The counterexample to the printed Prop. 1 (docs/papers.md, DS-1): one record at 0 in its own
     class, nine at 1, β = 1; the sup is at x -> +inf and equals (1 + 9 e) / 10.
 
     >>> d = laplace_mixture_distance(np.array([0.0] + [1.0] * 9), np.array([0] + [1] * 9), 1.0)

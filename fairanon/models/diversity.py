@@ -214,11 +214,11 @@ def visible_rows(
 # ------------------------------------------------------------------ conflicts
 def pair_conflict_rate(instance: Instance, first: DiversityConstraint, second: DiversityConstraint) -> Fraction:
     """Conflict rate of two constraints: the Jaccard index |I_1 ∩ I_2| / |I_1 ∪ I_2| of
-    their target records (baselines spec §7.4; 0 when neither has a target).
+    their target records (docs/papers.md, DV-7; 0 when neither has a target).
 
     DIVA [1]_ defines the conflict rate of a pair as "the number of overlapping relevant
     tuples", normalized to [0, 1]; its exact form is in an extended version we could not
-    read, so this is the spec's reconstruction.
+    read, so this is a reconstruction (docs/papers.md, DV-7).
 
     >>> inst = fa.load("diva_table1")
     >>> asian = fa.DiversityConstraint({"ETH": "Asian"}, 2, 5)
@@ -233,7 +233,7 @@ def pair_conflict_rate(instance: Instance, first: DiversityConstraint, second: D
 def conflict_rate(instance: Instance, constraints: Sequence[DiversityConstraint]) -> Fraction:
     """Conflict rate of a set: the share of the records targeted by some constraint that
     are targeted by at least two, |{t : t in I_sigma for >= 2 sigma}| / |∪ I_sigma|
-    (baselines spec §7.4; 0 for an empty union). 0 means no overlap, 1 that every
+    (docs/papers.md, DV-7; 0 for an empty union). 0 means no overlap, 1 that every
     targeted record is shared.
 
     >>> conflict_rate(fa.load("diva_table1"), diva_sigma())  # t6, t8, t10 of t5..t10
@@ -409,7 +409,7 @@ def average(instance: Instance, attribute, *, values=None) -> list[DiversityCons
 
     The rule reproduces the lower bounds of DIVA's Credit "average" set (Male 500,
     Female 310, skilled 250, unskilled resident 200, highly qualified 148, non-resident
-    22, baselines spec §7.5); the published upper bounds follow no single rule, so this
+    22, docs/papers.md, DV-9); the published upper bounds follow no single rule, so this
     family caps each value at its count.
 
     Examples
@@ -444,7 +444,7 @@ def proportional(
     attribute : str or sequence of str
         As in :func:`minimum_frequency`.
     rho : rational in (0, 1], default=0.96
-        The share (exact: 0.96 is 24/25). DIVA's Credit set uses 0.96 (baselines spec §7.5).
+        The share (exact: 0.96 is 24/25). DIVA's Credit set uses 0.96 (docs/papers.md, DV-9).
     values : sequence, optional
         As in :func:`minimum_frequency`.
     rounding : {"floor", "round"}, default="floor"

@@ -5,7 +5,7 @@ large-neighbourhood search (:mod:`fairanon.methods.lns`), the lower bounds
 (:mod:`fairanon.models.bounds`) and the reports. The loss objectives
 (:data:`OBJECTIVES`) are totals over the cells of the generalizable quasi-identifiers
 (the protected attribute is released unchanged and costs nothing); the privacy
-objectives (:data:`PRIVACY_OBJECTIVES`, comparison spec §4.7) read the sizes s_i of
+objectives (:data:`PRIVACY_OBJECTIVES`, docs/papers.md, DW-10) read the sizes s_i of
 the released class of each record i (classes as the verifier forms them, never mixing
 protected values; records released all-``*`` form a class like any other):
 
@@ -22,7 +22,7 @@ protected values; records released all-``*`` form a class like any other):
 ``privacy_log``      sum_i log(n / s_i) = n log n - sum_E |E| log |E| in nats (n times
                      the entropy of the partition into classes): minimizing it
                      maximizes sum_i log s_i, i.e. the geometric mean class size, the
-                     hypervolume relation of the comparison spec (F7). 0 when every
+                     hypervolume relation (docs/papers.md, DW-6). 0 when every
                      record is in one class. Exact values are :class:`LogLoss`.
 ``privacy_stretch``  records in classes of fewer than k' records (option
                      ``stretch_k`` = k'): minimizing it maximizes the records in
@@ -92,8 +92,8 @@ class LogLoss(float):
     """The exact value of ``privacy_log``: sum_i log(n / s_i) over the records, in nats.
 
     It is irrational, so it is kept as the multiset of class sizes and compared
-    exactly: sum_E |E| log |E| is larger exactly when prod_E |E|^|E| is (comparison
-    spec F7), an integer comparison. Comparisons between two LogLoss values first
+    exactly: sum_E |E| log |E| is larger exactly when prod_E |E|^|E| is
+    (docs/papers.md, DW-6), an integer comparison. Comparisons between two LogLoss values first
     weigh the terms that differ in floating point with a safe error margin, and fall
     back to the integer products when the margin does not decide. As a float (its
     base class) it is the value for display and JSON; comparisons with other numbers

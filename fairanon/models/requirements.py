@@ -424,7 +424,7 @@ class StochasticTCloseness(Requirement):
     Laplace noise of scale (U - L)/epsilon for a numeric attribute with public bounds
     [L, U], m-ary randomized response for the others. Then every class E is
     stochastically t_E-close with t_E = (|E| + (N - |E|) e^epsilon) / N (Prop. 1 with
-    the correction of the tcloseness spec §2.8), and the requirement holds when every
+    the correction of docs/papers.md, DS-1), and the requirement holds when every
     t_E <= t. The masked attribute is released perturbed.
 
     Parameters

@@ -666,7 +666,7 @@ def _check_stochastic(req: StochasticTCloseness, cls: _Classes, instance: Instan
     under an eps-DP mask, worst at the smallest class, decided exactly. The mask itself
     cannot be read back from one draw; its preconditions (public bounds holding every
     original value) are checked, and the exact distance the mask induces on these data
-    (spec §2.8: Laplace mixtures, or randomized response) is reported."""
+    (docs/papers.md, DS-7: Laplace mixtures, or randomized response) is reported."""
     out = []
     schema = instance.schema
     targets = requirement_targets(schema, req)

@@ -25,7 +25,7 @@ a choice of pool clusters:
 
 **Integrate** (:func:`integrate`): given a release by suppression whose classes break
 some upper bounds, star whole (class, attribute) pairs so that every bound holds, with
-the fewest extra cells (baselines spec §7.3).
+the fewest extra cells (docs/papers.md, DV-4).
 
 The methods ``"diva"`` and ``"diva-exact"`` that use them are in
 :mod:`fairanon.methods.diva`.

@@ -1,5 +1,6 @@
-"""Comparing releases end to end on the comparison paper's golden fixture (spec §2.3):
-T1 with the releases T3a, T3b and T4, read through the verifier's property vectors."""
+"""Comparing releases end to end on the comparison paper's golden fixture (docs/papers.md,
+Dewri et al.): T1 with the releases T3a, T3b and T4, read through the verifier's property
+vectors."""
 
 import json
 import math

@@ -1,5 +1,5 @@
 """Fairness properties, group units and suppression policies in the comparison, on the
-toy data of comparison spec §2.3 (the goldens of tests/models/test_fairness.py)."""
+toy data of Dewri et al. (docs/papers.md) (the goldens of tests/models/test_fairness.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Quality indices and comparators against the comparison spec (Dewri et al., EDBT 2009).
+"""Quality indices and comparators against Dewri et al., EDBT 2009 (docs/papers.md, Dewri et al.).
 
-Golden numbers: spec §1.5, §1.6, §1.9 and §2.3 (the 10-tuple table T1 and its
-releases T3a, T3b, T4); properties: spec §3 (T-PV, T-D, T-C, T-S, T-H, T-R, T-M, T-W,
-T-L, T-G) and the derived facts F1–F10.
+Golden numbers: the paper's §3 and §5 on the 10-tuple table T1 and its releases T3a,
+T3b, T4, and the derived facts of docs/papers.md, DW-6 (properties of the indices,
+checked on random vectors).
 """
 
 import math
@@ -21,7 +21,7 @@ T3A = [3, 3, 3, 3, 4, 4, 4, 3, 3, 4]
 T3B = [3, 7, 7, 3, 7, 7, 7, 3, 7, 7]
 T4 = [4, 6, 4, 4, 6, 6, 6, 4, 6, 6]
 SIZE = {"T3a": T3A, "T3b": T3B, "T4": T4}
-# PV-util exact (spec §2.3; u_b typo-corrected, P-2).
+# PV-util exact (u_b typo-corrected: docs/papers.md, DW-2).
 UTIL = {
     "T3a": [
         F(61, 30),
@@ -111,7 +111,7 @@ def test_paper_literal_l_and_min_distinct_l():
     assert Q.p_min([3] * 10) == 3
 
 
-# Pairwise on PV-size, row = D1, column = D2: (P_cov, P_spr, P_binary, P_hv) — spec §2.3.
+# Pairwise on PV-size, row = D1, column = D2: (P_cov, P_spr, P_binary, P_hv), derived from Tables 2-3.
 PAIRWISE_SIZE = {
     ("T3a", "T3b"): (F(3, 10), 0, 0, 0),
     ("T3a", "T4"): (0, 0, 0, 0),
@@ -155,7 +155,7 @@ def test_paper_coverage_verdicts():
     assert (Q.p_cov(ua, ub), Q.p_cov(ub, ua)) == (1, F(3, 10))
 
 
-# Pairwise on PV-util (P_cov, P_spr) — spec §2.3.
+# Pairwise on PV-util (P_cov, P_spr), derived from Tables 2-3.
 PAIRWISE_UTIL = {
     ("T3a", "T3b"): (1, F(71, 15)),
     ("T3a", "T4"): (1, F(64, 5)),
@@ -295,7 +295,7 @@ def test_bad_inputs():
 
 
 def test_hv_warns_on_entries_at_the_reference_point():
-    with pytest.warns(RuntimeWarning, match="P-11"):
+    with pytest.warns(RuntimeWarning, match="DW-5"):
         assert Q.compare([0, 5], [1, 1], "hv") is Verdict.SECOND_BETTER
 
 
@@ -306,7 +306,7 @@ def test_orientation_transforms():
     assert Q.orient([1, 2], "higher").tolist() == [1, 2]
 
 
-# ------------------------------------------------------------------ properties (spec §3)
+# ------------------------------------------------------- properties (docs/papers.md, DW-6)
 def partitions(n_max=9):
     """Class-size vectors of random set partitions of range(N)."""
     return st.integers(2, n_max).flatmap(
@@ -464,7 +464,7 @@ def test_symmetric_indices_are_blind_to_permutations():
 
 
 def test_two_indices_realize_dominance_on_the_n3_feasible_set():
-    """T-M6 (Corollary 1 caveat, spec §1.7): fewer than N indices can suffice on a
+    """T-M6 (Corollary 1 caveat, docs/papers.md, DW-11): fewer than N indices can suffice on a
     restricted set."""
     feasible = [(1, 1, 1), (1, 2, 2), (2, 1, 2), (2, 2, 1), (3, 3, 3)]
 

@@ -1,4 +1,4 @@
-"""Pareto sets and Copeland tournaments, with the coverage cycles of comparison spec F8."""
+"""Pareto sets and Copeland tournaments, with the coverage cycles of docs/papers.md, DW-6."""
 
 import pytest
 
@@ -40,7 +40,8 @@ def test_coverage_cycle_is_reported(vectors):
 
 
 def test_n2_class_size_vectors_have_no_cov_cycle():
-    """No cycle exists for N ≤ 5 (spec F8); check every triple of partitions of 4 records."""
+    """No cycle exists for N ≤ 5 (docs/papers.md, DW-6); check every triple of partitions of 4
+    records."""
     import itertools
 
     def sizes(labels):

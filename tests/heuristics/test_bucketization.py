@@ -1,7 +1,7 @@
 """Optimal bucketization for t-closeness with the multiplicative distance (Domingo-Ferrer
-and Soria-Comas §6): the paper's 1.5-closeness example, the spec's 600-point example,
-the count limits, Prop. 2 against brute force, and the verifier's check of released
-buckets (including releases broken on purpose)."""
+and Soria-Comas §6): the paper's 1.5-closeness example, the 600-point example of
+docs/papers.md, DS-4, the count limits, Prop. 2 against brute force, and the verifier's
+check of released buckets (including releases broken on purpose)."""
 
 import itertools
 import math
@@ -137,7 +137,7 @@ def test_counts_stay_within_the_limits_and_use_every_record(supplies, t, l):
         assert C.multiplicative_distance_exact(counts[i], supplies) <= t
 
 
-# ------------------------------------------------------- Prop. 2 (PT12)
+# ------------------------------------------------------- Prop. 2 (brute force)
 @PROPERTY
 @given(
     p=st.lists(st.integers(0, 6), min_size=1, max_size=7),

@@ -93,7 +93,7 @@ def test_every_strategy_on_the_running_example(table1, example, strategy):
     release = diva(table1, example, next_node=strategy, seed=0)
     assert release.status == Status.FEASIBLE
     _passes(table1, release, example)
-    assert release.objective >= 22  # the optimum (baselines spec §6.4)
+    assert release.objective >= 22  # the optimum (docs/papers.md, DIVA and B-8)
 
 
 def test_node_orders(table1, example):

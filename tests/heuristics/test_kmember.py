@@ -1,4 +1,4 @@
-"""Greedy k-member clustering: the baselines spec's test vectors (§4.3), hierarchies,
+"""Greedy k-member clustering: the test vectors of docs/papers.md, B-4, hierarchies,
 the protected attribute, bad input, and property tests through the verifier."""
 
 from fractions import Fraction
@@ -18,7 +18,7 @@ PROPERTY = settings(deadline=None, max_examples=30)
 
 
 def li_instance():
-    """The 9-row (zip, age) table of baselines spec §2.6 (record ids 1..9)."""
+    """The 9-row (zip, age) table of docs/papers.md, B-2 (record ids 1..9)."""
     zips = [47677, 47602, 47678, 47905, 47909, 47906, 47605, 47673, 47607]
     ages = [29, 22, 27, 43, 52, 47, 30, 36, 32]
     df = pd.DataFrame({"zip": zips, "age": ages}, index=range(1, 10))
@@ -36,7 +36,7 @@ def _passes(instance, release, requirements):
     return report
 
 
-# ------------------------------------------------------------------ spec §4.3
+# ------------------------------------------------------------------ docs/papers.md, B-4
 @pytest.mark.parametrize(
     "k, clusters, total_il",
     [

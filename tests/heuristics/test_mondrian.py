@@ -1,4 +1,4 @@
-"""Mondrian: the baselines spec's test vectors, every requirement type through the
+"""Mondrian: the test vectors of docs/papers.md, B-2, every requirement type through the
 verifier, the protected attribute, infeasibility, and property tests on random tables
 (including releases broken on purpose, which the verifier must reject)."""
 
@@ -31,7 +31,7 @@ def _passes(instance, release, requirements):
     return report
 
 
-# ------------------------------------------------------- baselines spec §2.6
+# ------------------------------------------------------- docs/papers.md, B-2
 def _li_instance():
     zips = [47677, 47602, 47678, 47905, 47909, 47906, 47605, 47673, 47607]
     ages = [29, 22, 27, 43, 52, 47, 30, 36, 32]
@@ -102,8 +102,8 @@ def test_v1_relaxed_equals_strict_without_repeated_values():
 
 
 def test_relaxed_classes_hold_k_to_2k_minus_1_records():
-    """Baselines spec §2.1: relaxed regions hold k .. 2k - 1 records unless all their
-    points are identical."""
+    """LeFevre et al. (docs/papers.md, B-2): relaxed regions hold k .. 2k - 1 records unless
+    all their points are identical."""
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"a": rng.integers(0, 6, 300), "b": rng.integers(0, 4, 300)})
     schema = fa.Schema([fa.Attribute("a", kind="numeric"), fa.Attribute("b", kind="numeric")])

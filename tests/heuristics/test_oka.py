@@ -1,4 +1,4 @@
-"""OKA: the baselines spec's test vectors (§5.2), seeds, the protected attribute, bad
+"""OKA: the test vectors of docs/papers.md, B-5, seeds, the protected attribute, bad
 input, and property tests through the verifier."""
 
 from fractions import Fraction

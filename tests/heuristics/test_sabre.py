@@ -1,4 +1,4 @@
-"""Sabre: the baselines spec's test vector (§3.5), the soundness of the bucket bound, the
+"""Sabre: the test vector of docs/papers.md, B-3, the soundness of the bucket bound, the
 neighbour pool against brute force, and property tests on random tables (every
 release passes the verifier)."""
 
@@ -42,7 +42,7 @@ def _classes(instance, release):
     return [sorted(ids[release.groups == g].tolist()) for g in range(release.n_groups)]
 
 
-# ------------------------------------------------------- baselines spec §3.5
+# ------------------------------------------------------- docs/papers.md, B-3
 def _salary_instance():
     zips = [47677, 47602, 47678, 47905, 47909, 47906, 47605, 47673, 47607]
     ages = [29, 22, 27, 43, 52, 47, 30, 36, 32]
@@ -368,7 +368,7 @@ def test_adult_benchmark_setting_loss_below_arx():
 
 
 def test_equidistant_candidates_go_by_record_id():
-    """Two equidistant candidates: the smaller record id wins (baselines spec §3.4)."""
+    """Two equidistant candidates: the smaller record id wins (docs/papers.md, B-3)."""
     coords = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     pool = NeighbourPool(coords, np.array([0, 1, 1, 1]), 2)
     assert pool.take(1, 0, 1) == [1]

@@ -1,7 +1,7 @@
 """Stochastic t-closeness through differential privacy (Domingo-Ferrer and Soria-Comas
-§3-4): the corrected Prop. 1 and the spec's counterexample to the printed formula, the
-exact Laplace-mixture distance against brute force, the method through the verifier,
-and stochastic t-closeness observed on repeated noise draws."""
+§3-4): the corrected Prop. 1 and the counterexample to the printed formula (docs/papers.md,
+DS-1), the exact Laplace-mixture distance against brute force, the method through the
+verifier, and stochastic t-closeness observed on repeated noise draws."""
 
 import itertools
 import math

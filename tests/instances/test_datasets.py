@@ -501,7 +501,7 @@ def test_dewri_t1():
     ],
 )
 def test_dewri_releases(name, sizes):
-    """Class sizes per tuple (PV-size of spec comparison §2.3) and label coverage."""
+    """Class sizes per tuple (PV-size of Dewri et al.) and label coverage."""
     inst = load("dewri_t1")
     table = ds.dewri_releases()[name]
     assert list(table.index) == list(range(1, 11))

@@ -1,5 +1,5 @@
 """Diversity constraints on an instance: target records, visibility, conflict rates, the
-DIVA authors' list format and the three generator families (baselines spec §7.4-§7.5)."""
+DIVA authors' list format and the three generator families (docs/papers.md, DV-7 and DV-9)."""
 
 from fractions import Fraction
 

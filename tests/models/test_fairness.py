@@ -1,4 +1,4 @@
-"""Fairness property vectors and the suppression policies on the comparison spec's toy
+"""Fairness property vectors and the suppression policies on Dewri et al.'s toy
 data (§2.2–2.3: T1 with the releases T3a, T3b, T4), with exact expected values.
 
 The toy table has no protected or decision attribute, so the alpha-protection goldens

@@ -1,8 +1,8 @@
 """Known-answer and cross-check tests of fairanon.models.metrics.
 
-Golden numbers: comparison spec §2.2–2.3 (Dewri et al.'s T1 with releases T3a, T3b,
-T4), baselines spec §2.6 (Mondrian's V1/V2 on the 9-row zip/age table) and tcloseness
-spec §2.2 (Ruggieri's Example 19, 17 generalized cells).
+Golden numbers: Dewri et al.'s T1 with releases T3a, T3b, T4 (docs/papers.md, Dewri et
+al.), Mondrian's V1/V2 on the 9-row zip/age table (docs/papers.md, B-2) and Ruggieri's
+Example 19 (17 generalized cells).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ RELEASES = {
     "T4": (3, (20, 40, 60), "*"),
 }
 
-# Comparison spec §2.3, in record-id order 1..10.
+# Dewri et al.'s vectors (docs/papers.md), in record-id order 1..10.
 GOLDEN = {
     "T3a": {
         "classes": [{1, 4, 8}, {2, 3, 9}, {5, 6, 7, 10}],

@@ -1,6 +1,6 @@
 """The exact diverse clustering (CP-SAT), the existence model over signatures and
-Integrate: the running example's checked optima (22 stars with Σ, 20 without; baselines
-spec §6.4), explained infeasibility (k named when it takes part), and agreement with a
+Integrate: the running example's checked optima (22 stars with Σ, 20 without; docs/papers.md,
+B-8), explained infeasibility (k named when it takes part), and agreement with a
 brute-force search over every release of tiny tables, for the exact mode and for DIVA."""
 
 import itertools

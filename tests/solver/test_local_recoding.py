@@ -32,7 +32,7 @@ def _passes(instance, release, requirements):
     return report
 
 
-# ------------------------------------------------------------------ DIVA (spec §7.6)
+# ------------------------------------------------------------------ DIVA (docs/papers.md, DIVA)
 @pytest.mark.parametrize("with_sigma, optimum", [(False, 20), (True, 22)])
 def test_diva_running_example_proven_optimum(with_sigma, optimum):
     inst = fa.load("diva_table1")

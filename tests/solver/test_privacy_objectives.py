@@ -1,4 +1,4 @@
-"""Privacy as an objective (comparison spec §4.7): privacy_log, privacy_stretch and
+"""Privacy as an objective (docs/papers.md, DW-10): privacy_log, privacy_stretch and
 lexicographic pairs, in the exact model and the neighbourhood search, against brute
 force over every partition and label choice of tiny tables."""
 

@@ -10,7 +10,7 @@ computes them). Releases of the same data are compared through their vectors:
 - **unary indices** (§3, §5.1; :mod:`~fairanon.bench.quality.unary`): :func:`p_min`,
   :func:`p_mean` (P_s-avg), :func:`p_rank`, and the bias descriptors of
   :func:`descriptors` (variance, Gini, floor share: no better/worse direction,
-  comparison spec §1.9);
+  docs/papers.md, DW-10);
 - **binary indices** (§5.2–5.4; :mod:`~fairanon.bench.quality.binary`):
   :func:`p_binary`, :func:`p_cov`, :func:`p_spr`, :func:`p_hv` (and :func:`log_p_hv`,
   its log-space form);
@@ -26,13 +26,13 @@ the direction, transform and ideal vector D_max of each column of
 :func:`~fairanon.models.metrics.property_vectors`
 (:mod:`~fairanon.bench.quality.properties`).
 
-Exactness (comparison spec P-21): integer vectors and object vectors of
+Exactness (docs/papers.md, DW-4): integer vectors and object vectors of
 :class:`fractions.Fraction` are compared exactly; float vectors with an absolute
 tolerance (default :data:`TOLERANCE`) applied the same way in ≥, > and ties
 (:mod:`~fairanon.bench.quality.vectors`). Counts come back as ints and ratios of counts
 as Fractions.
 
-Two facts worth knowing when reading results (spec F5, F7): ▶spr decides exactly as
+Two facts worth knowing when reading results (docs/papers.md, DW-6): ▶spr decides exactly as
 the mean does, and ▶hv as the product (the geometric mean); only dominance and ▶cov
 depend on *which* record gets which value (F9), and ▶cov is not transitive (F8).
 

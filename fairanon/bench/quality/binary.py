@@ -3,7 +3,7 @@
 :func:`p_binary` counts the records where D1 is better, :func:`p_cov` the share where
 it is not worse, :func:`p_spr` sums its gains, and :func:`p_hv` is the hypervolume D1
 dominates and D2 does not (:func:`log_p_hv` in log space, safe for large N). ▶spr
-decides exactly as the mean does, and ▶hv as the product (spec F5, F7).
+decides exactly as the mean does, and ▶hv as the product (docs/papers.md, DW-6).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ BINARY_INDICES = ("cov", "spr", "hv", "binary")
 
 
 def p_binary(d1, d2) -> int:
-    """P_binary(D1, D2) = #{i : d1_i > d2_i}, a count of records (paper §3, P-6).
+    """P_binary(D1, D2) = #{i : d1_i > d2_i}, a count of records (paper §3, docs/papers.md, DW-4).
 
     >>> p_binary([3, 7, 7, 3, 7, 7, 7, 3, 7, 7], [3, 3, 3, 3, 4, 4, 4, 3, 3, 4])
     7
@@ -45,7 +45,7 @@ def p_cov(d1, d2) -> Fraction:
 def p_spr(d1, d2):
     """Spread P_spr(D1, D2) = Σ_i max(d1_i − d2_i, 0) (paper §5.3).
 
-    Exact (int or Fraction) for exact vectors. Its verdict equals the mean's (spec F5).
+    Exact (int or Fraction) for exact vectors. Its verdict equals the mean's (docs/papers.md, DW-6).
 
     >>> p_spr([2, 2, 3, 4, 5], [3, 2, 4, 2, 3]), p_spr([3, 2, 4, 2, 3], [2, 2, 3, 4, 5])
     (4, 2)
@@ -69,7 +69,7 @@ def _warn_nonpositive(arrays, reference, caller: str) -> None:
     if any(_extreme(a, min) <= reference for a in arrays):
         warnings.warn(
             f"{caller}: some entries are ≤ the reference point {reference!r}, so their "
-            "products are 0 and P_hv cannot separate the vectors (comparison spec P-11); "
+            "products are 0 and P_hv cannot separate the vectors (docs/papers.md, DW-5); "
             "orient lower-is-better properties with 'flip', not 'negate'.",
             RuntimeWarning,
             stacklevel=3,
@@ -117,8 +117,8 @@ def p_hv(d1, d2, *, reference=0):
     The volume D1 dominates and D2 does not, with reference point z (default the
     origin). Exact (big int or Fraction) for exact vectors; for float vectors
     ``exp(log_p_hv)``, which may be inf (compare with :func:`log_p_hv` or
-    :func:`~fairanon.bench.quality.compare` then). Entries ≤ z give a warning (spec
-    P-11).
+    :func:`~fairanon.bench.quality.compare` then). Entries ≤ z give a warning
+    (docs/papers.md, DW-5).
 
     >>> p_hv([3, 3, 3, 5, 5, 5, 5, 5], [4] * 8), p_hv([4] * 8, [3, 3, 3, 5, 5, 5, 5, 5])
     (56727, 37888)

@@ -2,7 +2,7 @@
 
 :func:`compare` gives FIRST_BETTER, SECOND_BETTER or TIE under one unary or binary
 index, with an optional tolerance. ▶cov is a majority vote over records and is not
-transitive (spec F1, F8).
+transitive (docs/papers.md, DW-6).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _by_value(v1, v2, eps, exact: bool, higher: bool = True) -> Verdict:
 
 
 def _hv_verdict(a: np.ndarray, b: np.ndarray, reference, eps) -> Verdict:
-    # ▶hv decides as the product does (spec F7): the common term cancels.
+    # ▶hv decides as the product does (docs/papers.md, DW-6): the common term cancels.
     _warn_nonpositive((a, b), reference, "compare(index='hv')")
     if _exact(a, b) and len(a) <= _EXACT_PRODUCT_MAX:
         pa, pb = _exact_product(a, reference), _exact_product(b, reference)
@@ -152,6 +152,7 @@ def compare(d1, d2, index: str, *, d_max=None, p: float = 2, eps=0, reference=0)
 def _check_eps(eps, caller: str):
     if isinstance(eps, bool) or not isinstance(eps, (numbers.Real, Fraction)) or eps < 0:
         raise InvalidParameterError(
-            f"The 'eps' parameter of {caller} must be a number ≥ 0 (spec P-8). Got {eps!r} instead."
+            f"The 'eps' parameter of {caller} must be a number ≥ 0 (docs/papers.md, DW-4). "
+            f"Got {eps!r} instead."
         )
     return eps

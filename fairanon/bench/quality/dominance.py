@@ -1,8 +1,8 @@
 """Dominance between property vectors (Dewri et al., EDBT 2009, Table 4).
 
 Record by record, D1 dominates D2 when it is never worse and once better; properties
-paired by name give the set-level relation of :func:`set_dominance` (spec P-9). Only
-dominance and ▶cov depend on *which* record gets which value (spec F9).
+paired by name give the set-level relation of :func:`set_dominance` (docs/papers.md, DW-4). Only
+dominance and ▶cov depend on *which* record gets which value (docs/papers.md, DW-6).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def dominance(d1, d2) -> Dominance:
 
 
 def set_dominance(u1: Mapping[str, Any], u2: Mapping[str, Any]) -> Dominance:
-    """Set-level dominance of two property sets paired by name (spec P-9).
+    """Set-level dominance of two property sets paired by name (docs/papers.md, DW-4).
 
     Υ1 ⪰ Υ2 iff D1p ⪰ D2p for every property p; BETTER (≻) iff also strictly better
     on at least one; INCOMPARABLE iff neither weakly dominates the other.

@@ -2,7 +2,7 @@
 
 :func:`wtd` weighs binary index values, :func:`lex` lets the first property with a
 significant difference decide, :func:`goal` and :func:`goal_unary` measure the distance
-from goal values; :func:`index_pair` scales a binary index as they need (spec P-12).
+from goal values; :func:`index_pair` scales a binary index as they need (docs/papers.md, DW-5).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ __all__ = [
     "wtd",
 ]
 
-#: How :func:`wtd`, :func:`lex` and :func:`goal` scale binary index values (spec P-12).
+#: How :func:`wtd`, :func:`lex` and :func:`goal` scale binary index values (docs/papers.md, DW-5).
 NORMALIZATIONS = ("default", "raw", "share", "range")
 
 
@@ -69,7 +69,7 @@ def unary_value(d, index: str, *, d_max=None, p: float = 2):
 def index_pair(d1, d2, index: str, normalization: str = "default", *, reference=0) -> tuple:
     """(η(P(D1, D2)), η(P(D2, D1))) for a binary index, scaled as `normalization` says.
 
-    Normalizations (spec P-12):
+    Normalizations (docs/papers.md, DW-5):
 
     - "raw": the values as defined (P_hv as a float, possibly inf);
     - "share": P(A,B) / (P(A,B) + P(B,A)), ½ when both are 0 (P_hv evaluated in log
@@ -215,7 +215,7 @@ def lex(
 
     δ_p = η(P_p(D1p, D2p)) − η(P_p(D2p, D1p)) for a binary index, U_p(D1p) − U_p(D2p)
     for a unary one (−P_rank for "rank"). P_LEX(Υ1, Υ2) = min{p : δ_p > ε_p} (1-based;
-    ``math.inf`` for none, spec P-8); the smaller position wins, both inf is a TIE.
+    ``math.inf`` for none, docs/papers.md, DW-4); the smaller position wins, both inf is a TIE.
 
     Parameters
     ----------
@@ -279,7 +279,7 @@ def goal(
     §5.7).
 
     E12 = Σ_p (η(P_p(D1p, D2p)) − g_p)², E21 likewise. With ``one_sided=True`` only a
-    shortfall below the goal counts (spec P-20, a project extension).
+    shortfall below the goal counts (docs/papers.md, DW-5; not in the paper).
 
     >>> a = {"size": [3, 3, 3, 3, 4, 4, 4, 3, 3, 4], "util": [6, 5, 5, 6, 4, 4, 4, 6, 5, 4]}
     >>> b = {"size": [3, 7, 7, 3, 7, 7, 7, 3, 7, 7], "util": [6, 2, 2, 6, 2, 2, 2, 6, 2, 2]}

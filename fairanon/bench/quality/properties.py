@@ -1,8 +1,8 @@
-"""The per-tuple properties compared (comparison spec §1.2) and their orientation.
+"""The per-tuple properties compared (docs/papers.md, DW-3) and their orientation.
 
 :data:`PROPERTIES` records the direction, transform and ideal vector D_max of each
 column of :func:`~fairanon.models.metrics.property_vectors` and of the fairness
-vectors of :func:`~fairanon.models.metrics.fairness_vectors` (comparison spec §4.6:
+vectors of :func:`~fairanon.models.metrics.fairness_vectors` (docs/papers.md, DW-10:
 ``alpha_<measure>`` per record, ``div_share`` per record or per group); :func:`orient` turns a
 lower-is-better property around, since every quality index assumes *higher is better*
 (``negate``, ``flip`` against an upper bound, or ``reciprocal``; only ``flip`` keeps the
@@ -44,14 +44,14 @@ class PropertyContext:
 
 @dataclass(frozen=True)
 class PropertySpec:
-    """Direction, orientation and ideal of one property vector (comparison spec §1.2).
+    """Direction, orientation and ideal of one property vector (docs/papers.md, DW-3).
 
     Attributes
     ----------
     name : str
         The column of :func:`~fairanon.models.metrics.property_vectors`.
     label : str
-        The spec's id and a readable name.
+        The paper's id (PV-...) and a readable name.
     direction : {"higher", "lower"}
     transform : {"none", "negate", "flip", "reciprocal"}
         How :func:`orient` makes it higher-is-better.
@@ -65,7 +65,7 @@ class PropertySpec:
     family : {"privacy", "utility", "fairness"}
     group : bool
         Also measured per group (diversity constraints): with ``unit="group"`` the
-        comparison runs over groups instead of records (comparison spec §4.6).
+        comparison runs over groups instead of records (docs/papers.md, DW-10).
     """
 
     name: str
@@ -145,7 +145,7 @@ PROPERTIES["div_share"] = PropertySpec(
 
 
 def orient(values, direction: str = "higher", transform: str = "flip", upper=None) -> np.ndarray:
-    """Make a property vector higher-is-better (comparison spec §1.5.0).
+    """Make a property vector higher-is-better (docs/papers.md, DW-3).
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 :func:`p_min`, :func:`p_mean` (P_s-avg) and :func:`p_rank` (the distance to the ideal
 vector) induce the ▶min, ▶s-avg and ▶rank comparators; :func:`p_max` and :func:`p_sum`
 complete them, and :func:`descriptors` gives bias descriptors with no better/worse
-direction (variance, Gini, floor share; comparison spec §1.9).
+direction (variance, Gini, floor share; docs/papers.md, DW-10).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ UNARY_INDICES = ("min", "mean", "rank")
 
 
 def p_min(d):
-    """P_k-anon generalized: the smallest entry (▶min; paper §4, P-13).
+    """P_k-anon generalized: the smallest entry (▶min; paper §4, docs/papers.md, DW-4).
 
     >>> p_min([3, 3, 3, 3, 4, 4, 4, 3, 3, 4])
     3
@@ -50,8 +50,8 @@ def p_max(d):
 
 
 def p_sum(d):
-    """Σ d_i, exact for exact vectors; on class sizes it is Σ_i s_i = Σ_E |E|² (spec
-    §1.5.1), the discernibility metric when suppressed records read as size N
+    """Σ d_i, exact for exact vectors; on class sizes it is Σ_i s_i = Σ_E |E|² (Dewri
+    et al. §5.1), the discernibility metric when suppressed records read as size N
     (``suppression="as_population"``: n per suppressed record, docs/metrics.md).
 
     >>> p_sum([3, 3, 3, 3, 4, 4, 4, 3, 3, 4])
@@ -104,7 +104,7 @@ def _rank_power(d, d_max, p) -> tuple[Any, float]:
     if _extreme(gap, min) < -TOLERANCE:
         warnings.warn(
             "p_rank: d_max is not an upper bound of the vector, so equal ranks need not mean "
-            "equal or incomparable (comparison spec P-10).",
+            "equal or incomparable (docs/papers.md, DW-5).",
             RuntimeWarning,
             stacklevel=3,
         )
@@ -126,7 +126,7 @@ def p_rank(d, d_max, *, p: float = 2) -> float:
     d_max : number or array-like
         The point of interest, usually the best attainable value of every record
         (:data:`~fairanon.bench.quality.PROPERTIES` gives one per property). A warning
-        says when it is not an upper bound of `d` (spec P-10).
+        says when it is not an upper bound of `d` (docs/papers.md, DW-5).
     p : float, default=2
         The norm; the paper's arcs are Euclidean.
 
@@ -140,7 +140,7 @@ def p_rank(d, d_max, *, p: float = 2) -> float:
 
 
 def descriptors(d, quantiles: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)) -> dict:
-    """Bias descriptors of one vector: no better/worse direction (comparison spec §1.9).
+    """Bias descriptors of one vector: no better/worse direction (docs/papers.md, DW-10).
 
     Returns
     -------

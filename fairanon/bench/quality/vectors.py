@@ -1,9 +1,9 @@
 """Property vectors read as numbers, with the exact arithmetic every quality index shares.
 
 Integer vectors and object vectors of :class:`fractions.Fraction` stay exact; float
-vectors are compared with the absolute tolerance :data:`TOLERANCE` (comparison spec
-P-21) and summed in sorted order, so that a vector and any permutation of it get the
-same index values (spec F9).
+vectors are compared with the absolute tolerance :data:`TOLERANCE` (docs/papers.md,
+DW-4) and summed in sorted order, so that a vector and any permutation of it get the
+same index values (docs/papers.md, DW-6).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ...exceptions import InvalidParameterError
 
 __all__ = ["TOLERANCE"]
 
-#: Absolute tolerance for float vectors (comparison spec P-21); exact vectors use none.
+#: Absolute tolerance for float vectors (docs/papers.md, DW-4); exact vectors use none.
 TOLERANCE = 1e-12
 
 
@@ -83,7 +83,7 @@ def _total(arr: np.ndarray):
 
 def _float_sum(arr: np.ndarray) -> float:
     """A float sum that does not depend on the order of the entries (sorted first), so
-    that a vector and any permutation of it get the same index values (spec F9)."""
+    that a vector and any permutation of it get the same index values (docs/papers.md, DW-6)."""
     return float(np.sort(np.asarray(arr, dtype=np.float64)).sum())
 
 

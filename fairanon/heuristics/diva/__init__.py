@@ -22,7 +22,7 @@ CP-SAT, is :func:`fairanon.methods.diva.diva`; its parts here are
   :mod:`fairanon.solver.diva_signatures`).
 
 The paper leaves Clusterings, IsConsistent and Integrate unspecified; these modules
-follow the reconstruction of baselines spec §7.3 (see :func:`fairanon.methods.diva.diva`,
+follow docs/papers.md, DV-1 to DV-5 (see :func:`fairanon.methods.diva.diva`,
 Notes).
 """
 

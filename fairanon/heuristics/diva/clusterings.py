@@ -1,12 +1,12 @@
 """DIVA's Clusterings(sigma, R) (Milani, Huang, Chiang, EDBT 2021, §3.3): the candidate
 clusterings of a diversity constraint's target records, given the colors chosen so far.
 
-The paper leaves Clusterings unspecified; this follows the reconstruction of baselines
-spec §7.3 (see :func:`fairanon.methods.diva.diva`, Notes): small pools of target records
-are enumerated (every minimal clustering, fewest stars first), larger ones are sorted and
-cut into blocks of k..2k-1 records (:func:`_chunk`), grown by free records when the
-blocks run out (:func:`_grow`). :func:`sorted_blocks` cuts whole parts of a table the
-same way (the anonymizer of large rests).
+The paper leaves Clusterings unspecified; this follows docs/papers.md, DV-1 (see
+:func:`fairanon.methods.diva.diva`, Notes): small pools of target records are enumerated
+(every minimal clustering, fewest stars first), larger ones are sorted and cut into blocks
+of k..2k-1 records (:func:`_chunk`), grown by free records when the blocks run out
+(:func:`_grow`). :func:`sorted_blocks` cuts whole parts of a table the same way (the
+anonymizer of large rests).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Sabre: Sensitive Attribute Bucketization and REdistribution for t-closeness (Cao,
-Karras, Kalnis, Tan, VLDB J. 2011), as reconstructed in the baselines spec §3.
+Karras, Kalnis, Tan, VLDB J. 2011), as reconstructed in docs/papers.md, B-3.
 
 Three steps. **Bucketization** (:mod:`.buckets`) partitions the values of the sensitive
 attribute into buckets of similar values, greedily and top-down, until the EMD upper

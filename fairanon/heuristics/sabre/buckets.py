@@ -1,5 +1,5 @@
 """Sabre's bucketization of the sensitive values (Cao, Karras, Kalnis, Tan, VLDB J. 2011;
-baselines spec §3.2).
+docs/papers.md, B-3).
 
 The values of the sensitive attribute are partitioned into buckets of similar values,
 greedily and top-down, until the EMD upper bound U of an equivalence class drawing from
@@ -84,7 +84,7 @@ def bucketize(
     positions: Sequence[int] | None = None,
     span: int | None = None,
 ) -> Bucketing:
-    """Greedy top-down bucketization of the sensitive values (baselines spec §3.2).
+    """Greedy top-down bucketization of the sensitive values (docs/papers.md, B-3).
 
     Starting from one bucket holding every value, split one bucket at a time, always
     the split giving the smallest U = Σ_B WC(B), until U <= t (exactly). WC(B) is the
@@ -122,7 +122,7 @@ def bucketize(
 
     Examples
     --------
-    The salary column of baselines spec §3.5 (nine values, one record each):
+    The salary column of docs/papers.md, B-3 (nine values, one record each):
 
     >>> b = bucketize(np.ones(9, dtype=int), "ordered", Fraction(3, 10))
     >>> [list(map(int, x)) for x in b.buckets], b.upper_bound()

@@ -1,5 +1,5 @@
 """Sabre's materialization: planned classes filled with records (Cao, Karras, Kalnis, Tan,
-VLDB J. 2011; baselines spec §3.4).
+VLDB J. 2011; docs/papers.md, B-3).
 
 Each planned class takes a seed record from one of its buckets, then the seed's nearest
 live neighbours in quasi-identifier space from every bucket it draws on
@@ -23,11 +23,11 @@ __all__ = ["SEED_BUCKET_RULES", "SEED_TUPLE_RULES", "class_ids", "id_order", "ma
 
 #: How the bucket of a class's first record is chosen: the lowest ratio of remaining
 #: records to records the class still needs from it (Ruggieri §5.2 and footnote 4),
-#: the lowest inverse ratio (the reading that matches Ruggieri's Example 22, tcloseness
-#: spec P5), or at random (Sabre). Ties go to the lowest bucket.
+#: the lowest inverse ratio (the reading that matches Ruggieri's Example 22), or at
+#: random (Sabre). Ties go to the lowest bucket.
 SEED_BUCKET_RULES = ("size/need", "need/size", "random")
 #: How the first record is chosen inside its bucket: at random (Sabre) or the smallest
-#: record id (the spec's deterministic setting).
+#: record id (the deterministic setting of the test vectors).
 SEED_TUPLE_RULES = ("random", "min_id")
 
 
@@ -41,7 +41,7 @@ def materialize(
     seed_tuple: str = "random",
     wave: int = 128,
 ) -> list[list[int]]:
-    """Fill every planned class from the pool (baselines spec §3.4).
+    """Fill every planned class from the pool (docs/papers.md, B-3).
 
     Parameters
     ----------

@@ -1,5 +1,5 @@
 """The Sabre method: t-closeness by bucketization and redistribution (Cao, Karras, Kalnis,
-Tan, VLDB J. 2011; baselines spec §3).
+Tan, VLDB J. 2011; docs/papers.md, B-3).
 
 :func:`sabre` checks the requirements, bucketizes the sensitive values
 (:mod:`~fairanon.heuristics.sabre.buckets`), plans the classes of every protected value
@@ -28,7 +28,7 @@ from .plan import _deadline, _PlanBound, plan_classes
 __all__ = ["BUCKET_RULES", "sabre"]
 
 #: Which stage of the greedy bucketization to use: the first with U <= t ("fewest"
-#: buckets, baselines spec §3.2) or the one whose redistribution plans the most classes
+#: buckets, docs/papers.md, B-3) or the one whose redistribution plans the most classes
 #: ("most_classes", ours; among the stages with up to max(4 b0, b0 + 32) buckets).
 BUCKET_RULES = ("fewest", "most_classes")
 
@@ -91,7 +91,7 @@ def sabre(
     seed=None,
     time_limit=None,
 ) -> Release:
-    """Sabre t-closeness by bucketization and redistribution [1]_ (baselines spec §3).
+    """Sabre t-closeness by bucketization and redistribution [1]_ (docs/papers.md, B-3).
 
     Parameters
     ----------
@@ -106,14 +106,14 @@ def sabre(
         a Hilbert curve (our reading of SABRE-AK: faster, coarser).
     buckets : {"most_classes", "fewest"}, default="most_classes"
         :data:`BUCKET_RULES`: the greedy bucketing with the fewest buckets whose bound is
-        <= t (baselines spec §3.2), or the later stage of the same greedy whose
+        <= t (docs/papers.md, B-3), or the later stage of the same greedy whose
         redistribution plans the most (so the smallest) classes.
     seed_bucket : {"size/need", "need/size", "random"}, default="size/need"
         Bucket of each class's first record (:data:`SEED_BUCKET_RULES`): the lowest
         remaining/needed ratio (Ruggieri's improvement, footnote 4) or random (Sabre).
     seed_tuple : {"random", "min_id"}, default="random"
         First record inside that bucket: random (Sabre) or the smallest record id (the
-        spec's deterministic test setting).
+        deterministic setting of the test vectors).
     seed : None, int or numpy.random.Generator
         For the random rules; the same seed gives the same release.
     time_limit : float, optional
@@ -157,8 +157,8 @@ def sabre(
     quasi-identifiers, occupation, k = 5, t = 0.2): 14 buckets, 2,048 classes, LM
     0.46, about 0.6 s of CPU (``benchmarks/sabre.py``).
 
-    Departures from [1]_, whose full text was not available: everything in the baselines
-    spec §3 is a reconstruction (bound, split rule, class sizes); the "most_classes"
+    Departures from [1]_, whose full text was not available: everything in docs/papers.md,
+    B-3 is a reconstruction (bound, split rule, class sizes); the "most_classes"
     bucketing rule is ours.
 
     References

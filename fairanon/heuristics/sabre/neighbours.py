@@ -1,5 +1,5 @@
 """Nearest-neighbour retrieval in quasi-identifier space for Sabre's materialization
-(Cao, Karras, Kalnis, Tan, VLDB J. 2011; baselines spec §3.4).
+(Cao, Karras, Kalnis, Tan, VLDB J. 2011; docs/papers.md, B-3).
 
 :class:`QISpace` gives every record normalized coordinates over the generalizable
 quasi-identifiers; :class:`NeighbourPool` splits the records into buckets and hands out,
@@ -24,7 +24,7 @@ from ...models.released import combine_codes
 __all__ = ["RETRIEVALS", "TIE_WINDOW", "NeighbourPool", "QISpace", "hilbert_order"]
 
 #: Nearest-neighbour retrieval: exact k-nearest neighbours (kd-trees) or an approximate
-#: walk along a Hilbert curve (Sabre's two instantiations, baselines spec §3.4).
+#: walk along a Hilbert curve (Sabre's two instantiations, docs/papers.md, B-3).
 RETRIEVALS = ("knn", "approx")
 
 
@@ -36,7 +36,7 @@ class QISpace:
     ----------
     instance : Instance
     scale : {"values", "ranks"}, default="values"
-        Numeric attributes as (v - min)/(max - min) ("values", baselines spec §3.4) or
+        Numeric attributes as (v - min)/(max - min) ("values", docs/papers.md, B-3) or
         as normalized ranks (r - 1)/(|dom| - 1) over the distinct values present
         ("ranks", Ruggieri footnote 5). Ordered and categorical attributes are always
         normalized ranks over their present values, in the attribute's order (the

@@ -1,5 +1,5 @@
 """Sabre's redistribution: the plan of the equivalence classes as vectors of per-bucket
-counts (Cao, Karras, Kalnis, Tan, VLDB J. 2011; baselines spec §3.2-3.3).
+counts (Cao, Karras, Kalnis, Tan, VLDB J. 2011; docs/papers.md, B-3).
 
 The counts of the whole table are halved recursively (:func:`halve`) while both halves
 pass a test, for Sabre that they hold at least k records and that the sound EMD bound of
@@ -23,8 +23,8 @@ __all__ = ["halve", "plan_classes"]
 
 
 class _PlanBound:
-    """Sound EMD upper bound of any class with given per-bucket counts (baselines spec
-    §3.2): Bound(x) = D(P', Q) + Σ_B (u_B / w_B) WC(B), where P' spreads each bucket's
+    """Sound EMD upper bound of any class with given per-bucket counts (docs/papers.md,
+    B-3): Bound(x) = D(P', Q) + Σ_B (u_B / w_B) WC(B), where P' spreads each bucket's
     share u_B = x_B / |x| over the bucket like Q does."""
 
     def __init__(self, bucketing: Bucketing, ground: M.EMDGround):
@@ -86,7 +86,7 @@ class _PlanBound:
 
 def halve(plans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Split per-bucket counts in two; odd counts give their extra unit alternately to
-    the left and the right half, in bucket order (baselines spec §3.3). Rows of a 2-D
+    the left and the right half, in bucket order (docs/papers.md, B-3). Rows of a 2-D
     array are split independently.
 
     >>> [x.tolist() for x in halve(np.array([4, 5]))], [x.tolist() for x in halve(np.array([3, 1, 1]))]

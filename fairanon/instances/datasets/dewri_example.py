@@ -78,7 +78,8 @@ def load_dewri_t1(*, name: str = "dewri_t1") -> Instance:
 
 
 def dewri_releases() -> dict[str, pd.DataFrame]:
-    """The releases T3a, T3b (3-anonymous) and T4 (4-anonymous) of T1 (spec comparison §2.2).
+    """The releases T3a, T3b (3-anonymous) and T4 (4-anonymous) of T1 (docs/papers.md,
+    Dewri et al.; DW-9).
 
     ===== ======= ================================== ==============
     name  Zip     Age                                Marital status

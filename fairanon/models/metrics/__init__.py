@@ -11,8 +11,8 @@ classes from the released labels (never the method's own ``release.groups``):
 - :mod:`~fairanon.models.metrics.queries`: the median relative error of random count
   queries (:func:`count_queries`, :func:`median_relative_error`);
 - :mod:`~fairanon.models.metrics.properties`: the per-tuple property vectors of Dewri
-  et al. (:func:`property_vectors`) under the suppression policies of comparison spec
-  P-14 (:func:`suppression_summary`);
+  et al. (:func:`property_vectors`) under the suppression policies of docs/papers.md,
+  DW-8 (:func:`suppression_summary`);
 - :mod:`~fairanon.models.metrics.fairness`: fairness as property vectors, the worst
   alpha-protection measure per record (:func:`alpha_vector`) and the share of each
   diversity constraint's targets kept visible (:func:`diversity_vector`), per record

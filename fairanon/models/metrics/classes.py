@@ -6,7 +6,7 @@ The original :class:`~fairanon.instances.instance.Instance` and its
 :func:`~fairanon.instances.generalization.label_covers`, the same reading the verifier
 uses. Equivalence classes are the rows with identical released values on every
 quasi-identifier (:attr:`Schema.qi`, the protected attribute included), never the
-method's own ``release.groups`` (baselines spec §0.3.5).
+method's own ``release.groups`` (docs/papers.md, C-4).
 
 Domain statistics are taken from the original data (the *active domain*): M_j is the
 number of distinct values of attribute j present in the original table, and a
@@ -385,6 +385,6 @@ def equivalence_classes(instance: Instance, release: Release) -> np.ndarray:
 
     Notes
     -----
-    O(n) hashing over n rows; ``release.groups`` is never read (baselines spec §0.3.5).
+    O(n) hashing over n rows; ``release.groups`` is never read (docs/papers.md, C-4).
     """
     return _prepare(instance, release, "equivalence_classes").class_ids.astype(np.int64)

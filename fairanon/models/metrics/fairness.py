@@ -1,6 +1,6 @@
-"""Fairness as per-tuple and per-group property vectors (comparison spec §4.6).
+"""Fairness as per-tuple and per-group property vectors (docs/papers.md, DW-10).
 
-Dewri et al. compare releases through one value per record; the comparison spec
+Dewri et al. compare releases through one value per record; docs/papers.md, DW-10,
 bridges the two fairness requirements of the library to that view:
 
 - **alpha-protection** (Ruggieri, TDP 2014, Defs. 2-5): a discrimination rule
@@ -55,7 +55,7 @@ __all__ = [
     "measure_name",
 ]
 
-#: What a group-level vector is indexed by (comparison spec §4.6).
+#: What a group-level vector is indexed by (docs/papers.md, DW-10).
 UNITS = ("tuple", "group")
 
 #: Subsets of the non-protected quasi-identifiers enumerated per release at most

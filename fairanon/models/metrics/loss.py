@@ -99,7 +99,7 @@ def discernibility(instance: Instance, release: Release, k: int | None = None) -
         indistinguishable from every record [1]_); each other row costs the size of its
         class: C_DM = Σ_{E not suppressed} |E|² + n · #suppressed rows. With `k`, the
         rows of a class smaller than k count as suppressed too (ARX's
-        ``MetricSDNMDiscernability``; baselines spec §1.4). Without suppressed rows,
+        ``MetricSDNMDiscernability``; docs/papers.md, B-6). Without suppressed rows,
         C_DM = Σ_E |E|², as Mondrian [2]_ reports it. Every method's "discernibility"
         objective is this value (docs/metrics.md).
 
@@ -116,7 +116,7 @@ def discernibility(instance: Instance, release: Release, k: int | None = None) -
 
     Examples
     --------
-    The 9-row table of baselines spec §2.6 with Mondrian's classes {1,2,3,4} (sizes 2, 2,
+    The 9-row table of docs/papers.md, B-2, with Mondrian's classes {1,2,3,4} (sizes 2, 2,
     2, 3) has C_DM = 4 + 4 + 4 + 9 = 21; see the module docstring for a full example.
     """
     k = _check_k(k, "discernibility")
@@ -195,7 +195,7 @@ def loss_metric(
     dict
         ``LM_sum`` = (1/n) Σ_i Σ_j loss_ij (Ruggieri's LM = Σ_Q supp(Q)·L(Q), which can
         exceed 1); ``LM_avg`` = LM_sum / #quasi-identifiers, the average cell loss in
-        [0, 1] (ARX's normalized "Loss"; tcloseness spec §3.3, P13); ``per_attribute``
+        [0, 1] (ARX's normalized "Loss"; docs/papers.md, B-6); ``per_attribute``
         maps each quasi-identifier to its average cell loss.
 
     Notes
@@ -240,7 +240,7 @@ def _loss_metric(p: _Prepared, numeric_loss: str = "width", exact: bool = False)
 def ncp(instance: Instance, release: Release, *, exact: bool = False) -> dict:
     """Normalized certainty penalty NCP [1]_ and global certainty penalty GCP [2]_.
 
-    Per cell (baselines spec §1.2): categorical, leaves(u)/|A| for the released node u,
+    Per cell (docs/papers.md, B-6): categorical, leaves(u)/|A| for the released node u,
     counted over the active domain, and 0 when u covers a single value; ordered,
     (max rank − min rank)/(m − 1) of the covered values; numeric, the clipped range
     width over the data range; ``*`` gives 1 and an attribute with one value 0.

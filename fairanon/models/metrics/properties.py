@@ -1,4 +1,4 @@
-"""Per-tuple property vectors (Dewri et al., EDBT 2009; comparison spec §1.2).
+"""Per-tuple property vectors (Dewri et al., EDBT 2009; docs/papers.md, DW-2 and DW-3).
 
 One value per record of its class size, re-identification risk, sensitive frequency,
 distinct sensitive values, attribute disclosure, Iyengar loss, the paper's utility and
@@ -6,7 +6,7 @@ the t-closeness distance of its class (R. Dewri, I. Ray, I. Ray, D. Whitley, On 
 comparison of microdata disclosure control algorithms, EDBT 2009).
 
 Suppressed records (every generalizable quasi-identifier released as ``*``) are read
-under one of the three policies of comparison spec P-14 (:data:`SUPPRESSION_POLICIES`):
+under one of the three policies of docs/papers.md, DW-8 (:data:`SUPPRESSION_POLICIES`):
 ``as_class`` (the literal grouping: they form a class of their own), ``as_population``
 (an all-``*`` row is consistent with everyone: its class is the whole table) or
 ``exclude`` (their values are left undefined and reported apart);
@@ -29,7 +29,7 @@ from .classes import NUMERIC_LOSSES, _prepare, _Prepared
 
 __all__ = ["SUPPRESSION_POLICIES", "property_vectors", "suppression_summary"]
 
-#: How suppressed records enter the property vectors (comparison spec P-14).
+#: How suppressed records enter the property vectors (docs/papers.md, DW-8).
 SUPPRESSION_POLICIES = ("as_class", "as_population", "exclude")
 
 
@@ -43,7 +43,7 @@ def property_vectors(
     suppression: str = "as_class",
     k: int | None = None,
 ) -> pd.DataFrame:
-    """Per-tuple property vectors of Dewri et al. [1]_ (comparison spec §1.2).
+    """Per-tuple property vectors of Dewri et al. [1]_ (docs/papers.md, DW-2 and DW-3).
 
     Parameters
     ----------
@@ -55,13 +55,13 @@ def property_vectors(
         one, those columns are left out.
     numeric_loss : {"width", "values"}, default="width"
         Numeric cells of ``loss``: Iyengar's clipped width, or the categorical form
-        counting the distinct data values covered (the spec's PV-loss).
+        counting the distinct data values covered (Iyengar's form, docs/papers.md, DW-2).
     exact : bool, default=False
         Fractions (object columns) instead of floats for risk, adisc, loss,
         util_paper and tclose.
     suppression : {"as_class", "as_population", "exclude"}, default="as_class"
         How suppressed records (every generalizable quasi-identifier ``*``) are read
-        (comparison spec P-14): the literal grouping (they form their own class), the
+        (docs/papers.md, DW-8): the literal grouping (they form their own class), the
         matching reading (an all-``*`` row is consistent with everyone: size N, risk
         1/N, and the sensitive columns of the whole table), or left undefined (NaN,
         None when `exact`) so that comparisons leave them out.
@@ -134,8 +134,8 @@ def suppression_summary(
     A record is suppressed when every generalizable quasi-identifier is released as
     ``*`` (read from the released table, never from ``release.suppressed``). Under the
     literal grouping they form one class per value of the attributes released
-    unchanged (the protected attribute), which may hold fewer than k rows (comparison
-    spec P-14).
+    unchanged (the protected attribute), which may hold fewer than k rows
+    (docs/papers.md, DW-8).
 
     Parameters
     ----------
@@ -161,7 +161,7 @@ def suppression_summary(
     >>> inst = Instance(pd.DataFrame({"age": [20, 30, 40]}), Schema([Attribute("age", kind="numeric")]))
     >>> rel = Release(pd.DataFrame({"age": ["[20-30]", "[20-30]", "*"]}), groups=[0, 0, 1])
     >>> suppression_summary(inst, rel, k=2)["warning"]
-    'The 1 suppressed record(s) form class(es) of sizes [1], smaller than k = 2, under the policy as_class (comparison spec P-14).'
+    'The 1 suppressed record(s) form class(es) of sizes [1], smaller than k = 2, under the policy as_class (docs/papers.md, DW-8).'
     """
     check_option(policy, "policy", "suppression_summary", SUPPRESSION_POLICIES)
     p = _prepare(instance, release, "suppression_summary")
@@ -177,7 +177,7 @@ def _suppression_summary(p: _Prepared, k: int | None, policy: str = "as_class") 
     if policy == "as_class" and k is not None and sizes and sizes[-1] < k:
         warning = (
             f"The {int(rows.sum())} suppressed record(s) form class(es) of sizes {sizes}, "
-            f"smaller than k = {k}, under the policy as_class (comparison spec P-14)."
+            f"smaller than k = {k}, under the policy as_class (docs/papers.md, DW-8)."
         )
     return {
         "policy": policy,

@@ -183,7 +183,7 @@ def count_queries(
     quasi-identifiers (PND or PD attributes) and, always, the decision attribute (else
     the first sensitive attribute, if any). Each range is given by two ranks drawn
     uniformly and independently over the attribute's active domain, sorted. A query
-    with count 0 on the original table is redrawn (tcloseness spec §3.3, P14).
+    with count 0 on the original table is redrawn (docs/papers.md, B-7).
 
     Parameters
     ----------

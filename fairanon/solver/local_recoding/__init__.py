@@ -1,6 +1,6 @@
 """Exact local recoding and local suppression with CP-SAT.
 
-The model of the baselines spec §6.4, reformulated so that it scales: a release is
+The slot model of docs/papers.md, B-8, reformulated so that it scales: a release is
 determined by the *released vector* of each record (its quasi-identifier labels), and
 the released equivalence classes are exactly the records sharing a vector. So instead
 of assigning records to anonymous group slots (one Boolean per record and slot, with
@@ -19,7 +19,7 @@ can only grow when a label is coarsened, an optimal release uses the tight summa
 (lowest common ancestor, min-max range) of each class, so the candidates are the join
 closure of the types' own vectors.
 
-Requirement families, each a set of named linear constraints (tcloseness spec §2.9):
+Requirement families, each a set of named linear constraints (docs/papers.md, B-8):
 
 ============================ ==================================================================
 k-anonymity                  ``y[v] >= k z[v]``

@@ -20,7 +20,7 @@ context: p1 or p2 is then p-) is a separate enforced alternative, and a ratio's 
 denominator follows ``measures.py`` (x/0 = inf, 0/0 = 1). Products of two counts are
 CP-SAT integer products, exact but weaker in the LP relaxation than linear terms; the
 linear cases are the tokenism ones and t-closeness of the decision (Ruggieri's VD per
-q-block, tcloseness spec §2.9), which implies bd_f(t)-protection (Thm 10). Only size is
+q-block, docs/papers.md, B-8), which implies bd_f(t)-protection (Thm 10). Only size is
 refused: more than ``max_contexts`` contexts raise IncompatibleRequirementError.
 """
 

@@ -1,7 +1,7 @@
 """The privacy objectives in the exact model, and lexicographic solves.
 
 Privacy objectives are functions of the class sizes (:mod:`fairanon.models.objectives`,
-comparison spec §4.7). Each candidate vector v gets its size ``size[v] = y[v]`` (the
+docs/papers.md, DW-10). Each candidate vector v gets its size ``size[v] = y[v]`` (the
 records released as v, outside ones included when a neighbourhood is re-solved):
 
 ``privacy_stretch`` (k')

@@ -2,7 +2,7 @@
 
 One builder per family, over the class sizes ``y[v]`` and, per target attribute, the
 counts ``cnt[v,s]`` of the records of each value s released as vector v; the linear
-forms are tabled in :mod:`fairanon.solver.local_recoding` (tcloseness spec §2.9).
+forms are tabled in :mod:`fairanon.solver.local_recoding` (docs/papers.md, B-8).
 Entropy l-diversity is a relaxation made exact by lazy cuts: :func:`_entropy_violations`
 finds the classes exact arithmetic rejects and :func:`_forbid_counts` cuts their count
 vectors off, until :func:`~fairanon.solver.local_recoding.solve_model` finds none.
