@@ -53,6 +53,16 @@ def test_categorical_distribution_by_hand():
     assert "zip" in text and "1 cell(s) do not cover their original value" in text
 
 
+def test_label_covering_no_value_of_the_data_is_unplaced():
+    inst = _zip_instance()
+    # 'e' is a leaf of the hierarchy that no record holds: its record lands in no row
+    rel = _release(inst, {"zip": ["a", "a", "b", "c", "e", "c", "b"]})
+    d = fa.utility(inst, rel, classifier=None)["zip"]
+    assert d.unplaced == 1 and d.released.tolist() == [2, 2, 2, 0]
+    assert d.cases[3].tolist() == [0, 0, 0, 1]
+    assert "1 record(s) under labels covering no value of the data" in str(fa.utility(inst, rel, classifier=None))
+
+
 def test_integer_numeric_distribution_by_hand():
     df = pd.DataFrame({"age": [20, 22, 25, 31, 40, 40], "sex": list("fmfmfm")})
     inst = fa.Instance(df, fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("sex")]))
@@ -222,6 +232,18 @@ def test_mondrian_release_classification_is_deterministic():
     assert one == two
     assert 0 <= one["classification"]["models"][1]["accuracy"] <= 1
     json.dumps(one)
+
+
+def test_a_scikit_learn_classifier_object_is_cloned():
+    pytest.importorskip("sklearn")
+    from sklearn.naive_bayes import BernoulliNB
+
+    inst, _ = _synthetic(n=200)
+    rel = _release(inst, {"z": ["*"] * inst.n_rows})
+    given = BernoulliNB()
+    c = fa.utility(inst, rel, classifier=given, features=["x", "z"]).classification
+    assert c.classifier == "BernoulliNB" and not hasattr(given, "classes_")  # never fitted itself
+    assert c.original.accuracy == 1 and c.release.accuracy == 1  # x is kept
 
 
 def test_without_scikit_learn_the_classifier_names_the_extra(monkeypatch):

@@ -31,6 +31,16 @@ p over all of them), beside the same measures of the held-out records' true deci
 and the accuracy of always predicting the training part's majority decision.
 
 scikit-learn is an optional dependency (``pip install 'fairanon[ml]'``).
+
+References
+----------
+- V. S. Iyengar. Transforming data to satisfy privacy constraints. KDD 2002 (classifiers
+  trained on generalized data as the measure of its usefulness).
+- F. Prasser, J. Eicher, H. Spengler, R. Bild, K. A. Kuhn. Flexible data anonymization
+  using ARX — current status and challenges ahead. Software: Practice and Experience
+  50(7), 2020 (ARX's classification-based utility evaluation).
+- S. Ruggieri. Using t-closeness anonymity to control for non-discrimination. Trans.
+  Data Privacy 7(2), 2014 (the discrimination measures and their 4-fold tables).
 """
 
 from __future__ import annotations

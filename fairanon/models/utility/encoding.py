@@ -31,6 +31,12 @@ where n_l is the number of training records released as l and c_l the number of 
 values l covers: the probability that a record of value v was released as l when the
 release is read with the uniform spread (Bayes' rule with P(v | l) = 1 / c_l and
 P(l) ∝ n_l). A value that no training label covers reads as all zeros.
+
+The uniform spread is the uniformity assumption under which generalized data answer
+count queries (K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Workload-aware anonymization,
+KDD 2006; the median relative error of :mod:`fairanon.models.metrics.queries`, which
+however spreads a numeric range over the distinct data values it covers, not over its
+span).
 """
 
 from __future__ import annotations
