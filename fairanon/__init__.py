@@ -14,6 +14,16 @@ handling instead of ending Python with a traceback.
 
 from __future__ import annotations
 
+import sys
+
+if sys.version_info < (3, 11):  # before anything that needs a newer Python
+    raise ImportError(
+        "fairanon needs Python 3.11 or newer; this is Python "
+        + ".".join(str(v) for v in sys.version_info[:3])
+        + " (" + str(sys.executable) + "). Make the virtual environment with a newer one, "
+        "e.g. python3.11 -m venv .venv."
+    )
+
 import importlib
 from typing import TYPE_CHECKING
 

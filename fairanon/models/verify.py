@@ -140,6 +140,8 @@ class Report:
         lines = [
             f"Verification of a {self.method!r} release of {self.instance!r} "
             f"({self.n_rows} rows, {self.n_classes} classes, status {self.status}): {verdict}",
+            f"  ({self.status}: {STATUS_MEANINGS.get(self.status, 'as the method reports it')}; "
+            f"{verdict}: {VERDICT_MEANINGS[verdict]})",
         ]
         width = max([len(c.name) for c in self.checks] + [5])
         for c in self.checks:
@@ -164,6 +166,20 @@ class Report:
                 f"gap {_display(b['gap'])} ({b['source']})"
             )
         return "\n".join(lines)
+
+
+#: The one-line legend under a report's first line: what the method's status says...
+STATUS_MEANINGS = {
+    "OPTIMAL": "the method proved that no release meeting the requirements loses less",
+    "FEASIBLE": "the method gave a release meeting the requirements, not proven to lose least",
+    "INFEASIBLE": "the method proved that no release can meet the requirements, or found none",
+    "UNKNOWN": "the method found no release meeting the requirements in its time",
+}
+#: ... and what the verdict says.
+VERDICT_MEANINGS = {
+    "PASSED": "every check below, redone by the verifier from the released table, holds",
+    "FAILED": "a check below, redone by the verifier from the released table, fails",
+}
 
 
 def _display(value) -> str:
