@@ -8,6 +8,7 @@ import pytest
 import fairanon as fa
 from fairanon.instances import datasets
 from fairanon.models.describe import describe
+from fairanon.models.measures import bound
 from fairanon.models.diversity import diva_sigma
 from fairanon.models.metrics import generalized_cells, property_vectors, suppressed_cells
 from fairanon.release import Release
@@ -57,10 +58,16 @@ def test_ruggieri_fig3_output_tau_values_and_17_generalized_cells():
     # q-blocks (purpose, emp, sex): the emp=yes branch's male block (2,3) has tau = 6/85 = 0.07
     assert report[str(t)].achieved == Fraction(6, 85)
     assert generalized_cells(inst, release) == 17
-    # the empty PND itemset and the two branches of the cut, as printed in Ex. 19
-    rd = fa.AlphaProtection("RD", 1)
-    witness_free = fa.verify(inst, release, [rd])
-    assert witness_free[str(rd)].passed
+    # RD of the contexts, by hand: the whole table (4,4,4,5) 1/2 - 4/9 = 1/18, the branch
+    # emp=no (2,2,2,2) 0 and emp=yes (2,2,2,3) 1/2 - 2/5 = 1/10; the release is therefore
+    # 1/10-protective w.r.t. RD and not 9/100-protective, within Thm 20's
+    # bd_RD(1/4) = min(1/2, 1/4 + 8/17, 1) = 1/2.
+    rd, tighter = fa.AlphaProtection("RD", Fraction(1, 10)), fa.AlphaProtection("RD", Fraction(9, 100))
+    report = fa.verify(inst, release, [rd, tighter])
+    assert report[str(rd)].passed and report[str(rd)].achieved == Fraction(1, 10)
+    assert report[str(rd)].witness["itemset"] == {"purpose": "housing-car", "emp": "yes"}
+    assert not report[str(tighter)].passed
+    assert bound("RD", Fraction(1, 4), Fraction(8, 17)) == Fraction(1, 2)
 
 
 def test_ruggieri_fig3_split_contexts():
