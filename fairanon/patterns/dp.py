@@ -10,6 +10,7 @@ reads D without spending budget; pass K yourself to keep the end-to-end claim).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -118,25 +119,24 @@ def _pick_without_replacement(rng, utilities, count: int, eps_each: float) -> li
 
 def _bases(items: Sequence[str], pairs: Sequence[tuple], max_basis: int) -> list:
     """Basis set covering every selected item and pair: the maximal cliques of the
-    graph (items, pairs), each cut into pieces of at most `max_basis` items, plus a
-    two-item basis for every pair a cut separated."""
+    graph (items, pairs); a clique larger than `max_basis` is cut into groups of at most
+    ``max_basis // 2`` items and covered by the unions of every two groups, so each of
+    its pairs lies in one basis (20 items, max_basis 12: 6 bases, not the 98 that
+    disjoint pieces plus a basis per separated pair would need)."""
     import networkx as nx
 
     graph = nx.Graph()
     graph.add_nodes_from(items)
     graph.add_edges_from(pairs)
     bases: list = []
+    half = max(1, max_basis // 2)
     for clique in nx.find_cliques(graph):
         clique = sorted(clique)
         if len(clique) <= max_basis:
             bases.append(tuple(clique))
             continue
-        pieces = [tuple(clique[i : i + max_basis]) for i in range(0, len(clique), max_basis)]
-        bases.extend(pieces)
-    covered = {frozenset(p) for b in bases for p in _pairs_of(b)}
-    for a, b in pairs:
-        if frozenset((a, b)) not in covered:
-            bases.append(tuple(sorted((a, b))))
+        groups = [clique[i : i + half] for i in range(0, len(clique), half)]
+        bases.extend(tuple(sorted(g1 + g2)) for g1, g2 in itertools.combinations(groups, 2))
     unique = sorted({tuple(sorted(b)) for b in bases}, key=lambda b: (len(b), b))
     return [b for b in unique if not any(set(b) < set(o) for o in unique)]
 
@@ -192,7 +192,8 @@ def privbasis(
     utility ``(1 - |f_K - f_item_j|)·|D|`` (ε1); 2. the λ most frequent items, repeated
     exponential mechanism without replacement, ε2/λ each; 3. ``n_pairs`` pairs among
     them the same way (ε3/n_pairs each); 4. the basis set from the maximal cliques (no
-    budget); 5. per basis, the 2^|B| bins ``r ∩ B = q`` with Lap(w/ε5) noise (w bases;
+    budget; cliques above `max_basis` items are covered by unions of two groups of at
+    most max_basis // 2); 5. per basis, the 2^|B| bins ``r ∩ B = q`` with Lap(w/ε5) noise (w bases;
     each record is in one bin per basis), rounded to the nearest non-negative integer.
 
     References
