@@ -83,6 +83,19 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--out", help="write the JSON report here")
 
+    p = sub.add_parser("risk", help="re-identification and disclosure risk of the instance, or of a release")
+    common(p, job_required=False)
+    p.add_argument("--release", help="released table (as for verify); default: the instance itself")
+    p.add_argument("--sampling-fraction", help="the table is a sample of a population at this fraction "
+                                                "(e.g. 0.01 or 1/100): population uniques are estimated")
+    p.add_argument("--population-size", type=int, help="the population's size, instead of --sampling-fraction")
+    p.add_argument("--weights", help="a numeric column of the instance with sampling weights (individual risk)")
+    p.add_argument("--threshold", default="1/5", help="count the records whose risk is above it (default: 1/5)")
+    p.add_argument("--suda-max-size", type=int, default=3,
+                   help="largest attribute set searched for minimal sample uniques (default: 3; 0 skips SUDA)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--out", help="write the JSON report here")
+
     from .patterns.command import add_subcommand as _add_patterns
 
     _add_patterns(sub)
@@ -154,6 +167,7 @@ def _write_json(document) -> Callable[[str], None]:
 def _anonymize(args, step) -> int:
     from .api import anonymize
     from .instances.files import RELEASE_FILES, check_output_dir, commit, neutralize_formulas, release_file_name
+    from .models.risk.report import release_risk
     from .models.verify import verify
 
     check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
@@ -175,7 +189,7 @@ def _anonymize(args, step) -> int:
     report_path = os.path.join(args.out, REPORT_FILE)
     memory = _peak_memory()
     document = {"job": job.name, "release_file": name, "release": release.summary(), "report": report.to_dict(),
-                "resources": memory}
+                "resources": memory, "risk": release_risk(job.instance, release)}
     outputs = {report_path: _write_json(document)}
     if release_path and args.format == "parquet":
         outputs[release_path] = lambda path: table.rename_axis("record_id").to_parquet(path, index=True)
@@ -307,6 +321,28 @@ def _utility(args, step) -> int:
     return 0
 
 
+def _risk(args, step) -> int:
+    from .instances.files import check_output_file, commit
+    from .models.risk.report import risk
+
+    if args.out:
+        check_output_file(args.out)
+    step("loading the instance")
+    job = _job(args)
+    release = None
+    if args.release:
+        step("reading the release")
+        release = _read_release(args.release, job.instance, "risk")
+    step("measuring the risk")
+    report = risk(job.instance, release, sampling_fraction=args.sampling_fraction,
+                  population_size=args.population_size, weights=args.weights, threshold=args.threshold,
+                  suda_max_size=args.suda_max_size or None)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report)
+    if args.out:
+        commit({args.out: _write_json(report.to_dict())})
+    return 0
+
+
 def _peak_memory() -> dict:
     import resource
 
@@ -376,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return getattr(dask_command, args.command)(args)
         commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1),
-                    "utility": (_utility, 3)}
+                    "utility": (_utility, 3), "risk": (_risk, 3)}
         func, steps = commands[args.command]
         with _progress(steps, enabled=sys.stderr.isatty()) as step:
             return func(args, step)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..._validation import check_fraction, check_int
-from ...exceptions import SchemaError
+from ...exceptions import FairanonError, SchemaError
 from ...instances.instance import Instance
 from ...release import Release
 from .classes import risk_classes
@@ -18,7 +18,7 @@ from .sample import JournalistRisk, SampleRisk, journalist_risk, sample_risk
 from .suda import Suda, suda
 from .uniqueness import ESTIMATORS, Uniqueness, uniqueness
 
-__all__ = ["RiskReport", "risk"]
+__all__ = ["RiskReport", "release_risk", "risk"]
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,9 @@ class RiskReport:
             sd = self.suda
             out.append((f"MSUs up to size {sd.max_size}", f"{sd.n_msus} on {sd.records_with_msu} records; by size "
                         + ", ".join(f"{k}: {v}" for k, v in sd.by_size.items())))
-            top = sorted(sd.contributions.items(), key=lambda kv: -kv[1])
-            out.append(("SUDA contribution", ", ".join(f"{a} {c:.1f} %" for a, c in top)))
+            if sd.n_msus:
+                top = sorted(sd.contributions.items(), key=lambda kv: -kv[1])
+                out.append(("SUDA contribution", ", ".join(f"{a} {c:.1f} %" for a, c in top)))
         for name, d in self.disclosure.items():
             delta = f"{d.delta:.4g}" if d.delta != float("inf") else "inf (a class lacks a value)"
             out.append((f"δ-disclosure of {name}", delta))
@@ -254,3 +255,22 @@ def risk(
         population=model,
         seconds=seconds,
     )
+
+
+#: Above these many records, :func:`release_risk` leaves SUDA out.
+SUDA_ROWS = 1_000_000
+
+
+def release_risk(instance: Instance, release: Release | None = None, **options) -> dict | None:
+    """:func:`risk`'s report as a dict, for the reports the command line writes: None
+    when the release holds no table, ``{"error": ...}`` when the figures cannot be
+    computed (an unreadable label, say); SUDA (to size 3) only up to
+    :data:`SUDA_ROWS` records unless `options` say otherwise."""
+    table = instance.table if release is None else release.table
+    if len(table) == 0 or not all(c in table.columns for c in instance.schema.qi):
+        return None
+    options.setdefault("suda_max_size", 3 if len(table) <= SUDA_ROWS else None)
+    try:
+        return risk(instance, release, **options).to_dict()
+    except FairanonError as exc:
+        return {"error": str(exc)}

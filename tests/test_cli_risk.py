@@ -1,0 +1,41 @@
+"""``fairanon risk``: the risk figures of a job's instance or of a release file, and the
+risk in the report ``fairanon anonymize`` writes."""
+
+import json
+
+from cli_helpers import run, write_job
+
+
+def test_risk_of_the_instance_and_of_a_release(tmp_path, capsys):
+    job = write_job(tmp_path)
+    code, out, err = run(capsys, "risk", job, "--suda-max-size", "2")
+    assert code == 0, err
+    assert "prosecutor risk, highest" in out and "sample uniques" in out
+    assert "8 (100 %)" in out  # every one of the 8 records is unique on (age, zip, sex)
+    assert run(capsys, "anonymize", job, "--out", tmp_path / "o")[0] == 0
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    risk = report["risk"]
+    assert risk["released"] and risk["sample"]["prosecutor_highest"]["value"] <= 0.5
+    assert risk["uniqueness"]["sample_uniques"] == 0
+    code, out, err = run(capsys, "risk", job, "--release", tmp_path / "o" / "release.csv",
+                         "--population-size", "80", "--out", tmp_path / "r.json")
+    assert code == 0, err
+    assert "Risk of a release of" in out and "population uniques, dankar" in out
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["population_model"]["population_size"] == 80
+    assert document["sample"] == risk["sample"]
+
+
+def test_risk_json_and_bad_input(tmp_path, capsys):
+    job = write_job(tmp_path)
+    code, out, _ = run(capsys, "risk", job, "--json", "--sampling-fraction", "1/10", "--suda-max-size", "0")
+    assert code == 0
+    document = json.loads(out)
+    assert document["suda"] is None and document["population_model"]["population_size"] == 80
+    assert set(document["uniqueness"]["population_uniques"]) == {"pitman", "zayatz", "snb", "dankar"}
+    code, _, err = run(capsys, "risk", job, "--sampling-fraction", "2")
+    assert code == 2 and "sampling_fraction" in err
+    code, _, err = run(capsys, "risk", job, "--weights", "nope")
+    assert code == 2 and "weight column" in err
+    code, _, err = run(capsys, "risk", job, "--release", tmp_path / "missing.csv")
+    assert code == 2 and "missing.csv" in err
