@@ -28,6 +28,7 @@ from ..instances.generalization import readable_covers
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
 from ..models.released import factorize, id_type, narrow
+from ..models.risk.sample import size_summary
 from ..models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -512,7 +513,7 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
         summary = _summary(instance, cls, integrity["generalized"], k)
     report = Report(instance=instance.name, method=method, status=status, n_rows=int(sum(lengths)),
                     n_classes=cls.n, checks=tuple(checks), metrics=summary,
-                    elapsed_s=time.perf_counter() - started)
+                    elapsed_s=time.perf_counter() - started, risk=size_summary(np.asarray(cls.sizes)))
     object.__setattr__(report, "phase_seconds", timings)
     # What the integrity join moves: each side's record as Dask's types hold it (index
     # included), before Arrow's encoding on the wire.

@@ -30,6 +30,7 @@ from .bounds import release_bounds
 from .metrics import summary as metric_summary
 from .metrics.classes import first_appearance
 from .released import factorize, group_ids, id_type, narrow
+from .risk.sample import size_summary
 from .requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -101,6 +102,7 @@ class Report:
     metrics: dict = field(default_factory=dict)
     elapsed_s: float = 0.0
     bounds: dict = field(default_factory=dict)
+    risk: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -133,6 +135,7 @@ class Report:
                 for objective, b in self.bounds.items()
             },
             "elapsed_s": self.elapsed_s,
+            "risk": self.risk,
         }
 
     def __str__(self) -> str:
@@ -157,6 +160,13 @@ class Report:
             if not c.passed and c.witness:
                 line += f"\n        witness: {_witness_text(c.witness)}"
             lines.append(line)
+        if self.risk:
+            r = self.risk
+            lines.append(
+                f"  risk: prosecutor highest {r['prosecutor_highest']['exact']} ({r['records_at_highest']} records), "
+                f"average {r['prosecutor_average']['value']:.4g}, {r['sample_uniques']} sample uniques, "
+                f"{r['records_above_threshold']} records above {r['threshold']['exact']} (fairanon risk: every figure)"
+            )
         if self.metrics:
             shown = ", ".join(f"{k}={_display(v)}" for k, v in self.metrics.items() if not isinstance(v, dict))
             lines.append(f"  metrics: {shown}")
@@ -814,6 +824,8 @@ def verify(
         )
     cls = _Classes(instance, released)
     n_classes = cls.n
+    # The suppressed block (every quasi-identifier '*') is one class here and in every risk model.
+    risk = size_summary(cls.sizes)
     for req in requirements:
         if len(released) == 0:
             checks.append(CheckResult(str(req), False, detail="the release holds no rows"))
@@ -856,5 +868,6 @@ def verify(
         metrics=summary,
         elapsed_s=time.perf_counter() - started,
         bounds=bounds,
+        risk=risk,
     )
 

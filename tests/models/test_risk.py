@@ -429,6 +429,16 @@ def test_release_risk_matches_the_verifier():
     assert rep.sample.n_classes == report.n_classes
     assert rep.sample.highest == Fraction(1, report["5-anonymity"].achieved) <= Fraction(1, 5)
     assert rep.sample.records_above == 0 and rep.uniqueness.sample_uniques == 0
+    # The verifier's report carries the figures class sizes give, from the same classes.
+    assert report.risk == {
+        "prosecutor_highest": {"value": float(rep.sample.highest), "exact": str(rep.sample.highest)},
+        "records_at_highest": rep.sample.records_at_highest,
+        "prosecutor_average": {"value": float(rep.sample.average), "exact": str(rep.sample.average)},
+        "sample_uniques": 0,
+        "threshold": {"value": 0.2, "exact": "1/5"},
+        "records_above_threshold": 0,
+    }
+    assert "risk: prosecutor highest" in str(report) and report.to_dict()["risk"] == report.risk
 
 
 def test_bad_input(hand):

@@ -39,6 +39,7 @@ from .classes import RiskClasses
 
 __all__ = [
     "HISTOGRAM_EDGES",
+    "size_summary",
     "JournalistRisk",
     "SampleRisk",
     "journalist_risk",
@@ -96,6 +97,32 @@ def risk_histogram(classes: RiskClasses, edges=HISTOGRAM_EDGES) -> list[dict]:
                     "share": float(Fraction(records, n)) if n else 0.0})
         lo = hi
     return out
+
+
+def size_summary(sizes: np.ndarray, threshold=Fraction(1, 5)) -> dict:
+    """The prosecutor-risk figures that class sizes alone give, exact, JSON-ready: the
+    highest risk and the records at it, the average (marketer) risk, the sample uniques
+    and the records strictly above `threshold` (what the verifier's report shows).
+
+    >>> size_summary(np.array([3, 1, 1, 5]))["records_above_threshold"]
+    5
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(sizes.sum())
+    if not n:
+        return {}
+    t = check_fraction(threshold, "threshold", "size_summary", low=0, high=1)
+    smallest = int(sizes.min())
+    highest, average = Fraction(1, smallest), Fraction(len(sizes), n)
+    above = sizes * t.numerator < t.denominator
+    return {
+        "prosecutor_highest": _frac(highest),
+        "records_at_highest": int(sizes[sizes == smallest].sum()),
+        "prosecutor_average": _frac(average),
+        "sample_uniques": int((sizes == 1).sum()),
+        "threshold": _frac(t),
+        "records_above_threshold": int(sizes[above].sum()),
+    }
 
 
 @dataclass(frozen=True)
