@@ -182,6 +182,10 @@ def epsilon_from_closeness(t) -> float:
     """epsilon = 2 ln t: e^(eps/2)-closeness gives eps-DP of the confidential attributes
     under t-closeness's assumptions on prior and posterior views (Prop. 3).
 
+    The guarantee needs the whole table's distribution fixed as the public prior: taken
+    from each neighbouring table instead, two 9/8-close tables that differ in one record
+    give views 4/3 apart, more than (9/8)² (``tests/models/test_closeness_prop3.py``).
+
     >>> round(epsilon_from_closeness(2), 6)
     1.386294
     """
