@@ -7,7 +7,7 @@ protected and the unprotected records keep their share of negative decisions wit
 t of the whole table's (maximum variational distance τ <= t, Def. 17-18). Among the
 d-allowable cuts, the one with the smallest max(τ(P1), τ(P2)) is taken. By Thm 20 the
 release is then bd_f(max(t, τ(R)))-protective for every discrimination measure f
-(Thm 10, 15). Executable spec: tcloseness spec §2.2-§2.3.
+(Thm 10, 15). Where it departs from the paper: docs/papers.md, R-4 to R-7.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from . import topdown as E
 
 __all__ = ["FIND_CUT_RULES", "K_MODES", "PD_GROUPS", "dmondrian"]
 
-#: How a part's cut value is found on one attribute (tcloseness spec §2.2,
-#: find_cut_value): "balanced", the most balanced non-trivial cut (the value v, other
+#: How a part's cut value is found on one attribute (docs/papers.md, R-4):
+#: "balanced", the most balanced non-trivial cut (the value v, other
 #: than the largest, minimizing | |P1| - |P2| |, ties to the smaller v); "median", the
 #: value of the ceil(|P| / 2)-th smallest record, or the next smaller value when that
 #: is the largest (the cut would leave P2 empty).
@@ -207,7 +207,7 @@ class _DMondrian:
 
     def _best(self, score: np.ndarray, counts: dict) -> np.ndarray:
         """Per part, the attribute with the smallest max(τ1, τ2), ties to the earlier
-        attribute (choose_PND_dimension, tcloseness spec §2.2).
+        attribute (choose_PND_dimension, Ruggieri §5.1; docs/papers.md, R-4).
 
         Floats rank cuts whose scores are far apart; scores within the float tolerance
         of a part's minimum (equal rationals such as |1/3 - 1/2| and |2/3 - 1/2| may
@@ -341,7 +341,7 @@ def dmondrian(
         FEASIBLE, or INFEASIBLE with a ``reason`` when (a) t is below the floor τ(R)
         ("binary") or the largest distance of one PD value's records ("values"):
         generalization never changes the whole table's 4-fold table, so no cut is
-        d-allowable (Ruggieri §5, Ex. 21; tcloseness spec P20); the table is then the
+        d-allowable (Ruggieri §5, Ex. 21); the table is then the
         best release, made with t = the floor (guaranteeing bd_f(τ(R))); (b) an
         AlphaProtection needs t < 0; (c) k or another requirement fails on the records
         of one PD value, which only form classes among themselves (the table is then
@@ -374,10 +374,10 @@ def dmondrian(
 
     Departures from [1]_: (a) the cut value is the most balanced non-trivial one
     (the paper's "median" is undefined on repeated values and can leave a side empty,
-    e.g. emp in Ex. 19; tcloseness spec §2.2, P6); (b) categorical classes show the
-    lowest common ancestor of their values rather than a range of the order; (c) the
-    strict k mode (P8) and the "values" PD groups, which the paper's binary PD
-    attribute does not need.
+    e.g. emp in Ex. 19; docs/papers.md, R-4); (b) categorical classes show the
+    lowest common ancestor of their values rather than a range of the order (R-5);
+    (c) the strict k mode (R-6) and the "values" PD groups (R-7), which the paper's
+    binary PD attribute does not need.
 
     References
     ----------
@@ -537,7 +537,7 @@ def dmondrian(
 
 def _bounds(measure: str, t: Fraction, p_minus: Fraction) -> dict:
     """bd_f(t) (Thm 10, 15), its direction and the opposite side; with p- in {0, 1}
-    every measure is neutral (0 for RD/ED, 1 for the ratios; tcloseness spec §1.11)."""
+    every measure is neutral (0 for RD/ED, 1 for the ratios; docs/papers.md, R-3)."""
     if p_minus in (0, 1):
         neutral = Fraction(0) if measure in ("RD", "ED") else Fraction(1)
         bound = opposite = neutral

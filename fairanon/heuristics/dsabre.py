@@ -8,10 +8,9 @@ ones) while both halves keep their maximum variational distance τ <= t, so the 
 depends only on the four counts. Each leaf becomes an equivalence class: a first record
 from the bucket with the lowest ratio of remaining to needed records, then its nearest
 neighbours (normalized ranks of the PND attributes) from every bucket. By Thm 23 the
-release is bd_f(max(t, τ(R)))-protective. Executable spec: tcloseness spec §2.5 with
-the fixes P4 (split test on the children's sizes), P5 (configurable first bucket), P24
-(neighbours of the first record, global normalized ranks) and P27 (optional
-"alternate" halving).
+release is bd_f(max(t, τ(R)))-protective. Where it departs from the paper (docs/papers.md):
+R-8 (split test on the children's sizes), R-9 (optional "alternate" halving), R-10
+(first bucket, neighbours of the first record over global normalized ranks, ties).
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ __all__ = ["SPLIT_RULES", "dsabre", "halve_paper"]
 
 #: How a node's counts are halved: "paper" (Alg. 3 l. 5-8: floor for protected cells,
 #: ceil for unprotected ones), or "alternate": the paper's halves unless one is empty,
-#: then odd counts alternate between the halves (tcloseness spec P27; a deviation from
+#: then odd counts alternate between the halves (docs/papers.md, R-9; a deviation from
 #: [R] that lets (0,0,1,1) and (1,1,0,0) split).
 SPLIT_RULES = ("paper", "alternate")
 
@@ -163,7 +162,7 @@ def dsabre(
     k_mode : {"strict", "ec"}, default="strict"
         "strict": every released class (which fixes the PD value) has 0 or >= k
         records, as the verifier checks; "ec": each class has >= k records (Ruggieri
-        §5.2), k-anonymity w.r.t. the PND attributes only (tcloseness spec P8).
+        §5.2), k-anonymity w.r.t. the PND attributes only (docs/papers.md, R-6).
     pd_groups : {"binary", "values"}, optional
         The groups τ looks at, and so the buckets: protected and unprotected records
         ("binary", Ruggieri's four buckets) or each PD value apart ("values", two
@@ -171,7 +170,7 @@ def dsabre(
         needs). Default: "values" when a TCloseness of the decision is given, else
         "binary"; with a binary PD attribute both are Ruggieri's algorithm.
     seed_bucket : {"size/need", "need/size", "random"}, default="size/need"
-        The bucket of a class's first record (tcloseness spec P5): lowest remaining /
+        The bucket of a class's first record (docs/papers.md, R-10): lowest remaining /
         needed ratio (Ruggieri's text, footnote 4), its inverse, or random.
     seed_tuple : {"random", "min_id"}, default="random"
         The first record in that bucket: random (Ruggieri) or the smallest record id.
@@ -221,7 +220,7 @@ def dsabre(
 
     Departures from [1]_: the split test also asks both children to be non-empty
     (with k: to have >= k records) because Alg. 3 as printed never terminates on
-    (0, 0, 1, 1) (P4); with pd_groups="values" and a PD attribute of more than two
+    (0, 0, 1, 1) (docs/papers.md, R-8); with pd_groups="values" and a PD attribute of more than two
     values, the buckets are per value, protected values halved with floor.
 
     References

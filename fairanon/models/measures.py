@@ -538,7 +538,7 @@ def tau_exact(a: int, b: int, c: int, d: int, neg: int, total: int) -> Fraction:
 
 def bound(measure: str, t: Fraction, p_minus: Fraction) -> Fraction | float:
     """bd_f(t): the guarantee t-closeness gives on measure f (Ruggieri Thm 10 and 15;
-    spec §1.11). An upper bound for RD/ED (on |f|), RR/ER and OR; a lower bound for RC/EC.
+    p^ = min(p-, 1 - p-), docs/papers.md, R-2). An upper bound for RD/ED (on |f|), RR/ER and OR; a lower bound for RC/EC.
 
     >>> bound("RD", Fraction(3, 20), Fraction(3, 10)), bound("RR", Fraction(3, 20), Fraction(3, 10))
     (Fraction(3, 10), Fraction(3, 1))
@@ -560,8 +560,8 @@ def bound(measure: str, t: Fraction, p_minus: Fraction) -> Fraction | float:
 
 def bound_opposite(measure: str, t: Fraction, p_minus: Fraction) -> Fraction | float:
     """The other side of :func:`bound`: a lower bound for RD, ED, RR, ER and OR, an upper
-    bound for RC and EC, on every context of a t-close table (tcloseness spec §1.11,
-    symmetric bounds, derived from the proof of Ruggieri Thm 10/15).
+    bound for RC and EC, on every context of a t-close table (symmetric bounds, derived
+    from the proof of Ruggieri Thm 10/15; docs/papers.md, R-2).
 
     RD, ED >= -bd(t); RR, ER >= max(p - t, 0) / min(p + t, 1);
     OR >= 1 / bd_OR(t); RC, EC <= min(1 - p + t, 1) / max(1 - p - t, 0) (inf if 0).
@@ -606,7 +606,7 @@ def _degenerate_t_alpha(measure: str, alpha: Fraction, p: Fraction, strict: bool
 def t_alpha(measure: str, alpha, p_minus, *, strict: bool = False) -> Fraction | None:
     """The inverse bound t_alpha = bd_f^{-1}(alpha): the largest t in [0, max(p-, 1 - p-)]
     with bd_f(t) <= alpha (>= alpha for RC, EC), so that a t_alpha-close table is
-    alpha-protective for f (Ruggieri §5, Thm 10 and 15; tcloseness spec §1.11).
+    alpha-protective for f (Ruggieri §5, Thm 10 and 15).
 
     Closed forms (exact rationals), with p = p- and p^ = min(p, 1 - p):
 
@@ -636,7 +636,7 @@ def t_alpha(measure: str, alpha, p_minus, *, strict: bool = False) -> Fraction |
     --------
     >>> t_alpha("ED", Fraction(167, 1000), Fraction(1, 2))  # Ruggieri Ex. 12: 0.0835
     Fraction(167, 2000)
-    >>> t_alpha("RR", Fraction(3, 2), Fraction(3, 10))  # tcloseness spec PT17: 0.06
+    >>> t_alpha("RR", Fraction(3, 2), Fraction(3, 10))  # German credit (p- = 0.3): 0.06
     Fraction(3, 50)
     >>> t_alpha("RD", -1, Fraction(3, 10)) is None
     True

@@ -77,7 +77,7 @@ def _extreme(instance, release, measure, min_support=20, lowest=True):
     return min(exact) if lowest else max(exact)
 
 
-# ------------------------------------------------------- the inverse bound t_alpha (spec §1.11)
+# ------------------------------------------------------- the inverse bound t_alpha (Ruggieri §5)
 def test_t_alpha_worked_numbers():
     p = Fraction(3, 10)
     assert M.t_alpha("ED", Fraction(167, 1000), Fraction(1, 2)) == Fraction(167, 2000)  # Ex. 12
@@ -189,7 +189,7 @@ def test_below_the_floor_is_infeasible_with_the_best_release():
     assert report["truthfulness"].passed and not report[str(req)].passed
 
 
-# ------------------------------------------------------- German credit (tcloseness spec PT17)
+# ------------------------------------------------------- German credit (Ex. 21, Fig. 6's bounds)
 def test_german_pt17_bounds_in_provenance():
     inst = fa.load("german", qi="ruggieri")
     rel = dmondrian(inst, [fa.AlphaProtection("RD", "0.3")])
@@ -516,7 +516,7 @@ def test_property_k_with_alpha_in_both_k_modes(data):
 
 
 def _reference_dmondrian(inst, t, k=1, k_mode="strict", rule="balanced", values=False):
-    """Ruggieri's Alg. 1 written as the recursion of tcloseness spec §2.2, in exact
+    """Ruggieri's Alg. 1 with the cut rule of docs/papers.md R-4, written as a recursion in exact
     arithmetic over Python lists: the classes (sorted record positions) in depth-first
     order."""
     schema = inst.schema

@@ -1,6 +1,6 @@
 """Bundled data sets, paper examples and the Census-Income reader.
 
-Known facts come from the papers and spec tcloseness.md §3.1 (German, Adult, Census) and
+Known facts come from the papers and docs/papers.md (Ruggieri, R-1: German, Adult, Census) and
 are recomputed here with exact fractions from the instances' masks.
 """
 

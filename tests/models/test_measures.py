@@ -181,7 +181,7 @@ def test_hajian_example_3_numbers():
 
 
 def test_simpson_paradox_example():
-    """Ruggieri Ex. 9/12 (spec PT6): ED per department and on the whole table."""
+    """Ruggieri Ex. 9/12: ED per department and on the whole table."""
     assert M.discrimination_exact("ED", 5, 2, 1, 2, 10, 20) == Fraction(5, 7) - Fraction(6, 10)
     assert M.discrimination_exact("ED", 1, 1, 3, 5, 10, 20) == Fraction(1, 10)
     assert M.discrimination_exact("ED", 6, 3, 4, 7, 10, 20) == Fraction(1, 6)
@@ -200,7 +200,7 @@ def test_tokenism_extension_and_zero_denominators():
 
 
 def test_german_credit_tau_and_bounds():
-    """Ruggieri Ex. 21 and spec PT17 (p- = 3/10, t = 3/20)."""
+    """Ruggieri Ex. 21 and Fig. 6's bounds (p- = 3/10, t = 3/20)."""
     assert M.tau_exact(109, 201, 191, 499, 300, 1000) == Fraction(8, 155)
     p, t = Fraction(3, 10), Fraction(3, 20)
     assert M.bound("RD", t, p) == Fraction(3, 10)

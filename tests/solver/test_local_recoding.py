@@ -62,7 +62,7 @@ def test_diva_sigma_counts_and_classes():
         assert ((released == original) | (released == "*")).all()
 
 
-# ------------------------------------------------------- Ruggieri (tcloseness spec §2.2, §2.5)
+# ------------------------------------------------------- Ruggieri (Ex. 19 and 22)
 def test_ruggieri_loan_least_generalization_t_close_release():
     inst = fa.load("ruggieri_loan")
     t = fa.TCloseness(Fraction(1, 4))  # on the binary decision: Ruggieri's VD per q-block

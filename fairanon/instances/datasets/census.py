@@ -233,7 +233,7 @@ def load_census(
     Returns
     -------
     Instance
-        Default schema after Ruggieri's experiments [2]_ (spec tcloseness §3.1): 12
+        Default schema after Ruggieri's experiments [2]_ (docs/papers.md, R-1): 12
         quasi-identifiers age, class of worker, education (ordered), wage per hour,
         marital stat, major industry code, major occupation code, sex, member of a
         labor union, region of previous residence, detailed household summary in

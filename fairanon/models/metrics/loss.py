@@ -71,7 +71,7 @@ def generalized_cells(instance: Instance, release: Release) -> int:
     Notes
     -----
     Ruggieri's dMondrian output for his Example 19 has 17 generalized cells, dSabre's 11
-    (tcloseness spec §2.2, §2.5).
+    ("six less generalizations", Ex. 22).
     """
     return _generalized_cells(_prepare(instance, release, "generalized_cells"))
 
