@@ -396,10 +396,15 @@ def fig8(args) -> None:
                all(ratios[a] >= ratios[b] for a, b in zip(FIG8_SUPPORTS, FIG8_SUPPORTS[1:])) and ratios[1] > ratios[FIG8_SUPPORTS[-1]],
                "mean max RD / bd_RD(t) over the runs: " + ", ".join(f"support {s}: {v:.3f}" for s, v in ratios.items()))
     near = [r for r in rows if r["min_support"] == 1]
-    sharp = sum(1 for r in near if r["max_RD"] >= REACH * r["bd_RD"])
-    CLAIMS.add("fig8", "without a minimum support the bounds can be considered sharp in practice",
-               sharp >= len(near) / 2,
-               f"max RD within {REACH:.0%} of bd_RD(t) in {sharp} of {len(near)} runs (support 1)")
+    sharp = {m: sum(1 for r in near if r["method"] == m and r["max_RD"] >= REACH * r["bd_RD"]) for m in METHODS}
+    runs = {m: sum(1 for r in near if r["method"] == m) for m in METHODS}
+    CLAIMS.add("fig8", "without a minimum support the bounds can be considered sharp in practice (here: the largest"
+               f" RD within {REACH:.0%} of bd_RD(t) in at least half of the runs)",
+               sum(sharp.values()) >= len(near) / 2,
+               f"support 1: dMondrian {sharp['dmondrian']} of {runs['dmondrian']} runs, dSabre {sharp['dsabre']} of "
+               f"{runs['dsabre']}; dSabre's largest RD is "
+               + ", ".join(sorted({f'{r["max_RD"]:.3f}' for r in near if r["method"] == "dsabre" and float(r["t"]) >= 0.3})
+               ) + " at t >= 0.3")
     plt = _plt()
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     for i, name in enumerate(("german", "adult")):
