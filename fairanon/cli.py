@@ -96,6 +96,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--out", help="write the JSON report here")
 
+    p = sub.add_parser("app", help="a local web app over the same API (pip install 'fairanon[app]')")
+    p.add_argument("job", nargs="?", help="job file (YAML or JSON) to open; default: choose the data in the app")
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765)")
+    p.add_argument("--no-browser", action="store_true", help="print the address without opening a browser")
+
     from .patterns.command import add_subcommand as _add_patterns
 
     _add_patterns(sub)
@@ -386,6 +391,16 @@ def _bench(args) -> int:
     return 1 if len(failures(result.results)) else 0
 
 
+def _app(args) -> int:
+    try:
+        from .app import serve
+        import fastapi, jinja2, multipart, uvicorn  # noqa: F401,E401 - the app extra
+    except ImportError as exc:
+        print(f"fairanon app needs the app extra: pip install 'fairanon[app]' ({exc})", file=sys.stderr)
+        return 2
+    return serve(args.job, port=args.port, open_browser=not args.no_browser)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     try:
@@ -407,6 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_patterns(args)
         if args.command == "bench":
             return _bench(args)
+        if args.command == "app":
+            return _app(args)
         if getattr(args, "engine", "local") == "dask":
             from .distributed import command as dask_command
 

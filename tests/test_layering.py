@@ -11,7 +11,8 @@ and imports flow downward with it::
     parts        fairanon.heuristics | fairanon.solver   (siblings: neither imports the other)
     methods      fairanon.methods, fairanon.distributed   (compositions; the Dask engine)
     front door   fairanon, fairanon.api, fairanon.jobs, fairanon.patterns
-    tools        fairanon.cli, fairanon.bench, fairanon.patterns.command, fairanon.distributed.command
+    tools        fairanon.cli, fairanon.bench, fairanon.patterns.command, fairanon.distributed.command,
+                 fairanon.app
 
 A module may import from its own layer or from a lower one, never from a higher one;
 the two method-part packages never import each other; the verifiers import no method;
@@ -42,7 +43,8 @@ LAYERS: list[tuple[str, tuple[str, ...], bool]] = [
     ("parts", ("fairanon.heuristics", "fairanon.solver"), True),
     ("methods", ("fairanon.methods", "fairanon.distributed"), False),
     ("front door", ("fairanon.api", "fairanon.jobs", "fairanon.patterns", "fairanon"), False),
-    ("tools", ("fairanon.cli", "fairanon.bench", "fairanon.patterns.command", "fairanon.distributed.command"), False),
+    ("tools", ("fairanon.cli", "fairanon.bench", "fairanon.patterns.command", "fairanon.distributed.command",
+               "fairanon.app"), False),
 ]
 
 #: Verifiers recompute everything from what they are given; they import no method.

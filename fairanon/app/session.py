@@ -1,0 +1,95 @@
+"""What the app holds between pages: the chosen data (as the ``instance`` section of a
+job file), the requirements (as its ``requirements`` list) and the runs.
+
+Everything the app runs is a job file written here, so any run can be repeated with
+``fairanon anonymize job.yaml``; the instance, the requirement objects and their error
+messages all come from :mod:`fairanon.jobs` and the requirement classes, as for a job
+file given to the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+
+import yaml
+
+#: The roles a column of an uploaded table can take (see the README's schema keys).
+ROLES = ("qi", "sensitive", "decision", "protected", "insensitive", "identifier", "ignore")
+
+
+@dataclass
+class Run:
+    id: int
+    folder: str
+    job: str
+    process: object = None
+    cancelled: bool = False
+
+
+@dataclass
+class Session:
+    """The app's state for one start (one user, one browser)."""
+
+    folder: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="fairanon-app-"))
+    source: dict | None = None           # the job's ``instance`` section
+    source_label: str = ""
+    job_requirements: list | None = None  # requirements read from a job file given at the start
+    job_settings: dict = field(default_factory=dict)  # method, seed, time_limit, options of that job
+    form: dict = field(default_factory=dict)  # the requirement fields as typed
+    runs: dict = field(default_factory=dict)
+    _instance: object = None
+
+    def close(self) -> None:
+        from .worker import cancel
+
+        for run in self.runs.values():
+            if run.process is not None:
+                cancel(run.process)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # -- the data ---------------------------------------------------------------
+    def use(self, source: dict, label: str) -> object:
+        """Make `source` (an ``instance`` section) the data; raises the API's error when
+        it cannot be loaded, leaving the previous data in place."""
+        from ..jobs import load_instance_spec
+
+        instance = load_instance_spec(source, self.folder)
+        self.source, self.source_label, self._instance = source, label, instance
+        return instance
+
+    @property
+    def instance(self):
+        return self._instance
+
+    def upload_path(self, name: str) -> str:
+        from ..instances.files import safe_file_name
+
+        folder = os.path.join(self.folder, "uploads")
+        os.makedirs(folder, exist_ok=True)
+        return os.path.join(folder, safe_file_name(os.path.basename(name), "upload.csv"))
+
+    # -- the job ---------------------------------------------------------------
+    def job_document(self, requirements: list, *, method: str, seed, time_limit) -> dict:
+        doc = {"name": self.source_label or "app", "instance": self.source, "requirements": requirements,
+               "method": method}
+        if self.job_settings.get("options") and method == self.job_settings.get("method"):
+            doc["options"] = self.job_settings["options"]
+        if seed is not None:
+            doc["seed"] = seed
+        if time_limit is not None:
+            doc["time_limit"] = time_limit
+        return doc
+
+    def new_run(self, document: dict) -> Run:
+        run_id = len(self.runs) + 1
+        folder = os.path.join(self.folder, "runs", str(run_id))
+        os.makedirs(folder)
+        job = os.path.join(folder, "job.yaml")
+        with open(job, "w", encoding="utf-8") as fh:
+            yaml.safe_dump(document, fh, sort_keys=False, allow_unicode=True)
+        run = Run(run_id, folder, job)
+        self.runs[run_id] = run
+        return run

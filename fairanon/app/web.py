@@ -1,0 +1,438 @@
+"""The app's pages and routes (FastAPI, Jinja2 templates, htmx; every asset is served
+from the package). Each route reads a form, calls the API (:mod:`fairanon.jobs` to load
+data, the requirement classes and their validation, :func:`fairanon.describe`,
+:func:`fairanon.api.choose_method`) or starts a worker (:mod:`fairanon.app.worker`),
+and renders what comes back; an error of the API is shown as its message on the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from fastapi import FastAPI, Request, UploadFile
+from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from ..exceptions import FairanonError
+from . import worker
+from .session import ROLES, Session
+
+HERE = Path(__file__).parent
+#: The largest upload read (bytes); larger files are refused with a message.
+MAX_UPLOAD = 200 * 2**20
+PREVIEW_ROWS = 20
+COOKIE = "fairanon_app_token"
+
+#: The requirement fields of the Requirements page: (field, label, help).
+FIELDS = (
+    ("k", "k-anonymity: k", "every class holds at least k records"),
+    ("l", "l-diversity: l", "every class holds at least l distinct sensitive values"),
+    ("t", "t-closeness: t", "distance of each class's sensitive distribution to the table's (e.g. 0.2 or 1/5)"),
+    ("alpha", "α-protection: α (RD)", "largest risk difference of the decision in any context"),
+    ("diversity", "diversity constraints", "one per line: attribute(value) [lower, upper]"),
+)
+
+
+def _spec(name: str, text: str):
+    """The job-file form of one requirement field (numbers as the user typed them when
+    they do not parse, so that the requirement's own message names them)."""
+    text = text.strip()
+    value = int(text) if text.isdigit() else text
+    if name == "k":
+        return {"k_anonymity": {"k": value}}
+    if name == "l":
+        return {"l_diversity": {"l": value}}
+    if name == "t":
+        return {"t_closeness": {"t": text}}
+    if name == "alpha":
+        return {"alpha_protection": {"measure": "RD", "alpha": text}}
+    raise KeyError(name)
+
+
+def check_requirements(instance, form: Mapping) -> tuple[list, list, dict, str | None]:
+    """(specs, requirements, per-field errors, error of the set as a whole)."""
+    from ..models.requirements import requirement_from_spec, validate_requirements
+
+    specs, requirements, errors = [], [], {}
+    for name, *_ in FIELDS:
+        text = str(form.get(name, "") or "").strip()
+        if not text:
+            continue
+        field_specs = ([{"diversity": line.strip()} for line in text.splitlines() if line.strip()]
+                       if name == "diversity" else [_spec(name, text)])
+        try:
+            reqs = [requirement_from_spec(s) for s in field_specs]
+            if instance is not None:
+                validate_requirements(instance, reqs, caller="anonymize")
+        except FairanonError as exc:
+            errors[name] = str(exc)
+            continue
+        specs += field_specs
+        requirements += reqs
+    whole = None
+    if not errors and not requirements:
+        whole = "Give at least one requirement."
+    return specs, requirements, errors, whole
+
+
+def _absolute(section: Mapping, base: str) -> dict:
+    """A job's ``instance`` section with its file paths made absolute."""
+    section = dict(section)
+    for key in ("csv", "parquet"):
+        if key in section and not os.path.isabs(str(section[key])):
+            section[key] = os.path.join(base, str(section[key]))
+    schema = section.get("schema")
+    if isinstance(schema, Mapping):
+        section["schema"] = {
+            name: ({**attr, "hierarchy": os.path.join(base, attr["hierarchy"])}
+                   if isinstance(attr, Mapping) and isinstance(attr.get("hierarchy"), str)
+                   and not os.path.isabs(attr["hierarchy"]) else attr)
+            for name, attr in schema.items()}
+    return section
+
+
+def _inferred_schema(table) -> dict:
+    """A first schema for an uploaded table: numeric columns numeric, the others
+    categorical, every column a quasi-identifier (the user changes roles on the page)."""
+    import pandas as pd
+
+    return {str(c): {"role": "qi", "type": "numeric" if pd.api.types.is_numeric_dtype(table[c]) else "categorical"}
+            for c in table.columns}
+
+
+def create_app(job: str | None = None, *, token: str | None = None, session: Session | None = None) -> FastAPI:
+    """The app; `token` (default: a new random one) must be given once as ``?token=``."""
+    token = token or secrets.token_urlsafe(24)
+    session = session or Session()
+    app = FastAPI(title="fairanon", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.token, app.state.session = token, session
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    templates = Jinja2Templates(directory=HERE / "templates")
+
+    if job is not None:
+        from ..jobs import read_document
+
+        doc = read_document(job)
+        base = os.path.dirname(os.path.abspath(job))
+        session.use(_absolute(doc.get("instance") or {}, base), os.path.basename(job))
+        session.job_requirements = list(doc.get("requirements") or [])
+        session.job_settings = {k: doc.get(k) for k in ("method", "seed", "time_limit", "options")}
+        session.form = _form_of(session.job_requirements)
+
+    @app.middleware("http")
+    async def require_token(request: Request, call_next):
+        if request.url.path.startswith("/static/"):
+            return await call_next(request)
+        given = request.query_params.get("token")
+        if given is not None and secrets.compare_digest(given, token):
+            response = await call_next(request)
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+            return response
+        if secrets.compare_digest(request.cookies.get(COOKIE, ""), token):
+            return await call_next(request)
+        return PlainTextResponse("Open the address that `fairanon app` printed (it carries the access token).",
+                                 status_code=403)
+
+    def page(request: Request, name: str, status_code: int = 200, **context) -> HTMLResponse:
+        context.update(session=session, page_name=name.split(".")[0])
+        return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+    # -- Data ------------------------------------------------------------------
+    @app.get("/")
+    async def index():
+        return RedirectResponse("/data", status_code=303)
+
+    @app.get("/data", response_class=HTMLResponse)
+    async def data(request: Request, error: str | None = None, status_code: int = 200):
+        from ..instances.datasets.registry import DATASETS
+        from ..models.describe import describe
+
+        inst = session.instance
+        description = describe(inst) if inst is not None else None
+        preview = inst.table.head(PREVIEW_ROWS) if inst is not None else None
+        return page(request, "data.html", status_code, datasets=list(DATASETS), description=description,
+                    preview=preview, error=error, roles=ROLES,
+                    editable=bool(session.source and "csv" in session.source and session.job_requirements is None))
+
+    @app.post("/data/dataset", response_class=HTMLResponse)
+    async def choose_dataset(request: Request):
+        form = await request.form()
+        name = str(form.get("dataset", ""))
+        try:
+            session.use({"dataset": name}, name)
+            session.job_requirements = None
+        except FairanonError as exc:
+            return await data(request, error=str(exc), status_code=400)
+        return RedirectResponse("/data", status_code=303)
+
+    @app.post("/data/upload", response_class=HTMLResponse)
+    async def upload(request: Request, file: UploadFile):
+        from ..jobs import read_table
+
+        content = await file.read(MAX_UPLOAD + 1)
+        if len(content) > MAX_UPLOAD:
+            return await data(request, error=f"The file is larger than {MAX_UPLOAD // 2**20} MB, the app's upload "
+                                             "limit; anonymize it with `fairanon anonymize` and a job file.",
+                              status_code=413)
+        if not content.strip():
+            return await data(request, error="The uploaded file is empty.", status_code=400)
+        path = session.upload_path(file.filename or "upload.csv")
+        with open(path, "wb") as fh:
+            fh.write(content)
+        try:
+            table = read_table(path, "csv")
+            schema = _inferred_schema(table)
+            session.use({"csv": path, "schema": schema}, os.path.basename(path))
+            session.job_requirements = None
+        except FairanonError as exc:
+            return await data(request, error=str(exc), status_code=400)
+        return RedirectResponse("/data", status_code=303)
+
+    @app.post("/data/roles", response_class=HTMLResponse)
+    async def roles(request: Request):
+        form = await request.form()
+        if not session.source or "csv" not in session.source:
+            return await data(request, error="Roles can be set here for an uploaded table.", status_code=400)
+        schema = {}
+        for name, attr in session.source["schema"].items():
+            entry = {"role": str(form.get(f"role:{name}", attr["role"])),
+                     "type": str(form.get(f"type:{name}", attr["type"]))}
+            protected = str(form.get(f"protected:{name}", "")).strip()
+            negative = str(form.get(f"negative:{name}", "")).strip()
+            if protected:
+                entry["protected"] = [v.strip() for v in protected.split(",") if v.strip()]
+            if negative:
+                entry["negative"] = negative
+            schema[name] = entry
+        try:
+            session.use({**session.source, "schema": schema}, session.source_label)
+        except FairanonError as exc:
+            return await data(request, error=str(exc), status_code=400)
+        return RedirectResponse("/data", status_code=303)
+
+    # -- Requirements --------------------------------------------------------
+    @app.get("/requirements", response_class=HTMLResponse)
+    async def requirements_page(request: Request):
+        _, _, errors, _ = check_requirements(session.instance, session.form) if session.form else ([], [], {}, None)
+        return page(request, "requirements.html", fields=FIELDS, form=session.form, errors=errors, whole=None)
+
+    @app.post("/requirements", response_class=HTMLResponse)
+    async def set_requirements(request: Request):
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        session.form = form
+        session.job_requirements = None
+        _, _, errors, whole = check_requirements(session.instance, form)
+        if errors or whole:
+            return page(request, "requirements.html", 400, fields=FIELDS, form=form, errors=errors, whole=whole)
+        return RedirectResponse("/run", status_code=303)
+
+    @app.post("/requirements/check/{name}", response_class=HTMLResponse)
+    async def check_field(request: Request, name: str):
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        _, _, errors, _ = check_requirements(session.instance, {name: form.get(name, "")})
+        return HTMLResponse(f'<span class="error">{_escape(errors[name])}</span>' if name in errors else "")
+
+    # -- Run -----------------------------------------------------------------
+    def current_requirements():
+        if session.instance is None:
+            return None, None, "Choose the data first (Data page)."
+        if session.job_requirements is not None:
+            from ..models.requirements import requirement_from_spec
+
+            try:
+                return session.job_requirements, [requirement_from_spec(s) for s in session.job_requirements], None
+            except FairanonError as exc:
+                return None, None, str(exc)
+        specs, reqs, errors, whole = check_requirements(session.instance, session.form)
+        if errors or whole:
+            return None, None, "Set valid requirements first (Requirements page)."
+        return specs, reqs, None
+
+    @app.get("/run", response_class=HTMLResponse)
+    async def run_page(request: Request, error: str | None = None, status_code: int = 200):
+        from ..api import METHODS, choose_method
+
+        specs, reqs, problem = current_requirements()
+        auto = None
+        if reqs:
+            try:
+                auto = choose_method(session.instance, reqs, time_limit=session.job_settings.get("time_limit"))
+            except FairanonError as exc:
+                problem = str(exc)
+        return page(request, "run.html", status_code, methods=list(METHODS), specs=specs, auto=auto,
+                    problem=problem, error=error, settings=session.job_settings,
+                    runs=sorted(session.runs.values(), key=lambda r: -r.id), status=worker.read_status)
+
+    @app.post("/run")
+    async def start_run(request: Request):
+        from ..api import METHODS
+
+        form = await request.form()
+        specs, _, problem = current_requirements()
+        if problem:
+            return await run_page(request, error=problem, status_code=400)
+        method = str(form.get("method", "auto"))
+        seed_text, limit_text = str(form.get("seed", "")).strip(), str(form.get("time_limit", "")).strip()
+        if method not in METHODS:
+            return await run_page(request, error=f"Unknown method {method!r}; one of {sorted(METHODS)}.",
+                                  status_code=400)
+        if seed_text and not seed_text.isdigit():
+            return await run_page(request, error=f"The seed must be an int >= 0; got {seed_text!r}.", status_code=400)
+        try:
+            limit = float(limit_text) if limit_text else None
+            if limit is not None and not limit > 0:
+                raise ValueError
+        except ValueError:
+            return await run_page(request, error=f"The time limit must be a positive number of seconds; got "
+                                                 f"{limit_text!r}.", status_code=400)
+        document = session.job_document(specs, method=method, seed=int(seed_text) if seed_text else None,
+                                        time_limit=limit)
+        run = session.new_run(document)
+        classifier = "logistic" if _have_sklearn() else "none"
+        run.process = worker.start(run.job, run.folder, {"classifier": classifier})
+        return RedirectResponse(f"/runs/{run.id}", status_code=303)
+
+    def get_run(run_id: int):
+        return session.runs.get(run_id)
+
+    def run_status(run) -> dict:
+        status = worker.read_status(run.folder)
+        if run.cancelled:
+            status.update(state="cancelled", step="cancelled")
+        elif status.get("state") != "done" and run.process is not None and run.process.poll() is not None:
+            status.update(state="failed", step=f"the worker ended unexpectedly (exit code {run.process.returncode})")
+        started = status.get("started")
+        status["elapsed_s"] = round((status.get("ended") or time.time()) - started, 1) if started else 0.0
+        return status
+
+    @app.get("/runs/{run_id}", response_class=HTMLResponse)
+    async def run_view(request: Request, run_id: int):
+        run = get_run(run_id)
+        if run is None:
+            return page(request, "missing.html", 404, what=f"run {run_id}")
+        return page(request, "progress.html", run=run, status=run_status(run))
+
+    @app.get("/runs/{run_id}/events")
+    async def run_events(run_id: int):
+        run = get_run(run_id)
+        if run is None:
+            return PlainTextResponse("no such run", status_code=404)
+
+        async def events():
+            while True:
+                status = run_status(run)
+                yield f"data: {json.dumps(status)}\n\n"
+                if status["state"] in ("done", "cancelled", "failed"):
+                    return
+                await asyncio.sleep(0.25)
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.post("/runs/{run_id}/cancel")
+    async def cancel(request: Request, run_id: int):
+        run = get_run(run_id)
+        if run is None:
+            return page(request, "missing.html", 404, what=f"run {run_id}")
+        if run.process is not None and run.process.poll() is None:
+            run.cancelled = True
+            worker.cancel(run.process)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    # -- Results -------------------------------------------------------------
+    @app.get("/runs/{run_id}/results", response_class=HTMLResponse)
+    async def results(request: Request, run_id: int):
+        run = get_run(run_id)
+        if run is None:
+            return page(request, "missing.html", 404, what=f"run {run_id}")
+        status = run_status(run)
+        if status["state"] != "done":
+            return RedirectResponse(f"/runs/{run_id}", status_code=303)
+        return page(request, "results.html", run=run, status=status, **_results(run))
+
+    @app.get("/runs/{run_id}/files/{name}")
+    async def download(request: Request, run_id: int, name: str):
+        run = get_run(run_id)
+        files = _files(run) if run is not None else {}
+        if name not in files:
+            return page(request, "missing.html", 404, what=name)
+        return FileResponse(files[name], filename=name)
+
+    return app
+
+
+def _files(run) -> dict:
+    """The files of a run a user can download, by name."""
+    out = os.path.join(run.folder, "out")
+    names = {"job.yaml": run.job, worker.UTILITY_FILE: os.path.join(run.folder, worker.UTILITY_FILE)}
+    if os.path.isdir(out):
+        names.update({n: os.path.join(out, n) for n in os.listdir(out) if n.startswith(("release", "report"))})
+    return {n: p for n, p in names.items() if os.path.isfile(p)}
+
+
+def _results(run) -> dict:
+    """What the Results page shows, read from the run's files."""
+    import pandas as pd
+
+    from ..jobs import read_table
+
+    files = _files(run)
+    with open(os.path.join(run.folder, worker.LOG_FILE), encoding="utf-8") as fh:
+        log = fh.read()
+    document = None
+    if "report.json" in files:
+        with open(files["report.json"], encoding="utf-8") as fh:
+            document = json.load(fh)
+    utility = None
+    if worker.UTILITY_FILE in files:
+        with open(files[worker.UTILITY_FILE], encoding="utf-8") as fh:
+            utility = json.load(fh)
+    table, highlighted = None, {}
+    name = (document or {}).get("release_file")
+    if name and name in files:
+        release = read_table(files[name], "csv", text_columns=(), id_column="record_id").set_index("record_id")
+        for i, check in enumerate((document or {}).get("report", {}).get("checks", [])):
+            if not check.get("passed") and isinstance(check.get("witness"), dict):
+                for record in check["witness"].get("records") or []:
+                    highlighted.setdefault(str(record), []).append(i)
+        chosen = [r for r in release.index if str(r) in highlighted]
+        rest = [r for r in release.index[:PREVIEW_ROWS] if str(r) not in highlighted]
+        table = pd.concat([release.loc[chosen], release.loc[rest]]) if chosen else release.loc[rest]
+    return {"files": sorted(files), "document": document, "utility": utility, "log": log, "table": table,
+            "highlighted": highlighted}
+
+
+def _form_of(requirements: list) -> dict:
+    """The Requirements page's fields for a job file's requirements (those it can show)."""
+    form: dict = {}
+    for spec in requirements:
+        if not isinstance(spec, Mapping) or len(spec) != 1:
+            continue
+        (key, args), = spec.items()
+        value = args if not isinstance(args, Mapping) else next(iter(args.values()), "")
+        field = {"k_anonymity": "k", "l_diversity": "l", "t_closeness": "t", "alpha_protection": "alpha"}.get(key)
+        if field and not (isinstance(args, Mapping) and key == "alpha_protection" and args.get("measure", "RD") != "RD"):
+            form[field] = str(args.get({"alpha": "alpha"}.get(field, field), value) if isinstance(args, Mapping)
+                              else value)
+        elif key == "diversity" and isinstance(args, str):
+            form["diversity"] = (form.get("diversity", "") + "\n" + args).strip()
+    return form
+
+
+def _have_sklearn() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("sklearn") is not None
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -1,0 +1,107 @@
+"""A run of the app: the command line's own ``fairanon anonymize`` (and ``fairanon
+utility``) on a job file, each a process of its own in a process group that the app
+starts (``python -m fairanon.app.worker JOB RUN_DIR``), so that the pages stay
+responsive and a run is cancelled by ending the group.
+
+Running the same commands as ``fairanon anonymize JOB --out DIR`` makes the app's
+release and ``report.json`` those of the command line, byte for byte, for the same
+job file. Each step is written to ``status.json`` in the run's folder (replaced whole),
+which the app reads and pushes to the page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+STATUS_FILE = "status.json"
+LOG_FILE = "log.txt"
+UTILITY_FILE = "utility.json"
+
+
+def write_status(run_dir: str, **status) -> None:
+    """Replace the run's status file whole (a reader never sees half of it)."""
+    path = os.path.join(run_dir, STATUS_FILE)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(status, fh)
+    os.replace(tmp, path)
+
+
+def read_status(run_dir: str) -> dict:
+    try:
+        with open(os.path.join(run_dir, STATUS_FILE), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {"state": "starting", "step": "starting the worker", "started": None}
+
+
+def _cli(argv: list[str], log) -> int:
+    log.write(f"$ fairanon {' '.join(argv)}\n")
+    log.flush()
+    return subprocess.run([sys.executable, "-m", "fairanon.cli", *argv], stdout=log, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, check=False).returncode
+
+
+def start(job_path: str, run_dir: str, options: dict) -> subprocess.Popen:
+    """Start :func:`run` in a new process group (ended whole by :func:`cancel`)."""
+    return subprocess.Popen([sys.executable, "-m", "fairanon.app.worker", job_path, run_dir, json.dumps(options)],
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def cancel(process: subprocess.Popen) -> None:
+    """End a run started by :func:`start`, with the commands it runs."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def run(job_path: str, run_dir: str, options: dict) -> None:
+    """Anonymize and verify `job_path` into ``run_dir/out``, then measure the utility.
+
+    `options`: ``method``, ``seed``, ``time_limit`` (command-line overrides, or None) and
+    ``classifier`` (for the utility analysis: "logistic" or "none")."""
+    started = time.time()
+    out = os.path.join(run_dir, "out")
+    argv = ["anonymize", job_path, "--out", out]
+    for key, flag in (("method", "--method"), ("seed", "--seed"), ("time_limit", "--time-limit")):
+        if options.get(key) is not None:
+            argv += [flag, str(options[key])]
+    with open(os.path.join(run_dir, LOG_FILE), "w", encoding="utf-8") as log:
+        write_status(run_dir, state="running", step="anonymizing and verifying", started=started)
+        code = _cli(argv, log)
+        release = _release_file(out)
+        if release is None:
+            write_status(run_dir, state="done", step="finished", code=code, started=started, ended=time.time())
+            return
+        write_status(run_dir, state="running", step="measuring the utility", code=code, started=started)
+        utility = _cli(["utility", job_path, "--release", release, "--classifier", options.get("classifier", "none"),
+                        "--out", os.path.join(run_dir, UTILITY_FILE)] +
+                       (["--seed", str(options["seed"])] if options.get("seed") is not None else []), log)
+        write_status(run_dir, state="done", step="finished", code=code, utility_code=utility, started=started,
+                     ended=time.time())
+
+
+def _release_file(out: str) -> str | None:
+    """The release ``anonymize`` wrote in `out` (named by ``report.json``), if any."""
+    try:
+        with open(os.path.join(out, "report.json"), encoding="utf-8") as fh:
+            name = json.load(fh).get("release_file")
+    except (OSError, ValueError):
+        return None
+    return os.path.join(out, name) if name else None
+
+
+if __name__ == "__main__":
+    run(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))

@@ -1,0 +1,185 @@
+"""The app through FastAPI's test client: the token, every page, the API's validation
+messages beside their fields, uploads, a run from the Run page to the Results page on
+a bundled table (its job file re-run by the command line gives the same release), a
+failing check's witness highlighted, and cancelling a run."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+pytest.importorskip("multipart")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+import fairanon as fa  # noqa: E402
+from fairanon.app import worker  # noqa: E402
+from fairanon.app.web import create_app  # noqa: E402
+
+TOKEN = "test-token"
+
+
+@pytest.fixture
+def client():
+    app = create_app(token=TOKEN)
+    with TestClient(app) as c:
+        assert c.get(f"/data?token={TOKEN}").status_code == 200
+        yield c
+    app.state.session.close()
+
+
+def text(response) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.text)))
+
+
+def wait_done(client, run_id: int, timeout: float = 300) -> dict:
+    with client.stream("GET", f"/runs/{run_id}/events") as stream:
+        last = None
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                last = json.loads(line[6:])
+        return last
+
+
+def test_token_is_required():
+    app = create_app(token=TOKEN)
+    with TestClient(app) as c:
+        assert c.get("/data").status_code == 403
+        assert c.get("/data?token=wrong").status_code == 403
+        assert c.post("/data/dataset", data={"dataset": "german"}).status_code == 403
+        assert c.get("/static/htmx.min.js").status_code == 200  # assets carry no data
+        assert c.get(f"/data?token={TOKEN}").status_code == 200
+        assert c.get("/data").status_code == 200  # the cookie set by the first visit
+    app.state.session.close()
+
+
+def test_pages_before_any_data(client):
+    assert "no data chosen" in text(client.get("/data"))
+    assert "Choose the data first" in text(client.get("/requirements"))
+    assert "Choose the data first" in text(client.get("/run"))
+    assert client.get("/runs/7").status_code == 404
+    assert client.get("/runs/7/results").status_code == 404
+    assert client.get("/runs/7/files/release.csv").status_code == 404
+    response = client.post("/run", data={"method": "auto"})
+    assert response.status_code == 400 and "Choose the data first" in text(response)
+
+
+def test_data_page_shows_preview_roles_and_figures(client):
+    page = text(client.post("/data/dataset", data={"dataset": "ruggieri_loan"}))
+    assert "ruggieri_loan: 17 records" in page
+    assert "protected group: sex in ['female']" in page
+    assert "a, b, c, d = 4, 4, 4, 5" in page and "τ(R) = 1/34" in page  # fa.describe's figures
+    assert "housing" in page and "decision" in page
+    response = client.post("/data/dataset", data={"dataset": "nope"})
+    assert response.status_code == 400 and "nope" in text(response)
+
+
+def test_requirement_messages_beside_their_fields(client):
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    response = client.post("/requirements", data={"k": "100", "t": "2", "l": "2", "diversity": "bogus"})
+    assert response.status_code == 400
+    page = response.text
+    for name, message in (("k", "k=100 exceeds the 17 rows of instance 'ruggieri_loan'"),
+                          ("t", "must be in [0, 1]"),
+                          ("diversity", "Cannot read diversity constraint 'bogus'")):
+        span = re.search(rf'<span id="e-{name}" class="message">(.*?)</span>\s*</span>', page, re.S)
+        assert span and message in html.unescape(span.group(1)), (name, span)
+    assert 'id="e-l" class="message"></span>' in page  # a valid field has no message
+    assert "Give at least one requirement" in text(client.post("/requirements", data={"k": ""}))
+    # the field check htmx sends on change
+    assert "exceeds" in client.post("/requirements/check/k", data={"k": "18"}).text
+    assert client.post("/requirements/check/k", data={"k": "3"}).text == ""
+
+
+def test_upload_csv_roles_and_malformed_files(client, tmp_path):
+    csv = "age,zip,disease\n30,1234,flu\n31,1235,cold\n45,1300,flu\n46,1301,cold\n"
+    page = text(client.post("/data/upload", files={"file": ("patients.csv", csv, "text/csv")}))
+    assert "patients.csv: 4 records" in page and "Apply roles" in page
+    form = {"role:age": "qi", "type:age": "numeric", "role:zip": "qi", "type:zip": "numeric",
+            "role:disease": "sensitive", "type:disease": "categorical"}
+    page = text(client.post("/data/roles", data=form))
+    assert "quasi-identifiers: age, zip" in page
+    bad = client.post("/data/roles", data={**form, "role:age": "boss"})
+    assert bad.status_code == 400 and "boss" in text(bad)
+    for content in (b"", b"\xff\xfe\x00bad", b'a,b\n1,"2\n'):
+        response = client.post("/data/upload", files={"file": ("bad.csv", content, "text/csv")})
+        assert response.status_code == 400 and 'class="error"' in response.text, content
+        assert "Traceback" not in response.text
+    assert "patients.csv: 4 records" in text(client.get("/data"))  # the earlier data stays
+
+
+def test_run_to_results_and_the_job_file_reproduces_the_release(client, tmp_path):
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    page = text(client.post("/requirements", data={"k": "2"}))
+    assert "auto would run cpsat" in page  # fairanon.api.choose_method's choice and reason
+    response = client.post("/run", data={"method": "auto", "seed": "0", "time_limit": ""})
+    assert response.url.path == "/runs/1"
+    assert "Cancel" in response.text
+    status = wait_done(client, 1)
+    assert status["state"] == "done" and status["code"] == 0, status
+    page = text(client.get("/runs/1/results"))
+    assert "OPTIMAL · PASSED" in page and "2-anonymity" in page
+    assert "prosecutor" in page.lower()  # the risk panel, from report.json
+    release = client.get("/runs/1/files/release.csv")
+    assert release.status_code == 200 and release.text.startswith("record_id,")
+    job = tmp_path / "job.yaml"
+    job.write_bytes(client.get("/runs/1/files/job.yaml").content)
+    from fairanon.cli import main
+
+    assert main(["anonymize", str(job), "--out", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "release.csv").read_bytes() == release.content
+    assert client.get("/runs/1/files/..%2Fjob.yaml").status_code == 404
+
+
+def test_failing_check_shows_its_witness(client):
+    """A release that fails 5-anonymity: the check, its witness and the class's rows
+    marked in the table (the report as ``fairanon anonymize`` writes it)."""
+    from fairanon.instances.files import write_csv
+
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    inst = fa.load("ruggieri_loan")
+    rel = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0)
+    report = fa.verify(inst, rel, [fa.KAnonymity(5)])
+    assert not report.passed
+    run = session.new_run({"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 5}}]})
+    os.makedirs(os.path.join(run.folder, "out"))
+    write_csv(rel.table, os.path.join(run.folder, "out", "release.FAILED.csv"), index_label="record_id")
+    with open(os.path.join(run.folder, "out", "report.json"), "w") as fh:
+        json.dump({"release_file": "release.FAILED.csv", "report": report.to_dict()}, fh)
+    open(os.path.join(run.folder, worker.LOG_FILE), "w").close()
+    worker.write_status(run.folder, state="done", step="finished", code=1, started=time.time())
+    page = client.get(f"/runs/{run.id}/results").text
+    assert "FAILED" in page and "witness (highlighted below" in page
+    witness = next(c.witness for c in report.checks if not c.passed)
+    marked = re.findall(r'<tr class="witness-row"[^>]*><td>(\w+)</td>', page)
+    assert sorted(marked) == sorted(str(r) for r in witness["records"])
+    assert "No risk figures" in page and "No utility analysis" in page  # said, not hidden
+
+
+def test_cancel_a_run(client):
+    client.post("/data/dataset", data={"dataset": "german"})
+    client.post("/requirements", data={"k": "5"})
+    assert client.post("/run", data={"method": "lns", "seed": "0", "time_limit": "60"}).url.path == "/runs/1"
+    run = client.app.state.session.runs[1]
+    page = text(client.post("/runs/1/cancel"))
+    assert "cancelled" in page
+    assert run.process.poll() is not None
+    assert wait_done(client, 1)["state"] == "cancelled"
+
+
+def test_bad_run_settings(client):
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    client.post("/requirements", data={"k": "2"})
+    for form, message in (({"method": "magic"}, "Unknown method"), ({"seed": "-1"}, "seed must be"),
+                          ({"time_limit": "0"}, "time limit must be")):
+        response = client.post("/run", data={"method": "auto", **form})
+        assert response.status_code == 400 and message in text(response)
+    assert not client.app.state.session.runs
