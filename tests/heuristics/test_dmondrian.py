@@ -190,7 +190,7 @@ def test_below_the_floor_is_infeasible_with_the_best_release():
 
 
 # ------------------------------------------------------- German credit (Ex. 21, Fig. 6's bounds)
-def test_german_pt17_bounds_in_provenance():
+def test_german_fig6_bounds_in_provenance():
     inst = fa.load("german", qi="ruggieri")
     rel = dmondrian(inst, [fa.AlphaProtection("RD", "0.3")])
     prov = rel.provenance
@@ -204,7 +204,7 @@ def test_german_pt17_bounds_in_provenance():
     assert prov["bounds"]["RD"]["opposite"] == Fraction(-3, 10)
 
 
-def test_german_alpha_below_the_floor_pt17():
+def test_german_alpha_below_the_floor():
     """t_alpha(RD, 0.1) = 0.05 < τ(R) ≈ 0.0516: not achievable by generalization; the
     release offered is the bd_RD(τ(R)) ≈ 0.1032 one."""
     inst = fa.load("german", qi="ruggieri")

@@ -187,8 +187,28 @@ def test_simpson_paradox_example():
     assert M.discrimination_exact("ED", 6, 3, 4, 7, 10, 20) == Fraction(1, 6)
 
 
+def test_example_12_the_converse_of_thm_10_fails():
+    """Ex. 12 (the Simpson table, p- = 1/2): it is 1/6-protective w.r.t. ED (Ex. 9) but
+    not bd_ED^{-1}(1/6) = max(1/12, 1/6 - 1/2) = 1/12-close: the q-blocks (dept, sex) are
+    3/14, 1/6, 0 and 1/8 from p- (the paper's 0.214, 0.167, 0.0, 0.125)."""
+    blocks = {("A", "f"): (5, 2, 0, 0), ("A", "m"): (0, 0, 1, 2), ("B", "f"): (1, 1, 0, 0), ("B", "m"): (0, 0, 3, 5)}
+    distances = {b: M.tau_exact(*cells, 10, 20) for b, cells in blocks.items()}
+    assert distances == {("A", "f"): Fraction(3, 14), ("A", "m"): Fraction(1, 6), ("B", "f"): 0, ("B", "m"): Fraction(1, 8)}
+    assert M.t_alpha("ED", Fraction(1, 6), Fraction(1, 2)) == Fraction(1, 12) < max(distances.values())
+
+
+def test_example_11_the_bound_is_sharp():
+    """Ex. 11 (p- = 1/2, t = 1/2): (1, 0, 0, 1) has RD = 1 = bd_RD(1/2); (1, 0, 0, d) has
+    ED = 1 - 1/(d + 1), as close to the bound as d makes it; both contexts are 1/2-close."""
+    p, t = Fraction(1, 2), Fraction(1, 2)
+    assert M.bound("RD", t, p) == M.bound("ED", t, p) == 1 == M.discrimination_exact("RD", 1, 0, 0, 1, 1, 2)
+    for d in (1, 9, 999):
+        assert M.discrimination_exact("ED", 1, 0, 0, d, 1, 2) == 1 - Fraction(1, d + 1)
+        assert M.tau_exact(1, 0, 0, d, 1, 2) == t
+
+
 def test_tokenism_extension_and_zero_denominators():
-    # no protected record: p1 = p- (PT16)
+    # no protected record: p1 = p- (§3.3)
     assert M.discrimination_exact("ED", 0, 0, 1, 999, 8, 17) == Fraction(8, 17) - Fraction(1, 1000)
     assert M.discrimination_exact("RD", 0, 0, 1, 999, 8, 17) == Fraction(8, 17) - Fraction(1, 1000)
     assert M.tau_exact(0, 0, 1, 3, 1, 2) == Fraction(1, 4)
