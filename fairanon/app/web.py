@@ -397,7 +397,11 @@ def _results(run) -> dict:
     table, highlighted = None, {}
     name = (document or {}).get("release_file")
     if name and name in files:
+        from ..instances.files import restore_formulas
+
         release = read_table(files[name], "csv", text_columns=(), id_column="record_id").set_index("record_id")
+        if document.get("neutralized_formulas"):
+            release = restore_formulas(release)
         for i, check in enumerate((document or {}).get("report", {}).get("checks", [])):
             if not check.get("passed") and isinstance(check.get("witness"), dict):
                 for record in check["witness"].get("records") or []:
