@@ -220,8 +220,8 @@ def choose_method(
        whether this one was). Generalization is tried first, then local suppression
        (``recoding="suppression"``, a smaller model);
     2. ``"portfolio"`` when every requirement is union-monotone (k, l, t): the fast
-       methods that enforce them (``mondrian-loss``, ``lattice-local``, ``sabre``,
-       ``mondrian``, and ``kmember`` and ``oka`` when their expected time fits) run in
+       methods that enforce them (``mondrian``, ``mondrian-loss``, ``lattice-local``,
+       ``sabre``, and ``kmember`` and ``oka`` when their expected time fits) run in
        turn within the time limit (``PORTFOLIO_SECONDS`` without one) and the verified
        release with the least LM (or the ``objective`` option) is kept
        (:func:`fairanon.methods.portfolio.portfolio`; ``provenance["portfolio"]`` lists
