@@ -33,6 +33,8 @@ __all__ = [
     "current_limit",
     "format_bytes",
     "memory_limit",
+    "memory_limit_context",
+    "memory_limit_type",
     "resolve_memory_limit",
 ]
 
@@ -113,6 +115,8 @@ def resolve_memory_limit(value, caller: str = "anonymize") -> Limit:
     >>> resolve_memory_limit("none").bytes is None
     True
     """
+    if isinstance(value, Limit):
+        return value
     if value is None:
         available = available_memory()
         if available is None:
@@ -152,6 +156,19 @@ def resolve_memory_limit(value, caller: str = "anonymize") -> Limit:
     return _bytes(value, given, caller)
 
 
+def memory_limit_type(text: str) -> Limit:
+    """argparse type of ``--memory-limit``: bytes (``8GB``), a share (``0.5``) or ``none``."""
+    import argparse
+
+    try:
+        return resolve_memory_limit(text, "--memory-limit")
+    except InvalidParameterError:
+        raise argparse.ArgumentTypeError(
+            f"must be bytes (e.g. 512MB, 8GB), a share of the available memory in (0, 1] (e.g. 0.5) "
+            f"or none; got {text!r}"
+        ) from None
+
+
 def _bytes(number: float, given, caller: str) -> Limit:
     if number < 1:
         _bad(given, caller)
@@ -182,6 +199,14 @@ def memory_limit(value, caller: str = "anonymize") -> Iterator[Limit]:
         yield limit
     finally:
         _CURRENT.reset(token)
+
+
+def memory_limit_context(value, caller: str = "anonymize"):
+    """:func:`memory_limit` for `value`, checked now; a context that changes nothing
+    for None (the default then applies where each method checks)."""
+    if value is None:
+        return contextlib.nullcontext()
+    return memory_limit(resolve_memory_limit(value, caller), caller)
 
 
 def current_limit(value=None, caller: str = "anonymize") -> Limit:

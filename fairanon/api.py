@@ -7,6 +7,7 @@ import inspect
 import time
 from collections.abc import Callable, Sequence
 
+from ._memory import memory_limit_context
 from ._validation import check_random_state
 from .exceptions import IncompatibleRequirementError, InvalidParameterError
 from .heuristics.bucketization import bucketization
@@ -340,6 +341,7 @@ def anonymize(
     time_limit: float | None = None,
     engine: str = "local",
     schema=None,
+    memory_limit=None,
     **options,
 ) -> Release:
     """Anonymize `instance` so that it meets every requirement.
@@ -364,6 +366,14 @@ def anonymize(
         :data:`fairanon.distributed.DISTRIBUTED_METHODS` ("auto" picks Mondrian).
     schema : Schema, optional
         The schema of a Dask DataFrame or Parquet path given as `instance`.
+    memory_limit : None, int, float or str, optional
+        Memory the method may take: bytes (``2_000_000_000``, ``"8GB"``), a share of the
+        memory available (``0.5``), or ``"none"``. Methods whose memory can grow beyond
+        their input (k-member, DIVA's candidate pools, cpsat's model, also when lns
+        solves a small table whole, and :mod:`fairanon.patterns`'s mining) estimate it
+        before the work and raise :class:`~fairanon.exceptions.MemoryLimitError`,
+        naming the option to change, when it would be larger. Default: half the
+        available memory.
     **options
         Passed to the method (e.g. ``cut_rule="balanced"`` for Mondrian; with
         ``engine="dask"``, ``max_rows`` per task and ``progress``).
@@ -380,6 +390,8 @@ def anonymize(
         Unknown method, bad seed or time limit, k larger than the table, ...
     IncompatibleRequirementError
         The method cannot enforce a requirement, or a requirement does not fit the data.
+    MemoryLimitError
+        The method's estimate of its memory is above `memory_limit`.
 
     Examples
     --------
@@ -389,6 +401,7 @@ def anonymize(
     (<Status.FEASIBLE: 'FEASIBLE'>, True)
     """
     started = time.perf_counter()
+    limit = memory_limit_context(memory_limit, "anonymize")
     if engine != "local":
         return _anonymize_distributed(instance, requirements, method, engine, schema, seed=seed,
                                       time_limit=time_limit, **options)
@@ -413,7 +426,8 @@ def anonymize(
         raise InvalidParameterError(
             f"The 'time_limit' parameter of anonymize must be a positive number of seconds or None. Got {time_limit!r} instead."
         )
-    release = func(instance, requirements, seed=seed, time_limit=time_limit, **options)
+    with limit:
+        release = func(instance, requirements, seed=seed, time_limit=time_limit, **options)
     if not isinstance(release, Release):
         raise InvalidParameterError(f"Method {name!r} returned {type(release).__name__}, not a Release.")
     return release.with_provenance(

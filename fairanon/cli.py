@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
+from ._memory import memory_limit_type
 from .exceptions import FairanonError, InfeasibleError, SolverError
 
 __all__ = ["main"]
@@ -49,6 +50,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", help="override the job's method (e.g. mondrian, auto)")
     p.add_argument("--seed", type=seed_type, help="seed for every randomized step (an int >= 0)")
     p.add_argument("--time-limit", type=float, help="seconds the method may take")
+    p.add_argument("--memory-limit", type=memory_limit_type,
+                   help="memory the method may take: bytes (e.g. 8GB) or a share of the available memory "
+                        "(e.g. 0.8); a method whose estimate is larger refuses before the work (default: half "
+                        "the available memory; 'none': no limit)")
     p.add_argument("--out", default="out", help="output directory (default: ./out)")
     p.add_argument("--neutralize-formulas", action=argparse.BooleanOptionalAction, default=True,
                    help="write cells a spreadsheet would run as formulas (starting with =, +, -, @ and not "
@@ -182,7 +187,8 @@ def _anonymize(args, step) -> int:
     seed = args.seed if args.seed is not None else job.seed
     time_limit = args.time_limit if args.time_limit is not None else job.time_limit
     step(f"anonymizing {job.instance.name!r} with {method}")
-    release = anonymize(job.instance, job.requirements, method, seed=seed, time_limit=time_limit, **job.options)
+    release = anonymize(job.instance, job.requirements, method, seed=seed, time_limit=time_limit,
+                        memory_limit=args.memory_limit, **job.options)
     step("verifying the release")
     report = verify(job.instance, release, job.requirements)
     step("writing the results")

@@ -34,6 +34,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._memory import current_limit
 from .._validation import check_int, check_option, check_random_state
 from ..heuristics.diva.coloring import VALUE_ORDERS, run_coloring
 from ..heuristics.diva.graph import resolve_next_node
@@ -110,6 +111,7 @@ def diva(
     num_workers: int | None = None,
     trace: bool = False,
     lookahead: bool = True,
+    memory_limit=None,
 ) -> Release:
     """DIVA [1]_: a k-anonymous release by suppression that satisfies diversity constraints.
 
@@ -159,6 +161,12 @@ def diva(
         Keep the coloring's search events in ``provenance["search"]["trace"]``.
     lookahead : bool, default=True
         Forward checking in the coloring (see :func:`~fairanon.heuristics.diva.diverse_clustering`).
+    memory_limit : None, int, float or str, optional
+        Memory the exact choice's pool and model may take: bytes (``"2GB"``), a share
+        of the available memory (0.5) or ``"none"``; default: that of
+        :func:`fairanon.anonymize`, else half the available memory. A pool that would
+        need more (:func:`~fairanon.heuristics.diva.pool.pool_memory`) is refused with
+        MemoryLimitError naming `exact_pool_cap` or `pool_candidates`.
 
     Returns
     -------
@@ -279,6 +287,7 @@ def diva(
     exact_pool_cap = check_int(exact_pool_cap, "exact_pool_cap", "diva", low=0)
     pool_candidates = check_int(pool_candidates, "pool_candidates", "diva", low=1)
     time_limit = check_time_limit(time_limit, "diva")
+    memory_limit = current_limit(memory_limit, "diva")
     rng = check_random_state(seed)
     all_encoded = encode_constraints(instance, requirements)
     encoded = [e for e in all_encoded if not e.fixed]
@@ -357,7 +366,8 @@ def diva(
             hint = found.clusters if found.found else None
             partial = found.clusters if found.found else found.partial
         stage = time.perf_counter()
-        choice = _exact_choice(d, rng, seed, run.clock, num_workers, exact_pool_cap, pool_candidates, hint)
+        choice = _exact_choice(d, rng, seed, run.clock, num_workers, exact_pool_cap, pool_candidates, hint,
+                               memory_limit)
         info["exact"] = choice["info"]
         info["seconds"]["exact"] = time.perf_counter() - stage
         if "clusters" in choice:
@@ -414,16 +424,16 @@ def diva_exact(instance: Instance, requirements, *, seed=None, time_limit: float
 
 
 def _exact_choice(d: Problem, rng, seed, clock: _Clock, num_workers, exact_pool_cap: int, pool_candidates: int,
-                  hint: list[np.ndarray] | None = None) -> dict:
+                  hint: list[np.ndarray] | None = None, memory_limit=None) -> dict:
     """The diverse clustering chosen by CP-SAT among a pool of candidate clusters:
     clusters, voluntary stars, status and bound, or only ``info`` when the pool holds
     no solution (or none was found in time; the repair then decides). `hint` (clusters
     of a coloring) joins the pool and is the solver's first solution."""
-    pool = complete_pool(d, exact_pool_cap)
+    pool = complete_pool(d, exact_pool_cap, memory_limit)
     complete = pool is not None
     hinted = None
     if pool is None:
-        pool = candidate_pool(d, rng, pool_candidates, clock.share(EXACT_SHARE))
+        pool = candidate_pool(d, rng, pool_candidates, clock.share(EXACT_SHARE), memory_limit)
         if hint:
             index = {tuple(sorted(c.tolist())): i for i, c in enumerate(pool)}
             hinted = []

@@ -11,9 +11,10 @@ import argparse
 import json
 import os
 
+from .._memory import memory_limit_type
 from ..exceptions import InvalidParameterError
 
-__all__ = ["add_subcommand", "memory_limit_type", "run"]
+__all__ = ["add_subcommand", "run"]
 
 _PAPER = {"adult", "german"}
 #: The pattern file under a name that says whether the set holds (one exists after a run).
@@ -41,25 +42,13 @@ def add_subcommand(sub) -> None:
     p.add_argument("--closed", action="store_true", help="mine and publish closed itemsets")
     p.add_argument("--seed", type=_seed, default=0, help="seed for every randomized step (an int >= 0; default 0)")
     p.add_argument("--time-limit", type=float, help="seconds for the exact method")
-    p.add_argument("--memory-limit", type=memory_limit_type, help="memory the frequent itemsets may take: bytes (e.g. 8GB) or a share of "
-                   "the available memory (e.g. 0.8); more is refused before mining (default: half the available "
-                   "memory; 'none': no limit)")
+    p.add_argument("--memory-limit", type=memory_limit_type,
+                   help="memory the frequent itemsets may take: bytes (e.g. 8GB) or a share of the available "
+                        "memory (e.g. 0.8); more is refused before mining (default: half the available "
+                        "memory; 'none': no limit)")
     p.add_argument("--out", default="out", help="output directory (default: ./out)")
     p.add_argument("--neutralize-formulas", action=argparse.BooleanOptionalAction, default=True,
                    help="write itemsets a spreadsheet would run as formulas with a leading ' (default: on)")
-
-
-def memory_limit_type(text: str):
-    """argparse type of ``--memory-limit``: bytes (``8GB``), a share (``0.5``) or ``none``."""
-    from .._memory import resolve_memory_limit
-
-    try:
-        return resolve_memory_limit(text, "--memory-limit")
-    except InvalidParameterError:
-        raise argparse.ArgumentTypeError(
-            f"must be bytes (e.g. 512MB, 8GB), a share of the available memory in (0, 1] (e.g. 0.5) "
-            f"or none; got {text!r}"
-        ) from None
 
 
 def _seed(text: str) -> int:

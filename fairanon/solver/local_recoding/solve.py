@@ -35,6 +35,7 @@ from .build import build_model
 from .class_sizes import solve_terms
 from .encoding import BuildStopped, Encoding, check_deadline, encode
 from .labels import RECODINGS
+from .memory import check_model_memory
 from .model import LocalRecodingModel, class_discernibility, suppressed_vectors
 from .privacy import _entropy_violations, _forbid_counts
 
@@ -390,6 +391,11 @@ def local_recoding(
         Bad options, or a model larger than `max_vars`.
     IncompatibleRequirementError
         alpha-protection with more than `max_contexts` contexts.
+    MemoryLimitError
+        The model's memory, estimated before it is built
+        (:func:`~fairanon.solver.local_recoding.memory.check_model_memory`), is above
+        the memory limit of :func:`fairanon.anonymize` (default: half the available
+        memory).
     SolverError
         CP-SAT found the model invalid, or the verifier rejected a solver release
         (both bugs).
@@ -488,6 +494,8 @@ def local_recoding(
         "records": instance.n_rows,
         "distinct_qi": len(np.unique(np.column_stack([enc.qi, enc.protected]), axis=0)),
     }
+    check_model_memory(enc, requirements, objective, max_vars=max_vars, workers=workers,
+                       deadline=build_deadline)
     try:
         pm = build_model(
             enc,

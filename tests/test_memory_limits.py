@@ -1,0 +1,134 @@
+"""Memory limits: methods that can grow beyond their input estimate their need before
+the work and refuse, naming the option to change, when it is above ``memory_limit``."""
+
+import pytest
+
+import fairanon as fa
+from fairanon._memory import (
+    DEFAULT_SHARE,
+    available_memory,
+    current_limit,
+    memory_limit,
+    resolve_memory_limit,
+)
+from fairanon.cli import main
+from cli_helpers import write_job
+from fairanon.exceptions import InvalidParameterError, MemoryLimitError
+from fairanon.heuristics.kmember import kmember, kmember_memory
+from fairanon.methods.diva import diva_exact
+from fairanon.models.diversity import diva_sigma, proportional
+
+
+def _passes(instance, release, requirements):
+    report = fa.verify(instance, release, requirements)
+    assert report.passed, str(report)
+
+
+# ------------------------------------------------------------------ the limit itself
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("512MB", 512 * 10**6), ("2GiB", 2 * 2**30), ("1.5 GB", 1_500_000_000), (10**7, 10**7), ("3e6", 3_000_000)],
+)
+def test_bytes(given, expected):
+    assert resolve_memory_limit(given).bytes == expected
+
+
+def test_shares_and_no_limit():
+    available = available_memory()
+    assert available and available > 0
+    assert abs(resolve_memory_limit(0.25).bytes - available / 4) < 0.05 * available
+    assert abs(resolve_memory_limit("50%").bytes - available / 2) < 0.05 * available
+    assert resolve_memory_limit("none").bytes is None and resolve_memory_limit(float("inf")).bytes is None
+    default = resolve_memory_limit(None)
+    assert abs(default.bytes - DEFAULT_SHARE * available) < 0.05 * available and "default" in default.source
+
+
+@pytest.mark.parametrize("bad", [0, -1, "lots", "12XB", True, "0%", float("nan"), [1]])
+def test_bad_limits_are_named(bad):
+    with pytest.raises(InvalidParameterError, match="memory_limit"):
+        resolve_memory_limit(bad)
+    with pytest.raises(InvalidParameterError, match="memory_limit"):
+        fa.anonymize(fa.load("diva_table1"), [fa.KAnonymity(2)], "mondrian", memory_limit=bad)
+
+
+def test_the_front_door_opens_a_context():
+    with memory_limit("1GB"):
+        assert current_limit().bytes == 10**9
+        assert current_limit("2GB").bytes == 2 * 10**9
+    assert current_limit().source.startswith("the default")
+
+
+# ------------------------------------------------------------------ k-member
+def test_kmember_above_the_limit_is_refused_before_the_work():
+    inst = fa.load("adult")
+    need = kmember_memory(inst)
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, [fa.KAnonymity(5)], "kmember", memory_limit=need // 2)
+    message = str(info.value)
+    assert "k-member" in message and "memory_limit" in message and "mondrian" in message
+    assert info.value.need == need and info.value.limit == need // 2
+    with pytest.raises(MemoryLimitError):
+        kmember(inst, [fa.KAnonymity(5)], memory_limit=need // 2)
+
+
+def test_kmember_within_the_limit():
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2)]
+    release = fa.anonymize(inst, reqs, "kmember", memory_limit=kmember_memory(inst) + 1)
+    _passes(inst, release, reqs)
+    _passes(inst, kmember(inst, reqs, memory_limit="1GB"), reqs)
+
+
+# ------------------------------------------------------------------ DIVA
+def test_diva_complete_pool_above_the_limit_names_exact_pool_cap():
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), *diva_sigma()]
+    with pytest.raises(MemoryLimitError) as info:
+        diva_exact(inst, reqs, seed=0, memory_limit=10_000)
+    assert "exact_pool_cap" in str(info.value) and "memory_limit" in str(info.value)
+    release = fa.anonymize(inst, reqs, "diva-exact", seed=0, memory_limit="1GB")
+    assert release.status == fa.Status.OPTIMAL
+    _passes(inst, release, reqs)
+
+
+def test_diva_candidate_pool_above_the_limit_names_pool_candidates():
+    inst = fa.load("german", roles={"sex": "qi", "personal_status": "ignore"}, name="german+sex")
+    reqs = [fa.KAnonymity(20), *proportional(inst, "job", 0.96, rounding="round"),
+            *proportional(inst, "sex", 0.96, rounding="round")]
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, reqs, "diva-exact", seed=0, pool_candidates=2, memory_limit=100_000)
+    assert "pool_candidates" in str(info.value)
+
+
+# ------------------------------------------------------------------ CP-SAT
+def test_cpsat_model_above_the_limit_is_refused_before_it_is_built():
+    inst = fa.load("german")
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, [fa.KAnonymity(5)], "cpsat", recoding="suppression", hint=None,
+                     memory_limit="50MB")
+    message = str(info.value)
+    assert "exact model" in message and "48,555 assignment variables" in message
+    assert "recoding='suppression'" in message and "memory_limit" in message
+
+
+def test_cpsat_within_the_limit():
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), *diva_sigma()]
+    release = fa.anonymize(inst, reqs, "cpsat", recoding="suppression", seed=0, memory_limit="200MB",
+                           num_workers=1)
+    assert release.status == fa.Status.OPTIMAL
+    _passes(inst, release, reqs)
+
+
+# ------------------------------------------------------------------ command line
+def test_cli_memory_limit(tmp_path, capsys):
+    job = write_job(tmp_path, requirements="\n- k_anonymity: {k: 2}", method="kmember")
+    out = tmp_path / "out"
+    assert main(["anonymize", str(job), "--memory-limit", "1000", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "k-member" in err and "--memory-limit" in err
+    assert not (out / "report.json").exists()
+    assert main(["anonymize", str(job), "--memory-limit", "plenty", "--out", str(out)]) == 2
+    assert "--memory-limit" in capsys.readouterr().err
+    assert main(["anonymize", str(job), "--memory-limit", "0.5", "--out", str(out)]) == 0
+    assert main(["verify", str(job), "--release", str(out / "release.csv")]) == 0
