@@ -44,11 +44,14 @@ _SOURCES = {
     **dict.fromkeys(
         (
             "AlphaProtection",
+            "AverageRisk",
             "DiversityConstraint",
             "KAnonymity",
             "LDiversity",
             "MultiplicativeTCloseness",
+            "PopulationUniqueness",
             "Requirement",
+            "SampleUniqueness",
             "StochasticTCloseness",
             "TCloseness",
         ),
@@ -70,11 +73,14 @@ if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
     from .models.describe import describe
     from .models.requirements import (
         AlphaProtection,
+        AverageRisk,
         DiversityConstraint,
         KAnonymity,
         LDiversity,
         MultiplicativeTCloseness,
+        PopulationUniqueness,
         Requirement,
+        SampleUniqueness,
         StochasticTCloseness,
         TCloseness,
     )
@@ -115,6 +121,7 @@ __all__ = [
     "verify",
     "AlphaProtection",
     "Attribute",
+    "AverageRisk",
     "DiversityConstraint",
     "FairanonError",
     "Hierarchy",
@@ -126,8 +133,10 @@ __all__ = [
     "KAnonymity",
     "LDiversity",
     "MultiplicativeTCloseness",
+    "PopulationUniqueness",
     "Release",
     "Requirement",
+    "SampleUniqueness",
     "Schema",
     "SchemaError",
     "SolverError",

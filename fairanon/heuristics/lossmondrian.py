@@ -28,6 +28,7 @@ from ..models.requirements import Requirement, validate_requirements
 from ..release import Release, Status, generalize_partition, provenance
 from . import topdown as E
 from .mondrian import _reject_non_monotone, mondrian_columns
+from .risksearch import smallest_k, split_risk
 
 __all__ = ["LOSSES", "mondrian_loss"]
 
@@ -206,6 +207,11 @@ def mondrian_loss(
             f"Got {type(instance).__name__} instead."
         )
     requirements = validate_requirements(instance, requirements, caller=method)
+    if split_risk(requirements)[0]:  # enforced by the smallest k that meets them
+        check_option(objective, "objective", method, LOSSES)
+        E.check_time_limit(time_limit, method)
+        return smallest_k(lambda reqs, limit: mondrian_loss(instance, reqs, objective=objective, seed=seed,
+                                                            time_limit=limit), instance, requirements, time_limit)
     _reject_non_monotone(requirements, method)
     check_option(objective, "objective", method, LOSSES)
     limit = E.check_time_limit(time_limit, method)

@@ -37,6 +37,7 @@ from ..models.requirements import (
 )
 from ..release import Release, Status, generalize_partition, provenance
 from . import topdown as E
+from .risksearch import smallest_k, split_risk
 
 __all__ = [
     "CATEGORICAL_SPLITS",
@@ -710,6 +711,12 @@ def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, se
             f"Got {type(instance).__name__} instead."
         )
     requirements = validate_requirements(instance, requirements, caller=method)
+    if split_risk(requirements)[0]:  # enforced by the smallest k that meets them
+        E.check_time_limit(time_limit, method)
+        return smallest_k(
+            lambda reqs, limit: _mondrian(method, instance, reqs, cut_rule, relaxed, categorical, seed, limit),
+            instance, requirements, time_limit,
+        )
     _reject_non_monotone(requirements, method)
     rule, rule_name = _resolve_cut_rule(cut_rule, method)
     if not isinstance(relaxed, bool):

@@ -28,6 +28,10 @@ __all__ = [
     "AlphaProtection",
     "MultiplicativeTCloseness",
     "StochasticTCloseness",
+    "AverageRisk",
+    "SampleUniqueness",
+    "PopulationUniqueness",
+    "RISK_REQUIREMENTS",
     "MEASURES",
     "MEASURE_ALIASES",
     "requirement_from_spec",
@@ -513,6 +517,102 @@ class StochasticTCloseness(Requirement):
         return f"stochastic {_show(self.t)}-closeness (epsilon={_show(self.epsilon)}){on}"
 
 
+@dataclass(frozen=True)
+class AverageRisk(Requirement):
+    """The average re-identification risk is at most r: J/n <= r for the J released
+    classes of the n records, the average prosecutor (and marketer) risk [1]_.
+
+    Checked from class sizes alone (the suppressed block is one class, docs/risk.md); a
+    release with classes of at least ceil(1/r) records meets it, and so may releases
+    with some smaller classes.
+
+    >>> str(AverageRisk("1/10"))
+    'average risk <= 0.1'
+
+    References
+    ----------
+    .. [1] K. El Emam, F. K. Dankar. Protecting privacy using k-anonymity. JAMIA 15(5),
+       2008.
+    """
+
+    r: Any
+    union_monotone: ClassVar[bool] = False
+    kind: ClassVar[str] = "average_risk"
+
+    def __post_init__(self):
+        object.__setattr__(self, "r", check_fraction(self.r, "r", "AverageRisk", low=0, high=1, low_open=True))
+
+    def __str__(self) -> str:
+        return f"average risk <= {_show(self.r)}"
+
+
+@dataclass(frozen=True)
+class SampleUniqueness(Requirement):
+    """At most a share u of the records are sample uniques (alone in their class).
+
+    >>> str(SampleUniqueness(0))
+    'sample uniques <= 0 of the records'
+    """
+
+    u: Any
+    union_monotone: ClassVar[bool] = False
+    kind: ClassVar[str] = "sample_uniqueness"
+
+    def __post_init__(self):
+        object.__setattr__(self, "u", check_fraction(self.u, "u", "SampleUniqueness", low=0, high=1))
+
+    def __str__(self) -> str:
+        return f"sample uniques <= {_show(self.u)} of the records"
+
+
+#: The population-uniqueness models a PopulationUniqueness requirement may name.
+POPULATION_MODELS = ("dankar", "pitman", "zayatz", "snb")
+
+
+@dataclass(frozen=True)
+class PopulationUniqueness(Requirement):
+    """At most a share u of the population are population uniques, as estimated from the
+    released classes by a named model (Pitman, Zayatz, SNB or Dankar et al.'s rule; see
+    :mod:`fairanon.models.risk.uniqueness`) for a population given by a sampling fraction
+    or a size. A model that cannot be fitted to a release fails the requirement.
+
+    >>> str(PopulationUniqueness("1/100", sampling_fraction="1/10"))
+    'population uniques <= 0.01 (dankar, sampling fraction 0.1)'
+    """
+
+    u: Any
+    model: str = "dankar"
+    sampling_fraction: Any = None
+    population_size: Any = None
+    union_monotone: ClassVar[bool] = False
+    kind: ClassVar[str] = "population_uniqueness"
+
+    def __post_init__(self):
+        caller = "PopulationUniqueness"
+        object.__setattr__(self, "u", check_fraction(self.u, "u", caller, low=0, high=1))
+        check_option(self.model, "model", caller, POPULATION_MODELS)
+        if (self.sampling_fraction is None) == (self.population_size is None):
+            raise InvalidParameterError(
+                f"{caller} needs exactly one of 'sampling_fraction' and 'population_size'; got "
+                f"{self.sampling_fraction!r} and {self.population_size!r}."
+            )
+        if self.sampling_fraction is not None:
+            object.__setattr__(self, "sampling_fraction", check_fraction(
+                self.sampling_fraction, "sampling_fraction", caller, low=0, high=1, low_open=True))
+        else:
+            object.__setattr__(self, "population_size", check_int(self.population_size, "population_size",
+                                                                  caller, low=1))
+
+    def __str__(self) -> str:
+        where = (f"sampling fraction {_show(self.sampling_fraction)}" if self.sampling_fraction is not None
+                 else f"population {self.population_size}")
+        return f"population uniques <= {_show(self.u)} ({self.model}, {where})"
+
+
+#: The requirements on re-identification risk (checked from the released class sizes).
+RISK_REQUIREMENTS = (AverageRisk, SampleUniqueness, PopulationUniqueness)
+
+
 _KINDS = {cls.kind: cls for cls in (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)}
 _KIND_ALIASES = {
     "k": "k_anonymity",
@@ -526,6 +626,7 @@ _KIND_ALIASES = {
     "alphaprotection": "alpha_protection",
 }
 _KINDS.update({cls.kind: cls for cls in (MultiplicativeTCloseness, StochasticTCloseness)})
+_KINDS.update({cls.kind: cls for cls in RISK_REQUIREMENTS})
 
 
 def requirement_from_spec(spec: Mapping | str) -> Requirement:

@@ -31,7 +31,9 @@ from .metrics import summary as metric_summary
 from .metrics.classes import first_appearance
 from .released import factorize, group_ids, id_type, narrow
 from .risk.sample import size_summary
+from .risk.requirements import risk_requirement
 from .requirements import (
+    RISK_REQUIREMENTS,
     AlphaProtection,
     DiversityConstraint,
     KAnonymity,
@@ -457,6 +459,22 @@ def _check_k(req: KAnonymity, cls: _Classes) -> CheckResult:
     return CheckResult(str(req), ok, achieved=smallest, threshold=req.k, witness=cls.describe(g), detail=detail)
 
 
+def _check_risk(req, cls: _Classes) -> CheckResult:
+    """A risk requirement (average risk, sample or population uniques) from the class
+    sizes, exactly (:func:`fairanon.models.risk.requirements.risk_requirement`)."""
+    result = risk_requirement(req, cls.sizes)
+    witness = None
+    if result.witness == "smallest":
+        witness = cls.describe(int(np.argmin(cls.sizes)))
+    elif result.witness == "unique":
+        witness = cls.describe(int(np.flatnonzero(cls.sizes == 1)[0]))
+    if result.parameters:
+        witness = {**(witness or {}), "model": result.parameters}
+    threshold = req.r if hasattr(req, "r") else req.u
+    return CheckResult(str(req), result.passed, achieved=result.achieved, threshold=threshold, witness=witness,
+                       detail=result.detail)
+
+
 def _check_l(req: LDiversity, cls: _Classes, instance: Instance) -> list[CheckResult]:
     out = []
     for name in requirement_targets(instance.schema, req):
@@ -749,7 +767,7 @@ def _read_columns(instance: Instance, requirements: Sequence[Requirement]) -> li
             needed += [name for name, _ in req.target]
         elif isinstance(req, AlphaProtection):
             needed += [schema.protected, schema.decision]
-        elif not isinstance(req, KAnonymity):
+        elif not isinstance(req, (KAnonymity, *RISK_REQUIREMENTS)):
             needed += list(requirement_targets(schema, req))
     return list(dict.fromkeys(n for n in needed if n is not None))
 
@@ -843,6 +861,8 @@ def verify(
             checks.extend(_check_multiplicative(req, cls, instance, table, positions))
         elif isinstance(req, StochasticTCloseness):
             checks.extend(_check_stochastic(req, cls, instance, release))
+        elif isinstance(req, RISK_REQUIREMENTS):
+            checks.append(_check_risk(req, cls))
         else:  # pragma: no cover - every Requirement subclass is handled above
             raise InvalidParameterError(f"verify does not know requirement {req!r}.")
     summary = {}

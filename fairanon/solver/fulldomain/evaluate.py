@@ -38,13 +38,16 @@ import numpy as np
 import pandas as pd
 
 from ...models import measures as M
+from ...models.released import group_ids
 from ...models.requirements import (
+    RISK_REQUIREMENTS,
     AlphaProtection,
     KAnonymity,
     LDiversity,
     TCloseness,
     requirement_targets,
 )
+from ...models.risk.requirements import risk_requirement
 from .frequency import FrequencySet, Records, roll_up
 from .lattice import Space
 
@@ -118,6 +121,8 @@ class Evaluator:
         }
         self.diversity = recs.diversity_of(requirements)
         self.alpha = [(i, r) for i, r in enumerate(requirements) if isinstance(r, AlphaProtection)]
+        # Average risk, sample and population uniques: read from the released class sizes.
+        self.risk = [(i, r) for i, r in enumerate(requirements) if isinstance(r, RISK_REQUIREMENTS)]
         self.n = recs.n_rows
         self._grounds: dict = {}
         self.cache: dict[tuple, FrequencySet] = {recs.base.grains: recs.base}
@@ -312,7 +317,26 @@ class Evaluator:
         for i, req in self.alpha:
             if not self._alpha_ok(req, levels, fs, bad):
                 return Evaluation(FAILED, causes + (i,), down=down, up=up)
+        if self.risk:
+            released = self.released_sizes(levels, fs, bad)
+            for i, req in self.risk:
+                if not risk_requirement(req, released).passed:
+                    return Evaluation(FAILED, causes + (i,), down=down, up=up)
         return Evaluation(FEASIBLE, cost=cost, down=down, up=up)
+
+    def released_sizes(self, levels, fs: FrequencySet, bad: np.ndarray) -> np.ndarray:
+        """The sizes of the released classes at `levels`: the node's classes regrouped by
+        their released labels and protected value, the suppressed ones (`bad`) and those
+        generalized to '*' everywhere forming one block per protected value, as the
+        verifier regroups the released table."""
+        columns = []
+        for a, attr in enumerate(self.space.attributes):
+            ids = attr.text_id[levels[a] + 1]
+            columns.append((np.where(bad, 0, ids[fs.codes[a]]), int(ids.max()) + 1))
+        columns.append((fs.protected, int(fs.protected.max()) + 1 if fs.n else 1))
+        key, n_key = group_ids(columns)
+        sizes = np.bincount(key, weights=fs.sizes, minlength=n_key)
+        return sizes[sizes > 0].astype(np.int64)
 
     # ------------------------------------------------------------------ costs
     def _histograms(self, source: FrequencySet, rows: np.ndarray) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ from ...exceptions import IncompatibleRequirementError, InvalidParameterError
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...models.requirements import (
+    RISK_REQUIREMENTS,
     AlphaProtection,
     DiversityConstraint,
     KAnonymity,
@@ -52,7 +53,7 @@ __all__ = ["LATTICE_NODES", "SEARCHES", "fulldomain"]
 LATTICE_NODES = 1 << 20
 #: How the open nodes are held: "auto" (by lattice size), "lattice" or "master".
 SEARCHES = ("auto", "lattice", "master")
-_SUPPORTED = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
+_SUPPORTED = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection, *RISK_REQUIREMENTS)
 
 
 def _check(objective, max_suppressed, search_, n: int) -> int:
