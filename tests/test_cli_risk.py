@@ -39,3 +39,15 @@ def test_risk_json_and_bad_input(tmp_path, capsys):
     assert code == 2 and "weight column" in err
     code, _, err = run(capsys, "risk", job, "--release", tmp_path / "missing.csv")
     assert code == 2 and "missing.csv" in err
+
+
+def test_a_job_with_risk_requirements(tmp_path, capsys):
+    job = write_job(tmp_path, requirements="""
+- average_risk: {r: 1/3}
+- sample_uniqueness: {u: 0}""")
+    code, out, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    assert code == 0, err
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    checks = {c["name"]: c for c in report["report"]["checks"]}
+    assert checks["average risk <= 1/3"]["passed"] and checks["sample uniques <= 0 of the records"]["passed"]
+    assert report["risk"]["uniqueness"]["sample_uniques"] == 0
