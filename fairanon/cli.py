@@ -176,7 +176,8 @@ def _write_json(document) -> Callable[[str], None]:
 
 def _anonymize(args, step) -> int:
     from .api import anonymize
-    from .instances.files import RELEASE_FILES, check_output_dir, commit, neutralize_formulas, release_file_name
+    from .instances.files import (RELEASE_FILES, check_output_dir, commit, neutralize_formulas, release_file_name,
+                                  write_csv)
     from .models.risk.report import release_risk
     from .models.verify import verify
 
@@ -201,13 +202,15 @@ def _anonymize(args, step) -> int:
     memory = _peak_memory()
     document = {"job": job.name, "release_file": name, "release": release.summary(), "report": report.to_dict(),
                 "resources": memory, "risk": release_risk(job.instance, release)}
-    outputs = {report_path: _write_json(document)}
+    outputs = {}
     if release_path and args.format == "parquet":
         outputs[release_path] = lambda path: table.rename_axis("record_id").to_parquet(path, index=True)
     elif release_path:
+        document["neutralized_formulas"] = bool(args.neutralize_formulas)
         written = neutralize_formulas(table) if args.neutralize_formulas else table
-        outputs[release_path] = lambda path: written.to_csv(path, index_label="record_id")
-    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES])
+        outputs[release_path] = lambda path: write_csv(written, path, index_label="record_id")
+    # The report is the manifest, renamed last: it names the release by its checksum.
+    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES], manifest=(report_path, document))
     print(report)
     if release.reason:
         print(f"  reason: {release.reason}")
@@ -237,43 +240,99 @@ def _print_best_effort(release) -> None:
 
 
 def _verify(args, step) -> int:
-    import pandas as pd
+    from .instances.files import check_output_file, commit
 
-    from .instances.files import check_output_file, commit, read_csv_table, restore_formulas
-    from .models.verify import verify
-    from .release import Release
-
-    if args.out:
+    if args.out is not None:
         check_output_file(args.out)
     step("loading the instance")
     job = _job(args)
+    report, notes = _verify_file(args.release, job.instance, job.requirements, bound=args.bound, step=step)
+    print(report)
+    for note in notes:
+        print(f"  note: {note}")
+    if args.out is not None:
+        commit({args.out: _write_json(report.to_dict())})
+    return 0 if report.passed else 1
+
+
+def _verify_file(path: str, instance, requirements, *, bound: bool = False, step=lambda description: None):
+    """Verify the release in the file at `path` (CSV with a record_id column, or
+    Parquet); returns the report and notes for the user.
+
+    A CSV file is read as the report written with it says (neutralized formulas or
+    not); without one, restored first and, if that fails while the cells as they are
+    pass, as they are (:func:`~fairanon.instances.files.formula_readings`)."""
+    import pandas as pd
+
+    from .instances.files import formula_readings, read_csv_table
+    from .models.verify import verify
+
     step("reading the release")
-    if args.release.endswith((".parquet", ".pq")) or os.path.isdir(args.release):
-        if not os.path.exists(args.release):
-            raise _UsageError(f"fairanon verify: release file {args.release!r} does not exist")
+    manifest, notes = _manifest_of(path)
+    if path.endswith((".parquet", ".pq")) or os.path.isdir(path):
+        if not os.path.exists(path):
+            raise _UsageError(f"fairanon verify: release file {path!r} does not exist")
         try:
-            table = pd.read_parquet(args.release)
+            table = pd.read_parquet(path)
         except (OSError, ValueError) as exc:
-            raise _UsageError(f"fairanon verify: cannot read the Parquet release {args.release!r}: {exc}") from None
+            raise _UsageError(f"fairanon verify: cannot read the Parquet release {path!r}: {exc}") from None
         if "record_id" not in table.columns and table.index.name == "record_id":
             table = table.reset_index()
+        readings = [table]
     else:
-        table = restore_formulas(read_csv_table(args.release, what="Release file", dtype=str, keep_default_na=False))
+        table = read_csv_table(path, what="Release file", dtype=str, keep_default_na=False)
+        readings = formula_readings(table, manifest.get("neutralized_formulas") if manifest else None)
+    step("verifying")
+    report = verify(instance, _external_release(readings[0], instance), requirements, bound=bound)
+    if not report.passed and len(readings) > 1:
+        # The file may have been written with --no-neutralize-formulas: cells starting
+        # with ' are then values, not neutralized formulas.
+        as_written = verify(instance, _external_release(readings[1], instance), requirements, bound=bound)
+        if as_written.passed:
+            report = as_written
+            notes.append("cells starting with ' were read as they are (written with --no-neutralize-formulas)")
+    return report, notes
+
+
+def _external_release(table, instance):
+    """A Release of a table read from a file, indexed by its record_id column."""
+    import pandas as pd
+
+    from .release import Release
+
     if "record_id" not in table.columns:
         raise _UsageError("fairanon verify: the release needs a 'record_id' column")
+    table = table.copy()
     ids = table.pop("record_id")
-    index_dtype = job.instance.row_ids.dtype
+    index_dtype = instance.row_ids.dtype
     try:
         table.index = pd.Index(ids.astype(index_dtype) if index_dtype.kind in "iuf" else ids)
     except (ValueError, TypeError, OverflowError):
         raise _UsageError("fairanon verify: record_id values do not match the instance's record ids") from None
-    release = Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
-    step("verifying")
-    report = verify(job.instance, release, job.requirements, bound=args.bound)
-    print(report)
-    if args.out:
-        commit({args.out: _write_json(report.to_dict())})
-    return 0 if report.passed else 1
+    return Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
+
+
+def _manifest_of(release_path: str) -> tuple[dict | None, list[str]]:
+    """The report written with a release (``report.json`` beside it) when it names this
+    very file by its checksum, and notes for the user when one names it but another
+    version of it."""
+    from .instances.files import sha256_of
+
+    report = os.path.join(os.path.dirname(os.path.abspath(release_path)), REPORT_FILE)
+    name = os.path.basename(os.path.normpath(release_path))
+    try:
+        with open(report, encoding="utf-8") as fh:
+            document = json.load(fh)
+        entry = document["files"][name]
+        digest = sha256_of(release_path) if os.path.isfile(release_path) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, []
+    if not isinstance(entry, dict) or "sha256" not in entry:
+        return None, []
+    if entry["sha256"] != digest:
+        return None, [f"{report} does not describe this {name}: its checksum differs "
+                      "(another run wrote one of them)"]
+    return document, []
 
 
 def _read_release(path: str, instance, command: str):
@@ -379,6 +438,10 @@ def _bench(args) -> int:
     from .bench import compare_results, load_suite, print_summary, run_suite, write_report
     from .bench.runner import failures, terminal_progress
 
+    if args.out is not None:  # an empty --out would fall back to the default folder
+        from .instances.files import check_output_dir
+
+        check_output_dir(args.out, ["results.csv", "results.parquet", "suite.json", "report.html"])
     suite = load_suite(args.suite)
     try:
         with terminal_progress(enabled=sys.stderr.isatty()) as progress:

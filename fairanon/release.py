@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import os
 import platform
 import time
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,7 @@ import pandas as pd
 from ._arrays import gather
 from ._version import __version__
 from .exceptions import InfeasibleError, InvalidParameterError
+from .instances.files import commit, write_csv
 from .instances.files import neutralize_formulas as _neutralize
 from .instances.generalization import format_number
 from .instances.hierarchy import SUPPRESSED
@@ -120,12 +122,15 @@ class Release:
         With `neutralize_formulas` (the default) a cell a spreadsheet would run as a
         formula (``=``, ``+``, ``-``, ``@``, not a number) is written with a leading
         ``'``; ``fairanon verify`` and :func:`fairanon.instances.files.restore_formulas`
-        read it back.
+        read it back. Every cell a CSV reader could misread is quoted, the file is read
+        back to check it, and it appears whole or not at all
+        (:func:`~fairanon.instances.files.write_csv`,
+        :func:`~fairanon.instances.files.commit`).
         """
         table = self.released_table()
         if neutralize_formulas:
             table = _neutralize(table)
-        table.to_csv(path, index_label=index_label)
+        commit({os.fspath(path): lambda tmp: write_csv(table, tmp, index_label=index_label)})
 
     def summary(self) -> dict:
         """A JSON-ready description (no table)."""

@@ -13,6 +13,7 @@ from cli_helpers import CSV, REQUIREMENTS, run, write_job
 
 import fairanon as fa
 import fairanon.api
+from fairanon.instances import files
 from fairanon.instances.files import neutralize_formulas, restore_formulas
 from fairanon.release import Release, Status
 
@@ -62,13 +63,13 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path, capsys, monkeypatch)
     out = tmp_path / "o"
     assert run(capsys, "anonymize", job, "--out", out)[0] == 0
     before = {name: (out / name).read_bytes() for name in _files(out)}
-    real = pd.DataFrame.to_csv
+    real = files.write_csv
 
-    def torn(self, path, *args, **kwargs):  # half the table, then Ctrl-C
-        real(self.iloc[: len(self) // 2], path, *args, **kwargs)
+    def torn(table, path, **kwargs):  # half the table, then Ctrl-C
+        real(table.iloc[: len(table) // 2], path, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", torn)
+    monkeypatch.setattr(files, "write_csv", torn)
     code, _, err = run(capsys, "anonymize", job, "--out", out, "--method", "mondrian-relaxed")
     assert code == 130 and "interrupted" in err
     assert {name: (out / name).read_bytes() for name in _files(out)} == before  # no temporary file left

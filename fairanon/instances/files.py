@@ -8,15 +8,22 @@ for spreadsheets, and outputs that appear whole or not at all.
   a formula (a cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
   return that is not a plain number; OWASP, "CSV Injection"); :func:`restore_formulas`
   undoes it exactly, so a reader accepts both forms.
+- :func:`write_csv` quotes every cell a CSV reader could misread (a separator, a quote,
+  a line break of either kind, spaces at either end) and reads the file back to check.
 - :func:`check_output_dir` and :func:`check_output_file` refuse an output location
-  before any work is done; :func:`commit` writes each output under a temporary name in
-  its target folder and renames them all at the end, so an interrupted or failed run
-  leaves no partial file and never a new file next to a stale one.
+  before any work is done (never a link or a device: they are not followed or
+  replaced); :func:`commit` writes each output under a temporary name in its target
+  folder, flushes them to disk and renames them all at the end, the one that names
+  the others last, so an interrupted or failed run leaves no partial file and never a
+  new file next to a stale one; temporary files a killed run left are removed by the
+  next one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 import signal
@@ -26,6 +33,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
@@ -35,11 +43,14 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "commit",
+    "formula_readings",
     "interrupts_deferred",
     "neutralize_formulas",
     "read_csv_table",
     "restore_formulas",
     "safe_file_name",
+    "sha256_of",
+    "write_csv",
 ]
 
 #: First characters that make a spreadsheet read a cell as a formula.
@@ -151,6 +162,161 @@ def restore_formulas(table: pd.DataFrame) -> pd.DataFrame:
     return _map_cells(table, _restored)
 
 
+def _unneutralized(table: pd.DataFrame) -> bool:
+    """Whether a cell would have been prefixed but is not: the table was written as it is."""
+    found = []
+
+    def check(text: str) -> str:
+        if _needs_prefix(text) and text[:1] != "'":
+            found.append(text)
+        return text
+
+    _map_cells(table, check)
+    return bool(found)
+
+
+def formula_readings(table: pd.DataFrame, neutralized: bool | None = None) -> list[pd.DataFrame]:
+    """The readings a table read from a CSV file may be meant in, likeliest first.
+
+    With `neutralized` known (a report written with the file says it), the one reading.
+    Else a file holding a cell a spreadsheet would run, without the ``'``, was written as
+    it is; any other file is read restored (:func:`restore_formulas`) first and, when
+    that differs, as it is second: ``'=x`` is ``=x`` neutralized, or a value ``'=x``
+    written with neutralization off.
+
+    >>> t = pd.DataFrame({"a": ["'=x", "ok"]})
+    >>> [r["a"].tolist() for r in formula_readings(t)]
+    [['=x', 'ok'], ["'=x", 'ok']]
+    >>> [r["a"].tolist() for r in formula_readings(pd.DataFrame({"a": ["'=x", "=y"]}))]
+    [["'=x", '=y']]
+    """
+    if neutralized is False or (neutralized is None and _unneutralized(table)):
+        return [table]
+    restored = restore_formulas(table)
+    if neutralized or restored.equals(table):
+        return [restored]
+    return [restored, table]
+
+
+# ------------------------------------------------------------------ writing CSV
+#: Rows formatted and checked at a time, so a large table is never held as text whole.
+_CSV_CHUNK = 100_000
+
+
+def _risky(sep: str, n_columns: int) -> re.Pattern:
+    """Cells a CSV reader could misread unquoted: the separator, a quote, a line break of
+    either kind (Python's csv module quotes ``\\n`` but not ``\\r`` when rows end in
+    ``\\n``, and a lone ``\\r`` ends a row for most readers), spaces at either end
+    (dropped by readers that skip initial spaces) and, in a one-column table, the empty
+    cell (an empty line is skipped as blank)."""
+    empty = "|^$" if n_columns == 1 else ""
+    return re.compile(f'[{re.escape(sep)}"\r\n]|^\\s|\\s$' + empty)
+
+
+def _cells(column: pd.Series, risky: re.Pattern) -> tuple[np.ndarray, np.ndarray]:
+    """A column's cells as text (``str`` of each value, missing values empty) and as
+    written (the risky ones quoted as RFC 4180 says: in double quotes, inner quotes
+    doubled). Numbers are never risky; other columns are formatted once per distinct
+    value, as a release holds few."""
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iuf":
+        values = column.to_numpy()
+        text = values.astype(str).astype(object)
+        if values.dtype.kind == "f":
+            text[np.isnan(values)] = ""
+        return text, text
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    texts = [str(v) for v in uniques]
+    if any("\x00" in t for t in texts):
+        raise SchemaError(
+            f"A cell of column {column.name!r} holds a NUL character, which CSV readers do not keep; "
+            "write Parquet instead."
+        )
+    written = ['"' + t.replace('"', '""') + '"' if risky.search(t) else t for t in texts]
+    empty = '""' if risky.search("") else ""
+    text = np.array(texts + [""], dtype=object)[codes]
+    return text, np.array(written + [empty], dtype=object)[codes]
+
+
+def _csv_frame(table: pd.DataFrame, index_label: str | None) -> pd.DataFrame:
+    """The table as the columns of the file: the index first when it has a label."""
+    frame = table.reset_index(drop=True)
+    frame.columns = range(frame.shape[1])  # by position: names are written separately
+    if index_label is not None:
+        frame.insert(0, -1, table.index.to_numpy())
+    return frame
+
+
+def _chunk_cells(frame: pd.DataFrame, risky: re.Pattern) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [_cells(frame.iloc[:, position], risky) for position in range(frame.shape[1])]
+
+
+def write_csv(table: pd.DataFrame, path, *, index_label: str | None = None, sep: str = ",") -> None:
+    """Write `table` as a CSV file (UTF-8, rows ending in ``\\n``) that every CSV reader
+    reads back cell for cell, and check that it does.
+
+    Cells are written as ``str`` of their values (missing values empty); a cell holding
+    the separator, a quote, ``\\r`` or ``\\n``, or a space at either end is quoted.
+    With `index_label` the index is written first under that name. The file is then
+    read back and compared with what was meant; a difference raises a SchemaError
+    (write through :func:`commit`, so such a file never reaches its name).
+
+    >>> import tempfile
+    >>> t = pd.DataFrame({"a": ["\\r=1+1", " x", 'a "b" c'], "b": [1, None, 2.5]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_csv(t, os.path.join(d, "t.csv"))
+    ...     open(os.path.join(d, "t.csv"), newline="").read()
+    'a,b\\n"\\r=1+1",1.0\\n" x",\\n"a ""b"" c",2.5\\n'
+    """
+    names = ([index_label] if index_label is not None else []) + [str(c) for c in table.columns]
+    if not names:
+        raise SchemaError("A table without columns cannot be written as CSV.")
+    risky = _risky(sep, len(names))
+    frame = _csv_frame(table, index_label)
+    header = [written for _, written in _chunk_cells(pd.DataFrame([names], dtype=object), risky)]
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(sep.join(cell[0] for cell in header) + "\n")
+            for start in range(0, len(frame), _CSV_CHUNK):
+                written = [w.tolist() for _, w in _chunk_cells(frame.iloc[start:start + _CSV_CHUNK], risky)]
+                fh.write("\n".join(map(sep.join, zip(*written))) + "\n")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end]
+        raise SchemaError(f"A cell cannot be written as UTF-8 ({exc.reason}): {bad!r}.") from None
+    _check_read_back(path, names, frame, sep, risky)
+
+
+def _check_read_back(path, names: list[str], frame: pd.DataFrame, sep: str, risky: re.Pattern) -> None:
+    """Read the CSV file just written as ``fairanon verify`` does and compare it, cell for
+    cell, with what was meant; a SchemaError says where they differ."""
+    def differs(where: str) -> SchemaError:
+        return SchemaError(f"The CSV file written to {path!r} does not read back as the table ({where}).")
+
+    try:
+        chunks = pd.read_csv(path, sep=sep, header=None, dtype=object, keep_default_na=False, encoding="utf-8",
+                             skip_blank_lines=False, chunksize=_CSV_CHUNK)
+        row = -1  # the header comes first
+        for chunk in chunks:
+            cells = chunk.to_numpy(dtype=object)
+            if row < 0:
+                if list(cells[0]) != names:
+                    raise differs(f"header {list(cells[0])}")
+                cells, row = cells[1:], 0
+            meant = [text for text, _ in _chunk_cells(frame.iloc[row:row + len(cells)], risky)]
+            if cells.shape != (len(cells), len(meant)):
+                raise differs(f"{cells.shape[1]} fields near row {row}")
+            for position, text in enumerate(meant):
+                wrong = cells[:, position] != text
+                if wrong.any():
+                    raise differs(f"row {row + int(wrong.argmax())}, column {names[position]!r}")
+            row += len(cells)
+    except SchemaError:
+        raise
+    except (pd.errors.ParserError, ValueError) as exc:  # ParserError, EmptyDataError
+        raise differs(str(exc).strip()) from None
+    if row != len(frame):
+        raise differs(f"{max(row, 0)} rows instead of {len(frame)}")
+
+
 # ------------------------------------------------------------------ writing
 def safe_file_name(text: str, default: str = "unnamed") -> str:
     """A name for a file or folder made from a label, that stays in its folder: letters,
@@ -198,10 +364,38 @@ def _probe_writable(directory: str, parent: str, option: str) -> None:
         ) from None
 
 
+def _check_named(path: str, option: str) -> None:
+    if not str(path):
+        raise InvalidParameterError(f"{option} '' names nothing; give a path ('.' for the current folder).")
+
+
+def _check_plain(path: str, option: str) -> None:
+    """Refuse a link or a special file (a device, a pipe, a socket) where an output goes:
+    writing through a link would put the file elsewhere, and renaming onto either would
+    replace it with a plain file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise InvalidParameterError(
+            f"{option}: {path!r} is a symbolic link; outputs never follow or replace links: "
+            f"give the path it points to ({os.path.realpath(path)!r}) or another name."
+        )
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = ("device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "pipe" if stat.S_ISFIFO(mode) else "socket")
+        raise InvalidParameterError(
+            f"{option}: {path!r} is a {kind}, not a plain file; outputs never replace one: give another name."
+        )
+
+
 def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--out") -> None:
     """Refuse, before any work, an output folder the outputs `names` cannot go to: an
-    existing file, a folder that cannot be created or written, or an existing output
-    that is read-only or a folder."""
+    empty path, a link, an existing file, a folder that cannot be created or written, or
+    an existing output that is a link, a device, read-only or a folder."""
+    _check_named(directory, option)
+    _check_plain(directory, option)
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise InvalidParameterError(
             f"{option} {directory!r} is an existing file; give a folder for the outputs."
@@ -209,6 +403,7 @@ def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--o
     _check_parent(directory, option)
     for name in names:
         path = os.path.join(directory, name)
+        _check_plain(path, option)
         if os.path.isdir(path):
             raise InvalidParameterError(f"{option}: {path!r} is a folder; it would be overwritten by an output file.")
         if os.path.exists(path) and _read_only(path):
@@ -218,8 +413,10 @@ def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--o
 
 
 def check_output_file(path: str, *, option: str = "--out") -> None:
-    """Refuse, before any work, an output file path that names a folder, a read-only
-    file or a place that cannot be written."""
+    """Refuse, before any work, an output file path that is empty or names a link, a
+    device, a folder, a read-only file or a place that cannot be written."""
+    _check_named(path, option)
+    _check_plain(path, option)
     if os.path.isdir(path):
         raise InvalidParameterError(f"{option} {path!r} is a folder; give a file name.")
     if os.path.exists(path) and _read_only(path):
@@ -241,21 +438,40 @@ def interrupts_deferred():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def commit(outputs: Mapping[str, Callable[[str], None]], *, remove: Iterable[str] = ()) -> None:
+def commit(
+    outputs: Mapping[str, Callable[[str], None]],
+    *,
+    remove: Iterable[str] = (),
+    manifest: tuple[str, dict] | None = None,
+) -> None:
     """Write every output at once: ``outputs[path](tmp)`` writes the file for `path` to
-    a temporary name in `path`'s folder; only when every one is written are they renamed
-    to their paths, and the files in `remove` (stale outputs of an earlier run) deleted.
-    On any failure or interruption the temporary files are removed and nothing changes."""
+    a temporary name in `path`'s folder; only when every one is written and flushed to
+    disk are they renamed to their paths, in the order given, and the files in `remove`
+    (stale outputs of an earlier run) deleted. On any failure or interruption the
+    temporary files are removed and nothing changes.
+
+    `manifest` is ``(path, document)``: a JSON file holding `document` and, under
+    ``"files"``, the name, size and SHA-256 of every other output, renamed last. It is
+    the commit point of the set: until its rename a reader finds the earlier manifest,
+    whose checksums do not match a newer file, so it never takes a mixed set for a pair.
+
+    Temporary files that runs killed before their end left in these folders are
+    removed first (their names carry the process id of their writer; those of live
+    processes are kept).
+    """
+    paths = list(outputs) + ([manifest[0]] if manifest else [])
+    for folder, names in _names_by_folder([*paths, *remove]).items():
+        _remove_stale_temporaries(folder, names)
     temps: dict[str, str] = {}
     try:
         for path, write in outputs.items():
-            directory = os.path.dirname(os.path.abspath(path))
-            os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".part")
-            os.close(fd)
-            temps[path] = tmp
-            write(tmp)
-            os.chmod(tmp, 0o666 & ~_umask())
+            temps[path] = _write_temporary(path, write)
+        if manifest is not None:
+            document = dict(manifest[1])
+            document["files"] = {os.path.basename(path): _file_entry(tmp) for path, tmp in temps.items()}
+            temps[manifest[0]] = _write_temporary(manifest[0], _json_writer(document))
+        for path in temps:  # again: the folder may have changed since the checks up front
+            _check_plain(path, "output")
         with interrupts_deferred():
             for path, tmp in temps.items():
                 os.replace(tmp, path)
@@ -263,10 +479,110 @@ def commit(outputs: Mapping[str, Callable[[str], None]], *, remove: Iterable[str
             for path in remove:
                 if path not in outputs:
                     remove_output(path)
+            for folder in {os.path.dirname(os.path.abspath(p)) for p in paths}:
+                _fsync(folder)
     finally:
         for tmp in temps.values():
             with contextlib.suppress(OSError):
-                os.remove(tmp)
+                remove_output(tmp)
+
+
+def _write_temporary(path: str, write: Callable[[str], None]) -> str:
+    """Write the file for `path` under a temporary name in its folder, flushed to disk;
+    the name, ``.NAME.PID.RANDOM.part``, says which process wrote it."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.{os.getpid()}.", suffix=".part")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        _fsync(tmp)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            remove_output(tmp)
+        raise
+    return tmp
+
+
+def _json_writer(document: dict) -> Callable[[str], None]:
+    def write(path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(document, fh, indent=2)
+
+    return write
+
+
+def sha256_of(path: str) -> str:
+    """The SHA-256 of a file, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_entry(path: str) -> dict:
+    if os.path.isdir(path):  # a Parquet dataset: its files, by name
+        files = sorted(os.listdir(path))
+        return {"files": {name: _file_entry(os.path.join(path, name)) for name in files}}
+    return {"bytes": os.path.getsize(path), "sha256": sha256_of(path)}
+
+
+def _fsync(path: str) -> None:
+    """Flush a file, the files of a folder, or a folder's own entries, to disk."""
+    if os.path.isdir(path):
+        for name in os.listdir(path):
+            if os.path.isfile(os.path.join(path, name)):
+                _fsync(os.path.join(path, name))
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # a folder cannot be opened on some systems (Windows)
+        return
+    try:
+        with contextlib.suppress(OSError):  # some file systems cannot sync a folder
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _names_by_folder(paths: Iterable[str]) -> dict[str, set[str]]:
+    folders: dict[str, set[str]] = {}
+    for path in paths:
+        folders.setdefault(os.path.dirname(os.path.abspath(path)), set()).add(os.path.basename(path))
+    return folders
+
+
+def _remove_stale_temporaries(folder: str, names: set[str]) -> None:
+    """Remove ``.NAME.PID[.RANDOM].part`` files and folders in `folder`, for the output
+    `names`, whose writer no longer runs (older names without a process id too)."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        name = next((n for n in names if entry.startswith(f".{n}.") and entry.endswith(".part")), None)
+        if name is None:
+            continue
+        writer = entry[len(name) + 2:-len(".part")].split(".")[0]
+        if writer.isdigit() and _running(int(writer)):
+            continue
+        with contextlib.suppress(OSError):
+            remove_output(os.path.join(folder, entry))
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    except (OverflowError, ValueError):  # no valid process id
+        return False
+    return True
 
 
 def _umask() -> int:

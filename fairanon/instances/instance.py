@@ -23,8 +23,12 @@ def _plain(value):
 
 
 def _natural_key(value: str):
-    number = re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value)
-    return (0, float(value), "") if number else (1, 0.0, value)
+    if re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value):
+        try:
+            return (0, float(value), "")
+        except ValueError:  # spaces float() does not strip, such as \x1f
+            pass
+    return (1, 0.0, value)
 
 
 class Instance:

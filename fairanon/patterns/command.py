@@ -8,7 +8,6 @@ bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 from .._memory import memory_limit_type
@@ -105,7 +104,7 @@ def run(args) -> int:
     from .publish import publish, publish_dp
     from .release import PatternRequirements
 
-    from ..instances.files import check_output_dir, commit, neutralize_formulas
+    from ..instances.files import check_output_dir, commit, neutralize_formulas, write_csv
 
     check_output_dir(args.out, [*PATTERN_FILES.values(), REPORT_FILE])
     db, roles, name = _source(args)
@@ -133,11 +132,8 @@ def run(args) -> int:
     document = {"source": name, "n_records": db.n_records, "n_patterns": len(patterns), "patterns_file": file,
                 **release.summary()}
 
-    def write_report(path: str) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(document, fh, indent=2)
-
-    commit({csv_path: lambda path: frame.to_csv(path, index=False), report_path: write_report},
+    # The report is the manifest, renamed last: it names the patterns file by its checksum.
+    commit({csv_path: lambda path: write_csv(frame, path)}, manifest=(report_path, document),
            remove=[os.path.join(args.out, f) for f in PATTERN_FILES.values()])
     print(f"{name}: {len(patterns)} {'closed' if args.closed else 'frequent'} itemsets at support {args.support}; {reqs}")
     print(f"status {release.status}; {release.patterns.ledger_total} virtual records, support added {release.objective}")
