@@ -30,6 +30,7 @@ from ..models.metrics.classes import _Column, _Prepared
 from ..models.released import factorize, id_type, narrow
 from ..models.risk.sample import size_summary
 from ..models.requirements import (
+    RISK_REQUIREMENTS,
     AlphaProtection,
     DiversityConstraint,
     KAnonymity,
@@ -46,6 +47,7 @@ from ..models.verify import (
     _check_columns,
     _check_k,
     _check_l,
+    _check_risk,
     _check_t,
     _text,
     diversity_count,
@@ -387,10 +389,12 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
         raise InvalidParameterError(f"verify_dask needs a DaskInstance; got {type(instance).__name__}.")
     requirements = validate_requirements(instance, requirements, caller="verify", sizes=False)
     for req in requirements:
-        if not isinstance(req, (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)):
+        if not isinstance(req, (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection,
+                                *RISK_REQUIREMENTS)):
             raise IncompatibleRequirementError(
-                f"The distributed verifier checks k-anonymity, l-diversity, t-closeness, diversity constraints "
-                f"and alpha-protection; {req} needs the single-machine verifier (engine='local')."
+                f"The distributed verifier checks k-anonymity, l-diversity, t-closeness, diversity constraints, "
+                f"alpha-protection and the risk requirements; {req} needs the single-machine verifier "
+                "(engine='local')."
             )
     schema = instance.schema
     frame, method, status = _release_frame(release)
@@ -498,6 +502,8 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
             checks.append(diversity_result(req, diversity_counts[id(req)]))
         elif isinstance(req, AlphaProtection):
             checks.append(_check_alpha(req, cls, instance))
+        elif isinstance(req, RISK_REQUIREMENTS):
+            checks.append(_check_risk(req, cls))
     if cls.witnesses:
         wanted = cls.keys[np.array(sorted(cls.witnesses), dtype=np.int64)]
         parts = [dask.delayed(_witness_rows)(p, qi, shared_order, radix, wanted) for p in frame.to_delayed()]
