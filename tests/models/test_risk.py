@@ -107,6 +107,14 @@ def test_uniqueness_and_individual_risk_by_hand(hand):
     assert weighted.expected_reidentifications == pytest.approx(10 * ln2 - 53 / 12, rel=1e-12)
     assert weighted.global_risk == pytest.approx((10 * ln2 - 53 / 12) / 10, rel=1e-12)
     assert weighted.records_above == 2  # ln 2 > 1/2
+    # A release in another row order reads each record's weight by its id.
+    varied = fa.Instance(HAND.assign(w=[2.0, 3.0, 5.0, 7.0, 11.0, 1.5, 2.5, 4.0, 6.0, 9.0]), SCHEMA)
+    own = individual_risk(risk_classes(varied), weights="w").risk
+    shuffled = release_of(varied)
+    shuffled = fa.Release(table=shuffled.table.iloc[::-1], groups=np.zeros(10))
+    reread = individual_risk(risk_classes(varied, shuffled), weights="w").risk
+    assert reread.loc[own.index].tolist() == pytest.approx(own.tolist(), rel=1e-12)
+    assert own.loc[103] == pytest.approx(1 / 6 * math.log(7))  # f = 1, F = 7: (p/q) ln(1/p)
     # The same from a population model N = 2n.
     modelled = individual_risk(cls, population=population_model(10, population_size=20))
     assert modelled.risk.tolist() == pytest.approx(expected, rel=1e-12)
