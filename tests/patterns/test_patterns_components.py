@@ -9,6 +9,7 @@ import pytest
 
 from fairanon import patterns as fp
 from fairanon.exceptions import InvalidParameterError, SchemaError
+from fairanon.release import Status
 
 
 # ------------------------------------------------------------------ mining
@@ -99,15 +100,38 @@ def test_privbasis_properties():
     assert again.patterns.supports == priv.patterns.supports
 
 
-def test_publish_dp_and_distortion():
-    db = _db(1, 1000)
+def test_publish_dp_is_alpha_protective_and_post_processes_the_noisy_bins():
+    """Alg. 7 (Def. 20): the release is α-protective — the slift of every PD pattern,
+    recomputed by hand from the published supports, is below 1.2 — and ε-DP by
+    construction: sanitizing PrivBasis's output with the database sealed gives the same
+    release (Theorem 6: everything after PrivBasis is post-processing), and the budget
+    recorded is ε in four shares summing to 1 (the noise and the shares themselves are
+    tested in test_patterns_dp.py). The utility measures match a hand computation."""
+    base = _db(1, 1000)
+    db = _Sealed(base.items, base.dense())
     roles = fp.Roles({"f"}, "C", "P")
-    fp_set = fp.PatternSet.from_db(db, 0.1, roles, backend="apriori")
-    rel = fp.publish_dp(db, len(fp_set), 2.0, roles, fp.PatternRequirements("slift", 1.2), seed=0,
-                        privbasis_options={"min_support": 0.1})
-    assert rel.report is not None and any("differential privacy" in n for n in rel.report.notes)
-    assert 0 <= fp.support_altered(fp_set, rel.patterns) <= 1
-    assert fp.absolute_distortion(fp_set, rel.patterns) >= 0
+    fp_set = fp.PatternSet.from_db(base, 0.1, roles, backend="apriori")
+    req = fp.PatternRequirements("slift", 1.2)
+    rel = fp.publish_dp(db, len(fp_set), 2, roles, req, seed=0, privbasis_options={"min_support": 0.1})
+    assert rel.status == Status.FEASIBLE and rel.report["alpha_protection"].passed
+    assert any("differential privacy" in n for n in rel.report.notes)
+    supp = rel.patterns.support
+    pd = [p for p in rel.published() if {"f", "C"} <= p]
+    assert pd
+    for p in pd:
+        b = p - {"f", "C"}
+        a1, n1, s_bc, s_b = supp(p), supp(b | {"f"}), supp(b | {"C"}), supp(b)
+        assert F(a1, n1) / F(s_bc - a1, s_b - n1) < F(6, 5)
+    params = rel.provenance["params"]
+    assert F(params["epsilon"]) == 2 and sum(F(x) for x in params["split"]) == 1
+    priv = fp.privbasis(db, len(fp_set), 2, roles, min_support=0.1, seed=0)
+    db.sealed = True
+    assert fp.sanitize(priv.patterns, "slift", 1.2).patterns.published() == rel.published()
+    db.sealed = False
+    original, published = fp_set.published(), rel.published()
+    kept = [x for x in original if x in published]
+    assert fp.absolute_distortion(fp_set, rel.patterns) == sum(F(abs(published[x] - original[x]), original[x]) for x in kept) / len(original)
+    assert fp.misses_cost(fp_set, rel.patterns) == F(len(original) - len(kept), len(original))
     with pytest.raises(InvalidParameterError, match="split"):
         fp.privbasis(db, 5, 1.0, roles, split=(1, 1, 1, 1))
     with pytest.raises(InvalidParameterError, match="epsilon"):

@@ -134,7 +134,7 @@ def test_v3_scenario2_k_anonymity_creates_discrimination():
 
 
 def test_negation_readings_part_on_virtual_records_without_the_attribute():
-    """docs/papers.md, Hajian et al., H5: ten virtual records {v} (no sex item) count as
+    """docs/papers.md, HJ-5: ten virtual records {v} (no sex item) count as
     ¬female under the subtraction reading, n2 = 81 + 10 - 34 = 57, and not under the
     complement reading (the paper's supp(male, v) = 47), by hand: 570/323 and 470/323."""
     f, m = "sex=f", "sex=m"
@@ -172,8 +172,14 @@ def test_v4_scenario3_k_anonymity_makes_explainable_unexplainable():
     sup = _supports(female_vet=34, pd_vet_h=59, female_vet_No=20, pd_vet_No=37, pd_vet=64, female_vet_pd=31,
                     vet=81, vet_h=70, vet_No=50)
     assert _explainable(sup, 100) == {"paid-delay"}                       # 37/64 >= 0.9*20/34, 31/34 >= 0.9
-    assert _explainable(sup, 100, bump=({"paid-delay", "vet"}, 8)) is None  # 37/72 = 0.5139 < 0.5294
-    assert round(37 / 72, 4) == 0.5139 and round(0.9 * 20 / 34, 4) == 0.5294
+    assert _explainable(sup, 100, bump=({"paid-delay", "vet"}, 8)) is None
+    # Condition 1 after the privacy bump, from the supports the workspace publishes: the
+    # paper prints 37/(64+8) = 0.513 against 0.9 * 20/34 = 0.53
+    ws = Workspace(fp.PatternSet(sup, 100, fp.Roles({"female"}, "No", admissible={"paid-delay"})))
+    ws.bump({"paid-delay", "vet"}, 8)
+    lhs = F(ws.supp(frozenset({"paid-delay", "vet", "No"})), ws.supp(frozenset({"paid-delay", "vet"})))
+    rhs = F(9, 10) * F(ws.supp(frozenset({"female", "vet", "No"})), ws.supp(frozenset({"female", "vet"})))
+    assert (int(1000 * lhs), round(float(rhs), 2)) == (513, 0.53) and lhs < rhs
 
 
 def test_v5_scenario4_k_anonymity_makes_unexplainable_explainable():
