@@ -368,7 +368,7 @@ def _utility(args, step) -> int:
     from .instances.files import check_output_file, commit
     from .models.utility import utility
 
-    if args.out:
+    if args.out is not None:
         check_output_file(args.out)
     step("loading the instance")
     job = _job(args)
@@ -386,7 +386,7 @@ def _utility(args, step) -> int:
     report = utility(job.instance, release, seed=seed, bins=args.bins, test_size=args.test_size,
                      classifier=None if args.classifier == "none" else args.classifier)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report)
-    if args.out:
+    if args.out is not None:
         commit({args.out: _write_json(report.to_dict())})
     return 0
 
@@ -395,7 +395,7 @@ def _risk(args, step) -> int:
     from .instances.files import check_output_file, commit
     from .models.risk.report import risk
 
-    if args.out:
+    if args.out is not None:
         check_output_file(args.out)
     step("loading the instance")
     job = _job(args)
@@ -408,7 +408,7 @@ def _risk(args, step) -> int:
                   population_size=args.population_size, weights=args.weights, threshold=args.threshold,
                   suda_max_size=args.suda_max_size or None)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report)
-    if args.out:
+    if args.out is not None:
         commit({args.out: _write_json(report.to_dict())})
     return 0
 

@@ -123,7 +123,7 @@ def test_anonymize_out_never_follows_a_link(tmp_path, capsys):
     assert os.path.islink(out / "release.csv") and (tmp_path / "elsewhere.csv").read_text() == "keep"
 
 
-@pytest.mark.parametrize("command", ["anonymize", "verify", "patterns", "bench"])
+@pytest.mark.parametrize("command", ["anonymize", "verify", "patterns", "bench", "risk", "utility"])
 def test_empty_out_is_refused(tmp_path, capsys, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
     job = write_job(tmp_path)
@@ -134,6 +134,8 @@ def test_empty_out_is_refused(tmp_path, capsys, monkeypatch, command):
         "verify": ["verify", job, "--release", tmp_path / "data.csv"],
         "patterns": ["patterns", tmp_path / "data.csv", "--protected", "sex=F", "--decision", "approved=no"],
         "bench": ["bench", tmp_path / "suite.yaml"],
+        "risk": ["risk", job],
+        "utility": ["utility", job, "--classifier", "none"],
     }[command]
     before = _files(tmp_path)
     code, _, err = run(capsys, *argv, "--out", "")
