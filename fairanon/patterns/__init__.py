@@ -1,5 +1,5 @@
 """Discrimination- and privacy-aware frequent patterns (Hajian, Domingo-Ferrer, Monreale,
-Pedreschi, Giannotti, DMKD 2015), with the fixes of the project's patterns spec.
+Pedreschi, Giannotti, DMKD 2015), with the fixes of docs/papers.md (Hajian et al., HJ-1 to HJ-12).
 
 Mine a pattern set, declare the roles of its items, and publish it α-protective
 (optionally d-explainable and k-anonymous, or ε-differentially private), with an

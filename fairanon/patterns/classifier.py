@@ -1,7 +1,7 @@
 """The evaluation classifier of Hajian et al. §7.1: CMAR-style prediction from the
 class-holding patterns of a (possibly sanitized) pattern set.
 
-As in the paper (spec §2.11, pitfall P22) there is no rule pruning, no confidence
+As in the paper (docs/papers.md, HJ-6) there is no rule pruning, no confidence
 threshold and no coverage test: every pattern holding a class item c gives a rule
 ``X -> c`` (X = the pattern without c; X = ∅ is dropped, it would match every record).
 A record matched only by rules of one class gets that class; otherwise the class with
@@ -67,7 +67,7 @@ class CMARClassifier:
         Both class items, e.g. ``("credit=bad", "credit=good")``.
     n_train : int
         |D_train|: the paper keeps the original training size even after sanitization
-        added virtual records (spec pitfall P6).
+        added virtual records (docs/papers.md, HJ-6).
 
     References
     ----------

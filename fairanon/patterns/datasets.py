@@ -1,7 +1,7 @@
-"""The paper's data sets as transaction databases (Hajian et al. §7; spec §3.1).
+"""The paper's data sets as transaction databases (Hajian et al. §7; docs/papers.md, HJ-7).
 
 The paper does not say how it discretized the continuous attributes or treated missing
-values (spec pitfall P20); the choices here are fairanon's, documented in
+values (docs/papers.md, HJ-7); the choices here are fairanon's, documented in
 :data:`ADULT_BINS` and :data:`GERMAN_BINS` and changeable by passing other bins:
 
 - Adult: the 32,561 rows of the "train" file are mined, the 16,281 of the "test" file
@@ -12,7 +12,7 @@ values (spec pitfall P20); the choices here are fairanon's, documented in
   (11.3 %; the paper says 11 %); foreign worker = yes is 96.3 % (96 %); bad is 30 %.
 
 With German's binary age the counts of α-discriminatory patterns match the ones the
-spec infers from the paper's Table 8 exactly (51, 48, 47, 46, 36 at σ = 15 % and α =
+paper's Table 8 percentages imply exactly (51, 48, 47, 46, 36 at σ = 15 % and α =
 1.2 .. 2.0; 12, 12, 12, 11, 8 at σ = 20 %); see ``tests/patterns/test_patterns_paper.py``.
 """
 
@@ -91,7 +91,7 @@ def paper_german(*, split: str | None = None, test_share=Fraction(1, 3), seed=0,
     split : {None, "stratified"}, default=None
         None: all 1,000 rows train, no test. "stratified": a split stratified by the
         class, `test_share` of each class to the test part, drawn with `seed` (the paper
-        does not give its split, pitfall P21).
+        does not give its split, docs/papers.md, HJ-7).
 
     >>> data = paper_german()
     >>> data.train.n_records, data.train.support({"age=old"}), data.train.support({"foreign_worker=yes"})

@@ -2,7 +2,7 @@
 d-unexplainable ones (Alg. 3, DETUNEXPLAINPATT), with the impact order of Alg. 5.
 
 Supports are always the *current* ones (the base supports plus every virtual
-transaction so far; spec pitfall P5): the paper's Scenarios 1-2 depend on detection
+transaction so far; docs/papers.md, HJ-4): the paper's Scenarios 1-2 depend on detection
 seeing what k-anonymization changed.
 """
 
@@ -54,7 +54,7 @@ class Detection:
         in impact order.
     explained : α-discriminatory patterns that are d-explainable (Alg. 3 only), with the
         admissible itemset D that explains each.
-    undefined : PD patterns whose measure is undefined (a zero denominator, pitfall P7).
+    undefined : PD patterns whose measure is undefined (a zero denominator, docs/papers.md, HJ-4).
     """
 
     discriminatory: tuple
@@ -85,7 +85,7 @@ def _severity(measure: str, value: Fraction) -> Fraction:
 
 def impact_order(findings: Sequence[Finding], measure: str) -> list:
     """Alg. 5's order: impact (the number of α-discriminatory proper subsets) descending;
-    ties by size descending, then by how discriminatory (spec pitfall P10), then by the
+    ties by size descending, then by how discriminatory (docs/papers.md, HJ-4), then by the
     canonical item order.
     """
     pats = [f.pattern for f in findings]
@@ -139,7 +139,7 @@ def detect_discriminatory(
     Returns
     -------
     Detection
-        In impact order (Alg. 5 line 5); undefined measures listed apart (pitfall P7).
+        In impact order (Alg. 5 line 5); undefined measures listed apart (docs/papers.md, HJ-4).
 
     References
     ----------
@@ -168,7 +168,7 @@ def detect_discriminatory(
 def explanation(ws: Workspace, finding: Finding, d: Fraction, instances: Sequence[frozenset]) -> frozenset | None:
     """The admissible itemset D that makes `finding` d-explainable, or None (Defs. 15-16).
 
-    The PND rule ``D, B -> C`` must share the context B (pitfall P11): a PND pattern
+    The PND rule ``D, B -> C`` must share the context B (docs/papers.md, HJ-10): a PND pattern
     p_d qualifies when it holds B ∪ {C} and D = p_d \\ (B ∪ {C}) is non-empty and
     admissible. Condition 1: conf(D,B -> C) >= d·conf(A,B -> C); Condition 2:
     conf(A,B -> D) >= d; both cross-multiplied in exact arithmetic.

@@ -4,7 +4,7 @@ et al.'s rounding fix) and Alg. 7, their α-protective sanitization.
 Only :func:`privbasis` reads the database. Everything after it (detection, Δ, the
 virtual transactions, publication) is post-processing of the noisy bins, so the
 released set is ε-DP (Hajian et al. Theorem 6) — provided the number K of patterns to
-release is public (spec pitfall P14: choosing K as the number of frequent itemsets of D
+release is public (docs/papers.md, HJ-9: choosing K as the number of frequent itemsets of D
 reads D without spending budget; pass K yourself to keep the end-to-end claim).
 """
 
@@ -27,7 +27,7 @@ from .sanitize import SanitizationResult, sanitize
 __all__ = ["DEFAULT_SPLIT", "NoisyBins", "PrivBasisResult", "dp_alpha_protective", "privbasis"]
 
 #: Budget shares of the four steps that read D: λ, the items, the pairs, the noisy bins
-#: (the paper gives no split; spec §1.9).
+#: (the paper gives no split; docs/papers.md, HJ-9).
 DEFAULT_SPLIT = (Fraction(1, 10), Fraction(3, 10), Fraction(1, 10), Fraction(1, 2))
 RELEASE_MODES = ("topk", "threshold")
 
@@ -39,7 +39,7 @@ class NoisyBins:
     non-negative integers.
 
     :meth:`support` answers any itemset inside some basis from the smallest such basis
-    (a fixed rule for itemsets in several bases, spec pitfall P15), and 0 for itemsets
+    (a fixed rule for itemsets in several bases, docs/papers.md, HJ-9), and 0 for itemsets
     in no basis. It never reads the database.
     """
 
@@ -164,7 +164,7 @@ def privbasis(
     ----------
     db : TransactionDB
     k_top : int
-        K, the number of itemsets to release ("topk"); must be public (pitfall P14).
+        K, the number of itemsets to release ("topk"); must be public (docs/papers.md, HJ-9).
     epsilon : positive rational
         The total budget, split over the four steps that read D by `split`.
     roles : Roles
@@ -178,7 +178,7 @@ def privbasis(
         Cliques larger than this are cut (2^|B| bins per basis).
     release : {"topk", "threshold"}, default="topk"
         The K candidates of largest noisy support, or every candidate with noisy
-        support >= σ (pitfall P16: only the latter can show misses 0 and ghosts > 0).
+        support >= σ (docs/papers.md, HJ-9: only the latter can show misses 0 and ghosts > 0).
     seed : None, int or numpy.random.Generator
 
     Returns
@@ -298,7 +298,7 @@ def dp_alpha_protective(
 
     The noisy bins stand in for D wherever a support outside the released set is needed;
     a virtual transaction raises the noisy support of every subset of its target in any
-    basis, so all later estimates see it (spec §2.10).
+    basis, so all later estimates see it (docs/papers.md, HJ-9).
 
     References
     ----------

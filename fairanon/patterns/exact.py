@@ -1,10 +1,10 @@
 """The exact alternative for pattern sets: the least support added by virtual
 transactions so that every PD pattern is α-protective and no inference channel opens
-(patterns spec §6; not in Hajian et al.).
+(docs/papers.md, HJ-12; not in Hajian et al.).
 
 Variables ``x[t] >= 0`` count the virtual transactions equal to a candidate target t;
 every support is linear in them: ``s'(X) = s(X) + Σ_{t ⊇ X} x[t]``. The candidates are
-one family per run (spec §6): {A, B} of every PD pattern plus, per context B, the union
+one family per run (docs/papers.md, HJ-12): {A, B} of every PD pattern plus, per context B, the union
 of the protected groups seen with it (the targets that settle V9) for the slift family;
 {B, C} for the elift family; and every target the greedy method used, so its solution
 is always feasible here and the optimum never adds more support than the greedy method.
@@ -42,7 +42,7 @@ from .sanitize import sanitize
 
 __all__ = ["OBJECTIVES", "PatternsModel", "build_patterns_model", "candidate_targets", "exact_patterns"]
 
-#: "support": Σ over the set's itemsets of the support added (the spec's objective);
+#: "support": Σ over the set's itemsets of the support added (HJ-12's objective);
 #: "records": the number of virtual transactions.
 OBJECTIVES = ("support", "records")
 

@@ -1,6 +1,6 @@
 """Discrimination measures of PD rules ``A, B -> C`` read off pattern supports, the
 α-test in both readings, and the smallest support increase Δ that makes a pattern
-α-protective (Hajian et al. §3.3, §5.1; spec §1.5 and §2.2).
+α-protective (Hajian et al. §3.3, §5.1; docs/papers.md, HJ-4).
 
 Two readings of "α-protective" are kept apart:
 
@@ -58,7 +58,7 @@ READINGS = ("strict", "nonstrict")
 #: How the counts of ¬A are read: "subtraction" (supp(B) - supp(A, B): every record of
 #: the context outside A, virtual records included) or "complement" (the records of the
 #: context that carry another value of A's attributes, as the paper's Scenarios 1-2 read
-#: supp(male, B) for ¬female; docs/papers.md, Hajian et al., deviation H5).
+#: supp(male, B) for ¬female; docs/papers.md, HJ-5).
 NEGATIONS = ("subtraction", "complement")
 
 _CODES = {"slift": "RR", "clift": "RR", "elift": "ER", "slift_d": "RD", "elift_d": "ED", "slift_c": "RC", "elift_c": "EC", "olift": "OR"}
@@ -119,7 +119,7 @@ def contingency(
 
     `domain` lists the known items (needed by clift to find the most favoured value of
     the protected attribute: the value a=v2 with the smallest non-zero confidence
-    conf(a=v2, B -> C), spec §1.5, and by the complement reading of ¬A).
+    conf(a=v2, B -> C), Def. 7, and by the complement reading of ¬A).
 
     `negation` (see :data:`NEGATIONS`): with "complement", n2 and a2 count the records
     of the context whose protected attributes all carry a value and differ from A
@@ -207,7 +207,7 @@ def _defined(measure: str, t: Contingency) -> bool:
 
 def measure_value(measure: str, t: Contingency) -> Fraction | None:
     """f(A, B -> C) as an exact Fraction, or None where the paper leaves it undefined
-    (a zero denominator: spec pitfall P7).
+    (a zero denominator: docs/papers.md, HJ-4).
 
     >>> t = Contingency(20, 34, 19, 47, 81, 39)
     >>> [round(float(measure_value(m, t)), 4) for m in ("slift", "elift", "slift_d", "elift_d", "slift_c", "elift_c", "olift")]
@@ -250,7 +250,7 @@ def target(measure: str, pattern: frozenset, roles: Roles) -> frozenset:
 
 
 def _rhs(measure: str, t: Contingency, alpha: Fraction) -> Fraction | None:
-    """The right-hand side of "Δ > RHS" (spec §2.2), or None when no Δ can help."""
+    """The right-hand side of "Δ > RHS" (docs/papers.md, HJ-4), or None when no Δ can help."""
     a1, n1, a2, n2, sb, sbc = (Fraction(v) for v in (t.a1, t.n1, t.a2, t.n2, t.sB, t.sBC))
     if measure == "slift":
         return a1 * n2 / (a2 * alpha) - n1 if alpha > 0 else None
@@ -279,10 +279,10 @@ def _rhs(measure: str, t: Contingency, alpha: Fraction) -> Fraction | None:
 def delta(measure: str, t: Contingency, alpha: Fraction, reading: str = "strict", *, ceil: bool = False) -> int | None:
     """Δ_f: the fewest virtual transactions equal to :func:`target` that make the rule
     α-protective (0 if it already is), or None if no number of them can (the
-    feasibility column of spec §2.2; undefined measures included).
+    feasibility conditions of docs/papers.md, HJ-4; undefined measures included).
 
     The strict reading takes ``floor(RHS) + 1``, not the paper's ``ceil(RHS)``, which
-    lands on f = α when RHS is an integer (spec pitfall P1); the nonstrict reading
+    lands on f = α when RHS is an integer (docs/papers.md, HJ-1); the nonstrict reading
     takes ``ceil(RHS)``. ``ceil=True`` forces the paper's literal ceiling.
 
     >>> t = Contingency(20, 34, 19, 47, 81, 39)   # Example 3/5 of the paper

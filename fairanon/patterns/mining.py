@@ -238,7 +238,7 @@ def encode_table(
         unless they are meant as categories (few distinct values).
     bins : mapping of column -> Bins, optional
     missing : values treated as missing, default ``("?",)``
-        A missing cell (or NaN) emits no item for that record (spec pitfall P20).
+        A missing cell (or NaN) emits no item for that record (docs/papers.md, HJ-7).
 
     Examples
     --------
@@ -464,7 +464,7 @@ def mine(
     closed : bool, default=False
         Keep only closed itemsets (no proper superset with the same support).
     backend : {"auto", "mlxtend", "apriori"}, default="auto"
-        Any exact miner gives the same result (spec pitfall P25); "auto" uses mlxtend's
+        Any exact miner gives the same result (docs/papers.md, HJ-7); "auto" uses mlxtend's
         FP-growth when it is installed (``pip install 'fairanon[patterns]'``).
     max_len : int, optional
         Longest itemset to report.
@@ -520,7 +520,7 @@ def mine(
 def closed_itemsets(frequent: Mapping[frozenset, int]) -> dict[frozenset, int]:
     """The closed itemsets of a downward-closed collection: those without a proper
     superset of equal support (Def. 14 in prose; the paper's set-builder formula defines
-    maximal itemsets instead, see the spec §1.2).
+    maximal itemsets instead, docs/papers.md, HJ-11).
 
     >>> closed_itemsets({frozenset("a"): 3, frozenset("b"): 2, frozenset("ab"): 2}) == {frozenset("a"): 3, frozenset("ab"): 2}
     True

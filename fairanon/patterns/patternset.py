@@ -3,7 +3,7 @@ virtual transactions that every sanitization appends.
 
 "Add Δ to the support of itemset T and of all its subsets" (Hajian et al., Alg. 2
 lines 15-18 and the privacy blocking of §3.2.1) is the same as appending Δ virtual
-transactions equal to T (spec §0). A :class:`PatternSet` therefore keeps the base
+transactions equal to T (docs/papers.md, Hajian et al.). A :class:`PatternSet` therefore keeps the base
 supports (mined from D, or noisy) untouched and a ledger of ``(T, Δ)`` entries; every
 published support is ``base(X) + Σ_{(T, Δ), X ⊆ T} Δ``. Published supports are thus
 realizable by a database (D plus the virtual records), mutually consistent, and defined
@@ -90,7 +90,7 @@ class Roles:
     @classmethod
     def paper(cls, items: Iterable[str], protected: Iterable[str], decision: str, positive: str | None = None) -> Roles:
         """Roles with the paper's DI_e: every item whose attribute is neither a PD attribute
-        nor the class attribute (Hajian et al. §7.4; spec §1.6)."""
+        nor the class attribute (Hajian et al. §7.4)."""
         protected = frozenset(protected)
         excluded = {attribute_of(i) for i in protected} | {attribute_of(decision)}
         admissible = frozenset(i for i in items if attribute_of(i) not in excluded)
@@ -111,7 +111,7 @@ class Roles:
 
 def split_pattern(pattern: frozenset, roles: Roles) -> tuple[frozenset, frozenset]:
     """``(A, B)`` of a PD pattern ``{A, B, C}``: A = p ∩ DI_b (the whole intersection,
-    spec §1.4 and pitfall P3), B = p minus A and C.
+    docs/papers.md, HJ-4), B = p minus A and C.
 
     >>> split_pattern(frozenset({"f", "v", "C"}), Roles({"f", "y"}, "C"))
     (frozenset({'f'}), frozenset({'v'}))
@@ -238,7 +238,7 @@ class PatternSet:
 
     @property
     def empty_support(self) -> int:
-        """supp(∅) = |D| plus every virtual record (spec pitfalls P6, P24)."""
+        """supp(∅) = |D| plus every virtual record (docs/papers.md, HJ-4)."""
         return self.n_records + self.ledger_total
 
     @cached_property

@@ -1,6 +1,6 @@
 """k-anonymous pattern sets: inference channels and their additive blocking
 (Atzori, Bonchi, Giannotti, Pedreschi 2008, as used by Hajian et al. §3.2.1 and
-Alg. 5-6 line 3; spec §1.8 and §2.7).
+Alg. 5-6 line 3; docs/papers.md, HJ-8).
 
 For frequent I ⊂ J the channel ``C_I^J`` has support
 ``Σ_{I ⊆ X ⊆ J} (-1)^{|X \\ I|} supp(X)`` (eq. 2), which equals the number of
@@ -170,7 +170,7 @@ class ChannelTable:
 
     def opened_by(self, target: Iterable[str]) -> list:
         """Channels of support 0 that virtual transactions equal to `target` would raise
-        (spec pitfall P13: raising them by fewer than k breaks Def. 2)."""
+        (docs/papers.md, HJ-3: raising them by fewer than k breaks Def. 2)."""
         member = self._member(frozenset(target))
         out = []
         if not member.any():
@@ -238,7 +238,7 @@ def k_anonymize(patterns, k: int) -> PrivacyResult:
     Notes
     -----
     Lower ends are blocked largest first, ties in canonical order (a deterministic
-    choice; the paper does not give Atzori et al.'s order, spec §2.7). A block raises
+    choice; the paper does not give Atzori et al.'s order, docs/papers.md, HJ-8). A block raises
     every channel with ``J ∩ I = I'``, so blocking large I first also fixes some channels
     of their subsets. Terminates after at most as many blocks as there are violating
     lower ends at the start, since blocking never creates a violation. Patterns with a

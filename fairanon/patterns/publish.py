@@ -2,7 +2,7 @@
 
 :func:`publish` takes a mined :class:`PatternSet` and :class:`PatternRequirements`
 (measure, α, reading, and optionally k and d), runs a method ("greedy": the paper's
-algorithms with the spec's fixes; "exact": the CP-SAT model of
+algorithms with the fixes of docs/papers.md; "exact": the CP-SAT model of
 :mod:`fairanon.patterns.exact`), then re-checks the result with the independent
 :func:`verify_patterns` and returns a :class:`PatternRelease`. :func:`publish_dp` does
 the same from a database through PrivBasis (Alg. 7).
@@ -69,7 +69,7 @@ def _reason(result: SanitizationResult) -> str | None:
 
 
 def greedy(patterns: PatternSet, requirements: PatternRequirements, *, seed=None, time_limit=None, **options) -> PatternRelease:
-    """The paper's algorithms with the spec's fixes (:func:`fairanon.patterns.sanitize`).
+    """The paper's algorithms with the fixes of docs/papers.md (:func:`fairanon.patterns.sanitize`).
 
     Options: ``recheck`` (default True), ``max_rounds`` (100), ``ceil`` (False),
     ``guard_channels`` (True). `seed` and `time_limit` are accepted for the common

@@ -44,7 +44,7 @@ class PatternRequirements:
     d : rational in [0, 1], optional
         Only d-unexplainable discrimination must go (Def. 17).
     strict_undefined : bool, default=False
-        A PD pattern whose measure is undefined counts as a violation (pitfall P7).
+        A PD pattern whose measure is undefined counts as a violation (docs/papers.md, HJ-4).
 
     >>> str(PatternRequirements("elift", 1.2, k=5, d=0.9))
     '1.2-protection (elift < 1.2), 5-anonymity, 0.9-explainable'

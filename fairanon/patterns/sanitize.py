@@ -1,15 +1,15 @@
 """Anti-discrimination pattern sanitization (Hajian et al. Alg. 2, 4, 5 and 6) with the
-spec's fixes.
+fixes of docs/papers.md (Hajian et al.).
 
 - Δ is the smallest integer that makes the rule protective: ``floor(RHS) + 1`` under the
-  paper's strict reading, not ``ceil(RHS)``, which lands on f = α (pitfall P1).
+  paper's strict reading, not ``ceil(RHS)``, which lands on f = α (HJ-1).
 - A pattern whose Δ is below 1 is skipped (the paper's lines 15-18 would reuse a stale
-  target, pitfall P4); a pattern no Δ can fix is reported, never looped on (P7, P8).
+  target, HJ-4); a pattern no Δ can fix is reported, never looped on (HJ-4).
 - With k-anonymity, a fairness bump that would raise a channel of support 0 by fewer
-  than k records is raised to k (the gap in Theorem 4, pitfall P13).
-- Theorem 1 fails for the slift family with two or more protected items (V7): after the
+  than k records is raised to k (the gap in Theorem 4, HJ-3).
+- Theorem 1 fails for the slift family with two or more protected items (HJ-2): after the
   paper's single pass, a bounded re-check loop re-detects on the current supports and
-  sanitizes again, and reports non-convergence (V9 diverges) instead of looping.
+  sanitizes again, and reports non-convergence (V9 of HJ-2 diverges) instead of looping.
 
 Every function returns a :class:`SanitizationResult`; none of them trusts its own
 detection as a verification: :func:`fairanon.patterns.verify_patterns` re-checks.
@@ -89,7 +89,7 @@ class SanitizationResult:
     residual : tuple of Finding
         Patterns still α-discriminatory (d-unexplainable) after the last pass.
     unsanitizable : tuple of frozenset
-        Patterns no Δ of the method can fix (pitfalls P7-P8).
+        Patterns no Δ of the method can fix (docs/papers.md, HJ-4).
     undefined : tuple of frozenset
         PD patterns with an undefined measure at the end (left out of Def. 13, P7).
     privacy : PrivacyResult, optional
@@ -148,8 +148,8 @@ def antidisc_sanitize(
 ) -> list:
     """ANTIDISCPATTSANIT [1]_ (Alg. 2) on a workspace, in the order given.
 
-    For each pattern p = {A, B, C}: Δ from the current supports (§5.1.1-5.1.2, spec
-    §2.2), then Δ virtual transactions equal to {A, B} (slift family) or {B, C} (elift
+    For each pattern p = {A, B, C}: Δ from the current supports (§5.1.1-5.1.2,
+    docs/papers.md, HJ-4), then Δ virtual transactions equal to {A, B} (slift family) or {B, C} (elift
     family). Returns the steps taken.
 
     References
@@ -197,7 +197,7 @@ def unexplainable_sanitize(
 
     elift family: Alg. 2 on the d-unexplainable patterns (safe by Theorem 2). slift
     family: a work list; after sanitizing p, every PD proper subset of p that is now
-    α-discriminatory *and* d-unexplainable joins the list (Theorem 3; pitfall P12: an
+    α-discriminatory *and* d-unexplainable joins the list (Theorem 3; docs/papers.md, HJ-10: an
     index loop over a list that grows).
 
     References
@@ -281,7 +281,7 @@ def sanitize(
         False: the paper's single pass (then the verifier reports what is left).
     max_rounds : int, default=100
     ceil : bool, default=False
-        True: the paper's ``Δ = ceil(RHS)`` (can land on f = α, pitfall P1).
+        True: the paper's ``Δ = ceil(RHS)`` (can land on f = α, docs/papers.md, HJ-1).
     guard_channels : bool, default=True
         With k: raise a Δ below k to k when it would open a channel of support 0 (P13).
 

@@ -1,9 +1,9 @@
 """Utility and discrimination-impact measures of a transformed pattern set TP against
-the original FP (Hajian et al. §7.1; spec §1.11), as exact Fractions.
+the original FP (Hajian et al. §7.1), as exact Fractions.
 
 - support-altered: share of FP's itemsets whose support differs in TP;
 - pattern distortion error: ``(1/|FP|) Σ_{I ∈ FP ∩ TP} (supp_TP(I) - supp_FP(I)) / supp_FP(I)``,
-  signed as in the paper (also the mean absolute relative error, spec [X], which DP
+  signed as in the paper (also the mean absolute relative error, docs/papers.md, HJ-9, which DP
   noise cannot cancel out in);
 - misses cost MC = |FP \\ TP| / |FP| and ghost cost GC = |TP \\ FP| / |TP|;
 - DPD: share of FP's α-discriminatory patterns that TP no longer has as discriminatory;
@@ -109,7 +109,7 @@ def discrimination_impact(
     `negation="complement"` reads the counts of ¬A as the paper's Table 8 does (the
     records carrying another value of the protected attributes); fairanon's default
     "subtraction" also counts the virtual records of the privacy step that carry none
-    (docs/papers.md, Hajian et al., deviation H5).
+    (docs/papers.md, HJ-5).
     """
     old = set(detect_discriminatory(before, measure, alpha, reading=reading, negation=negation).patterns())
     new = set(detect_discriminatory(after, measure, alpha, reading=reading, negation=negation).patterns())

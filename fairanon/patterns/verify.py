@@ -8,7 +8,7 @@ none of the algorithms of :mod:`fairanon.patterns`: discrimination measures, d-i
 conditions and inference-channel supports are recomputed here from their definitions
 (Hajian et al. Defs. 1-2, 6-17) in exact arithmetic.
 
-Scope (spec pitfall P18): k-anonymity is checked in the form of Def. 2 — no published
+Scope (docs/papers.md, HJ-8): k-anonymity is checked in the form of Def. 2 — no published
 pattern and no inference channel ``C_I^J`` between published itemsets (I non-empty) has
 a support in (0, k). Other deductions (support bounds of non-derivable itemsets,
 channels with an empty lower end from the published supp(∅)) are out of scope.
@@ -279,7 +279,7 @@ def verify_patterns(
     roles : object with ``protected``, ``decision`` and ``admissible``
         (a :class:`~fairanon.patterns.Roles`).
     empty_support : int
-        The published supp(∅) (|D| plus the virtual records, spec pitfall P24).
+        The published supp(∅) (|D| plus the virtual records, docs/papers.md, HJ-4).
     measure, alpha, reading : optional
         Check α-protection with this measure and threshold (strict: f < α as in Def. 11;
         nonstrict: f <= α; reversed for slift_c, elift_c).
@@ -295,7 +295,7 @@ def verify_patterns(
         The set before sanitization: then no support may have decreased and (frequent
         sets) the itemsets must be the same.
     strict_undefined : bool, default=False
-        Count a PD pattern with an undefined measure as a violation (pitfall P7).
+        Count a PD pattern with an undefined measure as a violation (docs/papers.md, HJ-4).
 
     Returns
     -------

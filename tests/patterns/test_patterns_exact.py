@@ -1,4 +1,4 @@
-"""The exact pattern model (patterns spec §6): optimal on V9 (checked by brute force),
+"""The exact pattern model (docs/papers.md, HJ-12): optimal on V9 (checked by brute force),
 never more support than the greedy method, k-anonymity kept, products for slift_d and
 slift_c; every release re-checked by the independent verifier."""
 

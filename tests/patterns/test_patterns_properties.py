@@ -1,5 +1,5 @@
-"""Property tests of the patterns spec §4 (Q1-Q20) on random small databases, each
-result re-checked by the independent verifier."""
+"""Property tests on random small databases (Q1-Q20 of docs/papers.md, Hajian et al.,
+"Properties checked"), each result re-checked by the independent verifier."""
 
 import itertools
 from fractions import Fraction as F

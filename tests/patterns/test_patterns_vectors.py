@@ -1,5 +1,5 @@
-"""The patterns spec's test vectors (§2.2 table, §7 V1-V9) with their exact numbers,
-each sanitized set re-checked by the independent verifier."""
+"""The paper's worked examples and the test vectors V1-V9 of docs/papers.md (Hajian et al.)
+with their exact numbers, each sanitized set re-checked by the independent verifier."""
 
 from fractions import Fraction as F
 
@@ -51,7 +51,7 @@ def test_example3_measure_values():
     ],
 )
 def test_delta_table(measure, alpha, before, rhs, expected_delta, after, after_minus_one):
-    """Spec §2.2: Δ makes the rule protective, Δ - 1 does not (Q5), on Example 3's counts."""
+    """HJ-4: Δ makes the rule protective, Δ - 1 does not (Q5), on Example 3's counts."""
     from fairanon.patterns.measures import _rhs
 
     alpha = F(alpha)
@@ -73,7 +73,7 @@ def test_delta_table(measure, alpha, before, rhs, expected_delta, after, after_m
 
 
 def test_ceiling_vs_next_integer():
-    """P1: an integer RHS (V7: 32) makes ceil land on f = α, still discriminatory."""
+    """HJ-1: an integer RHS (V7: 32) makes ceil land on f = α, still discriminatory."""
     t = Contingency(a1=24, n1=40, a2=16, n2=60, sB=100, sBC=40)
     assert delta("slift", t, F(5, 4)) == 33
     assert delta("slift", t, F(5, 4), ceil=True) == 32
