@@ -10,11 +10,69 @@ their Dask configuration) for the same behaviour.
 from __future__ import annotations
 
 import contextlib
+import logging
+import re
 from collections.abc import Iterator
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["local_client", "trim_workers", "worker_settings"]
+__all__ = ["local_client", "peak_rss_mb", "quiet_dask_logs", "trim_workers", "worker_settings"]
+
+
+class _Drop(logging.Filter):
+    """Drops the records whose message matches a pattern."""
+
+    def __init__(self, *patterns: str):
+        super().__init__()
+        self.pattern = re.compile("|".join(patterns))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.pattern.search(record.getMessage())
+
+
+#: Distributed's scheduler logs the start and the end of every peer-to-peer shuffle as
+#: a WARNING ("Shuffle ... initialized by task ...", "Shuffle ... deactivated due to
+#: stimulus ..."), although nothing is wrong: Mondrian and the verifier shuffle on every
+#: run, so these lines would reach every user of the engine. Other shuffle warnings
+#: still pass.
+_SHUFFLE_NOISE = _Drop(r"^Shuffle \S+ initialized by task ", r"^Shuffle \S+ deactivated due to stimulus ")
+#: A LocalCluster's nannies log "Worker process still alive after ... seconds, killing"
+#: when the cluster closes with a worker still freeing its memory: the end of the run,
+#: not a fault.
+_CLOSING_NOISE = _Drop(r"^Worker process still alive after .* seconds, killing")
+
+
+def quiet_dask_logs() -> None:
+    """Keep the scheduler's routine shuffle messages (logged as warnings) from the
+    user's terminal; called when :mod:`fairanon.distributed` is imported."""
+    logger = logging.getLogger("distributed.shuffle._scheduler_plugin")
+    if _SHUFFLE_NOISE not in logger.filters:
+        logger.addFilter(_SHUFFLE_NOISE)
+
+
+def peak_rss_mb() -> float | None:
+    """This process's peak resident memory in MB: its own high-water mark (Linux's
+    ``VmHWM``), else ``ru_maxrss``.
+
+    ``ru_maxrss`` is not the process's own: on Linux it keeps the peak of the process
+    that started it (the high-water mark is carried over ``exec``), so a Dask worker
+    spawned by a client that had used 1.7 GB reports at least 1.7 GB however little it
+    used itself."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+        import sys
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+    except (ImportError, OSError):  # pragma: no cover - not a Unix
+        return None
 
 #: Share of a worker's memory limit that the peer-to-peer shuffle may hold in shards
 #: waiting to be sent. Dask's default (1 GiB whatever the limit) lets a worker with
@@ -65,11 +123,18 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
         limit = MEMORY_LIMIT // n
     else:
         limit = dask.utils.parse_bytes(memory_limit) if isinstance(memory_limit, str) else int(memory_limit)
-    # Workers read the configuration their nanny is started with.
-    with dask.config.set(worker_settings(limit)), \
-            LocalCluster(n_workers=n, threads_per_worker=1, memory_limit=limit, dashboard_address=None) as cluster, \
-            Client(cluster) as c:
-        yield c
+    quiet_dask_logs()
+    nanny = logging.getLogger("distributed.nanny")
+    nanny.addFilter(_CLOSING_NOISE)
+    try:
+        # Workers read the configuration their nanny is started with.
+        with dask.config.set(worker_settings(limit)), \
+                LocalCluster(n_workers=n, threads_per_worker=1, memory_limit=limit,
+                             dashboard_address=None) as cluster, \
+                Client(cluster) as c:
+            yield c
+    finally:
+        nanny.removeFilter(_CLOSING_NOISE)
 
 
 def trim_workers(client) -> dict:

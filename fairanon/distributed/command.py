@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import resource
 import sys
 from collections.abc import Iterator
 
@@ -41,11 +40,14 @@ def client(scheduler: str | None, workers: int | None = None) -> Iterator:
 
 
 def peak_memory(c=None) -> dict:
-    """Peak resident memory (MB) of this process and, on a cluster, of every worker."""
-    out = {"process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    """Peak resident memory (MB) of this process and, on a cluster, of every worker
+    (each process's own high-water mark: :func:`~fairanon.distributed.cluster.peak_rss_mb`)."""
+    from .cluster import peak_rss_mb
+
+    out = {"process_peak_rss_mb": peak_rss_mb()}
     if c is not None:
-        peaks = c.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        out["worker_peak_rss_mb"] = sorted(float(v) for v in peaks.values())
+        peaks = c.run(peak_rss_mb)
+        out["worker_peak_rss_mb"] = sorted(float(v) for v in peaks.values() if v is not None)
     return out
 
 
@@ -99,7 +101,7 @@ def anonymize(args) -> int:
                 options["max_rows"] = args.max_rows
             time_limit = args.time_limit if getattr(args, "time_limit", None) is not None else job.time_limit
             release = run(dinst, job.requirements, method, engine="dask", seed=seed, time_limit=time_limit,
-                          progress=tty, **options)
+                          memory_limit=getattr(args, "memory_limit", None), progress=tty, **options)
             os.makedirs(args.out, exist_ok=True)
             write = release.to_parquet(staging, compute=False, check=False)
             _, timed_out = _show([write, release.timed_out()], c, tty)

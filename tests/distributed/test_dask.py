@@ -353,3 +353,72 @@ def test_a_local_cluster_sizes_the_shuffle_buffers_to_its_workers():
     assert sorted(settings.values()) == [(32_000_000, False)] * 2
     assert limits == [256_000_000] * 2
 
+
+
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_routine_shuffle_messages_do_not_reach_the_terminal(client, tmp_path):
+    """The scheduler logs the start and end of each shuffle as warnings; with the
+    logging Dask configures by default (a handler on "distributed" printing warnings
+    to the terminal) they would be printed on every run."""
+    dask_logger = logging.getLogger("distributed")
+    level = dask_logger.level
+    shown = _Collect()  # sees what Dask's own handler on the same logger prints
+    dask_logger.setLevel(logging.WARNING)  # as a user's session has it
+    dask_logger.addHandler(shown)
+    try:
+        inst = population(20_000, n_qi=4, seed=2)
+        dinst = as_dask_instance(inst, partitions=4)
+        reqs = [fa.KAnonymity(5)]
+        rel = mondrian_dask(dinst, reqs, max_rows=2_000)
+        rel.to_parquet(str(tmp_path / "release"))  # the shuffle of every record to its part
+        report = verify_dask(dinst, str(tmp_path / "release"), reqs)  # the join by record id
+    finally:
+        dask_logger.setLevel(level)
+        dask_logger.removeHandler(shown)
+    assert report.passed
+    assert not [m for m in shown.messages if "initialized by task" in m or "deactivated due to stimulus" in m]
+
+
+def _peaks(queue):
+    import resource
+
+    from fairanon.distributed.cluster import peak_rss_mb
+
+    queue.put((peak_rss_mb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+
+
+def test_worker_peaks_are_the_workers_own():
+    """A process started by one that once used much memory (as the workers of a
+    LocalCluster are) inherits that peak in ru_maxrss: Linux keeps it over exec. The
+    peaks the engine reports (:func:`peak_memory`) are each process's own."""
+    import multiprocessing
+    import resource
+
+    block = np.ones(400 * 2**20 // 8)  # 400 MB in this process, freed before the child starts
+    block[::512] = 2.0
+    del block
+    inherited = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    context = multiprocessing.get_context("spawn")  # as Dask's nannies start their workers
+    queue = context.Queue()
+    child = context.Process(target=_peaks, args=(queue,))
+    child.start()
+    own, rusage = queue.get(timeout=120)
+    child.join()
+    if rusage < inherited:  # pragma: no cover - a system that does not carry the peak over exec
+        pytest.skip("this system does not carry the peak over exec")
+    assert own < inherited - 200
+
+
+def test_peak_memory_reads_every_worker(client):
+    from fairanon.distributed.command import peak_memory
+
+    memory = peak_memory(client)
+    assert len(memory["worker_peak_rss_mb"]) == 2 and memory["process_peak_rss_mb"] > 0
