@@ -34,6 +34,7 @@ from .exceptions import (
     IncompatibleRequirementError,
     InfeasibleError,
     InvalidParameterError,
+    MemoryLimitError,
     SchemaError,
     SolverError,
 )
@@ -132,6 +133,7 @@ __all__ = [
     "InvalidParameterError",
     "KAnonymity",
     "LDiversity",
+    "MemoryLimitError",
     "MultiplicativeTCloseness",
     "PopulationUniqueness",
     "Release",
