@@ -38,7 +38,7 @@ __all__ = [
     "resolve_memory_limit",
 ]
 
-#: The default limit: this share of the memory available (not in use by any process)
+#: The default limit: this share of the memory available (:func:`available_memory`)
 #: when a method checks its estimate.
 DEFAULT_SHARE = 0.5
 
@@ -62,9 +62,16 @@ _CURRENT: ContextVar[Limit | None] = ContextVar("fairanon_memory_limit", default
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to new allocations without swapping (psutil when it
-    is installed, else Linux's ``MemAvailable``, else the free pages), or None when
-    the system does not say."""
+    """Bytes of memory this process can still take without swapping: the machine's
+    available memory (psutil when it is installed, else Linux's ``MemAvailable``, else
+    the free pages), less than that when a control group (a container's memory limit)
+    or the process's address-space limit (``RLIMIT_AS``, as ``fairanon bench`` sets
+    for each run) leaves less; None when the system does not say."""
+    found = [v for v in (_machine_available(), _cgroup_headroom(), _address_space_headroom()) if v is not None]
+    return max(min(found), 0) if found else None
+
+
+def _machine_available() -> int | None:
     try:
         import psutil
 
@@ -82,6 +89,45 @@ def available_memory() -> int | None:
         return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _cgroup_headroom() -> int | None:
+    """The memory limit of this process's control group less its usage (cgroup v2,
+    else v1), or None without a limit."""
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit, usage = _read_int(limit_file), _read_int(usage_file)
+        if limit is not None and limit < 2**60 and usage is not None:
+            return limit - usage
+    return None
+
+
+def _address_space_headroom() -> int | None:
+    """``RLIMIT_AS`` less the address space in use, or None without that limit."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            used = int(fh.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, IndexError):
+        used = 0
+    return soft - used
 
 
 def format_bytes(n: float) -> str:

@@ -132,3 +132,19 @@ def test_cli_memory_limit(tmp_path, capsys):
     assert "--memory-limit" in capsys.readouterr().err
     assert main(["anonymize", str(job), "--memory-limit", "0.5", "--out", str(out)]) == 0
     assert main(["verify", str(job), "--release", str(out / "release.csv")]) == 0
+
+
+def test_the_default_keeps_within_an_address_space_limit():
+    """A process limited by RLIMIT_AS (as fairanon bench's runs are) gets a default
+    within what the limit leaves, however much the machine has."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31))\n"
+        "from fairanon._memory import resolve_memory_limit\n"
+        "print(resolve_memory_limit(None).bytes)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert 0 < int(out.stdout) <= 2**30
