@@ -9,7 +9,8 @@ fixes of docs/papers.md (Hajian et al.).
   than k records is raised to k (the gap in Theorem 4, HJ-3).
 - Theorem 1 fails for the slift family with two or more protected items (HJ-2): after the
   paper's single pass, a bounded re-check loop re-detects on the current supports and
-  sanitizes again, and reports non-convergence (V9 of HJ-2 diverges) instead of looping.
+  sanitizes again, and reports non-convergence (HJ-2: Adult at σ = 10 %, α = 1.2, k >= 25)
+  instead of looping.
 
 Every function returns a :class:`SanitizationResult`; none of them trusts its own
 detection as a verification: :func:`fairanon.patterns.verify_patterns` re-checks.
