@@ -89,6 +89,7 @@ def test_dataset_names():
         "dewri_t1",
         "diva_table1",
         "german",
+        "ruggieri",
         "ruggieri_loan",
     ]
 
@@ -99,8 +100,8 @@ def test_unknown_name_lists_sorted_names():
     message = str(err.value)
     assert "'name' parameter of load" in message and "Got 'adults' instead" in message
     assert (
-        "'adult', 'adult_full', 'census', 'dewri_t1', 'diva_table1', 'german', 'ruggieri_loan'"
-        in message
+        "'adult', 'adult_full', 'census', 'dewri_t1', 'diva_table1', 'german', 'ruggieri', "
+        "'ruggieri_loan'" in message
     )
     with pytest.raises(InvalidParameterError, match="'name' parameter of load"):
         load(["adult"])

@@ -346,5 +346,8 @@ def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels()
     rel = cpsat(inst, reqs, objective="ncp", seed=0, time_limit=60)
     assert fa.verify(inst, rel, reqs).passed
     assert rel.objective <= objective_value(inst, heuristic, "ncp")
-    assert rel.provenance["fallback"] and rel.status == Status.FEASIBLE and rel.bound is None
+    assert rel.provenance["fallback"] and rel.status == Status.FEASIBLE
+    # CP-SAT's optimum bounds nothing outside its candidate labels; a bound, when there is
+    # one, is that of the lns the time left went to, valid for every release.
+    assert rel.bound is None or rel.bound <= rel.objective
     assert "candidate labels" in rel.provenance["fallback_reason"]
