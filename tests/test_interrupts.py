@@ -103,7 +103,7 @@ seed: 0
 """
 
 FAMILIES = {
-    "mondrian": (["--method", "mondrian", "--dataset", "adult"], 3.0, [0.3, 1.5, 5.0]),
+    "mondrian": (["--method", "mondrian", "--dataset", "adult"], 1.5, [0.3, 0.8, 2.5]),
     "lns": (["--method", "lns", "--time-limit", "60"], 6.0, [2.0, 10.0, 16.0]),
     "cpsat": (["--method", "cpsat", "--dataset", "german", "--time-limit", "60"], 5.0, [1.0, 9.0, 15.0]),
     "diva": (["diva.yaml"], 5.0, [1.0, 9.0, 15.0]),
