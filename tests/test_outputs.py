@@ -13,7 +13,7 @@ import sys
 import pandas as pd
 import pytest
 from cli_helpers import CSV, run, write_job
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairanon as fa
@@ -262,6 +262,7 @@ SCHEMA_QQS = fa.Schema([fa.Attribute("q1"), fa.Attribute("q2"), fa.Attribute("s"
 
 
 @pytest.mark.parametrize("neutralize", [True, False])
+@settings(max_examples=50)
 @given(table=_tables())
 def test_any_table_of_strings_survives_anonymize_file_verify(tmp_path_factory, neutralize, table):
     """The release read back from its file is the release written, cell for cell (so
