@@ -13,7 +13,7 @@ def test_default_job_is_the_adult_job():
     job = read_job(default_job())
     assert job.instance.name == "adult" and job.instance.n_rows == 30162
     assert [str(r) for r in job.requirements] == ["5-anonymity", "2-diversity", "0.2-closeness (ordered EMD)"]
-    assert job.method == "auto" and job.seed == 0 and job.time_limit == 2
+    assert job.method == "mondrian-loss" and job.seed == 0
 
 
 def test_dataset_with_schema_override(tmp_path):

@@ -45,8 +45,10 @@ CANDIDATES: dict[str, Callable[..., Release]] = {
     "kmember": kmember,
     "oka": oka,
 }
-#: The candidates told the objective (a cell loss: "lm" or "ncp").
-_LOSS_LED = ("mondrian-loss", "lattice-local")
+#: The candidates told the objective (a cell loss: "lm" or "ncp"). Mondrian-loss keeps
+#: its own NCP-scored cuts, which on the default job lose less LM (0.403) than its
+#: LM-scored ones (0.411).
+_LOSS_LED = ("lattice-local",)
 #: Seconds for the whole portfolio when no time limit is given.
 PORTFOLIO_SECONDS = 10.0
 
@@ -94,8 +96,10 @@ def portfolio(
     names = list(CANDIDATES) if methods is None else list(methods)
     tried: list[dict] = []
     best = None  # (value, release, name)
+    # Time kept for checking and measuring each release, re-estimated as they come.
+    post = 0.1 * budget
     for name in names:
-        left = deadline - time.perf_counter()
+        left = deadline - time.perf_counter() - post
         if left <= 0:
             tried.append({"method": name, "skipped": "no time left"})
             continue
@@ -113,13 +117,18 @@ def portfolio(
             tried.append({"method": name, "skipped": f"{type(exc).__name__}: {str(exc)[:160]}"})
             continue
         seconds = time.perf_counter() - clock
+        measured = time.perf_counter()
         if release.status not in (Status.FEASIBLE, Status.OPTIMAL):
             tried.append({"method": name, "status": str(release.status), "seconds": seconds})
             continue
-        if not verify(instance, release, requirements, metrics=False).passed:
+        # Most methods attach the verifier's report (run on their release by the
+        # independent verifier); any release without one is verified here.
+        checked = (release.provenance.get("verification") or {}).get("passed")
+        if checked is not True and not verify(instance, release, requirements, metrics=False).passed:
             tried.append({"method": name, "status": "not verified", "seconds": seconds})
             continue
         value = objective_value(instance, release, objective)
+        post = max(post, 1.5 * (time.perf_counter() - measured))
         tried.append(
             {
                 "method": name,
