@@ -10,7 +10,9 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from ._memory import memory_limit_type
@@ -471,7 +473,20 @@ def _app(args) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code.
+
+    Without `argv` (the ``fairanon`` program itself) Ctrl-C is ignored once the command
+    has ended: Python takes a moment to shut down after a large run, and an interrupt
+    then would only turn the exit code of a finished run into death by SIGINT.
+    """
+    try:
+        return _run(argv)
+    finally:
+        if argv is None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         # Inside the try: building the parser imports the subcommands' modules, which
         # takes long enough for a Ctrl-C to land in it.
