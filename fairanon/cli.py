@@ -341,7 +341,7 @@ def _read_release(path: str, instance, command: str):
     """The release in a CSV (with a record_id column) or Parquet file, indexed like `instance`."""
     import pandas as pd
 
-    from .instances.files import read_csv_table, restore_formulas
+    from .instances.files import formula_readings, read_csv_table
     from .release import Release
 
     if path.endswith((".parquet", ".pq")) or os.path.isdir(path):
@@ -354,7 +354,9 @@ def _read_release(path: str, instance, command: str):
         if "record_id" not in table.columns and table.index.name == "record_id":
             table = table.reset_index()
     else:
-        table = restore_formulas(read_csv_table(path, what="Release file", dtype=str, keep_default_na=False))
+        table = read_csv_table(path, what="Release file", dtype=str, keep_default_na=False)
+        manifest, _ = _manifest_of(path)  # its report says whether formulas were neutralized
+        table = formula_readings(table, manifest.get("neutralized_formulas") if manifest else None)[0]
     if "record_id" not in table.columns:
         raise _UsageError(f"fairanon {command}: the release needs a 'record_id' column")
     ids = table.pop("record_id")

@@ -292,3 +292,18 @@ def test_a_value_with_a_space_float_does_not_take_is_a_label():
     table = pd.DataFrame({"q1": ["\x1f5", "5", "x"], "q2": ["a", "a", "a"], "s": ["u", "v", "w"]})
     inst = fa.Instance(table, SCHEMA_QQS, "strings")  # raised ValueError while ordering the labels
     assert set(inst.schema["q1"].hierarchy.leaves) == {"\x1f5", "5", "x"}
+
+
+def test_risk_reads_a_release_as_its_report_says(tmp_path, capsys, monkeypatch):
+    job = write_job(tmp_path, csv=QUOTED_CSV)
+    out = tmp_path / "o"
+    assert run(capsys, "anonymize", job, "--out", out, "--no-neutralize-formulas")[0] == 0
+    seen = []
+
+    def capture(instance, release, **options):  # the release risk is given, then stop
+        seen.append(release)
+        raise fa.InvalidParameterError("captured")
+
+    monkeypatch.setattr("fairanon.models.risk.report.risk", capture)
+    assert run(capsys, "risk", job, "--release", out / "release.csv")[0] == 2
+    assert "'=already" in set(seen[0].table["disease"])
