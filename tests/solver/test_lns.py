@@ -334,11 +334,15 @@ def test_a_start_label_covering_every_value_counts_as_a_star():
     assert rel.objective == exact.objective == objective_value(inst, rel, "stars") == 4
 
 
-def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels():
+def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels(monkeypatch):
     """A numeric attribute with more values than max_range_values is generalized to its
     nested intervals in the exact model; k-member's free ranges can be better, and then
-    cpsat returns them (FEASIBLE, no bound) instead of its optimum over the intervals."""
+    cpsat returns them (FEASIBLE, no bound) instead of its optimum over the intervals.
+    (The time left would go to lns, which another test covers: here it is not given.)"""
     from fairanon.instances.synthetic import population
+    from fairanon.methods import cpsat as cpsat_module
+
+    monkeypatch.setattr(cpsat_module, "LNS_SECONDS", float("inf"))
 
     inst = population(n_rows=300, n_qi=2, distribution="zipf", seed=0)
     reqs = [fa.KAnonymity(3)]
@@ -346,8 +350,5 @@ def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels()
     rel = cpsat(inst, reqs, objective="ncp", seed=0, time_limit=60)
     assert fa.verify(inst, rel, reqs).passed
     assert rel.objective <= objective_value(inst, heuristic, "ncp")
-    assert rel.provenance["fallback"] and rel.status == Status.FEASIBLE
-    # CP-SAT's optimum bounds nothing outside its candidate labels; a bound, when there is
-    # one, is that of the lns the time left went to, valid for every release.
-    assert rel.bound is None or rel.bound <= rel.objective
+    assert rel.provenance["fallback"] and rel.status == Status.FEASIBLE and rel.bound is None
     assert "candidate labels" in rel.provenance["fallback_reason"]
