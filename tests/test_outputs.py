@@ -307,3 +307,27 @@ def test_risk_reads_a_release_as_its_report_says(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("fairanon.models.risk.report.risk", capture)
     assert run(capsys, "risk", job, "--release", out / "release.csv")[0] == 2
     assert "'=already" in set(seen[0].table["disease"])
+
+
+# ------------------------------------------------------------------ the Dask engine
+def test_dask_outputs_are_committed_with_their_manifest_and_never_through_a_link(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.chdir(tmp_path)
+    job = write_job(tmp_path)
+    out = tmp_path / "o"
+    for _ in range(2):  # the second run replaces the first one's release folder
+        code, _, err = run(capsys, "anonymize", job, "--engine", "dask", "--workers", "1", "--out", out)
+        assert code == 0, err
+    assert _files(out) == ["release.parquet", "report.json"]
+    report = json.loads((out / "report.json").read_text())
+    parts = report["files"]["release.parquet"]["files"]
+    assert parts and all(entry["sha256"] == files.sha256_of(out / "release.parquet" / name)
+                         for name, entry in parts.items())
+    os.symlink(tmp_path / "target.json", tmp_path / "link.json")
+    for target in (tmp_path / "link.json", ""):
+        code, _, err = run(capsys, "verify", job, "--release", out / "release.parquet", "--engine", "dask",
+                           "--workers", "1", "--out", target)
+        assert code == 2 and ("is a symbolic link" in err or "names nothing" in err), err
+    assert not os.path.exists(tmp_path / "target.json")
+    assert run(capsys, "anonymize", job, "--format", "parquet", "--out", out)[0] == 0  # a file replaces it
+    assert _files(out) == ["release.parquet", "report.json"] and os.path.isfile(out / "release.parquet")

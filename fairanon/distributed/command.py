@@ -118,15 +118,9 @@ def anonymize(args) -> int:
         document = {"job": job.name, "release_file": name, "release": release.summary(),
                     "report": report.to_dict(), "resources": memory}
 
-        def write_report(path: str) -> None:
-            with open(path, "w", encoding="utf-8") as fh:
-                json.dump(document, fh, indent=2)
-
-        stale = [os.path.join(args.out, n) for n in RELEASE_FILES]
-        for path in stale:
-            remove_output(path)
-        os.replace(staging, release_path)
-        commit({report_path: write_report})
+        # The report is the manifest, renamed last: it names the release's files by checksum.
+        commit({}, staged={release_path: staging}, manifest=(report_path, document),
+               remove=[os.path.join(args.out, n) for n in RELEASE_FILES])
     finally:
         remove_output(staging)
     print(report)
@@ -139,8 +133,11 @@ def anonymize(args) -> int:
 
 def verify(args) -> int:
     """Verify a released table (Parquet or CSV, file or directory) on Dask."""
+    from ..instances.files import check_output_file, commit
     from .verify import verify_dask
 
+    if args.out is not None:
+        check_output_file(args.out)
     if not os.path.exists(args.release):
         raise InvalidParameterError(f"release file {args.release!r} does not exist")
     if getattr(args, "bound", False):
@@ -155,10 +152,14 @@ def verify(args) -> int:
         memory = peak_memory(c)
     print(report)
     print(_memory_text(memory))
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({**report.to_dict(), "resources": memory}, fh, indent=2)
+    if args.out is not None:
+        commit({args.out: lambda path: _dump_json({**report.to_dict(), "resources": memory}, path)})
     return 0 if report.passed else 1
+
+
+def _dump_json(document: dict, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(document, fh, indent=2)
 
 
 def _show(collections: list, c, tty: bool) -> list:

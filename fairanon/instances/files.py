@@ -393,7 +393,8 @@ def _check_plain(path: str, option: str) -> None:
 def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--out") -> None:
     """Refuse, before any work, an output folder the outputs `names` cannot go to: an
     empty path, a link, an existing file, a folder that cannot be created or written, or
-    an existing output that is a link, a device, read-only or a folder."""
+    an existing output that is a link, a device, read-only or a folder (a ``.parquet``
+    output may be one: a Parquet dataset, which the run replaces)."""
     _check_named(directory, option)
     _check_plain(directory, option)
     if os.path.exists(directory) and not os.path.isdir(directory):
@@ -404,7 +405,7 @@ def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--o
     for name in names:
         path = os.path.join(directory, name)
         _check_plain(path, option)
-        if os.path.isdir(path):
+        if os.path.isdir(path) and not name.endswith(".parquet"):
             raise InvalidParameterError(f"{option}: {path!r} is a folder; it would be overwritten by an output file.")
         if os.path.exists(path) and _read_only(path):
             raise InvalidParameterError(
@@ -443,12 +444,17 @@ def commit(
     *,
     remove: Iterable[str] = (),
     manifest: tuple[str, dict] | None = None,
+    staged: Mapping[str, str] | None = None,
 ) -> None:
     """Write every output at once: ``outputs[path](tmp)`` writes the file for `path` to
     a temporary name in `path`'s folder; only when every one is written and flushed to
     disk are they renamed to their paths, in the order given, and the files in `remove`
     (stale outputs of an earlier run) deleted. On any failure or interruption the
     temporary files are removed and nothing changes.
+
+    `staged` maps more output paths to what is already written for them under a
+    temporary name in the same folder (a file, or a folder such as a Parquet dataset);
+    they are flushed and renamed first, a folder replacing the one at its path.
 
     `manifest` is ``(path, document)``: a JSON file holding `document` and, under
     ``"files"``, the name, size and SHA-256 of every other output, renamed last. It is
@@ -459,11 +465,16 @@ def commit(
     removed first (their names carry the process id of their writer; those of live
     processes are kept).
     """
-    paths = list(outputs) + ([manifest[0]] if manifest else [])
+    staged = dict(staged or {})
+    remove = list(remove)
+    paths = [*staged, *outputs] + ([manifest[0]] if manifest else [])
     for folder, names in _names_by_folder([*paths, *remove]).items():
         _remove_stale_temporaries(folder, names)
     temps: dict[str, str] = {}
     try:
+        for path, tmp in staged.items():
+            _fsync(tmp)
+            temps[path] = tmp
         for path, write in outputs.items():
             temps[path] = _write_temporary(path, write)
         if manifest is not None:
@@ -474,10 +485,13 @@ def commit(
             _check_plain(path, "output")
         with interrupts_deferred():
             for path, tmp in temps.items():
+                # A folder is not renamed onto: replaced by a folder, or as a stale output.
+                if os.path.isdir(path) and (os.path.isdir(tmp) or path in remove):
+                    remove_output(path)
                 os.replace(tmp, path)
             temps.clear()
             for path in remove:
-                if path not in outputs:
+                if path not in paths:
                     remove_output(path)
             for folder in {os.path.dirname(os.path.abspath(p)) for p in paths}:
                 _fsync(folder)
