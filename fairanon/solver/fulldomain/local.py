@@ -68,8 +68,8 @@ from ..local_recoding.labels import _active
 from ..local_recoding.solve import _verified
 from .evaluate import Evaluator
 from .frequency import FrequencySet, Records, records, roll_up
-from .lattice import Space, build_space, ladders
-from .method import _Problem, _release_table, _run
+from .lattice import Space
+from .method import _Problem, _release_table, _run, lattice_space
 
 __all__ = ["OBJECTIVES", "lattice_local"]
 
@@ -583,14 +583,7 @@ def lattice_local(
         )
     time_limit = _cpsat.check_time_limit(time_limit, "lattice_local")
     deadline = None if time_limit is None else started + time_limit
-    lads = ladders(instance)
-    values = [_active(instance, lad.name)[1] for lad in lads]
-    space = build_space(
-        instance,
-        lads,
-        objective,
-        [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
-    )
+    space, values = lattice_space(instance, objective)
     recs = records(instance, requirements, space, values)
     problem = _Problem(instance, space, recs, values, 0, deadline, _cpsat.random_seed(seed), "auto")
     params = {

@@ -174,6 +174,20 @@ def _run(problem: _Problem, requirements) -> tuple[Evaluator, Outcome]:
     return evaluator, outcome
 
 
+def lattice_space(instance: Instance, objective: str) -> tuple[Space, list[np.ndarray]]:
+    """The lattice of `instance` under `objective`, and each row's active value per
+    attribute."""
+    lads = ladders(instance)
+    values = [_active(instance, lad.name)[1] for lad in lads]
+    space = build_space(
+        instance,
+        lads,
+        objective,
+        [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
+    )
+    return space, values
+
+
 def _release_table(instance, space, values, levels, suppressed_rows) -> pd.DataFrame:
     out = {}
     names = [attr.name for attr in space.attributes]
@@ -307,14 +321,7 @@ def fulldomain(
     limit = _check(objective, max_suppressed, search, instance.n_rows)
     time_limit = _cpsat.check_time_limit(time_limit, "fulldomain")
     deadline = None if time_limit is None else started + time_limit
-    lads = ladders(instance)
-    values = [_active(instance, lad.name)[1] for lad in lads]
-    space = build_space(
-        instance,
-        lads,
-        objective,
-        [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
-    )
+    space, values = lattice_space(instance, objective)
     problem = _Problem(
         instance,
         space,
