@@ -25,7 +25,7 @@ from ...exceptions import InvalidParameterError
 from ..hierarchy import Hierarchy
 from ..instance import Instance
 from .adult import load_adult
-from .census import load_census
+from .census import _CENSUS_QI, load_census
 from .german import GERMAN_QI, load_german
 
 __all__ = ["RUGGIERI_DATA", "RUGGIERI_PD", "RUGGIERI_PND", "RUGGIERI_TABLE1", "load_ruggieri"]
@@ -39,20 +39,7 @@ RUGGIERI_DATA = ("german", "adult", "census")
 RUGGIERI_PND = {
     "german": GERMAN_QI["ruggieri"],
     "adult": ("age", "workclass", "education", "marital-status", "occupation", "relationship"),
-    "census": (
-        "age",
-        "class of worker",
-        "education",
-        "wage per hour",
-        "marital stat",
-        "major industry code",
-        "major occupation code",
-        "sex",
-        "member of a labor union",
-        "region of previous residence",
-        "detailed household summary in household",
-        "weeks worked in year",
-    ),
+    "census": _CENSUS_QI,  # the 12 attributes of the census loader, Ruggieri's PND set
 }
 
 #: The PD attribute and the labels of its two released values (protected first): German
