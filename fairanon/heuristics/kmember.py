@@ -141,17 +141,30 @@ class RecordSpace:
             out += self.weight[a][self.lca(a, self.nodes[r, a], self.nodes[rows, a])]
         return out
 
+    def common_ancestor(self, a: int, nodes: np.ndarray) -> int:
+        """Node id of the lowest common ancestor of all `nodes` in categorical attribute `a`.
+
+        The nodes' ancestors agree at every depth down to their common ancestor's and
+        at none below, so one comparison per depth over all nodes finds it: O(n h)
+        array work instead of n pairwise LCAs (a cluster cut short by the deadline
+        can hold most of the table).
+        """
+        anc = self.anc[a]
+        first = nodes[0]
+        depth = 0
+        for d in range(1, anc.shape[0]):
+            if not (anc[d][nodes] == anc[d][first]).all():
+                break
+            depth = d
+        return int(anc[depth, first])
+
     def state(self, rows: np.ndarray) -> ClusterState:
         """The summary (numeric min/max, categorical LCA) of one cluster."""
         rows = np.asarray(rows)
         lo = self.num[rows].min(axis=0)
         hi = self.num[rows].max(axis=0)
-        lca = np.empty(len(self.cat_names), dtype=np.int64)
-        for a in range(len(self.cat_names)):
-            node = self.nodes[rows[0], a]
-            for other in self.nodes[rows[1:], a]:
-                node = int(self.lca(a, np.int64(node), np.int64(other)))
-            lca[a] = node
+        lca = np.array([self.common_ancestor(a, self.nodes[rows, a]) for a in range(len(self.cat_names))],
+                       dtype=np.int64)
         return ClusterState(lo, hi, lca, len(rows))
 
     def distortion_with(self, st: ClusterState, rows: np.ndarray) -> np.ndarray:
@@ -241,37 +254,63 @@ def kmember_clusters(
     states: list[ClusterState] = []
     r = int(free[rng.integers(len(free))]) if first == "random" else int(free[0])
     timed_out = False
-    while len(free) >= k:
-        if deadline is not None and time.perf_counter() > deadline:
-            timed_out = True
-            clusters.append(free.tolist())
-            states.append(space.state(free))
-            free = free[:0]
-            break
+    # The deadline is checked before every scan of the free records (each costs O(n d)),
+    # so a large k or a large table overruns it by one scan at most.
+    while len(free) >= k and not (timed_out := _past(deadline)):
         seed = int(free[int(np.argmax(space.distance(r, free)))])
         free = free[free != seed]
         cluster = [seed]
         st = space.state(np.array([seed]))
-        while len(cluster) < k:
+        while len(cluster) < k and not (timed_out := _past(deadline)):
             best = int(np.argmin(space.distortion_with(st, free)))
             r_new = int(free[best])
             free = np.delete(free, best)
             cluster.append(r_new)
             space.add(st, r_new)
+        if timed_out:
+            # the unfinished cluster and the free records (k or more together) form
+            # one last cluster, so the clustering stays valid
+            free = np.concatenate([np.array(cluster, dtype=np.int64), free])
+            break
         clusters.append(cluster)
         states.append(st)
         r = cluster[-1] if seed_rule == "last_added" else seed
+    if timed_out:
+        clusters.append(free.tolist())
+        return [np.array(c, dtype=np.int64) for c in clusters], True
     leftovers = free if first == "min_id" else rng.permutation(free)
-    for r in leftovers:
+    for i, r in enumerate(leftovers):
+        if _past(deadline):
+            # the leftovers not placed yet join the last cluster (still valid)
+            clusters[-1].extend(int(x) for x in leftovers[i:])
+            timed_out = True
+            break
         r = int(r)
-        increase = [
-            (st.size + 1) * space.distortion_with(st, np.array([r]))[0] - st.size * space.distortion(st)
-            for st in states
-        ]
-        best = int(np.argmin(increase))
+        best = _cheapest_cluster(space, states, r)
         clusters[best].append(r)
         space.add(states[best], r)
     return [np.array(c, dtype=np.int64) for c in clusters], timed_out
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() > deadline
+
+
+def _cheapest_cluster(space: RecordSpace, states: Sequence[ClusterState], r: int) -> int:
+    """The cluster whose Total-IL grows least when record r joins it:
+    argmin over clusters c of (|c| + 1) D(c ∪ {r}) − |c| D(c), the first on ties;
+    over all clusters at once."""
+    lo = np.array([st.lo for st in states]).reshape(len(states), -1)
+    hi = np.array([st.hi for st in states]).reshape(len(states), -1)
+    lca = np.array([st.lca for st in states], dtype=np.int64).reshape(len(states), -1)
+    size = np.array([st.size for st in states], dtype=float)
+    x = space.num[r]
+    joined = (np.maximum(hi, x) - np.minimum(lo, x)).sum(axis=1)
+    alone = (hi - lo).sum(axis=1)
+    for a in range(len(space.cat_names)):
+        joined += space.weight[a][space.lca(a, lca[:, a], space.nodes[r, a])]
+        alone += space.weight[a][lca[:, a]]
+    return int(np.argmin((size + 1) * joined - size * alone))
 
 
 def protected_classes(instance: Instance) -> list[tuple[str | None, np.ndarray]]:
@@ -394,7 +433,10 @@ def kmember(
     seed : None, int or numpy.random.Generator
         Used only with ``first="random"``.
     time_limit : float, optional
-        Seconds; when exceeded, the records still free form one last cluster.
+        Seconds, checked before every scan of the free records; when exceeded, the
+        unfinished cluster and the records still free form one last cluster (leftovers
+        not yet placed join the last cluster), so the release stays valid and
+        ``provenance["time_limit_reached"]`` is True.
     seed_rule : {"last_added", "previous_seed"}, default="last_added"
         The next seed is the record furthest from the record added last (the paper's
         pseudo-code) or from the previous seed (Gong's implementation).

@@ -122,6 +122,50 @@ def test_time_limit_keeps_a_valid_release():
     _passes(inst, release, [fa.KAnonymity(5)])
 
 
+class _TickingClock:
+    """A clock that advances one unit each time it is read, so a deadline of d
+    stops the search at its (d + 1)-th check whatever the machine's speed."""
+
+    def __init__(self):
+        self.now = 0
+
+    def __call__(self):
+        self.now += 1
+        return self.now
+
+
+@pytest.mark.parametrize("deadline", range(0, 11))
+def test_deadline_is_checked_before_every_scan(monkeypatch, deadline):
+    """k = 4 on Li's 9 records: two clusters and one leftover. The clock is read before
+    each scan of the free records: 1 (first seed), 2-4 (its three additions), 5-8 (the
+    second cluster), 9 (the leftover). Cut at any of them, the unfinished cluster and
+    the free records form the last cluster; a leftover not placed joins the last one."""
+    from fairanon.heuristics import kmember as module
+
+    inst = li_instance()
+    space = RecordSpace(inst)
+    full, _ = kmember_clusters(space, np.arange(9), 4)
+    full = [sorted(c.tolist()) for c in full]
+    monkeypatch.setattr(module.time, "perf_counter", _TickingClock())
+    found, timed_out = kmember_clusters(space, np.arange(9), 4, deadline=deadline)
+    found = [sorted(c.tolist()) for c in found]
+    first, second = full[0], sorted(set(range(9)) - set(full[0]))
+    leftover = sorted(set(second) - set(full[1]))
+    expected = {0: [list(range(9))], 4: [first, second], 8: [first, sorted(full[1] + leftover)], 9: full}
+    assert found == expected[max(d for d in expected if d <= deadline)]
+    assert timed_out == (deadline < 9)
+
+
+def test_a_tiny_time_limit_on_adult_returns_the_documented_release():
+    """The deadline passes inside the first cluster's scans; the whole rest of each
+    protected class is one last cluster, released and verified."""
+    inst = fa.load("adult")
+    release = kmember(inst, [fa.KAnonymity(50)], time_limit=1e-6)
+    assert release.status == Status.FEASIBLE and release.provenance["time_limit_reached"]
+    assert len(np.unique(release.groups)) == len(np.unique(inst.codes(inst.schema.protected)))
+    _passes(inst, release, [fa.KAnonymity(50)])
+
+
 # ------------------------------------------------------------------ bad input
 def test_bad_inputs():
     inst = li_instance()
