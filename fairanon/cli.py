@@ -190,8 +190,9 @@ def _anonymize(args, step) -> int:
     seed = args.seed if args.seed is not None else job.seed
     time_limit = args.time_limit if args.time_limit is not None else job.time_limit
     step(f"anonymizing {job.instance.name!r} with {method}")
+    memory_limit = args.memory_limit if args.memory_limit is not None else job.memory_limit
     release = anonymize(job.instance, job.requirements, method, seed=seed, time_limit=time_limit,
-                        memory_limit=args.memory_limit, **job.options)
+                        memory_limit=memory_limit, **job.options)
     step("verifying the release")
     report = verify(job.instance, release, job.requirements)
     step("writing the results")
@@ -384,7 +385,7 @@ def _utility(args, step) -> int:
 
         step(f"anonymizing {job.instance.name!r} with {job.method}")
         release = anonymize(job.instance, job.requirements, job.method, seed=job.seed, time_limit=job.time_limit,
-                            **job.options)
+                            memory_limit=job.memory_limit, **job.options)
     step("measuring the utility")
     seed = args.seed if args.seed is not None else (job.seed if job.seed is not None else 0)
     report = utility(job.instance, release, seed=seed, bins=args.bins, test_size=args.test_size,

@@ -25,6 +25,7 @@ requirements and the method.
     options: {cut_rule: median}
     seed: 0
     time_limit: 60
+    memory_limit: 8GB             # or a share of the available memory (0.5), or none
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._memory import resolve_memory_limit
 from .exceptions import InvalidParameterError, SchemaError
 from .instances.files import read_csv_table
 from .instances.instance import Instance
@@ -47,7 +49,7 @@ from .models.requirements import Requirement, requirement_from_spec
 
 __all__ = ["Job", "read_job", "read_document", "default_job", "load_instance_spec", "read_table", "table_source"]
 
-_JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limit", "name"}
+_JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limit", "memory_limit", "name"}
 
 
 @dataclass
@@ -60,6 +62,8 @@ class Job:
     options: dict = field(default_factory=dict)
     seed: Any = None
     time_limit: float | None = None
+    #: As given in the file (bytes, a share, "none"), checked when read; None: the default.
+    memory_limit: Any = None
     name: str = "job"
 
 
@@ -193,6 +197,14 @@ def _check_seed(seed, path: str):
     return seed
 
 
+def _check_memory_limit(value, path: str):
+    """`value` as given, once :func:`fairanon._memory.resolve_memory_limit` accepts it
+    (a share is resolved again when the method checks, against the memory then available)."""
+    if value is not None:
+        resolve_memory_limit(value, f"job file {path!r}")
+    return value
+
+
 def table_source(spec: Mapping, base_dir: str = ".") -> tuple[str, str]:
     """The format ("csv" or "parquet") and path of a job's data file or directory."""
     kind = "parquet" if "parquet" in spec else "csv"
@@ -290,6 +302,7 @@ def read_job(path: str, *, instance: Instance | None = None) -> Job:
         options=dict(options),
         seed=_check_seed(doc.get("seed"), path),
         time_limit=doc.get("time_limit"),
+        memory_limit=_check_memory_limit(doc.get("memory_limit"), path),
         name=str(doc.get("name", os.path.splitext(os.path.basename(path))[0])),
     )
 

@@ -134,6 +134,29 @@ def test_cli_memory_limit(tmp_path, capsys):
     assert main(["verify", str(job), "--release", str(out / "release.csv")]) == 0
 
 
+def test_job_file_memory_limit(tmp_path, capsys):
+    """The job's memory_limit reaches the method; --memory-limit overrides it."""
+    from fairanon.jobs import read_job
+
+    job = write_job(tmp_path, requirements="\n- k_anonymity: {k: 2}", method="kmember", extra="memory_limit: 1000\n")
+    assert read_job(str(job)).memory_limit == 1000
+    out = tmp_path / "out"
+    assert main(["anonymize", str(job), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "k-member" in err and "memory limit of 1 kB (memory_limit=1000)" in err
+    assert not (out / "report.json").exists()
+    assert main(["anonymize", str(job), "--memory-limit", "1GB", "--out", str(out)]) == 0
+    assert main(["verify", str(job), "--release", str(out / "release.csv")]) == 0
+
+
+@pytest.mark.parametrize("bad", ["plenty", 0, -5, "true"])
+def test_job_file_bad_memory_limit_is_named(tmp_path, capsys, bad):
+    job = write_job(tmp_path, method="kmember", extra=f"memory_limit: {bad}\n")
+    assert main(["anonymize", str(job), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "'memory_limit' parameter of job file" in err and "Traceback" not in err
+
+
 def test_the_default_keeps_within_an_address_space_limit():
     """A process limited by RLIMIT_AS (as fairanon bench's runs are) gets a default
     within what the limit leaves, however much the machine has."""
