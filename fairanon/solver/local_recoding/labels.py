@@ -81,10 +81,9 @@ class LabelSpace:
     star: np.ndarray
     row_value: np.ndarray
     _cover: list | None = field(default=None, repr=False)
-    _join: dict = field(default_factory=dict, repr=False)
-    _bits: list | None = field(default=None, repr=False)
+    _bits: np.ndarray | None = field(default=None, repr=False)
     _table: np.ndarray | None = field(default=None, repr=False)
-    _scan: list | None = field(default=None, repr=False)
+    _scan: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def m(self) -> int:
@@ -113,27 +112,30 @@ class LabelSpace:
             if self._table is None:
                 self._table = np.full(self.n_labels**2, -1, dtype=np.int64)
             missing = pd.unique(key[self._table[key] < 0])
-            self._table[missing] = [self._join_one(int(k)) for k in missing]
+            self._table[missing] = self._join_many(missing)
             return self._table[key]
         uniq, inv = np.unique(key, return_inverse=True)
-        out = np.array([self._join_one(int(k)) for k in uniq], dtype=np.int64)
-        return out[inv.reshape(-1)]
+        return self._join_many(uniq)[inv.reshape(-1)]
 
-    def _join_one(self, key: int) -> int:
-        if key not in self._join:
-            if self._bits is None:
-                weights = 1 << np.arange(self.m, dtype=object)
-                self._bits = [int((weights * row).sum()) for row in self.masks.astype(object)]
-                # most specific first; a value's own label before a generalized one
-                own = np.zeros(self.n_labels, dtype=bool)
-                own[self.own] = True
-                self._scan = [
-                    int(j) for j in np.lexsort((np.arange(self.n_labels), ~own, self.sizes))
-                ]
-            a, b = divmod(key, self.n_labels)
-            union = self._bits[a] | self._bits[b]
-            self._join[key] = next(j for j in self._scan if self._bits[j] & union == union)
-        return self._join[key]
+    def _join_many(self, keys: np.ndarray) -> np.ndarray:
+        """The join of each pair key (a * n_labels + b): the first label, most specific
+        first (a value's own label before a generalized one), that covers every value
+        of both. One matrix product counts, per pair and label, the values of the pair
+        the label misses, in chunks that keep it to a few megabytes."""
+        if self._scan is None:
+            own = np.zeros(self.n_labels, dtype=bool)
+            own[self.own] = True
+            self._scan = np.lexsort((np.arange(self.n_labels), ~own, self.sizes))
+            self._bits = (~self.masks[self._scan]).T.astype(np.float32)
+        out = np.empty(len(keys), dtype=np.int64)
+        step = max(1, 1_000_000 // max(self.n_labels, 1))
+        for lo in range(0, len(keys), step):
+            a, b = np.divmod(np.asarray(keys[lo : lo + step], dtype=np.int64), self.n_labels)
+            union = (self.masks[a] | self.masks[b]).astype(np.float32)
+            # Counts are small integers, exact in float32.
+            fits = (union @ self._bits) == 0
+            out[lo : lo + step] = self._scan[np.argmax(fits, axis=1)]
+        return out
 
 
 def _active(instance: Instance, name: str) -> tuple[list, np.ndarray]:
