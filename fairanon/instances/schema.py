@@ -104,6 +104,24 @@ class Attribute:
     def with_(self, **changes) -> "Attribute":
         return replace(self, **changes)
 
+    def to_spec(self) -> dict:
+        """The job-file entry :meth:`from_spec` reads back as this attribute (a
+        hierarchy as its rows, one per leaf, ARX's layout)."""
+        from .builders import hierarchy_rows
+
+        spec: dict = {"role": self.role, "type": self.kind}
+        if self.order is not None:
+            spec["order"] = list(self.order)
+        if self.hierarchy is not None:
+            spec["hierarchy"] = hierarchy_rows(self.hierarchy)
+        if self.intervals is not None:
+            spec["intervals"] = {"widths": list(self.intervals.widths), "origin": self.intervals.origin}
+        if self.protected:
+            spec["protected"] = list(self.protected)
+        if self.negative is not None:
+            spec["negative"] = self.negative
+        return spec
+
     @classmethod
     def from_spec(cls, name: str, spec: Mapping, base_dir: str | None = None) -> "Attribute":
         """Build an attribute from a job-file mapping (see the README for the keys)."""
