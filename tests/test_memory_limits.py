@@ -100,6 +100,25 @@ def test_diva_candidate_pool_above_the_limit_names_pool_candidates():
     assert "pool_candidates" in str(info.value)
 
 
+def test_diva_existence_model_above_the_limit_names_fallback():
+    """The conflict of tests/heuristics/test_diva.py (only the search finds it): its
+    existence model fits exactly its options' bytes and is refused one byte below."""
+    from fairanon.methods.diva import SIGNATURE_OPTION_BYTES, diva
+
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2), fa.DiversityConstraint({"ETH": "Asian"}, 2, 5),
+            fa.DiversityConstraint({"GEN": "Female"}, 5, 5), fa.DiversityConstraint({"PRV": "AB"}, 3, 3)]
+    release = diva(inst, reqs, seed=0, memory_limit="none")
+    options = release.provenance["search"]["existence"]["options"]
+    assert release.status == fa.Status.INFEASIBLE and options > 1
+    fits = diva(inst, reqs, seed=0, memory_limit=options * SIGNATURE_OPTION_BYTES)
+    assert fits.status == fa.Status.INFEASIBLE and fits.reason == release.reason
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, reqs, "diva", seed=0, memory_limit=options * SIGNATURE_OPTION_BYTES - 1)
+    assert "existence model" in str(info.value) and "fallback=False" in str(info.value)
+    assert info.value.need == options * SIGNATURE_OPTION_BYTES
+
+
 # ------------------------------------------------------------------ CP-SAT
 def test_cpsat_model_above_the_limit_is_refused_before_it_is_built():
     inst = fa.load("german")

@@ -34,7 +34,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._memory import current_limit
+from .._memory import Limit, check_memory, current_limit
 from .._validation import check_int, check_option, check_random_state
 from ..heuristics.diva.coloring import VALUE_ORDERS, run_coloring
 from ..heuristics.diva.graph import resolve_next_node
@@ -88,6 +88,10 @@ EXISTENCE_SHARE = 0.25
 #: half the time of its stage.
 SIGNATURE_OPTIONS_CAP = 200_000
 SIGNATURE_SECONDS_PER_OPTION = 4e-5
+#: Bytes an option of the existence model takes, built and solved (measured on
+#: synthetic models of 50,000 and 150,000 options with 1 and 8 workers: 1.5-1.6 kB,
+#: peak resident memory), with the signatures' own lists of it.
+SIGNATURE_OPTION_BYTES = 2000
 #: Seconds to build the exact choice's model, per (cluster, record) of its pool: under a
 #: time limit the model is not built when that would take the time its solve has.
 POOL_SECONDS_PER_ENTRY = 5e-6
@@ -310,7 +314,7 @@ def diva(
         return _blank_release(instance, Status.INFEASIBLE, reason, prov(stage="precheck"))
     d = Problem(instance, encoded, k)
     run = _Run(d, requirements, _Clock(started, time_limit, d.n), anonymize, kmember_max_rows, rng, seed,
-               num_workers)
+               num_workers, memory_limit)
     info: dict = {"seconds": {"precheck": time.perf_counter() - started}}
     stage = time.perf_counter()
     sigs = Signatures(d)
@@ -529,10 +533,11 @@ class _Run:
     options of the rest."""
 
     def __init__(self, d: Problem, requirements, clock: _Clock, anonymize: str, kmember_max_rows: int, rng, seed,
-                 num_workers):
+                 num_workers, memory_limit: Limit | None = None):
         self.d, self.requirements, self.clock = d, requirements, clock
         self.anonymize, self.kmember_max_rows = anonymize, kmember_max_rows
         self.rng, self.seed, self.num_workers = rng, seed, num_workers
+        self.memory_limit = memory_limit
 
     def finish(self, chosen, starred, status, bound, planned=None):
         """Suppress, Anonymize and Integrate (Alg. 1, lines 3-6): a Release, or (status,
@@ -643,12 +648,31 @@ def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray]
 
 def _solve_signatures(run: _Run, sigs: Signatures, greedy: dict, share: float) -> SignatureSolution:
     """The exact existence model over every option of the signatures, in `share` of the
-    search time left (UNKNOWN if there are more than :data:`SIGNATURE_OPTIONS_CAP`)."""
+    search time left (UNKNOWN if there are more than :data:`SIGNATURE_OPTIONS_CAP`).
+
+    Raises MemoryLimitError when the memory limit allows fewer options
+    (:data:`SIGNATURE_OPTION_BYTES` each) than the cap and the signatures have more:
+    the options are counted before any is created."""
     end = run.clock.share(share)
     cap = SIGNATURE_OPTIONS_CAP
     if end is not None:  # building the model may take at most half the stage's time
         cap = min(cap, int(0.5 * (end - time.perf_counter()) / SIGNATURE_SECONDS_PER_OPTION))
-    if not sigs.enumerate_all(cap):
+    limit = run.memory_limit
+    memory_cap = None if limit is None or limit.bytes is None else limit.bytes // SIGNATURE_OPTION_BYTES
+    if memory_cap is not None and memory_cap < cap:
+        # the memory binds first: the options are counted up to its cap, and more is a refusal
+        if not sigs.enumerate_all(memory_cap):
+            check_memory(
+                (memory_cap + 1) * SIGNATURE_OPTION_BYTES,
+                f"DIVA's exact existence model of {run.d.instance.name!r} ({sigs.n_types:,} record types, more "
+                f"than {memory_cap:,} options of a type and a signature, one integer variable each)",
+                "use fallback=False (DIVA's coloring alone, which may end UNKNOWN) or fewer diversity "
+                "constraints",
+                limit,
+                caller="diva",
+                at_least=True,
+            )
+    elif not sigs.enumerate_all(cap):
         why = "over the cap" if cap == SIGNATURE_OPTIONS_CAP else "no time to build"
         return SignatureSolution(status=Status.UNKNOWN, stats={"options": why})
     data = SignatureModel(
