@@ -166,11 +166,14 @@ def diva(
     lookahead : bool, default=True
         Forward checking in the coloring (see :func:`~fairanon.heuristics.diva.diverse_clustering`).
     memory_limit : None, int, float or str, optional
-        Memory the exact choice's pool and model may take: bytes (``"2GB"``), a share
-        of the available memory (0.5) or ``"none"``; default: that of
-        :func:`fairanon.anonymize`, else half the available memory. A pool that would
-        need more (:func:`~fairanon.heuristics.diva.pool.pool_memory`) is refused with
-        MemoryLimitError naming `exact_pool_cap` or `pool_candidates`.
+        Memory the exact choice's pool and model, and the exact existence model over
+        signatures, may take: bytes (``"2GB"``), a share of the available memory (0.5)
+        or ``"none"``; default: that of :func:`fairanon.anonymize`, else half the
+        available memory. A pool that would need more
+        (:func:`~fairanon.heuristics.diva.pool.pool_memory`) is refused with
+        MemoryLimitError naming `exact_pool_cap` or `pool_candidates`; an existence
+        model of more options than the limit holds (:data:`SIGNATURE_OPTION_BYTES`
+        each), naming `fallback`.
 
     Returns
     -------
