@@ -7,6 +7,10 @@ Def. 3 (f of an itemset = f of its cover's 4-fold table), Def. 5 (closed itemset
 Def. 17 (τ) and eq. (1) (the extreme values bd_f(R, s) over closed itemsets of support
 at least s, Fig. 8). The items are the released values, each label an atom.
 
+:func:`reduction` is Appendix A's red(R) (Fig. 12, Thm 25), which turns t-closeness of a
+multi-valued sensitive attribute into α-protection w.r.t. RD, with the count c corrected
+(docs/papers.md, R-11); :func:`reduction_counts` gives its 4-fold table per cover.
+
 :func:`itemset_groupings` is the enumeration the verifier's α-protection check walks:
 one group-by per subset of PND attributes, each refining its parent's grouping.
 """
@@ -20,12 +24,14 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
+from ..instances.hierarchy import Hierarchy
 from ..instances.instance import Instance
+from ..instances.schema import Attribute, Schema
 from ..release import Release
 from . import measures as M
 from .released import combine_codes, factorize, group_ids
 
-__all__ = ["CONTEXT_MEASURES", "contexts", "extremes", "itemset_groupings"]
+__all__ = ["CONTEXT_MEASURES", "contexts", "extremes", "itemset_groupings", "reduction", "reduction_counts"]
 
 #: The seven measures of Ruggieri's Fig. 1 and §4.3, in the order of the columns.
 CONTEXT_MEASURES = ("RD", "ED", "RR", "ER", "RC", "EC", "OR")
@@ -285,3 +291,167 @@ def extremes(frame: pd.DataFrame, measures: Sequence[str], supports: Sequence[in
             row[f"min_{name}"] = float(values.min()) if len(sel) else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: Rows red(R) may have at most (it has 2 |R|^2).
+REDUCTION_MAX_ROWS = 10_000_000
+
+
+def _sensitive_attribute(instance: Instance, attribute: str | None, caller: str) -> str:
+    if not isinstance(instance, Instance):
+        raise InvalidParameterError(
+            f"The 'instance' parameter of {caller} must be an Instance. Got {type(instance).__name__} instead."
+        )
+    if attribute is None:
+        found = instance.schema.sensitive
+        if len(found) != 1:
+            raise InvalidParameterError(
+                f"{caller} needs the sensitive attribute: instance {instance.name!r} has "
+                f"{len(found)} ({list(found)}); pass attribute=."
+            )
+        return found[0]
+    if attribute not in instance.schema.names or attribute in instance.schema.qi:
+        raise InvalidParameterError(
+            f"The 'attribute' parameter of {caller} must name a column of instance {instance.name!r} "
+            f"that is not a quasi-identifier. Got {attribute!r} instead."
+        )
+    return attribute
+
+
+def reduction_counts(instance: Instance, attribute: str | None = None) -> pd.DataFrame:
+    """The contingency table of Ruggieri's Fig. 12 for every cover of a full QI itemset.
+
+    Parameters
+    ----------
+    instance : Instance
+        R: its quasi-identifiers are A_1 .. A_{N-1}, `attribute` is A_N.
+    attribute : str, optional
+        The (possibly multi-valued) sensitive attribute; by default the instance's only
+        one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per distinct QI tuple Q (in order of first appearance): the QI columns,
+        ``s`` = |cover(Q)|, ``a`` = rs · Σ p_i and ``c`` = rs · Σ p_{s_i}, both summed over
+        the values s_i with p_i >= p_{s_i} (p_i the share of s_i in the cover, p_{s_i} in
+        R, r = |R|), and ``vd`` = VD(Q) as a Fraction. Lemma 24, a/(rs) - c/(rs) = VD(Q),
+        holds row by row. The paper prints c as the sum of p_{s_i} over p_i < p_{s_i},
+        which is rs minus this c and breaks Lemma 24 (docs/papers.md, R-11).
+
+    Notes
+    -----
+    a = r · (records of the cover with such a value) and c = s · (records of R with
+    such a value): integers, compared exactly (p_i >= p_{s_i} as n_i · r >= g_i · s).
+
+    Examples
+    --------
+    R-11's counterexample: R has the values x, y, z in shares (1/2, 3/10, 1/5), the
+    cover of Q = {q=1} in shares (3/5, 1/5, 1/5); VD(Q) = 1/10 = (80 - 70)/100.
+
+    >>> table = pd.DataFrame({"q": [1] * 5 + [2] * 5, "s": list("xxxyz") + list("xxyyz")})
+    >>> schema = Schema([Attribute("q", kind="numeric"), Attribute("s", role="sensitive")])
+    >>> reduction_counts(Instance(table, schema)).to_dict("records")
+    [{'q': 1, 's': 5, 'a': 40, 'c': 35, 'vd': Fraction(1, 10)}, {'q': 2, 's': 5, 'a': 30, 'c': 25, 'vd': Fraction(1, 10)}]
+    """
+    caller = "reduction_counts"
+    attribute = _sensitive_attribute(instance, attribute, caller)
+    table = instance.table
+    qi = list(instance.schema.qi)
+    raw = [factorize(table[c]) for c in qi]
+    ids, n_covers = group_ids([(codes, len(labels)) for codes, labels in raw])
+    values, labels = factorize(table[attribute])
+    n_values = len(labels)
+    counts = np.zeros((n_covers, n_values), dtype=np.int64)  # n_i per cover and value
+    np.add.at(counts, (ids, values), 1)
+    r = len(table)
+    g = counts.sum(axis=0)  # g_i = r · p_{s_i}
+    s = counts.sum(axis=1)
+    over = counts * r >= g[None, :] * s[:, None]  # p_i >= p_{s_i}
+    a = r * (counts * over).sum(axis=1)
+    c = s * (g[None, :] * over).sum(axis=1)
+    first = np.full(n_covers, -1, dtype=np.int64)
+    first[ids[::-1]] = np.arange(r)[::-1]
+    order = np.argsort(first, kind="stable")
+    out = table.iloc[first[order]][qi].reset_index(drop=True)
+    out["s"], out["a"], out["c"] = s[order], a[order], c[order]
+    out["vd"] = [Fraction(int(ai - ci), r * int(si)) for ai, ci, si in zip(a[order], c[order], s[order])]
+    return out
+
+
+def reduction(
+    instance: Instance, attribute: str | None = None, *, max_rows: int = REDUCTION_MAX_ROWS
+) -> Instance:
+    """Ruggieri's red(R) (Appendix A): a table that is t-protective w.r.t. RD iff R is
+    t-close (Thm 25), the reduction behind Thm 16's NP-hardness.
+
+    For every distinct QI tuple Q of R with cover size s, red(R) holds 2rs records with
+    Q's values: rs protected ones, a of them negative, and rs unprotected ones, c of them
+    negative (:func:`reduction_counts`, Fig. 12 with c corrected as docs/papers.md R-11
+    says). The quasi-identifiers become the PND attributes, ``group`` (protected /
+    unprotected) the PD attribute and ``decision`` ("-" negative, "+") the decision.
+
+    Parameters
+    ----------
+    instance, attribute
+        As in :func:`reduction_counts`. t-closeness is read with the variational
+        distance (``TCloseness(t, distance="equal")``) over the classes of equal QI values.
+    max_rows : int, default=REDUCTION_MAX_ROWS
+        red(R) has 2 |R|^2 records; a larger one is refused.
+
+    Returns
+    -------
+    Instance
+        red(R), named ``red(<name>)``, rows ordered by cover, then protected before
+        unprotected, negative before positive.
+
+    Raises
+    ------
+    InvalidParameterError
+        Without a single sensitive attribute, or when 2 |R|^2 exceeds `max_rows`.
+    SchemaError
+        When a quasi-identifier is called ``group`` or ``decision``.
+
+    Examples
+    --------
+    R = 4 records, x in 3/4 of them. q = 1 holds x and y: a = 8 · 1/2 (y is over its
+    share), c = 8 · 1/4, VD = 1/4. q = 2 holds x twice: a = 8 · 1, c = 8 · 3/4, VD = 1/4.
+
+    >>> table = pd.DataFrame({"q": [1, 1, 2, 2], "s": ["x", "y", "x", "x"]})
+    >>> schema = Schema([Attribute("q", kind="numeric"), Attribute("s", role="sensitive")])
+    >>> red = reduction(Instance(table, schema))
+    >>> red.n_rows, red.table.groupby(["q", "group", "decision"], observed=False).size().tolist()
+    (32, [4, 4, 2, 6, 8, 0, 6, 2])
+    """
+    caller = "reduction"
+    attribute = _sensitive_attribute(instance, attribute, caller)
+    if isinstance(max_rows, bool) or not isinstance(max_rows, (int, np.integer)) or max_rows < 1:
+        raise InvalidParameterError(
+            f"The 'max_rows' parameter of {caller} must be a positive int. Got {max_rows!r} instead."
+        )
+    r = instance.n_rows
+    if 2 * r * r > max_rows:
+        raise InvalidParameterError(
+            f"red(R) of instance {instance.name!r} would have 2 x {r}^2 = {2 * r * r:,} records, more than "
+            f"max_rows={max_rows:,}."
+        )
+    qi = list(instance.schema.qi)
+    clash = sorted({"group", "decision"} & set(qi))
+    if clash:
+        raise SchemaError(f"red(R) adds the columns 'group' and 'decision'; rename the quasi-identifier(s) {clash}.")
+    counts = reduction_counts(instance, attribute)
+    rs = r * counts["s"].to_numpy(dtype=np.int64)
+    a, c = counts["a"].to_numpy(dtype=np.int64), counts["c"].to_numpy(dtype=np.int64)
+    cells = np.stack([a, rs - a, c, rs - c], axis=1)  # Fig. 12: protected -, +; unprotected -, +
+    unit = np.repeat(np.arange(cells.size), cells.ravel())
+    cover, cell = unit // 4, unit % 4
+    table = counts[qi].iloc[cover].reset_index(drop=True)
+    table["group"] = pd.Categorical(np.where(cell < 2, "protected", "unprotected"), categories=["protected", "unprotected"])
+    table["decision"] = pd.Categorical(np.where(cell % 2 == 0, "-", "+"), categories=["-", "+"])
+    attrs = [instance.schema[name].with_(role="qi", protected=()) for name in qi]
+    attrs += [
+        Attribute("group", role="protected", hierarchy=Hierarchy.flat(["protected", "unprotected"]),
+                  protected=("protected",)),
+        Attribute("decision", role="decision", kind="ordered", order=("-", "+"), negative="-"),
+    ]
+    return Instance(table, Schema(attrs), name=f"red({instance.name})")

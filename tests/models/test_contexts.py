@@ -1,6 +1,7 @@
 """Contexts of possible discrimination (Ruggieri Defs. 2-5, 17): every closed PND itemset
 of a table or release with its support, 4-fold table, τ and measures, against hand
-computations and against the verifier's α-protection."""
+computations and against the verifier's α-protection; Appendix A's reduction red(R)
+(Thm 25, docs/papers.md R-11) against hand computations and a brute-force VD."""
 
 from fractions import Fraction
 
@@ -11,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairanon as fa
-from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
+from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
 from fairanon.instances import datasets
 from fairanon.instances.hierarchy import Hierarchy
-from fairanon.models.contexts import CONTEXT_MEASURES, contexts, extremes
+from fairanon.models.contexts import CONTEXT_MEASURES, contexts, extremes, reduction, reduction_counts
 from fairanon.release import Release, generalize_partition
 
 
@@ -150,3 +151,106 @@ def test_bad_input():
     plain = fa.Instance(inst.table.astype(str), fa.Schema([fa.Attribute("purpose"), fa.Attribute("decision", role="sensitive")]))
     with pytest.raises(IncompatibleRequirementError, match="protected and a decision"):
         contexts(plain)
+
+
+# ------------------------------------------------- Appendix A: red(R), Thm 25 (R-11)
+def _r11_table():
+    """R-11's shares on 20 records over two QIs: R has x, y, z in shares (1/2, 3/10, 1/5);
+    the covers (u, 1) = (3, 1, 1), (u, 2) = (5, 5, 0), (w, 1) = (2, 0, 3) records."""
+    cells = [("u", 1, "xxxyz"), ("u", 2, "xxxxxyyyyy"), ("w", 1, "xxzzz")]
+    rows = [(q1, q2, v) for q1, q2, values in cells for v in values]
+    schema = fa.Schema([fa.Attribute("q1"), fa.Attribute("q2", kind="numeric"), fa.Attribute("s", role="sensitive")])
+    return fa.Instance(pd.DataFrame(rows, columns=["q1", "q2", "s"]), schema, name="r11")
+
+
+def _identity(inst):
+    """The release that publishes the table unchanged, one class per distinct QI tuple."""
+    groups = inst.table.groupby(list(inst.schema.qi), sort=False).ngroup().to_numpy()
+    return Release(inst.table.copy(), groups=groups)
+
+
+def test_reduction_counts_by_hand():
+    """Fig. 12 per cover, by hand (r = 20, rs = 20 s):
+    (u, 1): p = (3/5, 1/5, 1/5); x and z are at or over their shares: a = 100 (3/5 + 1/5) = 80,
+    c = 100 (1/2 + 1/5) = 70, VD = 1/10 (the paper's c, 100 · 3/10 = 30, would give 1/2);
+    (u, 2): p = (1/2, 1/2, 0); x, y: a = 200, c = 200 (1/2 + 3/10) = 160, VD = 1/5;
+    (w, 1): p = (2/5, 0, 3/5); z: a = 60, c = 20, VD = 2/5."""
+    got = reduction_counts(_r11_table())
+    assert got[["q1", "q2", "s", "a", "c"]].values.tolist() == [["u", 1, 5, 80, 70], ["u", 2, 10, 200, 160], ["w", 1, 5, 60, 20]]
+    assert got["vd"].tolist() == [Fraction(1, 10), Fraction(1, 5), Fraction(2, 5)]
+
+
+def test_reduction_rd_of_every_context_by_hand():
+    """red(R) has 2 r^2 = 800 records; the RD of a PND itemset is the cover-weighted mean
+    of the VDs of the full QI itemsets below it (Thm 25's proof): {} (5/20 · 1/10 + 10/20 ·
+    1/5 + 5/20 · 2/5) = 9/40, q1=u 1/6, q1=w 2/5, q2=1 1/4, q2=2 1/5, the three covers
+    1/10, 1/5, 2/5. R is 2/5-close and no less; red(R) is 2/5-protective and no less."""
+    inst = _r11_table()
+    red = reduction(inst)
+    assert red.n_rows == 800 and red.schema.protected == "group" and red.schema.decision == "decision"
+    assert red.schema.generalizable == ("q1", "q2")
+    df = contexts(red, closed=False, exact=True, measures=["RD"])
+    got = {(r.q1, r.q2): (r.a + r.b, r.c + r.d, r.RD) for r in df.itertuples()}
+    expected = {
+        (None, None): Fraction(9, 40), ("u", None): Fraction(1, 6), ("w", None): Fraction(2, 5),
+        (None, "1"): Fraction(1, 4), (None, "2"): Fraction(1, 5),
+        ("u", "1"): Fraction(1, 10), ("u", "2"): Fraction(1, 5), ("w", "1"): Fraction(2, 5),
+    }
+    assert {k: v[2] for k, v in got.items()} == expected
+    assert all(n1 == n2 for n1, n2, _ in got.values())  # equal groups in every context
+    t, below = Fraction(2, 5), Fraction(2, 5) - Fraction(1, 1000)
+    for level, ok in ((t, True), (below, False)):
+        close = fa.verify(inst, _identity(inst), [fa.TCloseness(level, attribute="s")], metrics=False)
+        protective = fa.verify(red, _identity(red), [fa.AlphaProtection("RD", level)], metrics=False)
+        assert close.passed is ok and protective.passed is ok, (str(close), str(protective))
+
+
+def _vd_by_brute_force(rows):
+    """max over distinct QI tuples of ½ Σ_i |p_i - p_{s_i}|, from the rows alone."""
+    whole = {v: Fraction(sum(1 for r in rows if r[-1] == v), len(rows)) for v in {r[-1] for r in rows}}
+    worst = Fraction(0)
+    for key in {r[:-1] for r in rows}:
+        cover = [r for r in rows if r[:-1] == key]
+        share = {v: Fraction(sum(1 for r in cover if r[-1] == v), len(cover)) for v in whole}
+        worst = max(worst, sum(abs(share[v] - whole[v]) for v in whole) / 2)
+    return worst
+
+
+@settings(deadline=None, max_examples=12)
+@given(
+    rows=st.lists(st.tuples(st.integers(0, 2), st.sampled_from("ab"), st.sampled_from("xyzw")), min_size=1, max_size=10)
+)
+def test_theorem_25_on_random_tables(rows):
+    """Thm 25 (with c corrected): R is t-close (variational distance) iff red(R) is
+    t-protective w.r.t. RD; so the largest VD of R, by brute force, is the largest RD over
+    every PND itemset of red(R), and the verifier agrees on both sides at that t."""
+    schema = fa.Schema([fa.Attribute("q1", kind="numeric"), fa.Attribute("q2"), fa.Attribute("s", role="sensitive")])
+    inst = fa.Instance(pd.DataFrame(rows, columns=["q1", "q2", "s"]), schema)
+    red = reduction(inst)
+    assert red.n_rows == 2 * len(rows) ** 2
+    worst = _vd_by_brute_force(rows)
+    assert max(contexts(red, closed=False, exact=True, measures=["RD"])["RD"]) == worst
+    assert min(contexts(red, closed=False, exact=True, measures=["RD"])["RD"]) >= 0
+    for level in (worst, worst - Fraction(1, 10**6)) if worst > 0 else (worst,):
+        close = fa.verify(inst, _identity(inst), [fa.TCloseness(level)], metrics=False).passed
+        protective = fa.verify(red, _identity(red), [fa.AlphaProtection("RD", level)], metrics=False).passed
+        assert close == protective == (level == worst)
+
+
+def test_reduction_bad_input():
+    inst = _r11_table()
+    with pytest.raises(InvalidParameterError, match="max_rows=100"):
+        reduction(inst, max_rows=100)
+    with pytest.raises(InvalidParameterError, match="'max_rows' parameter of reduction"):
+        reduction(inst, max_rows=0)
+    with pytest.raises(InvalidParameterError, match="'attribute' parameter of reduction_counts"):
+        reduction_counts(inst, attribute="q1")
+    none = fa.Instance(inst.table, fa.Schema([fa.Attribute("q1"), fa.Attribute("s", role="insensitive")]))
+    with pytest.raises(InvalidParameterError, match="needs the sensitive attribute"):
+        reduction(none)
+    clash = fa.Instance(inst.table.rename(columns={"q1": "group"}),
+                        fa.Schema([fa.Attribute("group"), fa.Attribute("s", role="sensitive")]))
+    with pytest.raises(SchemaError, match="rename the quasi-identifier"):
+        reduction(clash)
+    with pytest.raises(InvalidParameterError, match="must be an Instance"):
+        reduction(inst.table)
