@@ -150,19 +150,24 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
     for objective, found in report.bounds.items():
         row[f"bound.{objective}"] = found["bound"]
         row[f"gap.{objective}"] = found["gap"]
+    row.update(_risk_columns(report.risk))
 
     usable = row["integrity"] and release.status in (Status.OPTIMAL, Status.FEASIBLE)
     metrics = task["metrics"]
+    if usable and _wanted(metrics, "utility", instance.n_rows):
+        from ..models.utility import release_utility
+
+        clock = time.perf_counter()
+        found = release_utility(instance, release, classifier=metrics.get("classifier"))
+        row.update({f"utility.{key}": _number(value) for key, value in (found or {}).get("summary", {}).items()})
+        row["utility_s"] = time.perf_counter() - clock
     if usable and metrics.get("mre"):
         clock = time.perf_counter()
         row["MRE"] = median_relative_error(
             instance, release, n_queries=int(metrics.get("mre_queries", 10_000)), seed=0
         )
         row["mre_s"] = time.perf_counter() - clock
-    vectors = metrics.get("vectors", "auto")
-    if vectors == "auto":
-        vectors = instance.n_rows <= int(metrics.get("vector_max_rows", 1_000_000))
-    if usable and vectors and task.get("vectors_path"):
+    if usable and _wanted(metrics, "vectors", instance.n_rows) and task.get("vectors_path"):
         clock = time.perf_counter()
         frame, groups, columns = run_vectors(instance, release, requirements, metrics)
         row.update(columns)
@@ -177,6 +182,29 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
             )
         row["vectors_s"] = time.perf_counter() - clock
     return row
+
+
+def _wanted(metrics: dict, name: str, n_rows: int) -> bool:
+    """Whether the optional figures `name` ("vectors", "utility") are measured: true,
+    false, or "auto" (the default: instances of at most ``vector_max_rows`` rows)."""
+    setting = metrics.get(name, "auto")
+    if setting == "auto":
+        return n_rows <= int(metrics.get("vector_max_rows", 1_000_000))
+    return bool(setting)
+
+
+def _risk_columns(risk: dict) -> dict:
+    """The verifier's risk figures of the release (its classes, the suppressed block one
+    of them: docs/risk.md) as ``risk.*`` columns: the highest and the average prosecutor
+    risk, the sample uniques and the records whose risk is above the threshold (1/5)."""
+    if not risk:
+        return {}
+    return {
+        "risk.prosecutor_highest": risk["prosecutor_highest"]["value"],
+        "risk.prosecutor_average": risk["prosecutor_average"]["value"],
+        "risk.sample_uniques": risk["sample_uniques"],
+        "risk.records_above": risk["records_above_threshold"],
+    }
 
 
 def _verdict_columns(report, requirements) -> dict:

@@ -538,6 +538,66 @@ def _front(points: list[tuple[str, float, float]]) -> list[str]:
     return out
 
 
+def _front_panel(axis, points: list[tuple[str, float, float]], sign: float, show: Mapping[str, str]) -> None:
+    """Draw (name, x, y) points, lower x better and y better in the direction of `sign`
+    (1: higher, -1: lower), the Pareto front in red joined by a line, each point named
+    by `show`; a y axis spanning more than 50 times is drawn in log scale."""
+    front = set(_front([(n, x, sign * y) for n, x, y in points]))
+    at: dict = {}
+    for name, x, y in points:
+        at.setdefault((x, y), []).append(name)
+    for (x, y), group in at.items():
+        on = any(n in front for n in group)
+        axis.scatter(
+            [x],
+            [y],
+            s=46 if on else 26,
+            color="#d62728" if on else "#7f7f7f",
+            zorder=3,
+            edgecolors="black" if on else "none",
+            linewidths=0.6,
+        )
+        text = short(", ".join(show[n] for n in group), 34)
+        axis.annotate(text, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=6)
+    line = sorted((x, y) for n, x, y in points if n in front)
+    if len(line) > 1:
+        axis.plot([p[0] for p in line], [p[1] for p in line], color="#d62728", linewidth=1.2, zorder=2)
+    ys = [p[2] for p in points]
+    if min(ys) > 0 and max(ys) / min(ys) > 50:
+        axis.set_yscale("log")
+    axis.margins(x=0.2, y=0.12)
+    axis.grid(alpha=0.3)
+
+
+#: The risk figures of every run (:func:`fairanon.bench.child._risk_columns`) drawn
+#: against loss, with what they mean.
+RISK_COLUMNS = {
+    "risk.prosecutor_average": "average prosecutor (marketer) risk",
+    "risk.prosecutor_highest": "highest prosecutor risk",
+}
+
+
+def risk_loss_figure(frame: pd.DataFrame, loss: str):
+    """Each risk figure of :data:`RISK_COLUMNS` (y, lower is better) against `loss`
+    (x, lower is better), one point per release of one instance (the mean over its
+    seeds and repetitions), the Pareto front of the two drawn in red and its releases
+    named."""
+    columns = [c for c in RISK_COLUMNS if c in frame.columns]
+    fig, axes = _figure(len(columns), width=5.0, height=4.0)
+    data = frame.assign(**{c: pd.to_numeric(frame[c], errors="coerce") for c in [loss, *columns]})
+    means = data.groupby("release", sort=False)[[loss, *columns]].mean()
+    show = display_names(list(means.index))
+    for ax, column in zip(axes, columns):
+        points = [(str(n), float(row[loss]), float(row[column])) for n, row in means.iterrows()
+                  if not (math.isnan(row[loss]) or math.isnan(row[column]))]
+        if points:
+            _front_panel(ax, points, -1.0, show)
+        ax.set_xlabel(f"{loss} (lower is better)")
+        ax.set_ylabel(f"{RISK_COLUMNS[column]} (lower is better)")
+        ax.set_title(f"{RISK_COLUMNS[column]} versus {loss}; red: Pareto front", fontsize="small")
+    return fig
+
+
 def tradeoff_figure(comparison: Comparison, props: list[str]):
     """Mean loss per record (x) against the mean of each privacy or fairness property
     (y), one point per release, the Pareto front of the two drawn and its releases
@@ -553,37 +613,10 @@ def tradeoff_figure(comparison: Comparison, props: list[str]):
             (n, float(loss[n].mean()), float(getattr(np, stat)(vals[n])))
             for n in comparison.releases
         ]
-        front = set(_front([(n, x, sign * y) for n, x, y in points]))
-        show = display_names(comparison.releases)
-        at: dict = {}
-        for name, x, y in points:
-            at.setdefault((x, y), []).append(name)
-        for (x, y), group in at.items():
-            on = any(n in front for n in group)
-            ax.scatter(
-                [x],
-                [y],
-                s=46 if on else 26,
-                color="#d62728" if on else "#7f7f7f",
-                zorder=3,
-                edgecolors="black" if on else "none",
-                linewidths=0.6,
-            )
-            text = short(", ".join(show[n] for n in group), 34)
-            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=6)
-        line = sorted((x, y) for n, x, y in points if n in front)
-        if len(line) > 1:
-            ax.plot(
-                [p[0] for p in line], [p[1] for p in line], color="#d62728", linewidth=1.2, zorder=2
-            )
-        ys = [p[2] for p in points]
-        if min(ys) > 0 and max(ys) / min(ys) > 50:
-            ax.set_yscale("log")
-        ax.margins(x=0.2, y=0.12)
+        _front_panel(ax, points, sign, display_names(comparison.releases))
         ax.set_xlabel("mean loss per record (lower is better)")
         ax.set_ylabel(f"{stat} {prop} ({_better_text(prop)})")
         ax.set_title(f"{prop} versus loss; red: Pareto front", fontsize="small")
-        ax.grid(alpha=0.3)
     return fig
 
 

@@ -9,6 +9,8 @@ file opens from disk or as a mail attachment. It holds
 - runtime and peak memory versus instance size, on log axes;
 - loss versus parameter curves for every numeric parameter that varies;
 - the sweeps a suite declares (``sweep`` and ``sweep_x`` columns of requirement sets);
+- per instance, the re-identification risk of every release (the ``risk.*`` columns the
+  verifier's figures fill) against its loss, with the Pareto front;
 - at the top, the verdicts in plain words (:mod:`~fairanon.bench.verdicts`);
 - per comparison (an instance, or an instance under one requirement set): how
   suppressed records were read, per-tuple privacy (class size) and loss histograms
@@ -42,6 +44,7 @@ from .plots import (
     img,
     parameter_figure,
     pick_pair,
+    risk_loss_figure,
     runtime_figure,
     scatter_figure,
     shown_properties,
@@ -105,7 +108,8 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
             if group["peak_rss_mb"].notna().any()
             else math.nan,
         }
-        for metric in ("GCP", "LM_avg", "MRE", "discernibility", "gap", "gap.ncp", "gap.lm"):
+        for metric in ("GCP", "LM_avg", "MRE", "discernibility", "gap", "gap.ncp", "gap.lm",
+                       "risk.prosecutor_highest", "risk.prosecutor_average", "utility.tv_max"):
             if metric in ok.columns and pd.to_numeric(ok[metric], errors="coerce").notna().any():
                 row[metric] = float(pd.to_numeric(ok[metric], errors="coerce").mean())
         rows.append(row)
@@ -398,6 +402,34 @@ def _verdicts_html(comparisons: dict, results: pd.DataFrame) -> str:
     return "".join(parts)
 
 
+#: The loss risk is drawn against: the first of these that the runs report.
+_RISK_LOSSES = ("LM_avg", "GCP", "discernibility")
+
+
+def _risk_html(ok: pd.DataFrame) -> list[str]:
+    """Risk versus loss per instance with at least two releases: the verifier's risk
+    figures of every run against its loss, and their Pareto front."""
+    if "risk.prosecutor_average" not in ok.columns:
+        return []
+    parts = []
+    for instance, group in ok.groupby("instance", sort=False):
+        loss = next((c for c in _RISK_LOSSES if c in group.columns
+                     and pd.to_numeric(group[c], errors="coerce").notna().any()), None)
+        if loss is None or group["release"].nunique() < 2:
+            continue
+        parts.append(f"<h3>{html.escape(str(instance))}: risk versus {html.escape(loss)}</h3>")
+        parts.append(img(risk_loss_figure(group, loss), f"plot-risk-loss-{_slug(str(instance))}",
+                         f"re-identification risk versus {loss} of {instance}"))
+    if parts:
+        parts.insert(0, (
+            "<h2>Risk versus loss</h2><p>The re-identification risk of each release (its classes as "
+            "the verifier reads them, the suppressed records one class: docs/risk.md) against its "
+            "loss; means over seeds. A release on the red front has no other that is both less "
+            "risky and loses less. <code>fairanon risk</code> gives every figure of one release.</p>"
+        ))
+    return parts
+
+
 def write_report(out: str, comparisons: dict | None = None, *, title: str | None = None) -> str:
     """Write ``report.html`` for a benchmark output directory and return its path.
 
@@ -480,6 +512,8 @@ def write_report(out: str, comparisons: dict | None = None, *, title: str | None
         for sweep, group in ok[ok["sweep"].notna()].groupby("sweep", sort=False):
             parts.append(f"<h3>{html.escape(str(sweep))}</h3>")
             parts.append(img(sweep_figure(group, str(sweep)), f"plot-sweep-{sweep}", f"sweep over {sweep}"))
+
+    parts += _risk_html(ok)
 
     for name, comparison in comparisons.items():
         parts += _comparison_html(name, comparison)

@@ -12,6 +12,8 @@ from fairanon.cli import main
 
 QUICK = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "suites", "quick.yaml")
 KINDS = ("size", "loss", "scatter", "coverage", "dominance", "tradeoff", "winmap")
+#: Runtime, the loss-versus-k curve, a figure of each kind and risk versus loss per instance.
+N_PLOTS = 2 + 2 * len(KINDS) + 2
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +32,11 @@ def test_quick_suite_runs_and_verifies(quick, capsys):
     adult = results[results["instance"] == "adult"]
     assert sorted(adult["p.k"]) == [5, 10, 50] and (adult["n_rows"] == 30162).all()
     assert (adult["achieved.k_anonymity"] >= adult["p.k"]).all()
+    # The verifier's risk figures: a k-anonymous release has prosecutor risk at most 1/k.
+    assert (adult["risk.prosecutor_highest"] <= 1 / adult["p.k"]).all()
+    assert (adult["risk.sample_uniques"] == 0).all() and (adult["risk.records_above"] == 0).all()
+    assert (adult["utility.exact_share"] + adult["utility.generalized_share"]
+            + adult["utility.suppressed_share"]).round(9).eq(1).all()
     assert set(results["instance"]) == {"adult", "population"}
     for name in ("unary.csv", "pairwise.csv", "multi.csv", "ranking.csv", "report.json"):
         assert os.path.exists(os.path.join(out, "comparison", "adult", name))
@@ -48,7 +55,8 @@ def test_report_holds_every_plot(quick):
     for instance in ("adult", "population"):
         for kind in KINDS:
             assert f"plot-{kind}-{instance}" in ids
-    assert len(ids) == 2 + 2 * len(KINDS)
+    assert "plot-risk-loss-adult" in ids and "plot-risk-loss-population" in ids
+    assert len(ids) == N_PLOTS
     assert "http://" not in text and "https://" not in text and "<script" not in text
     assert "Copeland" in text and "Runtime versus size" in text and "Loss versus parameter" in text
     # The verdicts come first, in words, with fairness among the properties.
@@ -65,7 +73,7 @@ def test_report_holds_every_plot(quick):
 def test_report_opens_in_headless_chromium(quick, tmp_path):
     out, _ = quick
     dom = probe(os.path.join(out, "report.html"), tmp_path)
-    n = 2 + 2 * len(KINDS)
+    n = N_PLOTS
     assert f'data-checked="{n}"' in dom
     found = images(dom)
     assert len(found) == n

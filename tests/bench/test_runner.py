@@ -146,7 +146,7 @@ def test_an_interrupted_benchmark_keeps_what_finished(tmp_path):
         "instances": [{"dataset": "dewri_t1"}],
         "requirements": [{"k_anonymity": 2}],
         "algorithms": ["mondrian", {"method": "bench_helpers:sleepy", "name": "sleepy"}],
-        "metrics": {"vectors": False},
+        "metrics": {"vectors": False, "utility": False},
     }
 
     def stop(row, finished, total):
@@ -159,6 +159,9 @@ def test_an_interrupted_benchmark_keeps_what_finished(tmp_path):
     rows = _csv_rows(out)
     assert [(r["algorithm"], r["outcome"]) for r in rows] == [("mondrian", "ok")]
     assert "vectors" not in rows[0]  # metrics.vectors: false
+    assert "utility.tv_max" not in rows[0] and "utility_s" not in rows[0]  # metrics.utility: false
+    # dewri_t1 is 2-anonymous or better: the verifier's risk is filled in every run
+    assert float(rows[0]["risk.prosecutor_highest"]) <= 0.5 and rows[0]["risk.sample_uniques"] == "0"
     # The sleeper was killed with the benchmark; resuming would run only it.
     from fairanon.bench.runner import ResultsFile
 

@@ -101,6 +101,8 @@ def test_missing_methods_can_be_skipped():
         ({"time_limit": -1}, "'time_limit'"),
         ({"memory_limit": "lots"}, "'memory_limit'"),
         ({"metrics": {"vectors": "sometimes"}}, "metrics.vectors"),
+        ({"metrics": {"utility": "sometimes"}}, "metrics.utility"),
+        ({"metrics": {"classifier": "svm"}}, "metrics.classifier"),
         ({"compare": {"properties": ["nope"]}}, "compare.properties"),
         ({"compare": {"multi": [{"procedure": "wtd", "properties": ["size"]}]}}, "needs 'weights'"),
         (

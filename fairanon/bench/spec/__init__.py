@@ -31,6 +31,8 @@
       mre: false                # median relative error of count queries (slower)
       bound: false              # per-record lower bounds on NCP and LM, and the gaps
       vectors: auto             # per-tuple property vectors: true, false, or auto (≤ 1 M rows)
+      utility: auto             # utility.* columns (fa.utility's distributions): true, false, auto
+      classifier: null          # with logistic, tree or forest: also its classification utility
       numeric_loss: width
       suppression: as_class     # suppressed records: as_class, as_population or exclude
       fairness:                 # see fairanon.bench.vectors

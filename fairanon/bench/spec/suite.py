@@ -63,6 +63,8 @@ _METRIC_KEYS = {
     "suppression",
     "fairness",
     "bound",
+    "utility",
+    "classifier",
 }
 _DEFAULT_METRICS = {
     "mre": False,
@@ -242,6 +244,15 @@ class Suite:
             )
         metrics = dict(_DEFAULT_METRICS)
         metrics.update(_check_keys(doc.get("metrics") or {}, _METRIC_KEYS, "metrics"))
+        if metrics.get("utility", "auto") not in (True, False, "auto"):
+            raise InvalidParameterError(
+                f"metrics.utility must be true, false or auto. Got {metrics['utility']!r} instead."
+            )
+        if metrics.get("classifier") not in (None, "logistic", "tree", "forest"):
+            raise InvalidParameterError(
+                "metrics.classifier must be logistic, tree, forest or null. "
+                f"Got {metrics['classifier']!r} instead."
+            )
         if metrics["vectors"] not in (True, False, "auto"):
             raise InvalidParameterError(
                 f"metrics.vectors must be true, false or auto. Got {metrics['vectors']!r} instead."
