@@ -181,6 +181,7 @@ def _anonymize(args, step) -> int:
     from .instances.files import (RELEASE_FILES, check_output_dir, commit, neutralize_formulas, release_file_name,
                                   write_csv)
     from .models.risk.report import release_risk
+    from .models.utility import release_utility
     from .models.verify import verify
 
     check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
@@ -204,7 +205,8 @@ def _anonymize(args, step) -> int:
     report_path = os.path.join(args.out, REPORT_FILE)
     memory = _peak_memory()
     document = {"job": job.name, "release_file": name, "release": release.summary(), "report": report.to_dict(),
-                "resources": memory, "risk": release_risk(job.instance, release)}
+                "resources": memory, "risk": release_risk(job.instance, release),
+                "utility": release_utility(job.instance, release)}
     outputs = {}
     if release_path and args.format == "parquet":
         outputs[release_path] = lambda path: table.rename_axis("record_id").to_parquet(path, index=True)

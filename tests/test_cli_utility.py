@@ -20,6 +20,15 @@ def test_utility_of_a_release_file(tmp_path, capsys):
         assert sum(row["original"] for row in a["histogram"]) == 8
         assert a["untruthful"] == 0
     assert document["classification"] is None
+    # report.json carries the same distributions of the release it names (bins 10)
+    report = json.loads((tmp_path / "o" / "report.json").read_text())["utility"]
+    code, out, err = run(capsys, "utility", job, "--release", tmp_path / "o" / "release.csv",
+                         "--classifier", "none", "--json")
+    assert code == 0, err
+    alone = json.loads(out)
+    assert report["attributes"] == alone["attributes"] and report["summary"] == alone["summary"]
+    shares = [report["summary"][f"{case}_share"] for case in ("exact", "generalized", "suppressed")]
+    assert sum(shares) == pytest.approx(1.0)
 
 
 def test_utility_runs_the_job_when_no_release_is_given(tmp_path, capsys):

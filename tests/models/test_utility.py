@@ -53,6 +53,21 @@ def test_categorical_distribution_by_hand():
     assert "zip" in text and "1 cell(s) do not cover their original value" in text
 
 
+def test_summary_by_hand():
+    df = pd.DataFrame({"zip": ["a", "a", "b", "c", "d", "c", "b"], "sex": list("fmfmfmf")})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("zip", hierarchy=ZIP), fa.Attribute("sex")]), name="zips")
+    # zip as in test_categorical_distribution_by_hand; sex: 2 of 7 suppressed
+    rel = _release(inst, {"zip": ["a", "ab", "ab", "c", "cde", "*", "a"], "sex": list("fm*mf*f")})
+    s = fa.utility(inst, rel, classifier=None).summary()
+    zip_tv = (1.25 + 0.75 + 0.25 + 0.25) / 2 / 7
+    # sex: f 4 -> 3 + 2/2, m 3 -> 2 + 2/2: |4 - 4| + |3 - 3| = 0
+    assert s["tv_max"] == pytest.approx(zip_tv) and s["tv_max_attribute"] == "zip"
+    assert s["tv_mean"] == pytest.approx(zip_tv / 2)
+    # 14 cells: exact zip 2 + sex 5, generalized zip 3, suppressed zip 1 + sex 2
+    assert (s["exact_share"], s["generalized_share"], s["suppressed_share"]) == pytest.approx((7 / 14, 3 / 14, 3 / 14))
+    assert fa.utility(inst, rel, classifier=None).to_dict()["summary"] == s
+
+
 def test_label_covering_no_value_of_the_data_is_unplaced():
     inst = _zip_instance()
     # 'e' is a leaf of the hierarchy that no record holds: its record lands in no row

@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 
 from ..._validation import check_int
-from ...exceptions import InvalidParameterError, SchemaError
+from ...exceptions import FairanonError, InvalidParameterError, SchemaError
 from ...instances.instance import Instance
 from ...release import Release
 from ..metrics.classes import _prepare
@@ -40,7 +40,7 @@ from .classification import (
     stratified_split,
 )
 from .distributions import CASES, AttributeDistribution, attribute_distribution
-from .encoding import NumericReading, label_weights, numeric_reading
+from .encoding import NumericReading, label_weights, numeric_reading, released_attributes
 from .report import UtilityReport
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "UtilityReport",
     "label_weights",
     "numeric_reading",
+    "release_utility",
     "stratified_split",
     "utility",
 ]
@@ -146,17 +147,7 @@ def utility(
     if attributes is None:
         names = list(schema.qi)
     else:
-        if isinstance(attributes, str):
-            attributes = [attributes]
-        names = list(dict.fromkeys(attributes))
-        for name in names:
-            if name not in schema or not schema[name].released:
-                raise InvalidParameterError(
-                    f"The 'attributes' parameter of utility names {name!r}, which is not a released "
-                    f"attribute of instance {instance.name!r}; released: {list(schema.released)}."
-                )
-            if name not in release.table.columns:
-                raise SchemaError(f"The release lacks the column {name!r} named in 'attributes'.")
+        names = released_attributes(attributes, "attributes", instance, release.table)
     distributions = tuple(attribute_distribution(prepared, name, bins) for name in names)
     distributions_s = time.perf_counter() - started
     classification = None
@@ -173,3 +164,18 @@ def utility(
         classification=classification,
         distributions_s=distributions_s,
     )
+
+
+def release_utility(instance: Instance, release: Release, *, classifier=None, seed=0) -> dict | None:
+    """:func:`utility`'s report as a dict, for the reports the command line and
+    ``fairanon bench`` write: None when the release holds no table; ``{"error": ...}``
+    when the figures cannot be computed (a label its attribute cannot read, say).
+
+    The distributions only by default (no scikit-learn needed, the same figures for
+    the same release); `classifier` adds the classification utility."""
+    if not isinstance(release, Release) or release.n_rows == 0 or not len(release.table.columns):
+        return None
+    try:
+        return utility(instance, release, classifier=classifier, seed=seed).to_dict()
+    except FairanonError as exc:
+        return {"error": str(exc)}

@@ -59,7 +59,7 @@ from ...exceptions import FairanonError, InvalidParameterError, SchemaError
 from .. import measures as M
 from ..metrics.classes import _Prepared
 from ..metrics.fairness import measure_name
-from .encoding import label_weights, numeric_reading
+from .encoding import label_weights, numeric_reading, released_attributes
 
 __all__ = [
     "CLASSIFIERS",
@@ -363,22 +363,12 @@ def classification_utility(
     if features is None:
         features = [a for a in schema.released if a != target and a in table.columns]
     else:
-        if isinstance(features, str):
-            features = [features]
-        features = list(dict.fromkeys(features))
-        for name in features:
-            if name not in schema or not schema[name].released:
-                raise InvalidParameterError(
-                    f"The 'features' parameter of utility names {name!r}, which is not a released "
-                    f"attribute of instance {instance.name!r}; released: {list(schema.released)}."
-                )
-            if name == target:
-                raise InvalidParameterError(
-                    f"The 'features' parameter of utility names the decision attribute {target!r}, "
-                    "which the models predict."
-                )
-            if name not in table.columns:
-                raise SchemaError(f"The release lacks the column {name!r} named in 'features'.")
+        features = released_attributes(features, "features", instance, table)
+        if target in features:
+            raise InvalidParameterError(
+                f"The 'features' parameter of utility names the decision attribute {target!r}, "
+                "which the models predict."
+            )
     if not features:
         raise InvalidParameterError("The 'features' parameter of utility is empty: the models need a feature.")
     rng = check_random_state(seed)

@@ -46,7 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["NumericReading", "numeric_reading", "label_weights"]
+from ...exceptions import InvalidParameterError, SchemaError
+
+__all__ = ["NumericReading", "label_weights", "numeric_reading", "released_attributes"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +137,30 @@ def label_weights(mask: np.ndarray, active: np.ndarray, label_rows: np.ndarray) 
     total = weights.sum(axis=1, keepdims=True)
     weights = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
     return sp.csr_matrix(weights)
+
+
+def released_attributes(names, parameter: str, instance, table) -> list[str]:
+    """`names` (a name or a sequence of names, repeats dropped) checked as released
+    attributes of `instance` that the released `table` holds, for the parameter
+    `parameter` of :func:`fairanon.utility`.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a name is not a released attribute of the instance.
+    SchemaError
+        If the release lacks the column.
+    """
+    schema = instance.schema
+    if isinstance(names, str):
+        names = [names]
+    names = list(dict.fromkeys(names))
+    for name in names:
+        if name not in schema or not schema[name].released:
+            raise InvalidParameterError(
+                f"The {parameter!r} parameter of utility names {name!r}, which is not a released "
+                f"attribute of instance {instance.name!r}; released: {list(schema.released)}."
+            )
+        if name not in table.columns:
+            raise SchemaError(f"The release lacks the column {name!r} named in {parameter!r}.")
+    return names

@@ -53,7 +53,33 @@ class UtilityReport:
             "attributes": [a.to_dict() for a in self.attributes],
             "classification": None if self.classification is None else self.classification.to_dict(),
             "distributions_s": self.distributions_s,
+            "summary": self.summary(),
         }
+
+    def summary(self) -> dict:
+        """The report's headline figures, flat and JSON-ready (for ``report.json`` and
+        the columns of ``fairanon bench``): the largest and the mean total variation
+        distance over the attributes, the share of the attributes' cells released exact,
+        generalized and suppressed, and with a classifier each model's accuracy and AUC
+        and the discrimination of its predictions (``<measure>_original``,
+        ``<measure>_release``)."""
+        out: dict = {}
+        if self.attributes:
+            worst = max(self.attributes, key=lambda a: a.tv_distance)
+            out.update(tv_max=worst.tv_distance, tv_max_attribute=worst.name,
+                       tv_mean=sum(a.tv_distance for a in self.attributes) / len(self.attributes))
+            cells = sum(a.n for a in self.attributes)
+            for case in ("exact", "generalized", "suppressed"):
+                out[f"{case}_share"] = sum(a.totals[case] for a in self.attributes) / cells if cells else 0.0
+        c = self.classification
+        if c is not None:
+            out.update(classifier=c.classifier, accuracy_original=c.original.accuracy,
+                       accuracy_release=c.release.accuracy, auc_original=c.original.auc,
+                       auc_release=c.release.auc, accuracy_loss=c.accuracy_loss)
+            for m in c.measures if c.protected else ():
+                out[f"{m}_original"] = c.original.discrimination[m]
+                out[f"{m}_release"] = c.release.discrimination[m]
+        return out
 
     def __str__(self) -> str:
         lines = [f"Utility of a {self.method!r} release of {self.instance!r} ({self.n_rows} rows, status {self.status})"]
