@@ -20,6 +20,7 @@ from fairanon.methods.lns import improve, lns
 from fairanon.models.diversity import proportional
 from fairanon.models.objectives import OBJECTIVES, objective_value
 from fairanon.release import Release, Status
+from fairanon.solver.lns import STRATEGIES
 
 PROPERTY = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(deadline=None, max_examples=6, suppress_health_check=[HealthCheck.too_slow])
@@ -352,3 +353,26 @@ def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels(m
     assert rel.objective <= objective_value(inst, heuristic, "ncp")
     assert rel.provenance["fallback"] and rel.status == Status.FEASIBLE and rel.bound is None
     assert "candidate labels" in rel.provenance["fallback_reason"]
+
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_each_neighbourhood_alone_keeps_the_release_valid(strategy):
+    """Every kind of neighbourhood, alone, from a Mondrian release with suppressed cells
+    ('*' on job for the classes of the remainder): the release verifies and never gets
+    worse."""
+    inst = _german(("job", "savings", "housing", "employment"))
+    reqs = [fa.KAnonymity(6), fa.LDiversity(2)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    table = start.table.copy()
+    table["job"] = table["job"].astype(str)
+    table.loc[start.groups == start.groups[0], "job"] = "*"
+    start = Release(table, start.groups)
+    assert fa.verify(inst, start, reqs).passed
+    rel = improve(
+        inst, reqs, start, objective="lm", seed=1, strategies=[strategy], max_rounds=2,
+        whole_types=0, size=20, move_time=0.1,
+    )
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective <= objective_value(inst, start, "lm")
+    assert rel.provenance["search"]["strategies"][strategy]["rounds"] == 2

@@ -15,7 +15,21 @@ Seeds, one strategy per move (chosen by adaptive weights, Ropke and Pisinger's A
 - ``group``: a class of a protected value drawn first (classes of one protected group);
 - ``small``: a class with fewer than 2k records (k-anonymity is tight there), or one
   holding target records of a diversity constraint at its bound;
-- ``scatter``: random classes anywhere (no seed), to move records between far classes.
+- ``scatter``: random classes anywhere (no seed), to move records between far classes;
+- ``split``: a class of at least 2k records (it could be cut in two), drawn by its total
+  cost;
+- ``record``: a record drawn by what its class costs it, and the classes nearest to its
+  own values rather than to its class's labels, so that the records on both sides of a
+  class border are freed together and may cross it;
+- ``subtree``: a class and one attribute it generalizes, then the classes whose label
+  on that attribute lies inside the seed's (the subtree of a hierarchy node, or a
+  range), nearest first: the subtree is re-cut;
+- ``suppressed``: a class releasing ``*`` on some attribute, drawn by its stars, and
+  the classes nearest to any of its records, which may take them in (the suppressed
+  block re-anonymized).
+
+All but ``scatter`` take whole classes in order of distance, so the freed classes are
+adjacent and the exact re-solve may merge them, split them or redraw their borders.
 """
 
 from __future__ import annotations
@@ -28,7 +42,10 @@ from .subproblem import Neighbourhood
 __all__ = ["STRATEGIES", "ClassIndex"]
 
 #: The ways of choosing a neighbourhood.
-STRATEGIES = ("cost", "random", "group", "small", "scatter")
+STRATEGIES = ("cost", "random", "group", "small", "scatter", "split", "record", "subtree", "suppressed")
+#: Records of a suppressed class whose nearest classes a ``suppressed`` neighbourhood
+#: looks up (a sample of a larger class).
+SUPPRESSED_SAMPLE = 32
 
 
 class ClassIndex:
@@ -63,6 +80,10 @@ class ClassIndex:
         self.sizes = np.array([len(inc.classes[v]) for v in self.vectors], dtype=np.int64)
         self.cost = proxy
         self.small = np.flatnonzero(self.sizes < 2 * k)
+        self.large = np.flatnonzero(self.sizes >= 2 * k)
+        self.stars = np.zeros(len(vec))
+        for a, reg in enumerate(inc.registries):
+            self.stars += np.array(reg.star, dtype=float)[vec[:, a + 1]]
         self.tight = self._tight()
 
     def _tight(self) -> np.ndarray:
@@ -81,18 +102,37 @@ class ClassIndex:
 
     def distance(self, seed: int) -> np.ndarray:
         """Per class, the NCP per record of a class holding it and the seed class."""
+        return self._distance(self.vec[seed])
+
+    def _distance(self, vector: np.ndarray) -> np.ndarray:
+        """Per class, the NCP per record of a class holding it and a class released as
+        `vector` (protected code, label ids)."""
         out = np.zeros(len(self.vectors))
         for a, reg in enumerate(self.inc.registries):
             used, inverse = self.labels[a]
-            out += reg.join_costs(int(self.vec[seed, a + 1]), used)[inverse]
-        out += (self.protected != self.protected[seed]) * (len(self.labels) + 1.0)
+            out += reg.join_costs(int(vector[a + 1]), used)[inverse]
+        out += (self.protected != vector[0]) * (len(self.labels) + 1.0)
         return out
+
+    def _own(self, row: int) -> np.ndarray:
+        """A record's own vector: its protected code and the label of each of its values."""
+        inc = self.inc
+        return np.array(
+            [inc.protected[row]] + [reg.own[reg.row_value[row]] for reg in inc.registries],
+            dtype=np.int64,
+        )
+
+    def _weighted(self, pool: np.ndarray, weights: np.ndarray, rng) -> int | None:
+        """A class of `pool` drawn with probability proportional to `weights`."""
+        if not len(pool):
+            return None
+        weights = weights + 1e-9
+        return int(pool[int(rng.choice(len(pool), p=weights / weights.sum()))])
 
     def seed(self, strategy: str, rng: np.random.Generator) -> int | None:
         n = len(self.vectors)
-        if strategy == "cost":
-            weights = self.cost * self.sizes + 1e-9
-            return int(rng.choice(n, p=weights / weights.sum()))
+        if strategy in ("cost", "record"):
+            return self._weighted(np.arange(n), self.cost * self.sizes, rng)
         if strategy == "group":
             groups = np.unique(self.protected)
             group = groups[int(rng.integers(len(groups)))]
@@ -102,9 +142,52 @@ class ClassIndex:
             pool = np.union1d(self.small, self.tight)
             if len(pool):
                 return int(pool[int(rng.integers(len(pool)))])
+        if strategy == "split":
+            found = self._weighted(self.large, (self.cost * self.sizes)[self.large], rng)
+            if found is not None:
+                return found
+        if strategy == "subtree":
+            pool = np.flatnonzero(self.cost > 0)
+            found = self._weighted(pool, (self.cost * self.sizes)[pool], rng)
+            if found is not None:
+                return found
+        if strategy == "suppressed":
+            pool = np.flatnonzero(self.stars > 0)
+            found = self._weighted(pool, (self.stars * self.sizes)[pool], rng)
+            if found is not None:
+                return found
         if strategy == "scatter":
             return None
         return int(rng.integers(n))
+
+    def _order(self, strategy: str, seed: int, rng: np.random.Generator) -> np.ndarray:
+        """The classes in the order a neighbourhood seeded at `seed` takes them."""
+        if strategy == "record":
+            rows = self.inc.classes[self.vectors[seed]]
+            dist = self._distance(self._own(int(rows[int(rng.integers(len(rows)))])))
+        elif strategy == "suppressed":
+            rows = self.inc.classes[self.vectors[seed]]
+            if len(rows) > SUPPRESSED_SAMPLE:
+                rows = np.sort(rng.choice(rows, SUPPRESSED_SAMPLE, replace=False))
+            dist = np.min([self._distance(self._own(int(r))) for r in rows.tolist()], axis=0)
+        else:
+            dist = self.distance(seed)
+        if strategy == "subtree":
+            generalized = [
+                a
+                for a, reg in enumerate(self.inc.registries)
+                if reg.masks[int(self.vec[seed, a + 1])].sum() > 1
+            ]
+            if generalized:
+                a = generalized[int(rng.integers(len(generalized)))]
+                reg = self.inc.registries[a]
+                outer = reg.masks[int(self.vec[seed, a + 1])]
+                used, inverse = self.labels[a]
+                inside = np.array([not (reg.masks[j] & ~outer).any() for j in used.tolist()])
+                # Classes inside the subtree come first, nearest first.
+                dist = dist + (~inside[inverse]) * (2 * len(self.labels) + 2.0)
+        order = np.lexsort((np.arange(len(dist)), dist))
+        return np.r_[seed, order[order != seed]]
 
     def neighbourhood(
         self, strategy: str, rng: np.random.Generator, records: int, around: int
@@ -115,9 +198,7 @@ class ClassIndex:
         if seed is None:
             order = rng.permutation(len(self.vectors))
         else:
-            dist = self.distance(seed)
-            order = np.lexsort((np.arange(len(dist)), dist))
-            order = np.r_[seed, order[order != seed]]
+            order = self._order(strategy, seed, rng)
         total = np.cumsum(self.sizes[order])
         cut = int(np.searchsorted(total, records)) + 1
         chosen = order[:cut]
