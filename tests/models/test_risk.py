@@ -247,6 +247,31 @@ def test_suda_sdcmicro_example():
     assert [suda_weight(k, 5, 3) for k in (1, 2, 3)] == [4 * 3 * 2, 3 * 2, 2]
 
 
+def test_dis_suda_by_hand():
+    # A B: (a,x) (a,y) (b,y) (b,y) (c,z). Uniques on (A, B): records 0, 1, 4 (U = 3); one
+    # pair, records 2 and 3 (P = 2). MSUs: {B} of 0 (x), {A} and {B} of 4 (c, z), {A, B}
+    # of 1 (a and y are shared). M = m = 2: s(1) = 2 - 1 = 1, s(2) = 1; scores 1, 1, 0, 0, 2.
+    df = pd.DataFrame({"A": list("aabbc"), "B": list("xyyyz")})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("A"), fa.Attribute("B")]))
+    s = suda(risk_classes(inst), max_size=2, sampling_fraction=Fraction(1, 10))
+    assert s.scores.tolist() == [1, 1, 0, 0, 2]
+    # θ = Uπ / (Uπ + P(1 − π)) = 0.3 / (0.3 + 1.8) = 1/7; U/θ − U = 21 − 3 = 18 false matches
+    assert (s.dis.uniques, s.dis.pair_records) == (3, 2)
+    assert s.dis.probability == pytest.approx(1 / 7)
+    q = 1 + (8 - 2) / 20  # 1.3
+    spread = 1 + 1 + 2**-q  # Σ s^(−Q) over the records with an MSU
+    by_hand = [1 / (1 + 18 / spread), 1 / (1 + 18 / spread), 0, 0, 1 / (1 + 18 / (2**q * spread))]
+    assert s.dis.scores.tolist() == pytest.approx(by_hand)
+    # Without pairs every match of a unique is right: θ = 1 and each score is 1.
+    alone = fa.Instance(df.iloc[[0, 1, 4]], inst.schema)
+    d = suda(risk_classes(alone), max_size=2, sampling_fraction="1/2").dis
+    assert d.probability == 1 and d.scores.tolist() == [1, 1, 1]
+    assert suda(risk_classes(inst), max_size=2).dis is None  # no sampling fraction, no DIS
+    rep = fa.risk(inst, sampling_fraction="1/10", suda_max_size=2, sensitive=())
+    assert rep.to_dict()["suda"]["dis"]["expected_correct_matches"] == pytest.approx(sum(by_hand))
+    assert "DIS-SUDA" in str(rep)
+
+
 def brute_force_msus(rows: list[tuple], max_size: int) -> set:
     n, m = len(rows), len(rows[0])
 

@@ -9,8 +9,8 @@ with equal released quasi-identifier values, the suppressed block one class):
   Dankar et al.'s rule;
 - :mod:`.individual`: Benedetti & Franconi's individual risk, expected
   re-identifications, global risk;
-- :mod:`.suda`: minimal sample uniques up to a maximum size, SUDA scores and each
-  attribute's contribution;
+- :mod:`.suda`: minimal sample uniques up to a maximum size, SUDA scores, each
+  attribute's contribution and DIS-SUDA scores;
 - :mod:`.disclosure`: δ-disclosure and β-likeness;
 - :mod:`.report`: :func:`risk`, all of them in one :class:`RiskReport`.
 
@@ -23,11 +23,12 @@ from .individual import IndividualRisk, benedetti_franconi, individual_risk
 from .population import PopulationModel, population_model
 from .report import RiskReport, risk
 from .sample import JournalistRisk, SampleRisk, journalist_risk, records_above, risk_histogram, sample_risk
-from .suda import Suda, minimal_sample_uniques, suda
+from .suda import DisSuda, Suda, dis_suda, minimal_sample_uniques, suda
 from .uniqueness import ESTIMATORS, Estimate, Uniqueness, dankar, pitman, snb, uniqueness, zayatz
 
 __all__ = [
     "ESTIMATORS",
+    "DisSuda",
     "Disclosure",
     "Estimate",
     "IndividualRisk",
@@ -41,6 +42,7 @@ __all__ = [
     "attribute_disclosure",
     "benedetti_franconi",
     "dankar",
+    "dis_suda",
     "individual_risk",
     "journalist_risk",
     "minimal_sample_uniques",

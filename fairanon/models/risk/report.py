@@ -115,6 +115,10 @@ class RiskReport:
             if sd.n_msus:
                 top = sorted(sd.contributions.items(), key=lambda kv: -kv[1])
                 out.append(("SUDA contribution", ", ".join(f"{a} {c:.1f} %" for a, c in top)))
+            if sd.dis is not None and sd.dis.probability is not None:
+                dis = sd.dis.to_dict()
+                out.append(("DIS-SUDA", f"highest {dis['highest']:.4g}, expected correct matches "
+                            f"{dis['expected_correct_matches']:.4g} (DIS probability {sd.dis.probability:.4g})"))
         for name, d in self.disclosure.items():
             delta = f"{d.delta:.4g}" if d.delta != float("inf") else "inf (a class lacks a value)"
             out.append((f"δ-disclosure of {name}", delta))
@@ -176,7 +180,8 @@ def risk(
         The population-uniqueness estimators.
     individual_method : {"exact", "sdcmicro"}, default="exact"
     suda_max_size : int or None, default=3
-        The largest MSU size SUDA searches; None skips SUDA.
+        The largest MSU size SUDA searches; None skips SUDA. With a population model,
+        SUDA also gives the DIS-SUDA scores at its sampling fraction.
     sensitive : sequence of str, optional
         The attributes whose δ-disclosure and β-likeness are measured (default: the
         sensitive attributes, else the decision attribute).
@@ -226,7 +231,8 @@ def risk(
     lap("individual")
     found = None
     if suda_max_size is not None:
-        found = suda(classes, max_size=check_int(suda_max_size, "suda_max_size", caller, low=1))
+        found = suda(classes, max_size=check_int(suda_max_size, "suda_max_size", caller, low=1),
+                     sampling_fraction=None if model is None else model.sampling_fraction)
         lap("suda")
     if sensitive is None:
         targets = tuple(instance.schema.default_targets())

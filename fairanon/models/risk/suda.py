@@ -25,22 +25,44 @@ so (M − k)! when every size is searched; a record's SUDA score is the sum over
 and an attribute's contribution is the share of the total score carried by the MSUs
 that contain it (sdcMicro's ``attribute_contributions``; the shares sum to more than
 100 % since an MSU of size k counts for each of its k attributes).
+
+DIS-SUDA (:func:`dis_suda`) turns the scores into the probability that a match on a
+record is correct, given the sampling fraction π of the table. The data intrusion
+simulation (DIS) of Skinner and Elliot (C. J. Skinner, M. J. Elliot. A measure of
+disclosure risk for microdata. J. R. Statist. Soc. B 64(4):855-867, 2002) estimates the
+probability that a sample unique matched to a population record is a correct match,
+
+    θ = U π / (U π + P (1 − π)),
+
+U the records unique on the key variables and P the records in classes of exactly two.
+DIS-SUDA (M. J. Elliot, A. Manning, K. Mayes, J. Gurd, M. Bane. SUDA: a program for
+detecting special uniques. Joint UNECE/Eurostat work session on statistical data
+confidentiality, Geneva, 2005) spreads the expected false matches of the uniques,
+U/θ − U = P (1 − π)/π, over the records with an MSU in inverse proportion to s^Q,
+s the record's SUDA score and Q = 1 + (8 − M)/20, and reads a record's risk as one
+correct match among it and its false ones:
+
+    dis_i = 1 / (1 + (U/θ − U) / (s_i^Q · Σ_j s_j^(−Q)))    (0 without an MSU),
+
+as sdcMicro's ``suda2`` computes its ``disScore`` (in double precision here; sdcMicro
+takes θ in single precision).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_int
+from ..._validation import check_fraction, check_int
 from ...exceptions import InvalidParameterError
 from ..released import group_ids
 from .classes import RiskClasses
 
-__all__ = ["Suda", "minimal_sample_uniques", "suda", "suda_weight"]
+__all__ = ["DisSuda", "Suda", "dis_suda", "minimal_sample_uniques", "suda", "suda_weight"]
 
 
 def suda_weight(k: int, n_attributes: int, max_size: int) -> int:
@@ -91,6 +113,67 @@ def minimal_sample_uniques(codes: list[tuple[np.ndarray, int]], max_size: int):
 
 
 @dataclass(frozen=True)
+class DisSuda:
+    """DIS-SUDA scores (see the module docstring).
+
+    Attributes
+    ----------
+    sampling_fraction : Fraction
+        π.
+    uniques, pair_records : int
+        U and P: records unique on the key variables, records in classes of two.
+    probability : float or None
+        θ, the DIS probability that a matched unique is a correct match (None without a
+        unique).
+    scores : pandas.Series
+        dis_i of every record, indexed by record id.
+    """
+
+    sampling_fraction: Fraction
+    uniques: int
+    pair_records: int
+    probability: float | None
+    scores: pd.Series
+
+    def to_dict(self) -> dict:
+        scores = self.scores.to_numpy()
+        return {
+            "sampling_fraction": float(self.sampling_fraction),
+            "uniques": self.uniques,
+            "pair_records": self.pair_records,
+            "probability": self.probability,
+            "highest": float(scores.max()) if len(scores) else 0.0,
+            "expected_correct_matches": float(scores.sum()),
+        }
+
+
+def dis_suda(scores: np.ndarray, sizes: np.ndarray, n_attributes: int, sampling_fraction) -> tuple:
+    """(θ, DIS-SUDA score per record) from SUDA scores, the size of each record's class
+    on the key variables and the sampling fraction π (see the module docstring).
+
+    >>> theta, dis = dis_suda(np.array([1.0, 1.0, 0, 0]), np.array([1, 1, 2, 2]), 8, "1/2")
+    >>> theta, dis.tolist()  # U = 2, P = 2: θ = 1/2; U/θ - U = 2 false matches, 1 each
+    (0.5, [0.5, 0.5, 0.0, 0.0])
+    """
+    pi = check_fraction(sampling_fraction, "sampling_fraction", "dis_suda", low=0, high=1, low_open=True)
+    scores = np.asarray(scores, dtype=np.float64)
+    sizes = np.asarray(sizes)
+    u = int((sizes == 1).sum())
+    p = int((sizes == 2).sum())
+    out = np.zeros(len(scores), dtype=np.float64)
+    if u == 0:
+        return None, out
+    theta = float(Fraction(u) * pi / (Fraction(u) * pi + p * (1 - pi)))
+    # U/θ − U = P (1 − π) / π, exactly
+    false = float(p * (1 - pi) / pi)
+    q = 1 + (8 - n_attributes) / 20
+    scored = scores > 0
+    powered = scores[scored] ** q
+    out[scored] = 1.0 / (1.0 + false / (powered * np.sum(1.0 / powered)))
+    return theta, out
+
+
+@dataclass(frozen=True)
 class Suda:
     """MSUs up to a maximum size, SUDA scores and each attribute's contribution.
 
@@ -122,6 +205,7 @@ class Suda:
     contributions: dict
     msu_counts: dict
     msus: list | None = field(default=None, repr=False)
+    dis: DisSuda | None = None
 
     def to_dict(self) -> dict:
         scores = self.scores.to_numpy()
@@ -135,10 +219,18 @@ class Suda:
             "average_score": float(scores.mean()) if len(scores) else 0.0,
             "contributions_percent": self.contributions,
             "msus_per_attribute": self.msu_counts,
+            "dis": None if self.dis is None else self.dis.to_dict(),
         }
 
 
-def suda(classes: RiskClasses, *, max_size: int = 3, attributes=None, keep_msus: bool = False) -> Suda:
+def suda(
+    classes: RiskClasses,
+    *,
+    max_size: int = 3,
+    attributes=None,
+    keep_msus: bool = False,
+    sampling_fraction=None,
+) -> Suda:
     """Minimal sample uniques of a regrouped table up to `max_size` attributes.
 
     Parameters
@@ -151,6 +243,8 @@ def suda(classes: RiskClasses, *, max_size: int = 3, attributes=None, keep_msus:
         The key variables (default: every quasi-identifier).
     keep_msus : bool, default=False
         Also keep the list of MSUs as (record id, attribute names) pairs.
+    sampling_fraction : rational in (0, 1], optional
+        π: also compute the DIS-SUDA scores (:func:`dis_suda`).
 
     Examples
     --------
@@ -187,6 +281,19 @@ def suda(classes: RiskClasses, *, max_size: int = 3, attributes=None, keep_msus:
             count_by_attr[a] += len(rows)
         if kept is not None:
             kept.extend((index[r], tuple(names[a] for a in subset)) for r in rows)
+    dis = None
+    if sampling_fraction is not None:
+        ids, n_ids = group_ids(codes)
+        sizes = np.bincount(ids, minlength=n_ids)[ids]
+        theta, dis_scores = dis_suda(scores, sizes, M, sampling_fraction)
+        dis = DisSuda(
+            sampling_fraction=check_fraction(sampling_fraction, "sampling_fraction", "suda", low=0, high=1,
+                                             low_open=True),
+            uniques=int((sizes == 1).sum()),
+            pair_records=int((sizes == 2).sum()),
+            probability=theta,
+            scores=pd.Series(dis_scores, index=index, name="dis_suda_score"),
+        )
     total = scores.sum()
     contributions = {a: (float(100 * total_by_attr[i] / total) if total else 0.0) for i, a in enumerate(names)}
     return Suda(
@@ -199,4 +306,5 @@ def suda(classes: RiskClasses, *, max_size: int = 3, attributes=None, keep_msus:
         contributions=contributions,
         msu_counts={a: int(count_by_attr[i]) for i, a in enumerate(names)},
         msus=kept,
+        dis=dis,
     )
