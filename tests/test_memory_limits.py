@@ -79,6 +79,21 @@ def test_kmember_within_the_limit():
     _passes(inst, kmember(inst, reqs, memory_limit="1GB"), reqs)
 
 
+def test_oka_above_the_limit_is_refused_before_the_work():
+    """OKA's need is k-member's plus 8 bytes per centroid field (q quasi-identifiers
+    and a count) for each of the n // k clusters."""
+    from fairanon.heuristics.oka import oka, oka_memory
+
+    inst = fa.load("diva_table1")
+    q = len(inst.schema.generalizable)
+    need = oka_memory(inst, 3)
+    assert need == kmember_memory(inst) + 8 * (q + 1) * (inst.n_rows // 3)
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, [fa.KAnonymity(3)], "oka", seed=0, memory_limit=need - 1)
+    assert "OKA" in str(info.value) and "memory_limit" in str(info.value) and info.value.need == need
+    _passes(inst, oka(inst, [fa.KAnonymity(3)], seed=0, memory_limit=need), [fa.KAnonymity(3)])
+
+
 # ------------------------------------------------------------------ DIVA
 def test_diva_complete_pool_above_the_limit_names_exact_pool_cap():
     inst = fa.load("diva_table1")
