@@ -4,7 +4,7 @@ practice: the ARX data anonymization tool", in *Medical Data Privacy Handbook*, 
 § "Generalization hierarchies"): intervals with top and bottom coding, groupings of
 consecutive values in a given order, and masking of characters (postcodes right to
 left). Each returns a :class:`~fairanon.instances.hierarchy.Hierarchy` over the given
-values, so it can be written as an ARX CSV (:func:`hierarchy_rows`, :func:`to_arx_csv`)
+values, so it can be written as an ARX CSV (:meth:`Hierarchy.to_levels`, :func:`to_arx_csv`)
 and read back by :meth:`Hierarchy.from_arx_csv` or put in a job file's schema as rows.
 
 Labels follow :mod:`fairanon.instances.generalization`: a half-open interval is
@@ -22,10 +22,9 @@ from fractions import Fraction
 
 from ..exceptions import InvalidParameterError
 from .generalization import format_number
-from .hierarchy import SUPPRESSED, Hierarchy
+from .hierarchy import SUPPRESSED, Hierarchy, pad_levels
 
-__all__ = ["interval_hierarchy", "grouping_hierarchy", "masking_hierarchy", "hierarchy_rows", "to_arx_csv",
-           "with_hierarchy"]
+__all__ = ["interval_hierarchy", "grouping_hierarchy", "masking_hierarchy", "to_arx_csv", "with_hierarchy"]
 
 
 def _exact(value, name: str, caller: str) -> Fraction:
@@ -120,7 +119,7 @@ def interval_hierarchy(values: Iterable, widths: Sequence, *, origin=0, bottom=N
                 lo, hi = max(lo, low) if low is not None else lo, min(hi, high) if high is not None else hi
                 coded.append(f"[{text(lo)}-{text(hi)})")
         rows.append([text(x), *coded, SUPPRESSED])
-    return Hierarchy.from_levels(_padded(rows))
+    return Hierarchy.from_levels(pad_levels(rows))
 
 
 def grouping_hierarchy(order: Sequence, sizes: Sequence[int]) -> Hierarchy:
@@ -190,28 +189,10 @@ def masking_hierarchy(values: Iterable, *, levels: int | None = None, from_right
     return Hierarchy.from_levels(rows)
 
 
-def _padded(rows: list[list[str]]) -> list[list[str]]:
-    """Rows of one length: a shorter row repeats its leaf (unchanged one level up)."""
-    height = max(len(r) for r in rows)
-    return [[r[0]] * (height - len(r)) + r for r in rows]
-
-
-def hierarchy_rows(hierarchy: Hierarchy) -> list[list[str]]:
-    """The ARX layout of a tree: per leaf (in leaf order) the leaf and its ancestors up
-    to the root, a leaf nearer the root repeated so that every row has one cell per
-    level; :meth:`Hierarchy.from_levels` reads the same tree back.
-
-    >>> h = Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "b": None}})
-    >>> hierarchy_rows(h)
-    [['a1', 'A', '*'], ['a2', 'A', '*'], ['b', 'b', '*']]
-    """
-    return _padded([hierarchy.ancestors(leaf) for leaf in hierarchy.leaves])
-
-
 def to_arx_csv(hierarchy: Hierarchy, sep: str = ";") -> str:
     """The tree as an ARX hierarchy CSV (what :meth:`Hierarchy.from_arx_csv` reads)."""
     out = io.StringIO()
-    csv.writer(out, delimiter=sep, lineterminator="\n").writerows(hierarchy_rows(hierarchy))
+    csv.writer(out, delimiter=sep, lineterminator="\n").writerows(hierarchy.to_levels())
     return out.getvalue()
 
 

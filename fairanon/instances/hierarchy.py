@@ -270,6 +270,16 @@ class Hierarchy:
         parent = {n: p for n, p in self.parent.items() if n in keep}
         return Hierarchy(parent, leaf_order=[v for v in self.leaves if v in keep])
 
+    def to_levels(self) -> list[list[str]]:
+        """ARX's layout of the tree, what :meth:`from_levels` reads back: per leaf (in
+        leaf order) the leaf and its ancestors up to the root, a leaf nearer the root
+        repeated so that every row has one cell per level.
+
+        >>> Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "b": None}}).to_levels()
+        [['a1', 'A', '*'], ['a2', 'A', '*'], ['b', 'b', '*']]
+        """
+        return pad_levels([self.ancestors(leaf) for leaf in self.leaves])
+
     def to_mapping(self) -> dict:
         """The nested-mapping form accepted by :meth:`from_mapping`."""
 
@@ -295,6 +305,13 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         return f"Hierarchy(root={self.root!r}, leaves={len(self.leaves)}, height={self.height})"
+
+
+def pad_levels(rows: list[list[str]]) -> list[list[str]]:
+    """Rows ``[leaf, ..., top]`` made one length: a shorter row repeats its leaf (the
+    value kept unchanged one level up, which :meth:`Hierarchy.from_levels` reads as one node)."""
+    height = max(len(r) for r in rows)
+    return [[r[0]] * (height - len(r)) + r for r in rows]
 
 
 def _level_rows(rows: Iterable[Sequence[str]], what: str) -> list[list[str]]:

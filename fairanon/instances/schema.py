@@ -107,13 +107,11 @@ class Attribute:
     def to_spec(self) -> dict:
         """The job-file entry :meth:`from_spec` reads back as this attribute (a
         hierarchy as its rows, one per leaf, ARX's layout)."""
-        from .builders import hierarchy_rows
-
         spec: dict = {"role": self.role, "type": self.kind}
         if self.order is not None:
             spec["order"] = list(self.order)
         if self.hierarchy is not None:
-            spec["hierarchy"] = hierarchy_rows(self.hierarchy)
+            spec["hierarchy"] = self.hierarchy.to_levels()
         if self.intervals is not None:
             spec["intervals"] = {"widths": list(self.intervals.widths), "origin": self.intervals.origin}
         if self.protected:

@@ -12,7 +12,6 @@ import fairanon as fa
 from fairanon.exceptions import InvalidParameterError
 from fairanon.instances.builders import (
     grouping_hierarchy,
-    hierarchy_rows,
     interval_hierarchy,
     masking_hierarchy,
     to_arx_csv,
@@ -109,8 +108,8 @@ def test_masking_right_to_left_and_left_to_right():
 def test_arx_csv_round_trip(tree):
     text = to_arx_csv(tree)
     assert Hierarchy.from_arx_csv(io.StringIO(text)) == tree
-    assert Hierarchy.from_levels(hierarchy_rows(tree)) == tree
-    assert len({len(row) for row in hierarchy_rows(tree)}) == 1  # ARX: one column per level
+    assert Hierarchy.from_levels(tree.to_levels()) == tree
+    assert len({len(row) for row in tree.to_levels()}) == 1  # ARX: one column per level
 
 
 def test_a_release_over_built_trees_verifies():
