@@ -60,6 +60,14 @@ class Session:
         self.source, self.source_label, self._instance = source, label, instance
         return instance
 
+    def set_attribute(self, attribute) -> object:
+        """Replace one attribute of the data by writing its entry into the ``instance``
+        section's schema (so the job file carries it); the API's error when the data
+        does not fit it, leaving the previous data in place."""
+        schema = dict(self.source.get("schema") or {})
+        schema[attribute.name] = attribute.to_spec()
+        return self.use({**self.source, "schema": schema}, self.source_label)
+
     @property
     def instance(self):
         return self._instance

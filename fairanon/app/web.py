@@ -15,13 +15,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from fastapi import FastAPI, Request, UploadFile
+from fastapi import Depends, FastAPI, Request, UploadFile
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from ..exceptions import FairanonError
-from . import worker
+from . import hierarchies, worker
 from .session import ROLES, Session
 
 HERE = Path(__file__).parent
@@ -29,6 +29,12 @@ HERE = Path(__file__).parent
 MAX_UPLOAD = 200 * 2**20
 PREVIEW_ROWS = 20
 COOKIE = "fairanon_app_token"
+#: The form field (or header, for htmx requests) that carries the page's CSRF token.
+CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
+
+
+class _ForgedRequest(Exception):
+    """A POST without the CSRF token of the app's pages."""
 
 #: The requirement fields of the Requirements page: (field, label, help).
 FIELDS = (
@@ -110,9 +116,28 @@ def _inferred_schema(table) -> dict:
 def create_app(job: str | None = None, *, token: str | None = None, session: Session | None = None) -> FastAPI:
     """The app; `token` (default: a new random one) must be given once as ``?token=``."""
     token = token or secrets.token_urlsafe(24)
+    csrf = secrets.token_urlsafe(24)
     session = session or Session()
-    app = FastAPI(title="fairanon", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.token, app.state.session = token, session
+
+    async def check_csrf(request: Request) -> None:
+        # A page of the app carries the token in each form (and htmx sends it as a header);
+        # a page of another site cannot read it, so it cannot make the user's browser post.
+        if request.method != "POST":
+            return
+        given = request.headers.get(CSRF_HEADER)
+        if given is None:
+            given = (await request.form()).get(CSRF_FIELD)
+        if not isinstance(given, str) or not secrets.compare_digest(given, csrf):
+            raise _ForgedRequest
+
+    app = FastAPI(title="fairanon", docs_url=None, redoc_url=None, openapi_url=None,
+                  dependencies=[Depends(check_csrf)])
+    app.state.token, app.state.session, app.state.csrf = token, session, csrf
+
+    @app.exception_handler(_ForgedRequest)
+    async def forged(request: Request, exc: _ForgedRequest):
+        return PlainTextResponse("This form did not come from a page of this app (its CSRF token is missing or "
+                                 "wrong); reload the page and send it again.", status_code=403)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
 
@@ -130,6 +155,10 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     async def require_token(request: Request, call_next):
         if request.url.path.startswith("/static/"):
             return await call_next(request)
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > MAX_UPLOAD + 2**20:  # refused before the body is read
+            return PlainTextResponse(f"The request is larger than the app's upload limit of {MAX_UPLOAD // 2**20} MB.",
+                                     status_code=413)
         given = request.query_params.get("token")
         if given is not None and secrets.compare_digest(given, token):
             response = await call_next(request)
@@ -141,8 +170,12 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
                                  status_code=403)
 
     def page(request: Request, name: str, status_code: int = 200, **context) -> HTMLResponse:
-        context.update(session=session, page_name=name.split(".")[0])
+        context.update(session=session, page_name=name.split(".")[0], csrf=csrf, csrf_field=CSRF_FIELD,
+                       csrf_header=CSRF_HEADER)
         return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+    app.state.render = page
+    app.include_router(hierarchies.router)
 
     # -- Data ------------------------------------------------------------------
     @app.get("/")
@@ -202,8 +235,8 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
             return await data(request, error="Roles can be set here for an uploaded table.", status_code=400)
         schema = {}
         for name, attr in session.source["schema"].items():
-            entry = {"role": str(form.get(f"role:{name}", attr["role"])),
-                     "type": str(form.get(f"type:{name}", attr["type"]))}
+            entry = {k: v for k, v in attr.items() if k not in ("role", "type", "protected", "negative")}
+            entry.update(role=str(form.get(f"role:{name}", attr["role"])), type=str(form.get(f"type:{name}", attr["type"])))
             protected = str(form.get(f"protected:{name}", "")).strip()
             negative = str(form.get(f"negative:{name}", "")).strip()
             if protected:

@@ -51,6 +51,8 @@ def test_a_new_user_runs_k_anonymity_and_sees_passed(server, tmp_path):
         page.click("text=Open")
         page.wait_for_selector("text=ruggieri_loan: 17 records")
         page.screenshot(path=str(tmp_path / "data.png"), full_page=True)
+        page.click("text=Next: hierarchies")
+        page.wait_for_selector("text=Import an ARX CSV")
         page.click("text=Next: requirements")
         page.fill("#f-k", "100")
         page.press("#f-k", "Tab")  # htmx checks the field on change

@@ -6,11 +6,13 @@ failing check's witness highlighted, and cancelling a run."""
 from __future__ import annotations
 
 import html
+import io
 import json
 import os
 import re
 import time
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("fastapi")
@@ -21,7 +23,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 import fairanon as fa  # noqa: E402
 from fairanon.app import worker  # noqa: E402
-from fairanon.app.web import create_app  # noqa: E402
+from fairanon.app.web import CSRF_FIELD, CSRF_HEADER, create_app  # noqa: E402
 
 TOKEN = "test-token"
 
@@ -29,7 +31,7 @@ TOKEN = "test-token"
 @pytest.fixture
 def client():
     app = create_app(token=TOKEN)
-    with TestClient(app) as c:
+    with TestClient(app, headers={CSRF_HEADER: app.state.csrf}) as c:  # as htmx sends it
         assert c.get(f"/data?token={TOKEN}").status_code == 200
         yield c
     app.state.session.close()
@@ -58,6 +60,33 @@ def test_token_is_required():
         assert c.get(f"/data?token={TOKEN}").status_code == 200
         assert c.get("/data").status_code == 200  # the cookie set by the first visit
     app.state.session.close()
+
+
+def test_posts_need_the_csrf_token_of_the_pages():
+    """A page of another site can make the browser post (with the cookie, where the
+    browser sends it) but cannot read the token the app's forms carry."""
+    app = create_app(token=TOKEN)
+    with TestClient(app) as c:
+        assert c.get(f"/data?token={TOKEN}").status_code == 200
+        csrf = app.state.csrf
+        page = c.get("/data").text
+        assert f'name="{CSRF_FIELD}" value="{csrf}"' in page  # in every form of the page
+        for headers, data in (({}, {"dataset": "german"}), ({CSRF_HEADER: "wrong"}, {"dataset": "german"}),
+                              ({}, {"dataset": "german", CSRF_FIELD: "wrong"})):
+            response = c.post("/data/dataset", data=data, headers=headers)
+            assert response.status_code == 403 and "CSRF token is missing or wrong" in response.text
+        assert app.state.session.instance is None  # nothing was done
+        files = {"file": ("a.csv", "x,y\n1,2\n", "text/csv")}
+        assert c.post("/data/upload", files=files).status_code == 403
+        assert c.post("/data/upload", files=files, data={CSRF_FIELD: csrf}).status_code == 200
+        assert c.post("/data/dataset", data={"dataset": "german", CSRF_FIELD: csrf}).status_code == 200
+        assert c.post("/requirements/check/k", data={"k": "2"}, headers={CSRF_HEADER: csrf}).status_code == 200
+    app.state.session.close()
+
+
+def test_a_request_over_the_upload_limit_is_refused_before_it_is_read(client):
+    response = client.post("/data/upload", content=b"x", headers={"Content-Length": str(2**40)})
+    assert response.status_code == 413 and "upload limit" in response.text
 
 
 def test_pages_before_any_data(client):
@@ -183,3 +212,96 @@ def test_bad_run_settings(client):
         response = client.post("/run", data={"method": "auto", **form})
         assert response.status_code == 400 and message in text(response)
     assert not client.app.state.session.runs
+
+
+PATIENTS = ("age,zip,disease\n17,13053,flu\n23,13068,cold\n24,13053,flu\n36,14850,hiv\n38,14853,flu\n"
+            "45,14850,cold\n47,13053,hiv\n81,13068,flu\n84,14853,cold\n29,13053,flu\n")
+
+
+def test_hierarchies_page_builds_previews_and_applies_trees(client):
+    assert "Choose the data first" in text(client.get("/hierarchies"))
+    client.post("/data/dataset", data={"dataset": "german"})
+    page = text(client.get("/hierarchies"))
+    assert "Quasi-identifiers: credit_history · purpose" in page and "Import an ARX CSV" in page
+    assert "Intervals of widths 5.0, 10.0, 20.0" in text(client.get("/hierarchies?attr=age"))
+    assert client.get("/hierarchies?attr=nope").status_code == 404
+    form = {"attr": "age", "builder": "intervals", "widths": "10, 20", "bottom": "20", "top": "60"}
+    preview = text(client.post("/hierarchies/preview", data=form))
+    # german's ages run from 19 to 75: <20, [20-30), [30-40), [40-50), [50-60), >=60 by hand
+    for label in ("<20", "[20-30)", "[50-60)", "[20-40)", "[40-60)", ">=60"):
+        assert f" {label} " in preview, label
+    assert f"{fa.load('german').table['age'].nunique()} values, height 3" in preview  # one leaf per distinct age
+    for bad, message in (({"widths": "10, 15"}, "whole multiple"), ({"widths": "ten"}, "must be a number"),
+                         ({"bottom": "70"}, "must be below 'top'"), ({"builder": "magic"}, "builder must be one of"),
+                         ({"attr": "nope"}, "'nope' is not an attribute")):
+        response = client.post("/hierarchies/preview", data={**form, **bad})
+        assert 'class="error"' in response.text and message in text(response), bad
+        assert client.post("/hierarchies/apply", data={**form, **bad}).status_code == 400
+    assert client.app.state.session.instance.schema["age"].kind == "numeric"  # a bad form changes nothing
+    assert client.post("/hierarchies/apply", data=form).url.path == "/hierarchies"
+    age = client.app.state.session.instance.schema["age"]
+    assert age.kind == "categorical" and age.hierarchy.ancestors("19") == ["19", "<20", "*"]
+    assert client.app.state.session.source["schema"]["age"]["hierarchy"][0] == ["19", "19", "<20", "*"]  # in the job
+    exported = client.get("/hierarchies/age.csv")
+    assert exported.headers["content-disposition"] == 'attachment; filename="age.csv"'
+    assert fa.Hierarchy.from_arx_csv(io.StringIO(exported.text)) == age.hierarchy
+    grouping = text(client.post("/hierarchies/preview", data={"attr": "job", "builder": "grouping", "sizes": "2"}))
+    job_order = fa.load("german").schema["job"].order
+    assert f"[{job_order[0]}-{job_order[1]}]" in grouping  # groups follow the attribute's order
+    assert "sizes' parameter of grouping_hierarchy" in text(
+        client.post("/hierarchies/preview", data={"attr": "job", "builder": "grouping", "sizes": "1"}))
+    missing = client.get("/hierarchies/nope.csv")
+    assert missing.status_code == 404 and "There is no hierarchy of 'nope'" in text(missing)
+
+
+def test_hierarchy_import_of_arx_csv_and_bad_files(client):
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    good = "housing;*\ncar;*\n"
+    response = client.post("/hierarchies/import", data={"attr": "purpose", "sep": ";"},
+                           files={"file": ("purpose.csv", good, "text/csv")})
+    assert response.url.path == "/hierarchies"
+    assert client.app.state.session.instance.schema["purpose"].hierarchy.root == "*"  # was 'housing-car'
+    for content, sep, message in ((b"housing;*\ncar\n", ";", "ragged"), (b"\xff\xfe\x00", ";", "not UTF-8"),
+                                  (b"housing,*\ncar,*\n", ";", "looks ','-separated"),
+                                  (good.encode(), ";;", "one character"),
+                                  (b"house;*\ncar;*\n", ";", "housing")):  # a value of the data outside the tree
+        response = client.post("/hierarchies/import", data={"attr": "purpose", "sep": sep},
+                               files={"file": ("h.csv", content, "text/csv")})
+        assert response.status_code == 400 and message in text(response), (content, text(response))
+        assert "Traceback" not in response.text
+    response = client.post("/hierarchies/import", data={"attr": "nope"}, files={"file": ("h.csv", good, "text/csv")})
+    assert response.status_code == 400 and "'nope' is not an attribute" in text(response)
+    assert client.app.state.session.instance.schema["purpose"].hierarchy.root == "*"  # the good tree stays
+
+
+@pytest.mark.slow  # a run in worker processes: about 4 s of CPU
+def test_a_run_over_built_trees_is_verified_and_its_job_file_reproduces_it(client, tmp_path):
+    """Upload, build an interval tree (with top and bottom coding) for age and a masking
+    tree for zip, run fulldomain: the release verifies, its labels are nodes of the trees,
+    and the job file the app wrote gives the same bytes from the command line."""
+    client.post("/data/upload", files={"file": ("patients.csv", PATIENTS, "text/csv")})
+    client.post("/data/roles", data={"role:age": "qi", "type:age": "numeric", "role:zip": "qi",
+                                     "type:zip": "categorical", "role:disease": "sensitive",
+                                     "type:disease": "categorical"})
+    client.post("/hierarchies/apply", data={"attr": "age", "builder": "intervals", "widths": "5, 10, 20",
+                                            "bottom": "20", "top": "80"})
+    client.post("/hierarchies/apply", data={"attr": "zip", "builder": "masking", "levels": "3",
+                                            "direction": "right"})
+    schema = client.app.state.session.instance.schema
+    assert schema["zip"].hierarchy.ancestors("13053") == ["13053", "1305*", "130**", "13***", "*"]
+    client.post("/requirements", data={"k": "2"})
+    assert client.post("/run", data={"method": "fulldomain", "seed": "0"}).url.path == "/runs/1"
+    status = wait_done(client, 1)
+    assert status["state"] == "done" and status["code"] == 0, status
+    assert "PASSED" in text(client.get("/runs/1/results"))
+    release_bytes = client.get("/runs/1/files/release.csv").content
+    release = pd.read_csv(io.BytesIO(release_bytes), dtype=str).set_index("record_id")
+    assert set(release["age"]) <= set(schema["age"].hierarchy.nodes) | {"*"}
+    assert set(release["zip"]) <= set(schema["zip"].hierarchy.nodes) | {"*"}
+    job = tmp_path / "job.yaml"
+    job.write_bytes(client.get("/runs/1/files/job.yaml").content)
+    from fairanon.cli import main
+
+    assert main(["anonymize", str(job), "--out", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "release.csv").read_bytes() == release_bytes
+    assert json.loads((tmp_path / "cli" / "report.json").read_text())["report"]["passed"]
