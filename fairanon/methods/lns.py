@@ -37,6 +37,7 @@ from ..models.requirements import (
     TCloseness,
     validate_requirements,
 )
+from ..models.risk.requirements import refuse_risk
 from ..models.verify import verify
 from ..release import Release, Status, generalize_partition, provenance
 from ..solver import _cpsat
@@ -56,6 +57,8 @@ START_SHARE = 0.4
 FINISH_SHARE = 0.05
 #: Seconds the search and the bound get when no time limit is given.
 DEFAULT_SECONDS = 60.0
+#: Parts searched at once by default: both cores of a 2-core machine.
+SEARCHES = 2
 #: The requirements lns enforces (those of cpsat).
 REQUIREMENTS = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
 
@@ -67,6 +70,7 @@ def _check(instance, requirements, objective, recoding, caller, stretch_k=None):
             f"Got {type(instance).__name__} instead."
         )
     requirements = validate_requirements(instance, requirements, caller=caller)
+    refuse_risk(requirements, caller)
     for req in requirements:
         if not isinstance(req, REQUIREMENTS):
             raise IncompatibleRequirementError(
@@ -131,6 +135,7 @@ def improve(
     whole_types: int = 300,
     strategies: Sequence[str] = STRATEGIES,
     max_range_values: int = 16,
+    searches: int = SEARCHES,
 ) -> Release:
     """Improve a valid release by large-neighbourhood search (no bound).
 
@@ -149,6 +154,7 @@ def improve(
         )
     limit = _cpsat.check_time_limit(time_limit, "improve")
     workers = check_int(num_workers, "num_workers", "improve", low=1)
+    searches = check_int(searches, "searches", "improve", low=1)
     if max_rounds is not None:
         max_rounds = check_int(max_rounds, "max_rounds", "improve", low=0)
     for name in strategies:
@@ -174,6 +180,7 @@ def improve(
         whole_types=whole_types,
         max_range_values=max_range_values,
         strategies=strategies,
+        searches=searches,
     )
     stats = {
         "start": release.method,
@@ -193,6 +200,7 @@ def improve(
         "recoding": recoding,
         "time_limit": limit,
         "num_workers": workers,
+        "searches": searches,
         "max_rounds": max_rounds,
         "move_time": move_time,
         "max_size": max_size,
@@ -248,6 +256,7 @@ def lns(
     whole_types: int = 300,
     strategies: Sequence[str] = STRATEGIES,
     max_range_values: int = 16,
+    searches: int = SEARCHES,
 ) -> Release:
     """Near-optimal local recoding at scale, with a certified gap: the best heuristic
     release improved by large-neighbourhood search over the exact model [1]_ [2]_.
@@ -303,6 +312,13 @@ def lns(
     max_range_values : int, default=16
         Ranges over at most this many values of a neighbourhood; more values get the
         ranges between evenly spaced ones and the ends of the labels in use.
+    searches : int, default=2
+        Parts of the table searched at once, each in its own process (both cores of a
+        2-core machine), the cut between them redrawn every epoch
+        (:func:`fairanon.solver.lns.search`); used under per-class union-monotone
+        requirements and a per-cell objective on tables of at least 200 classes per
+        part, else one process. The release depends on the seed and this number, not
+        on the machine.
 
     Returns
     -------
@@ -401,6 +417,7 @@ def lns(
         whole_types=whole_types,
         strategies=strategies,
         max_range_values=max_range_values,
+        searches=searches,
     )
     low = None
     if release.status == Status.OPTIMAL:

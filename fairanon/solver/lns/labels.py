@@ -104,6 +104,12 @@ class Registry:
             self.position.append((0.0, 1.0))
         return j
 
+    def adopt(self, texts: Sequence[str], masks: Sequence[np.ndarray]) -> np.ndarray:
+        """The ids here of labels another copy of this registry made (a search in
+        another process), each registered by its text and covered values as it was
+        there."""
+        return np.array([self._add(t, m) for t, m in zip(texts, masks)], dtype=np.int64)
+
     # ------------------------------------------------------------------ labels
     def parse(self, texts: Sequence[str]) -> np.ndarray:
         """Label ids of released texts (registered on first sight). A numeric point

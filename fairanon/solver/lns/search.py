@@ -10,23 +10,43 @@ optimal in under half its time, shrinks by a fifth after a move that was not pro
 A table small enough is first re-solved whole, which proves the optimum when it fits
 in the time.
 
+With ``searches`` > 1 (both cores of a 2-core machine), the classes are cut into that
+many parts of about equal records along one attribute (drawn each epoch), and each part
+is searched on its own for :data:`EPOCH_ROUNDS` rounds, the first in this process, the
+others in forked processes (CP-SAT and the model building run in parallel); the parts'
+new labels are then put together and the next epoch cuts along another attribute, so
+that no border stays fixed. This is sound when every requirement is per class and
+union-monotone (a class of one part that takes the vector of a class of another merges
+with it and still meets them) and the objective is a sum over cells (the parts' changes
+add up); otherwise the search runs in one process.
+
 Determinism: every random choice comes from one generator seeded by the caller, and
 each re-solve is bounded in CP-SAT's deterministic time, so the same seed and worker
 count give the same sequence of releases, round after round (with more than one worker
-CP-SAT's interleaved search, deterministic too, is used). The wall clock decides only
+CP-SAT's interleaved search, deterministic too, is used); with several searches, each
+part of each epoch has its own generator drawn from the caller's, and the epochs are
+counted in rounds, so the same seed and number of searches give the same releases. The wall clock decides only
 how many rounds run -- and, on a machine so loaded that a re-solve takes more than
 ``WALL_FACTOR`` times its deterministic budget in seconds, where that re-solve stops.
 """
 
 from __future__ import annotations
 
+import copy
+import multiprocessing
+import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...models.requirements import AlphaProtection, KAnonymity, Requirement
+from ...models.requirements import (
+    AlphaProtection,
+    DiversityConstraint,
+    KAnonymity,
+    Requirement,
+)
 from .. import _cpsat
 from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
@@ -41,6 +61,13 @@ WALL_FACTOR = 10.0
 #: Records above which re-solves get a shorter default budget (measured on UCI Adult,
 #: 30,162 rows: more improvements in a minute with 0.05 than with 0.2).
 MANY_ROWS = 10_000
+#: Rounds of each part in one epoch of a search in several processes.
+EPOCH_ROUNDS = 30
+#: Classes per part below which the search stays in one process (forking a process
+#: costs more than it gives on a small table).
+MIN_PART_CLASSES = 200
+#: Seconds a part's process may overrun the deadline before its work is dropped.
+PART_GRACE = 2.0
 
 
 @dataclass
@@ -91,6 +118,7 @@ def search(
     max_contexts: int = 5_000,
     strategies: Sequence[str] = STRATEGIES,
     cost_cap: float | None = 1.0,
+    searches: int = 1,
 ) -> SearchResult:
     """Improve `inc` in place by large-neighbourhood search (see the module docstring).
 
@@ -131,6 +159,11 @@ def search(
         re-solved without the cap).
     strategies : sequence of str
         Among :data:`~.neighbourhoods.STRATEGIES`.
+    searches : int, default=1
+        Parts searched at once, each in its own process (see the module docstring);
+        one process when the requirements or the objective do not allow it, the
+        platform cannot fork, or a part would hold fewer than
+        :data:`MIN_PART_CLASSES` classes.
     """
     started = time.perf_counter()
     if move_time is None:
@@ -138,7 +171,6 @@ def search(
     rng = np.random.default_rng(seed)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
     size = size or max(4 * k, 24)
-    weights = {s: 1.0 for s in strategies}
     tally = {s: {"rounds": 0, "improvements": 0} for s in (*strategies, "whole")}
     result = SearchResult(inc)
     cells = None
@@ -146,36 +178,22 @@ def search(
         prot = inc.instance.protected_mask()
         neg = inc.instance.negative_mask()
         cells = np.where(prot, 0, 2) + np.where(neg, 0, 1)
-    index = ClassIndex(inc, k)
+    solve = {
+        "recoding": recoding,
+        "max_range_values": max_range_values,
+        "num_workers": num_workers,
+        "max_vars": max_vars,
+        "max_contexts": max_contexts,
+        "alpha_cells": cells,
+    }
+    cap = cost_cap if inc.objective in ("ncp", "lm") else None
+    loop = _Loop(requirements, solve, k, cap, move_time, max_size, around)
+    weights = {s: 1.0 for s in strategies}
 
     def out_of_time() -> bool:
         if max_rounds is not None and result.rounds >= max_rounds:
             return True
         return deadline is not None and time.perf_counter() >= deadline
-
-    def run(
-        nb,
-        wall,
-        deterministic,
-        cap=cost_cap if inc.objective in ("ncp", "lm") else None,
-        exact=False,
-    ):
-        return solve_neighbourhood(
-            inc,
-            requirements,
-            nb,
-            recoding=recoding,
-            max_range_values=max_range_values,
-            time_limit=wall,
-            deterministic_limit=deterministic,
-            seed=int(rng.integers(2**31 - 1)),
-            num_workers=num_workers,
-            max_vars=max_vars,
-            max_contexts=max_contexts,
-            alpha_cells=cells,
-            cost_cap=cap,
-            exact=exact,
-        )
 
     distinct = len(
         np.unique(np.column_stack([inc.protected, *(r.row_value for r in inc.registries)]), axis=0)
@@ -183,9 +201,13 @@ def search(
     if distinct <= whole_types and not out_of_time():
         result.rounds += 1
         tally["whole"]["rounds"] += 1
-        whole = index.whole()
+        whole = ClassIndex(inc, k).whole()
         left = _cpsat.remaining(deadline)
-        move = run(whole, None if left is None else left / 2, None, cap=None, exact=True)
+        move = solve_neighbourhood(
+            inc, requirements, whole, time_limit=None if left is None else left / 2,
+            deterministic_limit=None, seed=int(rng.integers(2**31 - 1)), cost_cap=None,
+            exact=True, **solve,
+        )
         if (
             move.labels is not None
             and inc.value_after(whole.vectors, whole.rows, move.labels) <= inc.value
@@ -196,43 +218,221 @@ def search(
                 result.improvements += 1
                 tally["whole"]["improvements"] += 1
                 result.history.append((time.perf_counter() - started, inc.value))
-            index = ClassIndex(inc, k)
         if move.proven:
             result.proven = True
             return _finish(result, tally, weights, size)
 
-    names = list(strategies)
+    parts = searches if _parallel_ok(inc, requirements, searches, k) else 1
+    if parts == 1:
+        size = loop.rounds(inc, rng, list(strategies), weights, size, tally, result,
+                           out_of_time, deadline, started)
+        return _finish(result, tally, weights, size)
+    # One generator, weights and size per part, kept from epoch to epoch.
+    states = [
+        (np.random.default_rng(int(rng.integers(2**63 - 1))), dict(weights), size)
+        for _ in range(parts)
+    ]
     while not out_of_time():
-        p = np.array([weights[s] for s in names])
-        strategy = names[int(rng.choice(len(names), p=p / p.sum()))]
-        nb = index.neighbourhood(strategy, rng, size, around)
-        # The deterministic limit decides; the wall-clock one only guards the deadline
-        # and a machine much slower than CP-SAT's deterministic clock assumes.
-        wall = WALL_FACTOR * move_time
-        if deadline is not None:
-            wall = min(wall, max(0.01, deadline - time.perf_counter()))
-        result.rounds += 1
-        tally[strategy]["rounds"] += 1
-        move = run(nb, wall, move_time)
-        took = move.stats.get("deterministic_time", move_time)
-        improved = False
-        if move.labels is not None:
-            if inc.value_after(nb.vectors, nb.rows, move.labels) < inc.value:
-                inc.replace(nb.vectors, nb.rows, move.labels)
-                improved = True
-        elif "refused" in move.stats:
-            result.refused += 1
-        if improved:
-            result.improvements += 1
-            tally[strategy]["improvements"] += 1
-            result.history.append((time.perf_counter() - started, inc.value))
-            index = ClassIndex(inc, k)
-        weights[strategy] = 0.8 * weights[strategy] + 0.2 * (1.0 if improved else 0.1)
-        if move.proven and took < move_time / 2:
-            size = min(int(size * 1.25) + 1, max_size)
-        elif not move.proven:
-            size = max(int(size * 0.8), 2 * k)
-    return _finish(result, tally, weights, size)
+        rounds = EPOCH_ROUNDS
+        if max_rounds is not None:
+            rounds = min(rounds, -(-(max_rounds - result.rounds) // parts))
+        split = _split(inc, rng, parts)
+        states = _epoch(inc, loop, split, states, list(strategies), rounds, tally, result,
+                        deadline, started)
+    weights = {s: float(np.mean([st[1][s] for st in states])) for s in strategies}
+    return _finish(result, tally, weights, max(st[2] for st in states))
+
+
+class _Loop:
+    """The rounds of the search on one incumbent: the neighbourhood choice, the
+    re-solve, the adaptive weights and size (see the module docstring)."""
+
+    def __init__(self, requirements, solve, k, cap, move_time, max_size, around):
+        self.requirements, self.solve, self.k, self.cap = requirements, solve, k, cap
+        self.move_time, self.max_size, self.around = move_time, max_size, around
+
+    def rounds(
+        self,
+        inc: Incumbent,
+        rng: np.random.Generator,
+        names: list[str],
+        weights: dict,
+        size: int,
+        tally: dict,
+        result: SearchResult,
+        stop: Callable[[], bool],
+        deadline: float | None,
+        started: float,
+    ) -> int:
+        """Rounds until `stop`; returns the neighbourhood size reached."""
+        move_time, k = self.move_time, self.k
+        index = ClassIndex(inc, k)
+        while not stop():
+            p = np.array([weights[s] for s in names])
+            strategy = names[int(rng.choice(len(names), p=p / p.sum()))]
+            nb = index.neighbourhood(strategy, rng, size, self.around)
+            # The deterministic limit decides; the wall-clock one only guards the
+            # deadline and a machine much slower than CP-SAT's deterministic clock
+            # assumes.
+            wall = WALL_FACTOR * move_time
+            if deadline is not None:
+                wall = min(wall, max(0.01, deadline - time.perf_counter()))
+            result.rounds += 1
+            tally[strategy]["rounds"] += 1
+            move = solve_neighbourhood(
+                inc, self.requirements, nb, time_limit=wall, deterministic_limit=move_time,
+                seed=int(rng.integers(2**31 - 1)), cost_cap=self.cap, **self.solve,
+            )
+            took = move.stats.get("deterministic_time", move_time)
+            improved = False
+            if move.labels is not None:
+                if inc.value_after(nb.vectors, nb.rows, move.labels) < inc.value:
+                    inc.replace(nb.vectors, nb.rows, move.labels)
+                    improved = True
+            elif "refused" in move.stats:
+                result.refused += 1
+            if improved:
+                result.improvements += 1
+                tally[strategy]["improvements"] += 1
+                result.history.append((time.perf_counter() - started, inc.value))
+                index = ClassIndex(inc, k)
+            weights[strategy] = 0.8 * weights[strategy] + 0.2 * (1.0 if improved else 0.1)
+            if move.proven and took < move_time / 2:
+                size = min(int(size * 1.25) + 1, self.max_size)
+            elif not move.proven:
+                size = max(int(size * 0.8), 2 * k)
+        return size
+
+
+def _parallel_ok(inc: Incumbent, requirements, searches: int, k: int) -> bool:
+    """Whether parts may be searched apart (see the module docstring)."""
+    return (
+        searches > 1
+        and "fork" in multiprocessing.get_all_start_methods()
+        # A daemonic process (a pool's worker) may not start processes.
+        and not multiprocessing.current_process().daemon
+        and inc.objective in ("ncp", "lm", "stars", "generalized")
+        and all(
+            r.union_monotone and not isinstance(r, (DiversityConstraint, AlphaProtection))
+            for r in requirements
+        )
+        and len(inc.classes) >= searches * MIN_PART_CLASSES
+    )
+
+
+def _split(inc: Incumbent, rng: np.random.Generator, parts: int) -> list[list[tuple]]:
+    """The classes cut into `parts` runs of about equal records, in the order of their
+    middle on one attribute drawn at random (ties by first record)."""
+    vectors = list(inc.classes)
+    d = len(inc.registries)
+    if d:
+        a = int(rng.integers(d))
+        pos = np.array(inc.registries[a].position, dtype=float).reshape(-1, 2)
+        middle = pos[[v[a + 1] for v in vectors]].mean(axis=1)
+    else:
+        middle = np.zeros(len(vectors))
+    first = np.array([int(inc.classes[v][0]) for v in vectors])
+    order = np.lexsort((first, middle))
+    sizes = np.cumsum([len(inc.classes[vectors[i]]) for i in order])
+    cuts = np.searchsorted(sizes, sizes[-1] * np.arange(1, parts) / parts)
+    return [[vectors[i] for i in chunk] for chunk in np.split(order, cuts)]
+
+
+def _part(inc: Incumbent, vectors: list[tuple]) -> Incumbent:
+    """A copy of `inc` that holds only the classes `vectors`: a search on it frees and
+    joins only those (the objective, a sum over cells, still counts the whole table)."""
+    part = copy.copy(inc)
+    part.labels = inc.labels.copy()
+    part.classes = {v: inc.classes[v] for v in vectors}
+    return part
+
+
+def _search_part(inc, loop, vectors, state, names, rounds, deadline, started):
+    """One part's rounds of an epoch: the rows it changed and their labels (registry
+    ids), the labels it made (text and covered values per attribute, ids from the
+    registries' sizes at the start), its generator, weights and size, and its tallies."""
+    rng, weights, size = state
+    part = _part(inc, vectors)
+    known = [len(reg) for reg in inc.registries]
+    tally = {s: {"rounds": 0, "improvements": 0} for s in names}
+    result = SearchResult(part)
+
+    def stop() -> bool:
+        return result.rounds >= rounds or (
+            deadline is not None and time.perf_counter() >= deadline
+        )
+
+    size = loop.rounds(part, rng, names, weights, size, tally, result, stop, deadline, started)
+    rows = np.flatnonzero((part.labels != inc.labels).any(axis=1))
+    made = [(known[a], reg.texts[known[a] :], reg.masks[known[a] :])
+            for a, reg in enumerate(part.registries)]
+    counts = {"rounds": result.rounds, "improvements": result.improvements,
+              "refused": result.refused}
+    return rows, part.labels[rows], made, (rng, weights, size), tally, counts
+
+
+def _child(conn, *args) -> None:
+    """A part searched in a forked process; Ctrl-C is the parent's to handle (it ends
+    this process)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn.send(_search_part(*args))
+    conn.close()
+
+
+def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, started):
+    """One epoch: the first part searched here, the others in forked processes at the
+    same time; their changes put into `inc` when they improve it."""
+    children = []
+    context = multiprocessing.get_context("fork")
+    try:
+        for p in range(1, len(split)):
+            there, here = context.Pipe(duplex=False)
+            proc = context.Process(
+                target=_child,
+                args=(here, inc, loop, split[p], states[p], names, rounds, deadline, started),
+                daemon=True,
+            )
+            proc.start()
+            here.close()
+            children.append((proc, there))
+        outcomes = [_search_part(inc, loop, split[0], states[0], names, rounds, deadline, started)]
+        for proc, conn in children:
+            wait = None
+            if deadline is not None:
+                wait = max(0.0, deadline - time.perf_counter()) + PART_GRACE
+            outcomes.append(conn.recv() if conn.poll(wait) else None)
+    finally:
+        for proc, conn in children:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+            conn.close()
+    labels = inc.labels.copy()
+    new_states = []
+    for p, outcome in enumerate(outcomes):
+        if outcome is None:  # a part that did not answer in time keeps its classes
+            new_states.append(states[p])
+            continue
+        rows, part_labels, made, state, part_tally, counts = outcome
+        for a, (reg, (known, texts, masks)) in enumerate(zip(inc.registries, made)):
+            column = part_labels[:, a]
+            if p > 0 and len(texts):
+                # Labels made in another process get their ids here.
+                fresh = column >= known
+                column[fresh] = reg.adopt(texts, masks)[column[fresh] - known]
+            labels[rows, a] = column
+        new_states.append(state)
+        for s, t in part_tally.items():
+            tally[s]["rounds"] += t["rounds"]
+            tally[s]["improvements"] += t["improvements"]
+        result.rounds += counts["rounds"]
+        result.improvements += counts["improvements"]
+        result.refused += counts["refused"]
+    rows = np.arange(len(labels))
+    if inc.value_after(list(inc.classes), rows, labels) < inc.value:
+        inc.replace(list(inc.classes), rows, labels)
+        result.history.append((time.perf_counter() - started, inc.value))
+    return new_states
 
 
 def _finish(result: SearchResult, tally: dict, weights: dict, size: int) -> SearchResult:
