@@ -26,6 +26,7 @@ from .methods.lns import REQUIREMENTS as LNS_REQUIREMENTS
 from .methods.lns import lns
 from .methods.portfolio import portfolio
 from .models.requirements import (
+    RISK_REQUIREMENTS,
     KAnonymity,
     MultiplicativeTCloseness,
     Requirement,
@@ -229,7 +230,10 @@ def choose_method(
        each candidate's loss);
     3. ``"fulldomain"`` (optimal full-domain generalization, which also takes
        diversity constraints and alpha-protection) when every quasi-identifier has
-       levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes.
+       levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes;
+    4. ``"portfolio"`` when the requirements that are not union-monotone are risk
+       requirements (average risk, sample or population uniques): its Mondrian-family
+       candidates meet them at the smallest k that does.
 
     When the choice is the portfolio (or a heuristic) and a time limit of at least
     ``AUTO_LNS_SECONDS`` is given, the portfolio gets ``AUTO_PORTFOLIO_SHARE`` of it and
@@ -295,6 +299,11 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
             f"{', '.join(str(r) for r in unsupported)} are not union-monotone and the instance is "
             f"too large for cpsat, but its generalization lattice has {nodes} nodes <= "
             f"{AUTO_MAX_LATTICE}, so fulldomain searches it exactly"
+        ), {}
+    if all(isinstance(r, RISK_REQUIREMENTS) for r in unsupported):
+        return "portfolio", (
+            "the requirements hold class by class except the risk requirements, which the Mondrian "
+            "family of the portfolio meets at the smallest k that does"
         ), {}
     raise IncompatibleRequirementError(
         f"No available method enforces {', '.join(str(r) for r in unsupported)} on instance "

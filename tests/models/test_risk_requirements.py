@@ -137,3 +137,25 @@ def test_methods_that_cannot_enforce_them_say_so(table):
     for method in ("cpsat", "sabre", "kmember", "lattice-local"):
         with pytest.raises(IncompatibleRequirementError, match="average risk"):
             fa.anonymize(table, [fa.KAnonymity(2), AverageRisk("1/4")], method=method, seed=0)
+    # The exact models refuse every risk requirement before any work, naming who enforces it.
+    for method in ("cpsat", "lns"):
+        for req in (AverageRisk("1/4"), SampleUniqueness(0), PopulationUniqueness("1/10", model="zayatz",
+                                                                                  sampling_fraction="1/2")):
+            with pytest.raises(IncompatibleRequirementError,
+                               match=f"{method} cannot enforce .*mondrian, mondrian-relaxed, mondrian-loss, fulldomain"):
+                fa.anonymize(table, [fa.KAnonymity(2), req], method=method, seed=0, time_limit=5)
+
+
+def test_auto_routes_risk_requirements_to_the_mondrian_family():
+    # diva_table1 has no full-domain lattice (numeric age without intervals) and cpsat
+    # refuses risk requirements: the portfolio's Mondrian family meets them.
+    inst = fa.load("diva_table1")
+    reqs = [AverageRisk("1/3"), SampleUniqueness(0)]
+    rel = fa.anonymize(inst, reqs, seed=0, time_limit=5)
+    assert rel.provenance["auto_choice"] in ("mondrian", "mondrian-loss")
+    assert "risk requirements" in rel.provenance["auto_reason"]
+    report = fa.verify(inst, rel, reqs)
+    assert report.passed, str(report)
+    # 10 records: average risk <= 1/3 means at most 3 classes, and none of size 1.
+    sizes = rel.table.groupby(list(inst.schema.qi), observed=True).size()
+    assert len(sizes) <= 3 and (sizes > 1).all()

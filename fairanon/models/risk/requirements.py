@@ -18,12 +18,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...exceptions import InvalidParameterError
+from ...exceptions import IncompatibleRequirementError, InvalidParameterError
 from ..requirements import RISK_REQUIREMENTS, AverageRisk, PopulationUniqueness, SampleUniqueness
 from .population import population_model
 from .uniqueness import dankar, pitman, snb, zayatz
 
-__all__ = ["RiskResult", "risk_requirement"]
+__all__ = ["RISK_METHODS", "RiskResult", "refuse_risk", "risk_requirement"]
+
+#: The methods that enforce the risk requirements (named in the refusals of the others).
+RISK_METHODS = ("mondrian", "mondrian-relaxed", "mondrian-loss", "fulldomain")
 
 _ESTIMATORS = {"pitman": pitman, "zayatz": zayatz, "snb": snb, "dankar": dankar}
 
@@ -87,3 +90,28 @@ def risk_requirement(req, sizes: np.ndarray) -> RiskResult:
     if est.detail:
         detail += f" ({est.detail})"
     return RiskResult(achieved <= req.u, achieved, detail, "unique" if uniques else "", dict(est.parameters))
+
+
+def refuse_risk(requirements, caller: str) -> None:
+    """Refuse, before any work, the risk requirements a method does not enforce.
+
+    Raises
+    ------
+    IncompatibleRequirementError
+        Naming the first risk requirement of `requirements` and the methods that
+        enforce it.
+
+    >>> from fairanon.models.requirements import AverageRisk, KAnonymity
+    >>> refuse_risk([KAnonymity(2)], "cpsat")  # nothing to refuse
+    >>> refuse_risk([AverageRisk("1/5")], "cpsat")
+    Traceback (most recent call last):
+    ...
+    fairanon.exceptions.IncompatibleRequirementError: cpsat cannot enforce average risk <= 0.2: ...
+    """
+    for req in requirements:
+        if isinstance(req, RISK_REQUIREMENTS):
+            raise IncompatibleRequirementError(
+                f"{caller} cannot enforce {req}: average risk, sample uniques and population uniques "
+                f"are properties of the whole release, which {caller}'s model does not express. "
+                f"{', '.join(RISK_METHODS)} enforce them (method='auto' chooses among them)."
+            )
