@@ -94,6 +94,27 @@ def test_oka_above_the_limit_is_refused_before_the_work():
     _passes(inst, oka(inst, [fa.KAnonymity(3)], seed=0, memory_limit=need), [fa.KAnonymity(3)])
 
 
+# ------------------------------------------------------------------ fulldomain
+def test_fulldomain_above_the_limit_is_refused_before_the_lattice():
+    """German credit: 1,000 records and 7 quasi-identifiers whose levels give 2,430
+    nodes, held in arrays: 1,000 × 2,000 + 2,430 × (7 × 8 + 32) bytes."""
+    from fairanon.solver.fulldomain import lattice_size
+
+    inst = fa.load("german")
+    assert lattice_size(inst) == 2430 and len(inst.schema.generalizable) == 7
+    need = 1000 * 2000 + 2430 * (7 * 8 + 32)
+    reqs = [fa.KAnonymity(5)]
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, reqs, "fulldomain", seed=0, memory_limit=need - 1)
+    assert "fulldomain" in str(info.value) and "search='master'" in str(info.value)
+    assert info.value.need == need
+    # the CP-SAT master holds no arrays over the lattice
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, reqs, "fulldomain", seed=0, search="master", memory_limit=1000 * 2000 - 1)
+    assert info.value.need == 1000 * 2000
+    _passes(inst, fa.anonymize(inst, reqs, "fulldomain", seed=0, memory_limit=need), reqs)
+
+
 # ------------------------------------------------------------------ DIVA
 def test_diva_complete_pool_above_the_limit_names_exact_pool_cap():
     inst = fa.load("diva_table1")

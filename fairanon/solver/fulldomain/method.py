@@ -34,6 +34,7 @@ from .evaluate import Evaluator, whole_table_alpha
 from .frequency import Records, records, roll_up
 from .lattice import Space, build_space, ladders
 from .master import MasterFrontier
+from .memory import check_fulldomain_memory
 from .search import (
     LatticeFrontier,
     Outcome,
@@ -321,6 +322,7 @@ def fulldomain(
     limit = _check(objective, max_suppressed, search, instance.n_rows)
     time_limit = _cpsat.check_time_limit(time_limit, "fulldomain")
     deadline = None if time_limit is None else started + time_limit
+    check_fulldomain_memory(instance, LATTICE_NODES, search)
     space, values = lattice_space(instance, objective)
     problem = _Problem(
         instance,
