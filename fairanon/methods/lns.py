@@ -12,11 +12,13 @@ release.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
+from .._memory import check_memory
 from .._validation import check_int, check_option
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
 from ..instances.instance import Instance
@@ -44,6 +46,7 @@ from ..solver import _cpsat
 from ..solver.bounds import lp_bound
 from ..solver.lns import STRATEGIES, Incumbent, Registry, search
 from ..solver.local_recoding.labels import RECODINGS
+from ..solver.local_recoding.memory import model_memory
 from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
 from .starts import best_heuristic
 
@@ -59,6 +62,8 @@ FINISH_SHARE = 0.05
 DEFAULT_SECONDS = 60.0
 #: Parts searched at once by default: both cores of a 2-core machine.
 SEARCHES = 2
+#: Assignment variables of a neighbourhood's model at most: the search's `max_vars`.
+NEIGHBOURHOOD_MAX_VARS = inspect.signature(search).parameters["max_vars"].default
 #: The requirements lns enforces (those of cpsat).
 REQUIREMENTS = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
 
@@ -116,6 +121,20 @@ def best_bound(
     return found
 
 
+def check_search_memory(workers: int, searches: int, caller: str) -> None:
+    """Raise MemoryLimitError when the search's models would need more than the memory
+    limit: one neighbourhood model of at most :data:`NEIGHBOURHOOD_MAX_VARS` assignment
+    variables (:func:`~fairanon.solver.local_recoding.memory.model_memory`) per search
+    process, each solved by `workers` workers; checked before any work."""
+    check_memory(
+        searches * model_memory(NEIGHBOURHOOD_MAX_VARS, workers),
+        f"The large-neighbourhood search's models ({searches} at once, up to "
+        f"{NEIGHBOURHOOD_MAX_VARS:,} assignment variables each, solved by {workers} workers)",
+        "use searches=1 or fewer CP-SAT workers (num_workers), or a heuristic (method='mondrian')",
+        caller=caller,
+    )
+
+
 def improve(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -155,6 +174,7 @@ def improve(
     limit = _cpsat.check_time_limit(time_limit, "improve")
     workers = check_int(num_workers, "num_workers", "improve", low=1)
     searches = check_int(searches, "searches", "improve", low=1)
+    check_search_memory(workers, searches, "improve")
     if max_rounds is not None:
         max_rounds = check_int(max_rounds, "max_rounds", "improve", low=0)
     for name in strategies:
@@ -352,6 +372,8 @@ def lns(
     objective_arg = objective
     requirements, objective = _check(instance, requirements, objective, recoding, "lns", stretch_k)
     limit = _cpsat.check_time_limit(time_limit, "lns")
+    check_search_memory(check_int(num_workers, "num_workers", "lns", low=1),
+                        check_int(searches, "searches", "lns", low=1), "lns")
     budget = DEFAULT_SECONDS if limit is None else limit
     deadline = started + budget
     tried: list[dict] = []
