@@ -49,3 +49,13 @@ def test_thresholds_are_exact():
     req = requirement_from_spec({"t_closeness": {"t": 0.15}})
     assert req.t.denominator == 20
     assert fa.AlphaProtection("elift", 1.2).alpha == fa.AlphaProtection("ER", "6/5").alpha
+
+
+def test_a_requirement_entry_with_a_bad_value_gives_the_class_message():
+    from fairanon.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError) as info:
+        requirement_from_spec({"average_risk": {"r": 0}})
+    assert str(info.value) == "The 'r' parameter of AverageRisk must be in (0, 1]. Got 0 instead."
+    with pytest.raises(InvalidParameterError, match="Bad arguments for 'average_risk': .*unexpected keyword"):
+        requirement_from_spec({"average_risk": {"risk": 0}})

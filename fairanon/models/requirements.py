@@ -653,6 +653,8 @@ def requirement_from_spec(spec: Mapping | str) -> Requirement:
     if isinstance(args, Mapping):
         try:
             return cls(**args)
+        except InvalidParameterError:  # the class's own message (it is a TypeError as well)
+            raise
         except TypeError as exc:
             raise InvalidParameterError(f"Bad arguments for {key!r}: {exc}.") from None
     if isinstance(args, (int, float, str)) and cls in (KAnonymity, LDiversity, TCloseness):
