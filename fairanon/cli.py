@@ -96,7 +96,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sampling-fraction", help="the table is a sample of a population at this fraction "
                                                 "(e.g. 0.01 or 1/100): population uniques are estimated")
     p.add_argument("--population-size", type=int, help="the population's size, instead of --sampling-fraction")
-    p.add_argument("--weights", help="a numeric column of the instance with sampling weights (individual risk)")
+    p.add_argument("--weights", help="a numeric column of the instance with sampling weights (individual risk; "
+                   "default: the attribute of role weight)")
     p.add_argument("--threshold", default="1/5", help="count the records whose risk is above it (default: 1/5)")
     p.add_argument("--suda-max-size", type=int, default=3,
                    help="largest attribute set searched for minimal sample uniques (default: 3; 0 skips SUDA)")

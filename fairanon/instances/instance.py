@@ -31,6 +31,18 @@ def _natural_key(value: str):
     return (1, 0.0, value)
 
 
+def _sampling_weights(column: pd.Series, name: str, instance: str) -> np.ndarray:
+    """The values of a weight attribute as floats, each finite and > 0."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values) | (values <= 0)
+    if bad.any():
+        raise SchemaError(
+            f"Column {name!r} of instance {instance!r} holds sampling weights, which must be finite numbers > 0; "
+            f"{int(bad.sum())} are not, e.g. {column[bad].iloc[0]!r} (record {_plain(column.index[bad][0])!r})."
+        )
+    return values
+
+
 class Instance:
     """A table and its schema, validated once.
 
@@ -110,10 +122,15 @@ class Instance:
                 raise SchemaError(f"Every row of instance {self.name!r} has a missing value.")
 
         data = {}
+        weights = {}
         completed = []
         for attr in attrs:
             col = table[attr.name]
             if attr.role == "ignore":
+                completed.append(attr)
+                continue
+            if attr.role == "weight":
+                weights[attr.name] = _sampling_weights(col, attr.name, self.name)
                 completed.append(attr)
                 continue
             if attr.kind == "numeric":
@@ -176,9 +193,10 @@ class Instance:
                 data[attr.name] = pd.Categorical(values.to_numpy(), categories=list(domain))
             completed.append(attr)
         self.schema = Schema(completed)
-        released_cols = [a.name for a in completed if a.role != "ignore"]
+        released_cols = [a.name for a in completed if a.role not in ("ignore", "weight")]
         self.table = pd.DataFrame({c: data[c] for c in released_cols}, index=table.index)
-        self.extra = table[[a.name for a in completed if a.role == "ignore"]]
+        # Ignored columns and the sampling weights (as numbers) stay beside the table.
+        self.extra = table[[a.name for a in completed if a.role in ("ignore", "weight")]].assign(**weights)
 
     # ------------------------------------------------------------------ views
     @property

@@ -23,7 +23,10 @@ __all__ = ["Attribute", "Schema", "ROLES", "KINDS"]
 #:              released unchanged; the l/t target when no attribute is sensitive
 #: insensitive  released unchanged and used by no requirement
 #: ignore       left out of the release
-ROLES = ("identifier", "qi", "protected", "sensitive", "decision", "insensitive", "ignore")
+#: weight       a sampling weight (numeric, > 0): the number of population records the
+#:              record stands for, as sdcMicro's weightVar; left out of the release and
+#:              read by the risk models (individual risk: F_k = sum of the weights)
+ROLES = ("identifier", "qi", "protected", "sensitive", "decision", "insensitive", "ignore", "weight")
 #: Value types: numbers, categories with a total order, categories with a hierarchy.
 KINDS = ("numeric", "ordered", "categorical")
 
@@ -36,8 +39,9 @@ class Attribute:
     ----------
     name : str
         The column name.
-    role : {"identifier", "qi", "protected", "sensitive", "decision", "insensitive", "ignore"}
+    role : {"identifier", "qi", "protected", "sensitive", "decision", "insensitive", "ignore", "weight"}
     kind : {"numeric", "ordered", "categorical"}
+        A weight is numeric.
     hierarchy : Hierarchy, optional
         For categorical attributes (default: a flat ``*`` over the values present); also
         allowed for ordered ones.
@@ -78,6 +82,9 @@ class Attribute:
             raise SchemaError(f"Attribute {self.name!r} is the protected attribute but names no protected value.")
         if self.role == "decision" and self.negative is None:
             raise SchemaError(f"Attribute {self.name!r} is the decision attribute but names no negative value.")
+        if self.role == "weight" and self.kind != "numeric":
+            raise SchemaError(f"Attribute {self.name!r} holds sampling weights, which are numbers: declare it "
+                              f"numeric (type: numeric), not {self.kind}.")
         if self.kind == "numeric" and (self.hierarchy is not None or self.order is not None):
             raise SchemaError(f"Numeric attribute {self.name!r} takes intervals, not a hierarchy or an order.")
         if self.kind != "numeric" and self.intervals is not None:
@@ -90,7 +97,7 @@ class Attribute:
 
     @property
     def released(self) -> bool:
-        return self.role not in ("identifier", "ignore")
+        return self.role not in ("identifier", "ignore", "weight")
 
     @property
     def domain(self) -> tuple[str, ...] | None:
@@ -160,7 +167,8 @@ class Attribute:
         if isinstance(spec.get("order"), str):
             raise SchemaError(f"Attribute {name!r}: order must be a list of values; got {spec['order']!r}.")
         if kind is None:
-            kind = "ordered" if spec.get("order") is not None else "categorical"
+            kind = ("numeric" if spec.get("role") == "weight" else
+                    "ordered" if spec.get("order") is not None else "categorical")
         protected = spec.get("protected", ())
         if isinstance(protected, str):
             protected = (protected,)
@@ -221,6 +229,9 @@ class Schema:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise SchemaError(f"Attributes named more than once: {dupes}.")
+        weights = [a.name for a in attrs if a.role == "weight"]
+        if len(weights) > 1:
+            raise SchemaError(f"At most one weight attribute is supported; found {weights}.")
         for role in ("protected", "decision"):
             found = [a.name for a in attrs if a.role == role]
             if len(found) > 1:
@@ -274,6 +285,12 @@ class Schema:
     @property
     def decision(self) -> str | None:
         found = self._with_role("decision")
+        return found[0] if found else None
+
+    @property
+    def weight(self) -> str | None:
+        """The sampling-weight attribute (role "weight"), or None."""
+        found = self._with_role("weight")
         return found[0] if found else None
 
     @property

@@ -125,6 +125,43 @@ def test_uniqueness_and_individual_risk_by_hand(hand):
     assert sdc == pytest.approx([pk / (3 - (1 - pk))] * 3 + [one, one] + [pk / (5 - (1 - pk))] * 5, rel=1e-12)
 
 
+def test_a_weight_attribute_gives_the_individual_risk_its_weights():
+    schema = fa.Schema([*SCHEMA, fa.Attribute.from_spec("w", {"role": "weight"})])
+    assert schema["w"].kind == "numeric" and schema.weight == "w" and "w" not in schema.released
+    inst = fa.Instance(HAND, schema, name="weighted")
+    # The weight is not released: methods leave it out, the verifier allows no such column.
+    assert "w" not in inst.table.columns and inst.extra["w"].tolist() == [2.0] * 10
+    rel = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
+    assert "w" not in rel.table.columns and fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+    # fa.risk reads it without being told: weights 2, p = 1/2, the hand values above.
+    ln2 = math.log(2)
+    individual = fa.risk(inst, suda_max_size=None).individual
+    assert individual.source == "weights w"
+    assert individual.risk.tolist() == pytest.approx([ln2 - 0.5] * 3 + [ln2, ln2] + [ln2 - 7 / 12] * 5, rel=1e-12)
+    # In the release each record has r by the size f of its class, all weights 2 (p = 1/2):
+    # r_2 = (p/q²)(p ln p + q) = 1 − ln 2, and r_3, r_5 as above.
+    by_size = {2: 1 - ln2, 3: ln2 - 0.5, 5: ln2 - 7 / 12}
+    released = fa.risk(inst, rel, suda_max_size=None).individual
+    sizes = rel.table.groupby(["age", "zip"], observed=True)["age"].transform("size")
+    assert set(sizes) <= set(by_size)
+    assert released.risk.loc[sizes.index].tolist() == pytest.approx([by_size[f] for f in sizes], rel=1e-12)
+
+
+def test_bad_weight_attributes():
+    with pytest.raises(fa.SchemaError, match="numeric"):
+        fa.Attribute("w", role="weight")
+    with pytest.raises(fa.SchemaError, match="At most one weight"):
+        fa.Schema([fa.Attribute("a"), fa.Attribute("v", "weight", "numeric"), fa.Attribute("w", "weight", "numeric")])
+    schema = fa.Schema([*SCHEMA, fa.Attribute("w", "weight", "numeric")])
+    for bad in (0.0, -1.0, "x", float("inf")):
+        with pytest.raises(fa.SchemaError, match="finite numbers > 0"):
+            fa.Instance(HAND.assign(w=[bad] + [2.0] * 9), schema)
+    with pytest.raises(fa.SchemaError, match="Missing values in 'w'"):
+        fa.Instance(HAND.assign(w=[None] + [2.0] * 9), schema)
+    dropped = fa.Instance(HAND.assign(w=[None] + [2.0] * 9), schema, missing="drop")
+    assert dropped.n_rows == 9 and dropped.dropped_rows == [100]
+
+
 def test_benedetti_franconi_closed_forms_and_integral():
     for p in (1e-6, 0.01, 0.3, 0.5, 0.8, 0.999):
         q = 1 - p

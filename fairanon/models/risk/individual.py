@@ -27,7 +27,8 @@ The expected number of re-identifications is ER = Σ_records r_k and the global 
 ER / n (sdcMicro's ``global_risk_ER`` and ``global_risk``).
 
 Weights: a weight column of the instance (the number of population records a record
-stands for, ≥ 1 as a rule; every class needs F_k ≥ f_k), else the uniform weight N/n of
+stands for, ≥ 1 as a rule; every class needs F_k ≥ f_k) — by default its attribute of
+role "weight" (:data:`fairanon.instances.schema.ROLES`) —, else the uniform weight N/n of
 a population model, else none — the table is the population, F_k = f_k and r_k = 1/f_k,
 the prosecutor risk.
 """

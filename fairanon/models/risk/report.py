@@ -172,7 +172,8 @@ def risk(
         against it.
     weights : str, optional
         A numeric column of the instance holding sampling weights, for the individual
-        risk (F_k = Σ w).
+        risk (F_k = Σ w); default: the instance's weight attribute (role "weight"), if
+        it has one.
     threshold : rational in [0, 1] or None, default=1/5
         Count the records whose prosecutor (and journalist, individual) risk is strictly
         above it.
@@ -226,6 +227,8 @@ def risk(
         lap("journalist")
     unique = uniqueness(classes, model, models=models)
     lap("uniqueness")
+    if weights is None:
+        weights = instance.schema.weight
     individual = individual_risk(classes, weights=weights, population=model, method=individual_method,
                                  threshold=None if t is None else float(t))
     lap("individual")
