@@ -2,8 +2,10 @@
 risk in the report ``fairanon anonymize`` writes."""
 
 import json
+import math
 
-from cli_helpers import run, write_job
+import pytest
+from cli_helpers import CSV, SCHEMA, run, write_job
 
 
 def test_risk_of_the_instance_and_of_a_release(tmp_path, capsys):
@@ -51,3 +53,19 @@ def test_a_job_with_risk_requirements(tmp_path, capsys):
     checks = {c["name"]: c for c in report["report"]["checks"]}
     assert checks["average risk <= 1/3"]["passed"] and checks["sample uniques <= 0 of the records"]["passed"]
     assert report["risk"]["uniqueness"]["sample_uniques"] == 0
+
+
+def test_a_job_with_a_weight_attribute(tmp_path, capsys):
+    # Every record stands for 4 people: f = 1, F = 4, p = 1/4, r = (p/q) ln(1/p) = ln(4)/3.
+    lines = CSV.strip().splitlines()
+    csv = "\n".join([lines[0] + ",w"] + [line + ",4" for line in lines[1:]]) + "\n"
+    job = write_job(tmp_path, csv=csv, schema=SCHEMA + "\nw: {role: weight}")
+    code, out, err = run(capsys, "risk", job, "--json", "--suda-max-size", "0")
+    assert code == 0, err
+    individual = json.loads(out)["individual"]
+    assert individual["source"] == "weights w"
+    assert individual["highest"] == pytest.approx(math.log(4) / 3, rel=1e-12)
+    assert individual["expected_reidentifications"] == pytest.approx(8 * math.log(4) / 3, rel=1e-12)
+    assert run(capsys, "anonymize", job, "--out", tmp_path / "o")[0] == 0
+    header = (tmp_path / "o" / "release.csv").read_text().splitlines()[0]
+    assert "w" not in header.split(",")  # never released
