@@ -21,7 +21,8 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from ..exceptions import FairanonError
-from . import hierarchies, worker
+from . import hierarchies, requirements, worker
+from .requirements import check_requirements, form_of
 from .session import ROLES, Session
 
 HERE = Path(__file__).parent
@@ -35,58 +36,6 @@ CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
 
 class _ForgedRequest(Exception):
     """A POST without the CSRF token of the app's pages."""
-
-#: The requirement fields of the Requirements page: (field, label, help).
-FIELDS = (
-    ("k", "k-anonymity: k", "every class holds at least k records"),
-    ("l", "l-diversity: l", "every class holds at least l distinct sensitive values"),
-    ("t", "t-closeness: t", "distance of each class's sensitive distribution to the table's (e.g. 0.2 or 1/5)"),
-    ("alpha", "α-protection: α (RD)", "largest risk difference of the decision in any context"),
-    ("diversity", "diversity constraints", "one per line: attribute(value) [lower, upper]"),
-)
-
-
-def _spec(name: str, text: str):
-    """The job-file form of one requirement field (numbers as the user typed them when
-    they do not parse, so that the requirement's own message names them)."""
-    text = text.strip()
-    value = int(text) if text.isdigit() else text
-    if name == "k":
-        return {"k_anonymity": {"k": value}}
-    if name == "l":
-        return {"l_diversity": {"l": value}}
-    if name == "t":
-        return {"t_closeness": {"t": text}}
-    if name == "alpha":
-        return {"alpha_protection": {"measure": "RD", "alpha": text}}
-    raise KeyError(name)
-
-
-def check_requirements(instance, form: Mapping) -> tuple[list, list, dict, str | None]:
-    """(specs, requirements, per-field errors, error of the set as a whole)."""
-    from ..models.requirements import requirement_from_spec, validate_requirements
-
-    specs, requirements, errors = [], [], {}
-    for name, *_ in FIELDS:
-        text = str(form.get(name, "") or "").strip()
-        if not text:
-            continue
-        field_specs = ([{"diversity": line.strip()} for line in text.splitlines() if line.strip()]
-                       if name == "diversity" else [_spec(name, text)])
-        try:
-            reqs = [requirement_from_spec(s) for s in field_specs]
-            if instance is not None:
-                validate_requirements(instance, reqs, caller="anonymize")
-        except FairanonError as exc:
-            errors[name] = str(exc)
-            continue
-        specs += field_specs
-        requirements += reqs
-    whole = None
-    if not errors and not requirements:
-        whole = "Give at least one requirement."
-    return specs, requirements, errors, whole
-
 
 def _absolute(section: Mapping, base: str) -> dict:
     """A job's ``instance`` section with its file paths made absolute."""
@@ -149,7 +98,7 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         session.use(_absolute(doc.get("instance") or {}, base), os.path.basename(job))
         session.job_requirements = list(doc.get("requirements") or [])
         session.job_settings = {k: doc.get(k) for k in ("method", "seed", "time_limit", "options")}
-        session.form = _form_of(session.job_requirements)
+        session.form = form_of(session.job_requirements)
 
     @app.middleware("http")
     async def require_token(request: Request, call_next):
@@ -176,6 +125,7 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
 
     app.state.render = page
     app.include_router(hierarchies.router)
+    app.include_router(requirements.router)
 
     # -- Data ------------------------------------------------------------------
     @app.get("/")
@@ -249,28 +199,6 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         except FairanonError as exc:
             return await data(request, error=str(exc), status_code=400)
         return RedirectResponse("/data", status_code=303)
-
-    # -- Requirements --------------------------------------------------------
-    @app.get("/requirements", response_class=HTMLResponse)
-    async def requirements_page(request: Request):
-        _, _, errors, _ = check_requirements(session.instance, session.form) if session.form else ([], [], {}, None)
-        return page(request, "requirements.html", fields=FIELDS, form=session.form, errors=errors, whole=None)
-
-    @app.post("/requirements", response_class=HTMLResponse)
-    async def set_requirements(request: Request):
-        form = {k: str(v) for k, v in (await request.form()).items()}
-        session.form = form
-        session.job_requirements = None
-        _, _, errors, whole = check_requirements(session.instance, form)
-        if errors or whole:
-            return page(request, "requirements.html", 400, fields=FIELDS, form=form, errors=errors, whole=whole)
-        return RedirectResponse("/run", status_code=303)
-
-    @app.post("/requirements/check/{name}", response_class=HTMLResponse)
-    async def check_field(request: Request, name: str):
-        form = {k: str(v) for k, v in (await request.form()).items()}
-        _, _, errors, _ = check_requirements(session.instance, {name: form.get(name, "")})
-        return HTMLResponse(f'<span class="error">{_escape(errors[name])}</span>' if name in errors else "")
 
     # -- Run -----------------------------------------------------------------
     def current_requirements():
@@ -446,30 +374,7 @@ def _results(run) -> dict:
             "highlighted": highlighted}
 
 
-def _form_of(requirements: list) -> dict:
-    """The Requirements page's fields for a job file's requirements (those it can show)."""
-    form: dict = {}
-    for spec in requirements:
-        if not isinstance(spec, Mapping) or len(spec) != 1:
-            continue
-        (key, args), = spec.items()
-        value = args if not isinstance(args, Mapping) else next(iter(args.values()), "")
-        field = {"k_anonymity": "k", "l_diversity": "l", "t_closeness": "t", "alpha_protection": "alpha"}.get(key)
-        if field and not (isinstance(args, Mapping) and key == "alpha_protection" and args.get("measure", "RD") != "RD"):
-            form[field] = str(args.get({"alpha": "alpha"}.get(field, field), value) if isinstance(args, Mapping)
-                              else value)
-        elif key == "diversity" and isinstance(args, str):
-            form["diversity"] = (form.get("diversity", "") + "\n" + args).strip()
-    return form
-
-
 def _have_sklearn() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("sklearn") is not None
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)

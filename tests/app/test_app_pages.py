@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 import fairanon as fa  # noqa: E402
 from fairanon.app import worker  # noqa: E402
+from fairanon.app.requirements import check_requirements, form_of  # noqa: E402
 from fairanon.app.web import CSRF_FIELD, CSRF_HEADER, create_app  # noqa: E402
 
 TOKEN = "test-token"
@@ -125,6 +126,54 @@ def test_requirement_messages_beside_their_fields(client):
     # the field check htmx sends on change
     assert "exceeds" in client.post("/requirements/check/k", data={"k": "18"}).text
     assert client.post("/requirements/check/k", data={"k": "3"}).text == ""
+
+
+def error_beside(page: str, group: str) -> str:
+    span = re.search(rf'<span id="e-{group}" class="message">(.*?)</span>\s*</span>', page, re.S)
+    return html.unescape(span.group(1)) if span else ""
+
+
+def test_every_requirement_group_and_its_messages(client):
+    """Each group's fields become one requirement of the job file; a bad field gets the
+    requirement class's own message beside its group."""
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    bad = {"l": "2", "l_variant": "recursive", "t": "0.2", "t_distance": "equal", "t_domain": "declared",
+           "mt": "-1", "alpha": "1.2", "alpha_measure": "RR", "alpha_support": "x", "risk": "0",
+           "uniques": "2", "population": "0.01", "population_fraction": "0.1", "population_size": "5"}
+    response = client.post("/requirements", data=bad)
+    assert response.status_code == 400
+    for group, message in (("l", "The 'c' parameter of LDiversity is required for variant='recursive'"),
+                           ("t", "'ordered_domain' parameter of TCloseness applies only to distance='ordered'"),
+                           ("mt", "The 't' parameter of MultiplicativeTCloseness must be in [1, inf]"),
+                           ("alpha", "The 'min_support' parameter of AlphaProtection must be an int"),
+                           ("risk", "The 'r' parameter of AverageRisk must be in (0, 1]. Got '0' instead."),
+                           ("uniques", "The 'u' parameter of SampleUniqueness must be in [0, 1]. Got '2' instead."),
+                           ("population", "needs exactly one of 'sampling_fraction' and 'population_size'")):
+        assert message in error_beside(response.text, group), (group, error_beside(response.text, group))
+        assert "Bad arguments" not in error_beside(response.text, group)  # the class's message, as the API gives it
+    assert 'id="e-k" class="message"></span>' in response.text  # a valid group has no message
+    # the check htmx sends when a field of a group changes: that group only
+    assert "is required" in client.post("/requirements/check/l", data=bad).text
+    assert client.post("/requirements/check/l", data={**bad, "l_c": "3"}).text.strip() == ""
+    assert client.post("/requirements/check/nope", data=bad).status_code == 404
+    good = {"k": "2", "l": "2", "l_variant": "recursive", "l_c": "3", "l_attribute": "decision",
+            "t": "1/5", "t_distance": "ordered", "t_domain": "declared", "mt": "3/2", "alpha": "1.2",
+            "alpha_measure": "RR", "alpha_support": "2", "alpha_strict": "on", "risk": "1/2", "uniques": "0",
+            "population": "1/100", "population_model": "pitman", "population_fraction": "1/10"}
+    response = client.post("/requirements", data=good)
+    assert response.url.path == "/run"
+    specs = [fa.models.requirements.requirement_from_spec(s)
+             for s in check_requirements(client.app.state.session.instance, good)[0]]
+    assert specs == [fa.KAnonymity(2), fa.LDiversity(2, variant="recursive", c=3, attribute="decision"),
+                     fa.TCloseness("1/5", distance="ordered", ordered_domain="declared"),
+                     fa.MultiplicativeTCloseness("3/2"), fa.AlphaProtection("RR", "1.2", min_support=2, strict=True),
+                     fa.AverageRisk("1/2"), fa.SampleUniqueness(0),
+                     fa.PopulationUniqueness("1/100", model="pitman", sampling_fraction="1/10")]
+    # the page shows a job file's requirements in its fields
+    assert form_of([{"t_closeness": {"t": "0.2", "distance": "ordered"}}, {"k": 5},
+                    {"diversity": "sex(female) [2, 9]"}, {"alpha_protection": {"measure": "slift", "alpha": 2}}]) == {
+        "t": "1/5", "t_distance": "ordered", "t_domain": "present", "k": "5", "diversity": "sex(female) [2, 9]",
+        "alpha": "2", "alpha_measure": "RR"}
 
 
 def test_upload_csv_roles_and_malformed_files(client, tmp_path):
