@@ -37,6 +37,9 @@ def add_subcommand(sub) -> None:
     p.add_argument("--d", help="only d-unexplainable discrimination is removed (DI_e: items of non-PD, non-class attributes)")
     p.add_argument("--epsilon", help="ε-differential privacy through PrivBasis instead of k-anonymity")
     p.add_argument("--top", type=int, help="K, the number of patterns PrivBasis releases (default: |F(D, σ)|, read from the data)")
+    p.add_argument("--targets", choices=["paper", "union"], default="paper",
+                   help="virtual records of the slift family: the paper's {A, B} (default), or with the other protected "
+                        "attributes' items, which settles the re-check loop with several protected groups")
     p.add_argument("--exact", action="store_true", help="least support added, by CP-SAT (small sets)")
     p.add_argument("--closed", action="store_true", help="mine and publish closed itemsets")
     p.add_argument("--seed", type=_seed, default=0, help="seed for every randomized step (an int >= 0; default 0)")
@@ -118,11 +121,15 @@ def run(args) -> int:
         top = args.top if args.top is not None else len(patterns)
         if args.top is None:
             print(f"note: K = {top} frequent itemsets was read from the data; pass --top for an end-to-end ε-DP release")
-        release = publish_dp(db, top, args.epsilon, roles, reqs, seed=args.seed,
+        release = publish_dp(db, top, args.epsilon, roles, reqs, seed=args.seed, targets=args.targets,
                              privbasis_options={"min_support": support, "release": "topk"})
+    elif args.exact:
+        if args.targets != "paper":
+            raise InvalidParameterError("patterns: --targets chooses the greedy method's virtual records; --exact chooses its own.")
+        release = publish(patterns, reqs, method="exact", seed=args.seed, time_limit=args.time_limit)
     else:
-        release = publish(patterns, reqs, method="exact" if args.exact else "greedy", seed=args.seed,
-                          time_limit=args.time_limit)
+        release = publish(patterns, reqs, method="greedy", seed=args.seed, time_limit=args.time_limit,
+                          targets=args.targets)
     status = str(release.status)
     file = PATTERN_FILES["passed" if release.passed else status if status in ("INFEASIBLE", "UNKNOWN") else "FAILED"]
     csv_path = os.path.join(args.out, file)

@@ -36,6 +36,7 @@ __all__ = [
     "NEGATIONS",
     "READINGS",
     "SLIFT_FAMILY",
+    "TARGETS",
     "Contingency",
     "check_alpha",
     "check_measure",
@@ -240,13 +241,41 @@ def is_discriminatory(measure: str, value: Fraction | None, alpha: Fraction, rea
     return value >= alpha if reading == "strict" else value > alpha
 
 
-def target(measure: str, pattern: frozenset, roles: Roles) -> frozenset:
+#: Which virtual transactions the slift family adds: the paper's {A, B}, or {A, B} with
+#: the protected items of the attributes it leaves free (docs/papers.md, HJ-2).
+TARGETS = ("paper", "union")
+
+
+def target(measure: str, pattern: frozenset, roles: Roles, targets: str = "paper") -> frozenset:
     """p_t, the itemset whose support (and its subsets') Alg. 2 raises: {A, B} for the
     slift family, {B, C} for the elift family (Alg. 2 lines 8-12; the chance measures
-    join their families as in Theorem 4 and Alg. 4)."""
-    if measure in SLIFT_FAMILY:
-        return pattern - {roles.decision}
-    return pattern - roles.protected
+    join their families as in Theorem 4 and Alg. 4).
+
+    With ``targets="union"`` a slift-family target (clift aside: it compares values of
+    one attribute) also holds, for every attribute that neither A nor B names, its
+    protected item when DI_b has exactly one of that attribute. Such a virtual record
+    raises n1 of every PD rule it supports instead of counting as ¬A′ for the other
+    protected items A′, so it lowers p1 and never lowers p2 of any of them: it can only
+    harm a rule whose context lacks an attribute that B fixes to an unprotected value
+    (docs/papers.md, HJ-2).
+
+    >>> roles = Roles({"sex=F", "age=young"}, "C")
+    >>> sorted(target("slift", frozenset({"sex=F", "job=x", "C"}), roles, "union"))
+    ['age=young', 'job=x', 'sex=F']
+    >>> sorted(target("slift", frozenset({"sex=F", "age=old", "C"}), roles, "union"))
+    ['age=old', 'sex=F']
+    """
+    if measure not in SLIFT_FAMILY:
+        return pattern - roles.protected
+    t = pattern - {roles.decision}
+    if targets == "paper" or measure == "clift":
+        return t
+    used = {attribute_of(i) for i in t}
+    free: dict[str, list] = {}
+    for item in roles.protected:
+        if attribute_of(item) not in used:
+            free.setdefault(attribute_of(item), []).append(item)
+    return t | {items[0] for items in free.values() if len(items) == 1}
 
 
 def _rhs(measure: str, t: Contingency, alpha: Fraction) -> Fraction | None:

@@ -64,7 +64,10 @@ def _reason(result: SanitizationResult) -> str | None:
         parts.append(f"{len(result.residual)} pattern(s) still α-discriminatory: {shown}")
     if result.unsanitizable:
         parts.append(f"{len(result.unsanitizable)} pattern(s) no support increase of this method can make protective")
-    parts.append("try method='exact'")
+    if result.options.get("targets") == "paper" and result.residual:
+        parts.append("try targets='union' (docs/papers.md, HJ-2) or method='exact'")
+    else:
+        parts.append("try method='exact'")
     return "; ".join(p for p in parts if p)
 
 
@@ -72,7 +75,7 @@ def greedy(patterns: PatternSet, requirements: PatternRequirements, *, seed=None
     """The paper's algorithms with the fixes of docs/papers.md (:func:`fairanon.patterns.sanitize`).
 
     Options: ``recheck`` (default True), ``max_rounds`` (100), ``ceil`` (False),
-    ``guard_channels`` (True). `seed` and `time_limit` are accepted for the common
+    ``guard_channels`` (True), ``targets`` ("paper"; "union" settles the re-check loop, HJ-2). `seed` and `time_limit` are accepted for the common
     method signature; the method is deterministic.
     """
     started = time.perf_counter()

@@ -10,7 +10,8 @@ fixes of docs/papers.md (Hajian et al.).
 - Theorem 1 fails for the slift family with two or more protected items (HJ-2): after the
   paper's single pass, a bounded re-check loop re-detects on the current supports and
   sanitizes again, and reports non-convergence (HJ-2: Adult at σ = 10 %, α = 1.2, k >= 25)
-  instead of looping.
+  instead of looping. ``targets="union"`` adds the other protected attributes' items to
+  each virtual record, after which the loop settles (HJ-2).
 
 Every function returns a :class:`SanitizationResult`; none of them trusts its own
 detection as a verification: :func:`fairanon.patterns.verify_patterns` re-checks.
@@ -36,6 +37,7 @@ from .detect import (
 from .measures import (
     ELIFT_FAMILY,
     READINGS,
+    TARGETS,
     check_alpha,
     check_measure,
     contingency,
@@ -115,7 +117,7 @@ class SanitizationResult:
         return sum(ps.support(x) - ps.base_support(x) for x in ps.supports)
 
 
-def _step(ws, pattern, measure, alpha, reading, ceil, channels, k, round_no, unsanitizable) -> Step | None:
+def _step(ws, pattern, measure, alpha, reading, ceil, channels, k, round_no, unsanitizable, targets) -> Step | None:
     """Alg. 2 lines 5-18 for one pattern on the current supports."""
     roles = ws.patterns.roles
     domain = domain_of(ws.patterns) if measure == "clift" else ()
@@ -126,7 +128,7 @@ def _step(ws, pattern, measure, alpha, reading, ceil, channels, k, round_no, uns
         return None
     if d < 1:
         return None
-    p_t = target(measure, pattern, roles)
+    p_t = target(measure, pattern, roles, targets)
     guarded = False
     if channels is not None and d < k and channels.opened_by(p_t):
         d, guarded = k, True
@@ -146,12 +148,13 @@ def antidisc_sanitize(
     k: int = 0,
     round_no: int = 1,
     unsanitizable: set | None = None,
+    targets: str = "paper",
 ) -> list:
     """ANTIDISCPATTSANIT [1]_ (Alg. 2) on a workspace, in the order given.
 
     For each pattern p = {A, B, C}: Δ from the current supports (§5.1.1-5.1.2,
     docs/papers.md, HJ-4), then Δ virtual transactions equal to {A, B} (slift family) or {B, C} (elift
-    family). Returns the steps taken.
+    family), or as `targets` says (:func:`~fairanon.patterns.measures.target`). Returns the steps taken.
 
     References
     ----------
@@ -161,7 +164,7 @@ def antidisc_sanitize(
     steps = []
     for f in findings:
         p = f.pattern if isinstance(f, Finding) else frozenset(f)
-        s = _step(ws, p, measure, alpha, reading, ceil, channels, k, round_no, unsanitizable)
+        s = _step(ws, p, measure, alpha, reading, ceil, channels, k, round_no, unsanitizable, targets)
         if s is not None:
             steps.append(s)
     return steps
@@ -193,8 +196,9 @@ def unexplainable_sanitize(
     k: int = 0,
     round_no: int = 1,
     unsanitizable: set | None = None,
+    targets: str = "paper",
 ) -> list:
-    """UNEXPLAINANTIDISCPATTSANIT [1]_ (Alg. 4).
+    """UNEXPLAINANTIDISCPATTSANIT [1]_ (Alg. 4); `targets` as in :func:`antidisc_sanitize`.
 
     elift family: Alg. 2 on the d-unexplainable patterns (safe by Theorem 2). slift
     family: a work list; after sanitizing p, every PD proper subset of p that is now
@@ -210,7 +214,7 @@ def unexplainable_sanitize(
     if measure in ELIFT_FAMILY:
         return antidisc_sanitize(
             ws, patterns, measure, alpha, reading=reading, ceil=ceil, channels=channels, k=k,
-            round_no=round_no, unsanitizable=unsanitizable,
+            round_no=round_no, unsanitizable=unsanitizable, targets=targets,
         )
     roles = ws.patterns.roles
     instances = _instances(ws.patterns)
@@ -222,7 +226,7 @@ def unexplainable_sanitize(
     while i < len(worklist):
         p = worklist[i]
         i += 1
-        s = _step(ws, p, measure, alpha, reading, ceil, channels, k, round_no, unsanitizable)
+        s = _step(ws, p, measure, alpha, reading, ceil, channels, k, round_no, unsanitizable, targets)
         if s is not None:
             steps.append(s)
         for q in _pd_subsets(ws, p):
@@ -258,6 +262,7 @@ def sanitize(
     max_rounds: int = 100,
     ceil: bool = False,
     guard_channels: bool = True,
+    targets: str = "paper",
 ) -> SanitizationResult:
     """Publishable pattern set: α-protective, optionally d-explainable and k-anonymous.
 
@@ -285,6 +290,12 @@ def sanitize(
         True: the paper's ``Δ = ceil(RHS)`` (can land on f = α, docs/papers.md, HJ-1).
     guard_channels : bool, default=True
         With k: raise a Δ below k to k when it would open a channel of support 0 (P13).
+    targets : {"paper", "union"}, default="paper"
+        The virtual transactions of the slift family: the paper's {A, B}, or {A, B} with
+        the protected item of every protected attribute that A and B leave free, which
+        never counts against another protected group, so that the re-check loop settles
+        where the paper's does not (docs/papers.md, HJ-2). The elift family and clift
+        are not affected.
 
     Returns
     -------
@@ -308,6 +319,7 @@ def sanitize(
     """
     caller = "sanitize"
     measure, alpha, max_rounds = _check_common(measure, alpha, reading, max_rounds, caller)
+    check_option(targets, "targets", caller, TARGETS)
     if not isinstance(patterns, PatternSet):
         raise InvalidParameterError(f"The 'patterns' parameter of {caller} must be a PatternSet. Got {type(patterns).__name__} instead.")
     if k is not None:
@@ -346,7 +358,8 @@ def sanitize(
             stop = "single pass (recheck=False)" if not recheck else f"did not converge in {max_rounds} passes"
             break
         rounds += 1
-        common = dict(reading=reading, ceil=ceil, channels=channels, k=k or 0, round_no=rounds, unsanitizable=unsanitizable)
+        common = dict(reading=reading, ceil=ceil, channels=channels, k=k or 0, round_no=rounds, unsanitizable=unsanitizable,
+                      targets=targets)
         if d is None:
             new = antidisc_sanitize(ws, todo, measure, alpha, **common)
         else:
@@ -371,7 +384,8 @@ def sanitize(
         privacy=privacy,
         stop_reason=stop,
         options={"measure": measure, "alpha": str(alpha), "k": k, "d": None if d is None else str(d), "reading": reading,
-                 "recheck": recheck, "max_rounds": max_rounds, "ceil": ceil, "guard_channels": guard_channels},
+                 "recheck": recheck, "max_rounds": max_rounds, "ceil": ceil, "guard_channels": guard_channels,
+                 "targets": targets},
     )
 
 

@@ -99,3 +99,39 @@ def test_cli_paper_dataset(tmp_path, capsys):
     code = main(["patterns", "german", "--support", "0.25", "--alpha", "1.2", "--out", str(tmp_path)])
     assert code == 0
     assert "german:" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ targets="union" (HJ-2)
+V7 = {("f", "y", "C"): 2, ("f", "C"): 22, ("y", "C"): 11, ("C",): 5, ("f", "y"): 8, ("f",): 8, ("y",): 9, (): 35}
+
+
+def test_publish_names_union_targets_when_the_paper_pass_leaves_discrimination():
+    """V7 (docs/papers.md, HJ-2): the paper's single pass leaves y discriminatory, and the
+    reason points at targets="union", whose single pass leaves nothing (33 records {f, y})."""
+    ps = fp.PatternSet.from_db(fp.TransactionDB.from_counts(V7), 1, fp.Roles({"f", "y"}, "C"), backend="apriori")
+    reqs = fp.PatternRequirements("slift", F(5, 4))
+    paper = fp.publish(ps, reqs, recheck=False)
+    assert paper.status == Status.INFEASIBLE and not paper.passed
+    assert "try targets='union'" in paper.reason
+    union = fp.publish(ps, reqs, recheck=False, targets="union")
+    assert union.status == Status.FEASIBLE and union.passed and union.reason is None
+    assert union.patterns.ledger == ((frozenset({"f", "y"}), 33),)
+    assert union.provenance["params"]["targets"] == "union"
+    with pytest.raises(InvalidParameterError, match="'targets' parameter of sanitize"):
+        fp.publish(ps, reqs, targets="both")
+
+
+def test_cli_targets(tmp_path, capsys):
+    rows = ["f,y,c"] + [f"{f},{y},{c}" for (f, y, c), n in {(1, 1, 1): 2, (1, 0, 1): 22, (0, 1, 1): 11, (0, 0, 1): 5,
+                                                           (1, 1, 0): 8, (1, 0, 0): 8, (0, 1, 0): 9, (0, 0, 0): 35}.items()
+                            for _ in range(n)]
+    path = tmp_path / "v7.csv"
+    path.write_text("\n".join(rows) + "\n")
+    args = ["patterns", str(path), "--support", "1", "--alpha", "1.25", "--protected", "f=1", "y=1",
+            "--decision", "c=1", "--targets", "union"]
+    assert main(args + ["--out", str(tmp_path / "o")]) == 0, capsys.readouterr()
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["status"] == "FEASIBLE" and report["report"]["passed"]
+    assert report["provenance"]["params"]["targets"] == "union"
+    assert main(args + ["--exact", "--out", str(tmp_path / "e")]) == 2
+    assert "--targets chooses the greedy method's" in capsys.readouterr().err

@@ -223,6 +223,20 @@ def test_v7_counterexample_detected_and_fixed_by_recheck():
     assert not capped.converged and "did not converge in 2 passes" in capped.stop_reason
 
 
+def test_v7_union_targets_settle_in_one_pass():
+    """HJ-2: with targets="union" f's virtual records also hold y. Δ is f's own (RHS = 32,
+    Δ = 33), and the 33 records {f, y} raise n1 of y instead of its n2: f (24/73)/(16/60) =
+    90/73 ≈ 1.2329, y (13/63)/(27/70) = 130/243 ≈ 0.535, fy (2/43)/(38/90) = 90/817, all
+    below 1.25 after the single pass."""
+    ps = _ps(V7, ROLES_FY)
+    single = fp.sanitize(ps, "slift", 1.25, recheck=False, targets="union")
+    assert [(sorted(s.target), s.count) for s in single.steps] == [(["f", "y"], 33)]
+    assert [_slift(single.patterns, p) for p in ({"f", "C"}, {"y", "C"}, {"f", "y", "C"})] == [
+        F(90, 73), F(130, 243), F(90, 817)]
+    assert single.converged and single.rounds == 1
+    assert _verify(single.patterns, "slift", 1.25).passed
+
+
 def test_v7_with_a_context_item():
     """The same cell counts with every record holding v: the context patterns behave alike."""
     ps = _ps({k + ("v",): c for k, c in V7.items()}, ROLES_FY)
