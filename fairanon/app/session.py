@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import yaml
@@ -72,12 +73,49 @@ class Session:
     def instance(self):
         return self._instance
 
-    def upload_path(self, name: str) -> str:
-        from ..instances.files import safe_file_name
+    @property
+    def table_upload(self) -> bool:
+        """Whether the data is an uploaded table (whose roles the Data page sets)."""
+        return bool(self.source) and ("csv" in self.source or "parquet" in self.source)
 
+    def upload_folder(self) -> str:
+        """A new folder for the files of one upload."""
         folder = os.path.join(self.folder, "uploads")
         os.makedirs(folder, exist_ok=True)
+        return tempfile.mkdtemp(dir=folder)
+
+    def upload_path(self, name: str, folder: str | None = None) -> str:
+        from ..instances.files import safe_file_name
+
+        if folder is None:
+            folder = os.path.join(self.folder, "uploads")
+            os.makedirs(folder, exist_ok=True)
         return os.path.join(folder, safe_file_name(os.path.basename(name), "upload.csv"))
+
+    def open_job(self, document: Mapping, base: str, label: str, *, picked: bool = False) -> object:
+        """Open a job file's data, requirements and settings. Its file paths are read
+        relative to `base`; with `picked`, every file must be one the user picked with
+        the job (in `base`, by its base name), so nothing else is read."""
+        from ..exceptions import InvalidParameterError
+
+        section = document.get("instance") or {}
+        if not isinstance(section, Mapping):
+            raise InvalidParameterError("The 'instance' section of a job must be a mapping.")
+        if picked:
+            section = _relocated(section, lambda path: self._picked(path, base))
+        instance = self.use(_relocated(section, lambda path: path if os.path.isabs(path) else os.path.join(base, path)),
+                            label)
+        self.job_requirements = list(document.get("requirements") or [])
+        self.job_settings = {k: document.get(k) for k in ("method", "seed", "time_limit", "options")}
+        return instance
+
+    def _picked(self, path: str, folder: str) -> str:
+        from ..exceptions import InvalidParameterError
+
+        local = self.upload_path(path, folder)
+        if not os.path.isfile(local):
+            raise InvalidParameterError(f"The job file names the file {path!r}: pick it together with the job file.")
+        return local
 
     # -- the job ---------------------------------------------------------------
     def job_document(self, requirements: list, *, method: str, seed, time_limit) -> dict:
@@ -101,3 +139,18 @@ class Session:
         run = Run(run_id, folder, job)
         self.runs[run_id] = run
         return run
+
+
+def _relocated(section: Mapping, where: Callable[[str], str]) -> dict:
+    """A job's ``instance`` section with each file path (data, hierarchies) mapped by `where`."""
+    section = dict(section)
+    for key in ("csv", "parquet"):
+        if key in section:
+            section[key] = where(str(section[key]))
+    schema = section.get("schema")
+    if isinstance(schema, Mapping):
+        section["schema"] = {
+            name: ({**attr, "hierarchy": where(attr["hierarchy"])}
+                   if isinstance(attr, Mapping) and isinstance(attr.get("hierarchy"), str) else attr)
+            for name, attr in schema.items()}
+    return section

@@ -12,7 +12,6 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request, UploadFile
@@ -36,22 +35,6 @@ CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
 
 class _ForgedRequest(Exception):
     """A POST without the CSRF token of the app's pages."""
-
-def _absolute(section: Mapping, base: str) -> dict:
-    """A job's ``instance`` section with its file paths made absolute."""
-    section = dict(section)
-    for key in ("csv", "parquet"):
-        if key in section and not os.path.isabs(str(section[key])):
-            section[key] = os.path.join(base, str(section[key]))
-    schema = section.get("schema")
-    if isinstance(schema, Mapping):
-        section["schema"] = {
-            name: ({**attr, "hierarchy": os.path.join(base, attr["hierarchy"])}
-                   if isinstance(attr, Mapping) and isinstance(attr.get("hierarchy"), str)
-                   and not os.path.isabs(attr["hierarchy"]) else attr)
-            for name, attr in schema.items()}
-    return section
-
 
 def _inferred_schema(table) -> dict:
     """A first schema for an uploaded table: numeric columns numeric, the others
@@ -93,11 +76,7 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     if job is not None:
         from ..jobs import read_document
 
-        doc = read_document(job)
-        base = os.path.dirname(os.path.abspath(job))
-        session.use(_absolute(doc.get("instance") or {}, base), os.path.basename(job))
-        session.job_requirements = list(doc.get("requirements") or [])
-        session.job_settings = {k: doc.get(k) for k in ("method", "seed", "time_limit", "options")}
+        session.open_job(read_document(job), os.path.dirname(os.path.abspath(job)), os.path.basename(job))
         session.form = form_of(session.job_requirements)
 
     @app.middleware("http")
@@ -142,7 +121,7 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         preview = inst.table.head(PREVIEW_ROWS) if inst is not None else None
         return page(request, "data.html", status_code, datasets=list(DATASETS), description=description,
                     preview=preview, error=error, roles=ROLES,
-                    editable=bool(session.source and "csv" in session.source and session.job_requirements is None))
+                    editable=session.table_upload and session.job_requirements is None)
 
     @app.post("/data/dataset", response_class=HTMLResponse)
     async def choose_dataset(request: Request):
@@ -170,9 +149,9 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         with open(path, "wb") as fh:
             fh.write(content)
         try:
-            table = read_table(path, "csv")
-            schema = _inferred_schema(table)
-            session.use({"csv": path, "schema": schema}, os.path.basename(path))
+            kind = "parquet" if path.endswith((".parquet", ".pq")) else "csv"
+            table = read_table(path, kind)
+            session.use({kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
             session.job_requirements = None
         except FairanonError as exc:
             return await data(request, error=str(exc), status_code=400)
@@ -181,7 +160,7 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     @app.post("/data/roles", response_class=HTMLResponse)
     async def roles(request: Request):
         form = await request.form()
-        if not session.source or "csv" not in session.source:
+        if not session.table_upload:
             return await data(request, error="Roles can be set here for an uploaded table.", status_code=400)
         schema = {}
         for name, attr in session.source["schema"].items():
@@ -198,6 +177,33 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
             session.use({**session.source, "schema": schema}, session.source_label)
         except FairanonError as exc:
             return await data(request, error=str(exc), status_code=400)
+        return RedirectResponse("/data", status_code=303)
+
+    @app.post("/data/job", response_class=HTMLResponse)
+    async def open_job(request: Request, files: list[UploadFile]):
+        """A job file picked with the files it names (its data and hierarchy files)."""
+        from ..jobs import read_document
+
+        contents = {}
+        for upload in files:
+            contents[upload.filename or ""] = await upload.read(MAX_UPLOAD + 1)
+        if sum(len(c) for c in contents.values()) > MAX_UPLOAD:
+            return await data(request, error=f"The files are larger than {MAX_UPLOAD // 2**20} MB together, the "
+                                             "app's upload limit.", status_code=413)
+        jobs = [n for n in contents if n.endswith((".yaml", ".yml", ".json"))]
+        if len(jobs) != 1:
+            return await data(request, error=f"Pick one job file (.yaml, .yml or .json) with the files it names; "
+                                             f"got {len(jobs)} job files among {sorted(contents)}.", status_code=400)
+        folder = session.upload_folder()
+        try:
+            for name, content in contents.items():
+                with open(session.upload_path(name, folder), "wb") as fh:
+                    fh.write(content)
+            job = session.upload_path(jobs[0], folder)
+            session.open_job(read_document(job), folder, os.path.basename(job), picked=True)
+        except FairanonError as exc:
+            return await data(request, error=str(exc), status_code=400)
+        session.form = form_of(session.job_requirements)
         return RedirectResponse("/data", status_code=303)
 
     # -- Run -----------------------------------------------------------------

@@ -354,3 +354,43 @@ def test_a_run_over_built_trees_is_verified_and_its_job_file_reproduces_it(clien
     assert main(["anonymize", str(job), "--out", str(tmp_path / "cli")]) == 0
     assert (tmp_path / "cli" / "release.csv").read_bytes() == release_bytes
     assert json.loads((tmp_path / "cli" / "report.json").read_text())["report"]["passed"]
+
+
+def test_parquet_upload(client, tmp_path):
+    table = pd.DataFrame({"age": [30, 31, 45, 46], "zip": ["1234", "1235", "1300", "1301"],
+                          "disease": ["flu", "cold", "flu", "cold"]})
+    table.to_parquet(tmp_path / "patients.parquet")
+    page = text(client.post("/data/upload", files={"file": ("patients.parquet", (tmp_path / "patients.parquet")
+                                                            .read_bytes(), "application/octet-stream")}))
+    assert "patients.parquet: 4 records" in page and "Apply roles" in page
+    assert client.app.state.session.source["schema"]["age"]["type"] == "numeric"  # from the Parquet schema
+    page = text(client.post("/data/roles", data={"role:disease": "sensitive", "type:zip": "categorical"}))
+    assert "quasi-identifiers: age, zip" in page
+    response = client.post("/data/upload", files={"file": ("bad.parquet", b"PAR1 not really", "application/x")})
+    assert response.status_code == 400 and "Cannot read" in text(response) and "Traceback" not in response.text
+
+
+def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
+    job = ("instance:\n  csv: data/patients.csv\n  schema:\n    age: {role: qi, type: numeric}\n"
+           "    zip: {role: qi, type: categorical, hierarchy: hierarchies/zip.csv}\n"
+           "    disease: {role: sensitive}\nrequirements:\n  - k_anonymity: {k: 2}\n  - l_diversity: {l: 2}\n"
+           "method: mondrian\nseed: 3\n")
+    zips = "".join(f"{z};{z[:3]}*;*\n" for z in ("13053", "13068", "14850", "14853"))
+    files = [("files", ("job.yaml", job, "text/yaml")), ("files", ("patients.csv", PATIENTS, "text/csv")),
+             ("files", ("zip.csv", zips, "text/csv"))]
+    page = text(client.post("/data/job", files=files))
+    assert "job.yaml: 10 records" in page
+    session = client.app.state.session
+    assert session.instance.schema["zip"].hierarchy.ancestors("13053") == ["13053", "130*", "*"]
+    assert session.job_settings["method"] == "mondrian" and session.job_settings["seed"] == 3
+    assert session.form == {"k": "2", "l": "2", "l_variant": "distinct"}  # the requirements in their fields
+    assert "job file's requirements" in text(client.get("/requirements"))
+    for bad_files, message in (
+            (files[:2], "names the file 'hierarchies/zip.csv': pick it together with the job file"),
+            (files[1:], "Pick one job file"),
+            ([("files", ("job.yaml", "instance: [1\n", "text/yaml"))], "is malformed at line"),
+            ([("files", ("job.yaml", "instance: {csv: /etc/passwd, schema: {}}\n", "text/yaml"))],
+             "names the file '/etc/passwd'")):
+        response = client.post("/data/job", files=bad_files)
+        assert response.status_code == 400 and message in text(response), (message, text(response))
+    assert session.instance.n_rows == 10  # the good job's data stays
