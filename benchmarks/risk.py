@@ -20,14 +20,11 @@ Prints one row per figure and writes ``benchmarks/results/risk.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import time
 from fractions import Fraction
 
 import numpy as np
-from _table import show
+from _table import show, timed, write_results
 
 import fairanon as fa
 from fairanon.instances.synthetic import population
@@ -48,16 +45,6 @@ from fairanon.models.risk import (
 )
 
 
-def _timed(repeat: int, fn):
-    best, value = None, None
-    for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
-        value = fn()
-        times = (time.process_time() - cpu, time.perf_counter() - wall)
-        best = times if best is None else tuple(min(a, b) for a, b in zip(best, times))
-    return value, best
-
-
 def _row(table: str, figure: str, value, times) -> dict:
     return {"table": table, "figure": figure, "value": value, "cpu_s": round(times[0], 4),
             "wall_s": round(times[1], 4)}
@@ -74,31 +61,31 @@ def bench_adult(repeat: int, suda_max: int) -> tuple[list[dict], dict]:
     truth = int((risk_classes(pop).sizes == 1).sum())
     rows = []
     for name, release in (("adult raw", None), ("adult k=5", rel)):
-        classes, t = _timed(repeat, lambda: risk_classes(inst, release))
+        classes, t = timed(repeat, lambda: risk_classes(inst, release))
         rows.append(_row(name, "classes", f"{classes.n_classes} classes", t))
         model = population_model(classes.n_records, population_size=pop.n_rows)
-        s, t = _timed(repeat, lambda: sample_risk(classes))
+        s, t = timed(repeat, lambda: sample_risk(classes))
         rows.append(_row(name, "prosecutor / marketer / above 1/5 / histogram",
                          f"{s.highest} ({s.records_at_highest} rec) / {float(s.average):.4f} / {s.records_above}", t))
-        j, t = _timed(repeat, lambda: journalist_risk(classes, pop.table))
+        j, t = timed(repeat, lambda: journalist_risk(classes, pop.table))
         rows.append(_row(name, "journalist vs adult_full", f"{j.highest} / marketer {float(j.marketer):.4f}", t))
-        u, t = _timed(repeat, lambda: uniqueness(classes))
+        u, t = timed(repeat, lambda: uniqueness(classes))
         rows.append(_row(name, "sample uniques", u.sample_uniques, t))
         sizes, counts = classes.frequencies
         for fn in (pitman, zayatz, snb, dankar):
-            est, t = _timed(repeat, lambda fn=fn: fn(sizes, counts, model))
+            est, t = timed(repeat, lambda fn=fn: fn(sizes, counts, model))
             extra = f" [{est.parameters.get('chosen') or est.detail}]" if fn is dankar and est.fitted else ""
             rows.append(_row(name, f"population uniques {fn.__name__} (true {truth})" if release is None else
                              f"population uniques {fn.__name__}", _estimate_text(est) + extra, t))
-        ind, t = _timed(repeat, lambda: individual_risk(classes, weights="fnlwgt"))
+        ind, t = timed(repeat, lambda: individual_risk(classes, weights="fnlwgt"))
         rows.append(_row(name, "individual risk (fnlwgt): ER / global / max",
                          f"{ind.expected_reidentifications:.4g} / {ind.global_risk:.3g} / {ind.highest:.3g}", t))
-        found, t = _timed(repeat, lambda: suda(classes, max_size=suda_max))
-        rows.append(_row(name, f"SUDA MSUs, max size {suda_max}",
-                         f"{found.n_msus} on {found.records_with_msu} rec", t))
-        d, t = _timed(repeat, lambda: attribute_disclosure(classes, "income"))
+        found, t = timed(repeat, lambda: suda(classes, max_size=suda_max, sampling_fraction=model.sampling_fraction))
+        rows.append(_row(name, f"SUDA MSUs, max size {suda_max}, DIS-SUDA highest",
+                         f"{found.n_msus} on {found.records_with_msu} rec, {found.dis.to_dict()['highest']:.3g}", t))
+        d, t = timed(repeat, lambda: attribute_disclosure(classes, "income"))
         rows.append(_row(name, "delta-disclosure / beta-likeness (income)", f"{d.delta:.3g} / {float(d.beta):.4g}", t))
-        whole, t = _timed(repeat, lambda: risk(inst, release, population_size=pop.n_rows, population=pop.table,
+        whole, t = timed(repeat, lambda: risk(inst, release, population_size=pop.n_rows, population=pop.table,
                                                weights="fnlwgt", suda_max_size=suda_max))
         rows.append(_row(name, "fa.risk (everything)", "", t))
     return rows, {"adult_full_population_uniques": truth}
@@ -109,20 +96,20 @@ def bench_synthetic(n: int, repeat: int) -> list[dict]:
     rel = fa.anonymize(inst, [fa.KAnonymity(10)], method="mondrian", seed=0)
     rows = []
     for name, release, k in ((f"synthetic {n:,} raw", None, 1), (f"synthetic {n:,} k=10", rel, 10)):
-        classes, t_classes = _timed(repeat, lambda: risk_classes(inst, release))
+        classes, t_classes = timed(repeat, lambda: risk_classes(inst, release))
         rows.append(_row(name, "classes", f"{classes.n_classes} classes", t_classes))
-        s, t_sample = _timed(repeat, lambda: sample_risk(classes))
+        s, t_sample = timed(repeat, lambda: sample_risk(classes))
         rows.append(_row(name, "prosecutor / marketer / above 1/5 / histogram",
                          f"{s.highest} / {float(s.average):.4f} / {s.records_above}", t_sample))
         model = population_model(n, sampling_fraction=Fraction(1, 10))
-        u, t_unique = _timed(repeat, lambda: uniqueness(classes, model))
+        u, t_unique = timed(repeat, lambda: uniqueness(classes, model))
         est = u.estimates["dankar"]
         rows.append(_row(name, "sample uniques + Pitman, Zayatz, SNB, Dankar (pi = 0.1)",
                          f"{u.sample_uniques} / dankar {_estimate_text(est)}", t_unique))
         total = tuple(a + b + c for a, b, c in zip(t_classes, t_sample, t_unique))
         rows.append(_row(name, "sample-based + uniqueness, total", "", total))
         verified = release if release is not None else fa.Release(table=inst.table, groups=np.zeros(n))
-        report, t = _timed(1, lambda: fa.verify(inst, verified, [fa.KAnonymity(k)]))
+        report, t = timed(1, lambda: fa.verify(inst, verified, [fa.KAnonymity(k)]))
         rows.append(_row(name, "fa.verify (for comparison)", "passed" if report.passed else "FAILED", t))
     return rows
 
@@ -138,13 +125,7 @@ def main() -> None:
     if args.rows:
         rows += bench_synthetic(args.rows, 1)
     show(rows, ["table", "figure", "value", "cpu_s", "wall_s"])
-    document = {"machine": {"cores": os.cpu_count(), "python": platform.python_version(),
-                            "platform": platform.platform()},
-                "suda_max_size": args.suda_max_size, "repeat": args.repeat, **extra, "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(document, fh, indent=2, default=str)
-    print(f"Wrote {args.out}")
+    write_results(args.out, {"suda_max_size": args.suda_max_size, "repeat": args.repeat, **extra, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -20,24 +20,11 @@ Run ``python benchmarks/utility.py`` (``--repeat R`` runs per figure, best kept;
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import time
 
-from _table import show
+from _table import show, timed, write_results
 
 import fairanon as fa
-
-
-def _timed(repeat: int, fn):
-    best, value = None, None
-    for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
-        value = fn()
-        times = (time.process_time() - cpu, time.perf_counter() - wall)
-        best = times if best is None else tuple(min(a, b) for a, b in zip(best, times))
-    return value, best
 
 
 def main() -> None:
@@ -60,8 +47,8 @@ def main() -> None:
     raw = fa.Release(table=inst.table.copy(), groups=list(range(inst.n_rows)), provenance={"method": "raw"})
     rows = []
     for name, release in (("raw", raw), ("k=5", mondrian)):
-        dist, (dist_cpu, dist_wall) = _timed(args.repeat, lambda: fa.utility(inst, release, classifier=None))
-        report, (cls_cpu, cls_wall) = _timed(
+        dist, (dist_cpu, dist_wall) = timed(args.repeat, lambda: fa.utility(inst, release, classifier=None))
+        report, (cls_cpu, cls_wall) = timed(
             args.repeat, lambda: fa.utility(inst, release, classifier=args.classifier, seed=args.seed)
         )
         c = report.classification
@@ -88,23 +75,7 @@ def main() -> None:
         })
         print(report, flush=True)
     show(rows, list(rows[0]))
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(
-            {
-                "machine": {
-                    "cores": os.cpu_count(),
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                },
-                "classifier": args.classifier,
-                "repeat": args.repeat,
-                "rows": rows,
-            },
-            fh,
-            indent=2,
-        )
-    print(f"Wrote {args.out}")
+    write_results(args.out, {"classifier": args.classifier, "repeat": args.repeat, "rows": rows})
 
 
 if __name__ == "__main__":

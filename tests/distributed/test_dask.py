@@ -68,14 +68,6 @@ def _broken(release, edit):
 
 
 @pytest.fixture(scope="module")
-def client():
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def big(client):
     inst = population(200_000, n_qi=7, seed=3)
     return inst, as_dask_instance(inst, partitions=4)

@@ -1,24 +1,14 @@
 """The risk requirements and the verifier's risk figures on the Dask engine, against the
 single-machine verifier."""
 
-import logging
-
 import pytest
 
 dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
 import fairanon as fa  # noqa: E402
 from fairanon.distributed import as_dask_instance  # noqa: E402
 from fairanon.instances.synthetic import population  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def client():
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
-        yield c
 
 
 def test_risk_requirements_on_dask_equal_the_single_machine_verdicts(client):

@@ -40,20 +40,7 @@ from fairanon.models.risk import (
 from fairanon.models.risk.sample import population_class_sizes
 from fairanon.models.risk.suda import minimal_sample_uniques, suda_weight
 from fairanon.models.risk.uniqueness import _pitman_loglik
-
-# ----------------------------------------------------------------- the hand table
-# Classes on (age, zip): (young, a) x3 = records 0-2, (old, b) = 3, (old, c) = 4,
-# (mid, a) x5 = records 5-9.
-HAND = pd.DataFrame(
-    {
-        "age": ["young"] * 3 + ["old", "old"] + ["mid"] * 5,
-        "zip": ["a", "a", "a", "b", "c", "a", "a", "a", "a", "a"],
-        "disease": ["flu", "flu", "hiv", "flu", "hiv", "flu", "flu", "cold", "cold", "flu"],
-        "w": [2.0] * 10,
-    },
-    index=pd.Index(range(100, 110), name="id"),
-)
-SCHEMA = fa.Schema([fa.Attribute("age"), fa.Attribute("zip"), fa.Attribute("disease", role="sensitive")])
+from risk_tables import HAND, SCHEMA
 
 
 @pytest.fixture

@@ -64,6 +64,17 @@ def _frac(x: Fraction) -> dict:
     return {"value": float(x), "exact": str(x)}
 
 
+def _witness(classes: RiskClasses, g: int, **extra) -> dict:
+    """Class g's released values, size and first record ids, for a report."""
+    return {"class": classes.class_labels(g), "size": int(classes.sizes[g]), **extra,
+            "records": classes.records(np.arange(classes.n_classes) == g, _WITNESS)}
+
+
+def _above(sizes: np.ndarray, t: Fraction) -> np.ndarray:
+    """Which classes (of these sizes) have prosecutor risk 1/f strictly above t: t·f < 1."""
+    return sizes * t.numerator < t.denominator
+
+
 def records_above(classes: RiskClasses, threshold) -> tuple[int, int]:
     """(records, classes) whose prosecutor risk 1/f_j is strictly above `threshold`.
 
@@ -75,7 +86,7 @@ def records_above(classes: RiskClasses, threshold) -> tuple[int, int]:
     (10, 10)
     """
     t = check_fraction(threshold, "threshold", "records_above", low=0, high=1)
-    above = classes.sizes * t.numerator < t.denominator
+    above = _above(classes.sizes, t)
     return int(classes.sizes[above].sum()), int(above.sum())
 
 
@@ -108,21 +119,40 @@ def size_summary(sizes: np.ndarray, threshold=Fraction(1, 5)) -> dict:
     5
     """
     sizes = np.asarray(sizes, dtype=np.int64)
-    n = int(sizes.sum())
-    if not n:
+    if not sizes.sum():
         return {}
     t = check_fraction(threshold, "threshold", "size_summary", low=0, high=1)
-    smallest = int(sizes.min())
-    highest, average = Fraction(1, smallest), Fraction(len(sizes), n)
-    above = sizes * t.numerator < t.denominator
+    f = _figures(sizes, t)
     return {
-        "prosecutor_highest": _frac(highest),
-        "records_at_highest": int(sizes[sizes == smallest].sum()),
-        "prosecutor_average": _frac(average),
+        "prosecutor_highest": _frac(f["highest"]),
+        "records_at_highest": f["records_at_highest"],
+        "prosecutor_average": _frac(f["average"]),
         "sample_uniques": int((sizes == 1).sum()),
         "threshold": _frac(t),
-        "records_above_threshold": int(sizes[above].sum()),
+        "records_above_threshold": f["records_above"],
     }
+
+
+def _figures(sizes: np.ndarray, t: Fraction | None) -> dict:
+    """Prosecutor-risk figures of classes of these sizes (the fields of
+    :class:`SampleRisk` that sizes alone give)."""
+    smallest = int(sizes.min())
+    at = sizes == smallest
+    out = {
+        "n_records": int(sizes.sum()),
+        "n_classes": len(sizes),
+        "highest": Fraction(1, smallest),
+        "records_at_highest": int(sizes[at].sum()),
+        "classes_at_highest": int(at.sum()),
+        "average": Fraction(len(sizes), int(sizes.sum())),
+        "threshold": t,
+        "records_above": None,
+        "classes_above": None,
+    }
+    if t is not None:
+        above = _above(sizes, t)
+        out.update(records_above=int(sizes[above].sum()), classes_above=int(above.sum()))
+    return out
 
 
 @dataclass(frozen=True)
@@ -201,29 +231,13 @@ def sample_risk(classes: RiskClasses, *, threshold=Fraction(1, 5), histogram: bo
     -------
     SampleRisk
     """
-    sizes = classes.sizes
-    smallest = int(sizes.min())
-    at = sizes == smallest
-    g = int(np.argmax(at))
-    witness = {"class": classes.class_labels(g), "size": smallest,
-               "records": classes.records(np.arange(classes.n_classes) == g, _WITNESS)}
-    t = above = classes_above = None
-    if threshold is not None:
-        t = check_fraction(threshold, "threshold", "sample_risk", low=0, high=1)
-        above, classes_above = records_above(classes, t)
+    t = None if threshold is None else check_fraction(threshold, "threshold", "sample_risk", low=0, high=1)
+    figures = _figures(classes.sizes, t)
     return SampleRisk(
-        n_records=classes.n_records,
-        n_classes=classes.n_classes,
         n_suppressed=classes.n_suppressed,
-        highest=Fraction(1, smallest),
-        records_at_highest=int(sizes[at].sum()),
-        classes_at_highest=int(at.sum()),
-        witness=witness,
-        average=Fraction(classes.n_classes, classes.n_records),
-        threshold=t,
-        records_above=above,
-        classes_above=classes_above,
+        witness=_witness(classes, int(np.argmax(classes.sizes == classes.sizes.min()))),
         histogram=risk_histogram(classes) if histogram else [],
+        **figures,
     )
 
 
@@ -447,16 +461,13 @@ def journalist_risk(classes: RiskClasses, population, *, threshold=Fraction(1, 5
         )
     smallest = int(big.min())
     at = big == smallest
-    g = int(np.argmax(at))
-    witness = {"class": classes.class_labels(g), "size": int(sizes[g]), "population_size": smallest,
-               "records": classes.records(np.arange(classes.n_classes) == g, _WITNESS)}
+    witness = _witness(classes, int(np.argmax(at)), population_size=smallest)
     pairs, counts = np.unique(np.stack([sizes, big]), axis=1, return_counts=True)
     marketer = sum((Fraction(int(f) * int(c), int(F)) for (f, F), c in zip(pairs.T, counts)), Fraction(0))
     t = above = None
     if threshold is not None:
         t = check_fraction(threshold, "threshold", "journalist_risk", low=0, high=1)
-        hit = big * t.numerator < t.denominator
-        above = int(sizes[hit].sum())
+        above = int(sizes[_above(big, t)].sum())
     return JournalistRisk(
         population_size=len(population),
         highest=Fraction(1, smallest),
