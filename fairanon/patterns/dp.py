@@ -122,16 +122,23 @@ def _bases(items: Sequence[str], pairs: Sequence[tuple], max_basis: int) -> list
     graph (items, pairs); a clique larger than `max_basis` is cut into groups of at most
     ``max_basis // 2`` items and covered by the unions of every two groups, so each of
     its pairs lies in one basis (20 items, max_basis 12: 6 bases, not the 98 that
-    disjoint pieces plus a basis per separated pair would need)."""
+    disjoint pieces plus a basis per separated pair would need).
+
+    The groups follow the order of `items`, which :func:`privbasis` gives as the item
+    step drew them (most frequent first, as far as its noise lets it see): the most
+    frequent items share a group, so the many frequent itemsets made only of them lie in
+    a basis (docs/papers.md, HJ-9; alphabetical groups scatter them over three or more
+    groups, which no basis covers)."""
     import networkx as nx
 
     graph = nx.Graph()
     graph.add_nodes_from(items)
     graph.add_edges_from(pairs)
+    position = {item: i for i, item in enumerate(items)}
     bases: list = []
     half = max(1, max_basis // 2)
     for clique in nx.find_cliques(graph):
-        clique = sorted(clique)
+        clique = sorted(clique, key=position.__getitem__)
         if len(clique) <= max_basis:
             bases.append(tuple(clique))
             continue
@@ -193,7 +200,7 @@ def privbasis(
     exponential mechanism without replacement, ε2/λ each; 3. ``n_pairs`` pairs among
     them the same way (ε3/n_pairs each); 4. the basis set from the maximal cliques (no
     budget; cliques above `max_basis` items are covered by unions of two groups of at
-    most max_basis // 2); 5. per basis, the 2^|B| bins ``r ∩ B = q`` with Lap(w/ε5) noise (w bases;
+    most max_basis // 2, grouped in the order step 2 drew the items); 5. per basis, the 2^|B| bins ``r ∩ B = q`` with Lap(w/ε5) noise (w bases;
     each record is in one bin per basis), rounded to the nearest non-negative integer.
 
     References
@@ -237,7 +244,8 @@ def privbasis(
         lam = _exp_mechanism(rng, util, e1) + 1
     # 2. the λ most frequent items.
     chosen = _pick_without_replacement(rng, item_supp.tolist(), lam, e2 / lam)
-    items = sorted(db.items[i] for i in chosen)
+    picked = [db.items[i] for i in chosen]  # in the order drawn: the bases' grouping reads it
+    items = sorted(picked)
     # 3. the most frequent pairs among them.
     all_pairs = _pairs_of(items)
     if n_pairs is None:
@@ -248,7 +256,7 @@ def privbasis(
         pair_supp = [int((dense[db.index[a]] & dense[db.index[b]]).sum()) for a, b in all_pairs]
         pairs = [all_pairs[i] for i in _pick_without_replacement(rng, pair_supp, n_pairs, e3 / n_pairs)]
     # 4. the basis set (no access to D).
-    bases = _bases(items, pairs, max_basis)
+    bases = _bases(picked, pairs, max_basis)
     # 5. noisy bins, rounded to non-negative integers (Hajian et al.'s fix).
     w = len(bases)
     bins = []

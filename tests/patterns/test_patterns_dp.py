@@ -242,3 +242,30 @@ def test_item_and_pair_steps_are_dp_exactly(monkeypatch):
         worst_pairs = max(worst_pairs, max(abs(math.log(pairs_d[s] / pairs_n[s])) for s in pairs_d))
     assert 0 < worst_items <= e2 + 1e-12
     assert 0 < worst_pairs <= e3 + 1e-12
+
+
+# ------------------------------------------------- the basis set (docs/papers.md, HJ-9)
+def test_bases_group_a_large_clique_in_the_order_given():
+    """20 items, every pair selected, max_basis 12: groups of 6 in the order given, the 6
+    unions of two groups as bases; the first 12 items given share one basis, and every
+    pair lies in some basis."""
+    items = [f"i{j:02d}" for j in range(20)][::-1]  # given against alphabetical order
+    pairs = list(itertools.combinations(items, 2))
+    bases = dp._bases(items, pairs, 12)
+    assert len(bases) == 6 and all(len(b) <= 12 for b in bases)
+    assert tuple(sorted(items[:12])) in bases
+    assert all(any({a, b} <= set(basis) for basis in bases) for a, b in pairs)
+
+
+def test_the_most_frequent_items_share_a_basis():
+    """a, j and t hold 550 records each and appear together; 17 more letters and C make
+    one clique of 21 items (every pair selected). Alphabetical groups of 6 would put a, j,
+    t in three groups, which no union of two covers, so {a, j, t} would be missed; grouped
+    in the order the item step draws them (by frequency, at ε = 1000 almost surely) they
+    share the first group, and the triple is released with its support, up to the noise."""
+    letters = [chr(c) for c in range(ord("a"), ord("t") + 1)]
+    counts = {("a", "j", "t"): 500, tuple(letters): 50, ("C",): 30}
+    db = fp.TransactionDB.from_counts(counts)
+    out = fp.privbasis(db, 300, 1000, fp.Roles({"a"}, "C"), seed=0)
+    assert len(out.bins.bases) == 6
+    assert abs(out.patterns.supports[frozenset("ajt")] - 550) <= 5
