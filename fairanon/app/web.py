@@ -376,8 +376,15 @@ def _results(run) -> dict:
         chosen = [r for r in release.index if str(r) in highlighted]
         rest = [r for r in release.index[:PREVIEW_ROWS] if str(r) not in highlighted]
         table = pd.concat([release.loc[chosen], release.loc[rest]]) if chosen else release.loc[rest]
+    from .plots import risk_svg, utility_svg
+
+    release_doc = (document or {}).get("release") or {}
+    conflict = {"reason": release_doc.get("reason"), "requirements": (release_doc.get("provenance") or {}).get(
+        "conflict") or []} if release_doc.get("status") == "INFEASIBLE" else None
     return {"files": sorted(files), "document": document, "utility": utility, "log": log, "table": table,
-            "highlighted": highlighted}
+            "highlighted": highlighted, "conflict": conflict,
+            "risk_plot": risk_svg(document["risk"]) if (document or {}).get("risk") else None,
+            "utility_plot": utility_svg(utility) if utility else None}
 
 
 def _have_sklearn() -> bool:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import time
+from fractions import Fraction
 
 import pandas as pd
 import pytest
@@ -39,7 +40,9 @@ def client():
 
 
 def text(response) -> str:
-    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.text)))
+    """The visible text of a response (or of a piece of HTML), spaces collapsed."""
+    source = response if isinstance(response, str) else response.text
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", source)))
 
 
 def wait_done(client, run_id: int, timeout: float = 300) -> dict:
@@ -394,3 +397,53 @@ def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
         response = client.post("/data/job", files=bad_files)
         assert response.status_code == 400 and message in text(response), (message, text(response))
     assert session.instance.n_rows == 10  # the good job's data stays
+
+
+def cli_run(session, document: dict, *, utility: bool = False):
+    """A run of the app whose files the command line wrote in this process (the
+    worker runs the same commands in processes of their own)."""
+    from fairanon.cli import main
+
+    run = session.new_run(document)
+    out = os.path.join(run.folder, "out")
+    with open(os.path.join(run.folder, worker.LOG_FILE), "w") as log:
+        log.write("test\n")
+    code = main(["anonymize", run.job, "--out", out])
+    if utility:
+        assert main(["utility", run.job, "--release", os.path.join(out, "release.csv"), "--classifier", "none",
+                     "--out", os.path.join(run.folder, worker.UTILITY_FILE)]) == 0
+    worker.write_status(run.folder, state="done", step="finished", code=code, started=time.time())
+    return run
+
+
+def test_results_show_the_risk_and_utility_plots(client):
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    run = cli_run(session, {"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 2}}],
+                            "method": "mondrian", "seed": 0}, utility=True)
+    page = client.get(f"/runs/{run.id}/results").text
+    risk = re.search(r'<figure class="plot" id="risk-plot">(.*?)</figure>', page, re.S).group(1)
+    report = json.load(open(os.path.join(run.folder, "out", "report.json")))
+    sample = report["risk"]["sample"]
+    # one bar per risk bin holding records, each labelled by its bounds (1/3 -> 0.333)
+    for b in (b for b in sample["histogram"] if b["records"]):
+        label = f"{float(Fraction(b['lo'])):.3g}–{float(Fraction(b['hi'])):.3g}"
+        assert label in html.unescape(risk), label
+    assert "red: at or above 0.2" in risk  # the report's threshold
+    utility = re.search(r'<figure class="plot" id="utility-plot">(.*?)</figure>', page, re.S).group(1)
+    for name in ("purpose", "emp", "sex", "total variation distance", "suppressed"):
+        assert name in utility, name
+
+
+def test_results_of_an_infeasible_set_show_the_conflict(client):
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    # 8 of the 17 records are female: no release shows 9 female values
+    assert (fa.load("ruggieri_loan").table["sex"] == "female").sum() == 8
+    run = cli_run(session, {"instance": {"dataset": "ruggieri_loan"}, "method": "cpsat", "seed": 0,
+                            "requirements": [{"k_anonymity": {"k": 2}}, {"diversity": "sex(female) [9, 9]"}]})
+    page = client.get(f"/runs/{run.id}/results").text
+    conflict = text(re.search(r'<div class="conflict" id="conflict".*?</div>', page, re.S).group(0))
+    assert "No release satisfies these requirements" in conflict
+    assert "(a minimal set): diversity sex[female] in [9, 9] Relax one" in conflict
+    assert "2-anonymity" not in conflict  # not part of the conflict
