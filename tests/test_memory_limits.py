@@ -166,6 +166,43 @@ def test_cpsat_model_above_the_limit_is_refused_before_it_is_built():
     assert "recoding='suppression'" in message and "memory_limit" in message
 
 
+def test_cpsat_model_is_refused_before_the_heuristic_start(monkeypatch):
+    from fairanon.methods import cpsat as module
+
+    started = []
+    monkeypatch.setattr(module, "best_heuristic", lambda *a, **k: started.append(1) or (None, []))
+    with pytest.raises(MemoryLimitError, match="48,555 assignment variables"):
+        fa.anonymize(fa.load("german"), [fa.KAnonymity(5)], "cpsat", recoding="suppression", memory_limit="50MB")
+    assert started == []
+
+
+def test_cpsat_model_not_counted_in_time_is_refused_by_the_build(monkeypatch):
+    """When the first check cannot count the join closure in its time, the build counts
+    the pairs itself and refuses before creating a variable: the need is exactly the
+    variables of the model built without a limit (270 on Table 1, k = 2) at 4,000 bytes
+    plus 64 per worker."""
+    from fairanon.solver.local_recoding import memory
+    from fairanon.solver.local_recoding.encoding import BuildStopped
+
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2)]
+    built = fa.anonymize(inst, reqs, "cpsat", hint=None, num_workers=1, seed=0, memory_limit="none")
+    variables = built.provenance["model"]["variables"]
+    assert built.provenance["model"]["candidates"] == "closure" and variables > 0
+
+    def no_time(*args, **kwargs):
+        raise BuildStopped("joining the candidate classes")
+
+    monkeypatch.setattr(memory, "_candidates", no_time)
+    need = variables * (4000 + 64)
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, reqs, "cpsat", hint=None, num_workers=1, seed=0, memory_limit=need - 1)
+    assert info.value.need == need and f"{variables:,} assignment variables" in str(info.value)
+    fits = fa.anonymize(inst, reqs, "cpsat", hint=None, num_workers=1, seed=0, memory_limit=need)
+    assert fits.status == built.status and fits.objective == built.objective
+    _passes(inst, fits, reqs)
+
+
 def test_cpsat_within_the_limit():
     inst = fa.load("diva_table1")
     reqs = [fa.KAnonymity(2), *diva_sigma()]

@@ -13,7 +13,7 @@ enforcement literal when the model is built to explain an infeasibility.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -55,6 +55,7 @@ def build_model(
     type_cap: np.ndarray | None = None,
     chains: int | None = None,
     deadline: float | None = None,
+    check_pairs: Callable[[int], None] | None = None,
 ) -> LocalRecodingModel:
     """The weighted-type model of :mod:`fairanon.solver.local_recoding`.
 
@@ -98,6 +99,10 @@ def build_model(
         :class:`~fairanon.solver.local_recoding.encoding.BuildStopped` (caught by
         :func:`~fairanon.solver.local_recoding.local_recoding`, which then reports the
         time ran out).
+    check_pairs : callable, optional
+        Called with the number of assignment variables once the candidates are listed,
+        before any variable is created (the memory check of
+        :func:`~fairanon.solver.local_recoding.memory.check_pairs_memory`).
     """
     if closure is None:
         closure = _use_closure(requirements, objective) and not explain
@@ -110,6 +115,8 @@ def build_model(
         max_cost, type_cap, chains, deadline,
     )
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
+    if check_pairs is not None:
+        check_pairs(len(pair_t))
     held = np.array([held_of(vec) if held_of else 0 for vec in vectors], dtype=np.int64)
     model = cp_model.CpModel()
     w = enc.weight

@@ -2,12 +2,17 @@
 refusal when that is above the memory limit (:mod:`fairanon._memory`).
 
 The model's size is its assignment variables, one per (type, candidate vector) pair.
-Without the join closure the pairs are known from the types alone
-(:func:`~.encoding._pairs_count`, bounded by ``max_vars``). With it, that count bounds
-them from above; only when the bound does not fit the limit are the candidates listed
-(as the build would list them) to count the pairs exactly -- under a time limit within
-:data:`COUNT_SHARE` of the time the build has, the build going ahead when the count
-does not finish in it (its deadline then bounds the model it can build).
+Two checks, both before the model takes memory:
+
+- :func:`check_model_memory`, before the heuristic start and the build: without the
+  join closure the pairs are known from the types alone (:func:`~.encoding._pairs_count`,
+  bounded by ``max_vars``). With it, that count bounds them from above; only when the
+  bound does not fit the limit are the candidates listed (as the build would list
+  them) to count the pairs exactly -- under a time limit within :data:`COUNT_SHARE` of
+  the time the build has.
+- :func:`check_pairs_memory`, inside the build once its candidates are listed and
+  before any variable is created: the exact count, so a model the first check could
+  not count in its time is refused there rather than built beyond the limit.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from ...exceptions import FairanonError
 from ...models.requirements import KAnonymity, Requirement
 from .encoding import BuildStopped, Encoding, _candidates, _pairs_count, _use_closure
 
-__all__ = ["COUNT_SHARE", "PAIR_BYTES", "PAIR_BYTES_PER_WORKER", "check_model_memory", "model_memory"]
+__all__ = ["COUNT_SHARE", "PAIR_BYTES", "PAIR_BYTES_PER_WORKER", "check_model_memory", "check_pairs_memory",
+           "model_memory"]
 
 #: Bytes per assignment variable of the model built in Python and loaded into CP-SAT,
 #: plus per CP-SAT worker. Measured on German credit (k = 5, local suppression,
@@ -74,15 +80,20 @@ def check_model_memory(
                 # no time to count (the build's deadline bounds what it builds), or a
                 # model the build refuses itself, with its own message
                 return None
-        pairs = bound if exact is None else exact
-        check_memory(
-            pairs * per_pair,
-            f"The exact model of {enc.instance.name!r} ({pairs:,} assignment variables, one per "
-            f"candidate class of each of its {enc.n_types:,} record types, solved by {workers} "
-            "workers)",
-            "use recoding='suppression' or fewer quasi-identifiers, or a heuristic (method='lns' "
-            "re-solves small parts exactly, method='mondrian')",
-            limit,
-            caller="cpsat",
-        )
+        check_pairs_memory(enc, bound if exact is None else exact, workers, limit)
     return exact
+
+
+def check_pairs_memory(enc: Encoding, pairs: int, workers: int, memory_limit=None) -> None:
+    """Raise MemoryLimitError when a model of `pairs` assignment variables over `enc`,
+    solved by `workers` workers, would need more memory than the limit allows."""
+    check_memory(
+        model_memory(pairs, workers),
+        f"The exact model of {enc.instance.name!r} ({pairs:,} assignment variables, one per "
+        f"candidate class of each of its {enc.n_types:,} record types, solved by {workers} "
+        "workers)",
+        "use recoding='suppression' or fewer quasi-identifiers, or a heuristic (method='lns' "
+        "re-solves small parts exactly, method='mondrian')",
+        memory_limit,
+        caller="cpsat",
+    )

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from ortools.sat.python import cp_model
 
+from ..._memory import current_limit
 from ...exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
 from ...instances.instance import Instance
 from ...models.objectives import (
@@ -36,7 +37,7 @@ from .build import build_model
 from .class_sizes import solve_terms
 from .encoding import BuildStopped, Encoding, check_deadline, encode
 from .labels import RECODINGS
-from .memory import check_model_memory
+from .memory import check_model_memory, check_pairs_memory
 from .model import LocalRecodingModel, class_discernibility, suppressed_vectors
 from .privacy import _entropy_violations, _forbid_counts
 
@@ -393,10 +394,11 @@ def local_recoding(
     IncompatibleRequirementError
         alpha-protection with more than `max_contexts` contexts.
     MemoryLimitError
-        The model's memory, estimated before it is built
-        (:func:`~fairanon.solver.local_recoding.memory.check_model_memory`), is above
-        the memory limit of :func:`fairanon.anonymize` (default: half the available
-        memory).
+        The model's memory is above the memory limit of :func:`fairanon.anonymize`
+        (default: half the available memory): estimated before the heuristic start
+        and the build (:func:`~fairanon.solver.local_recoding.memory.check_model_memory`),
+        and counted exactly once the candidates are listed, before any variable is
+        created (:func:`~fairanon.solver.local_recoding.memory.check_pairs_memory`).
     SolverError
         CP-SAT found the model invalid, or the verifier rejected a solver release
         (both bugs).
@@ -476,6 +478,19 @@ def local_recoding(
         "max_range_values": max_range_values,
     }
 
+    # The model's memory is checked before the heuristic start and the build, and
+    # exactly inside the build before any variable is created.
+    enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
+    model_info = {
+        "types": enc.n_types,
+        "records": instance.n_rows,
+        "distinct_qi": len(np.unique(np.column_stack([enc.qi, enc.protected]), axis=0)),
+    }
+    memory = current_limit(None, "cpsat")
+    check_model_memory(enc, requirements, objective, max_vars=max_vars, workers=workers,
+                       deadline=None if deadline is None else started + (deadline - started) / (1 + LOAD_FACTOR),
+                       memory_limit=memory)
+
     if hint == "auto":
         hint_release = auto_hint(instance, requirements, seed) if auto_hint is not None else None
     else:
@@ -490,14 +505,6 @@ def local_recoding(
         if deadline is None
         else build_started + (deadline - build_started) / (1 + LOAD_FACTOR)
     )
-    enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
-    model_info = {
-        "types": enc.n_types,
-        "records": instance.n_rows,
-        "distinct_qi": len(np.unique(np.column_stack([enc.qi, enc.protected]), axis=0)),
-    }
-    check_model_memory(enc, requirements, objective, max_vars=max_vars, workers=workers,
-                       deadline=build_deadline)
     try:
         pm = build_model(
             enc,
@@ -506,6 +513,7 @@ def local_recoding(
             max_vars=max_vars,
             max_contexts=max_contexts,
             deadline=build_deadline,
+            check_pairs=lambda pairs: check_pairs_memory(enc, pairs, workers, memory),
         )
         hint_values = (
             _hint_from_release(pm, hint_release, build_deadline)
