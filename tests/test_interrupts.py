@@ -222,6 +222,35 @@ def test_cpsat_solve_in_a_worker_thread_runs_directly():
     assert results == [3]
 
 
+@pytest.mark.slow
+def test_ctrl_c_while_the_dask_cluster_starts_is_quiet():
+    """Ctrl-C arrives while the LocalCluster's constructor waits for its workers (sent
+    as a nanny starts, which then never finishes): Distributed's exit handler used to
+    print an ignored AssertionError (a worker in Status.init)."""
+    script = textwrap.dedent("""
+        import asyncio, os, signal, sys
+        from distributed.nanny import Nanny
+        from fairanon.distributed.cluster import local_client
+
+        async def interrupted_start(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(3600)
+
+        Nanny.start_unsafe = interrupted_start
+        try:
+            with local_client(2):
+                print("entered", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
+    """)
+    # -W: a dashboard port already taken on a shared machine is warned about at start
+    proc = subprocess.run([sys.executable, "-W", "ignore::UserWarning", "-c", script], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 130 and "entered" not in proc.stdout, proc.stderr
+    assert proc.stderr.strip() == "interrupted", proc.stderr
+
+
 def test_ctrl_c_while_python_shuts_down_keeps_the_exit_code():
     """After a large run Python takes a moment to exit; a Ctrl-C then turned the exit
     code of a finished run (its outputs written) into death by SIGINT."""

@@ -126,6 +126,9 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
     quiet_dask_logs()
     nanny = logging.getLogger("distributed.nanny")
     nanny.addFilter(_CLOSING_NOISE)
+    from distributed.deploy.spec import SpecCluster
+
+    before = set(SpecCluster._instances)
     try:
         # Workers read the configuration their nanny is started with.
         with dask.config.set(worker_settings(limit)), \
@@ -133,8 +136,32 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
                              dashboard_address=None) as cluster, \
                 Client(cluster) as c:
             yield c
+    except KeyboardInterrupt:
+        from distributed.core import Status
+
+        started = [cl for cl in set(SpecCluster._instances) - before if getattr(cl, "status", None) != Status.closed]
+        if started:
+            _abandon(started)
+        raise
     finally:
         nanny.removeFilter(_CLOSING_NOISE)
+
+
+def _abandon(clusters: list) -> None:
+    """Close quietly the clusters a Ctrl-C caught while they started (the process is
+    ending: Distributed's logs are silenced for the rest of it).
+
+    A LocalCluster interrupted in its constructor is never entered, so nothing closes
+    it but Distributed's exit handler, which then fails on its workers still starting
+    ("Exception ignored in atexit callback ... AssertionError: Status.init") and logs
+    their nannies' failures. The interrupt is what the user sees: the cluster is closed
+    here with those failures silenced, and left out of the exit handler."""
+    for name in ("distributed", "asyncio", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    for cluster in clusters:
+        with contextlib.suppress(Exception):
+            cluster.close(timeout=2)
+        cluster.shutdown_on_close = False
 
 
 def trim_workers(client) -> dict:
