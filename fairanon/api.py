@@ -24,7 +24,7 @@ from .methods.cpsat import cpsat
 from .methods.diva import diva, diva_exact
 from .methods.lns import REQUIREMENTS as LNS_REQUIREMENTS
 from .methods.lns import lns
-from .methods.portfolio import portfolio
+from .methods.portfolio import portfolio, ranked
 from .models.requirements import (
     RISK_REQUIREMENTS,
     KAnonymity,
@@ -76,7 +76,8 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
     if time_limit is not None:
         share = time_limit * AUTO_PORTFOLIO_SHARE if after else time_limit
         budget = max(share - (time.perf_counter() - started), 1e-3)
-    release = portfolio(instance, requirements, seed=seed, time_limit=budget, **options)
+    releases = ranked(instance, requirements, seed=seed, time_limit=budget, **options)
+    release = releases[0]
     tried = release.provenance["portfolio"]
     winner = release.provenance["portfolio_winner"]
     cells = instance.n_rows * max(len(instance.schema.qi), 1)
@@ -92,18 +93,20 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
         left = time_limit - (time.perf_counter() - started)
         if left > 0:
             release = lns(
-                instance, requirements, seed=seed, time_limit=left, start=release,
-                objective=objective,
+                instance, requirements, seed=seed, time_limit=left,
+                start=releases[:AUTO_LNS_GUIDES + 1], objective=objective,
             ).with_provenance(portfolio=tried, portfolio_winner=winner)
             choice = f"{winner}+lns"
             why = (
                 f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
-                f"improves it by re-solving groups of its classes exactly, and bounds the loss "
-                "from below"
+                f"improves it by re-solving groups of its classes exactly, the classes of the "
+                "next best releases among the candidates, and bounds the loss from below"
             )
     return release.with_provenance(auto_choice=choice, auto_reason=why, auto_time_limit=time_limit)
 
 
+#: The portfolio's runners-up whose classes guide the lns that follows it.
+AUTO_LNS_GUIDES = 2
 #: The share of a time limit the portfolio gets when lns follows it.
 AUTO_PORTFOLIO_SHARE = 0.4
 

@@ -44,7 +44,7 @@ from ..models.verify import verify
 from ..release import Release, Status, generalize_partition, provenance
 from ..solver import _cpsat
 from ..solver.bounds import lp_bound
-from ..solver.lns import STRATEGIES, Incumbent, Registry, search
+from ..solver.lns import STRATEGIES, Incumbent, Registry, release_labels, search
 from ..solver.local_recoding.labels import RECODINGS
 from ..solver.local_recoding.memory import model_memory
 from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
@@ -155,13 +155,15 @@ def improve(
     strategies: Sequence[str] = STRATEGIES,
     max_range_values: int = 16,
     searches: int = SEARCHES,
+    guides: Sequence[Release] = (),
 ) -> Release:
     """Improve a valid release by large-neighbourhood search (no bound).
 
     Returns the improved release, verified, with method ``lns``: status FEASIBLE, or
     OPTIMAL when the whole table was re-solved to optimality; ``provenance["search"]``
     says where it started, how many rounds ran and what each improved. The parameters
-    are those of :func:`lns`.
+    are those of :func:`lns`; `guides` are other releases of the table whose classes
+    the search may take (:func:`fairanon.solver.lns.search`; they need not be valid).
     """
     started = time.perf_counter()
     requirements, objective = _check(
@@ -181,6 +183,7 @@ def improve(
         check_option(name, "strategies", "improve", STRATEGIES)
     registries = [Registry(instance, name) for name in instance.schema.generalizable]
     inc = Incumbent.from_release(instance, requirements, registries, release, objective)
+    guide_labels = [release_labels(instance, registries, g) for g in guides]
     start_value = inc.value
     deadline = None if limit is None else started + limit
     if deadline is None and max_rounds is None:
@@ -201,9 +204,11 @@ def improve(
         max_range_values=max_range_values,
         strategies=strategies,
         searches=searches,
+        guides=guide_labels,
     )
     stats = {
         "start": release.method,
+        "guides": [g.method for g in guides],
         "start_objective": start_value,
         "objective": inc.value,
         "rounds": result.rounds,
@@ -213,6 +218,7 @@ def improve(
         "strategies": result.strategies,
         "size": result.size,
         "refused": result.refused,
+        "parts": result.parts,
         "search_s": time.perf_counter() - started,
     }
     params = {
@@ -304,10 +310,13 @@ def lns(
     stretch_k : int, optional
         k' of ``privacy_stretch`` (above the k of the requirements).
     recoding : {"generalization", "suppression"}, default="generalization"
-    start : str, sequence of str or Release, optional
+    start : str, sequence of str, Release or sequence of Release, optional
         The starting release, or the heuristics to take the best of (default: every
         heuristic of :data:`~fairanon.methods.starts.HEURISTICS` that can enforce the
-        requirements and fits the table).
+        requirements and fits the table). Of several releases (valid ones, such as a
+        portfolio's), the one that loses least starts the search and the others guide
+        it: the classes they give a neighbourhood's records are candidates of its
+        re-solve.
     bound : bool, default=True
         Compute a lower bound on the objective (``Release.bound``, ``provenance["gap"]``).
     num_workers : int, default=1
@@ -377,8 +386,15 @@ def lns(
     budget = DEFAULT_SECONDS if limit is None else limit
     deadline = started + budget
     tried: list[dict] = []
+    guides: list[Release] = []
     if isinstance(start, Release):
-        first = start.with_provenance(start_objective=objective_value(instance, start, objective))
+        start = [start]
+    if start and all(isinstance(s, Release) for s in start):
+        # The least of the releases given starts the search; the others guide it.
+        values = [objective_value(instance, s, objective) for s in start]
+        best = min(range(len(start)), key=lambda i: (values[i], i))
+        first = start[best].with_provenance(start_objective=values[best])
+        guides = [s for i, s in enumerate(start) if i != best]
     else:
         methods = [start] if isinstance(start, str) else start
         first, tried = best_heuristic(
@@ -397,7 +413,7 @@ def lns(
             f"{t['method']}: {t.get('skipped') or t.get('status')}" for t in tried
         )
         whole = None
-        if not isinstance(start, Release) and distinct_records(instance) <= whole_types:
+        if distinct_records(instance) <= whole_types:
             # A small table is re-solved whole even without a start: the exact model
             # finds a release the heuristics missed, or proves that none exists.
             whole = local_recoding(
@@ -440,6 +456,7 @@ def lns(
         strategies=strategies,
         max_range_values=max_range_values,
         searches=searches,
+        guides=guides,
     )
     low = None
     if release.status == Status.OPTIMAL:

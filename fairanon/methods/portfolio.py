@@ -30,7 +30,7 @@ from ..release import Release, Status
 from ..solver.fulldomain import lattice_local
 from .starts import QUADRATIC_SECONDS, _expected_seconds
 
-__all__ = ["CANDIDATES", "PORTFOLIO_SECONDS", "portfolio"]
+__all__ = ["CANDIDATES", "PORTFOLIO_SECONDS", "portfolio", "ranked"]
 
 #: The candidates, in the order they run (each gets all the time left): Mondrian first,
 #: a fraction of a second on the bundled data and complete whatever the limit, so that
@@ -90,12 +90,32 @@ def portfolio(
     IncompatibleRequirementError
         When no candidate gives a verified release.
     """
+    return ranked(
+        instance, requirements, seed=seed, time_limit=time_limit, objective=objective,
+        methods=methods,
+    )[0]
+
+
+def ranked(
+    instance: Instance,
+    requirements: Sequence[Requirement],
+    *,
+    seed=None,
+    time_limit: float | None = None,
+    objective: str = "lm",
+    methods: Sequence[str] | None = None,
+) -> list[Release]:
+    """Every verified release of the candidates, least `objective` first (ties in the
+    order they ran), each with the provenance of :func:`portfolio`'s release; the
+    parameters, and the error when there is none, are :func:`portfolio`'s. The
+    runners-up guide the large-neighbourhood search that ``auto`` runs after the
+    winner (:func:`fairanon.methods.lns.lns`)."""
     started = time.perf_counter()
     budget = PORTFOLIO_SECONDS if time_limit is None else float(time_limit)
     deadline = started + budget
     names = list(CANDIDATES) if methods is None else list(methods)
     tried: list[dict] = []
-    best = None  # (value, release, name)
+    found: list[tuple] = []  # (value, order, release, name)
     # Time kept for checking and measuring each release, re-estimated as they come.
     post = 0.1 * budget
     for name in names:
@@ -137,15 +157,18 @@ def portfolio(
                 "seconds": seconds,
             }
         )
-        if best is None or value < best[0]:
-            best = (value, release, name)
-    if best is None:
+        found.append((value, len(found), release, name))
+    if not found:
         raise IncompatibleRequirementError(
             "No method of the portfolio gave a verified release for "
             f"{', '.join(str(r) for r in requirements)} within {budget:g} s: "
             + "; ".join(f"{t['method']}: {t.get('skipped', t.get('status'))}" for t in tried)
         )
-    value, release, name = best
-    return release.with_provenance(
-        portfolio=tried, portfolio_winner=name, portfolio_objective=objective
-    )
+    found.sort(key=lambda f: (f[0], f[1]))
+    winner = found[0][3]
+    return [
+        release.with_provenance(
+            portfolio=tried, portfolio_winner=winner, portfolio_objective=objective
+        )
+        for _, _, release, _ in found
+    ]

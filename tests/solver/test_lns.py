@@ -376,3 +376,65 @@ def test_each_neighbourhood_alone_keeps_the_release_valid(strategy):
     assert fa.verify(inst, rel, reqs).passed
     assert rel.objective <= objective_value(inst, start, "lm")
     assert rel.provenance["search"]["strategies"][strategy]["rounds"] == 2
+
+
+def _adult_part(rows=4000):
+    inst = fa.load("adult", roles={"race": "qi"})
+    return inst.subset(inst.row_ids[:rows])
+
+
+def test_parts_searched_at_once_are_deterministic_and_valid():
+    """Two parts in two processes (a table of well over 2 x 200 classes): the same seed
+    gives the same release, which verifies, loses no more than the start and carries
+    its exact objective (labels made in the child process are adopted correctly)."""
+    inst = _adult_part()
+    reqs = [fa.KAnonymity(2)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    runs = [
+        improve(inst, reqs, start, objective="lm", seed=5, searches=2, max_rounds=4,
+                whole_types=0, size=16, move_time=0.05)
+        for _ in range(2)
+    ]
+    search = runs[0].provenance["search"]
+    assert search["parts"] == 2 and search["rounds"] == 4
+    assert runs[0].table.equals(runs[1].table)
+    assert fa.verify(inst, runs[0], reqs).passed
+    assert runs[0].objective == objective_value(inst, runs[0], "lm")
+    assert runs[0].objective < objective_value(inst, start, "lm")
+
+
+def test_parts_stay_in_one_process_under_a_global_requirement():
+    inst = _adult_part(1500)
+    reqs = [fa.KAnonymity(2), fa.DiversityConstraint({"sex": "Female"}, 100, 1500)]
+    start = fa.anonymize(inst, reqs, method="diva", seed=0)
+    rel = improve(inst, reqs, start, objective="lm", seed=0, searches=2, max_rounds=2,
+                  whole_types=0, size=16, move_time=0.05)
+    assert rel.provenance["search"]["parts"] == 1
+    assert fa.verify(inst, rel, reqs).passed
+
+
+def test_guides_need_not_be_valid():
+    """A guide that breaks k (every record its own class) only offers vectors: the
+    release still verifies and never gets worse."""
+    inst = _german(("job", "savings", "housing", "employment"))
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    raw = Release(inst.table.copy(), np.arange(inst.n_rows))
+    rel = improve(inst, reqs, start, objective="lm", seed=0, guides=[raw], max_rounds=3,
+                  whole_types=0, size=30, move_time=0.1)
+    assert rel.provenance["search"]["guides"] == [raw.method]
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective <= objective_value(inst, start, "lm")
+
+
+def test_lns_starts_from_the_least_of_several_releases():
+    inst = _german(("job", "savings", "housing", "employment"))
+    reqs = [fa.KAnonymity(5)]
+    worse = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    better = fa.anonymize(inst, reqs, method="mondrian-loss", seed=0, objective="lm")
+    assert objective_value(inst, better, "lm") < objective_value(inst, worse, "lm")
+    rel = lns(inst, reqs, start=[worse, better], objective="lm", seed=0, max_rounds=1,
+              whole_types=0, bound=False)
+    search = rel.provenance["search"]
+    assert search["start"] == "mondrian-loss" and search["guides"] == ["mondrian"]
+    assert rel.objective <= objective_value(inst, better, "lm")

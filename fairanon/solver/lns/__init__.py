@@ -17,6 +17,7 @@ The method that starts it from the best heuristic release is
 from .labels import Registry, neighbourhood_space
 from .neighbourhoods import STRATEGIES
 from .search import SearchResult, search
-from .state import Incumbent
+from .state import Incumbent, release_labels
 
-__all__ = ["STRATEGIES", "Incumbent", "Registry", "SearchResult", "neighbourhood_space", "search"]
+__all__ = ["STRATEGIES", "Incumbent", "Registry", "SearchResult", "neighbourhood_space",
+           "release_labels", "search"]

@@ -87,6 +87,8 @@ class SearchResult:
         Per strategy: rounds, improvements and final weight.
     size : int
         The neighbourhood size (records) at the end.
+    parts : int
+        Parts searched at once (1: one process).
     """
 
     incumbent: Incumbent
@@ -97,6 +99,7 @@ class SearchResult:
     strategies: dict = field(default_factory=dict)
     size: int = 0
     refused: int = 0
+    parts: int = 1
 
 
 def search(
@@ -119,6 +122,7 @@ def search(
     strategies: Sequence[str] = STRATEGIES,
     cost_cap: float | None = 1.0,
     searches: int = 1,
+    guides: Sequence[np.ndarray] = (),
 ) -> SearchResult:
     """Improve `inc` in place by large-neighbourhood search (see the module docstring).
 
@@ -164,6 +168,12 @@ def search(
         one process when the requirements or the objective do not allow it, the
         platform cannot fork, or a part would hold fewer than
         :data:`MIN_PART_CLASSES` classes.
+    guides : sequence of numpy.ndarray
+        Other releases (registry label ids per record, as :attr:`Incumbent.labels`),
+        such as the runners-up of a portfolio: the vectors they give a
+        neighbourhood's records join the candidates of its re-solve (up to `around`
+        per release, the most common first), so that the search may take the classes
+        another method formed where they lose less (path relinking, Glover et al. 2000).
     """
     started = time.perf_counter()
     if move_time is None:
@@ -187,7 +197,7 @@ def search(
         "alpha_cells": cells,
     }
     cap = cost_cap if inc.objective in ("ncp", "lm") else None
-    loop = _Loop(requirements, solve, k, cap, move_time, max_size, around)
+    loop = _Loop(requirements, solve, k, cap, move_time, max_size, around, list(guides))
     weights = {s: 1.0 for s in strategies}
 
     def out_of_time() -> bool:
@@ -223,6 +233,7 @@ def search(
             return _finish(result, tally, weights, size)
 
     parts = searches if _parallel_ok(inc, requirements, searches, k) else 1
+    result.parts = parts
     if parts == 1:
         size = loop.rounds(inc, rng, list(strategies), weights, size, tally, result,
                            out_of_time, deadline, started)
@@ -247,9 +258,26 @@ class _Loop:
     """The rounds of the search on one incumbent: the neighbourhood choice, the
     re-solve, the adaptive weights and size (see the module docstring)."""
 
-    def __init__(self, requirements, solve, k, cap, move_time, max_size, around):
+    def __init__(self, requirements, solve, k, cap, move_time, max_size, around, guides):
         self.requirements, self.solve, self.k, self.cap = requirements, solve, k, cap
         self.move_time, self.max_size, self.around = move_time, max_size, around
+        self.guides = guides
+
+    def guided(self, inc: Incumbent, nb) -> list[tuple]:
+        """The vectors the guides give the records of `nb` that it does not hold yet,
+        the most common first, up to `around` per guide."""
+        held = set(nb.vectors) | set(nb.around)
+        out = []
+        for guide in self.guides:
+            keys = np.column_stack([inc.protected[nb.rows], guide[nb.rows]])
+            uniq, counts = np.unique(keys, axis=0, return_counts=True)
+            order = np.lexsort((np.arange(len(uniq)), -counts))[: self.around]
+            for row in uniq[order].tolist():
+                vec = tuple(int(x) for x in row)
+                if vec not in held:
+                    held.add(vec)
+                    out.append(vec)
+        return out
 
     def rounds(
         self,
@@ -271,6 +299,8 @@ class _Loop:
             p = np.array([weights[s] for s in names])
             strategy = names[int(rng.choice(len(names), p=p / p.sum()))]
             nb = index.neighbourhood(strategy, rng, size, self.around)
+            if self.guides:
+                nb.around = nb.around + self.guided(inc, nb)
             # The deterministic limit decides; the wall-clock one only guards the
             # deadline and a machine much slower than CP-SAT's deterministic clock
             # assumes.

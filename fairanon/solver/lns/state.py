@@ -30,7 +30,20 @@ from ...models.requirements import (
 from ...release import Release
 from .labels import Registry
 
-__all__ = ["Incumbent"]
+__all__ = ["Incumbent", "release_labels"]
+
+
+def release_labels(instance: Instance, registries: list[Registry], release: Release) -> np.ndarray:
+    """The registry label id of every record (instance order) on every generalizable
+    quasi-identifier of a release, labels met for the first time registered."""
+    table = release.table
+    if not table.index.equals(instance.row_ids):
+        table = table.loc[instance.row_ids]
+    if not registries:
+        return np.zeros((instance.n_rows, 0), dtype=np.int64)
+    return np.column_stack(
+        [reg.parse(table[reg.name].astype(str).to_numpy()) for reg in registries]
+    )
 
 
 def _group(keys: np.ndarray) -> dict[tuple, np.ndarray]:
@@ -110,16 +123,7 @@ class Incumbent:
         release: Release,
         objective: str,
     ) -> Incumbent:
-        table = release.table
-        if not table.index.equals(instance.row_ids):
-            table = table.loc[instance.row_ids]
-        labels = (
-            np.column_stack(
-                [reg.parse(table[reg.name].astype(str).to_numpy()) for reg in registries]
-            )
-            if registries
-            else np.zeros((instance.n_rows, 0), dtype=np.int64)
-        )
+        labels = release_labels(instance, registries, release)
         return cls(instance, requirements, registries, labels, objective)
 
     # ------------------------------------------------------------------ costs
