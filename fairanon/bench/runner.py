@@ -19,6 +19,11 @@ Output directory::
     logs/KEY.ATTEMPT.messages   what a run reports while it runs (removed when it ends;
                       a resumed benchmark removes those an interruption left)
 
+Files are written whole through temporary ``*.tmp`` files in the same folder; those of
+runs killed when the benchmark is interrupted are removed once the runs are stopped,
+and any left by a benchmark killed outright are removed when the next one starts in the
+folder.
+
 Row columns: the run's description (``run_id``, ``release``, ``instance``,
 ``requirements``, ``algorithm``, ``method``, ``params``, ``seed``, ``repetition``,
 ``p.<parameter>`` and ``i.<instance parameter>``), ``outcome`` (ok, timeout, memout,
@@ -109,13 +114,15 @@ class ResultsFile:
             rows.pop()
             torn = True
         if torn:
-            tmp = self.path + ".tmp"
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                csv.writer(fh).writerows(rows)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
+            _write_atomic(self.path, lambda tmp: self._write(tmp, lambda fh: csv.writer(fh).writerows(rows)))
         return rows
+
+    @staticmethod
+    def _write(path: str, write: Callable) -> None:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
 
     @staticmethod
     def _cell(value):
@@ -132,15 +139,14 @@ class ResultsFile:
             with open(self.path, newline="", encoding="utf-8") as fh:
                 old = list(csv.DictReader(fh))
             self.header += new
-            tmp = self.path + ".tmp"
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+
+            def rewrite(fh):
                 writer = csv.DictWriter(fh, self.header, restval="")
                 writer.writeheader()
                 writer.writerows(old)
                 writer.writerow(row)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
+
+            _write_atomic(self.path, lambda tmp: self._write(tmp, rewrite))
         else:
             first = not self.header
             if first:
@@ -416,6 +422,15 @@ def _write_atomic(path: str, write: Callable[[str], None]) -> None:
             os.remove(tmp)
 
 
+def _remove_temporaries(out: str) -> None:
+    """Remove the temporary files (``*.tmp``) the benchmark and its runs write in `out`,
+    ``vectors/`` and ``logs/``: called when no run of it is left to write them."""
+    for folder in ("", "vectors", "logs"):
+        for path in glob.glob(os.path.join(glob.escape(os.path.join(out, folder)), "*.tmp")):
+            with contextlib.suppress(OSError):
+                os.remove(path)
+
+
 def _prepare_out(out: str, *, resume: bool, overwrite: bool) -> None:
     results = os.path.join(out, RESULTS_CSV)
     if os.path.exists(results) and not (resume or overwrite):
@@ -432,6 +447,7 @@ def _prepare_out(out: str, *, resume: bool, overwrite: bool) -> None:
             shutil.rmtree(os.path.join(out, name), ignore_errors=True)
     for name in ("", "vectors", "logs"):
         os.makedirs(os.path.join(out, name), exist_ok=True)
+    _remove_temporaries(out)
 
 
 def run_suite(
@@ -548,6 +564,8 @@ def run_suite(
                     os.remove(run.messages_path)
             if server is not None:
                 server.close()
+            # what the killed runs were writing (their vectors) is no result
+            _remove_temporaries(out)
     frame = read_results(out) if os.path.exists(os.path.join(out, RESULTS_CSV)) else pd.DataFrame()
     if len(frame):
         _write_atomic(

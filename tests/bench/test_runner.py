@@ -169,6 +169,46 @@ def test_an_interrupted_benchmark_keeps_what_finished(tmp_path):
     assert [r.algorithm for r in Suite.from_dict(doc).runs() if r.key not in done] == ["sleepy"]
 
 
+def test_an_interrupted_benchmark_leaves_no_temporary_files(tmp_path, monkeypatch):
+    """Temporaries a SIGKILLed benchmark left are removed when the next one starts in the
+    folder; those of the runs killed by Ctrl-C (a vectors file being written) once the
+    runs are stopped. The run processes are replaced by a server whose run is writing
+    its vectors when Ctrl-C comes."""
+    from fairanon.bench import runner
+
+    class Interrupted:
+        eof = False
+
+        def __init__(self, out, setup_limit):
+            self.tasks = []
+
+        def submit(self, task):
+            self.tasks.append(task)
+
+        def events(self, timeout):
+            seen.append(sorted(p.name for p in out.rglob("*.tmp")))
+            with open(self.tasks[0]["vectors_path"] + ".789.tmp", "w") as fh:
+                fh.write("half")
+            raise KeyboardInterrupt
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(runner, "_Server", Interrupted)
+    doc = {"time_limit": 60, "instances": [{"dataset": "dewri_t1"}], "requirements": [{"k_anonymity": 2}],
+           "algorithms": ["mondrian"]}
+    out = tmp_path / "results"
+    left = [out / "results.csv.123.tmp", out / "vectors" / "a.parquet.456.tmp", out / "logs" / "x.tmp"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half")
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        run_suite(Suite.from_dict(doc), str(out))
+    assert seen == [[]]
+    assert sorted(p.name for p in out.rglob("*.tmp")) == []
+
+
 def test_solver_status_and_gap_are_read_from_provenance():
     import numpy as np
 
