@@ -11,7 +11,7 @@ import io
 from collections.abc import Mapping
 from fractions import Fraction
 
-__all__ = ["risk_svg", "utility_svg"]
+__all__ = ["risk_svg", "svg", "utility_svg"]
 
 
 def _figure(width: float, height: float, panels: int = 1):
@@ -23,7 +23,7 @@ def _figure(width: float, height: float, panels: int = 1):
     return fig, fig.subplots(1, panels, squeeze=False).ravel()
 
 
-def _svg(fig) -> str:
+def svg(fig) -> str:
     from matplotlib import rc_context
 
     out = io.StringIO()
@@ -53,7 +53,7 @@ def risk_svg(risk: Mapping) -> str | None:
     axis.set_ylabel("records")
     axis.set_xlabel("prosecutor risk (1 / class size)" + (f"; red: at or above {_share(threshold)}" if threshold else ""))
     fig.subplots_adjust(bottom=0.35, left=0.1, right=0.98, top=0.95)
-    return _svg(fig)
+    return svg(fig)
 
 
 def utility_svg(utility: Mapping) -> str | None:
@@ -79,4 +79,4 @@ def utility_svg(utility: Mapping) -> str | None:
     distance.set_yticks(range(len(names)), [""] * len(names))
     distance.set_xlabel("total variation distance")
     fig.subplots_adjust(left=0.18, right=0.98, wspace=0.08, bottom=0.8 / (0.45 * len(attributes) + 1.2), top=0.97)
-    return _svg(fig)
+    return svg(fig)

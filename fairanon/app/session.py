@@ -28,6 +28,7 @@ class Run:
     job: str
     process: object = None
     cancelled: bool = False
+    format: str = "csv"  # the release file's format (the command line's --format)
 
 
 @dataclass

@@ -15,12 +15,13 @@ import time
 from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from ..exceptions import FairanonError
-from . import hierarchies, requirements, worker
+from . import compare, hierarchies, requirements, worker
 from .requirements import check_requirements, form_of
 from .session import ROLES, Session
 
@@ -66,6 +67,14 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
                   dependencies=[Depends(check_csrf)])
     app.state.token, app.state.session, app.state.csrf = token, session, csrf
 
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError):
+        # A malformed address or form (a run number that is not a number, a missing file):
+        # a message, not the framework's JSON.
+        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'request'}: {e.get('msg')}"
+                             for e in exc.errors())
+        return PlainTextResponse(f"Bad request: {problems}.", status_code=400)
+
     @app.exception_handler(_ForgedRequest)
     async def forged(request: Request, exc: _ForgedRequest):
         return PlainTextResponse("This form did not come from a page of this app (its CSRF token is missing or "
@@ -105,6 +114,7 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     app.state.render = page
     app.include_router(hierarchies.router)
     app.include_router(requirements.router)
+    app.include_router(compare.router)
 
     # -- Data ------------------------------------------------------------------
     @app.get("/")
@@ -246,6 +256,10 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         if problem:
             return await run_page(request, error=problem, status_code=400)
         method = str(form.get("method", "auto"))
+        release_format = str(form.get("format", "csv"))
+        if release_format not in worker.FORMATS:
+            return await run_page(request, error=f"The release format must be one of {list(worker.FORMATS)}; got "
+                                                 f"{release_format!r}.", status_code=400)
         seed_text, limit_text = str(form.get("seed", "")).strip(), str(form.get("time_limit", "")).strip()
         if method not in METHODS:
             return await run_page(request, error=f"Unknown method {method!r}; one of {sorted(METHODS)}.",
@@ -263,7 +277,8 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
                                         time_limit=limit)
         run = session.new_run(document)
         classifier = "logistic" if _have_sklearn() else "none"
-        run.process = worker.start(run.job, run.folder, {"classifier": classifier})
+        run.format = release_format
+        run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format})
         return RedirectResponse(f"/runs/{run.id}", status_code=303)
 
     def get_run(run_id: int):
@@ -324,24 +339,34 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
             return RedirectResponse(f"/runs/{run_id}", status_code=303)
         return page(request, "results.html", run=run, status=status, **_results(run))
 
+    @app.get("/runs/{run_id}/report.html")
+    async def html_report(request: Request, run_id: int):
+        """The Results page as one standalone HTML file (styles inline, no scripts, no links into the app)."""
+        from .._version import __version__
+
+        run = get_run(run_id)
+        if run is None:
+            return page(request, "missing.html", 404, what=f"run {run_id}")
+        status = run_status(run)
+        if status["state"] != "done":
+            return page(request, "missing.html", 404, what=f"report of run {run_id} yet (it is {status['state']})")
+        with open(run.job, encoding="utf-8") as fh:
+            job_text = fh.read()
+        response = page(request, "report.html", run=run, status=status, standalone=True, version=__version__,
+                        css=(HERE / "static" / "app.css").read_text(encoding="utf-8"), job_text=job_text,
+                        **_results(run))
+        response.headers["Content-Disposition"] = f'attachment; filename="report-run{run_id}.html"'
+        return response
+
     @app.get("/runs/{run_id}/files/{name}")
     async def download(request: Request, run_id: int, name: str):
         run = get_run(run_id)
-        files = _files(run) if run is not None else {}
+        files = worker.run_files(run.folder) if run is not None else {}
         if name not in files:
             return page(request, "missing.html", 404, what=name)
         return FileResponse(files[name], filename=name)
 
     return app
-
-
-def _files(run) -> dict:
-    """The files of a run a user can download, by name."""
-    out = os.path.join(run.folder, "out")
-    names = {"job.yaml": run.job, worker.UTILITY_FILE: os.path.join(run.folder, worker.UTILITY_FILE)}
-    if os.path.isdir(out):
-        names.update({n: os.path.join(out, n) for n in os.listdir(out) if n.startswith(("release", "report"))})
-    return {n: p for n, p in names.items() if os.path.isfile(p)}
 
 
 def _results(run) -> dict:
@@ -350,13 +375,10 @@ def _results(run) -> dict:
 
     from ..jobs import read_table
 
-    files = _files(run)
+    files = worker.run_files(run.folder)
     with open(os.path.join(run.folder, worker.LOG_FILE), encoding="utf-8") as fh:
         log = fh.read()
-    document = None
-    if "report.json" in files:
-        with open(files["report.json"], encoding="utf-8") as fh:
-            document = json.load(fh)
+    document = worker.read_report(run.folder)
     utility = None
     if worker.UTILITY_FILE in files:
         with open(files[worker.UTILITY_FILE], encoding="utf-8") as fh:
@@ -366,9 +388,12 @@ def _results(run) -> dict:
     if name and name in files:
         from ..instances.files import restore_formulas
 
-        release = read_table(files[name], "csv", text_columns=(), id_column="record_id").set_index("record_id")
-        if document.get("neutralized_formulas"):
-            release = restore_formulas(release)
+        if name.endswith(".parquet"):  # written with --format parquet: indexed by record_id, no neutralizing
+            release = read_table(files[name], "parquet")
+        else:
+            release = read_table(files[name], "csv", text_columns=(), id_column="record_id").set_index("record_id")
+            if document.get("neutralized_formulas"):
+                release = restore_formulas(release)
         for i, check in enumerate((document or {}).get("report", {}).get("checks", [])):
             if not check.get("passed") and isinstance(check.get("witness"), dict):
                 for record in check["witness"].get("records") or []:

@@ -21,6 +21,8 @@ import time
 STATUS_FILE = "status.json"
 LOG_FILE = "log.txt"
 UTILITY_FILE = "utility.json"
+#: The release formats of ``fairanon anonymize --format``.
+FORMATS = ("csv", "parquet")
 
 
 def write_status(run_dir: str, **status) -> None:
@@ -70,12 +72,13 @@ def cancel(process: subprocess.Popen) -> None:
 def run(job_path: str, run_dir: str, options: dict) -> None:
     """Anonymize and verify `job_path` into ``run_dir/out``, then measure the utility.
 
-    `options`: ``method``, ``seed``, ``time_limit`` (command-line overrides, or None) and
-    ``classifier`` (for the utility analysis: "logistic" or "none")."""
+    `options`: ``method``, ``seed``, ``time_limit``, ``format`` (command-line options, or
+    None) and ``classifier`` (for the utility analysis: "logistic" or "none")."""
     started = time.time()
     out = os.path.join(run_dir, "out")
     argv = ["anonymize", job_path, "--out", out]
-    for key, flag in (("method", "--method"), ("seed", "--seed"), ("time_limit", "--time-limit")):
+    for key, flag in (("method", "--method"), ("seed", "--seed"), ("time_limit", "--time-limit"),
+                      ("format", "--format")):
         if options.get(key) is not None:
             argv += [flag, str(options[key])]
     with open(os.path.join(run_dir, LOG_FILE), "w", encoding="utf-8") as log:
@@ -91,6 +94,25 @@ def run(job_path: str, run_dir: str, options: dict) -> None:
                        (["--seed", str(options["seed"])] if options.get("seed") is not None else []), log)
         write_status(run_dir, state="done", step="finished", code=code, utility_code=utility, started=started,
                      ended=time.time())
+
+
+def run_files(run_dir: str) -> dict:
+    """The files of a run a user can download, by name: the job file, the release and
+    ``report.json`` that ``anonymize`` wrote, and ``utility.json``."""
+    out = os.path.join(run_dir, "out")
+    names = {"job.yaml": os.path.join(run_dir, "job.yaml"), UTILITY_FILE: os.path.join(run_dir, UTILITY_FILE)}
+    if os.path.isdir(out):
+        names.update({n: os.path.join(out, n) for n in os.listdir(out) if n.startswith(("release", "report"))})
+    return {n: p for n, p in names.items() if os.path.isfile(p)}
+
+
+def read_report(run_dir: str) -> dict | None:
+    """The ``report.json`` of a run, or None when it wrote none."""
+    try:
+        with open(os.path.join(run_dir, "out", "report.json"), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
 
 
 def _release_file(out: str) -> str | None:

@@ -260,7 +260,7 @@ def test_bad_run_settings(client):
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
     client.post("/requirements", data={"k": "2"})
     for form, message in (({"method": "magic"}, "Unknown method"), ({"seed": "-1"}, "seed must be"),
-                          ({"time_limit": "0"}, "time limit must be")):
+                          ({"time_limit": "0"}, "time limit must be"), ({"format": "xlsx"}, "release format must be")):
         response = client.post("/run", data={"method": "auto", **form})
         assert response.status_code == 400 and message in text(response)
     assert not client.app.state.session.runs
@@ -399,16 +399,17 @@ def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
     assert session.instance.n_rows == 10  # the good job's data stays
 
 
-def cli_run(session, document: dict, *, utility: bool = False):
+def cli_run(session, document: dict, *, utility: bool = False, release_format: str = "csv"):
     """A run of the app whose files the command line wrote in this process (the
     worker runs the same commands in processes of their own)."""
     from fairanon.cli import main
 
     run = session.new_run(document)
+    run.format = release_format
     out = os.path.join(run.folder, "out")
     with open(os.path.join(run.folder, worker.LOG_FILE), "w") as log:
         log.write("test\n")
-    code = main(["anonymize", run.job, "--out", out])
+    code = main(["anonymize", run.job, "--out", out, "--format", release_format])
     if utility:
         assert main(["utility", run.job, "--release", os.path.join(out, "release.csv"), "--classifier", "none",
                      "--out", os.path.join(run.folder, worker.UTILITY_FILE)]) == 0
@@ -447,3 +448,54 @@ def test_results_of_an_infeasible_set_show_the_conflict(client):
     assert "No release satisfies these requirements" in conflict
     assert "(a minimal set): diversity sex[female] in [9, 9] Relax one" in conflict
     assert "2-anonymity" not in conflict  # not part of the conflict
+
+
+LOAN = {"instance": {"dataset": "ruggieri_loan"}, "method": "mondrian", "seed": 0}
+
+
+def test_compare_runs_side_by_side(client):
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    assert "No finished run yet" in text(client.get("/compare"))
+    runs = [cli_run(session, {**LOAN, "requirements": [{"k_anonymity": {"k": k}}]}) for k in (2, 4)]
+    page = client.get("/compare?runs=1&runs=2")
+    assert page.status_code == 200
+    table = re.search(r'<table class="compare" id="side-by-side">.*?</table>', page.text, re.S).group(0)
+    rows = {cells[0]: cells[1:] for cells in (re.findall(r"<t[dh]>(.*?)</t[dh]>", row)
+                                              for row in re.findall(r"<tr>(.*?)</tr>", table, re.S))}
+    assert rows[""] == ["run 1: mondrian (2-anonymity)", "run 2: mondrian (4-anonymity)"]
+    for column, run in enumerate(runs):  # each column shows its run's report.json
+        report = worker.read_report(run.folder)
+        assert rows["smallest class"][column] == str(report["report"]["metrics"]["min_class_size"])
+        assert rows["highest prosecutor risk"][column] == report["risk"]["sample"]["prosecutor_highest"]["exact"]
+    assert int(rows["smallest class"][1]) >= 4 and rows["verification passed"] == ["True", "True"]
+    plot = re.search(r'<figure class="plot" id="compare-plot">(.*?)</figure>', page.text, re.S).group(1)
+    assert "<svg" in plot and "GCP (lower is better)" in plot and "Pareto front" in plot
+    assert 'value="1" checked' in page.text and 'value="2" checked' in page.text
+    missing = client.get("/compare?runs=1&runs=9")
+    assert missing.status_code == 404 and "There is no finished run 9 to compare" in text(missing)
+    bad = client.get("/compare?runs=x")
+    assert bad.status_code == 400 and bad.text.startswith("Bad request: runs") and "{" not in bad.text
+
+
+def test_html_report_and_parquet_release(client):
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    run = cli_run(session, {**LOAN, "requirements": [{"k_anonymity": {"k": 2}}]}, release_format="parquet")
+    files = worker.run_files(run.folder)
+    assert "release.parquet" in files and "release.csv" not in files
+    page = client.get(f"/runs/{run.id}/results")
+    assert "--format parquet" in text(page) and "PASSED" in text(page)
+    release = pd.read_parquet(files["release.parquet"])
+    shown = re.findall(r"<tr><td>(\d+)</td>", page.text)
+    assert shown == [str(i) for i in release.index[:len(shown)]] and shown  # the release table, read from Parquet
+    report = client.get(f"/runs/{run.id}/report.html")
+    assert report.headers["content-disposition"] == f'attachment; filename="report-run{run.id}.html"'
+    assert "<style>" in report.text and "<script" not in report.text  # standalone, inert
+    assert 'href="/' not in report.text and 'src="/' not in report.text  # nothing points into the app
+    assert "PASSED" in text(report) and "k_anonymity" in text(report)  # the verdict and the job file
+    with open(run.job) as fh:
+        assert html.escape(fh.read(), quote=False) in report.text
+    assert client.get("/runs/9/report.html").status_code == 404
+    unfinished = session.new_run({**LOAN, "requirements": []})
+    assert client.get(f"/runs/{unfinished.id}/report.html").status_code == 404
