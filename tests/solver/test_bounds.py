@@ -1,13 +1,16 @@
 """Lower bounds never exceed a proven optimum: the per-record bound and the LP bound
 against brute force on tiny random tables (every objective) and against the exact model
-on German credit."""
+on German credit; the LP bound's Lagrangian at any duals, and its column generation
+against the LP over every class solved directly."""
 
+import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
-from _exact_oracle import partition_optimum
+from _exact_oracle import Table, partition_optimum
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_bruteforce import MONOTONE_FAMILIES, tables
@@ -18,9 +21,11 @@ from fairanon.methods.lns import best_bound
 from fairanon.models.bounds import lower_bound
 from fairanon.models.objectives import OBJECTIVES
 from fairanon.release import Release, Status
-from fairanon.solver.bounds import LP_OBJECTIVES, lp_bound
+from fairanon.solver.bounds import LP_OBJECTIVES, _closure_model, lp_bound
+from fairanon.solver.local_recoding import encode
 
 PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+FEWER = settings(PROPERTY, max_examples=20)
 
 
 @PROPERTY
@@ -55,6 +60,87 @@ def test_pruning_by_any_release_keeps_the_bound_valid(data, inst):
     identity = Release(inst.table[[c for c in inst.table.columns]], np.arange(inst.n_rows))
     for release in (identity, fa.anonymize(inst, [fa.KAnonymity(1)], method="mondrian")):
         assert lower_bound(inst, reqs, objective, release=release).value <= optimum
+
+
+def _set_partitioning_lp(inst, k, objective) -> float:
+    """The LP relaxation of set partitioning over every class of at least k records of
+    one protected value, each at the cost of its cheapest covering labels, solved
+    directly (HiGHS) -- independent of the column generation."""
+    from scipy.optimize import linprog
+
+    enc = encode(inst, [fa.KAnonymity(k)])
+    table = Table(inst, [fa.KAnonymity(k)])
+    n = inst.n_rows
+    values = [[int(s.row_value[r]) for s in enc.spaces] for r in range(n)]
+    table_of = {"ncp": lambda s: s.ncp, "lm": lambda s: s.lm}[objective]
+    blocks, costs = [], []
+    for size in range(k, n + 1):
+        for block in itertools.combinations(range(n), size):
+            if len({table.protected[r] for r in block}) > 1:
+                continue
+            cost = Fraction(0)
+            for a, space in enumerate(enc.spaces):
+                covered = {values[r][a] for r in block}
+                fits = [j for j in range(space.n_labels) if all(space.masks[j, v] for v in covered)]
+                cost += size * min(table_of(space)[j] for j in fits)
+            blocks.append(block)
+            costs.append(float(cost))
+    a_eq = np.zeros((n, len(blocks)))
+    for c, block in enumerate(blocks):
+        a_eq[list(block), c] = 1
+    found = linprog(costs, A_eq=a_eq, b_eq=np.ones(n), bounds=(0, None), method="highs")
+    assert found.status == 0
+    return found.fun
+
+
+@FEWER
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_lagrangian_bound_holds_at_any_duals(data, inst):
+    """The Lagrangian bound of the LP module holds for every dual vector u, not only
+    the LP's: random (also negative) duals never give more than the optimum."""
+    k = data.draw(st.integers(2, 3))
+    objective = data.draw(st.sampled_from(LP_OBJECTIVES))
+    model = _closure_model(inst, k, objective, 10**6, None)
+    optimum = partition_optimum(
+        inst, [fa.KAnonymity(k)], recoding="generalization", objective=objective
+    )
+    # Both give up exactly when some protected value has fewer than k records.
+    assert (model is None) == (optimum is None)
+    if model is None:
+        return
+    top = float(model.pricer.cost.max()) + 1
+    u = np.array(
+        data.draw(
+            st.lists(
+                st.floats(-top, 2 * top, allow_nan=False),
+                min_size=model.enc.n_types,
+                max_size=model.enc.n_types,
+            )
+        )
+    )
+    bound = model.pricer.lagrangian(u)[0] / model.scale
+    assert bound <= float(optimum) + 1e-9, (bound, optimum)
+
+
+@FEWER
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_column_generation_reaches_the_lp_under_any_stabilisation(data, inst):
+    """With any dual smoothing and however few columns per round, the LP bound stops
+    at the LP's value (solved directly over every class) and never above the optimum."""
+    k = data.draw(st.integers(2, 3))
+    objective = data.draw(st.sampled_from(["ncp", "lm"]))
+    smoothing = data.draw(st.sampled_from([0.0, 0.5, 0.9]))
+    columns = data.draw(st.sampled_from([1, 3, 1000]))
+    reqs = [fa.KAnonymity(k)]
+    optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
+    lp = lp_bound(inst, reqs, objective, smoothing=smoothing, columns=columns)
+    if optimum is None or lp is None:
+        return
+    assert lp.complete and lp.value <= optimum, (lp, optimum)
+    direct = _set_partitioning_lp(inst, k, objective)
+    # The bound is the LP value rounded up to the objective's grid.
+    assert direct - 1e-6 <= float(lp.value), (lp, direct)
+    assert lower_bound(inst, reqs, objective).value <= lp.value
 
 
 def _german():
