@@ -83,6 +83,11 @@ def test_the_finished_run_is_verified_and_measured(limits_run):
     for metric in ("discernibility", "GCP", "LM_avg", "C_avg", "n_classes"):
         assert pd.notna(row[metric])
     assert 0 <= row["MRE"] < 10
+    # The verifier's risk: the highest prosecutor risk is 1 over the smallest class.
+    assert row["risk.prosecutor_highest"] == pytest.approx(1 / row["achieved.k_anonymity"])
+    assert row["risk.sample_uniques"] == 0 and row["utility_s"] >= 0
+    shares = [row[f"utility.{case}_share"] for case in ("exact", "generalized", "suppressed")]
+    assert sum(shares) == pytest.approx(1.0) and 0 <= row["utility.tv_max"] <= 1
     vectors = pd.read_parquet(os.path.join(out, row["vectors"]))
     assert list(vectors.index) == list(range(1, 11))
     assert vectors["size"].min() == row["min_class_size"]
@@ -228,3 +233,20 @@ def test_solver_status_and_gap_are_read_from_provenance():
     bounds = fa.Release(table, groups=np.zeros(10), objective=10, bound=8)
     assert (_solver_status(bounds), _gap(bounds)) == (None, 0.2)
     assert _gap(fa.Release(table, groups=np.zeros(10))) is None
+
+
+def test_a_classifier_adds_the_classification_utility(tmp_path):
+    pytest.importorskip("sklearn")
+    doc = {
+        "instances": [{"dataset": "ruggieri_loan"}],
+        "requirements": [{"k_anonymity": 2}],
+        "algorithms": ["mondrian"],
+        "metrics": {"vectors": False, "classifier": "tree"},
+    }
+    result = run_suite(Suite.from_dict(doc), str(tmp_path))
+    row = result.results.iloc[0]
+    assert row["outcome"] == "ok" and row["utility.classifier"] == "tree"
+    for column in ("accuracy_original", "accuracy_release", "auc_release", "RD_release", "ER_release"):
+        assert pd.notna(row[f"utility.{column}"]), column
+    assert row["utility.accuracy_loss"] == pytest.approx(row["utility.accuracy_original"]
+                                                         - row["utility.accuracy_release"])
