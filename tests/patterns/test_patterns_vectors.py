@@ -245,6 +245,24 @@ def test_v7_with_a_context_item():
     assert fp.sanitize(ps, "slift", 1.25).converged
 
 
+# ------------------------------------------------ HJ-8: the order of the privacy step's blocks
+def test_blocking_order_changes_the_virtual_records():
+    """HJ-8: records {a, b, c} 20, {a, b} 1, {a, c} 20, k = 5. The channels {a, ¬c}, {b, ¬c}
+    and {a, b, ¬c} each hold the one record {a, b}. Blocking {a, b} (largest first, fairanon)
+    raises all three (J ∩ {a, b} = I for each): 5 virtual records. Blocking {a} and {b}
+    first (smallest first) leaves {a, b, ¬c} at 1, so {a, b} is blocked too: 15 records. The
+    paper does not give Atzori et al.'s order, so Table 8's cells depend on this choice."""
+    ps = _ps({("a", "b", "c"): 20, ("a", "b"): 1, ("a", "c"): 20}, fp.Roles({"a"}, "c"))
+    assert sorted(str(ch) for ch in fp.find_channels(ps, 5)) == ["{a, b, ¬c}: 1", "{a, ¬c}: 1", "{b, ¬c}: 1"]
+    out = fp.k_anonymize(ps, 5)
+    assert out.blocked == (frozenset("ab"),) and out.patterns.ledger_total == 5
+    assert not fp.find_channels(out.patterns, 5)
+    ws = Workspace(ps)
+    ws.bump({"a"}, 5)
+    ws.bump({"b"}, 5)
+    assert [str(ch) for ch in fp.find_channels(ws.result(), 5)] == ["{a, b, ¬c}: 1"]
+
+
 # --------------------------------------------------------------- V8: gap in Theorem 4
 def test_v8_fairness_bump_opens_a_zero_channel():
     cells = {("f", "v", "x", "C"): 20, ("f", "v", "x"): 14, ("m", "v", "C"): 19, ("m", "v"): 28}
