@@ -38,8 +38,9 @@ def _share(text: str) -> str:
 
 
 def risk_svg(risk: Mapping) -> str | None:
-    """Records by prosecutor risk (the report's histogram of 1 / class size), the
-    threshold marked; None when the report has no histogram."""
+    """Records by prosecutor risk (the report's histogram of 1 / class size over
+    intervals ]lo, hi]), the intervals above the threshold in red; None when the
+    report has no histogram."""
     sample = risk.get("sample") or {}
     bins = [b for b in sample.get("histogram") or [] if b.get("records")]
     if not bins:
@@ -51,7 +52,7 @@ def risk_svg(risk: Mapping) -> str | None:
     axis.bar(range(len(bins)), [b["records"] for b in bins], color=colors)
     axis.set_xticks(range(len(bins)), labels, rotation=45, ha="right", fontsize=7)
     axis.set_ylabel("records")
-    axis.set_xlabel("prosecutor risk (1 / class size)" + (f"; red: at or above {_share(threshold)}" if threshold else ""))
+    axis.set_xlabel("prosecutor risk (1 / class size)" + (f"; red: above {_share(threshold)}" if threshold else ""))
     fig.subplots_adjust(bottom=0.35, left=0.1, right=0.98, top=0.95)
     return svg(fig)
 
