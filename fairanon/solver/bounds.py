@@ -81,6 +81,8 @@ LP_OBJECTIVES = ("ncp", "lm", "generalized")
 #: Weight of the best duals so far in the point where columns are priced (Wentges'
 #: dual smoothing: the LP's own duals jump from round to round on these degenerate LPs).
 SMOOTHING = 0.7
+#: GLOP without presolve keeps its basis when columns are added (a warm start).
+GLOP_PARAMETERS = "use_preprocessing: false"
 
 
 def _valid_families(instance: Instance, objective: str) -> bool:
@@ -148,6 +150,7 @@ def lp_bound(
     n_vec = len(vectors)
 
     solver = pywraplp.Solver.CreateSolver("GLOP")
+    solver.SetSolverSpecificParametersAsString(GLOP_PARAMETERS)
     released = [solver.Constraint(float(w[t]), float(w[t])) for t in range(enc.n_types)]
     solver.Objective().SetMinimization()
     added = [0]
