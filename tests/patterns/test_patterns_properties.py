@@ -175,22 +175,22 @@ def attribute_databases(draw):
         row |= {i for i in ("a", "b") if draw(st.booleans())}
         row.add("C" if draw(st.integers(0, 9)) < 4 else "P")
         rows.append(row)
-    roles = fp.Roles({"sex=F", "age=y"}, "C", "P")
+    roles = fp.Roles({"sex=F", "age=y"}, "C", "P", admissible={"a", "b"})
     return fp.PatternSet.from_db(fp.TransactionDB.from_transactions(rows), draw(st.integers(1, 4)), roles,
                                  backend="apriori")
 
 
 @settings(max_examples=30, deadline=None)
-@given(attribute_databases(), st.sampled_from(SLIFT_UNION), st.sampled_from([None, 3]))
-def test_union_targets_settle_with_attribute_values(ps, measure, k):
+@given(attribute_databases(), st.sampled_from(SLIFT_UNION), st.sampled_from([None, 3]), st.sampled_from([None, F(9, 10)]))
+def test_union_targets_settle_with_attribute_values(ps, measure, k, d):
     """HJ-2: a union record can only harm a rule whose context lacks a protected attribute
     that the fixed rule's context sets to its unprotected value (sex=M, age=o); that drops
     a level each pass, so with two protected attributes the loop settles within 3 passes,
-    and the verifier agrees."""
-    result = fp.sanitize(ps, measure, ALPHAS[measure], k=k, targets="union")
+    with or without d-explainability (Alg. 4), and the verifier agrees."""
+    result = fp.sanitize(ps, measure, ALPHAS[measure], k=k, d=d, targets="union")
     assert result.converged or set(f.pattern for f in result.residual) <= set(result.unsanitizable)
     assert result.rounds <= 3
-    report = _verify(result.patterns, measure, ALPHAS[measure], k=k)
+    report = _verify(result.patterns, measure, ALPHAS[measure], k=k, d=d)
     assert report["alpha_protection"].passed == (not result.unsanitizable)
 
 
