@@ -183,25 +183,11 @@ def test_a_hierarchy_is_built_previewed_and_applied(page, server):
 
 
 @pytest.mark.slow
-def test_a_failing_check_shows_its_witness(page, server):
+def test_a_failing_check_shows_its_witness(page, server, failing_run):
     """A release that fails 5-anonymity (its report as the command line writes it):
     the failing check, and its class's records highlighted at the top of the table."""
-    import fairanon as fa
-    from fairanon.app import worker
-    from fairanon.instances.files import write_csv
-
     url, app = server
-    session = app.state.session
-    inst = fa.load("ruggieri_loan")
-    rel = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0)
-    report = fa.verify(inst, rel, [fa.KAnonymity(5)])
-    run = session.new_run({"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 5}}]})
-    os.makedirs(os.path.join(run.folder, "out"))
-    write_csv(rel.table, os.path.join(run.folder, "out", "release.FAILED.csv"), index_label="record_id")
-    with open(os.path.join(run.folder, "out", "report.json"), "w") as fh:
-        json.dump({"release_file": "release.FAILED.csv", "report": report.to_dict()}, fh)
-    open(os.path.join(run.folder, worker.LOG_FILE), "w").close()
-    worker.write_status(run.folder, state="done", step="finished", code=1, started=time.time())
+    run, report = failing_run(app.state.session)
     page.goto(f"{url}/runs/{run.id}/results")
     assert "FAILED" in page.inner_text("#verdict")
     witness = next(c.witness for c in report.checks if not c.passed)

@@ -219,24 +219,11 @@ def test_run_to_results_and_the_job_file_reproduces_the_release(client, tmp_path
     assert client.get("/runs/1/files/..%2Fjob.yaml").status_code == 404
 
 
-def test_failing_check_shows_its_witness(client):
+def test_failing_check_shows_its_witness(client, failing_run):
     """A release that fails 5-anonymity: the check, its witness and the class's rows
     marked in the table (the report as ``fairanon anonymize`` writes it)."""
-    from fairanon.instances.files import write_csv
-
-    session = client.app.state.session
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
-    inst = fa.load("ruggieri_loan")
-    rel = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0)
-    report = fa.verify(inst, rel, [fa.KAnonymity(5)])
-    assert not report.passed
-    run = session.new_run({"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 5}}]})
-    os.makedirs(os.path.join(run.folder, "out"))
-    write_csv(rel.table, os.path.join(run.folder, "out", "release.FAILED.csv"), index_label="record_id")
-    with open(os.path.join(run.folder, "out", "report.json"), "w") as fh:
-        json.dump({"release_file": "release.FAILED.csv", "report": report.to_dict()}, fh)
-    open(os.path.join(run.folder, worker.LOG_FILE), "w").close()
-    worker.write_status(run.folder, state="done", step="finished", code=1, started=time.time())
+    run, report = failing_run(client.app.state.session)
     page = client.get(f"/runs/{run.id}/results").text
     assert "FAILED" in page and "witness (highlighted below" in page
     witness = next(c.witness for c in report.checks if not c.passed)
