@@ -18,8 +18,11 @@ drawn under ``benchmarks/results/patterns/``.
     python benchmarks/patterns.py all
 
 Each command prints its table and claims, then writes ``<name>.json`` and ``<name>.png``.
-The readings and every difference from the paper are explained in docs/papers.md
-(Hajian et al., HJ-1 ... HJ-11); the data preparation is fairanon.patterns.datasets'.
+The claims are checked on the paper's algorithms; fig5 and fig10 also run
+``sanitize(targets="union")`` and note whether it settles where the paper's re-check loop
+does not (HJ-2). The readings and every difference from the paper are explained in
+docs/papers.md (Hajian et al., HJ-1 ... HJ-12); the data preparation is
+fairanon.patterns.datasets'.
 Adult and German credit are bundled with fairanon, so nothing is read from the data folder.
 """
 
