@@ -35,7 +35,7 @@ algorithms:
 """
 N_RUNS = 8
 #: Columns that differ from one run of the same suite to the next.
-TIMINGS = {"time_s", "cpu_s", "setup_s", "verify_s", "wall_s", "peak_rss_mb", "setup_rss_mb", "mre_s", "vectors_s"}
+TIMINGS = {"time_s", "cpu_s", "setup_s", "verify_s", "wall_s", "peak_rss_mb", "setup_rss_mb", "mre_s", "vectors_s", "utility_s"}
 
 
 def _env():

@@ -130,9 +130,12 @@ def test_plots_decode_and_the_top_is_laid_out(mini, tmp_path):
     _, _, comparisons, path = mini
     dom = probe(path, tmp_path, window=(1280, 900))
     found = images(dom)
-    assert len(found) == 1 + len(comparisons) * len(
+    risk = sorted(name for name, _, _ in found if name.startswith("plot-risk-loss-"))
+    # both instances have several releases: one risk-versus-loss plot each
+    assert risk == ["plot-risk-loss-diva_table1", "plot-risk-loss-ruggieri_loan"]
+    assert len(found) == 1 + len(risk) + len(comparisons) * len(
         KINDS
-    )  # runtime versus size, then per comparison
+    )  # runtime versus size, risk versus loss per instance, then per comparison
     assert all(width > 100 and complete for _, width, complete in found), found
     shot = screenshot(path, tmp_path, window=(1280, 900))
     assert png_size(shot) == (1280, 900)
