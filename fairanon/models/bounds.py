@@ -21,6 +21,10 @@ must bring them. The bound is the sum of m(r) over the records. m(r) is found ex
 branch and bound over the records whose summed D is at most an upper bound u(r) -- the
 record's cost in a release, when one is given, else the all-``*`` cost -- and is u(r)
 when no set costs less. Any u gives a valid bound (a wrong one only a weaker bound).
+Records with too many candidates, or whose search grows too large, get a quicker bound
+instead: the larger of the (k-1)-th smallest summed D and the sum over dimensions of
+the (k-1)-th smallest D on each (per attribute, the narrowest label covering the
+record's value and k - 1 other records).
 
 Discernibility (C_DM: n per suppressed record, |E| per record of any other class E, as
 :func:`~fairanon.models.metrics.discernibility` reads it): classes of at least k records
@@ -542,11 +546,24 @@ class _Capped(Exception):
 
 
 def _quick(D, w, need, total_d):
-    """The quicker bound: the (k-1)-th smallest summed D, as one candidate's picks."""
-    order = np.argsort(total_d, kind="stable")
-    reach = min(int(np.searchsorted(np.cumsum(w[order]), max(need, 1))), len(order) - 1)
-    s = int(order[reach])
-    return [s if D[s, j] > 0 else -1 for j in range(D.shape[1])]
+    """The quicker bound, as per-dimension picks: the larger of two that every box
+    dominating `need` candidates meets. Its cost is at least each candidate's summed D,
+    so at least the need-th smallest summed D (one candidate's picks); and on each
+    dimension at least the need-th smallest D there -- per attribute, the narrowest
+    label covering the record and `need` others (one candidate per dimension)."""
+    need = max(need, 1)
+
+    def nth(values: np.ndarray) -> int:
+        order = np.argsort(values, kind="stable")
+        return int(order[min(int(np.searchsorted(np.cumsum(w[order]), need)), len(order) - 1)])
+
+    s = nth(total_d)
+    whole = [s if D[s, j] > 0 else -1 for j in range(D.shape[1])]
+    per_dim = [nth(D[:, j]) for j in range(D.shape[1])]
+    per_dim = [c if D[c, j] > 0 else -1 for j, c in enumerate(per_dim)]
+    if sum(D[c, j] for j, c in enumerate(per_dim) if c >= 0) > total_d[s]:
+        return per_dim
+    return whole
 
 
 #: Seconds the verifier gives the per-record bound, per objective.
