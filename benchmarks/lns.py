@@ -59,7 +59,7 @@ def _loss(inst, rel, objective) -> float:
     return float(objective_value(inst, rel, objective)) / (inst.n_rows * len(inst.schema.qi))
 
 
-def _run(inst, reqs, method, objective, limit, **options) -> dict:
+def _run(inst, reqs, method, objective, limit, options) -> dict:
     started = time.perf_counter()
     try:
         rel = fa.anonymize(inst, reqs, method=method, seed=0, time_limit=limit, **options)
@@ -120,7 +120,7 @@ def _case(task, inst, reqs, objective, limit, bound_limit, *, heuristics=HEURIST
             continue
         # mondrian-loss scores its cuts by the objective's cell loss (NCP or LM).
         options = {"objective": objective} if method == "mondrian-loss" else {}
-        row = _run(inst, reqs, method, objective, limit, **options)
+        row = _run(inst, reqs, method, objective, limit, options)
         rows.append({"task": task, **row})
         print(
             f"  {method:18s} {row.get('loss', float('nan')):.4f}  {row.get('seconds', 0):6.1f} s",
