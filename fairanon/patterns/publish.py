@@ -11,6 +11,7 @@ the same from a database through PrivBasis (Alg. 7).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
@@ -99,6 +100,16 @@ def greedy(patterns: PatternSet, requirements: PatternRequirements, *, seed=None
 
 #: Methods for pattern sets; each is ``(patterns, requirements, *, seed, time_limit, **options) -> PatternRelease``.
 PATTERN_METHODS: dict[str, Callable[..., PatternRelease]] = {"greedy": greedy, "exact": exact_patterns}
+#: The options :func:`greedy` passes on to :func:`~fairanon.patterns.sanitize`.
+GREEDY_OPTIONS = ("recheck", "max_rounds", "ceil", "guard_channels", "targets")
+
+
+def _options_of(method: str) -> tuple:
+    """The keyword options a named method takes besides `seed` and `time_limit`."""
+    if method == "greedy":
+        return GREEDY_OPTIONS
+    params = inspect.signature(PATTERN_METHODS[method]).parameters.values()
+    return tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY and p.name not in ("seed", "time_limit"))
 
 
 def publish(
@@ -153,6 +164,12 @@ def publish(
         func = PATTERN_METHODS[method]
     else:
         raise InvalidParameterError(f"The 'method' parameter of publish must be one of {sorted(PATTERN_METHODS)} or a callable. Got {method!r} instead.")
+    if isinstance(method, str):
+        unknown = sorted(set(options) - set(_options_of(method)))
+        if unknown:
+            raise InvalidParameterError(
+                f"publish(method={method!r}) takes the options {list(_options_of(method))}. Got {unknown} instead."
+            )
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0):
         raise InvalidParameterError(f"The 'time_limit' parameter of publish must be a positive number of seconds or None. Got {time_limit!r} instead.")
     release = func(patterns, requirements, seed=seed, time_limit=time_limit, **options)
@@ -187,6 +204,9 @@ def publish_dp(
     requirements = PatternRequirements() if requirements is None else requirements
     if requirements.k is not None or requirements.d is not None:
         raise InvalidParameterError("publish_dp combines ε-DP with α-protection only; set k=None and d=None.")
+    unknown = sorted(set(options) - set(GREEDY_OPTIONS))
+    if unknown:
+        raise InvalidParameterError(f"publish_dp takes the options {list(GREEDY_OPTIONS)}. Got {unknown} instead.")
     started = time.perf_counter()
     priv = privbasis(db, k_top, epsilon, roles, seed=seed, **(privbasis_options or {}))
     release = greedy(priv.patterns, requirements, seed=seed, **options)

@@ -119,6 +119,12 @@ def test_publish_names_union_targets_when_the_paper_pass_leaves_discrimination()
     assert union.provenance["params"]["targets"] == "union"
     with pytest.raises(InvalidParameterError, match="'targets' parameter of sanitize"):
         fp.publish(ps, reqs, targets="both")
+    with pytest.raises(InvalidParameterError, match=r"publish\(method='exact'\) takes the options .*Got \['targets'\]"):
+        fp.publish(ps, reqs, method="exact", targets="union")
+    with pytest.raises(InvalidParameterError, match=r"publish\(method='greedy'\) takes .*'targets'\]. Got \['target'\]"):
+        fp.publish(ps, reqs, target="union")
+    with pytest.raises(InvalidParameterError, match="publish_dp takes the options"):
+        fp.publish_dp(fp.TransactionDB.from_counts(V7), 5, 1, ps.roles, reqs, seed=0, objective="records")
 
 
 def test_cli_targets(tmp_path, capsys):
