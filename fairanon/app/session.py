@@ -42,6 +42,7 @@ class Session:
     job_settings: dict = field(default_factory=dict)  # method, seed, time_limit, options of that job
     form: dict = field(default_factory=dict)  # the requirement fields as typed
     runs: dict = field(default_factory=dict)
+    auto_choices: dict = field(default_factory=dict)  # auto's (method, reason) for the last data and requirements
     _instance: object = None
 
     def close(self) -> None:

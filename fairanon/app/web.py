@@ -239,8 +239,13 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         specs, reqs, problem = current_requirements()
         auto = None
         if reqs:
+            time_limit = session.job_settings.get("time_limit")
+            # auto's choice reads the whole table (a quarter second on Adult): kept per data and requirements
+            key = (id(session.instance), json.dumps(specs, sort_keys=True, default=str), time_limit)
             try:
-                auto = choose_method(session.instance, reqs, time_limit=session.job_settings.get("time_limit"))
+                if key not in session.auto_choices:
+                    session.auto_choices = {key: choose_method(session.instance, reqs, time_limit=time_limit)}
+                auto = session.auto_choices[key]
             except FairanonError as exc:
                 problem = str(exc)
         return page(request, "run.html", status_code, methods=list(METHODS), specs=specs, auto=auto,
@@ -286,9 +291,10 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
 
     def run_status(run) -> dict:
         status = worker.read_status(run.folder)
+        ended = run.process is not None and run.process.poll() is not None  # poll() also reaps an ended worker
         if run.cancelled:
             status.update(state="cancelled", step="cancelled")
-        elif status.get("state") != "done" and run.process is not None and run.process.poll() is not None:
+        elif status.get("state") != "done" and ended:
             status.update(state="failed", step=f"the worker ended unexpectedly (exit code {run.process.returncode})")
         started = status.get("started")
         status["elapsed_s"] = round((status.get("ended") or time.time()) - started, 1) if started else 0.0
