@@ -1,0 +1,141 @@
+"""The Data page: a bundled data set, an uploaded CSV or Parquet table (its roles and
+types set here), or a job file picked with the files it names; a preview and
+:func:`fairanon.describe`'s figures. The data is always a job file's ``instance``
+section, loaded by :mod:`fairanon.jobs` (:meth:`Session.use`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import APIRouter, Request, UploadFile
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from ..exceptions import FairanonError
+from .requirements import form_of
+from .session import ROLES
+
+router = APIRouter()
+
+#: The largest upload read (bytes); larger files are refused with a message.
+MAX_UPLOAD = 200 * 2**20
+PREVIEW_ROWS = 20
+
+
+def _inferred_schema(table) -> dict:
+    """A first schema for an uploaded table: numeric columns numeric, the others
+    categorical, every column a quasi-identifier (the user changes roles on the page)."""
+    import pandas as pd
+
+    return {str(c): {"role": "qi", "type": "numeric" if pd.api.types.is_numeric_dtype(table[c]) else "categorical"}
+            for c in table.columns}
+
+
+@router.get("/")
+async def index():
+    return RedirectResponse("/data", status_code=303)
+
+
+@router.get("/data", response_class=HTMLResponse)
+async def data_page(request: Request, error: str | None = None, status_code: int = 200):
+    from ..instances.datasets.registry import DATASETS
+    from ..models.describe import describe
+
+    session = request.app.state.session
+    inst = session.instance
+    description = describe(inst) if inst is not None else None
+    preview = inst.table.head(PREVIEW_ROWS) if inst is not None else None
+    return request.app.state.render(request, "data.html", status_code, datasets=list(DATASETS),
+                                    description=description, preview=preview, error=error, roles=ROLES,
+                                    editable=session.table_upload and session.job_requirements is None)
+
+
+@router.post("/data/dataset", response_class=HTMLResponse)
+async def choose_dataset(request: Request):
+    session = request.app.state.session
+    form = await request.form()
+    name = str(form.get("dataset", ""))
+    try:
+        session.use({"dataset": name}, name)
+        session.job_requirements = None
+    except FairanonError as exc:
+        return await data_page(request, error=str(exc), status_code=400)
+    return RedirectResponse("/data", status_code=303)
+
+
+@router.post("/data/upload", response_class=HTMLResponse)
+async def upload(request: Request, file: UploadFile):
+    from ..jobs import read_table
+
+    session = request.app.state.session
+    content = await file.read(MAX_UPLOAD + 1)
+    if len(content) > MAX_UPLOAD:
+        return await data_page(request, error=f"The file is larger than {MAX_UPLOAD // 2**20} MB, the app's upload "
+                                              "limit; anonymize it with `fairanon anonymize` and a job file.",
+                               status_code=413)
+    if not content.strip():
+        return await data_page(request, error="The uploaded file is empty.", status_code=400)
+    path = session.upload_path(file.filename or "upload.csv")
+    with open(path, "wb") as fh:
+        fh.write(content)
+    try:
+        kind = "parquet" if path.endswith((".parquet", ".pq")) else "csv"
+        table = read_table(path, kind)
+        session.use({kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
+        session.job_requirements = None
+    except FairanonError as exc:
+        return await data_page(request, error=str(exc), status_code=400)
+    return RedirectResponse("/data", status_code=303)
+
+
+@router.post("/data/roles", response_class=HTMLResponse)
+async def roles(request: Request):
+    session = request.app.state.session
+    form = await request.form()
+    if not session.table_upload:
+        return await data_page(request, error="Roles can be set here for an uploaded table.", status_code=400)
+    schema = {}
+    for name, attr in session.source["schema"].items():
+        entry = {k: v for k, v in attr.items() if k not in ("role", "type", "protected", "negative")}
+        entry.update(role=str(form.get(f"role:{name}", attr["role"])), type=str(form.get(f"type:{name}", attr["type"])))
+        protected = str(form.get(f"protected:{name}", "")).strip()
+        negative = str(form.get(f"negative:{name}", "")).strip()
+        if protected:
+            entry["protected"] = [v.strip() for v in protected.split(",") if v.strip()]
+        if negative:
+            entry["negative"] = negative
+        schema[name] = entry
+    try:
+        session.use({**session.source, "schema": schema}, session.source_label)
+    except FairanonError as exc:
+        return await data_page(request, error=str(exc), status_code=400)
+    return RedirectResponse("/data", status_code=303)
+
+
+@router.post("/data/job", response_class=HTMLResponse)
+async def open_job(request: Request, files: list[UploadFile]):
+    """A job file picked with the files it names (its data and hierarchy files)."""
+    from ..jobs import read_document
+
+    session = request.app.state.session
+    contents = {}
+    for upload in files:
+        contents[upload.filename or ""] = await upload.read(MAX_UPLOAD + 1)
+    if sum(len(c) for c in contents.values()) > MAX_UPLOAD:
+        return await data_page(request, error=f"The files are larger than {MAX_UPLOAD // 2**20} MB together, the "
+                                              "app's upload limit.", status_code=413)
+    jobs = [n for n in contents if n.endswith((".yaml", ".yml", ".json"))]
+    if len(jobs) != 1:
+        return await data_page(request, error=f"Pick one job file (.yaml, .yml or .json) with the files it names; "
+                                              f"got {len(jobs)} job files among {sorted(contents)}.", status_code=400)
+    folder = session.upload_folder()
+    try:
+        for name, content in contents.items():
+            with open(session.upload_path(name, folder), "wb") as fh:
+                fh.write(content)
+        job = session.upload_path(jobs[0], folder)
+        session.open_job(read_document(job), folder, os.path.basename(job), picked=True)
+    except FairanonError as exc:
+        return await data_page(request, error=str(exc), status_code=400)
+    session.form = form_of(session.job_requirements)
+    return RedirectResponse("/data", status_code=303)

@@ -1,0 +1,249 @@
+"""The Run, progress and Results pages: a run is the command line's ``fairanon
+anonymize`` on the job file the session writes (:mod:`fairanon.app.worker`), its
+progress pushed by server-sent events, cancelled by ending its process group; the
+results are read from its files (the verifier's report with its witnesses, the
+conflict of an infeasible set, the risk and utility views), downloaded one by one or
+as a standalone HTML report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, StreamingResponse
+
+from ..exceptions import FairanonError
+from . import worker
+from .data import PREVIEW_ROWS
+from .requirements import check_requirements
+
+router = APIRouter()
+HERE = Path(__file__).parent
+
+
+def current_requirements(session) -> tuple:
+    """(job-file specs, requirements, None), or (None, None, what to do first)."""
+    if session.instance is None:
+        return None, None, "Choose the data first (Data page)."
+    if session.job_requirements is not None:
+        from ..models.requirements import requirement_from_spec
+
+        try:
+            return session.job_requirements, [requirement_from_spec(s) for s in session.job_requirements], None
+        except FairanonError as exc:
+            return None, None, str(exc)
+    specs, reqs, errors, whole = check_requirements(session.instance, session.form)
+    if errors or whole:
+        return None, None, "Set valid requirements first (Requirements page)."
+    return specs, reqs, None
+
+
+@router.get("/run", response_class=HTMLResponse)
+async def run_page(request: Request, error: str | None = None, status_code: int = 200):
+    from ..api import METHODS, choose_method
+
+    session = request.app.state.session
+    specs, reqs, problem = current_requirements(session)
+    auto = None
+    if reqs:
+        time_limit = session.job_settings.get("time_limit")
+        # auto's choice reads the whole table (a quarter second on Adult): kept per data and requirements
+        key = (id(session.instance), json.dumps(specs, sort_keys=True, default=str), time_limit)
+        try:
+            if key not in session.auto_choices:
+                session.auto_choices = {key: choose_method(session.instance, reqs, time_limit=time_limit)}
+            auto = session.auto_choices[key]
+        except FairanonError as exc:
+            problem = str(exc)
+    return request.app.state.render(request, "run.html", status_code, methods=list(METHODS), specs=specs,
+                                    auto=auto, problem=problem, error=error, settings=session.job_settings,
+                                    runs=sorted(session.runs.values(), key=lambda r: -r.id),
+                                    status=worker.read_status)
+
+
+@router.post("/run")
+async def start_run(request: Request):
+    from ..api import METHODS
+
+    session = request.app.state.session
+    form = await request.form()
+    specs, _, problem = current_requirements(session)
+    if problem:
+        return await run_page(request, error=problem, status_code=400)
+    method = str(form.get("method", "auto"))
+    release_format = str(form.get("format", "csv"))
+    if release_format not in worker.FORMATS:
+        return await run_page(request, error=f"The release format must be one of {list(worker.FORMATS)}; got "
+                                             f"{release_format!r}.", status_code=400)
+    seed_text, limit_text = str(form.get("seed", "")).strip(), str(form.get("time_limit", "")).strip()
+    if method not in METHODS:
+        return await run_page(request, error=f"Unknown method {method!r}; one of {sorted(METHODS)}.",
+                              status_code=400)
+    if seed_text and not seed_text.isdigit():
+        return await run_page(request, error=f"The seed must be an int >= 0; got {seed_text!r}.", status_code=400)
+    try:
+        limit = float(limit_text) if limit_text else None
+        if limit is not None and not limit > 0:
+            raise ValueError
+    except ValueError:
+        return await run_page(request, error=f"The time limit must be a positive number of seconds; got "
+                                             f"{limit_text!r}.", status_code=400)
+    document = session.job_document(specs, method=method, seed=int(seed_text) if seed_text else None,
+                                    time_limit=limit)
+    run = session.new_run(document)
+    classifier = "logistic" if _have_sklearn() else "none"
+    run.format = release_format
+    run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format})
+    return RedirectResponse(f"/runs/{run.id}", status_code=303)
+
+
+def run_status(run) -> dict:
+    """The worker's status of `run`, with a cancel or a worker that died said, and the elapsed time."""
+    status = worker.read_status(run.folder)
+    ended = run.process is not None and run.process.poll() is not None  # poll() also reaps an ended worker
+    if run.cancelled:
+        status.update(state="cancelled", step="cancelled")
+    elif status.get("state") != "done" and ended:
+        status.update(state="failed", step=f"the worker ended unexpectedly (exit code {run.process.returncode})")
+    started = status.get("started")
+    status["elapsed_s"] = round((status.get("ended") or time.time()) - started, 1) if started else 0.0
+    return status
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+async def run_view(request: Request, run_id: int):
+    session = request.app.state.session
+    run = session.runs.get(run_id)
+    if run is None:
+        return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
+    return request.app.state.render(request, "progress.html", run=run, status=run_status(run))
+
+
+@router.get("/runs/{run_id}/events")
+async def run_events(request: Request, run_id: int):
+    session = request.app.state.session
+    run = session.runs.get(run_id)
+    if run is None:
+        return PlainTextResponse("no such run", status_code=404)
+
+    async def events():
+        while True:
+            status = run_status(run)
+            yield f"data: {json.dumps(status)}\n\n"
+            if status["state"] in ("done", "cancelled", "failed"):
+                return
+            await asyncio.sleep(0.25)
+
+    return StreamingResponse(events(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.post("/runs/{run_id}/cancel")
+async def cancel(request: Request, run_id: int):
+    session = request.app.state.session
+    run = session.runs.get(run_id)
+    if run is None:
+        return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
+    if run.process is not None and run.process.poll() is None:
+        run.cancelled = True
+        worker.cancel(run.process)
+    return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+
+@router.get("/runs/{run_id}/results", response_class=HTMLResponse)
+async def results(request: Request, run_id: int):
+    session = request.app.state.session
+    run = session.runs.get(run_id)
+    if run is None:
+        return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
+    status = run_status(run)
+    if status["state"] != "done":
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+    return request.app.state.render(request, "results.html", run=run, status=status, **_results(run))
+
+
+@router.get("/runs/{run_id}/report.html")
+async def html_report(request: Request, run_id: int):
+    """The Results page as one standalone HTML file (styles inline, no scripts, no links into the app)."""
+    from .._version import __version__
+
+    session = request.app.state.session
+    run = session.runs.get(run_id)
+    if run is None:
+        return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
+    status = run_status(run)
+    if status["state"] != "done":
+        return request.app.state.render(request, "missing.html", 404,
+                                        what=f"report of run {run_id} yet (it is {status['state']})")
+    with open(run.job, encoding="utf-8") as fh:
+        job_text = fh.read()
+    response = request.app.state.render(request, "report.html", run=run, status=status, standalone=True,
+                                        version=__version__, job_text=job_text,
+                                        css=(HERE / "static" / "app.css").read_text(encoding="utf-8"),
+                                        **_results(run))
+    response.headers["Content-Disposition"] = f'attachment; filename="report-run{run_id}.html"'
+    return response
+
+
+@router.get("/runs/{run_id}/files/{name}")
+async def download(request: Request, run_id: int, name: str):
+    session = request.app.state.session
+    run = session.runs.get(run_id)
+    files = worker.run_files(run.folder) if run is not None else {}
+    if name not in files:
+        return request.app.state.render(request, "missing.html", 404, what=name)
+    return FileResponse(files[name], filename=name)
+
+
+def _results(run) -> dict:
+    """What the Results page shows, read from the run's files."""
+    import pandas as pd
+
+    from ..jobs import read_table
+
+    files = worker.run_files(run.folder)
+    with open(os.path.join(run.folder, worker.LOG_FILE), encoding="utf-8") as fh:
+        log = fh.read()
+    document = worker.read_report(run.folder)
+    utility = None
+    if worker.UTILITY_FILE in files:
+        with open(files[worker.UTILITY_FILE], encoding="utf-8") as fh:
+            utility = json.load(fh)
+    table, highlighted = None, {}
+    name = (document or {}).get("release_file")
+    if name and name in files:
+        from ..instances.files import restore_formulas
+
+        if name.endswith(".parquet"):  # written with --format parquet: indexed by record_id, no neutralizing
+            release = read_table(files[name], "parquet")
+        else:
+            release = read_table(files[name], "csv", text_columns=(), id_column="record_id").set_index("record_id")
+            if document.get("neutralized_formulas"):
+                release = restore_formulas(release)
+        for i, check in enumerate((document or {}).get("report", {}).get("checks", [])):
+            if not check.get("passed") and isinstance(check.get("witness"), dict):
+                for record in check["witness"].get("records") or []:
+                    highlighted.setdefault(str(record), []).append(i)
+        chosen = [r for r in release.index if str(r) in highlighted]
+        rest = [r for r in release.index[:PREVIEW_ROWS] if str(r) not in highlighted]
+        table = pd.concat([release.loc[chosen], release.loc[rest]]) if chosen else release.loc[rest]
+    from .plots import risk_svg, utility_svg
+
+    release_doc = (document or {}).get("release") or {}
+    conflict = {"reason": release_doc.get("reason"), "requirements": (release_doc.get("provenance") or {}).get(
+        "conflict") or []} if release_doc.get("status") == "INFEASIBLE" else None
+    return {"files": sorted(files), "document": document, "utility": utility, "log": log, "table": table,
+            "highlighted": highlighted, "conflict": conflict,
+            "risk_plot": risk_svg(document["risk"]) if (document or {}).get("risk") else None,
+            "utility_plot": utility_svg(utility) if utility else None}
+
+
+def _have_sklearn() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("sklearn") is not None
