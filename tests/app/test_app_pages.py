@@ -66,6 +66,35 @@ def test_token_is_required():
     app.state.session.close()
 
 
+def _every_route():
+    """(method, path) of every route of the app's steps, path parameters filled in."""
+    from fastapi.routing import APIRoute
+
+    from fairanon.app import compare, data, hierarchies, requirements, runs
+
+    for route in (r for m in (data, hierarchies, requirements, runs, compare) for r in m.router.routes):
+        if isinstance(route, APIRoute):
+            path = route.path.replace("{run_id}", "1").replace("{name}", "age")
+            for method in route.methods:
+                yield method, path
+
+
+def test_every_route_needs_the_token_and_every_post_the_csrf_token():
+    app = create_app(token=TOKEN)
+    routes = sorted(_every_route())
+    assert len(routes) >= 20 and ("POST", "/hierarchies/apply") in routes
+    with TestClient(app) as c:
+        for method, path in routes:  # no token at all, then a wrong one
+            assert c.request(method, path).status_code == 403, (method, path)
+            assert c.request(method, f"{path}?token=wrong").status_code == 403, (method, path)
+        assert c.get(f"/data?token={TOKEN}").status_code == 200
+        for method, path in routes:  # signed in, but a POST without the pages' CSRF token
+            if method == "POST":
+                response = c.request(method, path, headers={CSRF_HEADER: "wrong"})
+                assert response.status_code == 403 and "CSRF" in response.text, (method, path)
+    app.state.session.close()
+
+
 def test_posts_need_the_csrf_token_of_the_pages():
     """A page of another site can make the browser post (with the cookie, where the
     browser sends it) but cannot read the token the app's forms carry."""
