@@ -515,3 +515,26 @@ def test_html_report_and_parquet_release(client):
     assert client.get("/runs/9/report.html").status_code == 404
     unfinished = session.new_run({**LOAN, "requirements": []})
     assert client.get(f"/runs/{unfinished.id}/report.html").status_code == 404
+
+
+def test_a_job_file_given_at_the_start_opens_its_data_requirements_and_settings(tmp_path):
+    """``fairanon app JOB``: the job's data (paths relative to the job file), its
+    requirements in their fields and its settings on the Run page."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "patients.csv").write_text(PATIENTS)
+    (tmp_path / "zip.csv").write_text("".join(f"{z};{z[:3]}**;*\n" for z in ("13053", "13068", "14850", "14853")))
+    job = tmp_path / "job.yaml"
+    job.write_text("instance:\n  csv: data/patients.csv\n  schema:\n    age: {role: qi, type: numeric}\n"
+                   "    zip: {role: qi, hierarchy: zip.csv}\n    disease: {role: sensitive}\n"
+                   "requirements:\n  - t_closeness: {t: '0.4', distance: equal}\nmethod: mondrian\nseed: 7\n")
+    app = create_app(str(job), token=TOKEN)
+    with TestClient(app) as c:
+        assert "job.yaml: 10 records" in text(c.get(f"/data?token={TOKEN}"))
+        assert app.state.session.instance.schema["zip"].hierarchy.lca(["13053", "13068"]) == "130**"
+        page = c.get("/requirements").text
+        assert 'id="f-t" name="t" value="2/5"' in page and "job file's requirements" in text(page)
+        run = c.get("/run").text
+        assert "<option selected>mondrian</option>" in run and 'name="seed" size="6" value="7"' in run
+    app.state.session.close()
+    with pytest.raises(fa.exceptions.FairanonError, match="does not exist"):
+        create_app(str(tmp_path / "nope.yaml"), token=TOKEN)
