@@ -149,6 +149,28 @@ def lp_bound(
     w, vec_cost, pair_t = pricer.w, pricer.int_cost, model.pair_t
     n_vec = len(vectors)
 
+    # Every record pays at least its cheapest vector: u_t = min c_v over the vectors
+    # covering t is the per-record bound, and its Lagrangian bound (every mean_k >= 0)
+    # is that bound. It is the first centre; its cheapest vectors seed the columns.
+    center = pricer.cheapest()
+    best, _, _ = pricer.lagrangian(center)
+    rounds, lp_value, solved = 0, None, False
+
+    def result() -> LowerBound:
+        """The best Lagrangian bound so far, rounded up to the objective's grid."""
+        margin = 1e-7 * max(1.0, abs(best)) + 1e-6
+        value = Fraction(max(0, math.ceil(best - margin)), scale)
+        details = {
+            "rounds": rounds,
+            "columns": added[0],
+            "closure": n_vec,
+            "pairs": len(pair_t),
+            "lp": None if lp_value is None else lp_value / scale,
+            "seconds": time.perf_counter() - started,
+        }
+        value = int(value) if value.denominator == 1 else value
+        return LowerBound(objective, value, "LP (column generation)", solved, details)
+
     solver = pywraplp.Solver.CreateSolver("GLOP")
     solver.SetSolverSpecificParametersAsString(GLOP_PARAMETERS)
     released = [solver.Constraint(float(w[t]), float(w[t])) for t in range(enc.n_types)]
@@ -170,15 +192,9 @@ def lp_bound(
     if release is not None:
         for v, amounts in _release_columns(enc, vectors, release, k):
             add(v, np.array(list(amounts), dtype=np.int64), np.array(list(amounts.values())))
-    # Every record pays at least its cheapest vector: u_t = min c_v over the vectors
-    # covering t is the per-record bound, and its Lagrangian bound (every mean_k >= 0)
-    # is that bound. It is the first centre; its cheapest vectors seed the columns.
-    center = pricer.cheapest()
-    best, _, _ = pricer.lagrangian(center)
     for v, types, amounts in pricer.cheapest_columns(center):
         add(v, types, amounts)
-    rounds, lp_value, solved = 0, None, False
-    while True:
+    while deadline is None or time.perf_counter() < deadline:
         rounds += 1
         if deadline is not None:
             solver.SetTimeLimit(max(1, int(1000 * (deadline - time.perf_counter()))))
@@ -208,22 +224,9 @@ def lp_bound(
         if not fresh or best >= lp_value - 1e-7 * max(1.0, abs(lp_value)):
             solved = True
             break
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
         for col in fresh:
             add(*col)
-    margin = 1e-7 * max(1.0, abs(best)) + 1e-6
-    value = Fraction(max(0, math.ceil(best - margin)), scale)
-    value = int(value) if value.denominator == 1 else value
-    details = {
-        "rounds": rounds,
-        "columns": added[0],
-        "closure": n_vec,
-        "pairs": len(pair_t),
-        "lp": None if lp_value is None else lp_value / scale,
-        "seconds": time.perf_counter() - started,
-    }
-    return LowerBound(objective, value, "LP (column generation)", solved, details)
+    return result()
 
 
 class _Pricer:
