@@ -292,10 +292,14 @@ class _Loop:
         deadline: float | None,
         started: float,
     ) -> int:
-        """Rounds until `stop`; returns the neighbourhood size reached."""
+        """Rounds until `stop`, or until less time is left before `deadline` than the
+        last round took (a round's model is built before its solve is cut at the
+        deadline); returns the neighbourhood size reached."""
         move_time, k = self.move_time, self.k
         index = ClassIndex(inc, k)
-        while not stop():
+        took_s = 0.0
+        while not stop() and (deadline is None or deadline - time.perf_counter() > took_s):
+            clock = time.perf_counter()
             p = np.array([weights[s] for s in names])
             strategy = names[int(rng.choice(len(names), p=p / p.sum()))]
             nb = index.neighbourhood(strategy, rng, size, self.around)
@@ -331,6 +335,7 @@ class _Loop:
                 size = min(int(size * 1.25) + 1, self.max_size)
             elif not move.proven:
                 size = max(int(size * 0.8), 2 * k)
+            took_s = time.perf_counter() - clock
         return size
 
 
