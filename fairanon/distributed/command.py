@@ -107,7 +107,8 @@ def anonymize(args) -> int:
             _, timed_out = _show([write, release.timed_out()], c, tty)
             release = release.finished(timed_out)
             trim_workers(c)
-            report = verify_dask(dinst, staging, job.requirements, progress=tty)
+            report = verify_dask(dinst, staging, job.requirements, progress=tty, utility=True)
+            utility = _named(report.utility, release)
             report = dataclasses.replace(report, method=release.method, status=str(release.status))
             memory = peak_memory(c)
         status = str(release.status)
@@ -116,7 +117,7 @@ def anonymize(args) -> int:
         release_path = os.path.join(args.out, name)
         report_path = os.path.join(args.out, "report.json")
         document = {"job": job.name, "release_file": name, "release": release.summary(),
-                    "report": report.to_dict(), "resources": memory}
+                    "report": report.to_dict(), "resources": memory, "utility": utility}
 
         # The report is the manifest, renamed last: it names the release's files by checksum.
         commit({}, staged={release_path: staging}, manifest=(report_path, document),
@@ -155,6 +156,13 @@ def verify(args) -> int:
     if args.out is not None:
         commit({args.out: lambda path: _dump_json({**report.to_dict(), "resources": memory}, path)})
     return 0 if report.passed else 1
+
+
+def _named(figures: dict, release) -> dict:
+    """Figures measured on the written release, named by the release that was made."""
+    if "error" in figures:
+        return figures
+    return {**figures, "method": release.method, "status": str(release.status)}
 
 
 def _dump_json(document: dict, path: str) -> None:

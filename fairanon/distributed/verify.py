@@ -12,6 +12,12 @@ first offending row by position. The equivalence classes are counted per partiti
 with their counts over the target and decision values; the small per-class table
 then goes through the single-machine checks of :mod:`fairanon.models.verify` on the
 client. Only the records of the witness classes are read once more.
+
+With ``utility=True`` the same join also counts, per quasi-identifier, the records of
+each (released label, original value) pair; the counts are summed over the partitions
+and the distributions before and after are measured from them on the client by
+:func:`fairanon.models.utility.distributions.column_distribution` with the counts as
+weights: the figures of :func:`fairanon.utility` without its classifier.
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SchemaError
+from ..exceptions import FairanonError, IncompatibleRequirementError, InvalidParameterError, SchemaError
 from ..instances.generalization import readable_covers
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
 from ..models.released import factorize, id_type, narrow
 from ..models.risk.sample import size_summary
+from ..models.utility.distributions import column_distribution
+from ..models.utility.report import UtilityReport
 from ..models.requirements import (
     RISK_REQUIREMENTS,
     AlphaProtection,
@@ -281,10 +289,12 @@ def _original_value(attr, code, integer: bool):
     return value.item() if hasattr(value, "item") else value
 
 
-def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: list, integer: dict) -> dict:
+def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: list, integer: dict,
+               paired: tuple = ()) -> dict:
     """Rows lost, duplicated and unknown, untruthful and changed cells of one partition
     of the release joined with the original by record id, with the first offending row
-    of each kind by position; and the number of generalized cells."""
+    of each kind by position; the number of generalized cells; and per attribute of
+    `paired` the records of each (label code, original value) pair."""
     side = frame["_merge"]
     right_only = (side == "right_only").to_numpy()
     rel = frame[~right_only].sort_values(_POS, kind="stable")
@@ -294,9 +304,13 @@ def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: li
     dups = pd.DataFrame({"pos": rel[_POS].to_numpy(dtype=np.int64)[dup_mask], "id": rel.index[dup_mask]})
     aligned = rel[(rel["_merge"] == "both").to_numpy() & ~dup_mask]
     out = {"n_release": len(rel), "lost": lost, "unknown": unknown, "dups": dups,
-           "truth": {}, "unchanged": {}, "generalized": 0}
+           "truth": {}, "unchanged": {}, "generalized": 0, "pairs": {}}
     if not len(aligned):
         return out
+    for name in paired:
+        pairs = pd.DataFrame({"label": aligned[name].to_numpy(dtype=np.int64),
+                              "value": _original_of(schema[name], aligned[name + _SUFFIX])})
+        out["pairs"][name] = pairs.groupby(["label", "value"], sort=False).size()
     pos = aligned[_POS].to_numpy(dtype=np.int64)
     for name in truth:
         attr, dec = schema[name], decoded[name]
@@ -334,7 +348,8 @@ def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: li
 def _merge_integrity(a: dict, b: dict) -> dict:
     out = {"n_release": a["n_release"] + b["n_release"], "lost": a["lost"].append(b["lost"]),
            "unknown": a["unknown"].append(b["unknown"]), "dups": pd.concat([a["dups"], b["dups"]]),
-           "generalized": a["generalized"] + b["generalized"], "truth": {}, "unchanged": {}}
+           "generalized": a["generalized"] + b["generalized"], "truth": {}, "unchanged": {},
+           "pairs": _merge_pairs(a["pairs"], b["pairs"])}
     for part in ("truth", "unchanged"):
         for name in a[part].keys() | b[part].keys():
             x, y = a[part].get(name, {}), b[part].get(name, {})
@@ -343,6 +358,14 @@ def _merge_integrity(a: dict, b: dict) -> dict:
             if firsts:
                 entry["first"] = min(firsts, key=lambda f: f[0])
             out[part][name] = entry
+    return out
+
+
+def _merge_pairs(a: dict, b: dict) -> dict:
+    out = {}
+    for name in a.keys() | b.keys():
+        both = [s for s in (a.get(name), b.get(name)) if s is not None]
+        out[name] = both[0] if len(both) == 1 else pd.concat(both).groupby(level=[0, 1], sort=False).sum()
     return out
 
 
@@ -365,7 +388,7 @@ def _release_frame(release):
 
 
 def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bool = True,
-                progress: bool = False) -> Report:
+                progress: bool = False, utility: bool = False, bins: int = 10) -> Report:
     """Re-check every guarantee of a distributed release: the report of
     :func:`fairanon.models.verify.verify` (same verdicts, achieved values, witnesses
     and metrics).
@@ -380,6 +403,14 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     metrics : bool
     progress : bool
         Show Dask's progress bar for each pass.
+    utility : bool, default=False
+        Also measure the distributions of the quasi-identifiers before and after, from
+        the integrity join (see the module docstring). The report then has a
+        ``utility`` attribute: :func:`fairanon.models.utility.release_utility`'s dict
+        (``{"error": ...}`` when the release does not hold every record exactly once or
+        holds a label that cannot be read).
+    bins : int, default=10
+        Bins of the numeric attributes' histograms, as in :func:`fairanon.utility`.
     """
     started = time.perf_counter()
     dask = _dask()
@@ -440,7 +471,8 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     # as narrow integer codes: the release's labels by their numbers in the whole
     # release, the original's values as the checks compare them.
     clock = time.perf_counter()
-    joined_columns = list(dict.fromkeys(truth + kept))
+    paired = tuple(c for c in schema.qi if c in released) if utility else ()
+    joined_columns = list(dict.fromkeys(truth + kept + list(paired)))
 
     def release_codes(part, order, partition_info=None):
         start = offsets[partition_info["number"]] if partition_info else 0
@@ -462,7 +494,8 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     merged = dd.merge(release_side, original_side, left_index=True, right_index=True, how="outer",
                       indicator=True, npartitions=parts)
     decoded = dask.delayed(_decode(schema, order, truth, kept))
-    parts = [dask.delayed(_integrity)(p, schema, decoded, truth, kept, integer) for p in merged.to_delayed()]
+    parts = [dask.delayed(_integrity)(p, schema, decoded, truth, kept, integer, paired)
+             for p in merged.to_delayed()]
     integrity = _compute(_tree(parts, _merge_integrity), progress)
     timings["integrity"] = time.perf_counter() - clock
     checks.append(_rows_result(integrity))
@@ -520,6 +553,11 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     report = Report(instance=instance.name, method=method, status=status, n_rows=int(sum(lengths)),
                     n_classes=cls.n, checks=tuple(checks), metrics=summary,
                     elapsed_s=time.perf_counter() - started, risk=size_summary(np.asarray(cls.sizes)))
+    if utility:
+        clock = time.perf_counter()
+        object.__setattr__(report, "utility", _utility(instance, order, integrity, checks[0], paired, bins,
+                                                       method, status))
+        timings["utility"] = time.perf_counter() - clock
     object.__setattr__(report, "phase_seconds", timings)
     # What the integrity join moves: each side's record as Dask's types hold it (index
     # included), before Arrow's encoding on the wire.
@@ -595,6 +633,36 @@ class _ActiveDomain:
 
     def codes(self, name: str) -> np.ndarray:
         return self._instance.value_counts(name)[0]
+
+
+def _utility(instance: DaskInstance, order: dict, integrity: dict, rows: CheckResult, names: tuple, bins: int,
+             method: str, status: str) -> dict:
+    """:func:`fairanon.models.utility.release_utility`'s dict from the counts of
+    (label, original value) pairs: each pair is one row of a column, weighted by its
+    records."""
+    if not rows.passed:
+        return {"error": f"The release does not hold the records of instance {instance.name!r} exactly once "
+                         f"({integrity['n_release']} released rows for {instance.n_rows} records); utility "
+                         "aligns them by record id."}
+    started = time.perf_counter()
+    domain = _ActiveDomain(instance)
+    attributes = []
+    try:
+        for name in names:
+            counts = integrity["pairs"][name]
+            codes = counts.index.get_level_values(0).to_numpy(dtype=np.int64)
+            labels = [str(label) for label in order[name].index]
+            col = _Column(domain, name, pd.Series(pd.Categorical.from_codes(codes, categories=labels)), None)
+            weights = counts.to_numpy(dtype=np.int64)
+            values = counts.index.get_level_values(1).to_numpy()
+            col.__dict__["orig"] = values if col.numeric else values.astype(np.int64)
+            col.__dict__["label_rows"] = np.bincount(col.codes, weights=weights,
+                                                     minlength=col.n_labels).astype(np.int64)
+            attributes.append(column_distribution(col, bins, weights))
+    except FairanonError as exc:
+        return {"error": str(exc)}
+    return UtilityReport(instance=instance.name, method=method, status=status, n_rows=int(instance.n_rows),
+                         attributes=tuple(attributes), distributions_s=time.perf_counter() - started).to_dict()
 
 
 def _summary(instance: DaskInstance, cls: _DistClasses, generalized: int, k) -> dict:

@@ -40,7 +40,7 @@ import numpy as np
 from ..metrics.classes import _Column, _Prepared
 from .encoding import numeric_reading
 
-__all__ = ["CASES", "AttributeDistribution", "attribute_distribution"]
+__all__ = ["CASES", "AttributeDistribution", "attribute_distribution", "column_distribution"]
 
 #: The cases of a released cell, in the order of the count columns.
 CASES = ("exact", "generalized", "suppressed", "untruthful")
@@ -135,11 +135,30 @@ class AttributeDistribution:
 def attribute_distribution(p: _Prepared, name: str, bins: int = 10) -> AttributeDistribution:
     """The distribution of attribute `name` before and after, from a prepared release
     (:func:`fairanon.models.metrics.classes._prepare`)."""
-    col = p.column(name)
+    return column_distribution(p.column(name), bins)
+
+
+def column_distribution(col: _Column, bins: int = 10, weights: np.ndarray | None = None) -> AttributeDistribution:
+    """The distribution of one released column before and after.
+
+    Parameters
+    ----------
+    col : _Column
+        The column: a label code and an original value per row, and what each label
+        covers.
+    bins : int, default=10
+    weights : numpy.ndarray of int, optional
+        Records per row of `col`. With weights, a row stands for that many records with
+        its label and original value, and ``col.label_rows`` must count records
+        (weighted): the Dask engine reduces a release to the counts of its (original
+        value, released label) pairs and measures those. Every figure is then the one of
+        the records themselves — the counts are sums, the numeric summaries weighted
+        means and the quantiles of the records in order (:func:`_weighted_quantiles`).
+    """
     labels = _label_counts(col)
     if col.numeric:
-        return _numeric(col, labels, bins)
-    return _categorical(col, labels)
+        return _numeric(col, labels, bins, weights)
+    return _categorical(col, labels, weights)
 
 
 def _label_counts(col: _Column) -> tuple[tuple[str, int], ...]:
@@ -161,7 +180,18 @@ def _tv(original: np.ndarray, released: np.ndarray, n: int) -> float:
     return float(np.abs(original - released).sum() / (2 * n)) if n else 0.0
 
 
-def _categorical(col: _Column, labels) -> AttributeDistribution:
+def _cases(where: np.ndarray, case: np.ndarray, rows: int, weights: np.ndarray | None) -> np.ndarray:
+    """Records per (row of the histogram, case), shape (rows, 4)."""
+    counts = np.bincount(where * 4 + case, weights=weights, minlength=4 * rows)
+    # Weighted counts are sums of whole numbers, exact in float64 below 2**53.
+    return counts.astype(np.int64).reshape(rows, 4)
+
+
+def _records(col: _Column, weights: np.ndarray | None) -> int:
+    return len(col.codes) if weights is None else int(weights.sum())
+
+
+def _categorical(col: _Column, labels, weights: np.ndarray | None) -> AttributeDistribution:
     attr = col.attr
     domain = attr.domain
     m = len(domain)
@@ -173,7 +203,7 @@ def _categorical(col: _Column, labels) -> AttributeDistribution:
     star = col.is_star[codes]
     cover = mask[codes, orig]
     case = _case_codes(exact, star, cover)
-    cases = np.bincount(orig * 4 + case, minlength=4 * m).reshape(m, 4)
+    cases = _cases(orig, case, m, weights)
     active = col.active
     covered = mask[:, active]
     count = covered.sum(axis=1)
@@ -181,7 +211,7 @@ def _categorical(col: _Column, labels) -> AttributeDistribution:
     share = np.where(count > 0, rows / np.maximum(count, 1), 0.0)
     released = share @ covered
     original = cases[active].sum(axis=1)
-    n = len(codes)
+    n = _records(col, weights)
     return AttributeDistribution(
         name=col.name,
         kind=attr.kind,
@@ -221,11 +251,49 @@ def _bin_names(edges: np.ndarray, integer: bool) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _stats(x: np.ndarray) -> dict[str, float]:
-    q = np.quantile(x, [0.0, 0.25, 0.5, 0.75, 1.0])
+#: The quantiles of the numeric summaries: minimum, quartiles, maximum.
+_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def _weighted_quantiles(x: np.ndarray, weights: np.ndarray, q) -> np.ndarray:
+    """The quantiles `q` of the records, `weights[i]` of them of value `x[i]`: what
+    :func:`numpy.quantile` (its default "linear" method, Hyndman and Fan's type 7)
+    gives on the records themselves. The records are sorted; the quantile q lies at
+    position h = (n − 1) q, between the records of ranks ⌊h⌋ and ⌊h⌋ + 1, each found in
+    the cumulative counts, and is interpolated between them as numpy does.
+
+    >>> x, w = np.array([3.0, 1.0, 2.0]), np.array([1, 2, 1])
+    >>> _weighted_quantiles(x, w, [0, 0.5, 1]).tolist(), np.quantile([1, 1, 2, 3], [0, 0.5, 1]).tolist()
+    ([1.0, 1.5, 3.0], [1.0, 1.5, 3.0])
+    """
+    order = np.argsort(x, kind="stable")
+    xs, cum = x[order], np.cumsum(weights[order])
+    n = int(cum[-1])
+    h = (n - 1) * np.asarray(q, dtype=float)
+    below = np.floor(h)
+    t = h - below
+    rank = below.astype(np.int64)
+    a = xs[np.searchsorted(cum, rank, side="right")]
+    b = xs[np.searchsorted(cum, np.minimum(rank + 1, n - 1), side="right")]
+    # numpy's lerp: from the nearer end, so that t = 1 gives b exactly.
+    return np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
+
+
+def _moments(x: np.ndarray, weights: np.ndarray | None) -> tuple[float, float]:
+    """Mean and variance (ddof = 0) of the records."""
+    if weights is None:
+        return float(x.mean()), float(x.var())
+    n = weights.sum()
+    mean = float((weights * x).sum() / n)
+    return mean, float((weights * (x - mean) ** 2).sum() / n)
+
+
+def _stats(x: np.ndarray, weights: np.ndarray | None = None) -> dict[str, float]:
+    q = np.quantile(x, _QUANTILES) if weights is None else _weighted_quantiles(x, weights, _QUANTILES)
+    mean, var = _moments(x, weights)
     return {
-        "mean": float(x.mean()),
-        "std": float(x.std()),
+        "mean": mean,
+        "std": float(np.sqrt(var)),
         "min": float(q[0]),
         "q25": float(q[1]),
         "median": float(q[2]),
@@ -250,7 +318,7 @@ def _spread(reading, edges: np.ndarray) -> np.ndarray:
     return share
 
 
-def _numeric(col: _Column, labels, bins: int) -> AttributeDistribution:
+def _numeric(col: _Column, labels, bins: int, weights: np.ndarray | None) -> AttributeDistribution:
     values = col.values
     reading = numeric_reading(col.covers, values)
     edges = _edges(values, reading.integer, bins)
@@ -264,13 +332,16 @@ def _numeric(col: _Column, labels, bins: int) -> AttributeDistribution:
     cover = c.contains(codes, orig)
     case = _case_codes(exact, star, cover)
     where = np.clip(np.searchsorted(edges, orig, side="right") - 1, 0, n_bins - 1)
-    cases = np.bincount(where * 4 + case, minlength=4 * n_bins).reshape(n_bins, 4)
+    cases = _cases(where, case, n_bins, weights)
     original = cases.sum(axis=1)
     released = col.label_rows.astype(float) @ _spread(reading, edges)
     mid = reading.mid[codes]
-    after = _stats(mid)
-    after["std_uniform"] = float(np.sqrt(mid.var() + reading.variance[codes].mean()))
-    n = len(codes)
+    after = _stats(mid, weights)
+    # The law of total variance: the variance of the midpoints plus the mean variance
+    # within labels.
+    within, _ = _moments(reading.variance[codes], weights)
+    after["std_uniform"] = float(np.sqrt(_moments(mid, weights)[1] + within))
+    n = _records(col, weights)
     return AttributeDistribution(
         name=col.name,
         kind="numeric",
@@ -284,5 +355,5 @@ def _numeric(col: _Column, labels, bins: int) -> AttributeDistribution:
         tv_distance=_tv(original, released, n),
         labels=labels,
         edges=tuple(float(e) for e in edges),
-        summary={"before": _stats(orig), "after": after},
+        summary={"before": _stats(orig, weights), "after": after},
     )
