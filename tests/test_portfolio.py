@@ -93,3 +93,17 @@ def test_portfolio_on_a_lattice_takes_the_lattice_local_release():
         other = fa.anonymize(inst, reqs, method=name, seed=0, **options)
         assert value <= objective_value(inst, other, "lm")
     assert fa.verify(inst, rel, reqs).passed
+
+
+def test_ranked_lists_every_verified_release_least_loss_first(monkeypatch, german):
+    """The releases auto's lns takes (the winner starts, the next guide): every verified
+    candidate, in the order of their LM measured here; the first is portfolio's."""
+    real = {"mondrian": mondrian, "mondrian-loss": mondrian_loss}
+    monkeypatch.setattr(P, "CANDIDATES", real)
+    releases = P.ranked(german, REQS, seed=0)
+    values = [objective_value(german, r, "lm") for r in releases]
+    assert len(releases) == 2 and values == sorted(values)
+    assert all(fa.verify(german, r, REQS).passed for r in releases)
+    winner = P.portfolio(german, REQS, seed=0)
+    assert objective_value(german, winner, "lm") == values[0]
+    assert releases[0].provenance["portfolio_winner"] == winner.provenance["portfolio_winner"]
