@@ -155,15 +155,24 @@ async def cancel(request: Request, run_id: int):
     return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
 
-@router.get("/runs/{run_id}/results", response_class=HTMLResponse)
-async def results(request: Request, run_id: int):
-    session = request.app.state.session
-    run = session.runs.get(run_id)
+def _finished(request: Request, run_id: int):
+    """((run, status), None) for a finished run, else (None, the answer to give instead:
+    a message when there is no such run, the progress page while it runs)."""
+    run = request.app.state.session.runs.get(run_id)
     if run is None:
-        return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
+        return None, request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
     status = run_status(run)
     if status["state"] != "done":
-        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+        return None, RedirectResponse(f"/runs/{run_id}", status_code=303)
+    return (run, status), None
+
+
+@router.get("/runs/{run_id}/results", response_class=HTMLResponse)
+async def results(request: Request, run_id: int):
+    finished, instead = _finished(request, run_id)
+    if instead is not None:
+        return instead
+    run, status = finished
     return request.app.state.render(request, "results.html", run=run, status=status, **_results(run))
 
 
@@ -172,14 +181,10 @@ async def html_report(request: Request, run_id: int):
     """The Results page as one standalone HTML file (styles inline, no scripts, no links into the app)."""
     from .._version import __version__
 
-    session = request.app.state.session
-    run = session.runs.get(run_id)
-    if run is None:
-        return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
-    status = run_status(run)
-    if status["state"] != "done":
-        return request.app.state.render(request, "missing.html", 404,
-                                        what=f"report of run {run_id} yet (it is {status['state']})")
+    finished, instead = _finished(request, run_id)
+    if instead is not None:
+        return instead
+    run, status = finished
     with open(run.job, encoding="utf-8") as fh:
         job_text = fh.read()
     response = request.app.state.render(request, "report.html", run=run, status=status, standalone=True,

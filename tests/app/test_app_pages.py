@@ -514,7 +514,8 @@ def test_html_report_and_parquet_release(client):
         assert html.escape(fh.read(), quote=False) in report.text
     assert client.get("/runs/9/report.html").status_code == 404
     unfinished = session.new_run({**LOAN, "requirements": []})
-    assert client.get(f"/runs/{unfinished.id}/report.html").status_code == 404
+    waiting = client.get(f"/runs/{unfinished.id}/report.html", follow_redirects=False)
+    assert waiting.status_code == 303 and waiting.headers["location"] == f"/runs/{unfinished.id}"  # its progress
 
 
 def test_a_job_file_given_at_the_start_opens_its_data_requirements_and_settings(tmp_path):
