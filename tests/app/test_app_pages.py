@@ -539,3 +539,21 @@ def test_a_job_file_given_at_the_start_opens_its_data_requirements_and_settings(
     app.state.session.close()
     with pytest.raises(fa.exceptions.FairanonError, match="does not exist"):
         create_app(str(tmp_path / "nope.yaml"), token=TOKEN)
+
+
+def test_the_release_is_formula_safe_and_shown_as_released(client):
+    """A cell that a spreadsheet would run (=..., +..., @...) is written with a leading '
+    in the release CSV (the command line's default), and the Results page shows the
+    value itself."""
+    table = "age,zip,note\n30,1234,=HYPERLINK(\"http://x\")\n31,1235,@SUM(A1)\n45,1300,ok\n46,1301,ok\n"
+    client.post("/data/upload", files={"file": ("notes.csv", table, "text/csv")})
+    client.post("/data/roles", data={"role:note": "insensitive", "type:zip": "categorical"})
+    session = client.app.state.session
+    run = cli_run(session, session.job_document([{"k_anonymity": {"k": 2}}], method="mondrian", seed=0,
+                                                time_limit=None))
+    release = client.get(f"/runs/{run.id}/files/release.csv").text
+    assert "'=HYPERLINK" in release and "'@SUM(A1)" in release
+    assert worker.read_report(run.folder)["neutralized_formulas"] is True
+    page = client.get(f"/runs/{run.id}/results").text
+    cells = [html.unescape(c) for c in re.findall(r"<td>([^<]*)</td>", page)]
+    assert '=HYPERLINK("http://x")' in cells and "@SUM(A1)" in cells and "'@SUM(A1)" not in cells
