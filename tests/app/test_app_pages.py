@@ -557,3 +557,13 @@ def test_the_release_is_formula_safe_and_shown_as_released(client):
     page = client.get(f"/runs/{run.id}/results").text
     cells = [html.unescape(c) for c in re.findall(r"<td>([^<]*)</td>", page)]
     assert '=HYPERLINK("http://x")' in cells and "@SUM(A1)" in cells and "'@SUM(A1)" not in cells
+
+
+def test_plot_text_is_escaped():
+    """Attribute names go into the SVG put into the page: as escaped text."""
+    from fairanon.app.plots import utility_svg
+
+    svg = utility_svg({"attributes": [{"name": "<script>alert(1)</script>", "n": 2, "exact": 1, "generalized": 1,
+                                       "tv_distance": 0.5}]})
+    assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+    assert utility_svg({"attributes": []}) is None and utility_svg({}) is None
