@@ -55,6 +55,11 @@ GROUPS = (
     Group("mt", "multiplicative_t_closeness", "multiplicative t-closeness",
           "each class's share of every sensitive value within a factor t (at least 1) of the table's",
           (Param("mt", "t", "t"), Param("mt_attribute", "attribute", "of", "target"))),
+    Group("st", "stochastic_t_closeness", "stochastic t-closeness", "the sensitive values masked by an "
+          "ε-private mechanism so that every class is stochastically t-close (t at least 1); public bounds "
+          "L, U for a numeric attribute",
+          (Param("st", "t", "t"), Param("st_epsilon", "epsilon", "ε"), Param("st_bounds", "bounds", "bounds L, U"),
+           Param("st_attribute", "attribute", "of", "target"))),
     Group("alpha", "alpha_protection", "α-protection", "every context of possible discrimination has its "
           "measure at most α (at least α for RC and EC)",
           (Param("alpha", "alpha", "α"), Param("alpha_measure", "measure", "measure", tuple(MEASURES)),
@@ -94,8 +99,10 @@ def group_specs(group: Group, form: Mapping) -> list[dict]:
         if param.choices == "flag":
             if text:
                 args[param.name] = True
+        elif text and param.name == "bounds":
+            args[param.name] = [item.strip() for item in text.split(",")]
         elif text:
-            args[param.name] = text if param.name in ("t", "alpha", "c", "r", "u") else _value(text)
+            args[param.name] = text if param.name in ("t", "alpha", "c", "r", "u", "epsilon") else _value(text)
     return [{group.kind: args}]
 
 
@@ -144,7 +151,10 @@ def form_of(specs: list) -> dict:
             continue
         for param in group.params:
             value = getattr(requirement, param.name, None)
-            if value is not None and value is not False:
+            if param.name == "bounds" and isinstance(value, tuple) and len(value) == 2 and not isinstance(
+                    value[0], tuple):
+                form[param.field] = f"{value[0]}, {value[1]}"
+            elif value is not None and value is not False and param.name != "bounds":
                 form[param.field] = "on" if value is True else str(value)
     return form
 

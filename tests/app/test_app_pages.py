@@ -170,13 +170,14 @@ def test_every_requirement_group_and_its_messages(client):
     requirement class's own message beside its group."""
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
     bad = {"l": "2", "l_variant": "recursive", "t": "0.2", "t_distance": "equal", "t_domain": "declared",
-           "mt": "-1", "alpha": "1.2", "alpha_measure": "RR", "alpha_support": "x", "risk": "0",
+           "mt": "-1", "st": "3", "st_epsilon": "1", "st_bounds": "x", "alpha": "1.2", "alpha_measure": "RR", "alpha_support": "x", "risk": "0",
            "uniques": "2", "population": "0.01", "population_fraction": "0.1", "population_size": "5"}
     response = client.post("/requirements", data=bad)
     assert response.status_code == 400
     for group, message in (("l", "The 'c' parameter of LDiversity is required for variant='recursive'"),
                            ("t", "'ordered_domain' parameter of TCloseness applies only to distance='ordered'"),
                            ("mt", "The 't' parameter of MultiplicativeTCloseness must be in [1, inf]"),
+                           ("st", "The 'bounds' parameter of StochasticTCloseness must be a pair (L, U)"),
                            ("alpha", "The 'min_support' parameter of AlphaProtection must be an int"),
                            ("risk", "The 'r' parameter of AverageRisk must be in (0, 1]. Got '0' instead."),
                            ("uniques", "The 'u' parameter of SampleUniqueness must be in [0, 1]. Got '2' instead."),
@@ -189,7 +190,8 @@ def test_every_requirement_group_and_its_messages(client):
     assert client.post("/requirements/check/l", data={**bad, "l_c": "3"}).text.strip() == ""
     assert client.post("/requirements/check/nope", data=bad).status_code == 404
     good = {"k": "2", "l": "2", "l_variant": "recursive", "l_c": "3", "l_attribute": "decision",
-            "t": "1/5", "t_distance": "ordered", "t_domain": "declared", "mt": "3/2", "alpha": "1.2",
+            "t": "1/5", "t_distance": "ordered", "t_domain": "declared", "mt": "3/2", "st": "3", "st_epsilon": "1/2",
+            "st_bounds": "0, 1", "alpha": "1.2",
             "alpha_measure": "RR", "alpha_support": "2", "alpha_strict": "on", "risk": "1/2", "uniques": "0",
             "population": "1/100", "population_model": "pitman", "population_fraction": "1/10"}
     response = client.post("/requirements", data=good)
@@ -198,14 +200,17 @@ def test_every_requirement_group_and_its_messages(client):
              for s in check_requirements(client.app.state.session.instance, good)[0]]
     assert specs == [fa.KAnonymity(2), fa.LDiversity(2, variant="recursive", c=3, attribute="decision"),
                      fa.TCloseness("1/5", distance="ordered", ordered_domain="declared"),
-                     fa.MultiplicativeTCloseness("3/2"), fa.AlphaProtection("RR", "1.2", min_support=2, strict=True),
+                     fa.MultiplicativeTCloseness("3/2"),
+                     fa.models.requirements.StochasticTCloseness(3, "1/2", bounds=("0", "1")),
+                     fa.AlphaProtection("RR", "1.2", min_support=2, strict=True),
                      fa.AverageRisk("1/2"), fa.SampleUniqueness(0),
                      fa.PopulationUniqueness("1/100", model="pitman", sampling_fraction="1/10")]
     # the page shows a job file's requirements in its fields
     assert form_of([{"t_closeness": {"t": "0.2", "distance": "ordered"}}, {"k": 5},
-                    {"diversity": "sex(female) [2, 9]"}, {"alpha_protection": {"measure": "slift", "alpha": 2}}]) == {
+                    {"diversity": "sex(female) [2, 9]"}, {"alpha_protection": {"measure": "slift", "alpha": 2}},
+                    {"stochastic_t_closeness": {"t": 3, "epsilon": "0.5", "bounds": [0, 100]}}]) == {
         "t": "1/5", "t_distance": "ordered", "t_domain": "present", "k": "5", "diversity": "sex(female) [2, 9]",
-        "alpha": "2", "alpha_measure": "RR"}
+        "alpha": "2", "alpha_measure": "RR", "st": "3", "st_epsilon": "1/2", "st_bounds": "0, 100"}
 
 
 def test_upload_csv_roles_and_malformed_files(client, tmp_path):
