@@ -245,54 +245,80 @@ def partition_optimum(instance, requirements, *, recoding, objective, tight=None
 
 def fulldomain_optimum(instance, requirements, *, objective, max_suppressed=0):
     """The optimum over every lattice node by brute force (None if none passes)."""
-    from fairanon.solver.local_recoding.labels import _active
-
     lads = ladders(instance)
     table = Table(instance, requirements)
-    n = instance.n_rows
-    active = [_active(instance, lad.name)[1] for lad in lads]
+    active = _active_values(instance, lads)
     best = None
     for node in itertools.product(*[range(lad.height + 1) for lad in lads]):
-        texts = [
-            [lad.labels[j][int(active[a][r])] for a, (lad, j) in enumerate(zip(lads, node))]
-            for r in range(n)
+        suppressed, texts, cost = _node(
+            table, lads, active, node, requirements, objective, max_suppressed
+        )
+        if sum(suppressed) > max_suppressed:
+            continue
+        shown = [
+            [(not suppressed[r]) and node[a] == 0 for a in range(len(lads))]
+            for r in range(table.n)
         ]
-        suppressed = [False] * n
-        if max_suppressed:
-            classes = {}
-            for r in range(n):
-                classes.setdefault((table.protected[r],) + tuple(texts[r]), []).append(r)
-            monotone = [q for q in requirements if isinstance(q, MONOTONE)]
-            for members in classes.values():
-                if not _class_ok(table, monotone, members):
-                    for r in members:
-                        suppressed[r] = True
-            if sum(suppressed) > max_suppressed:
-                continue
-            texts = [["*"] * len(lads) if suppressed[r] else texts[r] for r in range(n)]
-        shown = [[(not suppressed[r]) and node[a] == 0 for a in range(len(lads))] for r in range(n)]
         if not table.feasible([tuple(t) for t in texts], texts, shown):
             continue
-        if objective == "discernibility":
-            sizes = {}
-            for r in range(n):
-                key = (table.protected[r],) + tuple(texts[r])
-                sizes[key] = sizes.get(key, 0) + 1
-            cost = sum(
-                dm_share(s, bool(lads) and all(t == "*" for t in key[1:]), n)
-                for key, s in sizes.items()
-            )
-        else:
-            cost = Fraction(0)
-            for r in range(n):
-                for a, lad in enumerate(lads):
-                    if suppressed[r]:
-                        cost += lad.star_cost[objective]
-                    else:
-                        cost += lad.cost[objective][node[a]][int(active[a][r])]
         if best is None or cost < best:
             best = cost
     return best
+
+
+def fulldomain_node(instance, requirements, node, *, objective):
+    """At lattice node `node` with suppression: the records suppressed (those of the
+    classes failing k, l or t) and the objective's cost, whether or not the node
+    passes."""
+    table, lads = Table(instance, requirements), ladders(instance)
+    active = _active_values(instance, lads)
+    suppressed, _, cost = _node(table, lads, active, node, requirements, objective, True)
+    return sum(suppressed), cost
+
+
+def _active_values(instance, lads):
+    """Each row's active value per generalizable attribute."""
+    from fairanon.solver.local_recoding.labels import _active
+
+    return [_active(instance, lad.name)[1] for lad in lads]
+
+
+def _node(table, lads, active, node, requirements, objective, suppress):
+    """Suppressed flags, released texts and cost of `node` (suppressing when `suppress`)."""
+    n = table.n
+    texts = [
+        [lad.labels[j][int(active[a][r])] for a, (lad, j) in enumerate(zip(lads, node))]
+        for r in range(n)
+    ]
+    suppressed = [False] * n
+    if suppress:
+        classes = {}
+        for r in range(n):
+            classes.setdefault((table.protected[r],) + tuple(texts[r]), []).append(r)
+        monotone = [q for q in requirements if isinstance(q, MONOTONE)]
+        for members in classes.values():
+            if not _class_ok(table, monotone, members):
+                for r in members:
+                    suppressed[r] = True
+        texts = [["*"] * len(lads) if suppressed[r] else texts[r] for r in range(n)]
+    if objective == "discernibility":
+        sizes = {}
+        for r in range(n):
+            key = (table.protected[r],) + tuple(texts[r])
+            sizes[key] = sizes.get(key, 0) + 1
+        cost = sum(
+            dm_share(s, bool(lads) and all(t == "*" for t in key[1:]), n)
+            for key, s in sizes.items()
+        )
+    else:
+        cost = Fraction(0)
+        for r in range(n):
+            for a, lad in enumerate(lads):
+                if suppressed[r]:
+                    cost += lad.star_cost[objective]
+                else:
+                    cost += lad.cost[objective][node[a]][int(active[a][r])]
+    return suppressed, texts, cost
 
 
 def _class_ok(table, requirements, members) -> bool:

@@ -19,6 +19,8 @@ each check. This package does the same and more, exactly and with a proof:
   block, diversity constraints, alpha-protection -- and the bounds it proves for other
   nodes (a failing down-set; the least extra cost suppression adds below a node; the
   least discernibility above it);
+- :mod:`.closeness`: what a class failing t-closeness forces every refinement to
+  suppress, which extends those bounds to t under suppression;
 - :mod:`.search`: best-first branch and bound over the open nodes, which stops when no
   open node's bound is below the incumbent (proven optimal) or none is left
   (infeasible);

@@ -15,7 +15,11 @@ classes smaller than k (or with fewer than l distinct values) at a node U are in
 classes at every node L that U's classes are unions of, so (i) when they exceed the
 limit every such L fails too (ARX's predictive tagging), and (ii) L suppresses at least
 them, each at a cost of ``star - cell cost at L`` more than L's cost without
-suppression: a lower bound linear in L's levels.
+suppression: a lower bound linear in L's levels. t-closeness is not monotone (a class
+failing it may split into classes that pass), but a class E failing it at U still
+forces every such L to suppress a number of E's records (:mod:`.closeness`: the EMD is
+convex, so L's kept part of E is itself t-close); these records count towards (i), and
+towards (ii) at the least penalty any value of E's label at U can have at L.
 
 Discernibility is Bayardo and Agrawal's C_DM [1]_ as the verifier's report computes it:
 a record released as ``*`` on every generalizable quasi-identifier (suppressed, or in a
@@ -48,6 +52,7 @@ from ...models.requirements import (
     requirement_targets,
 )
 from ...models.risk.requirements import risk_requirement
+from .closeness import kept
 from .frequency import FrequencySet, Records, roll_up
 from .lattice import Space
 
@@ -127,10 +132,12 @@ class Evaluator:
         self._grounds: dict = {}
         self.cache: dict[tuple, FrequencySet] = {recs.base.grains: recs.base}
         self._cached_grains = np.array([recs.base.grains], dtype=np.int64).reshape(1, space.d)
-        self._cached_sizes = [recs.base.n]
+        self._cached_sizes = np.array([recs.base.n], dtype=np.int64)
         self._cached_bytes = _nbytes(recs.base)
         self.results: dict[tuple, Evaluation] = {}
         self._last_histograms: tuple = (None, None)
+        self._below: dict = {}
+        self._most: dict = {}
         self.frequency_sets = 0  # frequency sets computed (nodes and snapshots)
         self.rows_rolled = 0  # source rows read by roll-ups
 
@@ -140,7 +147,7 @@ class Evaluator:
         for a, attr in enumerate(self.space.attributes):
             feeds &= attr.feeds[self._cached_grains[:, a], grains[a]]
         candidates = np.flatnonzero(feeds)
-        sizes = np.asarray(self._cached_sizes)[candidates]
+        sizes = self._cached_sizes[candidates]
         return int(candidates[np.argmin(sizes)])
 
     def classes(self, grains: tuple) -> tuple[FrequencySet, FrequencySet, np.ndarray]:
@@ -183,7 +190,7 @@ class Evaluator:
             return False
         self.cache[fs.grains] = fs
         self._cached_grains = np.vstack([self._cached_grains, np.array(fs.grains)[None, :]])
-        self._cached_sizes.append(fs.n)
+        self._cached_sizes = np.append(self._cached_sizes, fs.n)
         self._cached_bytes += size
         return True
 
@@ -272,18 +279,21 @@ class Evaluator:
             doomed = np.zeros(fs.n, dtype=bool)
             for i in self.set_monotone & set(failing):
                 doomed |= failing[i]
-            if int(sizes[doomed].sum()) > self.limit:
-                return Evaluation(MONOTONE, tuple(i for i in failing if i in self.set_monotone))
-            if doomed.any():
+            partial, partial_causes = self._must_suppress(fs, failing, doomed)
+            if int(sizes[doomed].sum()) + int(partial.sum()) > self.limit:
+                return Evaluation(
+                    MONOTONE,
+                    tuple(i for i in failing if i in self.set_monotone or i in partial_causes),
+                )
+            if doomed.any() or partial_causes:
                 down = (
-                    self._blocks_bound(fs, doomed)
+                    self._blocks_bound(fs, doomed, partial)
                     if space.objective == "discernibility"
-                    else self._suppression_bound(levels, fs, source, inverse, doomed)
+                    else self._suppression_bound(levels, fs, source, inverse, doomed, partial)
                 )
             if int(sizes[bad].sum()) > self.limit:
                 return Evaluation(FAILED, tuple(failing), down=down)
         causes = tuple(failing)
-        merged = self.merged(levels, fs, bad)
         up = None
         if space.objective == "discernibility":
             up = int((sizes * np.maximum(sizes, self.k)).sum())
@@ -295,10 +305,11 @@ class Evaluator:
         else:
             cost = space.separable(levels)
             if bad.any():
-                cost += self._extra(levels, source, bad[inverse], int(sizes[bad].sum()))
+                cost += self._extra(levels, fs, source, inverse, bad)
         if incumbent is not None and cost >= incumbent:
             return Evaluation(DOMINATED, cost=cost, down=down, up=up)
         if bad.any():
+            merged = self.merged(levels, fs, bad)
             block_cols = np.stack(
                 [
                     np.bincount(
@@ -356,47 +367,122 @@ class Evaluator:
             )
         return self._last_histograms[1]
 
-    def _extra(self, levels, source: FrequencySet, rows: np.ndarray, count: int) -> int:
-        """The extra cost of suppressing the records of source rows `rows`."""
-        extra = self.space.star_total * count
-        for attr, g, j, hist in zip(
-            self.space.attributes, source.grains, levels, self._histograms(source, rows)
-        ):
-            cost = attr.label_cost[g, j + 1]
-            extra -= int(np.dot(hist.astype(cost.dtype), cost))
+    def _extra(self, levels, fs: FrequencySet, source: FrequencySet, inverse, bad) -> int:
+        """The extra cost of suppressing the records of the `bad` classes of `fs` (the
+        classes at `levels`; `source` the finer set they were rolled up from)."""
+        sizes = fs.sizes[bad]
+        extra = self.space.star_total * int(sizes.sum())
+        hists = None
+        for a, (attr, j) in enumerate(zip(self.space.attributes, levels)):
+            g = j + 1
+            if attr.feeds[g, g]:
+                # The cell cost is one per label at this level: read it per class.
+                cost = attr.label_cost[g, g]
+                extra -= int(np.dot(sizes.astype(cost.dtype), cost[fs.codes[a][bad]]))
+                continue
+            if hists is None:
+                hists = self._histograms(source, bad[inverse])
+            cost = attr.label_cost[source.grains[a], g]
+            extra -= int(np.dot(hists[a].astype(cost.dtype), cost))
         return extra
 
-    def _suppression_bound(self, levels, fs, source, inverse, doomed) -> list[np.ndarray]:
-        """Per attribute and level j: a lower bound of the extra cost, at level j, of
-        suppressing the records in `doomed` classes (see the module docstring)."""
-        rows = doomed[inverse]
-        count = int(fs.sizes[doomed].sum())
-        out = []
-        for attr, g, u, hist in zip(
-            self.space.attributes, source.grains, levels, self._histograms(source, rows)
-        ):
-            via = {}
-            bound = np.zeros(attr.height + 1, dtype=self.space.dtype)
+    def _levels_below(self, a: int, g: int, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """Attribute a's levels j that level u covers whose suppression cost can be
+        bounded from grain-g labels, and per such level the cell cost of each grain-g
+        label (at j itself, or at g - 1 when g does not feed j but suppressing costs at
+        least as much at j as at g - 1)."""
+        key = (a, g, u)
+        if key not in self._below:
+            attr = self.space.attributes[a]
+            js, rows = [], []
             for j in range(attr.height + 1):
                 if not attr.covers[j, u]:
                     continue
                 if attr.feeds[g, j + 1]:
-                    via[j] = j
+                    at = j
                 elif g >= 1 and attr.feeds[g, g] and attr.penalty_order[j, g - 1]:
-                    via[j] = g - 1  # suppressing costs at least as much at j as at g - 1
-            for j, at in via.items():
-                cost = attr.label_cost[g, at + 1]
-                bound[j] = attr.star * count - int(np.dot(hist.astype(cost.dtype), cost))
+                    at = g - 1
+                else:
+                    continue
+                js.append(j)
+                rows.append(attr.label_cost[g, at + 1])
+            cost = (
+                np.stack(rows).astype(self.space.dtype)
+                if rows
+                else np.zeros((0, attr.n_labels[g]), dtype=self.space.dtype)
+            )
+            self._below[key] = (np.array(js, dtype=np.int64), cost)
+        return self._below[key]
+
+    def _most_cost(self, a: int, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """Attribute a's levels j that level u covers and, per such level and level-u
+        label, the largest cell cost at j of the label's values (so ``star`` minus it is
+        the least penalty of suppressing any record of the label at j)."""
+        key = (a, u)
+        if key not in self._most:
+            attr = self.space.attributes[a]
+            codes = attr.codes[u + 1]
+            ks = [j for j in range(attr.height + 1) if attr.covers[j, u]]
+            most = np.zeros((len(ks), attr.n_labels[u + 1]), dtype=self.space.dtype)
+            for r, j in enumerate(ks):
+                np.maximum.at(most[r], codes, attr.cost[j])
+            self._most[key] = (np.array(ks), most)
+        return self._most[key]
+
+    def _suppression_bound(
+        self, levels, fs, source, inverse, doomed: np.ndarray, partial: np.ndarray
+    ) -> list[np.ndarray]:
+        """Per attribute and level j: a lower bound of the extra cost, at level j, of the
+        suppression at any node refining `levels` (see the module docstring): every
+        record of the `doomed` classes, and `partial[E]` records of class E, each
+        costing at least the least penalty of a value of E's label."""
+        count = int(fs.sizes[doomed].sum())
+        hists = self._histograms(source, doomed[inverse]) if count else [None] * self.space.d
+        some = np.flatnonzero(partial)
+        weight = partial[some].astype(self.space.dtype)
+        out = []
+        for a, (attr, g, u, hist) in enumerate(
+            zip(self.space.attributes, source.grains, levels, hists)
+        ):
+            js, cost = self._levels_below(a, g, u)
+            bound = np.zeros(attr.height + 1, dtype=self.space.dtype)
+            if count:
+                bound[js] = attr.star * count - cost @ hist.astype(cost.dtype)
+            if len(some):
+                ks, most = self._most_cost(a, u)
+                bound[ks] += (attr.star - most[:, fs.codes[a][some]]) @ weight
             out.append(bound)
         return out
 
-    def _blocks_bound(self, fs: FrequencySet, doomed: np.ndarray) -> int:
+    def _must_suppress(self, fs: FrequencySet, failing: dict, doomed: np.ndarray):
+        """Per class not `doomed`: how many of its records every node refining this one
+        suppresses because of t-closeness (:mod:`.closeness`); and the t-closeness
+        requirements that force some."""
+        out = np.zeros(fs.n, dtype=np.int64)
+        causes = set()
+        for i, req in self.checks:
+            if i not in failing or not isinstance(req, TCloseness):
+                continue
+            where = np.flatnonzero(failing[i] & ~doomed)
+            if not len(where):
+                continue
+            for name in requirement_targets(self.schema, req):
+                target = self.recs.targets[name]
+                counts = fs.cols[target.rows][:, where].T
+                ground = self._ground(req, target)
+                lost = fs.sizes[where] - kept(counts, target.global_counts, req.t, ground, self.k)
+                if lost.any():
+                    causes.add(i)
+                    out[where] = np.maximum(out[where], lost)
+        return out, causes
+
+    def _blocks_bound(self, fs: FrequencySet, doomed: np.ndarray, partial) -> int:
         """Discernibility at any node refining this one: it suppresses at least the
         D records `doomed` here, n each, and every other record costs at least k (a
         kept class holds k records; a suppressed record costs n), so it is at least
         ``n D + k (n - D)``."""
         n, k = self.n, min(self.k, self.n)
-        count = int(fs.sizes[doomed].sum())
+        count = int(fs.sizes[doomed].sum()) + int(partial.sum())
         return n * count + k * (n - count)
 
     # ------------------------------------------------------------------ non-monotone
