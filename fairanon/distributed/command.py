@@ -107,8 +107,8 @@ def anonymize(args) -> int:
             _, timed_out = _show([write, release.timed_out()], c, tty)
             release = release.finished(timed_out)
             trim_workers(c)
-            report = verify_dask(dinst, staging, job.requirements, progress=tty, utility=True)
-            utility = _named(report.utility, release)
+            report = verify_dask(dinst, staging, job.requirements, progress=tty, utility=True, risk=True)
+            utility, risk = _named(report.utility, release), report.risk_report
             report = dataclasses.replace(report, method=release.method, status=str(release.status))
             memory = peak_memory(c)
         status = str(release.status)
@@ -117,7 +117,8 @@ def anonymize(args) -> int:
         release_path = os.path.join(args.out, name)
         report_path = os.path.join(args.out, "report.json")
         document = {"job": job.name, "release_file": name, "release": release.summary(),
-                    "report": report.to_dict(), "resources": memory, "utility": utility}
+                    "report": report.to_dict(), "resources": memory, "risk": risk,
+                    "utility": utility}
 
         # The report is the manifest, renamed last: it names the release's files by checksum.
         commit({}, staged={release_path: staging}, manifest=(report_path, document),

@@ -17,7 +17,9 @@ With ``utility=True`` the same join also counts, per quasi-identifier, the recor
 each (released label, original value) pair; the counts are summed over the partitions
 and the distributions before and after are measured from them on the client by
 :func:`fairanon.models.utility.distributions.column_distribution` with the counts as
-weights: the figures of :func:`fairanon.utility` without its classifier.
+weights: the figures of :func:`fairanon.utility` without its classifier. With
+``risk=True`` the risk figures of :func:`fairanon.risk` are measured from the class
+counts (:mod:`.risk`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from ..models.verify import (
     value_order,
 )
 from .instance import DaskInstance, compute as _compute, persist as _persist, read_table
+from .risk import DaskRiskClasses, release_risk_dask
 
 __all__ = ["verify_dask"]
 
@@ -388,7 +391,7 @@ def _release_frame(release):
 
 
 def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bool = True,
-                progress: bool = False, utility: bool = False, bins: int = 10) -> Report:
+                progress: bool = False, utility: bool = False, bins: int = 10, risk: bool = False) -> Report:
     """Re-check every guarantee of a distributed release: the report of
     :func:`fairanon.models.verify.verify` (same verdicts, achieved values, witnesses
     and metrics).
@@ -411,6 +414,10 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
         holds a label that cannot be read).
     bins : int, default=10
         Bins of the numeric attributes' histograms, as in :func:`fairanon.utility`.
+    risk : bool, default=False
+        Also measure the risk figures (:mod:`fairanon.distributed.risk`); the report
+        then has a ``risk_report`` attribute: :func:`fairanon.models.risk.release_risk`'s
+        dict.
     """
     started = time.perf_counter()
     dask = _dask()
@@ -452,7 +459,9 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     qi = [c for c in schema.qi if c in released]
     targets = sorted({name for req in requirements if isinstance(req, (LDiversity, TCloseness))
                       for name in requirement_targets(schema, req)}
-                     | ({schema.decision} if any(isinstance(r, AlphaProtection) for r in requirements) else set()))
+                     | ({schema.decision} if any(isinstance(r, AlphaProtection) for r in requirements) else set())
+                     # The risk report's δ-disclosure and β-likeness read these counts.
+                     | ({t for t in schema.default_targets() if t in released} if risk else set()))
     truth = [c for c in schema.generalizable if c in released]
     kept = [c for c in schema.unchanged if c in released and c not in masked]
 
@@ -553,6 +562,20 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     report = Report(instance=instance.name, method=method, status=status, n_rows=int(sum(lengths)),
                     n_classes=cls.n, checks=tuple(checks), metrics=summary,
                     elapsed_s=time.perf_counter() - started, risk=size_summary(np.asarray(cls.sizes)))
+    if risk:
+        clock = time.perf_counter()
+
+        def fetch(mask: np.ndarray, limit: int | None) -> list:
+            wanted = cls.keys[mask]
+            parts = [dask.delayed(_witness_rows)(p, qi, shared_order, radix, wanted) for p in frame.to_delayed()]
+            ids = pd.concat(_compute(parts, progress)).sort_values("pos", kind="stable")["id"]
+            return [r.item() if hasattr(r, "item") else r for r in (ids if limit is None else ids.head(limit))]
+
+        labels = {c: np.array([str(v) for v in order[c].index], dtype=object) for c in qi + targets if c in order}
+        risk_classes = DaskRiskClasses(instance, qi, labels, cls.digits, cls.sizes,
+                                       {c: counted[("t", c)] for c in targets}, fetch)
+        object.__setattr__(report, "risk_report", release_risk_dask(risk_classes, {"classes": timings["classes"]}))
+        timings["risk"] = time.perf_counter() - clock
     if utility:
         clock = time.perf_counter()
         object.__setattr__(report, "utility", _utility(instance, order, integrity, checks[0], paired, bins,

@@ -1,6 +1,7 @@
 """The utility figures on the Dask engine: from the counts of (label, original value)
 pairs of the verifier's join, against the single-machine :func:`fairanon.utility` and a
-hand computation."""
+hand computation; and report.json of ``anonymize --engine dask`` (risk and utility)
+against the single-machine command's."""
 
 import json
 
@@ -15,6 +16,8 @@ import fairanon as fa  # noqa: E402
 from fairanon.cli import main  # noqa: E402
 from fairanon.distributed import as_dask_instance, as_dask_release, verify_dask  # noqa: E402
 from fairanon.instances.synthetic import population  # noqa: E402
+from fairanon.jobs import read_job  # noqa: E402
+from fairanon.models.risk.report import release_risk  # noqa: E402
 from fairanon.models.utility import release_utility  # noqa: E402
 
 
@@ -160,7 +163,7 @@ method: mondrian
 
 
 @pytest.mark.slow
-def test_report_json_of_the_dask_engine_has_the_single_machine_figures(tmp_path, client, monkeypatch, capsys):
+def test_report_json_of_the_dask_engine_has_the_single_machine_risk_and_utility(tmp_path, client, monkeypatch, capsys):
     import contextlib
 
     @contextlib.contextmanager
@@ -178,7 +181,16 @@ def test_report_json_of_the_dask_engine_has_the_single_machine_figures(tmp_path,
     capsys.readouterr()
     dist = json.loads((tmp_path / "dist" / "report.json").read_text())
     local = json.loads((tmp_path / "local" / "report.json").read_text())
-    # The two engines make the same release (tests/distributed/test_dask.py), so the
-    # same figures.
+    # The two engines make the same release (tests/distributed/test_dask.py) in another
+    # row order, so the same distributions.
     assert dist["utility"]["method"] == "mondrian" and dist["utility"]["attributes"]
     _same(dist["utility"], local["utility"])
+    # The risk witnesses are the first classes in row order: the single machine measures
+    # the Dask engine's release as written.
+    table = pd.read_parquet(tmp_path / "dist" / "release.parquet")
+    written = fa.Release(table, groups=np.zeros(len(table), dtype=np.int64), provenance={"method": "mondrian"})
+    single = release_risk(read_job("job.yaml").instance, written)
+    assert dist["risk"]["sample"]["n_records"] == 1500 and dist["risk"]["suda"] is not None
+    assert {**dist["risk"], "seconds": {}} == {**single, "seconds": {}}
+    assert {**dist["risk"], "seconds": {}, "sample": {}, "disclosure": {}} == \
+           {**local["risk"], "seconds": {}, "sample": {}, "disclosure": {}}

@@ -34,6 +34,7 @@ from ...exceptions import InvalidParameterError, SchemaError
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...release import Release
+from ..measures import group_counts
 from ..released import factorize, group_ids, id_type, narrow
 
 __all__ = ["RiskClasses", "risk_classes"]
@@ -125,6 +126,21 @@ class RiskClasses:
         if limit is not None:
             rows = rows[:limit]
         return [r.item() if hasattr(r, "item") else r for r in self.table.index[rows]]
+
+    def value_counts(self, attribute: str) -> tuple[np.ndarray, np.ndarray]:
+        """The records of each class per value of a released attribute: counts of shape
+        (classes, values), and the values (as text, in order of first appearance in the
+        table).
+
+        Raises
+        ------
+        SchemaError
+            If the table lacks the column.
+        """
+        if attribute not in self.table.columns:
+            raise SchemaError(f"The table lacks the column {attribute!r} whose disclosure is measured.")
+        codes, values = factorize(self.table[attribute])
+        return group_counts(self.ids, codes, self.n_classes, len(values)), values
 
     @cached_property
     def positions(self) -> np.ndarray:

@@ -29,9 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...exceptions import InvalidParameterError, SchemaError
-from ..measures import group_counts
-from ..released import factorize
+from ...exceptions import InvalidParameterError
 from .classes import RiskClasses
 
 __all__ = ["Disclosure", "attribute_disclosure"]
@@ -105,11 +103,8 @@ def attribute_disclosure(classes: RiskClasses, attribute: str) -> Disclosure:
         raise InvalidParameterError(
             f"attribute_disclosure measures a sensitive attribute, not the quasi-identifier {attribute!r}."
         )
-    if attribute not in classes.table.columns:
-        raise SchemaError(f"The table lacks the column {attribute!r} whose disclosure is measured.")
-    codes, values = factorize(classes.table[attribute])
+    counts, values = classes.value_counts(attribute)
     n = classes.n_records
-    counts = group_counts(classes.ids, codes, classes.n_classes, len(values))
     sizes = classes.sizes
     totals = counts.sum(axis=0)
     # ratio[g, v] = c·n / (f·T), in floats to find the candidates, then exact.

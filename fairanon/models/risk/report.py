@@ -10,7 +10,7 @@ from ..._validation import check_fraction, check_int
 from ...exceptions import FairanonError, SchemaError
 from ...instances.instance import Instance
 from ...release import Release
-from .classes import risk_classes
+from .classes import RiskClasses, risk_classes
 from .disclosure import attribute_disclosure
 from .individual import IndividualRisk, individual_risk
 from .population import PopulationModel, population_model
@@ -18,7 +18,7 @@ from .sample import JournalistRisk, SampleRisk, journalist_risk, sample_risk
 from .suda import Suda, suda
 from .uniqueness import ESTIMATORS, Uniqueness, uniqueness
 
-__all__ = ["RiskReport", "release_risk", "risk"]
+__all__ = ["RiskReport", "release_risk", "risk", "risk_dict"]
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,8 @@ def risk(
     individual_method: str = "exact",
     suda_max_size: int | None = 3,
     sensitive=None,
+    classes: RiskClasses | None = None,
+    classes_seconds: dict | None = None,
 ) -> RiskReport:
     """Every re-identification and attribute-disclosure risk figure of a table.
 
@@ -186,6 +188,12 @@ def risk(
     sensitive : sequence of str, optional
         The attributes whose δ-disclosure and β-likeness are measured (default: the
         sensitive attributes, else the decision attribute).
+    classes : RiskClasses, optional
+        The table already regrouped into classes (the Dask engine's, from its
+        verifier's class counts: :mod:`fairanon.distributed.risk`); `instance` and
+        `release` are then not read again.
+    classes_seconds : dict, optional
+        With `classes`: the seconds the regrouping took (``{"classes": s}``).
 
     Returns
     -------
@@ -214,8 +222,11 @@ def risk(
         seconds[name] = now - started
         started = now
 
-    classes = risk_classes(instance, release, caller=caller)
-    lap("classes")
+    if classes is None:
+        classes = risk_classes(instance, release, caller=caller)
+        lap("classes")
+    else:
+        seconds.update(classes_seconds or {})
     model = population_model(classes.n_records, sampling_fraction=sampling_fraction,
                              population_size=population_size, caller=caller)
     t = None if threshold is None else check_fraction(threshold, "threshold", caller, low=0, high=1)
@@ -254,7 +265,7 @@ def risk(
         lap("disclosure")
     return RiskReport(
         instance=instance.name,
-        released=release is not None,
+        released=classes.released,
         sample=sample,
         journalist=journalist,
         uniqueness=unique,
@@ -278,8 +289,15 @@ def release_risk(instance: Instance, release: Release | None = None, **options) 
     table = instance.table if release is None else release.table
     if len(table) == 0 or not all(c in table.columns for c in instance.schema.qi):
         return None
-    options.setdefault("suda_max_size", 3 if len(table) <= SUDA_ROWS else None)
+    return risk_dict(lambda **o: risk(instance, release, **o), len(table), options)
+
+
+def risk_dict(measure, n_records: int, options: dict) -> dict:
+    """``measure(**options)`` (a :class:`RiskReport`) as a dict, or ``{"error": ...}``;
+    SUDA to size 3 up to :data:`SUDA_ROWS` records unless `options` say otherwise:
+    :func:`release_risk`'s rule, shared with the Dask engine."""
+    options = {"suda_max_size": 3 if n_records <= SUDA_ROWS else None, **options}
     try:
-        return risk(instance, release, **options).to_dict()
+        return measure(**options).to_dict()
     except FairanonError as exc:
         return {"error": str(exc)}

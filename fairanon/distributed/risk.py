@@ -1,0 +1,86 @@
+"""The risk figures of a release on Dask: :func:`fairanon.risk` from the verifier's
+class counts.
+
+Every risk model of :mod:`fairanon.models.risk` reads a table regrouped into classes
+(:class:`~fairanon.models.risk.classes.RiskClasses`). The distributed verifier already
+has the classes — their released values, sizes and first positions, numbered as the
+single-machine regrouping numbers them — and, per sensitive attribute, the records of
+each class per value. :class:`DaskRiskClasses` stands a record of a class for each of
+its records (the records of a class share their released quasi-identifiers, which is
+all the sample, uniqueness, individual and SUDA figures read), answers the per-class
+counts of a sensitive attribute from the verifier's counts, and reads the record ids of
+a witness class from the release in one more pass. The figures are then measured by the
+single-machine code (:func:`~fairanon.models.risk.report.risk` given the classes), with the
+single-machine rules (:func:`~fairanon.models.risk.report.risk_dict`: SUDA to size 3 up
+to a million records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SchemaError
+from ..models.released import id_type, narrow
+from ..models.risk.classes import RiskClasses
+from ..models.risk.report import risk, risk_dict
+
+__all__ = ["DaskRiskClasses", "release_risk_dask"]
+
+
+class DaskRiskClasses(RiskClasses):
+    """The classes of a release on Dask, for the risk models.
+
+    Parameters
+    ----------
+    instance : DaskInstance
+    qi : sequence of str
+        The quasi-identifiers.
+    labels : dict
+        Per quasi-identifier and counted sensitive attribute, its distinct released
+        labels (as text) in order of first appearance in the release.
+    digits : dict
+        Per quasi-identifier, the label code of every class.
+    sizes : numpy.ndarray of int64
+        The class sizes.
+    target_counts : dict
+        Per counted sensitive attribute, (class, label code, records) triples.
+    fetch : callable
+        ``fetch(classes_mask, limit)``: the ids of the records of the marked classes,
+        in release order, at most `limit` of them.
+    """
+
+    def __init__(self, instance, qi, labels: dict, digits: dict, sizes: np.ndarray, target_counts: dict,
+                 fetch: Callable[[np.ndarray, int | None], list]):
+        n = int(sizes.sum())
+        # One row per record, class by class: the models count rows.
+        ids = np.repeat(np.arange(len(sizes), dtype=id_type(max(len(sizes), 1))), sizes)
+        codes = {name: (narrow(np.repeat(digits[name], sizes), len(labels[name])), labels[name]) for name in qi}
+        super().__init__(instance, pd.DataFrame(index=pd.RangeIndex(n)), True, tuple(qi), codes, ids,
+                         np.asarray(sizes, dtype=np.int64))
+        self._labels = labels
+        self._target_counts = target_counts
+        self._fetch = fetch
+
+    def records(self, mask_classes: np.ndarray, limit: int | None = None) -> list:
+        return self._fetch(mask_classes, limit)
+
+    def value_counts(self, attribute: str) -> tuple[np.ndarray, np.ndarray]:
+        if attribute not in self._target_counts:
+            raise SchemaError(f"The table lacks the column {attribute!r} whose disclosure is measured.")
+        g, t, count = self._target_counts[attribute]
+        values = self._labels[attribute]
+        flat = np.bincount(g * len(values) + t, weights=count, minlength=self.n_classes * len(values))
+        return flat.astype(np.int64).reshape(self.n_classes, len(values)), values
+
+
+def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict:
+    """:func:`fairanon.models.risk.report.release_risk`'s dict for a release on Dask."""
+    weight = classes.instance.schema.weight
+    if weight is not None:
+        return {"error": f"The individual risk from the weight column {weight!r} is measured on one machine only "
+                         "(fairanon risk); the Dask engine does not read weights."}
+    return risk_dict(lambda **o: risk(classes.instance, classes=classes, classes_seconds=seconds, **o),
+                     classes.n_records, options)
