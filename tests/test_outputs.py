@@ -310,6 +310,7 @@ def test_risk_reads_a_release_as_its_report_says(tmp_path, capsys, monkeypatch):
 
 
 # ------------------------------------------------------------------ the Dask engine
+@pytest.mark.slow
 def test_dask_outputs_are_committed_with_their_manifest_and_never_through_a_link(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.chdir(tmp_path)

@@ -137,7 +137,7 @@ def _interrupt_and_resume(uninterrupted, tmp_path, how, rng, window=0.9):
     _resume_and_check(out, rows)
 
 
-@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("how", ["SIGKILL", pytest.param("SIGINT", marks=pytest.mark.slow)])
 def test_an_interrupted_benchmark_resumes_to_the_same_rows(uninterrupted, tmp_path, how):
     _interrupt_and_resume(uninterrupted, tmp_path, how, random.Random(how), window=0.5)
 

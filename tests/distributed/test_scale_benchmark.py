@@ -19,6 +19,7 @@ def _scale():
     return module
 
 
+@pytest.mark.slow
 def test_the_summary_peaks_are_the_largest_phase_peaks(tmp_path, capsys):
     scale = _scale()
     # This process's peak goes over 400 MB before the workers start: a worker's

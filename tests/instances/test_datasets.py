@@ -357,6 +357,7 @@ def census(shared):
     )
 
 
+@pytest.mark.slow
 def test_census_facts(census):
     assert census.n_rows == 199523 + 99762
     assert len(census.schema.qi) == 13  # 12 PND attributes + race
@@ -378,6 +379,7 @@ def test_census_by_name(shared):
     assert inst.schema.generalizable == ("age", "sex")
 
 
+@pytest.mark.slow
 def test_census_sample_from_the_data_folder(shared, census, monkeypatch):
     """FAIRANON_DATA names the folder; rows and seed draw a seeded sample, in table order."""
     monkeypatch.setenv("FAIRANON_DATA", str(shared))

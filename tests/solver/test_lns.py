@@ -335,6 +335,7 @@ def test_a_start_label_covering_every_value_counts_as_a_star():
     assert rel.objective == exact.objective == objective_value(inst, rel, "stars") == 4
 
 
+@pytest.mark.slow
 def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels(monkeypatch):
     """A numeric attribute with more values than max_range_values is generalized to its
     nested intervals in the exact model; k-member's free ranges can be better, and then
