@@ -82,6 +82,7 @@ class LabelSpace:
     row_value: np.ndarray
     _cover: list | None = field(default=None, repr=False)
     _bits: np.ndarray | None = field(default=None, repr=False)
+    _words: np.ndarray | None = field(default=None, repr=False)
     _table: np.ndarray | None = field(default=None, repr=False)
     _scan: np.ndarray | None = field(default=None, repr=False)
 
@@ -120,22 +121,33 @@ class LabelSpace:
     def _join_many(self, keys: np.ndarray) -> np.ndarray:
         """The join of each pair key (a * n_labels + b): the first label, most specific
         first (a value's own label before a generalized one), that covers every value
-        of both. One matrix product counts, per pair and label, the values of the pair
-        the label misses, in chunks that keep it to a few megabytes."""
+        of both. Masks are packed into 64-bit words, so a label covers a pair when no
+        word of the pair's union has a bit outside it; pairs go in chunks that keep the
+        pairs x labels x words array to a few million words."""
         if self._scan is None:
             own = np.zeros(self.n_labels, dtype=bool)
             own[self.own] = True
             self._scan = np.lexsort((np.arange(self.n_labels), ~own, self.sizes))
-            self._bits = (~self.masks[self._scan]).T.astype(np.float32)
+            self._words = _packed(self.masks)
+            self._bits = ~self._words[self._scan]
+        words = self._words.shape[1]
         out = np.empty(len(keys), dtype=np.int64)
-        step = max(1, 1_000_000 // max(self.n_labels, 1))
+        step = max(1, 4_000_000 // max(self.n_labels * words, 1))
         for lo in range(0, len(keys), step):
             a, b = np.divmod(np.asarray(keys[lo : lo + step], dtype=np.int64), self.n_labels)
-            union = (self.masks[a] | self.masks[b]).astype(np.float32)
-            # Counts are small integers, exact in float32.
-            fits = (union @ self._bits) == 0
+            union = self._words[a] | self._words[b]
+            fits = ~(union[:, None, :] & self._bits[None, :, :]).any(axis=2)
             out[lo : lo + step] = self._scan[np.argmax(fits, axis=1)]
         return out
+
+
+def _packed(masks: np.ndarray) -> np.ndarray:
+    """Boolean rows packed into 64-bit words (bit i of the row in word i // 64)."""
+    rows, m = masks.shape
+    width = -(-max(m, 1) // 64) * 64
+    padded = np.zeros((rows, width), dtype=bool)
+    padded[:, :m] = masks
+    return np.packbits(padded, axis=1, bitorder="little").view(np.uint64)
 
 
 def _active(instance: Instance, name: str) -> tuple[list, np.ndarray]:
