@@ -454,3 +454,25 @@ def test_a_label_covering_every_value_present_is_a_star(kind):
     assert set(rel.table["q"].astype(str)) == {"*"}
     assert rel.objective == len(values) == suppressed_cells(inst, rel)
     _passes(inst, rel, [fa.KAnonymity(len(values))])
+
+
+@pytest.mark.parametrize("name", ["age", "education", "native-country"])
+def test_label_join_is_the_first_label_covering_both_in_specificity_order(name):
+    """The join of two labels, checked by a plain scan: among the labels covering every
+    value of both, the one covering fewest values (a value's own label before a
+    generalized one covering the same, then the lowest id). Age has more than 64
+    values, so its masks take two words."""
+    from fairanon.solver.local_recoding.labels import _label_space
+
+    inst = fa.load("adult")
+    space = _label_space(inst, name, "generalization", 16)
+    assert name != "age" or space.m > 64
+    rng = np.random.default_rng(0)
+    a = rng.integers(space.n_labels, size=400)
+    b = rng.integers(space.n_labels, size=400)
+    own = set(space.own.tolist())
+    for x, y, got in zip(a.tolist(), b.tolist(), space.join(a, b).tolist()):
+        union = space.masks[x] | space.masks[y]
+        covering = [j for j in range(space.n_labels) if not (union & ~space.masks[j]).any()]
+        best = min(covering, key=lambda j: (int(space.masks[j].sum()), j not in own, j))
+        assert got == best
