@@ -24,10 +24,12 @@ Determinism: every random choice comes from one generator seeded by the caller, 
 each re-solve is bounded in CP-SAT's deterministic time, so the same seed and worker
 count give the same sequence of releases, round after round (with more than one worker
 CP-SAT's interleaved search, deterministic too, is used); with several searches, each
-part of each epoch has its own generator drawn from the caller's, and the epochs are
-counted in rounds, so the same seed and number of searches give the same releases. The wall clock decides only
-how many rounds run -- and, on a machine so loaded that a re-solve takes more than
-``WALL_FACTOR`` times its deterministic budget in seconds, where that re-solve stops.
+part keeps its own generator (drawn from the caller's) from epoch to epoch, and the
+epochs are counted in rounds, so the same seed and number of searches give the same
+releases. The wall clock decides only how many rounds run -- and, on a machine so
+loaded that a re-solve takes more than ``WALL_FACTOR`` times its deterministic budget
+in seconds, where that re-solve stops, or that a part's process does not answer within
+``PART_GRACE`` seconds of the deadline, whether that part's last epoch counts.
 """
 
 from __future__ import annotations
@@ -137,7 +139,8 @@ def search(
         A ``time.perf_counter`` value: no round starts after it, and a re-solve never
         runs past it.
     max_rounds : int, optional
-        Stop after this many rounds.
+        Stop after this many rounds (with several parts, rounded up to a multiple of
+        their number: each part of an epoch runs as many).
     recoding : {"generalization", "suppression"}
     num_workers : int, default=1
         CP-SAT workers per re-solve.
@@ -173,7 +176,9 @@ def search(
         such as the runners-up of a portfolio: the vectors they give a
         neighbourhood's records join the candidates of its re-solve (up to `around`
         per release, the most common first), so that the search may take the classes
-        another method formed where they lose less (path relinking, Glover et al. 2000).
+        another method formed where they lose less (path relinking: F. Glover,
+        M. Laguna, R. Martí, Fundamentals of scatter search and path relinking,
+        Control and Cybernetics 29(3), 2000).
     """
     started = time.perf_counter()
     if move_time is None:
