@@ -241,7 +241,8 @@ def choose_method(
     When the choice is the portfolio (or a heuristic) and a time limit of at least
     ``AUTO_LNS_SECONDS`` is given, the portfolio gets ``AUTO_PORTFOLIO_SHARE`` of it and
     ``"auto"`` then improves its release by large-neighbourhood search
-    (:func:`fairanon.methods.lns.lns` started from it, with a lower bound on the loss),
+    (:func:`fairanon.methods.lns.lns` started from it and guided by the classes of the
+    next ``AUTO_LNS_GUIDES`` releases of the portfolio, with a lower bound on the loss),
     and says so in ``provenance["auto_choice"]`` (e.g. ``"lattice-local+lns"``).
 
     Raises
