@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from ..._validation import check_option
 from ...instances.instance import Instance
@@ -188,6 +187,9 @@ class _KnnBucket:
         self._build()
 
     def _build(self) -> None:
+        # scipy.spatial takes a second to import; only Sabre's materialization needs it.
+        from scipy.spatial import cKDTree
+
         self.tree_points = np.flatnonzero(np.asarray(self.live) > 0)
         self.dead_in_tree = 0
         self.misses = 0

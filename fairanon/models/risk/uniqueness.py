@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from ...exceptions import InvalidParameterError
 from .classes import RiskClasses
@@ -168,6 +168,10 @@ def zayatz(sizes, counts, population: PopulationModel) -> Estimate:
     if c1 == 0:
         return _fitted("zayatz", 0.0, population, "no sample unique", conditional=0.0)
     N, n = population.population_size, population.sample_size
+    # scipy.stats and scipy.optimize take a second each to import: only the models
+    # that fit need them, not every method that imports the risk figures.
+    from scipy import stats
+
     # ln h_i = ln P(exactly one of the i records of a class is sampled), hypergeometric.
     log_h = stats.hypergeom.logpmf(1, N, np.minimum(sizes, N), n)
     with np.errstate(divide="ignore"):
@@ -207,6 +211,7 @@ def pitman(sizes, counts, population: PopulationModel) -> Estimate:
     one-parameter model, a valid fit.
     """
     sizes, counts = _check(sizes, counts, population)
+    from scipy import optimize  # see zayatz
     J = int(counts.sum())
     n = population.sample_size
     N = population.population_size
@@ -290,6 +295,8 @@ def snb(sizes, counts, population: PopulationModel, *, classes: str = "model") -
     The equations are solved for (α > 0, 0 < β < 1) by least squares in relative
     residuals, from a grid of starts; the fit fails unless they are met to 1e-6.
     """
+    from scipy import optimize  # see zayatz
+
     sizes, counts = _check(sizes, counts, population)
     if classes not in ("model", "shlosser"):
         raise InvalidParameterError(
