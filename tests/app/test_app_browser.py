@@ -156,10 +156,20 @@ def test_adult_at_k5_from_the_click_with_screenshots(page, server, tmp_path):
     release = download(page, "a[href$='/files/release.csv']", tmp_path)
     job = download(page, "a[href$='/files/job.yaml']", tmp_path)
     assert rerun_by_the_command_line(job, tmp_path) == release
+    # a second release, at k = 10 by Mondrian, then both side by side
+    page.click("text=3 Requirements")
+    page.fill("#f-k", "10")
+    page.click("text=Save and continue")
+    run_and_wait(page, method="mondrian")
+    page.wait_for_url("**/runs/2/results", timeout=600_000)
+    assert "PASSED" in page.inner_text("#verdict")
     page.click("text=5 Compare")
     page.check("input[name=runs][value='1']")
+    page.check("input[name=runs][value='2']")
     page.click("#compare")
     page.wait_for_selector("#compare-plot svg")
+    header = page.locator("#side-by-side tr").first.inner_text()
+    assert "run 1: mondrian-loss (5-anonymity)" in header and "run 2: mondrian (10-anonymity)" in header
     screenshot(page, tmp_path, "compare")
 
 
