@@ -372,16 +372,22 @@ class Evaluator:
         classes at `levels`; `source` the finer set they were rolled up from)."""
         sizes = fs.sizes[bad]
         extra = self.space.star_total * int(sizes.sum())
-        hists = None
+        rows = bad[inverse]
+        # The suppression bound may just have counted these rows (k-anonymity alone).
+        hists = (
+            self._last_histograms[1]
+            if self._last_histograms[0] == (id(source), rows.tobytes())
+            else None
+        )
         for a, (attr, j) in enumerate(zip(self.space.attributes, levels)):
             g = j + 1
-            if attr.feeds[g, g]:
+            if hists is None and attr.feeds[g, g]:
                 # The cell cost is one per label at this level: read it per class.
                 cost = attr.label_cost[g, g]
                 extra -= int(np.dot(sizes.astype(cost.dtype), cost[fs.codes[a][bad]]))
                 continue
             if hists is None:
-                hists = self._histograms(source, bad[inverse])
+                hists = self._histograms(source, rows)
             cost = attr.label_cost[source.grains[a], g]
             extra -= int(np.dot(hists[a].astype(cost.dtype), cost))
         return extra
