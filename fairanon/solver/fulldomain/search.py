@@ -10,8 +10,8 @@ search repeatedly takes the open node with the least bound and checks it:
   than the limit: those of classes smaller than k, and those t-closeness forces out of
   the classes failing it, :mod:`.closeness`) condemns the node's whole down-set: the
   node is first raised, one attribute at a time, while it keeps failing, to a maximal
-  failing node, and all nodes below it are closed (Flash's and OLA's predictive tagging; each step of the
-  climb rolls up from the node below it);
+  failing node, and all nodes below it are closed (Flash's and OLA's predictive
+  tagging; each step of the climb rolls up from the node below it);
 - any other outcome closes the node alone and tightens the bounds of the nodes it
   informs (below it with suppression, above it for discernibility);
 - with suppression, before checking a node the search first climbs to its open
