@@ -44,10 +44,11 @@ mispricing). A vector's cost is the same for all its records, so its k cheapest 
 in reduced cost are its k of largest dual: pricing sorts every vector's types by the
 duals at once (a CSR matrix whose column order is the duals' rank).
 
-On German credit with 7 quasi-identifiers (k = 5, NCP) the LP converges in 43 rounds
-to 0.1767 per cell, against 0.2150 for a 60-second lns release: the LP relaxation
-itself, not its convergence, leaves most of that gap (measurements in
-``benchmarks/lns.py``).
+On German credit with 7 quasi-identifiers and NCP the LP converges to 0.1767 per cell
+for k = 5 (39 rounds, 18 s CPU, 9 of them for the closure of 68,357 vectors) and to
+0.2693 for k = 10 (45 rounds, 123 s CPU, most in GLOP's degenerate re-solves), against
+0.213 and 0.314 for 60-second lns releases: the LP relaxation itself, not its
+convergence, leaves most of those gaps (``benchmarks/lns.py``).
 
 References: P. Wentges, "Weighted Dantzig-Wolfe decomposition for linear mixed-integer
 programming", Int. Trans. Oper. Res. 4(2), 1997; D. Aloise, P. Hansen, C. Rocha,
