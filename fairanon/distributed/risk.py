@@ -17,17 +17,46 @@ to a million records).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import SchemaError
+from ..instances.hierarchy import SUPPRESSED
 from ..models.released import id_type, narrow
 from ..models.risk.classes import RiskClasses
 from ..models.risk.report import risk, risk_dict
 
 __all__ = ["DaskRiskClasses", "release_risk_dask"]
+
+
+class _RepeatedCodes(Mapping):
+    """Per quasi-identifier, (the label code of every row, the labels), the rows laid
+    out class by class; each column is made on first use, since only SUDA reads the
+    codes row by row (and only up to a million records)."""
+
+    def __init__(self, digits: dict, labels: dict, sizes: np.ndarray):
+        self._digits, self._labels, self._sizes = digits, labels, sizes
+        self._made: dict = {}
+
+    def __getitem__(self, name: str):
+        if name not in self._digits:
+            raise KeyError(name)
+        if name not in self._made:
+            labels = self._labels[name]
+            self._made[name] = (narrow(np.repeat(self._digits[name], self._sizes), len(labels)), labels)
+        return self._made[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._digits
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._digits)
+
+    def __len__(self) -> int:
+        return len(self._digits)
 
 
 class DaskRiskClasses(RiskClasses):
@@ -57,12 +86,31 @@ class DaskRiskClasses(RiskClasses):
         n = int(sizes.sum())
         # One row per record, class by class: the models count rows.
         ids = np.repeat(np.arange(len(sizes), dtype=id_type(max(len(sizes), 1))), sizes)
-        codes = {name: (narrow(np.repeat(digits[name], sizes), len(labels[name])), labels[name]) for name in qi}
-        super().__init__(instance, pd.DataFrame(index=pd.RangeIndex(n)), True, tuple(qi), codes, ids,
-                         np.asarray(sizes, dtype=np.int64))
-        self._labels = labels
+        digits = {name: digits[name] for name in qi}
+        super().__init__(instance, pd.DataFrame(index=pd.RangeIndex(n)), True, tuple(qi),
+                         _RepeatedCodes(digits, labels, sizes), ids, np.asarray(sizes, dtype=np.int64))
+        self._labels, self._digits = labels, digits
         self._target_counts = target_counts
         self._fetch = fetch
+
+    @cached_property
+    def first_row(self) -> np.ndarray:
+        return np.cumsum(self.sizes) - self.sizes
+
+    @cached_property
+    def suppressed_class(self) -> int | None:
+        # As RiskClasses reads it, from the classes' labels rather than the rows'.
+        every = np.ones(self.n_classes, dtype=bool)
+        for name in self.qi:
+            star = np.flatnonzero(self._labels[name] == SUPPRESSED)
+            if not len(star):
+                return None
+            every &= self._digits[name] == star[0]
+        found = np.flatnonzero(every)
+        return int(found[0]) if len(found) else None
+
+    def class_labels(self, g: int) -> dict:
+        return {name: str(self._labels[name][self._digits[name][g]]) for name in self.qi}
 
     def records(self, mask_classes: np.ndarray, limit: int | None = None) -> list:
         return self._fetch(mask_classes, limit)
