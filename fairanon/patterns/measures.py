@@ -257,7 +257,8 @@ def target(measure: str, pattern: frozenset, roles: Roles, targets: str = "paper
     raises n1 of every PD rule it supports instead of counting as ¬A′ for the other
     protected items A′, so it lowers p1 and never lowers p2 of any of them: it can only
     harm a rule whose context lacks an attribute that B fixes to an unprotected value
-    (docs/papers.md, HJ-2).
+    (docs/papers.md, HJ-2). For olift it also makes a rule with a1 = n1 (undefined odds)
+    defined, which the re-check then fixes (HJ-2, V10).
 
     >>> roles = Roles({"sex=F", "age=young"}, "C")
     >>> sorted(target("slift", frozenset({"sex=F", "job=x", "C"}), roles, "union"))

@@ -237,6 +237,32 @@ def test_v7_union_targets_settle_in_one_pass():
     assert _verify(single.patterns, "slift", 1.25).passed
 
 
+V10 = {("f", "C"): 3, ("y", "C"): 2, ("y",): 1, (): 3}
+
+
+def test_v10_olift_union_record_defines_a_rule():
+    """HJ-2, V10 (α = 3/2): f's odds 3/0 are undefined; y's odds ratio (2/1)/(3/3) = 2,
+    RHS = 2·3/((3/2)·3) + 2 - 3 = 1/3, Δ = 1 record {f, y}. It lowers y to (2/2)/(3/3) = 1
+    but makes f (3/1)/(2/4) = 6; the second pass adds Δ = 4 (RHS = 3·4/((3/2)·2) + 3 - 4 = 3):
+    f (3/5)/(2/4) = 6/5, y (2/6)/(3/3) = 1/3."""
+    ps = _ps(V10, ROLES_FY)
+
+    def olift(out, p):
+        return measure_value("olift", contingency(out.support, frozenset(p), out.roles))
+
+    assert olift(ps, {"f", "C"}) is None and olift(ps, {"y", "C"}) == 2
+    single = fp.sanitize(ps, "olift", F(3, 2), recheck=False, targets="union")
+    assert [(sorted(s.target), s.count) for s in single.steps] == [(["f", "y"], 1)]
+    assert [(f.pattern, f.table, f.value) for f in single.residual] == [
+        (frozenset({"f", "C"}), Contingency(3, 4, 2, 6, 10, 5), 6)]
+    assert olift(single.patterns, {"y", "C"}) == 1
+    assert not single.unsanitizable and not _verify(single.patterns, "olift", F(3, 2)).passed
+    result = fp.sanitize(ps, "olift", F(3, 2), targets="union")
+    assert [(sorted(s.target), s.count, s.round) for s in result.steps] == [(["f", "y"], 1, 1), (["f", "y"], 4, 2)]
+    assert [olift(result.patterns, p) for p in ({"f", "C"}, {"y", "C"})] == [F(6, 5), F(1, 3)]
+    assert result.converged and _verify(result.patterns, "olift", F(3, 2)).passed
+
+
 def test_v7_with_a_context_item():
     """The same cell counts with every record holding v: the context patterns behave alike."""
     ps = _ps({k + ("v",): c for k, c in V7.items()}, ROLES_FY)
