@@ -137,7 +137,8 @@ class Evaluator:
         self.results: dict[tuple, Evaluation] = {}
         self._last_histograms: tuple = (None, None)
         self._below: dict = {}
-        self._most: dict = {}
+        self._penalties: dict = {}
+        self._req_targets: dict = {}
         self.frequency_sets = 0  # frequency sets computed (nodes and snapshots)
         self.rows_rolled = 0  # source rows read by roll-ups
 
@@ -203,13 +204,21 @@ class Evaluator:
             )
         return self._grounds[key]
 
+    def _targets(self, req) -> list:
+        """The count targets an l-diversity or t-closeness requirement reads."""
+        key = id(req)
+        if key not in self._req_targets:
+            self._req_targets[key] = [
+                self.recs.targets[name] for name in requirement_targets(self.schema, req)
+            ]
+        return self._req_targets[key]
+
     def fails(self, req, cols: np.ndarray) -> np.ndarray:
         """Per class (column of `cols`): does it violate k, l or t?"""
         if isinstance(req, KAnonymity):
             return cols[0] < req.k
         bad = np.zeros(cols.shape[1], dtype=bool)
-        for name in requirement_targets(self.schema, req):
-            target = self.recs.targets[name]
+        for target in self._targets(req):
             counts = np.ascontiguousarray(cols[target.rows].T)
             if isinstance(req, LDiversity):
                 if req.variant == "distinct":
@@ -420,20 +429,20 @@ class Evaluator:
             self._below[key] = (np.array(js, dtype=np.int64), cost)
         return self._below[key]
 
-    def _most_cost(self, a: int, u: int) -> tuple[np.ndarray, np.ndarray]:
+    def _least_penalty(self, a: int, u: int) -> tuple[np.ndarray, np.ndarray]:
         """Attribute a's levels j that level u covers and, per such level and level-u
-        label, the largest cell cost at j of the label's values (so ``star`` minus it is
-        the least penalty of suppressing any record of the label at j)."""
+        label, the least extra cost at j of suppressing a record of the label (``star``
+        less the largest cell cost at j of the label's values)."""
         key = (a, u)
-        if key not in self._most:
+        if key not in self._penalties:
             attr = self.space.attributes[a]
             codes = attr.codes[u + 1]
             ks = [j for j in range(attr.height + 1) if attr.covers[j, u]]
             most = np.zeros((len(ks), attr.n_labels[u + 1]), dtype=self.space.dtype)
             for r, j in enumerate(ks):
                 np.maximum.at(most[r], codes, attr.cost[j])
-            self._most[key] = (np.array(ks), most)
-        return self._most[key]
+            self._penalties[key] = (np.array(ks), attr.star - most)
+        return self._penalties[key]
 
     def _suppression_bound(
         self, levels, fs, source, inverse, doomed: np.ndarray, partial: np.ndarray
@@ -445,7 +454,6 @@ class Evaluator:
         count = int(fs.sizes[doomed].sum())
         hists = self._histograms(source, doomed[inverse]) if count else [None] * self.space.d
         some = np.flatnonzero(partial)
-        weight = partial[some].astype(self.space.dtype)
         out = []
         for a, (attr, g, u, hist) in enumerate(
             zip(self.space.attributes, source.grains, levels, hists)
@@ -455,8 +463,12 @@ class Evaluator:
             if count:
                 bound[js] = attr.star * count - cost @ hist.astype(cost.dtype)
             if len(some):
-                ks, most = self._most_cost(a, u)
-                bound[ks] += (attr.star - most[:, fs.codes[a][some]]) @ weight
+                ks, penalty = self._least_penalty(a, u)
+                # Records forced out per level-u label (exact in floats: at most n).
+                per_label = np.bincount(
+                    fs.codes[a][some], weights=partial[some], minlength=penalty.shape[1]
+                ).astype(np.int64)
+                bound[ks] += penalty @ per_label.astype(penalty.dtype)
             out.append(bound)
         return out
 
@@ -472,8 +484,7 @@ class Evaluator:
             where = np.flatnonzero(failing[i] & ~doomed)
             if not len(where):
                 continue
-            for name in requirement_targets(self.schema, req):
-                target = self.recs.targets[name]
+            for target in self._targets(req):
                 counts = fs.cols[target.rows][:, where].T
                 ground = self._ground(req, target)
                 lost = fs.sizes[where] - kept(counts, target.global_counts, req.t, ground, self.k)
