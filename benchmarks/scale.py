@@ -20,7 +20,9 @@ LocalCluster of 2 single-threaded worker processes with ``--worker-memory`` each
 below the data's in-memory size): time per phase of reading the schema's statistics,
 each level of the distributed top of the tree, finishing the parts and writing the
 release as Parquet, and the verifier's passes (integrity join, classes, checks), with
-the task count of each phase and the volume each shuffle moves.
+the task count of each phase, its CPU time (this process and the workers') and the
+volume each shuffle moves; then the verifier again with the risk and utility figures of
+``report.json`` (``fairanon anonymize --engine dask``), whose extra CPU time is printed.
 """
 
 from __future__ import annotations
@@ -178,15 +180,17 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int, keep: bo
             tasks, lost = _counts(client)
             start = sorted(trim_workers(client).values())  # as the CLI does between passes
             client.run(_reset_peak)
-            result, wall, _ = _timed(call)
+            workers_cpu = sum(client.run(time.process_time).values())
+            result, wall, cpu = _timed(call)
+            cpu += sum(client.run(time.process_time).values()) - workers_cpu
             after = _counts(client)
             by_worker = {w: v for w, v in client.run(_peak_mb).items() if v is not None}
             for w, v in by_worker.items():
                 worker_peaks[w] = max(worker_peaks.get(w, 0.0), v)
             peaks = sorted(by_worker.values())
-            phases.append({"phase": name, "wall_s": wall, "tasks": after[0] - tasks, "workers_lost": after[1] - lost,
-                           "worker_start_mb": start, "worker_peak_mb": peaks})
-            print(f"  {name}: {wall:.1f} s, {phases[-1]['tasks']} tasks, {phases[-1]['workers_lost']} workers lost, "
+            phases.append({"phase": name, "wall_s": wall, "cpu_s": cpu, "tasks": after[0] - tasks,
+                           "workers_lost": after[1] - lost, "worker_start_mb": start, "worker_peak_mb": peaks})
+            print(f"  {name}: {wall:.1f} s ({cpu:.1f} s CPU), {phases[-1]['tasks']} tasks, {phases[-1]['workers_lost']} workers lost, "
                   f"workers {', '.join(f'{v:.0f}' for v in start)} MB at the start, peaks "
                   f"{', '.join(f'{v:.0f}' for v in peaks)} MB", flush=True)
             return result
@@ -203,6 +207,15 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int, keep: bo
         report = phase("verify (from the Parquet release)", lambda: verify_dask(dinst, out, reqs))
         for name, seconds in report.phase_seconds.items():
             phases.append({"phase": f"  of which {name}", "wall_s": seconds})
+        plain = phases[-1 - len(report.phase_seconds)]
+        # What report.json adds: the same verifier with the risk and utility figures.
+        figures = phase("verify with risk and utility (report.json)",
+                        lambda: verify_dask(dinst, out, reqs, risk=True, utility=True))
+        for name, seconds in figures.phase_seconds.items():
+            phases.append({"phase": f"  of which {name}", "wall_s": seconds})
+        extra = phases[-1 - len(figures.phase_seconds)]["cpu_s"] - plain["cpu_s"]
+        print(f"  risk and utility figures: {extra:+.1f} s CPU over the verifier's {plain['cpu_s']:.1f} s "
+              f"({100 * extra / plain['cpu_s']:+.0f} %)", flush=True)
         if not keep:
             shutil.rmtree(out, ignore_errors=True)
     assert report.passed, str(report)
@@ -213,8 +226,11 @@ def bench_dask(n: int, workdir: str, worker_memory: str, max_rows: int, keep: bo
         "distributed_levels": rel.provenance["distributed_levels"],
         "distributed_parts": rel.provenance["distributed_parts"],
         "classes": report.n_classes, "passed": report.passed,
+        "risk_utility_extra_cpu_s": extra, "verify_cpu_s": plain["cpu_s"],
+        "risk_error": figures.risk_report.get("error"), "utility_error": figures.utility.get("error"),
         "phases": phases,
-        "total_s": sum(p["wall_s"] for p in phases if not p["phase"].startswith("  ")),
+        "total_s": sum(p["wall_s"] for p in phases if not p["phase"].startswith("  ")
+                       and not p["phase"].startswith("verify with")),
         "workers_lost": sum(p.get("workers_lost") or 0 for p in phases),
         "shuffle_mb": {"finish (every record to its part's task, with its part and bin)": routed_bytes,
                        "verify join (release and original by record id, as narrow codes)":

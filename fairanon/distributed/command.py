@@ -159,9 +159,9 @@ def verify(args) -> int:
     return 0 if report.passed else 1
 
 
-def _named(figures: dict, release) -> dict:
+def _named(figures: dict | None, release) -> dict | None:
     """Figures measured on the written release, named by the release that was made."""
-    if "error" in figures:
+    if figures is None or "error" in figures:
         return figures
     return {**figures, "method": release.method, "status": str(release.status)}
 

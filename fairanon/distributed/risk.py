@@ -124,8 +124,11 @@ class DaskRiskClasses(RiskClasses):
         return flat.astype(np.int64).reshape(self.n_classes, len(values)), values
 
 
-def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict:
-    """:func:`fairanon.models.risk.report.release_risk`'s dict for a release on Dask."""
+def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict | None:
+    """:func:`fairanon.models.risk.report.release_risk`'s dict for a release on Dask
+    (None for a release without rows, as on one machine)."""
+    if not classes.n_records:
+        return None
     weight = classes.instance.schema.weight
     if weight is not None:
         return {"error": f"The individual risk from the weight column {weight!r} is measured on one machine only "

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int
 from ..exceptions import FairanonError, IncompatibleRequirementError, InvalidParameterError, SchemaError
 from ..instances.generalization import readable_covers
 from ..models.metrics import loss as L
@@ -434,6 +435,7 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
 
     if not isinstance(instance, DaskInstance):
         raise InvalidParameterError(f"verify_dask needs a DaskInstance; got {type(instance).__name__}.")
+    bins = check_int(bins, "bins", "verify_dask", low=1)
     requirements = validate_requirements(instance, requirements, caller="verify", sizes=False)
     for req in requirements:
         if not isinstance(req, (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection,
@@ -670,10 +672,12 @@ class _ActiveDomain:
 
 
 def _utility(instance: DaskInstance, order: dict, integrity: dict, rows: CheckResult, names: tuple, bins: int,
-             method: str, status: str) -> dict:
+             method: str, status: str) -> dict | None:
     """:func:`fairanon.models.utility.release_utility`'s dict from the counts of
     (label, original value) pairs: each pair is one row of a column, weighted by its
-    records."""
+    records. None for a release without rows, as on one machine."""
+    if not integrity["n_release"]:
+        return None
     if not rows.passed:
         return {"error": f"The release does not hold the records of instance {instance.name!r} exactly once "
                          f"({integrity['n_release']} released rows for {instance.n_rows} records); utility "
