@@ -301,3 +301,18 @@ def test_bad_classification_input():
         fa.utility(inst, rel, features=["d"])
     with pytest.raises(fa.InvalidParameterError, match="held-out part"):
         fa.utility(inst, rel, test_size=0.01)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_weighted_quantiles_are_those_of_the_records_repeated(seed):
+    # The Dask engine's summaries: a value x with w records has the quantiles of x
+    # repeated w times, as numpy computes them on the repeated array.
+    from fairanon.models.utility.distributions import _moments, _weighted_quantiles
+
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 30, 12).astype(float) + rng.choice([0.0, 0.5], 12)
+    w = rng.integers(1, 6, 12)
+    q = np.linspace(0, 1, 41)
+    records = np.repeat(x, w)
+    assert _weighted_quantiles(x, w, q).tolist() == pytest.approx(np.quantile(records, q).tolist(), abs=1e-12)
+    assert _moments(x, w) == pytest.approx((records.mean(), records.var()))
