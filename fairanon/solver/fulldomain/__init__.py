@@ -27,6 +27,8 @@ each check. This package does the same and more, exactly and with a proof:
 - :mod:`.master`: the same open nodes as a CP-SAT model over level choices (the cuts
   become constraints), for lattices too large to list;
 - :mod:`.method`: :func:`fulldomain`, the release and its explanation;
+- :mod:`.candidates`: :func:`candidates`, every node that meets the requirements as
+  loss against risk, any of which ``fulldomain(levels=...)`` releases;
 - :mod:`.local`: :func:`lattice_local`, local recoding by full-domain rounds over the
   records each round leaves (ARX's local recoding scheme), then class-wise lowering.
 
@@ -35,8 +37,20 @@ cannot take them): a node failing them is closed alone, after its cost and bound
 been counted, so they cost checks but never correctness.
 """
 
+from .candidates import Candidate, Candidates, candidates
 from .lattice import Ladder, ladders, lattice_size
 from .local import lattice_local
 from .method import LATTICE_NODES, SEARCHES, fulldomain
 
-__all__ = ["LATTICE_NODES", "SEARCHES", "Ladder", "fulldomain", "ladders", "lattice_local", "lattice_size"]
+__all__ = [
+    "LATTICE_NODES",
+    "SEARCHES",
+    "Candidate",
+    "Candidates",
+    "Ladder",
+    "candidates",
+    "fulldomain",
+    "ladders",
+    "lattice_local",
+    "lattice_size",
+]

@@ -35,6 +35,7 @@ from .frequency import Records, records, roll_up
 from .lattice import Space, build_space, ladders
 from .master import MasterFrontier
 from .memory import check_fulldomain_memory
+from .node import chosen_node, node_outcome
 from .search import (
     LatticeFrontier,
     Outcome,
@@ -189,6 +190,45 @@ def lattice_space(instance: Instance, objective: str) -> tuple[Space, list[np.nd
     return space, values
 
 
+def fulldomain_problem(
+    instance: Instance,
+    requirements,
+    objective,
+    max_suppressed,
+    search_,
+    deadline: float | None = None,
+    seed=None,
+    caller: str = "fulldomain",
+) -> tuple[_Problem, list]:
+    """The checked options and requirements of a fulldomain call, as a problem."""
+    if not isinstance(instance, Instance):
+        raise InvalidParameterError(
+            f"The 'instance' parameter of {caller} must be an Instance. "
+            f"Got {type(instance).__name__} instead."
+        )
+    requirements = validate_requirements(instance, requirements, caller=caller)
+    for req in requirements:
+        if not isinstance(req, _SUPPORTED):
+            raise IncompatibleRequirementError(
+                f"fulldomain cannot enforce {req}: it enforces k-anonymity, l-diversity, "
+                "t-closeness, diversity constraints and alpha-protection."
+            )
+    limit = _check(objective, max_suppressed, search_, instance.n_rows)
+    check_fulldomain_memory(instance, LATTICE_NODES, search_)
+    space, values = lattice_space(instance, objective)
+    problem = _Problem(
+        instance,
+        space,
+        records(instance, requirements, space, values),
+        values,
+        limit,
+        deadline,
+        _cpsat.random_seed(seed),
+        search_,
+    )
+    return problem, requirements
+
+
 def _release_table(instance, space, values, levels, suppressed_rows) -> pd.DataFrame:
     out = {}
     names = [attr.name for attr in space.attributes]
@@ -233,6 +273,7 @@ def fulldomain(
     max_suppressed: int | float | Fraction = 0,
     search: str = "auto",
     explain: bool = True,
+    levels: dict | None = None,
 ) -> Release:
     """Optimal full-domain generalization with an optional record-suppression limit, as
     in ARX [1]_ and k-Optimize [2]_, by the best-first lattice search of
@@ -261,6 +302,12 @@ def fulldomain(
     explain : bool, default=True
         On infeasibility, shrink the requirements that cut the lattice to a minimal
         conflicting set by re-running the search without each of them.
+    levels : dict, optional
+        Release exactly this lattice node (attribute name -> level, every generalizable
+        quasi-identifier once), with the suppression `max_suppressed` allows, instead of
+        searching: one of :func:`~fairanon.solver.fulldomain.candidates.candidates`.
+        Status FEASIBLE, no bound. A node that does not meet the requirements, or a bad
+        level, raises InvalidParameterError.
 
     Returns
     -------
@@ -307,34 +354,19 @@ def fulldomain(
     """
     started = time.perf_counter()
     cpu_started = time.process_time()
-    if not isinstance(instance, Instance):
-        raise InvalidParameterError(
-            "The 'instance' parameter of fulldomain must be an Instance. "
-            f"Got {type(instance).__name__} instead."
-        )
-    requirements = validate_requirements(instance, requirements, caller="fulldomain")
-    for req in requirements:
-        if not isinstance(req, _SUPPORTED):
-            raise IncompatibleRequirementError(
-                f"fulldomain cannot enforce {req}: it enforces k-anonymity, l-diversity, "
-                "t-closeness, diversity constraints and alpha-protection."
-            )
-    limit = _check(objective, max_suppressed, search, instance.n_rows)
     time_limit = _cpsat.check_time_limit(time_limit, "fulldomain")
     deadline = None if time_limit is None else started + time_limit
-    check_fulldomain_memory(instance, LATTICE_NODES, search)
-    space, values = lattice_space(instance, objective)
-    problem = _Problem(
-        instance,
-        space,
-        records(instance, requirements, space, values),
-        values,
-        limit,
-        deadline,
-        _cpsat.random_seed(seed),
-        search,
+    problem, requirements = fulldomain_problem(
+        instance, requirements, objective, max_suppressed, search, deadline, seed
     )
-    evaluator, outcome = _run(problem, requirements)
+    space, values, limit = problem.space, problem.values, problem.limit
+    if levels is None:
+        evaluator, outcome = _run(problem, requirements)
+    else:
+        # One node, chosen (e.g. from candidates()): checked exactly, not searched.
+        node = chosen_node(space, levels)
+        evaluator = Evaluator(space, problem.recs, instance.schema, requirements, limit)
+        outcome = node_outcome(evaluator, node, requirements)
     params = {
         "objective": objective,
         "max_suppressed": (
@@ -344,6 +376,8 @@ def fulldomain(
         "time_limit": time_limit,
         "explain": explain,
     }
+    if levels is not None:
+        params["levels"] = dict(zip([attr.name for attr in space.attributes], outcome.best))
     info = {
         "lattice_size": space.size,
         "suppression_limit": limit,
@@ -399,10 +433,13 @@ def _optimum(problem: _Problem, evaluator: Evaluator, outcome: Outcome, record) 
     value = Fraction(outcome.cost, space.scale)
     value = int(value) if value.denominator == 1 else value
     bound = value
-    if outcome.status != Status.OPTIMAL and outcome.bound is not None:
-        bound = Fraction(outcome.bound, space.scale)
-        bound = int(bound) if bound.denominator == 1 else bound
-    gap = 0.0 if bound == value or not value else float((value - bound) / value)
+    if outcome.status != Status.OPTIMAL:
+        # A chosen node (no search) has no bound.
+        bound = None if outcome.bound is None else Fraction(outcome.bound, space.scale)
+        bound = int(bound) if bound is not None and bound.denominator == 1 else bound
+    gap = None
+    if bound is not None:
+        gap = 0.0 if bound == value or not value else float((value - bound) / value)
     return Release(
         table=table,
         groups=groups,

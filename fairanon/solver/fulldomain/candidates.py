@@ -1,0 +1,175 @@
+"""The candidate transformations of a full-domain lattice: its nodes that meet the
+requirements, each with its loss and its re-identification risk.
+
+ARX shows the solution space of its lattice and lets the user pick any node that meets
+the requirements, not only the optimum (Prasser et al., AMIA 2014, "Explore results").
+:func:`candidates` lists those nodes, with the loss they cost (the objective and
+Iyengar's LM_avg) and the prosecutor risk they leave (highest 1/min f_j and average
+J/n, :mod:`fairanon.models.risk.sample`); :func:`~.node.chosen_node` reads one node's levels,
+which ``fulldomain(..., levels=...)`` then releases (:mod:`.node`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ...exceptions import InvalidParameterError
+from ...models.metrics.loss import loss_metric
+from ...models.requirements import Requirement
+from ...release import Release
+from .evaluate import FEASIBLE, Evaluator
+from .search import lattice_levels
+
+__all__ = ["CANDIDATE_NODES", "Candidate", "Candidates", "candidates"]
+
+#: Lattices up to this many nodes are listed (every node is checked, one roll-up each).
+CANDIDATE_NODES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One lattice node that meets the requirements.
+
+    Attributes
+    ----------
+    levels : dict
+        Attribute name -> generalization level (0 = the values themselves).
+    objective : int or Fraction
+        The method's objective at this node, suppression included.
+    lm_avg : Fraction
+        Iyengar's loss per cell of the release (:func:`~fairanon.models.metrics.loss_metric`).
+    suppressed : int
+        Records suppressed at this node.
+    prosecutor_highest, prosecutor_average : Fraction
+        1 / (smallest released class) and (released classes) / n.
+    pareto : bool
+        No other candidate is as good on the objective and both risks and better on one.
+    """
+
+    levels: dict
+    objective: int | Fraction
+    lm_avg: Fraction
+    suppressed: int
+    prosecutor_highest: Fraction
+    prosecutor_average: Fraction
+    pareto: bool
+
+    def to_dict(self) -> dict:
+        """JSON-ready: fractions as strings and floats."""
+
+        def num(x):
+            return x if isinstance(x, int) else {"value": float(x), "exact": str(x)}
+
+        return {
+            "levels": dict(self.levels),
+            "objective": num(self.objective),
+            "LM_avg": num(self.lm_avg),
+            "suppressed": self.suppressed,
+            "prosecutor_highest": num(self.prosecutor_highest),
+            "prosecutor_average": num(self.prosecutor_average),
+            "pareto": self.pareto,
+        }
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The listed candidates (Pareto ones first by objective, then the cheapest others,
+    at most `limit`), and how many there are in all."""
+
+    objective: str
+    lattice_size: int
+    feasible: int
+    pareto: int
+    candidates: tuple
+
+
+def _pareto(points: np.ndarray) -> np.ndarray:
+    """Rows of `points` (minimised in every column) that no other row dominates."""
+    keep = np.ones(len(points), dtype=bool)
+    for i, p in enumerate(points):
+        dominated = (points <= p).all(axis=1) & (points < p).any(axis=1)
+        keep[i] = not dominated.any()
+    return keep
+
+
+def candidates(
+    instance,
+    requirements: Sequence[Requirement],
+    *,
+    objective: str = "lm",
+    max_suppressed: int | float | Fraction = 0,
+    limit: int = 20,
+) -> Candidates:
+    """The lattice nodes of :func:`~fairanon.solver.fulldomain.fulldomain` that meet
+    `requirements` under the same suppression rule, as loss against risk.
+
+    Every node of the lattice is checked with the search's exact evaluator (so lattices
+    above ``CANDIDATE_NODES`` nodes are refused). Each feasible node's risk is read from
+    the classes the verifier would form; the Pareto-relevant ones (no other node as
+    cheap and as safe on both risks, and strictly better on one) come first by
+    objective, then the cheapest others, `limit` in all; LM_avg is computed on each
+    listed node's release.
+
+    >>> import fairanon as fa
+    >>> c = candidates(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], objective="generalized")
+    >>> c.candidates[0].levels, c.candidates[0].objective
+    ({'purpose': 1, 'emp': 0}, 17)
+    """
+    from .method import _classes_of_rows, _release_table, fulldomain_problem
+
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidParameterError(
+            "The 'limit' parameter of candidates must be an int in [1, inf). "
+            f"Got {limit!r} instead."
+        )
+    problem, requirements = fulldomain_problem(
+        instance, requirements, objective, max_suppressed, "lattice", caller="candidates"
+    )
+    space = problem.space
+    if space.size > CANDIDATE_NODES:
+        raise InvalidParameterError(
+            f"The lattice has {space.size} nodes; candidates lists lattices of at most "
+            f"{CANDIDATE_NODES} nodes (fewer quasi-identifiers or shallower hierarchies)."
+        )
+    evaluator = Evaluator(space, problem.recs, instance.schema, requirements, problem.limit)
+    nodes, costs, highest, average = [], [], [], []
+    for column in lattice_levels(space).T:
+        node = tuple(int(j) for j in column)
+        result = evaluator.evaluate(node)
+        if result.kind != FEASIBLE:
+            continue
+        fs = evaluator.classes(tuple(j + 1 for j in node))[0]
+        bad = evaluator.failing(fs)[1] if problem.limit else np.zeros(fs.n, dtype=bool)
+        sizes = evaluator.released_sizes(node, fs, bad)
+        nodes.append(node)
+        costs.append(Fraction(result.cost, space.scale))
+        highest.append(Fraction(1, int(sizes.min())))
+        average.append(Fraction(len(sizes), int(sizes.sum())))
+    front = _pareto(np.array(list(zip(costs, highest, average)), dtype=object).reshape(-1, 3))
+    order = sorted(range(len(nodes)), key=lambda i: (not front[i], costs[i], highest[i], nodes[i]))
+    listed = []
+    for i in order[:limit]:
+        groups, suppressed = _classes_of_rows(problem, evaluator, nodes[i])
+        table = _release_table(instance, space, problem.values, nodes[i], suppressed)
+        release = Release(
+            table=table,
+            groups=groups,
+            suppressed=tuple(instance.row_ids[suppressed].tolist()),
+        )
+        value = costs[i]
+        listed.append(
+            Candidate(
+                levels={attr.name: j for attr, j in zip(space.attributes, nodes[i])},
+                objective=int(value) if value.denominator == 1 else value,
+                lm_avg=loss_metric(instance, release, exact=True)["LM_avg"],
+                suppressed=int(suppressed.sum()),
+                prosecutor_highest=highest[i],
+                prosecutor_average=average[i],
+                pareto=bool(front[i]),
+            )
+        )
+    return Candidates(objective, space.size, len(nodes), int(front.sum()), tuple(listed))
