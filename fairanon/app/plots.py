@@ -1,5 +1,6 @@
 """The Results page's plots, drawn with matplotlib (an Agg canvas, no global backend)
-as SVG text put into the page: the risk view from the ``risk`` section of
+as SVG text put into the page: a fulldomain run's candidate transformations
+(:func:`fairanon.solver.fulldomain.candidates`), the risk view from the ``risk`` section of
 ``report.json`` (:func:`fairanon.risk`'s report) and the utility view from
 ``utility.json`` (:func:`fairanon.utility`'s report). They show what the reports
 hold; nothing is computed here.
@@ -11,7 +12,7 @@ import io
 from collections.abc import Mapping
 from fractions import Fraction
 
-__all__ = ["risk_svg", "svg", "utility_svg"]
+__all__ = ["candidates_svg", "risk_svg", "svg", "utility_svg"]
 
 
 def _figure(width: float, height: float, panels: int = 1):
@@ -80,4 +81,26 @@ def utility_svg(utility: Mapping) -> str | None:
     distance.set_yticks(range(len(names)), [""] * len(names))
     distance.set_xlabel("total variation distance")
     fig.subplots_adjust(left=0.18, right=0.98, wspace=0.08, bottom=0.8 / (0.45 * len(attributes) + 1.2), top=0.97)
+    return svg(fig)
+
+
+def candidates_svg(listed, chosen: Mapping | None = None) -> str:
+    """Loss (LM_avg) against the highest prosecutor risk of each listed candidate of a
+    fulldomain lattice, numbered as in the table; the Pareto ones filled, the others
+    hollow, the released node (`chosen`, its levels) ringed in red."""
+    fig, (axis,) = _figure(7.5, 3.4)
+    for pareto, style in ((True, {"color": "#48a"}), (False, {"facecolors": "none", "edgecolors": "#888"})):
+        points = [(float(c.prosecutor_highest), float(c.lm_avg)) for c in listed.candidates if c.pareto == pareto]
+        if points:
+            axis.scatter(*zip(*points), s=30, label="Pareto" if pareto else "other", **style)
+    for i, c in enumerate(listed.candidates):
+        axis.annotate(str(i), (float(c.prosecutor_highest), float(c.lm_avg)), fontsize=7,
+                      xytext=(4, 3), textcoords="offset points")
+        if chosen is not None and c.levels == dict(chosen):
+            axis.scatter([float(c.prosecutor_highest)], [float(c.lm_avg)], s=140, facecolors="none",
+                         edgecolors="#c44", label="this release")
+    axis.set_xlabel("highest prosecutor risk (1 / smallest class)")
+    axis.set_ylabel("loss (LM_avg)")
+    axis.legend(fontsize=7, loc="upper right", framealpha=0.8)
+    fig.subplots_adjust(bottom=0.16, left=0.1, right=0.98, top=0.95)
     return svg(fig)

@@ -95,6 +95,11 @@ async def start_run(request: Request):
                                              f"{limit_text!r}.", status_code=400)
     document = session.job_document(specs, method=method, seed=int(seed_text) if seed_text else None,
                                     time_limit=limit)
+    return _start(session, document, release_format)
+
+
+def _start(session, document: dict, release_format: str) -> RedirectResponse:
+    """A new run of the job `document` in a worker; the answer: its progress page."""
     run = session.new_run(document)
     classifier = "logistic" if _have_sklearn() else "none"
     run.format = release_format
@@ -176,6 +181,54 @@ async def results(request: Request, run_id: int):
     return request.app.state.render(request, "results.html", run=run, status=status, **_results(run))
 
 
+#: Candidate transformations listed on the Results page of a fulldomain run.
+CANDIDATES = 20
+
+
+def run_candidates(run) -> dict:
+    """The lattice nodes of a fulldomain run's job that meet its requirements
+    (:func:`fairanon.solver.fulldomain.candidates`, the same objective and suppression
+    limit), listed once per run: {"listed": Candidates} or {"error": message}; {} for
+    another method."""
+    if run.candidates is None:
+        from ..jobs import read_job
+        from ..solver.fulldomain import candidates
+
+        try:
+            job = read_job(run.job)
+            if job.method != "fulldomain":
+                run.candidates = {}
+            else:
+                options = {k: v for k, v in job.options.items() if k in ("objective", "max_suppressed")}
+                run.candidates = {"listed": candidates(job.instance, job.requirements, limit=CANDIDATES,
+                                                       **options)}
+        except FairanonError as exc:
+            run.candidates = {"error": str(exc)}
+    return run.candidates
+
+
+@router.post("/runs/{run_id}/choose")
+async def choose(request: Request, run_id: int):
+    """Release one listed candidate of a fulldomain run: a new run of the same job with
+    ``options: {levels: ...}``, which ``fairanon anonymize`` reproduces."""
+    from ..jobs import read_document
+
+    session = request.app.state.session
+    run = session.runs.get(run_id)
+    if run is None:
+        return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
+    listed = run_candidates(run).get("listed")
+    text = str((await request.form()).get("candidate", "")).strip()
+    count = len(listed.candidates) if listed else 0
+    if not text.isdigit() or not int(text) < count:
+        why = (f"The candidate must be one of 0..{count - 1}; got {text!r}." if count
+               else f"Run {run_id} lists no candidate transformations (only fulldomain runs do).")
+        return PlainTextResponse(why, status_code=400)
+    document = dict(read_document(run.job))
+    document["options"] = {**(document.get("options") or {}), "levels": listed.candidates[int(text)].levels}
+    return _start(session, document, run.format)
+
+
 @router.get("/runs/{run_id}/report.html")
 async def html_report(request: Request, run_id: int):
     """The Results page as one standalone HTML file (styles inline, no scripts, no links into the app)."""
@@ -237,12 +290,16 @@ def _results(run) -> dict:
         chosen = [r for r in release.index if str(r) in highlighted]
         rest = [r for r in release.index[:PREVIEW_ROWS] if str(r) not in highlighted]
         table = pd.concat([release.loc[chosen], release.loc[rest]]) if chosen else release.loc[rest]
-    from .plots import risk_svg, utility_svg
+    from .plots import candidates_svg, risk_svg, utility_svg
 
     release_doc = (document or {}).get("release") or {}
     conflict = {"reason": release_doc.get("reason"), "requirements": (release_doc.get("provenance") or {}).get(
         "conflict") or []} if release_doc.get("status") == "INFEASIBLE" else None
-    return {"files": sorted(files), "document": document, "utility": utility, "log": log, "table": table,
+    chosen = ((document or {}).get("release") or {}).get("provenance", {}).get("levels")
+    found = run_candidates(run) if document else {}
+    return {"candidates": found, "chosen_levels": chosen,
+            "candidates_plot": candidates_svg(found["listed"], chosen) if found.get("listed") else None,
+            "files": sorted(files), "document": document, "utility": utility, "log": log, "table": table,
             "highlighted": highlighted, "conflict": conflict,
             "risk_plot": risk_svg(document["risk"]) if (document or {}).get("risk") else None,
             "utility_plot": utility_svg(utility) if utility else None}

@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import pandas as pd
 import pytest
+import yaml
 
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
@@ -572,3 +573,59 @@ def test_plot_text_is_escaped():
                                        "tv_distance": 0.5}]})
     assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
     assert utility_svg({"attributes": []}) is None and utility_svg({}) is None
+
+
+def test_fulldomain_candidates_are_shown_and_one_can_be_chosen(client, tmp_path):
+    """The loan table under 2-anonymity, objective 'generalized': three of the four
+    nodes pass (by hand: (purpose 1, emp 0) and (0, 1) generalize 17 cells each, (1, 1)
+    34; (0, 0) leaves a class of one record). Choosing (1, 1) runs the job with its
+    levels, and the command line re-runs that job to the same bytes."""
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    run = cli_run(session, {"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 2}}],
+                            "method": "fulldomain", "options": {"objective": "generalized"}, "seed": 0})
+    page = client.get(f"/runs/{run.id}/results").text
+    table = re.search(r'<table class="candidates">(.*?)</table>', page, re.S).group(1)
+    rows = [text(r) for r in re.findall(r"<tr.*?</tr>", table, re.S)[1:]]
+    assert [r.split(" choose")[0].strip() for r in rows] == [
+        "0 purpose=1 emp=0 17 0.3333 0 1/4 4/17 yes",  # the optimum, released by this run
+        "1 purpose=1 emp=1 34 0.6667 0 1/8 2/17 yes",
+        "2 purpose=0 emp=1 17 0.3333 0 1/2 4/17",
+    ]
+    assert re.search(r'<tr class="chosen"><td>0</td>', table)
+    assert "3 of the lattice's 4 nodes meet the requirements" in text(page)
+    plot = re.search(r'<figure class="plot" id="candidates-plot">(.*?)</figure>', page, re.S).group(1)
+    assert "highest prosecutor risk" in plot and "this release" in plot
+
+    response = client.post(f"/runs/{run.id}/choose", data={"candidate": "1"})
+    assert response.url.path == "/runs/2"
+    assert wait_done(client, 2)["state"] == "done"
+    job = tmp_path / "job.yaml"
+    job.write_bytes(client.get("/runs/2/files/job.yaml").content)
+    document = yaml.safe_load(job.read_text())
+    assert document["method"] == "fulldomain"
+    assert document["options"] == {"objective": "generalized", "levels": {"purpose": 1, "emp": 1}}
+    chosen = text(client.get("/runs/2/results"))
+    assert "FEASIBLE · PASSED" in chosen
+    release = client.get("/runs/2/files/release.csv")
+    from fairanon.cli import main
+
+    assert main(["anonymize", str(job), "--out", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "release.csv").read_bytes() == release.content
+    assert set(pd.read_csv(io.StringIO(release.text))["emp"]) == {"*"}  # emp at level 1: its root
+
+
+def test_choosing_a_candidate_refuses_bad_input(client):
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    loan = {"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 2}}], "seed": 0}
+    full = cli_run(session, {**loan, "method": "fulldomain"})
+    other = cli_run(session, {**loan, "method": "mondrian"})
+    for value in ("", "x", "-1", "3", "1.0"):
+        response = client.post(f"/runs/{full.id}/choose", data={"candidate": value})
+        assert response.status_code == 400 and "must be one of 0..2" in response.text, value
+    response = client.post(f"/runs/{other.id}/choose", data={"candidate": "0"})
+    assert response.status_code == 400 and "only fulldomain runs" in response.text
+    assert 'id="candidates"' not in client.get(f"/runs/{other.id}/results").text
+    assert client.post("/runs/99/choose", data={"candidate": "0"}).status_code == 404
+    assert sorted(session.runs) == [full.id, other.id]  # no run started
