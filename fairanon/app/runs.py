@@ -178,6 +178,7 @@ async def results(request: Request, run_id: int):
     if instead is not None:
         return instead
     run, status = finished
+    await asyncio.to_thread(run_candidates, run)  # seconds on a large lattice: off the event loop
     return request.app.state.render(request, "results.html", run=run, status=status, **_results(run))
 
 
@@ -217,7 +218,7 @@ async def choose(request: Request, run_id: int):
     run = session.runs.get(run_id)
     if run is None:
         return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
-    listed = run_candidates(run).get("listed")
+    listed = (await asyncio.to_thread(run_candidates, run)).get("listed")
     text = str((await request.form()).get("candidate", "")).strip()
     count = len(listed.candidates) if listed else 0
     if not text.isdigit() or not int(text) < count:
@@ -238,6 +239,7 @@ async def html_report(request: Request, run_id: int):
     if instead is not None:
         return instead
     run, status = finished
+    await asyncio.to_thread(run_candidates, run)
     with open(run.job, encoding="utf-8") as fh:
         job_text = fh.read()
     response = request.app.state.render(request, "report.html", run=run, status=status, standalone=True,
