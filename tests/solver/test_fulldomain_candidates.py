@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from _exact_oracle import Table, _active_values, _node
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fairanon as fa
 from fairanon.exceptions import InvalidParameterError
@@ -17,6 +19,7 @@ from fairanon.models.metrics import loss_metric
 from fairanon.models.risk import risk_classes, sample_risk
 from fairanon.release import Release, Status
 from fairanon.solver.fulldomain import candidates, fulldomain, ladders
+from fairanon.solver.fulldomain.candidates import _pareto
 
 _DEEP = fa.Hierarchy.from_mapping({"*": {"E": {"X": ["a", "b"], "Y": ["c"]}, "F": ["d"]}})
 
@@ -171,3 +174,10 @@ def test_candidates_refuses_bad_input():
         candidates(_tiny(), [fa.KAnonymity(3)], limit=0)
     with pytest.raises(InvalidParameterError, match="'max_suppressed'"):
         candidates(_tiny(), [fa.KAnonymity(3)], max_suppressed=-1)
+
+
+@given(st.lists(st.tuples(*[st.fractions(0, 2, max_denominator=3)] * 3), min_size=1, max_size=20))
+@settings(max_examples=50, deadline=None)
+def test_pareto_sweep_equals_every_pair_compared(points):
+    brute = [not any(all(x <= y for x, y in zip(o, p)) and o != p for o in points) for p in points]
+    assert _pareto(points).tolist() == brute

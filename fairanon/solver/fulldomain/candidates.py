@@ -11,7 +11,8 @@ which ``fulldomain(..., levels=...)`` then releases (:mod:`.node`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -58,22 +59,6 @@ class Candidate:
     prosecutor_average: Fraction
     pareto: bool
 
-    def to_dict(self) -> dict:
-        """JSON-ready: fractions as strings and floats."""
-
-        def num(x):
-            return x if isinstance(x, int) else {"value": float(x), "exact": str(x)}
-
-        return {
-            "levels": dict(self.levels),
-            "objective": num(self.objective),
-            "LM_avg": num(self.lm_avg),
-            "suppressed": self.suppressed,
-            "prosecutor_highest": num(self.prosecutor_highest),
-            "prosecutor_average": num(self.prosecutor_average),
-            "pareto": self.pareto,
-        }
-
 
 @dataclass(frozen=True)
 class Candidates:
@@ -87,13 +72,23 @@ class Candidates:
     candidates: tuple
 
 
-def _pareto(points: np.ndarray) -> np.ndarray:
-    """Rows of `points` (minimised in every column) that no other row dominates."""
-    keep = np.ones(len(points), dtype=bool)
-    for i, p in enumerate(points):
-        dominated = (points <= p).all(axis=1) & (points < p).any(axis=1)
-        keep[i] = not dominated.any()
-    return keep
+def _pareto(points: list[tuple]) -> np.ndarray:
+    """Which of `points` (cost, highest, average; all minimised) no other point
+    dominates (at most as large everywhere, smaller somewhere). One sweep in sorted
+    order over a staircase of the (highest, average) pairs kept so far, so a point is
+    dominated exactly when a kept one has highest and average at most its own."""
+    verdict = {}
+    highs, lows = [], []  # the staircase: highest increasing, average decreasing
+    for point in sorted(set(points)):
+        _, high, low = point
+        j = bisect_right(highs, high)
+        verdict[point] = not (j and lows[j - 1] <= low)
+        if verdict[point]:
+            k = m = bisect_left(highs, high)
+            while m < len(highs) and lows[m] >= low:
+                m += 1
+            highs[k:m], lows[k:m] = [high], [low]
+    return np.array([verdict[p] for p in points], dtype=bool)
 
 
 def candidates(
@@ -149,7 +144,7 @@ def candidates(
         costs.append(Fraction(result.cost, space.scale))
         highest.append(Fraction(1, int(sizes.min())))
         average.append(Fraction(len(sizes), int(sizes.sum())))
-    front = _pareto(np.array(list(zip(costs, highest, average)), dtype=object).reshape(-1, 3))
+    front = _pareto(list(zip(costs, highest, average)))
     order = sorted(range(len(nodes)), key=lambda i: (not front[i], costs[i], highest[i], nodes[i]))
     listed = []
     for i in order[:limit]:
