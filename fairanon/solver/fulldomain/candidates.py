@@ -23,6 +23,7 @@ from ...models.metrics.loss import loss_metric
 from ...models.requirements import Requirement
 from ...release import Release
 from .evaluate import FEASIBLE, Evaluator
+from .method import _classes_of_rows, _release_table, fulldomain_problem
 from .search import lattice_levels
 
 __all__ = ["CANDIDATE_NODES", "Candidate", "Candidates", "candidates"]
@@ -114,8 +115,6 @@ def candidates(
     >>> c.candidates[0].levels, c.candidates[0].objective
     ({'purpose': 1, 'emp': 0}, 17)
     """
-    from .method import _classes_of_rows, _release_table, fulldomain_problem
-
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidParameterError(
             "The 'limit' parameter of candidates must be an int in [1, inf). "
