@@ -17,9 +17,11 @@ import numpy as np
 from fairanon.models import measures as M
 from fairanon.models.requirements import (
     AlphaProtection,
+    AverageRisk,
     DiversityConstraint,
     KAnonymity,
     LDiversity,
+    SampleUniqueness,
     TCloseness,
     requirement_targets,
 )
@@ -103,6 +105,14 @@ class Table:
                 if not req.lower <= count <= req.upper:
                     return False
             elif isinstance(req, AlphaProtection) and not self._alpha_ok(req, texts):
+                return False
+            # Risk over the classes as grouped here (the suppressed records of a protected
+            # value share one key, so they are one block): J/n and c_1/n (docs/risk.md).
+            elif isinstance(req, AverageRisk) and Fraction(len(members), self.n) > req.r:
+                return False
+            elif isinstance(req, SampleUniqueness) and Fraction(
+                sum(len(m) == 1 for m in members), self.n
+            ) > req.u:
                 return False
         return True
 

@@ -191,6 +191,25 @@ def test_diversity_alpha_and_discernibility_match_brute_force(data, inst):
     _agree(inst, reqs, recoding, objective, expected)
 
 
+RISK_FAMILIES = [
+    lambda d: [fa.KAnonymity(2), fa.AverageRisk(d(st.sampled_from(["1/6", "1/4", "1/3"])))],
+    lambda d: [fa.AverageRisk(d(st.sampled_from(["1/5", "1/3", "1/2", "2/3"])))],
+    lambda d: [fa.SampleUniqueness(d(st.sampled_from([0, "1/6", "1/3"])))],
+    lambda d: [fa.AverageRisk("1/2"), fa.SampleUniqueness(0)],
+]
+
+
+@PROPERTY
+@given(data=st.data(), inst=tables(max_rows=6))
+def test_risk_requirements_match_brute_force(data, inst):
+    """Average risk and sample uniques count the classes of the whole release, the
+    suppressed block of each protected value one of them (docs/risk.md)."""
+    reqs = data.draw(st.sampled_from(RISK_FAMILIES))(data.draw)
+    objective = data.draw(st.sampled_from([o for o in OBJECTIVES if o != "discernibility"]))
+    expected = partition_optimum(inst, reqs, recoding="suppression", objective=objective)
+    _agree(inst, reqs, "suppression", objective, expected)
+
+
 @PROPERTY
 @given(data=st.data(), inst=tables(max_rows=8))
 def test_fulldomain_matches_brute_force(data, inst):

@@ -179,6 +179,70 @@ def test_discernibility_charges_n_per_suppressed_record(recoding):
     assert report.metrics["discernibility"] == discernibility(inst, rel) == 12
 
 
+@pytest.mark.parametrize(
+    "requirement, optimum, released",
+    [
+        # Without a risk requirement nothing is suppressed: 3 classes, 2 sample uniques.
+        (fa.KAnonymity(1), 0, list("aabc")),
+        # At most floor(4/2) = 2 classes, or no sample unique: b and c join the
+        # suppressed block, 2 stars (keeping a class of one would need a third class).
+        (fa.AverageRisk("1/2"), 2, list("aa**")),
+        (fa.SampleUniqueness(0), 2, list("aa**")),
+        # floor(4/3) = 1 class: everything in the suppressed block.
+        (fa.AverageRisk("1/3"), 4, list("****")),
+        # One unique allowed (1/4 of 4 records), yet suppressing b alone leaves c unique
+        # and a suppressed block of one, a second unique: still 2 stars.
+        (fa.SampleUniqueness("1/4"), 2, list("aa**")),
+    ],
+)
+def test_risk_requirements_bind_on_a_hand_table(requirement, optimum, released):
+    """x = a a b c, suppression, stars: the classes are counted as the verifier counts
+    them, the suppressed block one class (docs/risk.md)."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": list("aabc"), "s": list("pqpq")}),
+        fa.Schema(
+            [
+                fa.Attribute("x", hierarchy=fa.Hierarchy.flat(["a", "b", "c"])),
+                fa.Attribute("s", role="sensitive"),
+            ]
+        ),
+    )
+    reqs = [requirement]
+    rel = cpsat(inst, reqs, recoding="suppression", objective="stars", seed=0, num_workers=1)
+    assert rel.status == Status.OPTIMAL and rel.objective == rel.bound == optimum
+    assert suppressed_cells(inst, rel) == optimum
+    if released is not None:
+        assert rel.table["x"].tolist() == released
+    _passes(inst, rel, reqs)
+
+
+def test_risk_requirement_binds_beyond_k_anonymity():
+    """x = a a b b c c, k = 2, stars: k alone keeps the three pairs (0 stars, 3 classes);
+    average risk <= 1/3 allows floor(6/3) = 2 classes, and the suppressed block is one
+    of them, so two pairs go into it (4 stars: suppressing one pair would leave 3
+    classes); <= 1/6 allows one class (6 stars)."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": list("aabbcc")}),
+        fa.Schema([fa.Attribute("x", hierarchy=fa.Hierarchy.flat(["a", "b", "c"]))]),
+    )
+    for reqs, optimum in (
+        ([fa.KAnonymity(2)], 0),
+        ([fa.KAnonymity(2), fa.AverageRisk("1/3")], 4),
+        ([fa.KAnonymity(2), fa.AverageRisk("1/6")], 6),
+    ):
+        rel = cpsat(inst, reqs, recoding="suppression", objective="stars", seed=0, num_workers=1)
+        assert rel.status == Status.OPTIMAL and rel.objective == rel.bound == optimum
+        assert suppressed_cells(inst, rel) == optimum
+        _passes(inst, rel, reqs)
+
+
+def test_cpsat_refuses_population_uniques():
+    inst = fa.load("diva_table1")
+    req = fa.PopulationUniqueness("1/10", model="zayatz", sampling_fraction="1/2")
+    with pytest.raises(IncompatibleRequirementError, match="non-linear"):
+        cpsat(inst, [fa.KAnonymity(2), req], seed=0)
+
+
 def test_exact_beats_or_ties_mondrian():
     inst = fa.load("dewri_t1")
     reqs = [fa.KAnonymity(3), fa.LDiversity(2)]

@@ -23,10 +23,13 @@ from ..requirements import RISK_REQUIREMENTS, AverageRisk, PopulationUniqueness,
 from .population import population_model
 from .uniqueness import dankar, pitman, snb, zayatz
 
-__all__ = ["RISK_METHODS", "RiskResult", "refuse_risk", "risk_requirement"]
+__all__ = ["LINEAR_RISK", "RISK_METHODS", "RiskResult", "refuse_risk", "risk_requirement"]
 
 #: The methods that enforce the risk requirements (named in the refusals of the others).
 RISK_METHODS = ("mondrian", "mondrian-relaxed", "mondrian-loss", "fulldomain")
+#: The risk requirements linear in the used-class indicators of an exact model (cpsat
+#: enforces them): J <= floor(r n) and c_1 <= floor(u n).
+LINEAR_RISK = (AverageRisk, SampleUniqueness)
 
 _ESTIMATORS = {"pitman": pitman, "zayatz": zayatz, "snb": snb, "dankar": dankar}
 
@@ -92,26 +95,46 @@ def risk_requirement(req, sizes: np.ndarray) -> RiskResult:
     return RiskResult(achieved <= req.u, achieved, detail, "unique" if uniques else "", dict(est.parameters))
 
 
-def refuse_risk(requirements, caller: str) -> None:
+def refuse_risk(requirements, caller: str, enforced: tuple = ()) -> None:
     """Refuse, before any work, the risk requirements a method does not enforce.
+
+    Parameters
+    ----------
+    requirements : sequence of Requirement
+    caller : str
+        The method's name, for the message.
+    enforced : tuple of type
+        The risk requirements the method does enforce (cpsat: average risk and sample
+        uniques, linear in its class indicators).
 
     Raises
     ------
     IncompatibleRequirementError
-        Naming the first risk requirement of `requirements` and the methods that
-        enforce it.
+        Naming the first risk requirement of `requirements` outside `enforced` and the
+        methods that enforce it.
 
     >>> from fairanon.models.requirements import AverageRisk, KAnonymity
-    >>> refuse_risk([KAnonymity(2)], "cpsat")  # nothing to refuse
-    >>> refuse_risk([AverageRisk("1/5")], "cpsat")
+    >>> refuse_risk([KAnonymity(2)], "lns")  # nothing to refuse
+    >>> refuse_risk([AverageRisk("1/5")], "lns")
     Traceback (most recent call last):
     ...
-    fairanon.exceptions.IncompatibleRequirementError: cpsat cannot enforce average risk <= 0.2: ...
+    fairanon.exceptions.IncompatibleRequirementError: lns cannot enforce average risk <= 0.2: ...
     """
     for req in requirements:
-        if isinstance(req, RISK_REQUIREMENTS):
+        if isinstance(req, RISK_REQUIREMENTS) and not isinstance(req, enforced):
+            if isinstance(req, PopulationUniqueness):
+                why = (
+                    "an estimate of population uniques is a non-linear function of the whole "
+                    f"release's class sizes, which {caller}'s model does not express"
+                )
+                methods = RISK_METHODS
+            else:
+                why = (
+                    "average risk and sample uniques count the classes of the whole release, "
+                    f"which {caller}'s model does not express"
+                )
+                methods = RISK_METHODS + ("cpsat",)
             raise IncompatibleRequirementError(
-                f"{caller} cannot enforce {req}: average risk, sample uniques and population uniques "
-                f"are properties of the whole release, which {caller}'s model does not express. "
-                f"{', '.join(RISK_METHODS)} enforce them (method='auto' chooses among them)."
+                f"{caller} cannot enforce {req}: {why}. "
+                f"{', '.join(methods)} enforce it (method='auto' chooses among them)."
             )

@@ -42,6 +42,10 @@ alpha-protection             every context (itemset of released labels of the no
                              with Ruggieri's tokenism cases as enforced alternatives and the
                              products of two counts as CP-SAT integer products (exact; see
                              :mod:`.alpha`)
+average risk (El Emam and    ``sum_v z[v] <= floor(r n)``: a used vector is one released
+Dankar 2008)                 class, the all-``*`` vector of a protected value its
+                             suppressed block (docs/risk.md)
+sample uniques               ``y[v] >= 2 z[v] - one[v]``, ``sum_v one[v] <= floor(u n)``
 ============================ ==================================================================
 
 The protected attribute is part of every vector and never generalized, as in the

@@ -22,10 +22,12 @@ from ...exceptions import IncompatibleRequirementError
 from ...models.objectives import Objective
 from ...models.requirements import (
     AlphaProtection,
+    AverageRisk,
     DiversityConstraint,
     KAnonymity,
     LDiversity,
     Requirement,
+    SampleUniqueness,
     TCloseness,
     requirement_targets,
 )
@@ -34,7 +36,7 @@ from .diversity import _add_diversity
 from .encoding import Encoding, _candidates, _use_closure, check_deadline
 from .class_sizes import set_size_objective
 from .model import CHECK_EVERY, LocalRecodingModel, Rest, _set_objective
-from .privacy import _add_kanonymity, _add_target_requirement
+from .privacy import _add_kanonymity, _add_risk, _add_target_requirement
 
 __all__ = ["build_model"]
 
@@ -201,6 +203,8 @@ def build_model(
             _add_diversity(pm, req, index, guard)
         elif isinstance(req, AlphaProtection):
             _add_alpha(pm, req, index, guard, max_contexts)
+        elif isinstance(req, (AverageRisk, SampleUniqueness)):
+            _add_risk(pm, req, index, guard)
         else:  # pragma: no cover - validate_requirements accepts no other kind
             raise IncompatibleRequirementError(f"cpsat cannot enforce {req}.")
 

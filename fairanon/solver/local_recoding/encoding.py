@@ -34,7 +34,7 @@ from ...models.requirements import (
     requirement_targets,
     validate_requirements,
 )
-from ...models.risk.requirements import refuse_risk
+from ...models.risk.requirements import LINEAR_RISK, refuse_risk
 from .labels import LabelSpace, _label_space
 
 __all__ = ["BuildStopped", "Encoding", "check_deadline", "encode", "model_size", "type_table"]
@@ -539,7 +539,7 @@ def model_size(
     53
     """
     requirements = validate_requirements(instance, requirements, caller="model_size")
-    refuse_risk(requirements, "cpsat")
+    refuse_risk(requirements, "cpsat", LINEAR_RISK)
     if objective is None:
         objective = "stars" if recoding == "suppression" else "ncp"
     enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)

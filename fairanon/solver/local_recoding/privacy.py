@@ -1,4 +1,5 @@
-"""The constraints of k-anonymity, l-diversity and t-closeness on the local-recoding model.
+"""The constraints of k-anonymity, l-diversity, t-closeness and the sample-based risk
+requirements on the local-recoding model.
 
 One builder per family, over the class sizes ``y[v]`` and, per target attribute, the
 counts ``cnt[v,s]`` of the records of each value s released as vector v; the linear
@@ -17,7 +18,8 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ...models import measures as M
-from ...models.requirements import KAnonymity, LDiversity, TCloseness
+from ...exceptions import IncompatibleRequirementError
+from ...models.requirements import AverageRisk, KAnonymity, LDiversity, SampleUniqueness, TCloseness
 from .encoding import _Target
 from .model import LocalRecodingModel
 
@@ -31,6 +33,34 @@ def _add_kanonymity(pm: LocalRecodingModel, req: KAnonymity, index, guard) -> No
     for v in range(len(pm.vectors)):
         pm.check(v, "adding k-anonymity")
         pm.model.add(pm.y[v] >= req.k * pm.z[v]).with_name(f"k[{index},{v}]").only_enforce_if(guard)
+
+
+def _add_risk(pm: LocalRecodingModel, req: AverageRisk | SampleUniqueness, index, guard) -> None:
+    """Average risk J/n <= r and sample uniques c_1/n <= u (El Emam and Dankar, JAMIA
+    15(5), 2008; docs/risk.md), exactly in integers: J <= floor(r n), c_1 <= floor(u n).
+
+    A vector is one released class: the vectors carry the protected code, as the
+    verifier regroups classes by released labels and protected value, and the suppressed
+    vector of each protected value is that value's suppressed block. ``z[v]`` is exact
+    (``x > 0`` forces it, ``y[v] >= z[v]``), so J = sum_v z[v]; a class of size 1 is
+    counted by ``one[v]`` through ``y[v] >= 2 z[v] - one[v]``.
+    """
+    if pm.rest is not None:  # a neighbourhood sees only part of the classes
+        raise IncompatibleRequirementError(f"A neighbourhood re-solve cannot enforce {req}.")
+    n = pm.encoding.instance.n_rows
+    model = pm.model
+    if isinstance(req, AverageRisk):
+        bound = math.floor(req.r * n)
+        model.add(cp_model.LinearExpr.sum(pm.z) <= bound).with_name(f"risk[{index}]").only_enforce_if(guard)
+        return
+    bound = math.floor(req.u * n)
+    ones = []
+    for v in range(len(pm.vectors)):
+        pm.check(v, f"adding {req}")
+        one = model.new_bool_var(f"one[{index},{v}]")
+        model.add(pm.y[v] >= 2 * pm.z[v] - one)
+        ones.append(one)
+    model.add(cp_model.LinearExpr.sum(ones) <= bound).with_name(f"risk[{index}]").only_enforce_if(guard)
 
 
 def _counts(pm: LocalRecodingModel, target: _Target, v: int) -> list:

@@ -30,7 +30,7 @@ from ...models.objectives import (
     relative_gap,
 )
 from ...models.requirements import KAnonymity, Requirement, validate_requirements
-from ...models.risk.requirements import refuse_risk
+from ...models.risk.requirements import LINEAR_RISK, refuse_risk
 from ...release import Release, Status, provenance
 from .. import _cpsat
 from .build import build_model
@@ -455,7 +455,7 @@ def local_recoding(
             f"Got {type(instance).__name__} instead."
         )
     requirements = validate_requirements(instance, requirements, caller="cpsat")
-    refuse_risk(requirements, "cpsat")
+    refuse_risk(requirements, "cpsat", LINEAR_RISK)
     _check_options(recoding, max_vars, max_contexts, max_range_values, hint)
     objective = objective_spec(
         objective,
