@@ -114,7 +114,8 @@ def best_bound(
         return lower_bound(instance, requirements, objective)
     half = None if time_limit is None else time_limit / 2
     found = lower_bound(instance, requirements, objective, release=release, time_limit=half)
-    left = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - started))
+    # No floor: the bounds stay valid when their time runs out (records left count 0).
+    left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
     lp = lp_bound(instance, requirements, objective, release=release, time_limit=left)
     if lp is not None and lp.value >= found.value:
         return lp
@@ -468,7 +469,7 @@ def lns(
             requirements,
             objective,
             release=release,
-            time_limit=max(1.0, deadline - time.perf_counter()),
+            time_limit=max(0.0, deadline - time.perf_counter()),
         )
         if found is None:
             low, bound_info = None, {"method": "none", "reason": f"no bound for {objective}"}
