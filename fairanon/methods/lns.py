@@ -39,7 +39,7 @@ from ..models.requirements import (
     TCloseness,
     validate_requirements,
 )
-from ..models.risk.requirements import refuse_risk
+from ..models.risk.requirements import LINEAR_RISK, refuse_risk
 from ..models.verify import verify
 from ..release import Release, Status, generalize_partition, provenance
 from ..solver import _cpsat
@@ -65,7 +65,7 @@ SEARCHES = 2
 #: Assignment variables of a neighbourhood's model at most: the search's `max_vars`.
 NEIGHBOURHOOD_MAX_VARS = inspect.signature(search).parameters["max_vars"].default
 #: The requirements lns enforces (those of cpsat).
-REQUIREMENTS = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection)
+REQUIREMENTS = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection, *LINEAR_RISK)
 
 
 def _check(instance, requirements, objective, recoding, caller, stretch_k=None):
@@ -75,12 +75,13 @@ def _check(instance, requirements, objective, recoding, caller, stretch_k=None):
             f"Got {type(instance).__name__} instead."
         )
     requirements = validate_requirements(instance, requirements, caller=caller)
-    refuse_risk(requirements, caller)
+    refuse_risk(requirements, caller, LINEAR_RISK)
     for req in requirements:
         if not isinstance(req, REQUIREMENTS):
             raise IncompatibleRequirementError(
-                f"{caller} enforces k-anonymity, l-diversity, t-closeness, diversity constraints "
-                f"and alpha-protection; it cannot enforce {req}. Use method='auto'."
+                f"{caller} enforces k-anonymity, l-diversity, t-closeness, diversity constraints, "
+                f"alpha-protection, average risk and sample uniques; it cannot enforce {req}. "
+                "Use method='auto'."
             )
     check_option(recoding, "recoding", caller, RECODINGS)
     objective = objective_spec(

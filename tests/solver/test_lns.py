@@ -10,7 +10,7 @@ import pytest
 from _exact_oracle import partition_optimum
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_bruteforce import MONOTONE_FAMILIES, _alpha, _diversity, tables
+from test_bruteforce import MONOTONE_FAMILIES, RISK_FAMILIES, _alpha, _diversity, tables
 
 import fairanon as fa
 from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
@@ -89,6 +89,16 @@ def test_whole_table_neighbourhood_equals_brute_force_global(data, inst):
         else data.draw(st.sampled_from(["generalization", "suppression"]))
     )
     _whole_table_agrees(inst, reqs, recoding, objective)
+
+
+@settings(deadline=None, max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), inst=tables(max_rows=5))
+def test_whole_table_neighbourhood_equals_brute_force_risk(data, inst):
+    """Average risk and sample uniques: a neighbourhood of every class (no outside
+    classes) is cpsat's model (docs/risk.md)."""
+    reqs = data.draw(st.sampled_from(RISK_FAMILIES))(data.draw)
+    objective = data.draw(st.sampled_from([o for o in OBJECTIVES if o != "discernibility"]))
+    _whole_table_agrees(inst, reqs, "suppression", objective)
 
 
 @pytest.mark.slow
@@ -197,6 +207,54 @@ def test_alpha_protection_holds_through_moves():
     report = fa.verify(inst, rel, reqs)
     assert report.passed, str(report)
     assert report[str(reqs[1])].achieved <= Fraction(3, 20)
+
+
+@pytest.mark.parametrize(
+    "reqs",
+    [
+        [fa.KAnonymity(2), fa.AverageRisk("1/12")],
+        [fa.KAnonymity(1), fa.SampleUniqueness("1/100")],
+        [fa.AverageRisk("1/8"), fa.SampleUniqueness(0)],
+    ],
+)
+def test_risk_requirements_hold_through_moves(reqs):
+    """Neighbourhoods of a few classes count the classes outside them: from Mondrian's
+    release at the smallest k meeting the risk requirement, every move keeps the whole
+    table's class count and uniques within the bounds the verifier checks."""
+    inst = _german(("job", "savings", "housing", "employment"))
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    assert fa.verify(inst, start, reqs).passed
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, whole_types=0, max_rounds=6,
+                  size=12, move_time=0.1, searches=2)
+    search = rel.provenance["search"]
+    assert search["improvements"] > 0 and search["parts"] == 1, search
+    report = fa.verify(inst, rel, reqs)
+    assert report.passed, str(report)
+    assert rel.objective < objective_value(inst, start, "ncp")
+
+
+def test_a_neighbourhood_cannot_spend_outside_slack():
+    """x = a a b b c c d d, k = 2, average risk <= 3/8 (at most 3 classes), from
+    {ab x4} {c c} {d d}: 4 NCP-costly records and 3 classes. A neighbourhood freeing
+    {ab x4} alone would, blind to the two classes outside it, split it into a a and b b
+    at no cost: 4 classes. Counting them it may not, and no release of at most 3
+    classes costs less (a a, b b, cd x4 costs as much), so the search keeps the cost."""
+    inst = fa.Instance(
+        pd.DataFrame({"x": list("aabbccdd")}),
+        fa.Schema([fa.Attribute("x", hierarchy=fa.Hierarchy.from_mapping(
+            {"ab": ["a", "b"], "cd": ["c", "d"]}))]),
+    )
+    reqs = [fa.KAnonymity(2), fa.AverageRisk("3/8")]
+    start = Release(inst.table.assign(x=["ab"] * 4 + ["c", "c", "d", "d"]),
+                    groups=np.array([0, 0, 0, 0, 1, 1, 2, 2]))
+    assert fa.verify(inst, start, reqs).passed
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, whole_types=0, max_rounds=10,
+                  size=4, move_time=1)
+    report = fa.verify(inst, rel, reqs)
+    assert report.passed, str(report)
+    # 4 classes (a a, b b, c c, d d) would cost nothing but break the bound of 3.
+    assert rel.table["x"].nunique() == 3
+    assert rel.objective == objective_value(inst, start, "ncp")
 
 
 # ------------------------------------------------------------------ the method

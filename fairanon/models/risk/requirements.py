@@ -114,11 +114,11 @@ def refuse_risk(requirements, caller: str, enforced: tuple = ()) -> None:
         methods that enforce it.
 
     >>> from fairanon.models.requirements import AverageRisk, KAnonymity
-    >>> refuse_risk([KAnonymity(2)], "lns")  # nothing to refuse
-    >>> refuse_risk([AverageRisk("1/5")], "lns")
+    >>> refuse_risk([KAnonymity(2)], "sabre")  # nothing to refuse
+    >>> refuse_risk([AverageRisk("1/5")], "sabre")
     Traceback (most recent call last):
     ...
-    fairanon.exceptions.IncompatibleRequirementError: lns cannot enforce average risk <= 0.2: ...
+    fairanon.exceptions.IncompatibleRequirementError: sabre cannot enforce average risk <= 0.2: ...
     """
     for req in requirements:
         if isinstance(req, RISK_REQUIREMENTS) and not isinstance(req, enforced):

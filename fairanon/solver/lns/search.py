@@ -49,6 +49,7 @@ from ...models.requirements import (
     KAnonymity,
     Requirement,
 )
+from ...models.risk.requirements import LINEAR_RISK
 from .. import _cpsat
 from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
@@ -353,7 +354,7 @@ def _parallel_ok(inc: Incumbent, requirements, searches: int, k: int) -> bool:
         and not multiprocessing.current_process().daemon
         and inc.objective in ("ncp", "lm", "stars", "generalized")
         and all(
-            r.union_monotone and not isinstance(r, (DiversityConstraint, AlphaProtection))
+            r.union_monotone and not isinstance(r, (DiversityConstraint, AlphaProtection, *LINEAR_RISK))
             for r in requirements
         )
         and len(inc.classes) >= searches * MIN_PART_CLASSES

@@ -8,7 +8,8 @@ requirements are not all union-monotone and the model stays small), their curren
 vectors and the vectors of the classes around them, which they may join. The rest of the
 table enters as constants (:class:`~fairanon.solver.local_recoding.Rest`): the records
 of a class joined, the outside records showing a diversity constraint's target, the
-outside records of every alpha-protection context. The current release is the solution
+outside records of every alpha-protection context, the outside classes and uniques of
+the risk requirements. The current release is the solution
 hint, so the solve returns it or something better.
 """
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from ...exceptions import IncompatibleRequirementError, InvalidParameterError
 from ...models.requirements import AlphaProtection, Requirement
+from ...models.risk.requirements import LINEAR_RISK
 from ...release import Status
 from ..local_recoding.build import build_model
 from ..local_recoding.encoding import type_table
@@ -163,10 +165,17 @@ def solve_neighbourhood(
                 found[vec] = (len(part), counts)
         return found[vec]
 
+    outside_sizes = (
+        [len(part) for vec, part in inc.classes.items() if vec not in freed]
+        if any(isinstance(r, LINEAR_RISK) for r in requirements)
+        else []
+    )
     rest = Rest(
         n_rows=instance.n_rows,
         held=held,
         shown={i: inc.shown[i] - int(inc.showing(i, rows).sum()) for i in inc.diversity},
+        classes=len(outside_sizes),
+        uniques=outside_sizes.count(1),
     )
     if any(isinstance(r, AlphaProtection) for r in requirements):
         rest.alpha_cells = tuple(int(c) for c in np.bincount(alpha_cells, minlength=4))

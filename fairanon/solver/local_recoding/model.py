@@ -58,6 +58,10 @@ class Rest:
     alpha_context : callable, optional
         ``alpha_context(attribute positions, label ids)``: the 4-fold counts of the
         outside records in that context (itemset of released labels).
+    classes : int
+        Classes of the outside records (for average risk).
+    uniques : int
+        Those of them holding one record (for sample uniques).
     """
 
     n_rows: int
@@ -65,6 +69,8 @@ class Rest:
     shown: dict = field(default_factory=dict)
     alpha_cells: tuple | None = None
     alpha_context: Callable | None = None
+    classes: int = 0
+    uniques: int = 0
 
 
 @dataclass

@@ -18,7 +18,6 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ...models import measures as M
-from ...exceptions import IncompatibleRequirementError
 from ...models.requirements import AverageRisk, KAnonymity, LDiversity, SampleUniqueness, TCloseness
 from .encoding import _Target
 from .model import LocalRecodingModel
@@ -44,18 +43,31 @@ def _add_risk(pm: LocalRecodingModel, req: AverageRisk | SampleUniqueness, index
     vector of each protected value is that value's suppressed block. ``z[v]`` is exact
     (``x > 0`` forces it, ``y[v] >= z[v]``), so J = sum_v z[v]; a class of size 1 is
     counted by ``one[v]`` through ``y[v] >= 2 z[v] - one[v]``.
+
+    With a rest (a neighbourhood), the outside classes are counted as constants: a
+    vector already held by outside records is a class whether used or not (it adds no
+    class), and is unique exactly when it holds one outside record and no inside one
+    (``1 - z[v]``); only the vectors no outside record holds add classes and uniques.
     """
-    if pm.rest is not None:  # a neighbourhood sees only part of the classes
-        raise IncompatibleRequirementError(f"A neighbourhood re-solve cannot enforce {req}.")
     n = pm.encoding.instance.n_rows
     model = pm.model
+    rest, held = pm.rest, pm.held
+    fresh = [v for v in range(len(pm.vectors)) if rest is None or not held[v]]
+    outside_classes = rest.classes if rest is not None else 0
     if isinstance(req, AverageRisk):
-        bound = math.floor(req.r * n)
-        model.add(cp_model.LinearExpr.sum(pm.z) <= bound).with_name(f"risk[{index}]").only_enforce_if(guard)
+        bound = math.floor(req.r * n) - outside_classes
+        model.add(cp_model.LinearExpr.sum([pm.z[v] for v in fresh]) <= bound).with_name(
+            f"risk[{index}]"
+        ).only_enforce_if(guard)
         return
     bound = math.floor(req.u * n)
-    ones = []
-    for v in range(len(pm.vectors)):
+    ones: list = []
+    if rest is not None:
+        single = [v for v in range(len(pm.vectors)) if held[v] == 1]
+        # The outside uniques whose vector is a candidate are counted below instead.
+        bound -= rest.uniques - len(single)
+        ones += [1 - pm.z[v] for v in single]
+    for v in fresh:
         pm.check(v, f"adding {req}")
         one = model.new_bool_var(f"one[{index},{v}]")
         model.add(pm.y[v] >= 2 * pm.z[v] - one)
