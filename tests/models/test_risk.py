@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy.integrate import quad
 
 import fairanon as fa
+from fairanon._validation import check_fraction
 from fairanon.exceptions import InvalidParameterError, SchemaError
 from fairanon.instances.generalization import label_covers
 from fairanon.instances.synthetic import population as synthetic_population
@@ -37,7 +38,7 @@ from fairanon.models.risk import (
     uniqueness,
     zayatz,
 )
-from fairanon.models.risk.sample import population_class_sizes
+from fairanon.models.risk.sample import HISTOGRAM_EDGES, _above, population_class_sizes, size_summary
 from fairanon.models.risk.suda import minimal_sample_uniques, suda_weight
 from fairanon.models.risk.uniqueness import _pitman_loglik
 from risk_tables import HAND, SCHEMA
@@ -75,6 +76,53 @@ def test_sample_risk_by_hand(hand):
     hist = {(h["lo"], h["hi"]): h["records"] for h in risk_histogram(cls) if h["records"]}
     assert hist == {("1/2", "1"): 2, ("1/4", "1/3"): 3, ("4/25", "1/5"): 5}
     assert sum(h["classes"] for h in risk_histogram(cls)) == 4
+
+
+def _above_by_fractions(sizes, t) -> list[bool]:
+    """The oracle: 1/f > t in Python Fractions."""
+    return [Fraction(1, int(f)) > t for f in sizes]
+
+
+def test_thresholds_with_large_numerators_do_not_wrap():
+    # 0.1 + 0.2 reads as 7500000000000001/25000000000000000: f times that numerator
+    # leaves int64 from f = 1230 on.
+    t = Fraction("0.30000000000000004")
+    assert t == check_fraction(0.1 + 0.2, "t", "test")
+    sizes = np.array([10**6, 3, 4, 1229, 1230, 2**62], dtype=np.int64)
+    # Only the class of 3 has risk 1/3 > 0.30000000000000004.
+    assert _above_by_fractions(sizes, t) == [False, True, False, False, False, False]
+    summary = size_summary(sizes, t)
+    assert summary["records_above_threshold"] == 3
+    thresholds = [t, Fraction(0), Fraction(1), Fraction(1, 3), Fraction(1, 10**6), Fraction(1, 10**6 + 1),
+                  Fraction(2**70 - 1, 2**72), Fraction(1, 2**65)]
+    for threshold in thresholds:
+        expected = _above_by_fractions(sizes, threshold)
+        found = _above(sizes, threshold)
+        assert found.tolist() == expected, threshold
+    # The histogram puts each class in the interval ]lo, hi] holding 1/f, as Fractions say.
+    edges = HISTOGRAM_EDGES
+    lows = (Fraction(0),) + edges[:-1]
+    inst = fa.Instance(pd.DataFrame({"age": ["a"] * 1230 + ["b"] * 3}), fa.Schema([fa.Attribute("age")]))
+    hist = risk_histogram(risk_classes(inst))
+    by_hand = {(str(lo), str(hi)): 0 for lo, hi in zip(lows, edges)}
+    for f in (1230, 3):
+        [key] = [k for k, (lo, hi) in zip(by_hand, zip(lows, edges)) if lo < Fraction(1, f) <= hi]
+        by_hand[key] += f
+    assert {(h["lo"], h["hi"]): h["records"] for h in hist} == by_hand
+
+
+def test_a_float_threshold_on_a_large_class():
+    # 2,000 identical records: one class of risk 1/2000 < 0.1 + 0.2.
+    inst = fa.Instance(pd.DataFrame({"age": ["a"] * 2000}), fa.Schema([fa.Attribute("age")]))
+    s = risk(inst, threshold=0.1 + 0.2, suda_max_size=None).sample
+    assert (s.records_above, s.classes_above) == (0, 0)
+    assert records_above(risk_classes(inst), 0.1 + 0.2) == (0, 0)
+    # Journalist risk: 3 records drawn from a population of 2,000 equal ones, 1/2000 < 0.3.
+    small = fa.Instance(pd.DataFrame({"age": ["a"] * 3}), fa.Schema([fa.Attribute("age")]))
+    j = journalist_risk(risk_classes(small), inst.table, threshold=0.1 + 0.2)
+    assert j.records_above == 0
+    assert journalist_risk(risk_classes(small), inst.table, threshold=Fraction(1, 2000)).records_above == 0
+    assert journalist_risk(risk_classes(small), inst.table, threshold=Fraction(1, 2001)).records_above == 3
 
 
 def test_uniqueness_and_individual_risk_by_hand(hand):

@@ -70,9 +70,20 @@ def _witness(classes: RiskClasses, g: int, **extra) -> dict:
             "records": classes.records(np.arange(classes.n_classes) == g, _WITNESS)}
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
 def _above(sizes: np.ndarray, t: Fraction) -> np.ndarray:
-    """Which classes (of these sizes) have prosecutor risk 1/f strictly above t: t·f < 1."""
-    return sizes * t.numerator < t.denominator
+    """Which classes (of these sizes) have prosecutor risk 1/f strictly above t = a/b.
+
+    1/f > t ⟺ f·a < b ⟺ f <= (b - 1) // a (every class when a = 0). The bound is
+    computed in Python integers because the product f·a wraps in int64: a float
+    threshold has a huge numerator (0.1 + 0.2 reads as 7500000000000001/25000000000000000).
+    """
+    sizes = np.asarray(sizes)
+    if t.numerator == 0:
+        return np.ones(sizes.shape, dtype=bool)
+    return sizes <= min((t.denominator - 1) // t.numerator, _INT64_MAX)
 
 
 def records_above(classes: RiskClasses, threshold) -> tuple[int, int]:
@@ -101,8 +112,8 @@ def risk_histogram(classes: RiskClasses, edges=HISTOGRAM_EDGES) -> list[dict]:
     lo = Fraction(0)
     n = classes.n_records
     for hi in edges:
-        # lo < 1/f <= hi  ⟺  hi·f >= 1 and lo·f < 1
-        inside = (sizes * hi.numerator >= hi.denominator) & (sizes * lo.numerator < lo.denominator)
+        # lo < 1/f <= hi: above lo and not above hi
+        inside = _above(sizes, lo) & ~_above(sizes, hi)
         records = int((sizes[inside] * counts[inside]).sum())
         out.append({"lo": str(lo), "hi": str(hi), "classes": int(counts[inside].sum()), "records": records,
                     "share": float(Fraction(records, n)) if n else 0.0})
