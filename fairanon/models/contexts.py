@@ -310,10 +310,12 @@ def _sensitive_attribute(instance: Instance, attribute: str | None, caller: str)
                 f"{len(found)} ({list(found)}); pass attribute=."
             )
         return found[0]
-    if attribute not in instance.schema.names or attribute in instance.schema.qi:
+    # A weight or ignore attribute is in the schema but not in instance.table.
+    if (attribute not in instance.schema.names or attribute in instance.schema.qi
+            or attribute not in instance.table.columns):
         raise InvalidParameterError(
             f"The 'attribute' parameter of {caller} must name a column of instance {instance.name!r} "
-            f"that is not a quasi-identifier. Got {attribute!r} instead."
+            f"that is not a quasi-identifier (nor a weight or ignored column). Got {attribute!r} instead."
         )
     return attribute
 

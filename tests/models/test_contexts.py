@@ -245,6 +245,15 @@ def test_reduction_bad_input():
         reduction(inst, max_rows=0)
     with pytest.raises(InvalidParameterError, match="'attribute' parameter of reduction_counts"):
         reduction_counts(inst, attribute="q1")
+    # Columns outside instance.table: a weight and an ignored attribute.
+    extra = inst.table.assign(w=1.0, note="x")
+    side = fa.Instance(extra, fa.Schema([*inst.schema, fa.Attribute("w", role="weight", kind="numeric"),
+                                         fa.Attribute("note", role="ignore")]))
+    for name in ("w", "note"):
+        with pytest.raises(InvalidParameterError, match="'attribute' parameter of reduction_counts"):
+            reduction_counts(side, attribute=name)
+        with pytest.raises(InvalidParameterError, match="'attribute' parameter of reduction"):
+            reduction(side, attribute=name)
     none = fa.Instance(inst.table, fa.Schema([fa.Attribute("q1"), fa.Attribute("s", role="insensitive")]))
     with pytest.raises(InvalidParameterError, match="needs the sensitive attribute"):
         reduction(none)
