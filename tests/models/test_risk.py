@@ -573,6 +573,13 @@ def test_bad_input(hand):
         risk(hand, sensitive=["nope"])
     with pytest.raises(InvalidParameterError):
         individual_risk(risk_classes(hand), method="nope")
+    # Classes of another instance (a copy of the same table) or not classes at all.
+    other = fa.Instance(HAND, SCHEMA, name="other")
+    with pytest.raises(InvalidParameterError, match="'classes' parameter of risk.*'other'"):
+        risk(hand, classes=risk_classes(other))
+    with pytest.raises(InvalidParameterError, match="'classes' parameter of risk.*DataFrame"):
+        risk(hand, classes=hand.table)
+    assert risk(hand, classes=risk_classes(hand), suda_max_size=None).sample.n_records == 10
     missing = release_of(hand)
     with pytest.raises(SchemaError, match="lacks"):
         risk(hand, fa.Release(table=missing.table.drop(columns="zip"), groups=np.zeros(10)))

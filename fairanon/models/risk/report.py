@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..._validation import check_fraction, check_int
-from ...exceptions import FairanonError, SchemaError
+from ...exceptions import FairanonError, InvalidParameterError, SchemaError
 from ...instances.instance import Instance
 from ...release import Release
 from .classes import RiskClasses, risk_classes
@@ -132,6 +132,12 @@ class RiskReport:
         return "\n".join([head] + [f"  {k:<{width}}  {v}" for k, v in rows])
 
 
+def _describe_classes(classes) -> str:
+    if isinstance(classes, RiskClasses):
+        return f"the classes of instance {getattr(classes.instance, 'name', None)!r}"
+    return type(classes).__name__
+
+
 def _ratio(x: Fraction) -> str:
     return f"{float(x):.6g}" + ("" if x.denominator == 1 else f" ({x})")
 
@@ -191,7 +197,7 @@ def risk(
     classes : RiskClasses, optional
         The table already regrouped into classes (the Dask engine's, from its
         verifier's class counts: :mod:`fairanon.distributed.risk`); `instance` and
-        `release` are then not read again.
+        `release` are then not read again, but ``classes.instance`` must be `instance`.
     classes_seconds : dict, optional
         With `classes`: the seconds the regrouping took (``{"classes": s}``).
 
@@ -226,6 +232,14 @@ def risk(
         classes = risk_classes(instance, release, caller=caller)
         lap("classes")
     else:
+        # The schema, weights and sensitive attributes are read from `instance`: they must
+        # be those of the table the classes regroup.
+        if not isinstance(classes, RiskClasses) or classes.instance is not instance:
+            raise InvalidParameterError(
+                f"The 'classes' parameter of {caller} must be the RiskClasses of the instance passed "
+                f"({getattr(instance, 'name', instance)!r}), from risk_classes(instance, release). "
+                f"Got {_describe_classes(classes)} instead."
+            )
         seconds.update(classes_seconds or {})
     model = population_model(classes.n_records, sampling_fraction=sampling_fraction,
                              population_size=population_size, caller=caller)
