@@ -23,6 +23,7 @@ from fairanon.models.risk import (
     PopulationModel,
     attribute_disclosure,
     benedetti_franconi,
+    dis_suda,
     dankar,
     individual_risk,
     journalist_risk,
@@ -339,6 +340,12 @@ def test_dis_suda_by_hand():
     d = suda(risk_classes(alone), max_size=2, sampling_fraction="1/2").dis
     assert d.probability == 1 and d.scores.tolist() == [1, 1, 1]
     assert suda(risk_classes(inst), max_size=2).dis is None  # no sampling fraction, no DIS
+    # The public function gives the same from the scores and the class sizes on (A, B).
+    direct = dis_suda(s.scores, [1, 1, 2, 2, 1], 2, "1/10")
+    assert (direct.uniques, direct.pair_records) == (3, 2) and direct.probability == pytest.approx(1 / 7)
+    assert direct.scores.tolist() == pytest.approx(by_hand) and direct.scores.index.equals(s.scores.index)
+    with pytest.raises(InvalidParameterError, match="'sampling_fraction' parameter of suda"):
+        suda(risk_classes(inst), max_size=2, sampling_fraction=0)
     rep = fa.risk(inst, sampling_fraction="1/10", suda_max_size=2, sensitive=())
     assert rep.to_dict()["suda"]["dis"]["expected_correct_matches"] == pytest.approx(sum(by_hand))
     assert "DIS-SUDA" in str(rep)

@@ -147,30 +147,38 @@ class DisSuda:
         }
 
 
-def dis_suda(scores: np.ndarray, sizes: np.ndarray, n_attributes: int, sampling_fraction) -> tuple:
-    """(θ, DIS-SUDA score per record) from SUDA scores, the size of each record's class
-    on the key variables and the sampling fraction π (see the module docstring).
+def dis_suda(scores, sizes: np.ndarray, n_attributes: int, sampling_fraction, *, index=None) -> DisSuda:
+    """DIS-SUDA from SUDA scores, the size of each record's class on the key variables
+    and the sampling fraction π (see the module docstring): U, P, θ and each record's
+    score, indexed by `index` (default: the index of `scores` when it is a Series, else
+    0..n-1).
 
-    >>> theta, dis = dis_suda(np.array([1.0, 1.0, 0, 0]), np.array([1, 1, 2, 2]), 8, "1/2")
-    >>> theta, dis.tolist()  # U = 2, P = 2: θ = 1/2; U/θ - U = 2 false matches, 1 each
+    >>> d = dis_suda(np.array([1.0, 1.0, 0, 0]), np.array([1, 1, 2, 2]), 8, "1/2")
+    >>> d.probability, d.scores.tolist()  # U = 2, P = 2: θ = 1/2; U/θ - U = 2 false matches, 1 each
     (0.5, [0.5, 0.5, 0.0, 0.0])
     """
     pi = check_fraction(sampling_fraction, "sampling_fraction", "dis_suda", low=0, high=1, low_open=True)
-    scores = np.asarray(scores, dtype=np.float64)
-    sizes = np.asarray(sizes)
+    if index is None and isinstance(scores, pd.Series):
+        index = scores.index
+    return _dis_suda(np.asarray(scores, dtype=np.float64), np.asarray(sizes), n_attributes, pi, index)
+
+
+def _dis_suda(scores: np.ndarray, sizes: np.ndarray, n_attributes: int, pi: Fraction, index) -> DisSuda:
+    """:func:`dis_suda` for a checked π."""
     u = int((sizes == 1).sum())
     p = int((sizes == 2).sum())
     out = np.zeros(len(scores), dtype=np.float64)
-    if u == 0:
-        return None, out
-    theta = float(Fraction(u) * pi / (Fraction(u) * pi + p * (1 - pi)))
-    # U/θ − U = P (1 − π) / π, exactly
-    false = float(p * (1 - pi) / pi)
-    q = 1 + (8 - n_attributes) / 20
-    scored = scores > 0
-    powered = scores[scored] ** q
-    out[scored] = 1.0 / (1.0 + false / (powered * np.sum(1.0 / powered)))
-    return theta, out
+    theta = None
+    if u:
+        theta = float(Fraction(u) * pi / (Fraction(u) * pi + p * (1 - pi)))
+        # U/θ − U = P (1 − π) / π, exactly
+        false = float(p * (1 - pi) / pi)
+        q = 1 + (8 - n_attributes) / 20
+        scored = scores > 0
+        powered = scores[scored] ** q
+        out[scored] = 1.0 / (1.0 + false / (powered * np.sum(1.0 / powered)))
+    return DisSuda(sampling_fraction=pi, uniques=u, pair_records=p, probability=theta,
+                   scores=pd.Series(out, index=index, name="dis_suda_score"))
 
 
 @dataclass(frozen=True)
@@ -252,6 +260,8 @@ def suda(
     1), {b} and {c} (record 2), {a, b} and {a, c} (record 3); contributions 50, 37.5, 37.5.
     """
     max_size = check_int(max_size, "max_size", "suda", low=1)
+    pi = None if sampling_fraction is None else check_fraction(
+        sampling_fraction, "sampling_fraction", "suda", low=0, high=1, low_open=True)
     names = tuple(classes.qi if attributes is None else attributes)
     unknown = [a for a in names if a not in classes.codes]
     if unknown or not names:
@@ -282,18 +292,9 @@ def suda(
         if kept is not None:
             kept.extend((index[r], tuple(names[a] for a in subset)) for r in rows)
     dis = None
-    if sampling_fraction is not None:
+    if pi is not None:
         ids, n_ids = group_ids(codes)
-        sizes = np.bincount(ids, minlength=n_ids)[ids]
-        theta, dis_scores = dis_suda(scores, sizes, M, sampling_fraction)
-        dis = DisSuda(
-            sampling_fraction=check_fraction(sampling_fraction, "sampling_fraction", "suda", low=0, high=1,
-                                             low_open=True),
-            uniques=int((sizes == 1).sum()),
-            pair_records=int((sizes == 2).sum()),
-            probability=theta,
-            scores=pd.Series(dis_scores, index=index, name="dis_suda_score"),
-        )
+        dis = _dis_suda(scores, np.bincount(ids, minlength=n_ids)[ids], M, pi, index)
     total = scores.sum()
     contributions = {a: (float(100 * total_by_attr[i] / total) if total else 0.0) for i, a in enumerate(names)}
     return Suda(
