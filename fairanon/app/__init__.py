@@ -11,11 +11,11 @@ from __future__ import annotations
 __all__ = ["create_app", "serve"]
 
 
-def create_app(job: str | None = None, *, token: str | None = None):
+def create_app(job: str | None = None, *, token: str | None = None, port: int | None = None):
     """The app (an ASGI application); see :func:`fairanon.app.web.create_app`."""
     from .web import create_app as _create
 
-    return _create(job, token=token)
+    return _create(job, token=token, port=port)
 
 
 def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True, host: str = "127.0.0.1") -> int:
@@ -28,7 +28,7 @@ def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True
     import uvicorn
 
     token = secrets.token_urlsafe(24)
-    app = create_app(job, token=token)
+    app = create_app(job, token=token, port=port)
     url = f"http://{host}:{port}/data?token={token}"
     print(f"fairanon app: {url}  (Ctrl-C stops it)", flush=True)
     if open_browser:  # once the server listens

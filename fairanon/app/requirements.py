@@ -79,10 +79,19 @@ GROUPS = (
 BY_NAME = {g.name: g for g in GROUPS}
 
 
+def whole_number(text: str) -> int | None:
+    """`text` as an int when it is written in ASCII digits only, else None.
+
+    ``str.isdigit`` alone also accepts digits that ``int`` refuses (``'²'``), and
+    ``int`` alone accepts signs, spaces and underscores a field should not hold."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def _value(text: str):
     """A typed value: whole numbers as ints (the classes take exact numbers as text too),
     the rest as typed, so that the class's own message names a bad value."""
-    return int(text) if text.isdigit() else text
+    number = whole_number(text)
+    return text if number is None else number
 
 
 def group_specs(group: Group, form: Mapping) -> list[dict]:
@@ -192,7 +201,8 @@ async def set_requirements(request: Request):
 @router.post("/requirements/check/{name}", response_class=HTMLResponse)
 async def check_group(request: Request, name: str):
     if name not in BY_NAME:
-        return HTMLResponse(f'<span class="error">There is no requirement field {name!r}.</span>', status_code=404)
+        return request.app.state.render(request, "field_error.html", 404,
+                                        message=f"There is no requirement field {name!r}.")
     form = {k: str(v) for k, v in (await request.form()).items()}
     _, _, errors, _ = check_requirements(request.app.state.session.instance, form, groups=(BY_NAME[name],))
     return request.app.state.render(request, "field_error.html", message=errors.get(name))

@@ -20,7 +20,7 @@ from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, Red
 from ..exceptions import FairanonError
 from . import worker
 from .data import PREVIEW_ROWS
-from .requirements import check_requirements
+from .requirements import check_requirements, whole_number
 
 router = APIRouter()
 HERE = Path(__file__).parent
@@ -84,7 +84,8 @@ async def start_run(request: Request):
     if method not in METHODS:
         return await run_page(request, error=f"Unknown method {method!r}; one of {sorted(METHODS)}.",
                               status_code=400)
-    if seed_text and not seed_text.isdigit():
+    seed = whole_number(seed_text)
+    if seed_text and seed is None:
         return await run_page(request, error=f"The seed must be an int >= 0; got {seed_text!r}.", status_code=400)
     try:
         limit = float(limit_text) if limit_text else None
@@ -93,8 +94,7 @@ async def start_run(request: Request):
     except ValueError:
         return await run_page(request, error=f"The time limit must be a positive number of seconds; got "
                                              f"{limit_text!r}.", status_code=400)
-    document = session.job_document(specs, method=method, seed=int(seed_text) if seed_text else None,
-                                    time_limit=limit)
+    document = session.job_document(specs, method=method, seed=seed, time_limit=limit)
     return _start(session, document, release_format)
 
 
@@ -221,12 +221,13 @@ async def choose(request: Request, run_id: int):
     listed = (await asyncio.to_thread(run_candidates, run)).get("listed")
     text = str((await request.form()).get("candidate", "")).strip()
     count = len(listed.candidates) if listed else 0
-    if not text.isdigit() or not int(text) < count:
+    number = whole_number(text)
+    if number is None or not number < count:
         why = (f"The candidate must be one of 0..{count - 1}; got {text!r}." if count
                else f"Run {run_id} lists no candidate transformations (only fulldomain runs do).")
         return PlainTextResponse(why, status_code=400)
     document = dict(read_document(run.job))
-    document["options"] = {**(document.get("options") or {}), "levels": listed.candidates[int(text)].levels}
+    document["options"] = {**(document.get("options") or {}), "levels": listed.candidates[number].levels}
     return _start(session, document, run.format)
 
 

@@ -21,10 +21,12 @@ from fastapi.templating import Jinja2Templates
 
 from . import compare, data, hierarchies, requirements, runs
 from .data import MAX_UPLOAD
-from .requirements import form_of
+from .requirements import form_of, whole_number
 from .session import Session
 
 HERE = Path(__file__).parent
+#: The access token's cookie; an app on a given port adds it to the name, since a browser
+#: sends the cookies of a host to each of its ports (as Jupyter names its cookies).
 COOKIE = "fairanon_app_token"
 #: The form field (or header, for htmx requests) that carries the page's CSRF token.
 CSRF_FIELD, CSRF_HEADER = "csrf", "X-CSRF-Token"
@@ -34,9 +36,18 @@ class _ForgedRequest(Exception):
     """A POST without the CSRF token of the app's pages."""
 
 
-def create_app(job: str | None = None, *, token: str | None = None, session: Session | None = None) -> FastAPI:
-    """The app; `token` (default: a new random one) must be given once as ``?token=``."""
+def _same(given: str, secret: str) -> bool:
+    """Whether `given` is `secret`, in constant time (``compare_digest`` refuses a str
+    that is not ASCII, so both are compared as UTF-8 bytes)."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), secret.encode("utf-8"))
+
+
+def create_app(job: str | None = None, *, token: str | None = None, session: Session | None = None,
+               port: int | None = None) -> FastAPI:
+    """The app; `token` (default: a new random one) must be given once as ``?token=``;
+    `port`, the port it is served on, names its cookie."""
     token = token or secrets.token_urlsafe(24)
+    cookie = COOKIE if port is None else f"{COOKIE}_{port}"
     csrf = secrets.token_urlsafe(24)
     session = session or Session()
 
@@ -48,7 +59,7 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         given = request.headers.get(CSRF_HEADER)
         if given is None:
             given = (await request.form()).get(CSRF_FIELD)
-        if not isinstance(given, str) or not secrets.compare_digest(given, csrf):
+        if not isinstance(given, str) or not _same(given, csrf):
             raise _ForgedRequest
 
     app = FastAPI(title="fairanon", docs_url=None, redoc_url=None, openapi_url=None,
@@ -81,16 +92,16 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     async def require_token(request: Request, call_next):
         if request.url.path.startswith("/static/"):
             return await call_next(request)
-        length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > MAX_UPLOAD + 2**20:  # refused before the body is read
+        length = whole_number(request.headers.get("content-length", ""))
+        if length is not None and length > MAX_UPLOAD + 2**20:  # refused before the body is read
             return PlainTextResponse(f"The request is larger than the app's upload limit of {MAX_UPLOAD // 2**20} MB.",
                                      status_code=413)
         given = request.query_params.get("token")
-        if given is not None and secrets.compare_digest(given, token):
+        if given is not None and _same(given, token):
             response = await call_next(request)
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+            response.set_cookie(cookie, token, httponly=True, samesite="strict")
             return response
-        if secrets.compare_digest(request.cookies.get(COOKIE, ""), token):
+        if _same(request.cookies.get(cookie, ""), token):
             return await call_next(request)
         return PlainTextResponse("Open the address that `fairanon app` printed (it carries the access token).",
                                  status_code=403)

@@ -20,6 +20,7 @@ from ..exceptions import InvalidParameterError
 from ..release import Status, provenance
 from .dp import privbasis
 from .exact import exact_patterns
+from .measures import SLIFT_FAMILY
 from .mining import TransactionDB
 from .patternset import PatternSet, Roles
 from .release import PatternRelease, PatternRequirements
@@ -65,7 +66,9 @@ def _reason(result: SanitizationResult) -> str | None:
         parts.append(f"{len(result.residual)} pattern(s) still α-discriminatory: {shown}")
     if result.unsanitizable:
         parts.append(f"{len(result.unsanitizable)} pattern(s) no support increase of this method can make protective")
-    if result.options.get("targets") == "paper" and result.residual:
+    # Union targets change only slift-family targets other than clift's (measures.target).
+    union_helps = result.options.get("measure") in SLIFT_FAMILY - {"clift"}
+    if result.options.get("targets") == "paper" and result.residual and union_helps:
         parts.append("try targets='union' (docs/papers.md, HJ-2) or method='exact'")
     else:
         parts.append("try method='exact'")

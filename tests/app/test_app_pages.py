@@ -123,6 +123,40 @@ def test_a_request_over_the_upload_limit_is_refused_before_it_is_read(client):
     assert response.status_code == 413 and "upload limit" in response.text
 
 
+def test_digits_that_int_refuses_and_tokens_that_are_not_ascii_are_messages(client):
+    """'²' is a digit to str.isdigit but not to int(); compare_digest refuses a str that
+    is not ASCII: each is a message (or a refusal), not a server error."""
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    response = client.post("/requirements", data={"k": "\u00b2"})
+    assert response.status_code == 400 and "'k' parameter of KAnonymity" in error_beside(response.text, "k")
+    assert "'k' parameter of KAnonymity" in text(client.post("/requirements/check/k", data={"k": "\u00b2"}))
+    missing = client.post("/requirements/check/%3Cb%3Ex", data={})
+    assert missing.status_code == 404 and "<b>" not in missing.text and "no requirement field" in text(missing)
+    app = client.app
+    with TestClient(app) as fresh:
+        assert fresh.get("/data?token=\u00e9").status_code == 403
+        assert fresh.get("/data", headers={"Cookie": "fairanon_app_token=\u00e9".encode()}).status_code == 403
+        assert fresh.get(f"/data?token={TOKEN}").status_code == 200
+        response = fresh.post("/data/dataset", data={"dataset": "german", CSRF_FIELD: "\u00e9"})
+        assert response.status_code == 403 and "CSRF" in response.text
+    response = client.post("/data/dataset", data={"dataset": "german"}, headers={CSRF_HEADER: "\u00e9".encode("latin-1")})
+    assert response.status_code == 403 and "CSRF" in response.text
+    assert app.state.session.instance.name == "ruggieri_loan"  # nothing was done
+
+
+def test_the_token_cookie_is_named_by_the_port():
+    """Two apps on two ports of one host: the browser sends both cookies to each, so each
+    app reads the cookie named by its own port."""
+    app = create_app(token=TOKEN, port=8765)
+    with TestClient(app) as c:
+        assert c.get(f"/data?token={TOKEN}").status_code == 200
+        assert c.cookies.get("fairanon_app_token_8765") == TOKEN
+        assert c.get("/data").status_code == 200
+    with TestClient(app, cookies={"fairanon_app_token_8766": TOKEN}) as other:
+        assert other.get("/data").status_code == 403
+    app.state.session.close()
+
+
 def test_pages_before_any_data(client):
     assert "no data chosen" in text(client.get("/data"))
     assert "Choose the data first" in text(client.get("/requirements"))
@@ -282,6 +316,8 @@ def test_bad_run_settings(client):
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
     client.post("/requirements", data={"k": "2"})
     for form, message in (({"method": "magic"}, "Unknown method"), ({"seed": "-1"}, "seed must be"),
+                          ({"seed": "\u00b2"}, "seed must be"), ({"seed": "--5"}, "seed must be"),
+                          ({"seed": " 5_0"}, "seed must be"),
                           ({"time_limit": "0"}, "time limit must be"), ({"format": "xlsx"}, "release format must be")):
         response = client.post("/run", data={"method": "auto", **form})
         assert response.status_code == 400 and message in text(response)
@@ -621,7 +657,7 @@ def test_choosing_a_candidate_refuses_bad_input(client):
     loan = {"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 2}}], "seed": 0}
     full = cli_run(session, {**loan, "method": "fulldomain"})
     other = cli_run(session, {**loan, "method": "mondrian"})
-    for value in ("", "x", "-1", "3", "1.0"):
+    for value in ("", "x", "-1", "3", "1.0", "\u00b2", "--1"):
         response = client.post(f"/runs/{full.id}/choose", data={"candidate": value})
         assert response.status_code == 400 and "must be one of 0..2" in response.text, value
     response = client.post(f"/runs/{other.id}/choose", data={"candidate": "0"})

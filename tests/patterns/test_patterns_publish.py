@@ -127,6 +127,18 @@ def test_publish_names_union_targets_when_the_paper_pass_leaves_discrimination()
         fp.publish_dp(fp.TransactionDB.from_counts(V7), 5, 1, ps.roles, reqs, seed=0, objective="records")
 
 
+def test_union_targets_are_suggested_only_where_they_change_the_target():
+    """elift_c's target ignores targets= (measures.target): its reason names method='exact' only."""
+    cells = {("f", "y", "C"): 25, ("f", "C"): 29, ("y", "C"): 17, ("C",): 29, ("f", "y"): 0, ("f",): 2, ("y",): 23,
+             (): 26}
+    ps = fp.PatternSet.from_db(fp.TransactionDB.from_counts(cells), 1, fp.Roles({"f", "y"}, "C"), backend="apriori")
+    rel = fp.publish(ps, fp.PatternRequirements("elift_c", F(11, 10)), recheck=False)
+    assert rel.status == Status.INFEASIBLE and "still α-discriminatory" in rel.reason
+    assert "targets='union'" not in rel.reason and rel.reason.endswith("try method='exact'")
+    union = fp.publish(ps, fp.PatternRequirements("elift_c", F(11, 10)), recheck=False, targets="union")
+    assert union.patterns.ledger == rel.patterns.ledger  # the advice would change nothing
+
+
 def test_cli_targets(tmp_path, capsys):
     rows = ["f,y,c"] + [f"{f},{y},{c}" for (f, y, c), n in {(1, 1, 1): 2, (1, 0, 1): 22, (0, 1, 1): 11, (0, 0, 1): 5,
                                                            (1, 1, 0): 8, (1, 0, 0): 8, (0, 1, 0): 9, (0, 0, 0): 35}.items()
