@@ -44,7 +44,13 @@ def current_requirements(session) -> tuple:
 
 
 @router.get("/run", response_class=HTMLResponse)
+async def show_run_page(request: Request):
+    return await run_page(request)
+
+
 async def run_page(request: Request, error: str | None = None, status_code: int = 200):
+    """The Run page, with `error` shown (not a route: the message and status are the
+    app's, never a query's)."""
     from ..api import METHODS, choose_method
 
     session = request.app.state.session

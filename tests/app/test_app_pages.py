@@ -144,6 +144,14 @@ def test_digits_that_int_refuses_and_tokens_that_are_not_ascii_are_messages(clie
     assert app.state.session.instance.name == "ruggieri_loan"  # nothing was done
 
 
+def test_a_query_cannot_set_a_page_message_or_status(client):
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    for path in ("/data", "/run"):
+        response = client.get(f"{path}?error=Your+data+was+sent+to+evil.example&status_code=99")
+        assert response.status_code == 200 and "evil.example" not in response.text, path
+        assert client.get(f"{path}?status_code=1000").status_code == 200, path
+
+
 def test_the_token_cookie_is_named_by_the_port():
     """Two apps on two ports of one host: the browser sends both cookies to each, so each
     app reads the cookie named by its own port."""
