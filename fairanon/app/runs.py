@@ -31,12 +31,14 @@ def current_requirements(session) -> tuple:
     if session.instance is None:
         return None, None, "Choose the data first (Data page)."
     if session.job_requirements is not None:
-        from ..models.requirements import requirement_from_spec
+        from ..models.requirements import requirement_from_spec, validate_requirements
 
         try:
-            return session.job_requirements, [requirement_from_spec(s) for s in session.job_requirements], None
+            reqs = [requirement_from_spec(s) for s in session.job_requirements]
+            validate_requirements(session.instance, reqs, caller="anonymize")  # against the data, as anonymize does
+            return session.job_requirements, reqs, None
         except FairanonError as exc:
-            return None, None, str(exc)
+            return None, None, f"The job file's requirements: {exc}"
     specs, reqs, errors, whole = check_requirements(session.instance, session.form)
     if errors or whole:
         return None, None, "Set valid requirements first (Requirements page)."
@@ -59,7 +61,7 @@ async def run_page(request: Request, error: str | None = None, status_code: int 
     if reqs:
         time_limit = session.job_settings.get("time_limit")
         # auto's choice reads the whole table (a quarter second on Adult): kept per data and requirements
-        key = (id(session.instance), json.dumps(specs, sort_keys=True, default=str), time_limit)
+        key = (session.generation, json.dumps(specs, sort_keys=True, default=str), time_limit)
         try:
             if key not in session.auto_choices:
                 session.auto_choices = {key: choose_method(session.instance, reqs, time_limit=time_limit)}

@@ -44,6 +44,9 @@ class Session:
     form: dict = field(default_factory=dict)  # the requirement fields as typed
     runs: dict = field(default_factory=dict)
     auto_choices: dict = field(default_factory=dict)  # auto's (method, reason) for the last data and requirements
+    #: Counts the data chosen: a key of what was computed from one data (an id() of a
+    #: freed instance can be reused by the next one).
+    generation: int = 0
     _instance: object = None
 
     def close(self) -> None:
@@ -62,6 +65,7 @@ class Session:
 
         instance = load_instance_spec(source, self.folder)
         self.source, self.source_label, self._instance = source, label, instance
+        self.generation += 1
         return instance
 
     def set_attribute(self, attribute) -> object:

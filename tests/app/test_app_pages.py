@@ -465,6 +465,33 @@ def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
     assert session.instance.n_rows == 10  # the good job's data stays
 
 
+def test_a_picked_job_whose_requirements_do_not_fit_the_data_is_a_message_on_the_run_page(client):
+    job = ("instance:\n  csv: patients.csv\n  schema:\n    age: {role: qi, type: numeric}\n"
+           "    zip: {role: qi, type: categorical}\n    disease: {role: sensitive}\n"
+           "requirements:\n  - l_diversity: {l: 2, attribute: nope}\nmethod: mondrian\n")
+    files = [("files", ("job.yaml", job, "text/yaml")), ("files", ("patients.csv", PATIENTS, "text/csv"))]
+    assert client.post("/data/job", files=files).status_code == 200
+    message = "'nope'"
+    assert message in text(client.get("/run"))
+    response = client.post("/run", data={"method": "mondrian"})
+    assert response.status_code == 400 and message in text(response) and "job file's requirements" in text(response)
+    assert not client.app.state.session.runs  # no run started, to fail in its log
+
+
+def test_auto_choice_is_computed_again_for_new_data(client):
+    """The choice is kept per data: choosing the data again (a new instance, which may
+    get the freed one's id()) drops it."""
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    client.post("/requirements", data={"k": "2"})
+    assert "auto would run cpsat" in text(client.get("/run"))
+    (key,) = session.auto_choices
+    session.auto_choices = {key: ("stale", "kept from other data")}
+    assert "would run stale" in text(client.get("/run"))  # the same data: kept
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    assert "auto would run cpsat" in text(client.get("/run"))
+
+
 def cli_run(session, document: dict, *, utility: bool = False, release_format: str = "csv"):
     """A run of the app whose files the command line wrote in this process (the
     worker runs the same commands in processes of their own)."""
