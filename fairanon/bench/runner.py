@@ -19,7 +19,7 @@ Output directory::
     logs/KEY.ATTEMPT.messages   what a run reports while it runs (removed when it ends;
                       a resumed benchmark removes those an interruption left)
 
-Files are written whole through temporary ``*.tmp`` files in the same folder; those of
+Files are written whole through temporary ``<file>.<pid>.tmp`` files in the same folder; those of
 runs killed when the benchmark is interrupted are removed once the runs are stopped,
 and any left by a benchmark killed outright are removed when the next one starts in the
 folder.
@@ -45,6 +45,7 @@ import glob
 import io
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -422,11 +423,23 @@ def _write_atomic(path: str, write: Callable[[str], None]) -> None:
             os.remove(tmp)
 
 
+#: The temporary name :func:`_write_atomic` and :func:`~fairanon.bench.vectors.write_frame`
+#: give a file: ``<file>.<pid>.tmp``.
+_TEMPORARY = re.compile(r"(?P<file>.+)\.[0-9]+\.tmp")
+
+
 def _remove_temporaries(out: str) -> None:
-    """Remove the temporary files (``*.tmp``) the benchmark and its runs write in `out`,
-    ``vectors/`` and ``logs/``: called when no run of it is left to write them."""
-    for folder in ("", "vectors", "logs"):
+    """Remove the temporary files the benchmark and its runs write — ``<file>.<pid>.tmp``
+    of its own files in `out` and of the vectors (``*.parquet``) in ``vectors/`` —:
+    called when no run of it is left to write them. Other ``*.tmp`` files are the
+    user's (`out` may be any folder) and are kept."""
+    own = {"": {RESULTS_CSV, RESULTS_PARQUET, "suite.json"}, "vectors": None}
+    for folder, names in own.items():
         for path in glob.glob(os.path.join(glob.escape(os.path.join(out, folder)), "*.tmp")):
+            match = _TEMPORARY.fullmatch(os.path.basename(path))
+            if match is None or not (match["file"] in names if names is not None
+                                     else match["file"].endswith(".parquet")):
+                continue
             with contextlib.suppress(OSError):
                 os.remove(path)
 

@@ -191,7 +191,7 @@ def test_an_interrupted_benchmark_leaves_no_temporary_files(tmp_path, monkeypatc
             self.tasks.append(task)
 
         def events(self, timeout):
-            seen.append(sorted(p.name for p in out.rglob("*.tmp")))
+            seen.append(sorted(str(p.relative_to(out)) for p in out.rglob("*.tmp")))
             with open(self.tasks[0]["vectors_path"] + ".789.tmp", "w") as fh:
                 fh.write("half")
             raise KeyboardInterrupt
@@ -203,15 +203,20 @@ def test_an_interrupted_benchmark_leaves_no_temporary_files(tmp_path, monkeypatc
     doc = {"time_limit": 60, "instances": [{"dataset": "dewri_t1"}], "requirements": [{"k_anonymity": 2}],
            "algorithms": ["mondrian"]}
     out = tmp_path / "results"
-    left = [out / "results.csv.123.tmp", out / "vectors" / "a.parquet.456.tmp", out / "logs" / "x.tmp"]
-    for path in left:
+    left = [out / "results.csv.123.tmp", out / "suite.json.9.tmp", out / "vectors" / "a.parquet.456.tmp",
+            out / "vectors" / "a.groups.parquet.456.tmp"]
+    # *.tmp files that are not the benchmark's temporaries: the user's, kept.
+    users = [out / "x.tmp", out / "notes.1.tmp", out / "data.csv.12.tmp", out / "logs" / "x.tmp",
+             out / "logs" / "results.csv.5.tmp", out / "vectors" / "mine.tmp"]
+    for path in left + users:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("half")
     seen = []
     with pytest.raises(KeyboardInterrupt):
         run_suite(Suite.from_dict(doc), str(out))
-    assert seen == [[]]
-    assert sorted(p.name for p in out.rglob("*.tmp")) == []
+    kept = sorted(str(p.relative_to(out)) for p in users)
+    assert seen == [kept]
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.tmp")) == kept
 
 
 def test_solver_status_and_gap_are_read_from_provenance():
