@@ -9,6 +9,7 @@ file given to the command line.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
@@ -61,9 +62,15 @@ class Session:
     def use(self, source: dict, label: str) -> object:
         """Make `source` (an ``instance`` section) the data; raises the API's error when
         it cannot be loaded, leaving the previous data in place."""
+        from ..exceptions import FairanonError, InvalidParameterError
         from ..jobs import load_instance_spec
 
-        instance = load_instance_spec(source, self.folder)
+        try:
+            instance = load_instance_spec(source, self.folder)
+        except FairanonError:
+            raise
+        except (ValueError, OSError) as exc:  # a data set's loader reading a file it cannot parse
+            raise InvalidParameterError(f"Cannot load the data: {exc}") from exc
         self.source, self.source_label, self._instance = source, label, instance
         self.generation += 1
         return instance
@@ -109,6 +116,7 @@ class Session:
         if not isinstance(section, Mapping):
             raise InvalidParameterError("The 'instance' section of a job must be a mapping.")
         if picked:
+            _refuse_file_options(section)
             section = _relocated(section, lambda path: self._picked(path, base))
         instance = self.use(_relocated(section, lambda path: path if os.path.isabs(path) else os.path.join(base, path)),
                             label)
@@ -146,6 +154,26 @@ class Session:
         run = Run(run_id, folder, job)
         self.runs[run_id] = run
         return run
+
+
+def _refuse_file_options(section: Mapping) -> None:
+    """Refuse the options of a data set's loader that name files (those it annotates
+    ``os.PathLike``, e.g. Census-Income's ``path``): a picked job may read only the files
+    picked with it, and these are read where they point."""
+    from ..exceptions import InvalidParameterError
+    from ..instances.datasets.registry import DATASETS
+
+    options = section.get("options")
+    loader = DATASETS.get(section.get("dataset")) if isinstance(section.get("dataset"), str) else None
+    if not isinstance(options, Mapping) or loader is None:
+        return  # the loader's own checks give the message
+    parameters = inspect.signature(loader).parameters
+    files = sorted(str(k) for k in options if k in parameters and "PathLike" in str(parameters[k].annotation))
+    if files:
+        raise InvalidParameterError(
+            f"The job file's data set options {files} name files, which a job file picked in the app cannot do; "
+            "give the table as 'csv' or 'parquet' and pick it with the job file, or start the app with the job "
+            "file (fairanon app job.yaml).")
 
 
 def _relocated(section: Mapping, where: Callable[[str], str]) -> dict:

@@ -459,7 +459,13 @@ def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
             (files[1:], "Pick one job file"),
             ([("files", ("job.yaml", "instance: [1\n", "text/yaml"))], "is malformed at line"),
             ([("files", ("job.yaml", "instance: {csv: /etc/passwd, schema: {}}\n", "text/yaml"))],
-             "names the file '/etc/passwd'")):
+             "names the file '/etc/passwd'"),
+            # a data set's loader would read any file named by its options, or say whether it exists
+            ([("files", ("job.yaml", "instance: {dataset: census, options: {path: /etc/hostname}}\n", "t"))],
+             "data set options ['path'] name files"),
+            ([("files", ("job.yaml", "instance: {dataset: ruggieri, options: {data: census, path: p.csv, "
+                                     "path_test: /nope}}\n", "t")), ("files", ("p.csv", PATIENTS, "text/csv"))],
+             "data set options ['path', 'path_test'] name files")):
         response = client.post("/data/job", files=bad_files)
         assert response.status_code == 400 and message in text(response), (message, text(response))
     assert session.instance.n_rows == 10  # the good job's data stays
@@ -616,6 +622,12 @@ def test_a_job_file_given_at_the_start_opens_its_data_requirements_and_settings(
     app.state.session.close()
     with pytest.raises(fa.exceptions.FairanonError, match="does not exist"):
         create_app(str(tmp_path / "nope.yaml"), token=TOKEN)
+    # a data set's loader failing on a file it reads: the API's error, with the loader's message
+    (tmp_path / "census.csv").write_text('a,b\n1,2,3\n"x\n')
+    job.write_text(f"instance: {{dataset: census, options: {{path: {tmp_path / 'census.csv'}}}}}\n"
+                   "requirements: [{k: 2}]\n")
+    with pytest.raises(fa.exceptions.FairanonError, match="Cannot load the data: Error tokenizing data"):
+        create_app(str(job), token=TOKEN)
 
 
 def test_the_release_is_formula_safe_and_shown_as_released(client):
