@@ -160,6 +160,8 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
         clock = time.perf_counter()
         found = release_utility(instance, release, classifier=metrics.get("classifier"))
         row.update({f"utility.{key}": _number(value) for key, value in (found or {}).get("summary", {}).items()})
+        if found and "error" in found:  # the figures could not be computed: say why
+            row["utility.error"] = found["error"]
         row["utility_s"] = time.perf_counter() - clock
     if usable and metrics.get("mre"):
         clock = time.perf_counter()

@@ -34,7 +34,9 @@ requirement and integrity check, every metric of :func:`fairanon.models.metrics.
 (and ``MRE`` when asked), ``objective``, ``bound``, ``gap`` and ``solver_status`` when
 the method reports them, ``bound.ncp``, ``gap.ncp``, ``bound.lm`` and ``gap.lm`` (lower
 bounds on the NCP and LM losses: the release's own, or computed when the suite's
-``metrics.bound`` is on), and ``error`` for failed runs.
+``metrics.bound`` is on), ``utility.<figure>`` (or ``utility.error`` when the utility
+cannot be measured, e.g. a classifier without a decision attribute), and ``error`` for
+failed runs.
 """
 
 from __future__ import annotations

@@ -255,3 +255,18 @@ def test_a_classifier_adds_the_classification_utility(tmp_path):
         assert pd.notna(row[f"utility.{column}"]), column
     assert row["utility.accuracy_loss"] == pytest.approx(row["utility.accuracy_original"]
                                                          - row["utility.accuracy_release"])
+
+
+def test_a_utility_that_cannot_be_measured_says_why(tmp_path):
+    """A classifier on an instance without a decision attribute: the run is ok, its
+    utility figures are missing and ``utility.error`` gives release_utility's reason."""
+    doc = {
+        "instances": [{"dataset": "dewri_t1"}],
+        "requirements": [{"k_anonymity": 2}],
+        "algorithms": ["mondrian"],
+        "metrics": {"vectors": False, "classifier": "tree"},
+    }
+    row = run_suite(Suite.from_dict(doc), str(tmp_path)).results.iloc[0]
+    assert row["outcome"] == "ok" and row["verified"]
+    assert "has no decision attribute" in row["utility.error"]
+    assert "utility.tv_max" not in row.index
