@@ -102,6 +102,11 @@ def test_missing_methods_can_be_skipped():
         ({"memory_limit": "lots"}, "'memory_limit'"),
         ({"metrics": {"vectors": "sometimes"}}, "metrics.vectors"),
         ({"metrics": {"utility": "sometimes"}}, "metrics.utility"),
+        # 1 and 0 equal True and False but are not switches.
+        ({"metrics": {"utility": 1}}, "metrics.utility"),
+        ({"metrics": {"utility": 0.0}}, "metrics.utility"),
+        ({"metrics": {"vectors": 1}}, "metrics.vectors"),
+        ({"metrics": {"vectors": 0}}, "metrics.vectors"),
         ({"metrics": {"classifier": "svm"}}, "metrics.classifier"),
         ({"compare": {"properties": ["nope"]}}, "compare.properties"),
         ({"compare": {"multi": [{"procedure": "wtd", "properties": ["size"]}]}}, "needs 'weights'"),

@@ -174,6 +174,11 @@ class Experiment:
     algorithms: list
 
 
+def _true_false_or_auto(value) -> bool:
+    """Whether a metric switch is true, false or "auto" (not 1 or 0, which equal them)."""
+    return value is True or value is False or value == "auto"
+
+
 @dataclass
 class Suite:
     """A parsed, validated benchmark suite (:mod:`fairanon.bench.spec` gives the format).
@@ -244,7 +249,8 @@ class Suite:
             )
         metrics = dict(_DEFAULT_METRICS)
         metrics.update(_check_keys(doc.get("metrics") or {}, _METRIC_KEYS, "metrics"))
-        if metrics.get("utility", "auto") not in (True, False, "auto"):
+        # Identity checks: 1 and 0 equal True and False, so `in (True, False)` took them.
+        if not _true_false_or_auto(metrics.get("utility", "auto")):
             raise InvalidParameterError(
                 f"metrics.utility must be true, false or auto. Got {metrics['utility']!r} instead."
             )
@@ -253,7 +259,7 @@ class Suite:
                 "metrics.classifier must be logistic, tree, forest or null. "
                 f"Got {metrics['classifier']!r} instead."
             )
-        if metrics["vectors"] not in (True, False, "auto"):
+        if not _true_false_or_auto(metrics["vectors"]):
             raise InvalidParameterError(
                 f"metrics.vectors must be true, false or auto. Got {metrics['vectors']!r} instead."
             )
