@@ -7,6 +7,8 @@ in red.
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
@@ -67,7 +69,8 @@ async def compare_page(request: Request, runs: list[int] = Query(default=[])):
                 if worker.read_status(r.folder).get("state") == "done" and (d := worker.read_report(r.folder))}
     unknown = [i for i in runs if i not in finished]
     chosen = {i: finished[i] for i in runs if i in finished}
-    names, rows, plot = comparison(chosen) if chosen else ([], [], None)
+    # matplotlib draws the plot: off the event loop, so the progress streams keep going
+    names, rows, plot = await asyncio.to_thread(comparison, chosen) if chosen else ([], [], None)
     error = f"There is no finished run {', '.join(map(str, unknown))} to compare." if unknown else None
     return request.app.state.render(request, "compare.html", 404 if unknown else 200, finished=finished,
                                     chosen=chosen, names=names, rows=rows, plot=plot, error=error,

@@ -6,6 +6,7 @@ section, loaded by :mod:`fairanon.jobs` (:meth:`Session.use`).
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from fastapi import APIRouter, Request, UploadFile
@@ -49,7 +50,7 @@ async def show_data_page(request: Request):
 
     session = request.app.state.session
     inst = session.instance
-    description = describe(inst) if inst is not None else None
+    description = await asyncio.to_thread(describe, inst) if inst is not None else None
     preview = inst.table.head(PREVIEW_ROWS) if inst is not None else None
     return request.app.state.render(request, "data.html", status_code, datasets=list(DATASETS),
                                     description=description, preview=preview, error=error, roles=ROLES,
@@ -62,17 +63,27 @@ async def choose_dataset(request: Request):
     form = await request.form()
     name = str(form.get("dataset", ""))
     try:
-        session.use({"dataset": name}, name)
+        await asyncio.to_thread(session.use, {"dataset": name}, name)
         session.job_requirements = None
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
     return RedirectResponse("/data", status_code=303)
 
 
-@router.post("/data/upload", response_class=HTMLResponse)
-async def upload(request: Request, file: UploadFile):
+def _use_table(session, path: str, content: bytes) -> None:
+    """Save an uploaded table at `path` and make it the data, with a first schema
+    (run in a thread: writing and reading a large file takes seconds)."""
     from ..jobs import read_table
 
+    with open(path, "wb") as fh:
+        fh.write(content)
+    kind = "parquet" if path.endswith((".parquet", ".pq")) else "csv"
+    table = read_table(path, kind)
+    session.use({kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
+
+
+@router.post("/data/upload", response_class=HTMLResponse)
+async def upload(request: Request, file: UploadFile):
     session = request.app.state.session
     content = await file.read(MAX_UPLOAD + 1)
     if len(content) > MAX_UPLOAD:
@@ -82,12 +93,8 @@ async def upload(request: Request, file: UploadFile):
     if not content.strip():
         return await data_page(request, error="The uploaded file is empty.", status_code=400)
     path = session.upload_path(file.filename or "upload.csv")
-    with open(path, "wb") as fh:
-        fh.write(content)
     try:
-        kind = "parquet" if path.endswith((".parquet", ".pq")) else "csv"
-        table = read_table(path, kind)
-        session.use({kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
+        await asyncio.to_thread(_use_table, session, path, content)
         session.job_requirements = None
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
@@ -112,17 +119,28 @@ async def roles(request: Request):
             entry["negative"] = negative
         schema[name] = entry
     try:
-        session.use({**session.source, "schema": schema}, session.source_label)
+        await asyncio.to_thread(session.use, {**session.source, "schema": schema}, session.source_label)
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
     return RedirectResponse("/data", status_code=303)
 
 
+def _open_picked(session, contents: dict, job_name: str) -> None:
+    """Save the picked files in a new folder and open the job file `job_name` among
+    them (run in a thread: it reads the job's data)."""
+    from ..jobs import read_document
+
+    folder = session.upload_folder()
+    for name, content in contents.items():
+        with open(session.upload_path(name, folder), "wb") as fh:
+            fh.write(content)
+    job = session.upload_path(job_name, folder)
+    session.open_job(read_document(job), folder, os.path.basename(job), picked=True)
+
+
 @router.post("/data/job", response_class=HTMLResponse)
 async def open_job(request: Request, files: list[UploadFile]):
     """A job file picked with the files it names (its data and hierarchy files)."""
-    from ..jobs import read_document
-
     session = request.app.state.session
     contents = {}
     for upload in files:
@@ -134,13 +152,8 @@ async def open_job(request: Request, files: list[UploadFile]):
     if len(jobs) != 1:
         return await data_page(request, error=f"Pick one job file (.yaml, .yml or .json) with the files it names; "
                                               f"got {len(jobs)} job files among {sorted(contents)}.", status_code=400)
-    folder = session.upload_folder()
     try:
-        for name, content in contents.items():
-            with open(session.upload_path(name, folder), "wb") as fh:
-                fh.write(content)
-        job = session.upload_path(jobs[0], folder)
-        session.open_job(read_document(job), folder, os.path.basename(job), picked=True)
+        await asyncio.to_thread(_open_picked, session, contents, jobs[0])
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
     session.form = form_of(session.job_requirements)

@@ -64,7 +64,8 @@ async def run_page(request: Request, error: str | None = None, status_code: int 
         key = (session.generation, json.dumps(specs, sort_keys=True, default=str), time_limit)
         try:
             if key not in session.auto_choices:
-                session.auto_choices = {key: choose_method(session.instance, reqs, time_limit=time_limit)}
+                chosen = await asyncio.to_thread(choose_method, session.instance, reqs, time_limit=time_limit)
+                session.auto_choices = {key: chosen}
             auto = session.auto_choices[key]
         except FairanonError as exc:
             problem = str(exc)
@@ -164,7 +165,7 @@ async def cancel(request: Request, run_id: int):
         return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
     if run.process is not None and run.process.poll() is None:
         run.cancelled = True
-        worker.cancel(run.process)
+        await asyncio.to_thread(worker.cancel, run.process)  # waits for the group to end
     return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
 
@@ -186,8 +187,8 @@ async def results(request: Request, run_id: int):
     if instead is not None:
         return instead
     run, status = finished
-    await asyncio.to_thread(run_candidates, run)  # seconds on a large lattice: off the event loop
-    return request.app.state.render(request, "results.html", run=run, status=status, **_results(run))
+    shown = await asyncio.to_thread(_results, run)  # reads the release and draws: off the event loop
+    return request.app.state.render(request, "results.html", run=run, status=status, **shown)
 
 
 #: Candidate transformations listed on the Results page of a fulldomain run.
@@ -248,13 +249,13 @@ async def html_report(request: Request, run_id: int):
     if instead is not None:
         return instead
     run, status = finished
-    await asyncio.to_thread(run_candidates, run)
+    shown = await asyncio.to_thread(_results, run)
     with open(run.job, encoding="utf-8") as fh:
         job_text = fh.read()
     response = request.app.state.render(request, "report.html", run=run, status=status, standalone=True,
                                         version=__version__, job_text=job_text,
                                         css=(HERE / "static" / "app.css").read_text(encoding="utf-8"),
-                                        **_results(run))
+                                        **shown)
     response.headers["Content-Disposition"] = f'attachment; filename="report-run{run_id}.html"'
     return response
 
