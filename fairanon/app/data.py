@@ -92,7 +92,7 @@ async def upload(request: Request, file: UploadFile):
                                status_code=413)
     if not content.strip():
         return await data_page(request, error="The uploaded file is empty.", status_code=400)
-    path = session.upload_path(file.filename or "upload.csv")
+    path = session.upload_path(file.filename or "upload.csv", session.upload_folder())
     try:
         await asyncio.to_thread(_use_table, session, path, content)
         session.job_requirements = None

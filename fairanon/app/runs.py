@@ -21,6 +21,7 @@ from ..exceptions import FairanonError
 from . import worker
 from .data import PREVIEW_ROWS
 from .requirements import check_requirements, whole_number
+from .session import JOB_ARCHIVE, job_archive
 
 router = APIRouter()
 HERE = Path(__file__).parent
@@ -104,12 +105,16 @@ async def start_run(request: Request):
         return await run_page(request, error=f"The time limit must be a positive number of seconds; got "
                                              f"{limit_text!r}.", status_code=400)
     document = session.job_document(specs, method=method, seed=seed, time_limit=limit)
-    return _start(session, document, release_format)
+    try:
+        return _start(session, document, release_format)
+    except FairanonError as exc:  # a file the job names cannot be copied into the run
+        return await run_page(request, error=str(exc), status_code=400)
 
 
-def _start(session, document: dict, release_format: str) -> RedirectResponse:
-    """A new run of the job `document` in a worker; the answer: its progress page."""
-    run = session.new_run(document)
+def _start(session, document: dict, release_format: str, base: str | None = None) -> RedirectResponse:
+    """A new run of the job `document` (its relative paths read from `base`) in a
+    worker; the answer: its progress page."""
+    run = session.new_run(document, base)
     classifier = "logistic" if _have_sklearn() else "none"
     run.format = release_format
     run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format})
@@ -237,7 +242,7 @@ async def choose(request: Request, run_id: int):
         return PlainTextResponse(why, status_code=400)
     document = dict(read_document(run.job))
     document["options"] = {**(document.get("options") or {}), "levels": listed.candidates[number].levels}
-    return _start(session, document, run.format)
+    return _start(session, document, run.format, run.folder)
 
 
 @router.get("/runs/{run_id}/report.html")
@@ -265,6 +270,8 @@ async def download(request: Request, run_id: int, name: str):
     session = request.app.state.session
     run = session.runs.get(run_id)
     files = worker.run_files(run.folder) if run is not None else {}
+    if name == JOB_ARCHIVE and run is not None:
+        files[name] = await asyncio.to_thread(job_archive, run.folder)  # compresses the data: off the event loop
     if name not in files:
         return request.app.state.render(request, "missing.html", 404, what=name)
     return FileResponse(files[name], filename=name)

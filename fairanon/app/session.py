@@ -9,6 +9,7 @@ file given to the command line.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import shutil
@@ -93,17 +94,16 @@ class Session:
         return bool(self.source) and ("csv" in self.source or "parquet" in self.source)
 
     def upload_folder(self) -> str:
-        """A new folder for the files of one upload."""
+        """A new folder for the files of one upload: a file once written is never
+        replaced, so an upload of another file of the same name leaves it as it was."""
         folder = os.path.join(self.folder, "uploads")
         os.makedirs(folder, exist_ok=True)
         return tempfile.mkdtemp(dir=folder)
 
-    def upload_path(self, name: str, folder: str | None = None) -> str:
+    def upload_path(self, name: str, folder: str) -> str:
+        """Where the uploaded file `name` goes in `folder` (a folder of :meth:`upload_folder`)."""
         from ..instances.files import safe_file_name
 
-        if folder is None:
-            folder = os.path.join(self.folder, "uploads")
-            os.makedirs(folder, exist_ok=True)
         return os.path.join(folder, safe_file_name(os.path.basename(name), "upload.csv"))
 
     def open_job(self, document: Mapping, base: str, label: str, *, picked: bool = False) -> object:
@@ -144,16 +144,72 @@ class Session:
             doc["time_limit"] = time_limit
         return doc
 
-    def new_run(self, document: dict) -> Run:
+    def new_run(self, document: dict, base: str | None = None) -> Run:
+        """A run's folder with its job file and a copy of each file the job names (data,
+        hierarchies) under ``data/``, named in the job relative to it: the folder
+        reproduces the run by itself, whatever becomes of the uploads. Relative paths of
+        `document` are read from `base` (the folder of the job it was read from). Raises
+        the API's error when a file cannot be copied."""
         run_id = len(self.runs) + 1
         folder = os.path.join(self.folder, "runs", str(run_id))
         os.makedirs(folder)
+        if isinstance(document.get("instance"), Mapping):
+            copied: dict[str, str] = {}
+            document = {**document, "instance": _relocated(
+                document["instance"], lambda path: self._copy(path, base, folder, copied))}
         job = os.path.join(folder, "job.yaml")
         with open(job, "w", encoding="utf-8") as fh:
             yaml.safe_dump(document, fh, sort_keys=False, allow_unicode=True)
         run = Run(run_id, folder, job)
         self.runs[run_id] = run
         return run
+
+    def _copy(self, path: str, base: str | None, folder: str, copied: dict) -> str:
+        """Copy the file `path` into ``folder/data`` (once per file); its path relative to `folder`."""
+        from ..exceptions import InvalidParameterError
+
+        source = os.path.abspath(path if base is None else os.path.join(base, path))
+        if source not in copied:
+            relative = os.path.join(DATA_FOLDER, os.path.basename(source))
+            if relative in copied.values():  # two files of one name: the second in a folder of its own
+                relative = os.path.join(DATA_FOLDER, str(len(copied)), os.path.basename(source))
+            target = os.path.join(folder, relative)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            try:
+                if os.path.commonpath([source, self.folder]) == self.folder:
+                    with contextlib.suppress(OSError):  # the app's own files are never rewritten: shared
+                        os.link(source, target)
+                if not os.path.exists(target):
+                    shutil.copyfile(source, target)
+            except OSError as exc:
+                raise InvalidParameterError(f"The job's file {path!r} cannot be copied into the run: {exc}") from exc
+            copied[source] = relative
+        return copied[source]
+
+
+#: The folder of a run that holds the files its job names.
+DATA_FOLDER = "data"
+#: The archive of a run's job file and the files it names, offered for download.
+JOB_ARCHIVE = "job.zip"
+
+
+def job_archive(run_folder: str) -> str:
+    """The run's job file and its ``data/`` folder in one zip file (made once): unpacked
+    anywhere, ``fairanon anonymize job.yaml`` there gives the run's release."""
+    import zipfile
+
+    path = os.path.join(run_folder, JOB_ARCHIVE)
+    if not os.path.isfile(path):
+        handle, tmp = tempfile.mkstemp(dir=run_folder, suffix=".part")
+        os.close(handle)
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(os.path.join(run_folder, "job.yaml"), "job.yaml")
+            for root, _, names in os.walk(os.path.join(run_folder, DATA_FOLDER)):
+                for name in sorted(names):
+                    file = os.path.join(root, name)
+                    archive.write(file, os.path.relpath(file, run_folder))
+        os.replace(tmp, path)  # a reader never gets half an archive
+    return path
 
 
 def _refuse_file_options(section: Mapping) -> None:

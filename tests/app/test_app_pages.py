@@ -359,7 +359,8 @@ def test_hierarchies_page_builds_previews_and_applies_trees(client):
     assert client.post("/hierarchies/apply", data=form).url.path == "/hierarchies"
     age = client.app.state.session.instance.schema["age"]
     assert age.kind == "categorical" and age.hierarchy.ancestors("19") == ["19", "<20", "*"]
-    assert client.app.state.session.source["schema"]["age"]["hierarchy"][0] == ["19", "19", "<20", "*"]  # in the job
+    # in the job, 19 bottom-coded on every level (by hand)
+    assert client.app.state.session.source["schema"]["age"]["hierarchy"][0] == ["19", "<20", "<20", "*"]
     exported = client.get("/hierarchies/age.csv")
     assert exported.headers["content-disposition"] == 'attachment; filename="age.csv"'
     assert fa.Hierarchy.from_arx_csv(io.StringIO(exported.text)) == age.hierarchy
@@ -392,6 +393,66 @@ def test_hierarchy_import_of_arx_csv_and_bad_files(client):
     assert client.app.state.session.instance.schema["purpose"].hierarchy.root == "*"  # the good tree stays
 
 
+def test_trees_are_built_from_numbers_as_written(client):
+    """A numeric column written 45.0, 030, 1e3 gets a tree whose leaves are that text,
+    so applying it works; groupings follow the numbers' order (by hand: 030, 45, 45.0, 1e3)."""
+    client.post("/data/upload", files={"file": ("p.csv", "age,disease\n45.0,flu\n030,cold\n1e3,flu\n45,hiv\n",
+                                                "text/csv")})
+    client.post("/data/roles", data={"role:age": "qi", "type:age": "numeric", "role:disease": "sensitive",
+                                     "type:disease": "categorical"})
+    assert client.app.state.session.instance.schema["age"].kind == "numeric"
+    grouping = client.post("/hierarchies/preview", data={"attr": "age", "builder": "grouping", "sizes": "2"})
+    assert "[030-45]" in text(grouping) and "[45.0-1e3]" in text(grouping)
+    response = client.post("/hierarchies/apply", data={"attr": "age", "builder": "intervals", "widths": "10"})
+    assert response.status_code == 200 and response.url.path == "/hierarchies", text(response)
+    age = client.app.state.session.instance.schema["age"]
+    assert age.hierarchy.to_levels() == [["030", "[30-40)", "*"], ["45", "[40-50)", "*"], ["45.0", "[40-50)", "*"],
+                                         ["1e3", "[1000-1010)", "*"]]
+    assert list(client.app.state.session.instance.table["age"]) == ["45.0", "030", "1e3", "45"]
+
+
+def test_hierarchy_forms_refuse_bad_numbers_with_a_message(client):
+    client.post("/data/dataset", data={"dataset": "german"})
+    for form, message in (({"builder": "intervals", "widths": "--5"}, "must be a number. Got '--5'"),
+                          ({"builder": "intervals", "widths": "5,\u00b2"}, "must be a number. Got '\u00b2'"),
+                          ({"builder": "grouping", "sizes": "2,\u00b2", "attr": "job"}, "'sizes' parameter"),
+                          ({"builder": "masking", "levels": "\u00b2"}, "must be an int in [0, 1] (the longest code has 2 characters). Got '\u00b2'")):
+        form = {"attr": "age", **form}
+        preview = client.post("/hierarchies/preview", data=form)
+        assert preview.status_code == 200 and message in text(preview), (form, text(preview))
+        applied = client.post("/hierarchies/apply", data=form)
+        assert applied.status_code == 400 and message in text(applied), form
+        assert 'class="error"' in applied.text
+
+
+def test_hierarchy_redirects_encode_the_name_and_the_page_takes_no_message(client):
+    client.post("/data/upload", files={"file": ("p.csv", "a&b=c,d\n1,x\n2,y\n", "text/csv")})
+    client.post("/data/roles", data={"role:a&b=c": "qi", "type:a&b=c": "numeric", "role:d": "sensitive",
+                                     "type:d": "categorical"})
+    response = client.post("/hierarchies/apply", data={"attr": "a&b=c", "builder": "intervals", "widths": "5"},
+                           follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"] == "/hierarchies?attr=a%26b%3Dc"
+    page = client.get(response.headers["location"])
+    assert page.status_code == 200 and "a&b=c (categorical)" in text(page)
+    forged = client.get("/hierarchies?error=You+have+been+hacked&status_code=99")
+    assert forged.status_code == 200 and "hacked" not in forged.text
+
+
+def test_an_exported_tree_is_formula_safe_and_imports_back(client):
+    client.post("/data/upload", files={"file": ("p.csv", 'job,d\n"=HYPERLINK(""x"")",x\nclerk,y\n', "text/csv")})
+    client.post("/data/roles", data={"role:job": "qi", "type:job": "categorical", "role:d": "sensitive",
+                                     "type:d": "categorical"})
+    assert client.post("/hierarchies/apply", data={"attr": "job", "builder": "masking", "levels": "1",
+                                                   "direction": "left"}).url.path == "/hierarchies"
+    exported = client.get("/hierarchies/job.csv").text
+    assert exported.splitlines() == ['"\'=HYPERLINK(""x"")";"*HYPERLINK(""x"")";*', "clerk;*lerk;*"]  # by hand
+    tree = client.app.state.session.instance.schema["job"].hierarchy
+    response = client.post("/hierarchies/import", data={"attr": "job", "sep": ";"},
+                           files={"file": ("job.csv", exported, "text/csv")})
+    assert response.url.path == "/hierarchies"
+    assert client.app.state.session.instance.schema["job"].hierarchy == tree
+
+
 @pytest.mark.slow  # a run in worker processes: about 4 s of CPU
 def test_a_run_over_built_trees_is_verified_and_its_job_file_reproduces_it(client, tmp_path):
     """Upload, build an interval tree (with top and bottom coding) for age and a masking
@@ -416,13 +477,60 @@ def test_a_run_over_built_trees_is_verified_and_its_job_file_reproduces_it(clien
     release = pd.read_csv(io.BytesIO(release_bytes), dtype=str).set_index("record_id")
     assert set(release["age"]) <= set(schema["age"].hierarchy.nodes) | {"*"}
     assert set(release["zip"]) <= set(schema["zip"].hierarchy.nodes) | {"*"}
-    job = tmp_path / "job.yaml"
-    job.write_bytes(client.get("/runs/1/files/job.yaml").content)
+    # another table uploaded under the same name: the run's archive still holds its own data
+    client.post("/data/upload", files={"file": ("patients.csv", PATIENTS.replace("flu", "cough"), "text/csv")})
+    folder = unpack(client.get("/runs/1/files/job.zip").content, tmp_path / "unpacked")
     from fairanon.cli import main
 
-    assert main(["anonymize", str(job), "--out", str(tmp_path / "cli")]) == 0
+    assert main(["anonymize", str(folder / "job.yaml"), "--out", str(tmp_path / "cli")]) == 0
     assert (tmp_path / "cli" / "release.csv").read_bytes() == release_bytes
     assert json.loads((tmp_path / "cli" / "report.json").read_text())["report"]["passed"]
+
+
+def unpack(archive: bytes, folder) -> object:
+    """Unpack a run's job.zip into `folder` (a pathlib.Path), which it returns."""
+    import zipfile
+
+    zipfile.ZipFile(io.BytesIO(archive)).extractall(folder)
+    return folder
+
+
+def test_an_uploaded_tables_run_is_reproduced_by_its_archive_after_another_upload(client, tmp_path):
+    """The job names the run's own copy of the data (relative to the job file), so a
+    later upload of another p.csv changes neither the run nor what its archive gives."""
+    from fairanon.cli import main
+
+    session = client.app.state.session
+    roles = {"role:age": "qi", "role:zip": "qi", "type:zip": "categorical", "role:disease": "sensitive"}
+    releases = []
+    for content in (PATIENTS, PATIENTS.replace("hiv", "measles")):
+        client.post("/data/upload", files={"file": ("p.csv", content, "text/csv")})
+        client.post("/data/roles", data=roles)
+        run = cli_run(session, session.job_document([{"k_anonymity": {"k": 2}}], method="mondrian", seed=0,
+                                                    time_limit=None))
+        assert yaml.safe_load(open(run.job))["instance"]["csv"] == "data/p.csv"
+        releases.append(client.get(f"/runs/{run.id}/files/release.csv").content)
+    assert b"measles" not in releases[0] and b"measles" in releases[1]
+    assert worker.read_report(session.runs[1].folder)["report"]["passed"]
+    folder = unpack(client.get("/runs/1/files/job.zip").content, tmp_path / "run1")
+    assert sorted(p.name for p in folder.rglob("*")) == ["data", "job.yaml", "p.csv"]
+    assert main(["anonymize", str(folder / "job.yaml"), "--out", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "release.csv").read_bytes() == releases[0]
+    # a candidate's run of a picked job (relative paths) copies the files of the run it comes from
+    hierarchy = "".join(f"{z};{z[:3]}**;*\n" for z in ("13053", "13068", "14850", "14853"))
+    job = ("instance:\n  csv: p.csv\n  schema:\n    age: {role: ignore}\n"
+           "    zip: {role: qi, hierarchy: zip.csv}\n    disease: {role: sensitive}\n"
+           "requirements:\n  - k_anonymity: {k: 2}\nmethod: fulldomain\nseed: 0\n")
+    client.post("/data/job", files=[("files", ("job.yaml", job, "text/yaml")), ("files", ("p.csv", PATIENTS, "t")),
+                                    ("files", ("zip.csv", hierarchy, "text/csv"))])
+    full = cli_run(session, session.job_document([{"k_anonymity": {"k": 2}}], method="fulldomain", seed=0,
+                                                 time_limit=None))
+    assert yaml.safe_load(open(full.job))["instance"]["schema"]["zip"]["hierarchy"] == "data/zip.csv"
+    assert client.post(f"/runs/{full.id}/choose", data={"candidate": "0"}).url.path == f"/runs/{full.id + 1}"
+    chosen = session.runs[full.id + 1]
+    assert yaml.safe_load(open(chosen.job))["instance"]["schema"]["zip"]["hierarchy"] == "data/zip.csv"
+    with open(os.path.join(chosen.folder, "data", "zip.csv")) as fh:
+        assert fh.read() == hierarchy
 
 
 def test_parquet_upload(client, tmp_path):
