@@ -9,7 +9,13 @@ and read back by :meth:`Hierarchy.from_arx_csv` or put in a job file's schema as
 
 Labels follow :mod:`fairanon.instances.generalization`: a half-open interval is
 ``[20-25)``, a group of ordered values ``[first-last]``, a masked code ``130**``, the
-root ``*``; top and bottom coding give ``>=80`` and ``<20``.
+root ``*``; top and bottom coding give ``>=80`` and ``<20``. Every leaf has one label per
+level, ARX's row (:meth:`Hierarchy.generalize`): a value top-coded, or a group of one
+value, keeps its label up to the root (``85;>=80;>=80;*``).
+
+Numbers are leaves as their text is written (``45.0``, ``030`` and ``1e3`` stay so, the
+text a column read as categorical holds) and are placed in intervals exactly (as
+:class:`~fractions.Fraction`); interval ends are written as exact decimals.
 """
 
 from __future__ import annotations
@@ -17,14 +23,19 @@ from __future__ import annotations
 import csv
 import io
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-from ..exceptions import InvalidParameterError
-from .generalization import format_number
-from .hierarchy import SUPPRESSED, Hierarchy, pad_levels
+import pandas as pd
 
-__all__ = ["interval_hierarchy", "grouping_hierarchy", "masking_hierarchy", "to_arx_csv", "with_hierarchy"]
+from ..exceptions import InvalidParameterError
+from .files import neutralize_formulas
+from .generalization import format_number
+from .hierarchy import SUPPRESSED, Hierarchy
+
+__all__ = ["interval_hierarchy", "grouping_hierarchy", "masking_hierarchy", "numeric_order", "to_arx_csv",
+           "with_hierarchy"]
 
 
 def _exact(value, name: str, caller: str) -> Fraction:
@@ -39,22 +50,80 @@ def _exact(value, name: str, caller: str) -> Fraction:
     return exact
 
 
-def _numbers(values: Iterable, caller: str) -> list[Fraction]:
-    out = []
+def _numbers(values: Iterable, caller: str) -> list[tuple[Fraction, str]]:
+    """The distinct values as (exact number, text), in increasing order (ties by text);
+    missing values (None, NaN) are dropped. A string keeps its text; an int is written in
+    full, a float as :func:`format_number` writes it."""
+    out = {}
     for v in values:
+        if not isinstance(v, (str, bytes)) and pd.api.types.is_scalar(v) and pd.isna(v):
+            continue  # a missing value (None, NaN, pd.NA) has no place in a hierarchy
+        if isinstance(v, bool):
+            text = None
+        elif isinstance(v, str):
+            text = v
+        elif isinstance(v, numbers.Integral):
+            text = str(int(v))
+        elif isinstance(v, numbers.Real) and math.isinf(v):
+            raise InvalidParameterError(f"The 'values' parameter of {caller} must hold finite numbers. Got {v!r}.")
+        elif isinstance(v, numbers.Real):
+            text = str(v) if isinstance(v, Fraction) else format_number(v)
+        else:
+            text = None
         try:
-            x = float(v)
-        except (TypeError, ValueError):
+            number = Fraction(text.strip())
+        except (AttributeError, ValueError, ZeroDivisionError):
             raise InvalidParameterError(
                 f"The 'values' parameter of {caller} must hold numbers. Got {v!r} instead.") from None
-        if math.isnan(x):
-            continue  # a missing value has no place in a hierarchy
-        if math.isinf(x):
-            raise InvalidParameterError(f"The 'values' parameter of {caller} must hold finite numbers. Got {v!r}.")
-        out.append(Fraction(format_number(x)))
+        out[text] = number
     if not out:
         raise InvalidParameterError(f"The 'values' parameter of {caller} must hold at least one number.")
-    return sorted(set(out))
+    return sorted(((x, t) for t, x in out.items()), key=lambda pair: pair)
+
+
+def numeric_order(values: Iterable) -> list[str]:
+    """The distinct texts of numbers in increasing order, as the leaves of
+    :func:`interval_hierarchy` are: an order for :func:`grouping_hierarchy`.
+
+    >>> numeric_order(["10", "9", "09.0", 9])
+    ['09.0', '9', '10']
+    """
+    return [text for _, text in _numbers(values, "numeric_order")]
+
+
+def _decimal(x: Fraction) -> str:
+    """The exact text of `x`: a decimal when it has one (``0.1``, ``-2.5``), else ``p/q``."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    twos = fives = 0
+    rest = x.denominator
+    while rest % 2 == 0:
+        rest, twos = rest // 2, twos + 1
+    while rest % 5 == 0:
+        rest, fives = rest // 5, fives + 1
+    if rest != 1:
+        return str(x)
+    places = max(twos, fives)
+    digits = str(abs(x.numerator) * 10**places // x.denominator).rjust(places + 1, "0")
+    return f"{'-' if x < 0 else ''}{digits[:-places]}.{digits[-places:]}"
+
+
+def _checked(rows: list[list[str]], caller: str, what: str) -> Hierarchy:
+    """The tree of the level rows a builder made, refusing values that would make a
+    released label ambiguous, in the user's terms (`what` names the values)."""
+    leaves = {row[0] for row in rows}
+    if SUPPRESSED in leaves:
+        raise InvalidParameterError(
+            f"The {what} of {caller} hold '*', which is reserved for suppression (a released '*' hides "
+            "any value); recode or drop it first.")
+    for row in rows:
+        for level, label in enumerate(row[1:-1], 1):
+            if label != row[0] and label in leaves:
+                raise InvalidParameterError(
+                    f"The {what} of {caller} hold {label!r}, which is also the label the tree gives "
+                    f"{row[0]!r} at level {level}, so a released {label!r} would be ambiguous; recode the "
+                    f"value {label!r} first.")
+    return Hierarchy.from_levels(rows)
 
 
 def interval_hierarchy(values: Iterable, widths: Sequence, *, origin=0, bottom=None, top=None) -> Hierarchy:
@@ -67,9 +136,11 @@ def interval_hierarchy(values: Iterable, widths: Sequence, *, origin=0, bottom=N
 
     Parameters
     ----------
-    values : iterable of numbers
+    values : iterable of numbers or their texts
         The attribute's values (repeats and missing values are dropped); they become
-        the leaves, written as :func:`~fairanon.instances.generalization.format_number` does.
+        the leaves as written (a string keeps its text, e.g. ``45.0``; a float is
+        written as :func:`~fairanon.instances.generalization.format_number` does) and
+        are placed in intervals by their exact value.
     widths : sequence of numbers
         Positive widths, each a whole multiple of the one before it, so that the
         intervals of one level nest in those of the next (a tree).
@@ -83,6 +154,8 @@ def interval_hierarchy(values: Iterable, widths: Sequence, *, origin=0, bottom=N
     >>> h = interval_hierarchy([17, 23, 37, 85], [5, 10], bottom=20, top=80)
     >>> h.ancestors("23"), h.ancestors("17"), h.ancestors("85")
     (['23', '[20-25)', '[20-30)', '*'], ['17', '<20', '*'], ['85', '>=80', '*'])
+    >>> [h.generalize("85", j) for j in range(4)]
+    ['85', '>=80', '>=80', '*']
     """
     caller = "interval_hierarchy"
     numbers = _numbers(values, caller)
@@ -102,24 +175,21 @@ def interval_hierarchy(values: Iterable, widths: Sequence, *, origin=0, bottom=N
         raise InvalidParameterError(f"The 'bottom' parameter of {caller} must be below 'top'. "
                                     f"Got bottom={bottom!r}, top={top!r} instead.")
 
-    def text(x: Fraction) -> str:
-        return format_number(x) if x.denominator == 1 else format_number(float(x))
-
     rows = []
-    for x in numbers:
+    for x, leaf in numbers:
         if low is not None and x < low:
-            coded = [f"<{text(low)}"]
+            coded = [f"<{_decimal(low)}"] * len(steps)  # bottom coding on every level
         elif high is not None and x >= high:
-            coded = [f">={text(high)}"]
+            coded = [f">={_decimal(high)}"] * len(steps)
         else:
             coded = []
             for w in steps:
                 lo = start + ((x - start) // w) * w
                 hi = lo + w
                 lo, hi = max(lo, low) if low is not None else lo, min(hi, high) if high is not None else hi
-                coded.append(f"[{text(lo)}-{text(hi)})")
-        rows.append([text(x), *coded, SUPPRESSED])
-    return Hierarchy.from_levels(pad_levels(rows))
+                coded.append(f"[{_decimal(lo)}-{_decimal(hi)})")
+        rows.append([leaf, *coded, SUPPRESSED])
+    return _checked(rows, caller, "'values'")
 
 
 def grouping_hierarchy(order: Sequence, sizes: Sequence[int]) -> Hierarchy:
@@ -146,14 +216,21 @@ def grouping_hierarchy(order: Sequence, sizes: Sequence[int]) -> Hierarchy:
                                     f"Got {sizes!r} instead.")
     rows = [[v] for v in values]
     groups = [[i] for i in range(len(values))]  # the leaves under each group of the level below
+    named: dict[str, list[int]] = {}
     for size in sizes:
         groups = [sum(groups[i:i + size], []) for i in range(0, len(groups), size)]
         for members in groups:
             first, last = values[members[0]], values[members[-1]]
             label = first if len(members) == 1 else f"[{first}-{last}]"
+            if len(members) > 1 and named.setdefault(label, members) != members:  # values holding '-'
+                other = named[label]
+                raise InvalidParameterError(
+                    f"The values of 'order' of {caller} give two groups the label {label!r} (from "
+                    f"{values[other[0]]!r} to {values[other[-1]]!r}, and from {first!r} to {last!r}), so a "
+                    "released label would be ambiguous; recode the values holding '-'.")
             for i in members:
                 rows[i].append(label)
-    return Hierarchy.from_levels([row + [SUPPRESSED] for row in rows])
+    return _checked([row + [SUPPRESSED] for row in rows], caller, "values of 'order'")
 
 
 def masking_hierarchy(values: Iterable, *, levels: int | None = None, from_right: bool = True,
@@ -175,6 +252,11 @@ def masking_hierarchy(values: Iterable, *, levels: int | None = None, from_right
         raise InvalidParameterError(f"The 'values' parameter of {caller} must not be empty.")
     if not isinstance(char, str) or len(char) != 1:
         raise InvalidParameterError(f"The 'char' parameter of {caller} must be one character. Got {char!r} instead.")
+    marked = [c for c in codes if char in c]
+    if marked:
+        raise InvalidParameterError(
+            f"The 'values' of {caller} hold {marked[0]!r}, which holds the mask character {char!r}, so "
+            "a masked code could not be told from a value; give another 'char' or recode the value.")
     width = max(len(c) for c in codes)
     if levels is None:
         levels = max(width - 1, 0)
@@ -186,13 +268,23 @@ def masking_hierarchy(values: Iterable, *, levels: int | None = None, from_right
         masked = [c[:max(len(c) - i, 0)] + char * min(i, len(c)) if from_right
                   else char * min(i, len(c)) + c[min(i, len(c)):] for i in range(1, levels + 1)]
         rows.append([c, *masked, SUPPRESSED])
-    return Hierarchy.from_levels(rows)
+    return _checked(rows, caller, "'values'")
 
 
 def to_arx_csv(hierarchy: Hierarchy, sep: str = ";") -> str:
-    """The tree as an ARX hierarchy CSV (what :meth:`Hierarchy.from_arx_csv` reads)."""
+    """The tree as an ARX hierarchy CSV (what :meth:`Hierarchy.from_arx_csv` reads): a
+    row per leaf, column j its label at level j (:meth:`Hierarchy.to_levels`). A cell a
+    spreadsheet would run as a formula (``=HYPERLINK(...)``) is written with a ``'`` in
+    front (:func:`~fairanon.instances.files.neutralize_formulas`), which
+    :meth:`Hierarchy.from_arx_csv` removes.
+
+    >>> print(to_arx_csv(grouping_hierarchy(["=1+1", "b"], [2])), end="")
+    '=1+1;[=1+1-b];*
+    b;[=1+1-b];*
+    """
+    rows = neutralize_formulas(pd.DataFrame(hierarchy.to_levels(), dtype=object)).to_numpy().tolist()
     out = io.StringIO()
-    csv.writer(out, delimiter=sep, lineterminator="\n").writerows(hierarchy.to_levels())
+    csv.writer(out, delimiter=sep, lineterminator="\n").writerows(rows)
     return out.getvalue()
 
 

@@ -6,6 +6,13 @@ ungeneralized value, an inner node a generalization, the root or ``*`` a suppres
 Trees come from a nested mapping (YAML/JSON), from an ARX-style CSV (one row per leaf,
 one column per level, ``;``-separated) or are flat (``*`` above every value).
 
+Full-domain generalization releases every value at one *level*. A tree alone does not
+say at which level a shallow leaf's ancestors stand: ARX reads a CSV row
+``80;>=80;>=80;*`` as "80 is ``>=80`` on levels 1 and 2", so a hierarchy keeps each
+leaf's row (:meth:`Hierarchy.generalize`, :meth:`Hierarchy.to_levels`). A tree given
+without rows (a mapping, :meth:`Hierarchy.flat`) climbs one node per level and stays at
+the root once there.
+
 An :class:`IntervalHierarchy` gives numeric attributes a ladder of fixed-width
 intervals for full-domain generalization; local-recoding methods instead release the
 tight ``[lo-hi]`` range of each group.
@@ -21,8 +28,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ..exceptions import SchemaError
+from .files import formula_readings
 
 __all__ = ["Hierarchy", "IntervalHierarchy", "SUPPRESSED"]
 
@@ -39,6 +48,12 @@ class Hierarchy:
         Each node label to its parent label; exactly one node (the root) maps to None.
     leaf_order : sequence of str, optional
         The order of the leaves (domain values); default: depth-first order of insertion.
+    levels : mapping of str to sequence of str, optional
+        Each leaf's label at every level, ARX's row ``[leaf, level 1, ..., top]``: a
+        label may repeat on consecutive levels (a node kept one level up), and the
+        labels of a row, repeats dropped, must be the leaf's path to the root. All rows
+        have the same length. Default: the path to the root, the root repeated at the
+        end so that every row is as long as the deepest leaf's.
 
     Notes
     -----
@@ -57,7 +72,8 @@ class Hierarchy:
     (2, '*')
     """
 
-    def __init__(self, parent: Mapping[str, str | None], leaf_order: Sequence[str] | None = None):
+    def __init__(self, parent: Mapping[str, str | None], leaf_order: Sequence[str] | None = None,
+                 levels: Mapping[str, Sequence[str]] | None = None):
         self.parent: dict[str, str | None] = {str(k): (None if v is None else str(v)) for k, v in parent.items()}
         roots = [n for n, p in self.parent.items() if p is None]
         if len(roots) != 1:
@@ -99,6 +115,24 @@ class Hierarchy:
                 mask[self._node_index[node], j] = True
                 node = self.parent[node]
         self._mask = mask
+        self._levels: dict[str, tuple[str, ...]] = self._level_rows(levels)
+
+    def _level_rows(self, levels: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
+        """Each leaf's row of labels per level (see the `levels` parameter), checked."""
+        if levels is None:
+            paths = {leaf: self.ancestors(leaf) for leaf in self.leaves}
+            return {leaf: tuple(path + [self.root] * (self.height + 1 - len(path))) for leaf, path in paths.items()}
+        rows = {str(leaf): tuple(str(label) for label in row) for leaf, row in levels.items()}
+        if sorted(rows) != sorted(self.leaves):
+            raise SchemaError("The level rows of a hierarchy must give exactly one row per leaf.")
+        if len({len(row) for row in rows.values()}) != 1:
+            raise SchemaError("The level rows of a hierarchy must all have one label per level (the same length).")
+        for leaf, row in rows.items():
+            path = [label for i, label in enumerate(row) if i == 0 or label != row[i - 1]]
+            if path != self.ancestors(leaf):
+                raise SchemaError(f"The level row {list(row)} of leaf {leaf!r} is not its path to the root "
+                                  f"{self.ancestors(leaf)} (with labels repeated on consecutive levels).")
+        return rows
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -147,8 +181,10 @@ class Hierarchy:
     def from_levels(cls, rows: Iterable[Sequence[str]], *, what: str = "The hierarchy") -> "Hierarchy":
         """Build a tree from rows ``[leaf, level1, ..., top]`` (ARX's layout).
 
-        Repeated labels on consecutive levels of a row are one node (a unary chain);
-        several distinct top labels get a ``*`` root above them. Blank rows and blank
+        Repeated labels on consecutive levels of a row are one node, and the rows are kept
+        as the levels (:meth:`generalize`): ``80;>=80;>=80;*`` releases 80 as ``>=80`` on
+        levels 1 and 2. Several distinct top labels get a ``*`` root above them (one more
+        level). Blank rows and blank
         cells at the end of a row are skipped; every other row has one cell per level,
         the same number in every row (a ragged table, with a row shorter than the others
         or an empty cell before its last level, is refused naming the row: its levels
@@ -159,15 +195,13 @@ class Hierarchy:
         rows = _level_rows(rows, what)
         if not rows:
             raise SchemaError("A hierarchy needs at least one row.")
-        tops = {r[-1] for r in rows}
-        extra_root = len(tops) > 1
+        if len({r[-1] for r in rows}) > 1:
+            rows = [row + [SUPPRESSED] for row in rows]
         for row in rows:
             chain = [row[0]]
             for label in row[1:]:
                 if label != chain[-1]:
                     chain.append(label)
-            if extra_root:
-                chain.append(SUPPRESSED)
             if chain[0] in leaves:
                 raise SchemaError(f"Leaf {chain[0]!r} occurs in more than one hierarchy row.")
             leaves.append(chain[0])
@@ -178,33 +212,57 @@ class Hierarchy:
                         f"Hierarchy label {child!r} has two parents ({old!r} and {par!r})."
                     )
                 parent[child] = par
-        return cls(parent, leaf_order=leaves)
+        return cls(parent, leaf_order=leaves, levels={row[0]: row for row in rows})
 
     @classmethod
-    def from_arx_csv(cls, source: str | os.PathLike | io.IOBase, sep: str = ";") -> "Hierarchy":
+    def from_arx_csv(cls, source: str | os.PathLike | bytes | io.IOBase, sep: str = ";", *,
+                     name: str | None = None, neutralized: bool | None = None) -> "Hierarchy":
         """Read an ARX hierarchy CSV: one row per leaf, one column per level.
 
-        A UTF-8 byte-order mark is skipped. A file whose every row is one field holding
-        the same number of another separator (``,``, tab) is refused with a hint: it is
-        almost surely written with that separator.
+        Parameters
+        ----------
+        source : path, bytes, or text or binary stream
+            The file, its content, or an open file.
+        sep : str, default=";"
+            The separator, one character.
+        name : str, optional
+            How messages name the file (e.g. an uploaded file's name); default: the path.
+        neutralized : bool, optional
+            Whether cells a spreadsheet would run as formulas were written with a ``'``
+            in front (as :func:`~fairanon.instances.builders.to_arx_csv` writes them),
+            to be removed. Default: yes, unless a cell holds such a formula without the
+            ``'`` (the file was then written as it is), as
+            :func:`~fairanon.instances.files.formula_readings` reads a release. A label
+            that itself starts with ``'`` and a formula character is read without the
+            ``'`` then: give ``neutralized=False`` to keep it.
+
+        A UTF-8 byte-order mark is skipped; a file that is not UTF-8 or not CSV is
+        refused naming it. A file whose every row is one field holding the same number of
+        another separator (``,``, tab) is refused with a hint: it is almost surely
+        written with that separator.
         """
-        name = repr(os.fspath(source)) if isinstance(source, (str, os.PathLike)) else "stream"
-        if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
-            try:
-                with open(source, newline="", encoding="utf-8-sig") as fh:
-                    rows = list(csv.reader(fh, delimiter=sep))
-            except UnicodeDecodeError as exc:
-                raise SchemaError(f"Hierarchy file {name} is not UTF-8 text ({exc.reason}).") from None
-            except csv.Error as exc:
-                raise SchemaError(f"Hierarchy file {name} is not a valid CSV file: {exc}.") from None
-        elif isinstance(source, (str, os.PathLike)):
-            raise SchemaError(f"Hierarchy file {name} {'is a folder' if os.path.isdir(source) else 'does not exist'}.")
+        if not isinstance(sep, str) or len(sep) != 1:
+            raise SchemaError(f"The separator of a hierarchy file must be one character. Got {sep!r} instead.")
+        if isinstance(source, (str, os.PathLike)):
+            name = repr(os.fspath(source)) if name is None else repr(name)
+            if not os.path.isfile(source):
+                raise SchemaError(
+                    f"Hierarchy file {name} {'is a folder' if os.path.isdir(source) else 'does not exist'}.")
+            with open(source, "rb") as fh:
+                content = fh.read()
         else:
-            rows = list(csv.reader(source, delimiter=sep))
-        if rows and rows[0] and rows[0][0].startswith("\ufeff"):
-            rows[0][0] = rows[0][0][1:]
-        _check_separator(rows, sep, name)
-        return cls.from_levels(rows, what=f"Hierarchy file {name}" if name != "stream" else "The hierarchy stream")
+            content = source if isinstance(source, (bytes, bytearray)) else source.read()
+            name = "stream" if name is None else repr(name)
+        what = "The hierarchy stream" if name == "stream" else f"Hierarchy file {name}"
+        try:
+            text = content.decode("utf-8-sig") if isinstance(content, (bytes, bytearray)) else content.lstrip("\ufeff")
+            rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=sep))
+        except UnicodeDecodeError as exc:
+            raise SchemaError(f"{what} is not UTF-8 text ({exc.reason}).") from None
+        except csv.Error as exc:
+            raise SchemaError(f"{what} is not a valid CSV file: {exc}.") from None
+        _check_separator(rows, sep, what)
+        return cls.from_levels(_restored_rows(rows, neutralized), what=what)
 
     @classmethod
     def flat(cls, values: Iterable) -> "Hierarchy":
@@ -257,10 +315,22 @@ class Hierarchy:
             common = [n for n in common if n in anc]
         return common[0]
 
+    @property
+    def n_levels(self) -> int:
+        """The number of generalization levels above the values (the top one at least
+        the tree's :attr:`height`): a CSV row holds ``n_levels + 1`` labels."""
+        return len(next(iter(self._levels.values()))) - 1
+
     def generalize(self, value: str, level: int) -> str:
-        """The ancestor of leaf `value` `level` steps up (clipped at the root)."""
-        anc = self.ancestors(value)
-        return anc[min(level, len(anc) - 1)]
+        """Leaf `value`'s label at `level` (0: the value itself; from :attr:`n_levels`
+        on, the root), as column `level` of its ARX row reads.
+
+        >>> h = Hierarchy.from_levels([["80", ">=80", ">=80", "*"], ["23", "[20-25)", "[20-30)", "*"]])
+        >>> [h.generalize("80", j) for j in range(4)]
+        ['80', '>=80', '>=80', '*']
+        """
+        row = self._levels[value]
+        return row[min(level, len(row) - 1)]
 
     def restricted_to(self, values: Iterable[str]) -> "Hierarchy":
         """The subtree spanned by `values` (nodes with no such leaf below them are cut)."""
@@ -268,17 +338,17 @@ class Hierarchy:
         for v in values:
             keep.update(self.ancestors(v))
         parent = {n: p for n, p in self.parent.items() if n in keep}
-        return Hierarchy(parent, leaf_order=[v for v in self.leaves if v in keep])
+        leaves = [v for v in self.leaves if v in keep]
+        return Hierarchy(parent, leaf_order=leaves, levels={v: self._levels[v] for v in leaves})
 
     def to_levels(self) -> list[list[str]]:
         """ARX's layout of the tree, what :meth:`from_levels` reads back: per leaf (in
-        leaf order) the leaf and its ancestors up to the root, a leaf nearer the root
-        repeated so that every row has one cell per level.
+        leaf order) its label at every level (:meth:`generalize`), one cell per level.
 
         >>> Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "b": None}}).to_levels()
-        [['a1', 'A', '*'], ['a2', 'A', '*'], ['b', 'b', '*']]
+        [['a1', 'A', '*'], ['a2', 'A', '*'], ['b', '*', '*']]
         """
-        return pad_levels([self.ancestors(leaf) for leaf in self.leaves])
+        return [list(self._levels[leaf]) for leaf in self.leaves]
 
     def to_mapping(self) -> dict:
         """The nested-mapping form accepted by :meth:`from_mapping`."""
@@ -292,26 +362,20 @@ class Hierarchy:
         return {self.root: sub(self.root)}
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Hierarchy) and self.parent == other.parent and self.leaves == other.leaves
+        return (isinstance(other, Hierarchy) and self.parent == other.parent and self.leaves == other.leaves
+                and self._levels == other._levels)
 
     def __reduce__(self):
         # Pickled as the tree itself: the node-by-leaf mask (1.1 MB for 1,000 leaves)
         # is rebuilt in milliseconds, and every task that ships a schema to a Dask
         # worker would otherwise carry it.
-        return type(self), (self.parent, self.leaves)
+        return type(self), (self.parent, self.leaves, self._levels)
 
     def __hash__(self) -> int:
         return hash((self.root, self.leaves))
 
     def __repr__(self) -> str:
         return f"Hierarchy(root={self.root!r}, leaves={len(self.leaves)}, height={self.height})"
-
-
-def pad_levels(rows: list[list[str]]) -> list[list[str]]:
-    """Rows ``[leaf, ..., top]`` made one length: a shorter row repeats its leaf (the
-    value kept unchanged one level up, which :meth:`Hierarchy.from_levels` reads as one node)."""
-    height = max(len(r) for r in rows)
-    return [[r[0]] * (height - len(r)) + r for r in rows]
 
 
 def _level_rows(rows: Iterable[Sequence[str]], what: str) -> list[list[str]]:
@@ -351,7 +415,18 @@ def _row_text(cells: list[str]) -> str:
     return shown if len(shown) <= 80 else shown[:76] + "...]"
 
 
-def _check_separator(rows: list[list[str]], sep: str, name: str) -> None:
+def _restored_rows(rows: list[list[str]], neutralized: bool | None) -> list[list[str]]:
+    """The cells as they were before :func:`~fairanon.instances.files.neutralize_formulas`
+    (see :meth:`Hierarchy.from_arx_csv`). A short row is padded with blank cells, which
+    :meth:`Hierarchy.from_levels` skips at a row's end as it does in the file."""
+    if not rows:
+        return rows
+    width = max(len(row) for row in rows)
+    frame = pd.DataFrame([row + [""] * (width - len(row)) for row in rows], dtype=object)
+    return formula_readings(frame, neutralized)[0].to_numpy().tolist()
+
+
+def _check_separator(rows: list[list[str]], sep: str, what: str) -> None:
     """Refuse a hierarchy read with the wrong separator (see Hierarchy.from_arx_csv)."""
     cells = [row[0] for row in rows if len(row) == 1 and row[0].strip()]
     if not cells or len(cells) != sum(1 for row in rows if any(c.strip() for c in row)):
@@ -360,7 +435,7 @@ def _check_separator(rows: list[list[str]], sep: str, name: str) -> None:
         if other != sep and len({cell.count(other) for cell in cells}) == 1 and other in cells[0]:
             shown = {"\t": "tab"}.get(other, other)
             raise SchemaError(
-                f"Hierarchy file {name} looks {shown!r}-separated (every row is one field holding "
+                f"{what} looks {shown!r}-separated (every row is one field holding "
                 f"{cells[0].count(other)} {shown!r}), but is read with {sep!r}: ARX hierarchies are "
                 f"';'-separated. Replace the separators, or give hierarchy_sep: {other!r} in the schema "
                 f"(Hierarchy.from_arx_csv(path, sep={other!r}) in Python)."

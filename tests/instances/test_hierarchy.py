@@ -213,6 +213,54 @@ def test_blank_rows_and_trailing_blank_cells_are_not_ragged():
     assert h.ancestors("a") == ["a", "A", "*"] and h.leaves == ("a", "b")
 
 
+def test_a_tree_without_rows_climbs_one_node_per_level_and_writes_so():
+    """A mapping gives no rows: a shallow leaf reaches the root early and stays there,
+    and its ARX row says so (the root repeated), so reading it back gives the same levels."""
+    h = Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "b": None}})
+    assert [h.generalize("b", j) for j in range(3)] == ["b", "*", "*"]
+    assert [h.generalize("a1", j) for j in range(3)] == ["a1", "A", "*"]
+    assert h.to_levels() == [["a1", "A", "*"], ["a2", "A", "*"], ["b", "*", "*"]]
+    assert Hierarchy.from_levels(h.to_levels()) == h
+    # the same tree with b kept one level up is another hierarchy (its levels differ)
+    kept = Hierarchy.from_levels([["a1", "A", "*"], ["a2", "A", "*"], ["b", "b", "*"]])
+    assert kept.parent == h.parent and kept != h and kept.generalize("b", 1) == "b"
+
+
+def test_level_rows_must_follow_the_tree():
+    parent = {"*": None, "A": "*", "a": "A", "b": "*"}
+    h = Hierarchy(parent, levels={"a": ["a", "A", "*"], "b": ["b", "b", "*"]})
+    assert h.generalize("b", 1) == "b" and h.n_levels == 2
+    with pytest.raises(SchemaError, match=r"level row \['b', 'A', '\*'\] of leaf 'b' is not its path"):
+        Hierarchy(parent, levels={"a": ["a", "A", "*"], "b": ["b", "A", "*"]})
+    with pytest.raises(SchemaError, match="the same length"):
+        Hierarchy(parent, levels={"a": ["a", "A", "*"], "b": ["b", "*"]})
+    with pytest.raises(SchemaError, match="one row per leaf"):
+        Hierarchy(parent, levels={"a": ["a", "A", "*"]})
+    with pytest.raises(KeyError):
+        h.generalize("A", 1)  # levels are a leaf's
+
+
+def test_several_tops_add_a_level_for_the_star_root():
+    h = Hierarchy.from_levels([["a", "a", "A"], ["b", "B", "B"]])
+    assert h.to_levels() == [["a", "a", "A", "*"], ["b", "B", "B", "*"]]
+
+
+def test_from_arx_csv_reads_bytes_and_binary_streams_and_names_them():
+    content = ZIP_CSV.encode("utf-8-sig")
+    for source in (content, io.BytesIO(content)):
+        h = Hierarchy.from_arx_csv(source)
+        assert h.leaves == ("13053", "13052", "13268") and h.generalize("13268", 2) == "132**"
+    for bad, says in ((b"\xff\xfe;*\n", "Hierarchy file 'up.csv' is not UTF-8 text"),
+                      (b"a" * 200_000, "Hierarchy file 'up.csv' is not a valid CSV file: field larger"),
+                      (b"a,*\nb,*\n", "Hierarchy file 'up.csv' looks ','-separated")):
+        with pytest.raises(SchemaError, match=says):
+            Hierarchy.from_arx_csv(bad, name="up.csv")
+    with pytest.raises(SchemaError, match="The hierarchy stream is not UTF-8"):
+        Hierarchy.from_arx_csv(io.BytesIO(b"\xff;*"))
+    with pytest.raises(SchemaError, match="must be one character. Got ';;'"):
+        Hierarchy.from_arx_csv(content, sep=";;")
+
+
 # ---------------------------------------------------------------------------- flat
 
 
@@ -286,3 +334,5 @@ def test_a_pickled_hierarchy_is_its_tree_and_rebuilds_the_same():
     assert np.array_equal(back._mask, h._mask)
     assert back.leaf_mask("3xx").tolist() == h.leaf_mask("3xx").tolist()
     assert len(data) < h._mask.nbytes / 10  # the mask is not shipped
+    coded = Hierarchy.from_levels([["80", ">=80", ">=80", "*"], ["23", "[20-25)", "[20-30)", "*"]])
+    assert pickle.loads(pickle.dumps(coded)).generalize("80", 2) == ">=80"  # the levels survive

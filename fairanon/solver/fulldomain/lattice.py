@@ -78,7 +78,7 @@ def _ladder(instance: Instance, name: str) -> Ladder:
         labels = [own] + [attr.intervals.generalize(values, j) for j in range(1, height + 1)]
     elif attr.hierarchy is not None:
         h = attr.hierarchy
-        height = max(h.height, 1)
+        height = max(h.n_levels, 1)  # the levels of its ARX rows (a top-coded value keeps its label)
         labels = [own] + [[h.generalize(v, j) for v in values] for j in range(1, height + 1)]
     else:  # an ordered attribute without a hierarchy: the value or '*'
         height = 1
