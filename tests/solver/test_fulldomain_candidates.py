@@ -18,7 +18,7 @@ from fairanon.exceptions import InvalidParameterError
 from fairanon.models.metrics import loss_metric
 from fairanon.models.risk import risk_classes, sample_risk
 from fairanon.release import Release, Status
-from fairanon.solver.fulldomain import candidates, fulldomain, ladders
+from fairanon.solver.fulldomain import Candidates, candidates, fulldomain, ladders
 from fairanon.solver.fulldomain.candidates import _pareto
 
 _DEEP = fa.Hierarchy.from_mapping({"*": {"E": {"X": ["a", "b"], "Y": ["c"]}, "F": ["d"]}})
@@ -172,6 +172,8 @@ def test_bad_levels_are_refused_clearly(levels, message):
 def test_candidates_refuses_bad_input():
     with pytest.raises(InvalidParameterError, match="'limit' parameter of candidates"):
         candidates(_tiny(), [fa.KAnonymity(3)], limit=0)
+    with pytest.raises(InvalidParameterError, match="'time_limit' parameter of candidates"):
+        candidates(_tiny(), [fa.KAnonymity(3)], time_limit=0)
     with pytest.raises(InvalidParameterError, match="'max_suppressed'"):
         candidates(_tiny(), [fa.KAnonymity(3)], max_suppressed=-1)
 
@@ -181,3 +183,35 @@ def test_candidates_refuses_bad_input():
 def test_pareto_sweep_equals_every_pair_compared(points):
     brute = [not any(all(x <= y for x, y in zip(o, p)) and o != p for o in points) for p in points]
     assert _pareto(points).tolist() == brute
+
+
+def test_the_time_limit_stops_the_check_and_lists_nothing(monkeypatch):
+    """A clock that advances one second a reading: with (nodes - 0.5) s every node but
+    the last (the lattice's top, in mixed-radix order) is checked, the next reading stops
+    the check; the passing ones among those checked are counted as the oracle judges them."""
+    import importlib
+
+    module = importlib.import_module("fairanon.solver.fulldomain.candidates")  # the package names the function
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(module, "perf_counter", lambda: next(ticks))
+    inst, reqs = _tiny(), [fa.KAnonymity(2)]
+    nodes = list(itertools.product(*[range(lad.height + 1) for lad in ladders(inst)]))
+    stopped = candidates(inst, reqs, time_limit=len(nodes) - 0.5)
+    passing = set(_brute_force(inst, reqs, "lm", 0))
+    assert stopped.checked == len(nodes) - 1 and stopped.candidates == () and stopped.pareto == 0
+    assert stopped.feasible == len(passing - {nodes[-1]}) == len(passing) - 1 > 0
+    assert stopped.reason == (f"the time limit ({len(nodes) - 0.5} s) ran out after checking {len(nodes) - 1} of "
+                              f"the lattice's {len(nodes)} nodes")
+    monkeypatch.undo()
+    whole = candidates(inst, reqs, time_limit=3600)
+    assert whole.reason is None and whole.checked == whole.lattice_size == len(nodes)
+    assert whole.feasible == len(passing)
+
+
+@pytest.mark.parametrize("objective", ["ncp", "generalized"])
+def test_a_listing_reads_back_from_its_json(objective):
+    import json
+
+    listed = candidates(_tiny(), [fa.KAnonymity(2)], objective=objective, max_suppressed=8, limit=1000)
+    assert any(c.suppressed for c in listed.candidates)
+    assert Candidates.from_dict(json.loads(json.dumps(listed.to_dict()))) == listed

@@ -6,7 +6,9 @@ the requirements, not only the optimum (Prasser et al., AMIA 2014, "Explore resu
 :func:`candidates` lists those nodes, with the loss they cost (the objective and
 Iyengar's LM_avg) and the prosecutor risk they leave (highest 1/min f_j and average
 J/n, :mod:`fairanon.models.risk.sample`); :func:`~.node.chosen_node` reads one node's levels,
-which ``fulldomain(..., levels=...)`` then releases (:mod:`.node`).
+which ``fulldomain(..., levels=...)`` then releases (:mod:`.node`). A listing is
+written as JSON by :meth:`Candidates.to_dict` (``fairanon anonymize --candidates``) and
+read back by :meth:`Candidates.from_dict`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from time import perf_counter
 
 import numpy as np
 
@@ -22,6 +25,7 @@ from ...exceptions import InvalidParameterError
 from ...models.metrics.loss import loss_metric
 from ...models.requirements import Requirement
 from ...release import Release
+from .. import _cpsat
 from .evaluate import FEASIBLE, Evaluator
 from .method import _classes_of_rows, _release_table, fulldomain_problem
 from .search import lattice_levels
@@ -64,13 +68,74 @@ class Candidate:
 @dataclass(frozen=True)
 class Candidates:
     """The listed candidates (Pareto ones first by objective, then the cheapest others,
-    at most `limit`), and how many there are in all."""
+    at most `limit`), and how many there are in all.
+
+    When the time limit ran out, `reason` says so, `checked` nodes of the lattice were
+    checked, `feasible` counts the passing ones among them and nothing is listed (the
+    Pareto front of part of a lattice is not the lattice's)."""
 
     objective: str
     lattice_size: int
     feasible: int
     pareto: int
     candidates: tuple
+    checked: int
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        """A JSON document of the listing; exact numbers as text (``"1/4"``)."""
+        return {
+            "objective": self.objective,
+            "lattice_size": self.lattice_size,
+            "checked": self.checked,
+            "feasible": self.feasible,
+            "pareto": self.pareto,
+            "reason": self.reason,
+            "candidates": [
+                {
+                    "levels": dict(c.levels),
+                    "objective": str(c.objective),
+                    "lm_avg": str(c.lm_avg),
+                    "suppressed": c.suppressed,
+                    "prosecutor_highest": str(c.prosecutor_highest),
+                    "prosecutor_average": str(c.prosecutor_average),
+                    "pareto": c.pareto,
+                }
+                for c in self.candidates
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, document: dict) -> Candidates:
+        """The listing :meth:`to_dict` wrote.
+
+        >>> c = candidates(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], objective="generalized")
+        >>> Candidates.from_dict(c.to_dict()) == c
+        True
+        """
+        listed = []
+        for c in document["candidates"]:
+            objective = Fraction(c["objective"])
+            listed.append(
+                Candidate(
+                    levels={str(name): int(j) for name, j in c["levels"].items()},
+                    objective=int(objective) if objective.denominator == 1 else objective,
+                    lm_avg=Fraction(c["lm_avg"]),
+                    suppressed=int(c["suppressed"]),
+                    prosecutor_highest=Fraction(c["prosecutor_highest"]),
+                    prosecutor_average=Fraction(c["prosecutor_average"]),
+                    pareto=bool(c["pareto"]),
+                )
+            )
+        return cls(
+            str(document["objective"]),
+            int(document["lattice_size"]),
+            int(document["feasible"]),
+            int(document["pareto"]),
+            tuple(listed),
+            int(document["checked"]),
+            document.get("reason"),
+        )
 
 
 def _pareto(points: list[tuple]) -> np.ndarray:
@@ -99,6 +164,7 @@ def candidates(
     objective: str = "lm",
     max_suppressed: int | float | Fraction = 0,
     limit: int = 20,
+    time_limit: float | None = None,
 ) -> Candidates:
     """The lattice nodes of :func:`~fairanon.solver.fulldomain.fulldomain` that meet
     `requirements` under the same suppression rule, as loss against risk.
@@ -108,7 +174,8 @@ def candidates(
     the classes the verifier would form; the Pareto-relevant ones (no other node as
     cheap and as safe on both risks, and strictly better on one) come first by
     objective, then the cheapest others, `limit` in all; LM_avg is computed on each
-    listed node's release.
+    listed node's release. `time_limit` (seconds) bounds the check of the nodes: when it
+    runs out, nothing is listed and ``reason`` says how far the check came.
 
     >>> import fairanon as fa
     >>> c = candidates(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], objective="generalized")
@@ -120,6 +187,8 @@ def candidates(
             "The 'limit' parameter of candidates must be an int in [1, inf). "
             f"Got {limit!r} instead."
         )
+    time_limit = _cpsat.check_time_limit(time_limit, "candidates")
+    deadline = None if time_limit is None else perf_counter() + time_limit
     problem, requirements = fulldomain_problem(
         instance, requirements, objective, max_suppressed, "lattice", caller="candidates"
     )
@@ -131,7 +200,13 @@ def candidates(
         )
     evaluator = Evaluator(space, problem.recs, instance.schema, requirements, problem.limit)
     nodes, costs, highest, average = [], [], [], []
-    for column in lattice_levels(space).T:
+    for checked, column in enumerate(lattice_levels(space).T):
+        if deadline is not None and perf_counter() >= deadline:
+            reason = (
+                f"the time limit ({time_limit} s) ran out after checking {checked:,} of the "
+                f"lattice's {space.size:,} nodes"
+            )
+            return Candidates(objective, space.size, len(nodes), 0, (), checked, reason)
         node = tuple(int(j) for j in column)
         result = evaluator.evaluate(node)
         if result.kind != FEASIBLE:
@@ -166,4 +241,4 @@ def candidates(
                 pareto=bool(front[i]),
             )
         )
-    return Candidates(objective, space.size, len(nodes), int(front.sum()), tuple(listed))
+    return Candidates(objective, space.size, len(nodes), int(front.sum()), tuple(listed), space.size)
