@@ -117,7 +117,8 @@ def _start(session, document: dict, release_format: str, base: str | None = None
     run = session.new_run(document, base)
     classifier = "logistic" if _have_sklearn() else "none"
     run.format = release_format
-    run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format})
+    run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format,
+                                                     "seed": document.get("seed")})
     return RedirectResponse(f"/runs/{run.id}", status_code=303)
 
 
@@ -267,10 +268,12 @@ async def html_report(request: Request, run_id: int):
 
 @router.get("/runs/{run_id}/files/{name}")
 async def download(request: Request, run_id: int, name: str):
-    session = request.app.state.session
-    run = session.runs.get(run_id)
-    files = worker.run_files(run.folder) if run is not None else {}
-    if name == JOB_ARCHIVE and run is not None:
+    finished, instead = _finished(request, run_id)  # a running or cancelled run's files are not its outputs
+    if instead is not None:
+        return instead
+    run, _ = finished
+    files = worker.run_files(run.folder)
+    if name == JOB_ARCHIVE:
         files[name] = await asyncio.to_thread(job_archive, run.folder)  # compresses the data: off the event loop
     if name not in files:
         return request.app.state.render(request, "missing.html", 404, what=name)

@@ -11,6 +11,7 @@ which the app reads and pushes to the page.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -49,6 +50,11 @@ def _cli(argv: list[str], log) -> int:
                           stdin=subprocess.DEVNULL, check=False).returncode
 
 
+#: Seconds a cancelled run has to end by the command line's own Ctrl-C path (which writes
+#: its output files whole or not at all) before its process group is killed.
+CANCEL_GRACE = 10.0
+
+
 def start(job_path: str, run_dir: str, options: dict) -> subprocess.Popen:
     """Start :func:`run` in a new process group (ended whole by :func:`cancel`)."""
     return subprocess.Popen([sys.executable, "-m", "fairanon.app.worker", job_path, run_dir, json.dumps(options)],
@@ -56,44 +62,58 @@ def start(job_path: str, run_dir: str, options: dict) -> subprocess.Popen:
 
 
 def cancel(process: subprocess.Popen) -> None:
-    """End a run started by :func:`start`, with the commands it runs."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    """End a run started by :func:`start`, with the commands it runs: SIGINT to the
+    group, as Ctrl-C in a terminal (the command line then leaves its output folder as it
+    was), and SIGKILL to what is left of the group after :data:`CANCEL_GRACE` seconds."""
+    if process.poll() is not None:
+        return  # ended: its group id may be another's by now
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(CANCEL_GRACE)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):  # the worker, or what it left behind in its group
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def run(job_path: str, run_dir: str, options: dict) -> None:
     """Anonymize and verify `job_path` into ``run_dir/out``, then measure the utility.
 
-    `options`: ``method``, ``seed``, ``time_limit``, ``format`` (command-line options, or
-    None) and ``classifier`` (for the utility analysis: "logistic" or "none")."""
+    `options`: ``format`` (``anonymize --format``), ``classifier`` (for the utility
+    analysis: "logistic" or "none") and ``seed`` (the job's, for the utility analysis's
+    split; None: none). A SIGINT (:func:`cancel`) reaches the command it runs, which ends
+    by its Ctrl-C path; the worker then stops, its state "cancelled"."""
+    interrupted = []
+    # not ignored (a child would inherit SIG_IGN) but noted: the command line handles it
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
+    try:
+        _run(job_path, run_dir, options, interrupted)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(job_path: str, run_dir: str, options: dict, interrupted: list) -> None:
     started = time.time()
     out = os.path.join(run_dir, "out")
     argv = ["anonymize", job_path, "--out", out]
-    for key, flag in (("method", "--method"), ("seed", "--seed"), ("time_limit", "--time-limit"),
-                      ("format", "--format")):
-        if options.get(key) is not None:
-            argv += [flag, str(options[key])]
+    if options.get("format") is not None:
+        argv += ["--format", str(options["format"])]
     with open(os.path.join(run_dir, LOG_FILE), "w", encoding="utf-8") as log:
         write_status(run_dir, state="running", step="anonymizing and verifying", started=started)
         code = _cli(argv, log)
         release = _release_file(out)
-        if release is None:
-            write_status(run_dir, state="done", step="finished", code=code, started=started, ended=time.time())
+        if interrupted or release is None:
+            write_status(run_dir, state="cancelled" if interrupted else "done", step="finished", code=code,
+                         started=started, ended=time.time())
             return
         write_status(run_dir, state="running", step="measuring the utility", code=code, started=started)
         utility = _cli(["utility", job_path, "--release", release, "--classifier", options.get("classifier", "none"),
                         "--out", os.path.join(run_dir, UTILITY_FILE)] +
                        (["--seed", str(options["seed"])] if options.get("seed") is not None else []), log)
-        write_status(run_dir, state="done", step="finished", code=code, utility_code=utility, started=started,
-                     ended=time.time())
+        write_status(run_dir, state="cancelled" if interrupted else "done", step="finished", code=code,
+                     utility_code=utility, started=started, ended=time.time())
 
 
 def run_files(run_dir: str) -> dict:

@@ -310,14 +310,45 @@ def test_failing_check_shows_its_witness(client, failing_run):
 
 
 def test_cancel_a_run(client):
+    """Cancel while the command line runs: it ends by its Ctrl-C path (SIGINT), its
+    process group is gone, it leaves no release, and the run's files are not served."""
     client.post("/data/dataset", data={"dataset": "german"})
     client.post("/requirements", data={"k": "5"})
     assert client.post("/run", data={"method": "lns", "seed": "0", "time_limit": "60"}).url.path == "/runs/1"
     run = client.app.state.session.runs[1]
+    while worker.read_status(run.folder)["state"] != "running" and run.process.poll() is None:
+        time.sleep(0.05)
     page = text(client.post("/runs/1/cancel"))
     assert "cancelled" in page
-    assert run.process.poll() is not None
+    assert run.process.returncode == 0  # the worker ended by itself, after the command line's clean exit
+    with pytest.raises(ProcessLookupError):
+        os.killpg(run.process.pid, 0)  # nothing of the group is left
+    out = os.path.join(run.folder, "out")
+    assert not (os.path.isdir(out) and [n for n in os.listdir(out) if n.startswith("release")])
     assert wait_done(client, 1)["state"] == "cancelled"
+    assert worker.read_status(run.folder)["state"] == "cancelled"  # as the worker wrote it
+    for name in ("job.yaml", "release.csv", "job.zip"):
+        response = client.get(f"/runs/1/files/{name}", follow_redirects=False)
+        assert response.status_code == 303 and response.headers["location"] == "/runs/1", name
+
+
+def test_the_utility_analysis_gets_the_jobs_seed(monkeypatch, tmp_path):
+    """The worker runs ``anonymize`` and then ``utility --seed`` with the job's seed,
+    the options that ``start`` passes (the commands recorded, not run)."""
+    commands = []
+
+    def cli(argv, log):
+        commands.append(argv)
+        if argv[0] == "anonymize":
+            os.makedirs(tmp_path / "out")
+            (tmp_path / "out" / "report.json").write_text(json.dumps({"release_file": "release.csv"}))
+        return 0
+
+    monkeypatch.setattr(worker, "_cli", cli)
+    worker.run("job.yaml", str(tmp_path), {"classifier": "none", "format": "csv", "seed": 7})
+    assert commands[0] == ["anonymize", "job.yaml", "--out", str(tmp_path / "out"), "--format", "csv"]
+    assert commands[1][0] == "utility" and commands[1][-2:] == ["--seed", "7"]
+    assert worker.read_status(str(tmp_path))["state"] == "done"
 
 
 def test_bad_run_settings(client):
