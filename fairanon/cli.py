@@ -456,9 +456,8 @@ def _bench(args) -> int:
             result = run_suite(suite, args.out, resume=args.resume, overwrite=args.overwrite, jobs=args.jobs,
                                progress=progress)
     except KeyboardInterrupt:
-        print("fairanon bench: interrupted; the finished runs are in results.csv: run the same command "
-              "with --resume to finish the others", file=sys.stderr)
-        return 130
+        return _interrupted("fairanon bench: interrupted; the finished runs are in results.csv: run the "
+                            "same command with --resume to finish the others")
     comparisons = {} if args.no_report else compare_results(result.out)
     print_summary(result.results, comparisons)
     if not args.no_report:
@@ -481,71 +480,90 @@ def _app(args) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code.
 
+    In the main thread, Ctrl-C is recorded as it arrives (:func:`_on_interrupt`), so an
+    interrupt that a library turns into another error still ends as one (exit 130).
     Without `argv` (the ``fairanon`` program itself) Ctrl-C is ignored once the command
     has ended: Python takes a moment to shut down after a large run, and an interrupt
     then would only turn the exit code of a finished run into death by SIGINT.
     """
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, _on_interrupt) if main_thread else None
+    _INTERRUPT.clear()
     try:
         return _run(argv)
     finally:
-        if argv is None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if main_thread:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
+
+
+#: Set when SIGINT arrives during :func:`main`.
+_INTERRUPT = threading.Event()
+
+
+def _on_interrupt(signum, frame) -> None:
+    """Python's own Ctrl-C behaviour (KeyboardInterrupt), remembered: pandas' C parser,
+    for one, turns a KeyboardInterrupt raised while it reads into a ParserError."""
+    _INTERRUPT.set()
+    raise KeyboardInterrupt
 
 
 def _run(argv: Sequence[str] | None) -> int:
     try:
-        # Inside the try: building the parser imports the subcommands' modules, which
-        # takes long enough for a Ctrl-C to land in it.
-        parser = _build_parser()
-        args = parser.parse_args(argv)
-        if args.version:
-            from . import __version__
-
-            print(f"fairanon {__version__}")
-            return 0
-        if args.command is None:
-            parser.print_help()
+        return _command(argv)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt) or _INTERRUPT.is_set() or _caused_by_interrupt(exc):
+            return _interrupted()
+        if isinstance(exc, _UsageError):
+            print(str(exc), file=sys.stderr)
             return 2
-        if args.command == "patterns":
-            from .patterns.command import run as _run_patterns
+        if isinstance(exc, (InfeasibleError, SolverError)):
+            print(f"fairanon: {exc}", file=sys.stderr)
+            return 1
+        if isinstance(exc, (FairanonError, OSError)):
+            print(f"fairanon: error: {exc}", file=sys.stderr)
+            return 2
+        raise
 
-            return _run_patterns(args)
-        if args.command == "bench":
-            return _bench(args)
-        if args.command == "app":
-            return _app(args)
-        if getattr(args, "engine", "local") == "dask":
-            from .distributed import command as dask_command
 
-            return getattr(dask_command, args.command)(args)
-        commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1),
-                    "utility": (_utility, 3), "risk": (_risk, 3)}
-        func, steps = commands[args.command]
-        with _progress(steps, enabled=sys.stderr.isatty()) as step:
-            return func(args, step)
-    except _UsageError as exc:
-        print(str(exc), file=sys.stderr)
+def _command(argv: Sequence[str] | None) -> int:
+    # Building the parser imports the subcommands' modules, which takes long enough for
+    # a Ctrl-C to land in it: it is inside _run's handling.
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from . import __version__
+
+        print(f"fairanon {__version__}")
+        return 0
+    if args.command is None:
+        parser.print_help()
         return 2
-    except (InfeasibleError, SolverError) as exc:
-        print(f"fairanon: {exc}", file=sys.stderr)
-        return 1
-    except FairanonError as exc:
-        print(f"fairanon: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"fairanon: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return _interrupted()
-    except ImportError as exc:
-        # Ctrl-C while a compiled module initializes comes back as this ImportError.
-        if not _caused_by_interrupt(exc):
-            raise
-        return _interrupted()
+    if args.command == "patterns":
+        from .patterns.command import run as _run_patterns
+
+        return _run_patterns(args)
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == "app":
+        return _app(args)
+    if getattr(args, "engine", "local") == "dask":
+        from .distributed import command as dask_command
+
+        return getattr(dask_command, args.command)(args)
+    commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1),
+                "utility": (_utility, 3), "risk": (_risk, 3)}
+    func, steps = commands[args.command]
+    with _progress(steps, enabled=sys.stderr.isatty()) as step:
+        return func(args, step)
 
 
-def _interrupted() -> int:
-    print("fairanon: interrupted (output files are written whole or not at all)", file=sys.stderr)
+def _interrupted(message: str = "fairanon: interrupted (output files are written whole or not at all)") -> int:
+    print(message, file=sys.stderr)
+    # A KeyboardInterrupt that ended code run from a string (dataclasses and namedtuple
+    # build their methods with exec) leaves CPython's "unhandled interrupt" flag set even
+    # when caught, and under ``python -m`` the interpreter then ends by SIGINT instead
+    # of with this exit code. Every string evaluation clears the flag first.
+    exec("pass")
     return 130
 
 

@@ -274,3 +274,29 @@ def test_ctrl_c_while_python_shuts_down_keeps_the_exit_code():
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "finished 0" in proc.stdout, proc.stderr
+
+
+def test_an_interrupt_a_library_turns_into_another_error_still_exits_130(tmp_path):
+    """pandas' C parser turns a KeyboardInterrupt raised while it reads into a
+    ParserError; dataclasses and namedtuple build methods with exec, after which a caught
+    KeyboardInterrupt makes ``python -m`` end by SIGINT. Both, in one run, exit 130."""
+    (tmp_path / "swallow.py").write_text(textwrap.dedent("""
+        import sys
+        import fairanon.cli as cli
+        import fairanon.instances.datasets as datasets
+
+        def load(name, **options):
+            try:  # what pandas' parser does with an interrupt while it reads: drop it
+                exec("import signal; signal.raise_signal(signal.SIGINT)", {})
+            except KeyboardInterrupt:
+                pass
+            raise ValueError("Error tokenizing data. C error: Calling read(nbytes) on source failed")
+
+        datasets.load = load
+        sys.exit(cli.main(["anonymize", "--dataset", "adult", "--out", sys.argv[1]]))
+    """), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "swallow", str(tmp_path / "o")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert "fairanon: interrupted" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "o").exists()
