@@ -79,7 +79,21 @@ def _use_table(session, path: str, content: bytes) -> None:
         fh.write(content)
     kind = "parquet" if path.endswith((".parquet", ".pq")) else "csv"
     table = read_table(path, kind)
+    _refuse_missing(table, os.path.basename(path))
     session.use({kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
+
+
+def _refuse_missing(table, name: str) -> None:
+    """Refuse a table with empty cells, saying what to do in the app (every column starts
+    as a quasi-identifier, and the app has no field for the job file's ``missing``)."""
+    from ..exceptions import SchemaError
+
+    counts = table.isna().sum()
+    if counts.any():
+        details = ", ".join(f"{c!r} ({int(n)} rows)" for c, n in counts[counts > 0].items())
+        raise SchemaError(f"Missing values in {details} of {name!r}. Fill them (or write them as a value of their "
+                          "own, such as '?') and upload the file again, or pick it with a job file whose "
+                          "'instance' section says 'missing: drop' (Job file, with the files it names).")
 
 
 @router.post("/data/upload", response_class=HTMLResponse)

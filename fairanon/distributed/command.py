@@ -83,6 +83,7 @@ def anonymize(args) -> int:
     """Anonymize on Dask and verify the Parquet release from what was written; the
     release directory is named by its verdict (:func:`release_file_name`) only once it
     is whole and checked, and ``report.json`` is written atomically."""
+    from .._memory import memory_limit_context
     from ..api import anonymize as run
     from ..instances.files import RELEASE_FILES, check_output_dir, commit, release_file_name, remove_output
     from .cluster import trim_workers
@@ -100,14 +101,18 @@ def anonymize(args) -> int:
             if getattr(args, "max_rows", None):
                 options["max_rows"] = args.max_rows
             time_limit = args.time_limit if getattr(args, "time_limit", None) is not None else job.time_limit
+            # As on one machine: --memory-limit, else the job's.
+            memory_limit = args.memory_limit if getattr(args, "memory_limit", None) is not None else job.memory_limit
             release = run(dinst, job.requirements, method, engine="dask", seed=seed, time_limit=time_limit,
-                          memory_limit=getattr(args, "memory_limit", None), progress=tty, **options)
+                          memory_limit=memory_limit, progress=tty, **options)
             os.makedirs(args.out, exist_ok=True)
             write = release.to_parquet(staging, compute=False, check=False)
             _, timed_out = _show([write, release.timed_out()], c, tty)
             release = release.finished(timed_out)
             trim_workers(c)
-            report = verify_dask(dinst, staging, job.requirements, progress=tty, utility=True, risk=True)
+            # The limit applies to the client's own work too: the risk figures check it.
+            with memory_limit_context(memory_limit, "anonymize"):
+                report = verify_dask(dinst, staging, job.requirements, progress=tty, utility=True, risk=True)
             utility, risk = _named(report.utility, release), report.risk_report
             report = dataclasses.replace(report, method=release.method, status=str(release.status))
             memory = peak_memory(c)

@@ -271,6 +271,14 @@ def test_upload_csv_roles_and_malformed_files(client, tmp_path):
         assert response.status_code == 400 and 'class="error"' in response.text, content
         assert "Traceback" not in response.text
     assert "patients.csv: 4 records" in text(client.get("/data"))  # the earlier data stays
+    response = client.post("/data/upload", files={"file": ("gaps.csv", "age,zip\n30,\n,1\n5,2\n", "text/csv")})
+    assert response.status_code == 400
+    assert "Missing values in 'age' (1 rows), 'zip' (1 rows) of 'gaps.csv'" in text(response)
+    assert "missing: drop" in text(response) and "pass missing=" not in text(response)
+    job = "instance:\n  csv: gaps.csv\n  missing: drop\n  schema: {age: {role: qi}, zip: {role: qi}}\n"
+    assert "job.yaml: 1 records 2 records with missing values were dropped" in text(client.post(
+        "/data/job", files=[("files", ("job.yaml", job, "text/yaml")),
+                            ("files", ("gaps.csv", "age,zip\n30,\n,1\n5,2\n", "text/csv"))]))
 
 
 def test_run_to_results_and_the_job_file_reproduces_the_release(client, tmp_path):
