@@ -62,6 +62,9 @@ def _build_parser() -> argparse.ArgumentParser:
                         "a number) with a leading ' (default: on; fairanon verify reads both forms)")
     p.add_argument("--format", choices=("csv", "parquet"), default="csv",
                    help="release file format (default: csv; the dask engine writes parquet)")
+    p.add_argument("--candidates", metavar="FILE",
+                   help="with method fulldomain: also list the lattice's nodes that meet the requirements (their "
+                        "loss and risk, Pareto ones first) into FILE as JSON, under the same time and memory limits")
     engine(p)
 
     p = sub.add_parser("verify", help="verify a released table against the job's requirements")
@@ -179,16 +182,21 @@ def _write_json(document) -> Callable[[str], None]:
 
 def _anonymize(args, step) -> int:
     from .api import anonymize
-    from .instances.files import (RELEASE_FILES, check_output_dir, commit, neutralize_formulas, release_file_name,
-                                  write_csv)
+    from .instances.files import (RELEASE_FILES, check_output_dir, check_output_file, commit, neutralize_formulas,
+                                  release_file_name, write_csv)
     from .models.risk.report import release_risk
     from .models.utility import release_utility
     from .models.verify import verify
 
     check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
+    if args.candidates is not None:
+        check_output_file(args.candidates, option="--candidates")
     step("loading the instance")
     job = _job(args)
     method = args.method or job.method
+    if args.candidates is not None and method != "fulldomain":
+        raise _UsageError(f"fairanon anonymize: --candidates lists the nodes of fulldomain's lattice; the method is "
+                          f"{method!r}")
     seed = args.seed if args.seed is not None else job.seed
     time_limit = args.time_limit if args.time_limit is not None else job.time_limit
     step(f"anonymizing {job.instance.name!r} with {method}")
@@ -229,7 +237,31 @@ def _anonymize(args, step) -> int:
     else:
         print(f"Wrote {report_path}; the release is not publishable ({status}, "
               f"{'verified' if report.passed else 'fails verification'}): its table is in {release_path}")
+    if args.candidates is not None:
+        step("listing the candidate transformations")
+        _write_candidates(args.candidates, job, time_limit, memory_limit)
     return 0 if passed else 1
+
+
+def _write_candidates(path: str, job, time_limit, memory_limit) -> None:
+    """Write to `path` the candidate transformations of `job`'s fulldomain lattice
+    (:func:`fairanon.solver.fulldomain.candidates`, with the job's objective and
+    suppression limit), or ``{"error": message}`` when they cannot be listed (a lattice
+    or a memory need above the limits): the release is written either way."""
+    from ._memory import memory_limit_context
+    from .instances.files import commit
+    from .solver.fulldomain import candidates
+
+    options = {k: v for k, v in job.options.items() if k in ("objective", "max_suppressed")}
+    try:
+        with memory_limit_context(memory_limit, "anonymize"):
+            listed = candidates(job.instance, job.requirements, time_limit=time_limit, **options)
+        document, why = listed.to_dict(), listed.reason
+    except FairanonError as exc:
+        document, why = {"error": str(exc)}, str(exc)
+    commit({path: _write_json(document)})
+    print(f"Wrote {path}: " + (f"no candidates listed ({why})" if why else
+                               f"{listed.feasible} of the lattice's {listed.lattice_size} nodes meet the requirements"))
 
 
 def _print_best_effort(release) -> None:

@@ -90,6 +90,9 @@ def anonymize(args) -> int:
     from .verify import verify_dask
 
     check_output_dir(args.out, [*RELEASE_FILES, "report.json"])
+    if getattr(args, "candidates", None) is not None:
+        raise InvalidParameterError("--candidates lists the nodes of fulldomain's lattice on one machine "
+                                    "(--engine local); the dask engine does not run fulldomain.")
     tty = sys.stderr.isatty()
     staging = os.path.join(args.out, f".release.parquet.{os.getpid()}.part")
     try:

@@ -1,0 +1,82 @@
+"""``fairanon anonymize --candidates FILE``: a fulldomain job's candidate
+transformations written as JSON next to the release (the loan table's three passing
+nodes, by hand), under the job's time limit; refused before any work for another
+method, another engine or an unusable path; the reason written when they cannot be
+listed, the release written either way."""
+
+import importlib
+import json
+
+import pytest
+from cli_helpers import run
+
+import fairanon.api
+from fairanon.solver.fulldomain import Candidates
+
+# Ruggieri's loan table (17 records) under 2-anonymity: purpose={housing, car} under
+# 'housing-car', emp={no, yes} under '*'. At (purpose 1, emp 0) the 17 purpose cells are
+# generalized, at (0, 1) the 17 emp cells, at (1, 1) all 34; (0, 0) leaves a class of one.
+JOB = """instance: {dataset: ruggieri_loan}
+requirements:
+  - k_anonymity: {k: 2}
+method: fulldomain
+options: {objective: generalized}
+seed: 0
+"""
+CANDIDATES = importlib.import_module("fairanon.solver.fulldomain.candidates")  # the package names the function
+
+
+@pytest.fixture
+def job(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(JOB, encoding="utf-8")
+    return path
+
+
+def test_candidates_are_written_next_to_the_same_release(job, tmp_path, capsys):
+    code, out, _ = run(capsys, "anonymize", job, "--out", tmp_path / "with", "--candidates", tmp_path / "c.json")
+    assert code == 0 and "3 of the lattice's 4 nodes meet the requirements" in out
+    listed = Candidates.from_dict(json.loads((tmp_path / "c.json").read_text()))
+    assert {tuple(c.levels.values()): c.objective for c in listed.candidates} == {(1, 0): 17, (0, 1): 17, (1, 1): 34}
+    assert (listed.lattice_size, listed.checked, listed.feasible, listed.reason) == (4, 4, 3, None)
+    assert run(capsys, "anonymize", job, "--out", tmp_path / "without")[0] == 0
+    assert (tmp_path / "with" / "release.csv").read_bytes() == (tmp_path / "without" / "release.csv").read_bytes()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (("--method", "mondrian"), "--candidates lists the nodes of fulldomain's lattice; the method is 'mondrian'"),
+    (("--engine", "dask"), "the dask engine does not run fulldomain"),
+])
+def test_candidates_of_another_method_or_engine_are_refused_before_any_work(job, tmp_path, capsys, monkeypatch,
+                                                                             extra, message):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the anonymization ran although --candidates was refused")
+
+    monkeypatch.setattr(fairanon.api, "anonymize", forbidden)
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "out", "--candidates", tmp_path / "c.json",
+                       *extra)
+    assert code == 2 and message in err
+    assert not (tmp_path / "c.json").exists()
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "out", "--candidates", tmp_path)
+    assert code == 2 and "--candidates" in err and "is a folder" in err
+
+
+def test_the_time_limit_and_the_node_limit_are_written_as_reasons(job, tmp_path, capsys, monkeypatch):
+    """A clock that advances one second a reading stops the listing after one node
+    under a 1.5 s limit; a node limit of 2 refuses the 4-node lattice. The release is
+    written both times."""
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(CANDIDATES, "perf_counter", lambda: next(ticks))
+    code, out, _ = run(capsys, "anonymize", job, "--out", tmp_path / "a", "--candidates", tmp_path / "a.json",
+                       "--time-limit", "1.5")
+    reason = "the time limit (1.5 s) ran out after checking 1 of the lattice's 4 nodes"
+    assert code == 0 and f"no candidates listed ({reason})" in out
+    stopped = Candidates.from_dict(json.loads((tmp_path / "a.json").read_text()))
+    assert stopped.reason == reason and stopped.candidates == () and stopped.checked == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(CANDIDATES, "CANDIDATE_NODES", 2)
+    code, out, _ = run(capsys, "anonymize", job, "--out", tmp_path / "b", "--candidates", tmp_path / "b.json")
+    refused = "The lattice has 4 nodes; candidates lists lattices of at most 2 nodes"
+    assert code == 0 and refused in out
+    assert json.loads((tmp_path / "b.json").read_text())["error"].startswith(refused)
+    assert (tmp_path / "a" / "release.csv").is_file() and (tmp_path / "b" / "release.csv").is_file()
