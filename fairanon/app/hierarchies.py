@@ -8,16 +8,26 @@ re-runs the app's choice.
 
 from __future__ import annotations
 
-import io
+import asyncio
 from collections.abc import Mapping
+from urllib.parse import urlencode
 
+import pandas as pd
 from fastapi import APIRouter, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..exceptions import FairanonError, InvalidParameterError
-from ..instances.builders import grouping_hierarchy, interval_hierarchy, masking_hierarchy, to_arx_csv, with_hierarchy
-from ..instances.generalization import format_number
+from ..instances.builders import (
+    grouping_hierarchy,
+    interval_hierarchy,
+    masking_hierarchy,
+    numeric_order,
+    to_arx_csv,
+    with_hierarchy,
+)
+from ..instances.files import safe_file_name
 from ..instances.hierarchy import Hierarchy
+from ..jobs import load_instance_spec
 
 router = APIRouter()
 
@@ -31,15 +41,18 @@ MAX_HIERARCHY = 20 * 2**20
 SHOWN_CHILDREN = 8
 
 
+def _int_or_text(item: str) -> int | str:
+    """A whole number as an int, anything else as typed (so that the builder's message
+    names a bad item: ``--5``, ``²``)."""
+    try:
+        return int(item)
+    except ValueError:
+        return item
+
+
 def _items(text: str) -> list:
-    """A comma-separated field as a list: whole numbers as ints, the rest as typed (so
-    that the builder's message names a bad item)."""
-    out: list = []
-    for item in str(text).replace(";", ",").split(","):
-        item = item.strip()
-        if item:
-            out.append(int(item) if item.lstrip("-").isdigit() else item)
-    return out
+    """A comma-separated field as a list of :func:`_int_or_text` items."""
+    return [_int_or_text(item.strip()) for item in str(text).replace(";", ",").split(",") if item.strip()]
 
 
 def _optional(text) -> str | None:
@@ -47,46 +60,50 @@ def _optional(text) -> str | None:
     return text or None
 
 
-def build(instance, name: str, form: Mapping) -> Hierarchy:
-    """The tree the builder form describes for attribute `name` of `instance`.
+def value_texts(session, name: str) -> pd.Series:
+    """The values of attribute `name` as the text a categorical column holds, which a
+    tree's leaves must be: a numeric column is read again as text (``45.0``, ``030``
+    and ``1e3`` as written, not as the numbers 45, 30 and 1000), so the tree fits
+    the data once applied."""
+    instance = session.instance
+    attr = instance.schema[name]
+    if attr.kind == "numeric":
+        schema = dict(session.source.get("schema") or {})
+        schema[name] = attr.with_(kind="categorical", hierarchy=None, order=None, intervals=None).to_spec()
+        instance = load_instance_spec({**session.source, "schema": schema}, session.folder)
+    return instance.table[name].dropna().astype(str)
+
+
+def build(session, name: str, form: Mapping) -> Hierarchy:
+    """The tree the builder form describes for attribute `name` of the session's data.
 
     Raises the builder's :class:`~fairanon.exceptions.InvalidParameterError` for a bad field."""
+    instance = session.instance
     if instance is None:
         raise InvalidParameterError("Choose the data first (Data page).")
     if name not in instance.schema.names:
         raise InvalidParameterError(f"{name!r} is not an attribute of {instance.name!r}.")
     attr = instance.schema[name]
-    column = instance.table[name].dropna()
     builder = str(form.get("builder", ""))
+    if builder not in {b for b, _ in BUILDERS}:
+        raise InvalidParameterError(f"The builder must be one of {[b for b, _ in BUILDERS]}. Got {builder!r} instead.")
+    column = value_texts(session, name)
     if builder == "intervals":
         return interval_hierarchy(column, _items(form.get("widths", "")), origin=_optional(form.get("origin")) or 0,
                                   bottom=_optional(form.get("bottom")), top=_optional(form.get("top")))
     if builder == "grouping":
-        order = attr.domain if attr.domain is not None else [format_number(v) for v in sorted(column.unique())]
+        order = attr.domain if attr.domain is not None else numeric_order(column)
         return grouping_hierarchy(order, _items(form.get("sizes", "")))
-    if builder == "masking":
-        levels = _optional(form.get("levels"))
-        return masking_hierarchy(column, levels=int(levels) if levels and levels.isdigit() else levels,
-                                 from_right=form.get("direction", "right") != "left")
-    raise InvalidParameterError(f"The builder must be one of {[b for b, _ in BUILDERS]}. Got {builder!r} instead.")
+    levels = _optional(form.get("levels"))
+    return masking_hierarchy(column, levels=None if levels is None else _int_or_text(levels),
+                             from_right=form.get("direction", "right") != "left")
 
 
-def read_arx_csv(content: bytes, sep: str) -> Hierarchy:
-    """A tree from the bytes of an uploaded ARX hierarchy CSV."""
+def read_arx_csv(content: bytes, sep: str, name: str) -> Hierarchy:
+    """A tree from the bytes of an uploaded ARX hierarchy CSV named `name`."""
     if len(content) > MAX_HIERARCHY:
         raise InvalidParameterError(f"The hierarchy file is larger than {MAX_HIERARCHY // 2**20} MB.")
-    if not isinstance(sep, str) or len(sep) != 1:
-        raise InvalidParameterError(f"The separator must be one character. Got {sep!r} instead.")
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidParameterError(f"The hierarchy file is not UTF-8 text ({exc.reason}).") from None
-    import csv
-
-    try:
-        return Hierarchy.from_arx_csv(io.StringIO(text, newline=""), sep=sep)
-    except csv.Error as exc:
-        raise InvalidParameterError(f"The hierarchy file is not a valid CSV file: {exc}.") from None
+    return Hierarchy.from_arx_csv(content, sep=sep, name=name)
 
 
 def levels(hierarchy: Hierarchy) -> list[tuple[int, int]]:
@@ -104,9 +121,19 @@ def _attribute(request: Request, name: str):
     return instance.schema[name]
 
 
+def _page_url(name: str) -> str:
+    return "/hierarchies?" + urlencode({"attr": name})
+
+
 @router.get("/hierarchies", response_class=HTMLResponse)
-async def hierarchies_page(request: Request, attr: str | None = None, error: str | None = None,
-                           status_code: int = 200, form: Mapping | None = None):
+async def hierarchies_page(request: Request, attr: str | None = None):
+    return render_page(request, attr)
+
+
+def render_page(request: Request, attr: str | None, error: str | None = None, status_code: int = 200,
+                form: Mapping | None = None):
+    """The page for attribute `attr` (the first quasi-identifier if None), with the
+    message `error` of a refused form beside the form's fields."""
     session = request.app.state.session
     instance = session.instance
     names = [a.name for a in instance.schema if a.is_qi] if instance is not None else []
@@ -124,7 +151,7 @@ async def hierarchies_page(request: Request, attr: str | None = None, error: str
 async def preview(request: Request):
     form = await request.form()
     try:
-        tree = build(request.app.state.session.instance, str(form.get("attr", "")), form)
+        tree = await asyncio.to_thread(build, request.app.state.session, str(form.get("attr", "")), form)
     except FairanonError as exc:  # the message is the answer (htmx swaps 2xx answers only)
         return request.app.state.render(request, "tree.html", tree=None, error=str(exc))
     return request.app.state.render(request, "tree.html", tree=tree, error=None, levels=levels,
@@ -137,11 +164,11 @@ async def apply(request: Request):
     name = str(form.get("attr", ""))
     session = request.app.state.session
     try:
-        tree = build(session.instance, name, form)
-        session.set_attribute(with_hierarchy(session.instance.schema[name], tree))
+        tree = await asyncio.to_thread(build, session, name, form)  # reads the data again: off the event loop
+        await asyncio.to_thread(session.set_attribute, with_hierarchy(session.instance.schema[name], tree))
     except FairanonError as exc:
-        return await hierarchies_page(request, attr=name, error=str(exc), status_code=400, form=form)
-    return RedirectResponse(f"/hierarchies?attr={name}", status_code=303)
+        return render_page(request, name, error=str(exc), status_code=400, form=form)
+    return RedirectResponse(_page_url(name), status_code=303)
 
 
 @router.post("/hierarchies/import", response_class=HTMLResponse)
@@ -153,11 +180,12 @@ async def import_csv(request: Request, file: UploadFile):
         attr = _attribute(request, name)
         if attr is None:
             raise InvalidParameterError(f"{name!r} is not an attribute of the data.")
-        tree = read_arx_csv(await file.read(MAX_HIERARCHY + 1), str(form.get("sep", ";")))
-        session.set_attribute(with_hierarchy(attr, tree))
+        content = await file.read(MAX_HIERARCHY + 1)
+        tree = await asyncio.to_thread(read_arx_csv, content, str(form.get("sep", ";")), file.filename or "upload")
+        await asyncio.to_thread(session.set_attribute, with_hierarchy(attr, tree))
     except FairanonError as exc:
-        return await hierarchies_page(request, attr=name or None, error=str(exc), status_code=400)
-    return RedirectResponse(f"/hierarchies?attr={name}", status_code=303)
+        return render_page(request, name or None, error=str(exc), status_code=400)
+    return RedirectResponse(_page_url(name), status_code=303)
 
 
 @router.get("/hierarchies/{name}.csv")
@@ -166,7 +194,5 @@ async def export_csv(request: Request, name: str):
     if attr is None or attr.hierarchy is None:
         what = f"hierarchy of {name!r}" + ("" if attr is None else f" (a {attr.kind} attribute without a tree)")
         return request.app.state.render(request, "missing.html", 404, what=what)
-    from ..instances.files import safe_file_name
-
     return Response(to_arx_csv(attr.hierarchy), media_type="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{safe_file_name(name, "hierarchy")}.csv"'})
