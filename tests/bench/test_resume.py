@@ -80,6 +80,7 @@ def _last_row_start(data: bytes) -> int:
     return data.rstrip(b"\r\n").rfind(b"\r\n") + 2
 
 
+@pytest.mark.slow
 def test_a_torn_last_row_and_a_stale_message_file_on_resume(uninterrupted, tmp_path):
     out, rows, _ = uninterrupted
     (tmp_path / "suite.yaml").write_text(SUITE)
@@ -137,6 +138,7 @@ def _interrupt_and_resume(uninterrupted, tmp_path, how, rng, window=0.9):
     _resume_and_check(out, rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGKILL", pytest.param("SIGINT", marks=pytest.mark.slow)])
 def test_an_interrupted_benchmark_resumes_to_the_same_rows(uninterrupted, tmp_path, how):
     _interrupt_and_resume(uninterrupted, tmp_path, how, random.Random(how), window=0.5)

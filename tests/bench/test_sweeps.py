@@ -40,6 +40,7 @@ def test_columns_of_a_requirement_set_reach_the_runs():
         Suite.from_dict(bad)
 
 
+@pytest.mark.slow
 def test_report_draws_each_declared_sweep(tmp_path):
     out = str(tmp_path / "sweep")
     result = run_suite(Suite.from_dict(_sweep_suite(out)), out)

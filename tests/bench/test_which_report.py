@@ -14,6 +14,10 @@ from report_probe import CHROMIUM, boxes, images, png_size, probe, screenshot
 
 from fairanon.bench import Suite, compare_results, load_suite, run_suite, write_report
 
+# A suite of nine runs, each its own process: the quick suite of test_report.py keeps the
+# benchmark's end-to-end path in the default run.
+pytestmark = pytest.mark.slow
+
 SUITES = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "suites")
 SIGMA = ["ETH(Asian) [2, 5]", "ETH(African) [1, 3]", "CTY(Vancouver) [2, 4]"]
 MINI = {

@@ -83,11 +83,11 @@ def _same_report(a, b):
 @pytest.mark.parametrize(
     "reqs",
     [
-        [fa.KAnonymity(10)],
-        [fa.KAnonymity(5), fa.LDiversity(3)],
-        [fa.KAnonymity(5), fa.TCloseness(Fraction(1, 4), distance="equal")],
+        pytest.param([fa.KAnonymity(10)], marks=pytest.mark.slow, id="k"),
+        pytest.param([fa.KAnonymity(5), fa.LDiversity(3)], id="k+l"),
+        pytest.param([fa.KAnonymity(5), fa.TCloseness(Fraction(1, 4), distance="equal")],
+                     marks=pytest.mark.slow, id="k+t"),
     ],
-    ids=["k", "k+l", "k+t"],
 )
 def test_release_and_report_equal_the_single_machine_ones(big, reqs):
     inst, dinst = big
@@ -244,6 +244,7 @@ method: mondrian
 """
 
 
+@pytest.mark.slow
 def test_parquet_directory_in_parquet_release_out_and_verify_passes(tmp_path, client, monkeypatch, capsys):
     inst = population(20_000, n_qi=4, seed=1)
     table = inst.table.reset_index()
@@ -321,6 +322,7 @@ def test_tasks_that_finish_parts_stop_at_the_time_limit(client, tmp_path):
     assert verify_dask(dinst, str(tmp_path / "release"), reqs).passed
 
 
+@pytest.mark.slow
 def test_cli_time_limit_on_dask(tmp_path, client, monkeypatch, capsys):
     inst = population(20_000, n_qi=4, seed=1)
     inst.table.reset_index().to_parquet(tmp_path / "data.parquet", index=False)
@@ -378,6 +380,7 @@ def test_routine_shuffle_messages_do_not_reach_the_terminal(client, tmp_path):
     assert report.passed
     assert not [m for m in shown.messages if "initialized by task" in m or "deactivated due to stimulus" in m]
 
+@pytest.mark.slow
 
 def _peaks(queue):
     import resource
@@ -409,6 +412,7 @@ def test_worker_peaks_are_the_workers_own():
     assert own < inherited - 200
 
 
+@pytest.mark.slow
 def test_peak_memory_reads_every_worker(client):
     from fairanon.distributed.command import peak_memory
 

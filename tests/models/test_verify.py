@@ -110,12 +110,26 @@ def _oracle_alpha(table, measure, alpha, min_support):
     return worst_ok
 
 
-@settings(max_examples=60)
+@settings(max_examples=20)
 @given(
     st.lists(row_strategy, min_size=2, max_size=14),
     st.data(),
 )
 def test_verifier_agrees_with_a_brute_force_oracle(rows, data):
+    _agrees_with_the_oracle(rows, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(row_strategy, min_size=2, max_size=14),
+    st.data(),
+)
+def test_verifier_agrees_with_a_brute_force_oracle_at_length(rows, data):
+    _agrees_with_the_oracle(rows, data)
+
+
+def _agrees_with_the_oracle(rows, data):
     inst = _instance(rows)
     n = len(rows)
     groups = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))

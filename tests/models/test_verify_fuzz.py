@@ -181,7 +181,7 @@ def _verify_one(folder: str, data_rows, data) -> None:
         assert ("PASSED" in text) == (code == 0)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows, st.data())
 def test_fuzzed_release_files_never_give_a_traceback_and_pass_only_with_the_oracle(folder, data_rows, data):
     _verify_one(folder, data_rows, data)

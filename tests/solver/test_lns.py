@@ -258,6 +258,7 @@ def test_a_neighbourhood_cannot_spend_outside_slack():
 
 
 # ------------------------------------------------------------------ the method
+@pytest.mark.slow
 def test_lns_starts_from_the_best_heuristic_and_certifies_its_gap():
     inst = _german(("job", "savings", "housing", "employment"))
     reqs = [fa.KAnonymity(10)]

@@ -371,6 +371,7 @@ def test_cpsat_returns_the_best_start_when_the_limit_is_far_below_the_build_time
     assert float(rel.objective) == pytest.approx(min(t["objective"] for t in started))
 
 
+@pytest.mark.slow
 def test_cpsat_gives_the_time_left_to_lns_from_its_best_start(monkeypatch):
     """When the model cannot be built in time, the time the build leaves goes to lns
     over the same model, started from the best start: never worse than it, verified,
