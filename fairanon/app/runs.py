@@ -106,7 +106,7 @@ async def start_run(request: Request):
                                              f"{limit_text!r}.", status_code=400)
     document = session.job_document(specs, method=method, seed=seed, time_limit=limit)
     try:
-        return _start(session, document, release_format)
+        return await asyncio.to_thread(_start, session, document, release_format)  # copies the job's files
     except FairanonError as exc:  # a file the job names cannot be copied into the run
         return await run_page(request, error=str(exc), status_code=400)
 
@@ -243,7 +243,7 @@ async def choose(request: Request, run_id: int):
         return PlainTextResponse(why, status_code=400)
     document = dict(read_document(run.job))
     document["options"] = {**(document.get("options") or {}), "levels": listed.candidates[number].levels}
-    return _start(session, document, run.format, run.folder)
+    return await asyncio.to_thread(_start, session, document, run.format, run.folder)
 
 
 @router.get("/runs/{run_id}/report.html")
