@@ -118,7 +118,8 @@ def _start(session, document: dict, release_format: str, base: str | None = None
     classifier = "logistic" if _have_sklearn() else "none"
     run.format = release_format
     run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format,
-                                                     "seed": document.get("seed")})
+                                                     "seed": document.get("seed"),
+                                                     "candidates": document.get("method") == "fulldomain"})
     return RedirectResponse(f"/runs/{run.id}", status_code=303)
 
 
@@ -197,30 +198,25 @@ async def results(request: Request, run_id: int):
     return request.app.state.render(request, "results.html", run=run, status=status, **shown)
 
 
-#: Candidate transformations listed on the Results page of a fulldomain run.
-CANDIDATES = 20
-
-
 def run_candidates(run) -> dict:
-    """The lattice nodes of a fulldomain run's job that meet its requirements
-    (:func:`fairanon.solver.fulldomain.candidates`, the same objective and suppression
-    limit), listed once per run: {"listed": Candidates} or {"error": message}; {} for
-    another method."""
-    if run.candidates is None:
-        from ..jobs import read_job
-        from ..solver.fulldomain import candidates
+    """The lattice nodes of a fulldomain run's job that meet its requirements, as its
+    worker listed them (``fairanon anonymize --candidates``, under the job's time and
+    memory limits): {"listed": Candidates}, or {"error": why they were not listed}; {}
+    for another method."""
+    from ..jobs import read_document
+    from ..solver.fulldomain import Candidates
 
-        try:
-            job = read_job(run.job)
-            if job.method != "fulldomain":
-                run.candidates = {}
-            else:
-                options = {k: v for k, v in job.options.items() if k in ("objective", "max_suppressed")}
-                run.candidates = {"listed": candidates(job.instance, job.requirements, limit=CANDIDATES,
-                                                       **options)}
-        except FairanonError as exc:
-            run.candidates = {"error": str(exc)}
-    return run.candidates
+    if read_document(run.job).get("method") != "fulldomain":
+        return {}
+    try:
+        with open(os.path.join(run.folder, worker.CANDIDATES_FILE), encoding="utf-8") as fh:
+            found = json.load(fh)
+    except (OSError, ValueError):
+        return {"error": "Not computed: the run wrote no list of candidates (its log says why)."}
+    if "error" in found:
+        return {"error": f"Not computed: {found['error']}"}
+    listed = Candidates.from_dict(found)
+    return {"error": f"Not computed: {listed.reason}."} if listed.reason else {"listed": listed}
 
 
 @router.post("/runs/{run_id}/choose")

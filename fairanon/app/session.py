@@ -31,7 +31,6 @@ class Run:
     process: object = None
     cancelled: bool = False
     format: str = "csv"  # the release file's format (the command line's --format)
-    candidates: object = None  # fulldomain: the lattice's candidates, listed once (or the reason they are not)
 
 
 @dataclass

@@ -22,6 +22,8 @@ import time
 STATUS_FILE = "status.json"
 LOG_FILE = "log.txt"
 UTILITY_FILE = "utility.json"
+#: A fulldomain run's candidate transformations (``fairanon anonymize --candidates``).
+CANDIDATES_FILE = "candidates.json"
 #: The release formats of ``fairanon anonymize --format``.
 FORMATS = ("csv", "parquet")
 
@@ -81,9 +83,10 @@ def cancel(process: subprocess.Popen) -> None:
 def run(job_path: str, run_dir: str, options: dict) -> None:
     """Anonymize and verify `job_path` into ``run_dir/out``, then measure the utility.
 
-    `options`: ``format`` (``anonymize --format``), ``classifier`` (for the utility
-    analysis: "logistic" or "none") and ``seed`` (the job's, for the utility analysis's
-    split; None: none). A SIGINT (:func:`cancel`) reaches the command it runs, which ends
+    `options`: ``format`` (``anonymize --format``), ``candidates`` (true: also list a
+    fulldomain job's candidate transformations, ``anonymize --candidates``),
+    ``classifier`` (for the utility analysis: "logistic" or "none") and ``seed`` (the
+    job's, for the utility analysis's split; None: none). A SIGINT (:func:`cancel`) reaches the command it runs, which ends
     by its Ctrl-C path; the worker then stops, its state "cancelled"."""
     interrupted = []
     # not ignored (a child would inherit SIG_IGN) but noted: the command line handles it
@@ -100,8 +103,12 @@ def _run(job_path: str, run_dir: str, options: dict, interrupted: list) -> None:
     argv = ["anonymize", job_path, "--out", out]
     if options.get("format") is not None:
         argv += ["--format", str(options["format"])]
+    step = "anonymizing and verifying"
+    if options.get("candidates"):  # here, under the job's limits and ended by Cancel, not in the app
+        argv += ["--candidates", os.path.join(run_dir, CANDIDATES_FILE)]
+        step += ", then listing the candidate transformations"
     with open(os.path.join(run_dir, LOG_FILE), "w", encoding="utf-8") as log:
-        write_status(run_dir, state="running", step="anonymizing and verifying", started=started)
+        write_status(run_dir, state="running", step=step, started=started)
         code = _cli(argv, log)
         release = _release_file(out)
         if interrupted or release is None:

@@ -655,7 +655,10 @@ def cli_run(session, document: dict, *, utility: bool = False, release_format: s
     out = os.path.join(run.folder, "out")
     with open(os.path.join(run.folder, worker.LOG_FILE), "w") as log:
         log.write("test\n")
-    code = main(["anonymize", run.job, "--out", out, "--format", release_format])
+    # as the worker runs it: a fulldomain run also lists its candidate transformations
+    listing = ["--candidates", os.path.join(run.folder, worker.CANDIDATES_FILE)] if document.get(
+        "method") == "fulldomain" else []
+    code = main(["anonymize", run.job, "--out", out, "--format", release_format, *listing])
     if utility:
         assert main(["utility", run.job, "--release", os.path.join(out, "release.csv"), "--classifier", "none",
                      "--out", os.path.join(run.folder, worker.UTILITY_FILE)]) == 0
@@ -835,8 +838,11 @@ def test_fulldomain_candidates_are_shown_and_one_can_be_chosen(client, tmp_path)
     document = yaml.safe_load(job.read_text())
     assert document["method"] == "fulldomain"
     assert document["options"] == {"objective": "generalized", "levels": {"purpose": 1, "emp": 1}}
-    chosen = text(client.get("/runs/2/results"))
-    assert "FEASIBLE · PASSED" in chosen
+    chosen = client.get("/runs/2/results").text
+    assert "FEASIBLE · PASSED" in text(chosen)
+    # listed by run 2's own worker (its candidates.json), the chosen node marked
+    assert os.path.isfile(os.path.join(session.runs[2].folder, worker.CANDIDATES_FILE))
+    assert re.search(r'<tr class="chosen"><td>1</td><td>purpose=1 emp=1 </td>', chosen)
     release = client.get("/runs/2/files/release.csv")
     from fairanon.cli import main
 
@@ -859,3 +865,31 @@ def test_choosing_a_candidate_refuses_bad_input(client):
     assert 'id="candidates"' not in client.get(f"/runs/{other.id}/results").text
     assert client.post("/runs/99/choose", data={"candidate": "0"}).status_code == 404
     assert sorted(session.runs) == [full.id, other.id]  # no run started
+
+
+def test_candidates_not_listed_say_why(client):
+    """The Results page and the choose route read the worker's candidates.json: its
+    error or time-limit reason, or its absence, is shown as "Not computed" and nothing
+    can be chosen; the release is shown as usual."""
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
+    full = {"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 2}}],
+            "method": "fulldomain", "seed": 0}
+    reason = "the time limit (5.0 s) ran out after checking 3 of the lattice's 4 nodes"
+    for written, shown in (
+            ({"error": "The lattice has 70000 nodes; candidates lists lattices of at most 65536 nodes."},
+             "Not computed: The lattice has 70000 nodes"),
+            ({"objective": "lm", "lattice_size": 4, "checked": 3, "feasible": 2, "pareto": 0, "reason": reason,
+              "candidates": []}, f"Not computed: {reason}."),
+            (None, "Not computed: the run wrote no list of candidates (its log says why).")):
+        run = cli_run(session, full)
+        path = os.path.join(run.folder, worker.CANDIDATES_FILE)
+        os.remove(path)
+        if written is not None:
+            with open(path, "w") as fh:
+                json.dump(written, fh)
+        page = client.get(f"/runs/{run.id}/results").text
+        assert shown in text(page) and "OPTIMAL · PASSED" in text(page)
+        assert '<table class="candidates">' not in page
+        response = client.post(f"/runs/{run.id}/choose", data={"candidate": "0"})
+        assert response.status_code == 400 and "lists no candidate transformations" in response.text
