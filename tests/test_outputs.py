@@ -262,12 +262,24 @@ SCHEMA_QQS = fa.Schema([fa.Attribute("q1"), fa.Attribute("q2"), fa.Attribute("s"
 
 
 @pytest.mark.parametrize("neutralize", [True, False])
-@settings(max_examples=50)
+@settings(max_examples=20)
 @given(table=_tables())
 def test_any_table_of_strings_survives_anonymize_file_verify(tmp_path_factory, neutralize, table):
     """The release read back from its file is the release written, cell for cell (so
     verify sees the same table), by Python's csv module and by fairanon verify, beside
     its report or on its own."""
+    _survives(tmp_path_factory, neutralize, table)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("neutralize", [True, False])
+@settings(max_examples=200, deadline=None)
+@given(table=_tables())
+def test_any_table_of_strings_survives_at_length(tmp_path_factory, neutralize, table):
+    _survives(tmp_path_factory, neutralize, table)
+
+
+def _survives(tmp_path_factory, neutralize, table):
     try:
         inst = fa.Instance(table, SCHEMA_QQS, "strings")
     except SchemaError:  # not an instance (a cell equal to the suppression label '*')

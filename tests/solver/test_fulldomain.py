@@ -186,7 +186,7 @@ def _too_fine_for_the_master(inst, objective) -> bool:
     return build_space(inst, lads, objective, counts).magnitude >= MASTER_MAGNITUDE
 
 
-PROPERTY = settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(deadline=None, max_examples=600, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -27,7 +27,7 @@ from fairanon.models.objectives import (
 )
 from fairanon.release import Status
 
-PROPERTY = settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 
 OBJECTIVES = [
