@@ -5,14 +5,18 @@ Every risk model of :mod:`fairanon.models.risk` reads a table regrouped into cla
 (:class:`~fairanon.models.risk.classes.RiskClasses`). The distributed verifier already
 has the classes — their released values, sizes and first positions, numbered as the
 single-machine regrouping numbers them — and, per sensitive attribute, the records of
-each class per value. :class:`DaskRiskClasses` stands a record of a class for each of
-its records (the records of a class share their released quasi-identifiers, which is
-all the sample, uniqueness, individual and SUDA figures read), answers the per-class
-counts of a sensitive attribute from the verifier's counts, and reads the record ids of
-a witness class from the release in one more pass. The figures are then measured by the
-single-machine code (:func:`~fairanon.models.risk.report.risk` given the classes), with the
-single-machine rules (:func:`~fairanon.models.risk.report.risk_dict`: SUDA to size 3 up
-to a million records).
+each class per value. :class:`DaskRiskClasses` holds them per class: the sample,
+uniqueness, individual and disclosure figures are sums over classes weighted by their
+sizes, so no array of one entry per record is made on the client, which may hold fewer
+bytes than the table has records. It answers the per-class counts of a sensitive
+attribute from the verifier's counts and reads the record ids of a witness class from
+the release in one more pass. The figures are then measured by the single-machine code
+(:func:`~fairanon.models.risk.report.risk` given the classes), with the single-machine
+rules (:func:`~fairanon.models.risk.report.risk_dict`: SUDA to size 3 up to a million
+records). Only SUDA reads the records one by one: it stands a row for each record of
+each class, after checking its memory (:func:`~fairanon.models.risk.suda.suda_memory`)
+against the memory limit in force (:mod:`fairanon._memory`); above it the risk entry is
+``{"error": ...}`` naming the limit.
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from .._memory import check_memory
 from ..exceptions import SchemaError
 from ..instances.hierarchy import SUPPRESSED
 from ..models.released import id_type, narrow
 from ..models.risk.classes import RiskClasses
 from ..models.risk.report import risk, risk_dict
+from ..models.risk.suda import suda_memory
 
 __all__ = ["DaskRiskClasses", "release_risk_dask"]
 
@@ -40,6 +46,11 @@ class _RepeatedCodes(Mapping):
     def __init__(self, digits: dict, labels: dict, sizes: np.ndarray):
         self._digits, self._labels, self._sizes = digits, labels, sizes
         self._made: dict = {}
+
+    def itemsize(self, name: str) -> int:
+        """Bytes a row of the column takes once made (the codes' narrow type)."""
+        n_labels = len(self._labels[name])
+        return np.dtype(narrow(np.zeros(0, dtype=np.int64), n_labels).dtype).itemsize
 
     def __getitem__(self, name: str):
         if name not in self._digits:
@@ -83,15 +94,26 @@ class DaskRiskClasses(RiskClasses):
 
     def __init__(self, instance, qi, labels: dict, digits: dict, sizes: np.ndarray, target_counts: dict,
                  fetch: Callable[[np.ndarray, int | None], list]):
-        n = int(sizes.sum())
-        # One row per record, class by class: the models count rows.
-        ids = np.repeat(np.arange(len(sizes), dtype=id_type(max(len(sizes), 1))), sizes)
+        sizes = np.asarray(sizes, dtype=np.int64)
         digits = {name: digits[name] for name in qi}
-        super().__init__(instance, pd.DataFrame(index=pd.RangeIndex(n)), True, tuple(qi),
-                         _RepeatedCodes(digits, labels, sizes), ids, np.asarray(sizes, dtype=np.int64))
+        # The fields of RiskClasses but `ids`, which is made on demand (a RangeIndex holds
+        # no array); the rows are laid out class by class.
+        self.instance, self.released, self.qi, self.sizes = instance, True, tuple(qi), sizes
+        self.table = pd.DataFrame(index=pd.RangeIndex(int(sizes.sum())))
+        self.codes = _RepeatedCodes(digits, labels, sizes)
         self._labels, self._digits = labels, digits
         self._target_counts = target_counts
         self._fetch = fetch
+
+    @cached_property
+    def ids(self) -> np.ndarray:
+        """The class of every record (one entry per record: only the per-record views
+        read it, such as ``individual.risk``), after a check of its memory."""
+        dtype = id_type(max(self.n_classes, 1))
+        check_memory(self.n_records * np.dtype(dtype).itemsize,
+                     f"the class of each of the {self.n_records} records, on the client", "",
+                     caller="risk")
+        return np.repeat(np.arange(self.n_classes, dtype=dtype), self.sizes)
 
     @cached_property
     def first_row(self) -> np.ndarray:
@@ -126,12 +148,32 @@ class DaskRiskClasses(RiskClasses):
 
 def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict | None:
     """:func:`fairanon.models.risk.report.release_risk`'s dict for a release on Dask
-    (None for a release without rows, as on one machine)."""
+    (None for a release without rows, as on one machine).
+
+    SUDA's memory is checked first against the limit in force; above it the dict is
+    ``{"error": ...}``. With a weight attribute, which the Dask engine does not read,
+    every figure but the individual risk (and the journalist risk read from it) is
+    measured; those two entries are ``{"error": ...}``.
+    """
     if not classes.n_records:
         return None
     weight = classes.instance.schema.weight
-    if weight is not None:
-        return {"error": f"The individual risk from the weight column {weight!r} is measured on one machine only "
-                         "(fairanon risk); the Dask engine does not read weights."}
-    return risk_dict(lambda **o: risk(classes.instance, classes=classes, classes_seconds=seconds, **o),
-                     classes.n_records, options)
+
+    def measure(**o):
+        if o.get("suda_max_size") is not None:
+            code_bytes = [classes.codes.itemsize(name) for name in classes.qi]
+            check_memory(suda_memory(classes.n_records, code_bytes, o["suda_max_size"]),
+                         f"SUDA to size {o['suda_max_size']} on the client over {classes.n_records} records",
+                         "pass suda_max_size=None", caller="risk")
+        if weight is not None:
+            o = {"weights": False, **o}
+        return risk(classes.instance, classes=classes, classes_seconds=seconds, **o)
+
+    out = risk_dict(measure, classes.n_records, options)
+    if weight is not None and "error" not in out:
+        error = (f"The individual risk from the weight column {weight!r} is measured on one machine only "
+                 "(fairanon risk); the Dask engine does not read weights.")
+        out["individual"] = {"error": error}
+        if out["journalist"]["source"].startswith("individual risk"):
+            out["journalist"] = {"source": out["journalist"]["source"], "error": error}
+    return out

@@ -91,3 +91,74 @@ def test_dask_risk_of_a_hand_computed_release(client):
     assert dist["individual"]["expected_reidentifications"] == 4.0
     # β-likeness: hiv is 1 of 8 records, and all of the class (s3, 35): (1 − 1/8) / (1/8) = 7.
     assert dist["disclosure"]["disease"]["beta"]["exact"] == "7"
+
+
+# ------------------------------------------------------------ memory on the client
+import math  # noqa: E402
+import tracemalloc  # noqa: E402
+
+from fairanon._memory import memory_limit  # noqa: E402
+from fairanon.distributed.risk import DaskRiskClasses, release_risk_dask  # noqa: E402
+from fairanon.exceptions import MemoryLimitError  # noqa: E402
+from fairanon.models.risk.report import risk  # noqa: E402
+
+BIG = 10**8
+
+
+def _big_classes():
+    """Three classes of 1, 2 and 10^8 records, as the verifier hands them over: per class."""
+    inst = fa.Instance(pd.DataFrame({"age": ["a", "b", "c"]}), fa.Schema([fa.Attribute("age")]), name="big")
+    labels = {"age": np.array(["a", "b", "c"], dtype=object)}
+    return DaskRiskClasses(inst, ["age"], labels, {"age": np.array([0, 1, 2])}, np.array([1, 2, BIG]), {},
+                           lambda mask, limit: [int(np.flatnonzero(mask)[0])])
+
+
+def test_dask_risk_of_10_to_the_8_records_makes_no_array_per_record():
+    classes = _big_classes()
+    tracemalloc.start()
+    try:
+        figures = release_risk_dask(classes, {}, sampling_fraction="1/2", models=())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # One entry per record would take at least 4 bytes each: 400 MB.
+    assert peak < 50 * 2**20, peak
+    assert "ids" not in vars(classes) and not classes.codes._made
+    s = figures["sample"]
+    assert (s["n_records"], s["n_classes"]) == (BIG + 3, 3)
+    assert s["marketer"]["exact"] == f"3/{BIG + 3}" and s["records_above_threshold"] == 3
+    assert figures["suda"] is None  # above a million records, as on one machine
+    # π = 1/2: p = 1/2 in every class. r_1 = (p/q) ln(1/p) = ln 2, r_2 = (p/q²)(p ln p + q)
+    # = 1 − ln 2, and f r_f = p ₂F₁(1, 1; f + 1; q) = 1/2 (1 + O(1/f)) for f = 10^8.
+    expected = math.log(2) + 2 * (1 - math.log(2)) + 0.5
+    assert figures["individual"]["expected_reidentifications"] == pytest.approx(expected, rel=1e-8)
+    assert figures["individual"]["highest"] == pytest.approx(math.log(2), rel=1e-12)
+
+
+def test_per_record_figures_on_dask_check_the_memory_limit_first():
+    classes = _big_classes()
+    with memory_limit("1GB"):
+        # SUDA asked for beyond a million records: 10^8 rows of codes, scores and group ids.
+        figures = release_risk_dask(classes, {}, suda_max_size=1, models=())
+        assert "memory limit of 1 GB" in figures["error"] and "SUDA" in figures["error"]
+        assert "suda_max_size=None" in figures["error"]
+    with memory_limit("100MB"):
+        report = risk(classes.instance, classes=classes, models=(), suda_max_size=None)
+        assert report.individual.expected_reidentifications == pytest.approx(3)  # r = 1/f
+        with pytest.raises(MemoryLimitError, match="memory limit of 100 MB"):
+            report.individual.risk  # one figure per record: 10^8 of them
+
+
+def test_a_weight_column_on_dask_leaves_only_the_individual_risk_out(client):
+    base = population(400, n_qi=3, seed=5)
+    schema = fa.Schema([*base.schema, fa.Attribute("w", role="weight", kind="numeric")])
+    inst = fa.Instance(base.table.assign(w=3.0), schema, name="weighted")
+    release = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0)
+    dist = _without_seconds(_dask_risk(inst, release))
+    local = _without_seconds(release_risk(inst, release, weights=False))
+    assert "weight column 'w'" in dist["individual"]["error"]
+    assert dist["journalist"]["error"] == dist["individual"]["error"]
+    assert local["individual"]["source"] == "none (F = f)"  # the figures that are left out
+    for name in set(local) - {"individual", "journalist"}:
+        assert dist[name] == local[name], name
+    assert dist["sample"]["n_records"] == 400 and dist["disclosure"]

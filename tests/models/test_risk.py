@@ -40,7 +40,7 @@ from fairanon.models.risk import (
     zayatz,
 )
 from fairanon.models.risk.sample import HISTOGRAM_EDGES, _above, population_class_sizes, size_summary
-from fairanon.models.risk.suda import minimal_sample_uniques, suda_weight
+from fairanon.models.risk.suda import minimal_sample_uniques, suda_memory, suda_weight
 from fairanon.models.risk.uniqueness import _pitman_loglik
 from risk_tables import HAND, SCHEMA
 
@@ -181,6 +181,12 @@ def test_a_weight_attribute_gives_the_individual_risk_its_weights():
     sizes = rel.table.groupby(["age", "zip"], observed=True)["age"].transform("size")
     assert set(sizes) <= set(by_size)
     assert released.risk.loc[sizes.index].tolist() == pytest.approx([by_size[f] for f in sizes], rel=1e-12)
+    # weights=False leaves the weight attribute out: r = 1/f (classes of 3, 1, 1, 5).
+    plain = fa.risk(inst, weights=False, suda_max_size=None).individual
+    assert plain.source == "none (F = f)" and plain.expected_reidentifications == pytest.approx(4)
+    assert plain.risk.tolist() == pytest.approx([1 / 3] * 3 + [1, 1] + [1 / 5] * 5)
+    with pytest.raises(InvalidParameterError, match="'weights' parameter of risk"):
+        fa.risk(inst, weights=True)
 
 
 def test_bad_weight_attributes():
@@ -349,6 +355,24 @@ def test_dis_suda_by_hand():
     rep = fa.risk(inst, sampling_fraction="1/10", suda_max_size=2, sensitive=())
     assert rep.to_dict()["suda"]["dis"]["expected_correct_matches"] == pytest.approx(sum(by_hand))
     assert "DIS-SUDA" in str(rep)
+
+
+@pytest.mark.parametrize(("n_qi", "max_size"), [(3, 3), (5, 2), (5, 5), (6, 3)])
+def test_suda_memory_bounds_what_suda_allocates(n_qi, max_size):
+    """The estimate the Dask client checks before SUDA, against the peak tracemalloc
+    measures (numpy reports its arrays to it): above it, and not by more than 3 times."""
+    import tracemalloc
+
+    cls = risk_classes(synthetic_population(50_000, n_qi=n_qi, seed=1))
+    need = suda_memory(cls.n_records, [cls.codes[a][0].dtype.itemsize for a in cls.qi], max_size)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        suda(cls, max_size=max_size, sampling_fraction="1/10")
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert peak <= need <= 3 * peak, (peak, need)
 
 
 def brute_force_msus(rows: list[tuple], max_size: int) -> set:

@@ -72,7 +72,8 @@ class RiskClasses:
 
     @property
     def n_records(self) -> int:
-        return len(self.ids)
+        # From the sizes, not len(ids): the classes of a table on Dask make `ids` only on demand.
+        return int(self.sizes.sum())
 
     @property
     def n_classes(self) -> int:

@@ -35,7 +35,8 @@ the prosecutor risk.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -109,8 +110,14 @@ class IndividualRisk:
 
     Attributes
     ----------
+    per_class : numpy.ndarray
+        r_k of every class k (a record carries the risk of its class).
+    classes : RiskClasses
+        The classes measured.
     risk : pandas.Series
-        r_k of every record, indexed by record id (in table order).
+        r_k of every record, indexed by record id (in table order); made on first use,
+        since the figures below are per-class sums and a table on Dask may hold more
+        records than one machine holds arrays of.
     source : str
         Where F_k came from: "weights <column>", "population model" or "none (F = f)".
     method : str
@@ -124,7 +131,8 @@ class IndividualRisk:
         Records with r strictly above `threshold`.
     """
 
-    risk: pd.Series
+    per_class: np.ndarray = field(repr=False, compare=False)
+    classes: RiskClasses = field(repr=False, compare=False)
     source: str
     method: str
     expected_reidentifications: float
@@ -132,6 +140,10 @@ class IndividualRisk:
     highest: float
     threshold: float | None = None
     records_above: int | None = None
+
+    @cached_property
+    def risk(self) -> pd.Series:
+        return pd.Series(self.per_class[self.classes.ids], index=self.classes.table.index, name="individual_risk")
 
     def to_dict(self) -> dict:
         return {
@@ -224,14 +236,14 @@ def individual_risk(
         per_class = 1.0 / sizes
     else:
         per_class = benedetti_franconi(sizes, p, method=method)
-    risk = per_class[classes.ids]
     expected = float(np.dot(per_class, sizes))
     above = None
     if threshold is not None:
         threshold = float(threshold)
         above = int(sizes[per_class > threshold].sum())
     return IndividualRisk(
-        risk=pd.Series(risk, index=classes.table.index, name="individual_risk"),
+        per_class=per_class,
+        classes=classes,
         source=source,
         method=method,
         expected_reidentifications=expected,

@@ -153,7 +153,7 @@ def risk(
     sampling_fraction=None,
     population_size=None,
     population=None,
-    weights: str | None = None,
+    weights: str | bool | None = None,
     threshold=Fraction(1, 5),
     models=ESTIMATORS,
     individual_method: str = "exact",
@@ -178,10 +178,10 @@ def risk(
     population : Instance or pandas.DataFrame, optional
         A population table with the quasi-identifiers' original values: journalist risk
         against it.
-    weights : str, optional
+    weights : str or False, optional
         A numeric column of the instance holding sampling weights, for the individual
         risk (F_k = Σ w); default: the instance's weight attribute (role "weight"), if
-        it has one.
+        it has one; False: none, even when the instance has one.
     threshold : rational in [0, 1] or None, default=1/5
         Count the records whose prosecutor (and journalist, individual) risk is strictly
         above it.
@@ -241,6 +241,14 @@ def risk(
                 f"Got {_describe_classes(classes)} instead."
             )
         seconds.update(classes_seconds or {})
+    if weights is None:
+        weights = instance.schema.weight
+    elif weights is False:
+        weights = None
+    elif not isinstance(weights, str):
+        raise InvalidParameterError(
+            f"The 'weights' parameter of {caller} must be a column name, False or None. Got {weights!r} instead."
+        )
     model = population_model(classes.n_records, sampling_fraction=sampling_fraction,
                              population_size=population_size, caller=caller)
     t = None if threshold is None else check_fraction(threshold, "threshold", caller, low=0, high=1)
@@ -252,8 +260,6 @@ def risk(
         lap("journalist")
     unique = uniqueness(classes, model, models=models)
     lap("uniqueness")
-    if weights is None:
-        weights = instance.schema.weight
     individual = individual_risk(classes, weights=weights, population=model, method=individual_method,
                                  threshold=None if t is None else float(t))
     lap("individual")

@@ -53,16 +53,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
+from math import comb
 
 import numpy as np
 import pandas as pd
 
 from ..._validation import check_fraction, check_int
 from ...exceptions import InvalidParameterError
-from ..released import group_ids
+from ..released import group_ids, id_type
 from .classes import RiskClasses
 
-__all__ = ["DisSuda", "Suda", "dis_suda", "minimal_sample_uniques", "suda", "suda_weight"]
+__all__ = ["DisSuda", "Suda", "dis_suda", "minimal_sample_uniques", "suda", "suda_memory", "suda_weight"]
 
 
 def suda_weight(k: int, n_attributes: int, max_size: int) -> int:
@@ -110,6 +111,26 @@ def minimal_sample_uniques(codes: list[tuple[np.ndarray, int]], max_size: int):
             if len(rows):
                 yield subset, rows
         previous = current
+
+
+def suda_memory(n_records: int, code_bytes, max_size: int) -> int:
+    """Bytes :func:`suda` holds at its peak for `n_records` records whose key variables
+    take `code_bytes` bytes a record each (1, 2 or 4: the codes' integer types), searched
+    to `max_size`: the codes, the scores (8 bytes a record) and the MSU marks (1); the
+    group ids and uniqueness marks (id bytes + 1) of the subsets kept for the next level
+    — level k-1 while level k < m is built beside it —, and the working arrays of the
+    subset being grouped: its int64 key (8 bytes a record) and the dense renumbering of
+    :func:`~fairanon.models.released.group_ids` (5 bytes for each of up to 4 n + 10⁶ keys),
+    about 32 bytes a record plus 5 MB.
+
+    >>> suda_memory(1000, [1, 1, 1], 3)  # (3 + 9 + 5 (3 + 3) + 32) bytes a record + 5 MB
+    5074000
+    """
+    m = min(int(max_size), len(code_bytes))
+    ids = np.dtype(id_type(n_records)).itemsize + 1
+    kept = max((comb(len(code_bytes), k - 1) if k > 1 else 0) + (comb(len(code_bytes), k) if k < m else 0)
+               for k in range(1, m + 1)) if m else 0
+    return int(n_records) * (int(sum(code_bytes)) + 9 + ids * kept + 32) + 5_000_000
 
 
 @dataclass(frozen=True)
