@@ -337,6 +337,29 @@ def test_cli_time_limit_on_dask(tmp_path, client, monkeypatch, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow
+def test_job_file_memory_limit_on_dask(tmp_path, client, monkeypatch, capsys):
+    """The job's memory_limit reaches the Dask engine as on one machine (where
+    tests/test_memory_limits.py::test_job_file_memory_limit checks it): the client's
+    risk figures keep to it; --memory-limit overrides it."""
+    inst = population(2_000, n_qi=4, seed=1)
+    inst.table.reset_index().to_parquet(tmp_path / "data.parquet", index=False)
+    (tmp_path / "job.yaml").write_text(JOB.replace("parquet: data", "parquet: data.parquet")
+                                       + "memory_limit: 1000\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("fairanon.distributed.command.client", _reuse(client))
+    args = ["anonymize", "job.yaml", "--engine", "dask"]
+    assert main(args + ["--out", "small"]) == 0
+    report = json.loads((tmp_path / "small" / "report.json").read_text())
+    assert report["report"]["passed"]
+    # SUDA on 2,000 records needs more than 1 kB: refused, naming the job's limit.
+    assert "memory limit of 1 kB (memory_limit=1000)" in report["risk"]["error"]
+    assert main(args + ["--memory-limit", "1GB", "--out", "large"]) == 0
+    report = json.loads((tmp_path / "large" / "report.json").read_text())
+    assert report["risk"]["suda"]["max_size"] == 3 and report["risk"]["sample"]["n_records"] == 2_000
+    capsys.readouterr()
+
+
 def test_a_local_cluster_sizes_the_shuffle_buffers_to_its_workers():
     from fairanon.distributed import local_client
 
