@@ -1,8 +1,9 @@
 """The app stays responsive while a route does slow work: the heavy call of each slow
-route (reading an upload, describing the data, auto's choice, the Results page and its
-HTML report, the comparison plot, cancelling a run) is held on an event while another
-request, a run's progress stream, is sent; that request is answered before the held
-call returns, so the heavy call does not run on the event loop."""
+route (reading an upload, describing the data, auto's choice, a hierarchy's preview,
+the Results page and its HTML report, the comparison plot, cancelling a run) is held
+on an event while another request, a run's progress stream, is sent; that request is
+answered before the held call returns, so the heavy call does not run on the event
+loop."""
 
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ CASES = {
     "describe": ("GET", "/data", {}, "fairanon.models.describe", "describe"),
     "dataset": ("POST", "/data/dataset", {"data": {"dataset": "german"}}, Session, "use"),
     "auto": ("GET", "/run", {}, "fairanon.api", "choose_method"),
+    "hierarchy": ("POST", "/hierarchies/preview", {"data": {"attr": "purpose", "builder": "grouping", "sizes": "2"}},
+                  "fairanon.app.hierarchies", "build"),
     "results": ("GET", "/runs/1/results", {}, runs, "_results"),
     "report": ("GET", "/runs/1/report.html", {}, runs, "_results"),
     "compare": ("GET", "/compare", {"params": {"runs": 1}}, compare, "comparison"),
