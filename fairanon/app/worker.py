@@ -109,7 +109,7 @@ def _run(job_path: str, run_dir: str, options: dict, interrupted: list) -> None:
         step += ", then listing the candidate transformations"
     with open(os.path.join(run_dir, LOG_FILE), "w", encoding="utf-8") as log:
         write_status(run_dir, state="running", step=step, started=started)
-        code = _cli(argv, log)
+        code = _cli(argv, log) if not interrupted else None  # cancelled before the command started: not run
         release = _release_file(out)
         if interrupted or release is None:
             write_status(run_dir, state="cancelled" if interrupted else "done", step="finished", code=code,

@@ -359,6 +359,26 @@ def test_the_utility_analysis_gets_the_jobs_seed(monkeypatch, tmp_path):
     assert worker.read_status(str(tmp_path))["state"] == "done"
 
 
+def test_a_cancel_before_the_command_starts_runs_no_command(monkeypatch, tmp_path):
+    """SIGINT that reaches the worker between its status and the command's start: the
+    command, which would not get it, is not started (the signal sent to this process
+    while the worker's handler is in place)."""
+    import signal
+
+    commands = []
+    monkeypatch.setattr(worker, "_cli", lambda argv, log: commands.append(argv) or 0)
+    write_status = worker.write_status
+
+    def interrupted_status(run_dir, **status):
+        write_status(run_dir, **status)
+        if status["state"] == "running":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(worker, "write_status", interrupted_status)
+    worker.run("job.yaml", str(tmp_path), {"classifier": "none", "format": "csv", "seed": None})
+    assert commands == [] and worker.read_status(str(tmp_path))["state"] == "cancelled"
+
+
 def test_bad_run_settings(client):
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
     client.post("/requirements", data={"k": "2"})
