@@ -381,6 +381,7 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+@pytest.mark.slow
 def test_routine_shuffle_messages_do_not_reach_the_terminal(client, tmp_path):
     """The scheduler logs the start and end of each shuffle as warnings; with the
     logging Dask configures by default (a handler on "distributed" printing warnings
@@ -403,7 +404,6 @@ def test_routine_shuffle_messages_do_not_reach_the_terminal(client, tmp_path):
     assert report.passed
     assert not [m for m in shown.messages if "initialized by task" in m or "deactivated due to stimulus" in m]
 
-@pytest.mark.slow
 
 def _peaks(queue):
     import resource
@@ -413,6 +413,7 @@ def _peaks(queue):
     queue.put((peak_rss_mb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 
 
+@pytest.mark.slow
 def test_worker_peaks_are_the_workers_own():
     """A process started by one that once used much memory (as the workers of a
     LocalCluster are) inherits that peak in ru_maxrss: Linux keeps it over exec. The
@@ -435,7 +436,6 @@ def test_worker_peaks_are_the_workers_own():
     assert own < inherited - 200
 
 
-@pytest.mark.slow
 def test_peak_memory_reads_every_worker(client):
     from fairanon.distributed.command import peak_memory
 
