@@ -38,14 +38,14 @@ async def index():
 
 
 @router.get("/data", response_class=HTMLResponse)
-async def data_page(request: Request, error: str | None = None, status_code: int = 200):
 async def show_data_page(request: Request):
     return await data_page(request)
 
 
-    from ..instances.datasets.registry import DATASETS
+async def data_page(request: Request, error: str | None = None, status_code: int = 200):
     """The Data page, with `error` shown (not a route: the message and status are the
     app's, never a query's)."""
+    from ..instances.datasets.registry import DATASETS
     from ..models.describe import describe
 
     session = request.app.state.session
