@@ -351,7 +351,9 @@ def explain(
         Indices of groups that together admit no solution: every group (at most
         :data:`DIRECT_GROUPS`), else the sufficient assumptions of one single-worker
         assumption solve; then shrunk by deletion (a group is dropped if the others
-        still conflict). None if the whole set was not proven infeasible in the time.
+        still conflict). Empty when the model admits no solution without any group (the
+        structure alone conflicts). None if the whole set was not proven infeasible in
+        the time.
     minimal : bool
         Whether every group of `conflict` was shown to be necessary.
 
@@ -402,5 +404,13 @@ def explain(
         if found == Status.INFEASIBLE:
             core = trial
         elif found == Status.UNKNOWN:
+            minimal = False
+    if len(core) == 1:
+        # Deletion stops at one group without trying none: the structure alone may
+        # conflict (no group is then to blame).
+        found = status([])
+        if found == Status.INFEASIBLE:
+            return [], True
+        if found == Status.UNKNOWN:
             minimal = False
     return core, minimal

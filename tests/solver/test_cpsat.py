@@ -107,6 +107,43 @@ def test_explanation_checks_with_fixed_literals(monkeypatch, n):
     assert calls[0] == (n > _cpsat.DIRECT_GROUPS) and not any(calls[1:])
 
 
+def _structure_conflicts(n):
+    """Two Booleans with x + y == 3: no solution whatever the groups (each says
+    x <= 1, which always holds)."""
+
+    def build():
+        model = cp_model.CpModel()
+        x, y = model.new_bool_var("x"), model.new_bool_var("y")
+        model.add(x + y == 3)
+        lits = [model.new_bool_var(f"g{i}") for i in range(n)]
+        for lit in lits:
+            model.add(x <= 1).only_enforce_if(lit)
+        return model, lits
+
+    return build
+
+
+@pytest.mark.parametrize("n", [1, 3, _cpsat.DIRECT_GROUPS + 2])
+def test_a_conflict_of_the_structure_alone_names_no_group(n):
+    core, minimal = _cpsat.explain(_structure_conflicts(n), n)
+    assert core == [] and minimal
+
+
+def test_a_conflict_of_one_group_names_it():
+    """x in [0, 10]: group 1 (x >= 11) conflicts alone; group 0 (x <= 9) is harmless,
+    and without any group x = 0 is a solution."""
+
+    def build():
+        model = cp_model.CpModel()
+        x = model.new_int_var(0, 10, "x")
+        lits = [model.new_bool_var(f"g{i}") for i in range(2)]
+        model.add(x <= 9).only_enforce_if(lits[0])
+        model.add(x >= 11).only_enforce_if(lits[1])
+        return model, lits
+
+    assert _cpsat.explain(build, 2) == ([1], True)
+
+
 def test_explanation_shares_the_time_left_among_the_checks(monkeypatch):
     """Each deletion check gets the time left divided by the checks still to run, so a
     hard one leaves time to the others."""
