@@ -303,7 +303,7 @@ class _Pricer:
     def cheapest_columns(self, u):
         """Per type t, a column of its cheapest vector: t whole, then the other records of
         largest u up to k."""
-        types, wt, take = self._sorted(u)
+        types, wt, _ = self._sorted(u)
         pair_cost = self.cost[self.row]
         by = np.lexsort((pair_cost, self.types))
         first = by[np.searchsorted(self.types[by], np.arange(self.n_types))]
