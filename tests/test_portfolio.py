@@ -107,3 +107,11 @@ def test_ranked_lists_every_verified_release_least_loss_first(monkeypatch, germa
     winner = P.portfolio(german, REQS, seed=0)
     assert objective_value(german, winner, "lm") == values[0]
     assert releases[0].provenance["portfolio_winner"] == winner.provenance["portfolio_winner"]
+    # Each release names its own method; only the first names the winner.
+    for release in releases:
+        own = mondrian(german, REQS, seed=0) if release.method == "mondrian" else mondrian_loss(german, REQS, seed=0)
+        assert release.provenance["portfolio_method"] == release.method
+        assert objective_value(german, release, "lm") == objective_value(german, own, "lm")
+    assert releases[0].provenance["portfolio_winner"] == releases[0].method
+    assert "portfolio_winner" not in releases[1].provenance
+

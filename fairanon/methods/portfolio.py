@@ -82,8 +82,8 @@ def portfolio(
     Release
         The winner's release; ``provenance["portfolio"]`` lists every candidate (its
         exact loss for display, seconds, or why it was skipped or rejected),
-        ``provenance["portfolio_winner"]`` names the winner and
-        ``provenance["portfolio_objective"]`` gives the loss compared.
+        ``provenance["portfolio_method"]`` and ``provenance["portfolio_winner"]`` name
+        the winner and ``provenance["portfolio_objective"]`` gives the loss compared.
 
     Raises
     ------
@@ -106,9 +106,10 @@ def ranked(
     methods: Sequence[str] | None = None,
 ) -> list[Release]:
     """Every verified release of the candidates, least `objective` first (ties in the
-    order they ran), each with the provenance of :func:`portfolio`'s release; the
-    parameters, and the error when there is none, are :func:`portfolio`'s. The
-    runners-up guide the large-neighbourhood search that ``auto`` runs after the
+    order they ran), each with the provenance of :func:`portfolio`'s release but its own
+    candidate's name in ``portfolio_method`` (``portfolio_winner`` is on the first
+    only); the parameters, and the error when there is none, are :func:`portfolio`'s.
+    The runners-up guide the large-neighbourhood search that ``auto`` runs after the
     winner (:func:`fairanon.methods.lns.lns`)."""
     started = time.perf_counter()
     budget = PORTFOLIO_SECONDS if time_limit is None else float(time_limit)
@@ -165,10 +166,9 @@ def ranked(
             + "; ".join(f"{t['method']}: {t.get('skipped', t.get('status'))}" for t in tried)
         )
     found.sort(key=lambda f: (f[0], f[1]))
-    winner = found[0][3]
-    return [
-        release.with_provenance(
-            portfolio=tried, portfolio_winner=winner, portfolio_objective=objective
-        )
-        for _, _, release, _ in found
+    out = [
+        release.with_provenance(portfolio=tried, portfolio_method=name, portfolio_objective=objective)
+        for _, _, release, name in found
     ]
+    out[0] = out[0].with_provenance(portfolio_winner=found[0][3])
+    return out
