@@ -2,6 +2,7 @@
 every release verifies, global requirements hold through the moves, the same seed gives
 the same release, and cpsat never returns worse than the heuristics."""
 
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -13,7 +14,11 @@ from hypothesis import strategies as st
 from test_bruteforce import MONOTONE_FAMILIES, RISK_FAMILIES, _alpha, _diversity, tables
 
 import fairanon as fa
-from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
+from fairanon.exceptions import (
+    IncompatibleRequirementError,
+    InvalidParameterError,
+    SolverError,
+)
 from fairanon.methods import cpsat as cpsat_module
 from fairanon.methods.cpsat import cpsat
 from fairanon.methods.lns import improve, lns
@@ -415,7 +420,6 @@ def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels(m
     assert "candidate labels" in rel.provenance["fallback_reason"]
 
 
-
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_each_neighbourhood_alone_keeps_the_release_valid(strategy):
     """Every kind of neighbourhood, alone, from a Mondrian release with suppressed cells
@@ -497,4 +501,103 @@ def test_lns_starts_from_the_least_of_several_releases():
               whole_types=0, bound=False)
     search = rel.provenance["search"]
     assert search["start"] == "mondrian-loss" and search["guides"] == ["mondrian"]
+    assert fa.verify(inst, rel, reqs).passed
     assert rel.objective <= objective_value(inst, better, "lm")
+
+
+# ------------------------------------------------------------------ parts
+def _one_huge_class(pairs=400, huge=1000):
+    """A release of one class of `huge` records (a = b = 0, released as they are) and
+    `pairs` pairs (a = i, b = 1 and 2, released b = [1-2]): the huge class comes first
+    along either attribute and holds more than half the records."""
+    a = [0] * huge + [i for i in range(1, pairs + 1) for _ in range(2)]
+    b = [0] * huge + [1, 2] * pairs
+    schema = fa.Schema([fa.Attribute("a", role="qi", kind="numeric"),
+                        fa.Attribute("b", role="qi", kind="numeric")])
+    inst = fa.Instance(pd.DataFrame({"a": a, "b": b}), schema, name="huge")
+    table = pd.DataFrame({"a": [str(x) for x in a], "b": ["0"] * huge + ["[1-2]"] * (2 * pairs)},
+                         index=inst.row_ids)
+    return inst, Release(table, np.array(a))
+
+
+def _improve_in_parts(inst, start, **options):
+    return improve(inst, [fa.KAnonymity(2)], start, objective="lm", seed=0, searches=2, max_rounds=2,
+                   whole_types=0, size=16, move_time=0.05, **options)
+
+
+def test_split_never_leaves_a_part_empty():
+    """The huge class is first in the order and holds 1000 of 1800 records: the cut at
+    half the records would leave part 0 empty; it holds the huge class alone instead
+    (and with three parts, the next part holds the next class)."""
+    from fairanon.solver.lns import Incumbent, Registry, release_labels
+
+    search_module = sys.modules["fairanon.solver.lns.search"]
+    inst, start = _one_huge_class()
+    registries = [Registry(inst, name) for name in ("a", "b")]
+    inc = Incumbent(inst, [fa.KAnonymity(2)], registries, release_labels(inst, registries, start), "lm")
+    huge = next(v for v, rows in inc.classes.items() if len(rows) == 1000)
+    for parts in (2, 3):
+        split = search_module._split(inc, np.random.default_rng(0), parts)
+        assert len(split) == parts and all(split)
+        assert sorted(v for part in split for v in part) == sorted(inc.classes)
+        assert split[0] == [huge]
+
+
+def test_parts_with_one_class_of_half_the_records_are_searched():
+    """The parent searches the huge class (loss 0 already), the child the pairs: two
+    pairs i, i + 1 released a = [i-(i+1)] and b as it is lose 4/400 instead of 2, so the
+    child's round improves the release."""
+    inst, start = _one_huge_class()
+    assert objective_value(inst, start, "lm") == 400  # 800 cells [1-2] of LM 1/2
+    rel = _improve_in_parts(inst, start)
+    assert rel.provenance["search"]["parts"] == 2
+    assert fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+    assert rel.objective < 400 and rel.objective == objective_value(inst, rel, "lm")
+
+
+def _in_child(monkeypatch, action):
+    """Make a part's search run `action` in a forked process (the parent's part runs)."""
+    import os
+
+    search_module = sys.modules["fairanon.solver.lns.search"]
+    parent, real = os.getpid(), search_module._search_part
+
+    def part(*args):
+        if os.getpid() != parent:
+            action()
+        return real(*args)
+
+    monkeypatch.setattr(search_module, "_search_part", part)
+
+
+def test_an_error_in_a_part_process_is_a_solver_error_naming_it(monkeypatch):
+    def fail():
+        raise MemoryError("planted in the child")
+
+    _in_child(monkeypatch, fail)
+    inst, start = _one_huge_class()
+    with pytest.raises(SolverError, match="MemoryError: planted in the child"):
+        _improve_in_parts(inst, start)
+
+
+def test_a_part_process_that_dies_is_dropped(monkeypatch):
+    """The child exits without a word (as when the system kills it) every epoch: its
+    part (the pairs) keeps its classes, and the parent's (the huge class, loss 0) has
+    nothing to improve, so the release is the start."""
+    import os
+
+    _in_child(monkeypatch, lambda: os._exit(1))
+    inst, start = _one_huge_class()
+    rel = _improve_in_parts(inst, start)
+    assert rel.provenance["search"]["parts"] == 2
+    assert fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+    assert rel.objective == 400
+    assert (rel.table.loc[inst.row_ids].astype(str).to_numpy() == start.table.to_numpy()).all()
+
+
+def test_the_wait_for_a_part_past_the_deadline_is_a_share_of_the_search_time():
+    """1 % of the search's time, at most 2 s: 0.1 s of a 10 s search, 2 s of 10 min."""
+    part_grace = sys.modules["fairanon.solver.lns.search"].part_grace
+    assert part_grace(deadline=110.0, started=100.0) == pytest.approx(0.1)
+    assert part_grace(deadline=700.0, started=100.0) == 2.0
+    assert part_grace(deadline=100.0, started=100.0) == 0.0

@@ -28,8 +28,11 @@ part keeps its own generator (drawn from the caller's) from epoch to epoch, and 
 epochs are counted in rounds, so the same seed and number of searches give the same
 releases. The wall clock decides only how many rounds run -- and, on a machine so
 loaded that a re-solve takes more than ``WALL_FACTOR`` times its deterministic budget
-in seconds, where that re-solve stops, or that a part's process does not answer within
-``PART_GRACE`` seconds of the deadline, whether that part's last epoch counts.
+in seconds, where that re-solve stops, or that a part's process does not answer by the
+deadline (give or take :func:`part_grace`), whether that part's last epoch counts. A
+part whose process dies without answering (killed by the system) is dropped likewise; a
+part whose search raises an error makes the search raise
+:class:`~fairanon.exceptions.SolverError` naming it.
 """
 
 from __future__ import annotations
@@ -38,11 +41,13 @@ import copy
 import multiprocessing
 import signal
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...exceptions import SolverError
 from ...models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -69,8 +74,16 @@ EPOCH_ROUNDS = 30
 #: Classes per part below which the search stays in one process (forking a process
 #: costs more than it gives on a small table).
 MIN_PART_CLASSES = 200
-#: Seconds a part's process may overrun the deadline before its work is dropped.
+#: Seconds a part's process may overrun the deadline before its work is dropped, at
+#: most (see :func:`part_grace`).
 PART_GRACE = 2.0
+#: The share of the search's time a part's process may overrun the deadline by: a
+#: method's time limit keeps a few per cent for finishing (FINISH_SHARE of
+#: :mod:`fairanon.methods.lns`), so the wait for a part stays within it.
+PART_GRACE_SHARE = 0.01
+#: Assignment variables of a neighbourhood's model at most (`max_vars` of :func:`search`),
+#: which bounds the memory of each search process.
+NEIGHBOURHOOD_MAX_VARS = 30_000
 
 
 @dataclass
@@ -120,7 +133,7 @@ def search(
     move_time: float | None = None,
     whole_types: int = 300,
     max_range_values: int = 16,
-    max_vars: int = 30_000,
+    max_vars: int = NEIGHBOURHOOD_MAX_VARS,
     max_contexts: int = 5_000,
     strategies: Sequence[str] = STRATEGIES,
     cost_cap: float | None = 1.0,
@@ -363,7 +376,9 @@ def _parallel_ok(inc: Incumbent, requirements, searches: int, k: int) -> bool:
 
 def _split(inc: Incumbent, rng: np.random.Generator, parts: int) -> list[list[tuple]]:
     """The classes cut into `parts` runs of about equal records, in the order of their
-    middle on one attribute drawn at random (ties by first record)."""
+    middle on one attribute drawn at random (ties by first record); no run is empty
+    (there are at least `parts` classes), even when one class holds half the records or
+    more."""
     vectors = list(inc.classes)
     d = len(inc.registries)
     if d:
@@ -376,6 +391,13 @@ def _split(inc: Incumbent, rng: np.random.Generator, parts: int) -> list[list[tu
     order = np.lexsort((first, middle))
     sizes = np.cumsum([len(inc.classes[vectors[i]]) for i in order])
     cuts = np.searchsorted(sizes, sizes[-1] * np.arange(1, parts) / parts)
+    # A class holding a share of the records or more puts two cuts together (or the
+    # first at 0): cut i goes at least one class after cut i - 1, and leaves a class
+    # to each later run.
+    n = len(order)
+    for i in range(parts - 1):
+        low = cuts[i - 1] + 1 if i else 1
+        cuts[i] = min(max(int(cuts[i]), low), n - (parts - 1 - i))
     return [[vectors[i] for i in chunk] for chunk in np.split(order, cuts)]
 
 
@@ -412,12 +434,49 @@ def _search_part(inc, loop, vectors, state, names, rounds, deadline, started):
     return rows, part.labels[rows], made, (rng, weights, size), tally, counts
 
 
+@dataclass(frozen=True)
+class _Failed:
+    """What a part's process sends when its search raised."""
+
+    error: str
+
+
 def _child(conn, *args) -> None:
     """A part searched in a forked process; Ctrl-C is the parent's to handle (it ends
-    this process)."""
+    this process). An error is sent to the parent as its name, message and place
+    (exceptions need not pickle)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    conn.send(_search_part(*args))
+    try:
+        outcome = _search_part(*args)
+    except BaseException as exc:  # noqa: BLE001 -- the parent reports whatever ended the part
+        frame = traceback.extract_tb(exc.__traceback__)[-1:]
+        where = f" (at {frame[0].filename}:{frame[0].lineno} in {frame[0].name})" if frame else ""
+        outcome = _Failed(f"{type(exc).__name__}: {exc}{where}")
+    conn.send(outcome)
     conn.close()
+
+
+def part_grace(deadline: float, started: float) -> float:
+    """Seconds the parent waits past `deadline` for a part's process: a share
+    (:data:`PART_GRACE_SHARE`) of the search's time, at most :data:`PART_GRACE`."""
+    return min(PART_GRACE, PART_GRACE_SHARE * max(0.0, deadline - started))
+
+
+def _receive(conn, wait: float | None):
+    """A part's outcome, or None when its process did not answer in `wait` seconds or
+    died without answering (killed by the system, e.g. out of memory)."""
+    if not conn.poll(wait):
+        return None
+    try:
+        outcome = conn.recv()
+    except EOFError:
+        return None
+    if isinstance(outcome, _Failed):
+        raise SolverError(
+            f"A part of the large-neighbourhood search failed in its process: {outcome.error}. "
+            "Use searches=1 to search in one process."
+        )
+    return outcome
 
 
 def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, started):
@@ -440,8 +499,8 @@ def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, sta
         for proc, conn in children:
             wait = None
             if deadline is not None:
-                wait = max(0.0, deadline - time.perf_counter()) + PART_GRACE
-            outcomes.append(conn.recv() if conn.poll(wait) else None)
+                wait = max(0.0, deadline - time.perf_counter()) + part_grace(deadline, started)
+            outcomes.append(_receive(conn, wait))
     finally:
         for proc, conn in children:
             if proc.is_alive():
@@ -451,7 +510,7 @@ def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, sta
     labels = inc.labels.copy()
     new_states = []
     for p, outcome in enumerate(outcomes):
-        if outcome is None:  # a part that did not answer in time keeps its classes
+        if outcome is None:  # a part that did not answer keeps its classes
             new_states.append(states[p])
             continue
         rows, part_labels, made, state, part_tally, counts = outcome
