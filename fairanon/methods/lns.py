@@ -44,7 +44,14 @@ from ..models.verify import verify
 from ..release import Release, Status, generalize_partition, provenance
 from ..solver import _cpsat
 from ..solver.bounds import lp_bound
-from ..solver.lns import STRATEGIES, Incumbent, Registry, release_labels, search
+from ..solver.lns import (
+    STRATEGIES,
+    Incumbent,
+    Registry,
+    release_labels,
+    search,
+    suppression_only,
+)
 from ..solver.local_recoding.labels import RECODINGS
 from ..solver.local_recoding.memory import model_memory
 from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
@@ -137,6 +144,21 @@ def check_search_memory(workers: int, searches: int, caller: str) -> None:
     )
 
 
+def _outside_suppression(registries: list[Registry], labels: np.ndarray) -> str | None:
+    """A cell of `labels` (registry ids per record) that generalizes a value, as text
+    for messages, and how many records have one; None when every cell is a value or
+    ``*``."""
+    outside = np.flatnonzero(~suppression_only(registries, labels))
+    if not len(outside):
+        return None
+    row = labels[outside[0]]
+    name, text = next(
+        (reg.name, reg.texts[j]) for reg, j in zip(registries, row.tolist())
+        if j >= reg.m and not reg.star[j]
+    )
+    return f"{len(outside)} records have a generalized value, such as {text!r} in '{name}'"
+
+
 def improve(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -165,7 +187,14 @@ def improve(
     OPTIMAL when the whole table was re-solved to optimality; ``provenance["search"]``
     says where it started, how many rounds ran and what each improved. The parameters
     are those of :func:`lns`; `guides` are other releases of the table whose classes
-    the search may take (:func:`fairanon.solver.lns.search`; they need not be valid).
+    the search may take (:func:`fairanon.solver.lns.search`; they need not be valid;
+    with ``recoding="suppression"`` only their classes of values and ``*`` are offered).
+
+    Raises
+    ------
+    InvalidParameterError
+        When `release` fails the verifier, or generalizes a value under
+        ``recoding="suppression"`` (which releases values and ``*`` only).
     """
     started = time.perf_counter()
     requirements, objective = _check(
@@ -185,6 +214,14 @@ def improve(
         check_option(name, "strategies", "improve", STRATEGIES)
     registries = [Registry(instance, name) for name in instance.schema.generalizable]
     inc = Incumbent.from_release(instance, requirements, registries, release, objective)
+    if recoding == "suppression":
+        found = _outside_suppression(registries, inc.labels)
+        if found is not None:
+            raise InvalidParameterError(
+                f"improve with recoding='suppression' needs a release of values and '*'; in this "
+                f"one {found}. Put it in suppression form (each class's common value or '*') or "
+                "use recoding='generalization'."
+            )
     guide_labels = [release_labels(instance, registries, g) for g in guides]
     start_value = inc.value
     deadline = None if limit is None else started + limit
@@ -315,10 +352,11 @@ def lns(
     start : str, sequence of str, Release or sequence of Release, optional
         The starting release, or the heuristics to take the best of (default: every
         heuristic of :data:`~fairanon.methods.starts.HEURISTICS` that can enforce the
-        requirements and fits the table). Of several releases (valid ones, such as a
-        portfolio's), the one that loses least starts the search and the others guide
-        it: the classes they give a neighbourhood's records are candidates of its
-        re-solve.
+        requirements and fits the table). Of several releases (such as a portfolio's),
+        the one that loses least among those that pass the verifier and fit the recoding
+        (values and ``*`` only, with suppression) starts the search, and the others
+        guide it: the classes they give a neighbourhood's records are candidates of its
+        re-solve. ``provenance["starts"]`` says why a release did not start it.
     bound : bool, default=True
         Compute a lower bound on the objective (``Release.bound``, ``provenance["gap"]``).
     num_workers : int, default=1
@@ -391,12 +429,9 @@ def lns(
     guides: list[Release] = []
     if isinstance(start, Release):
         start = [start]
-    if start and all(isinstance(s, Release) for s in start):
-        # The least of the releases given starts the search; the others guide it.
-        values = [objective_value(instance, s, objective) for s in start]
-        best = min(range(len(start)), key=lambda i: (values[i], i))
-        first = start[best].with_provenance(start_objective=values[best])
-        guides = [s for i, s in enumerate(start) if i != best]
+    given = bool(start) and all(isinstance(s, Release) for s in start)
+    if given:
+        first, guides, tried = _given_start(instance, requirements, objective, recoding, list(start))
     else:
         methods = [start] if isinstance(start, str) else start
         first, tried = best_heuristic(
@@ -411,7 +446,9 @@ def lns(
     search_end = deadline - (BOUND_SHARE * budget if bound else 0.0) - FINISH_SHARE * budget
     params = {"objective": str(objective), "recoding": recoding, "time_limit": limit}
     if first is None:
-        reason = "no heuristic gave a release meeting the requirements to start from: " + "; ".join(
+        reason = (
+            "no release given" if given else "no heuristic gave a release"
+        ) + " meeting the requirements to start from: " + "; ".join(
             f"{t['method']}: {t.get('skipped') or t.get('status')}" for t in tried
         )
         whole = None
@@ -486,6 +523,31 @@ def lns(
         starts=tried,
         elapsed_s=time.perf_counter() - started,
     )
+
+
+def _given_start(
+    instance: Instance, requirements, objective, recoding: str, releases: list[Release]
+) -> tuple[Release | None, list[Release], list[dict]]:
+    """The release that starts the search, of those given: the least `objective` among
+    those that fit `recoding` and pass the verifier (tried least first; ties in the
+    order given); the others, which guide it; and what each gave (its objective, and why
+    it did not start the search)."""
+    registries = [Registry(instance, name) for name in instance.schema.generalizable]
+    values = [objective_value(instance, s, objective) for s in releases]
+    tried = [{"method": s.method, "objective": value_for_display(v)} for s, v in zip(releases, values)]
+    for i in sorted(range(len(releases)), key=lambda i: (values[i], i)):
+        if recoding == "suppression":
+            found = _outside_suppression(registries, release_labels(instance, registries, releases[i]))
+            if found is not None:
+                tried[i]["skipped"] = f"recoding='suppression' releases values and '*' only; {found}"
+                continue
+        if not verify(instance, releases[i], requirements, metrics=False).passed:
+            tried[i]["status"] = "not verified"
+            continue
+        tried[i]["status"] = str(releases[i].status)
+        first = releases[i].with_provenance(start_objective=values[i])
+        return first, [s for j, s in enumerate(releases) if j != i], tried
+    return None, releases, tried
 
 
 def distinct_records(instance: Instance) -> int:

@@ -505,6 +505,61 @@ def test_lns_starts_from_the_least_of_several_releases():
     assert rel.objective <= objective_value(inst, better, "lm")
 
 
+# ------------------------------------------------------------------ suppression only
+def _ages():
+    """Ages 1, 2, 5, 5, 9, 9 under 2-anonymity. With suppression, 1 and 2 are unique
+    and each needs a star: the optimum is 2 stars (by hand). The range [1-2] would cost
+    no star, but it is no label of suppression."""
+    schema = fa.Schema([fa.Attribute("age", role="qi", kind="numeric")])
+    inst = fa.Instance(pd.DataFrame({"age": [1, 2, 5, 5, 9, 9]}), schema, name="ages")
+
+    def release(labels):
+        table = pd.DataFrame({"age": labels}, index=inst.row_ids)
+        return Release(table, pd.factorize(pd.Series(labels))[0])
+
+    return inst, release(["*", "*", "5", "5", "9", "9"]), release(["[1-2]", "[1-2]", "5", "5", "9", "9"])
+
+
+def _values_or_stars(inst, rel):
+    shown = rel.table.loc[inst.row_ids, "age"].astype(str).to_numpy()
+    return bool(((shown == inst.table["age"].astype(str).to_numpy()) | (shown == "*")).all())
+
+
+def test_a_guide_with_ranges_does_not_enter_a_suppression_search():
+    """The guide's class [1-2] would make 0 stars; under suppression the search keeps
+    values and '*' and ends at the optimum of 2 stars."""
+    inst, supp, ranged = _ages()
+    reqs = [fa.KAnonymity(2)]
+    assert fa.verify(inst, supp, reqs).passed and fa.verify(inst, ranged, reqs).passed
+    rel = improve(inst, reqs, supp, recoding="suppression", seed=0, guides=[ranged], max_rounds=3,
+                  whole_types=0)
+    assert fa.verify(inst, rel, reqs).passed
+    assert _values_or_stars(inst, rel) and rel.objective == 2 == objective_value(inst, rel, "stars")
+
+
+def test_improve_refuses_a_generalized_start_under_suppression():
+    inst, _, ranged = _ages()
+    with pytest.raises(InvalidParameterError, match=r"recoding='suppression'.*'\[1-2\]' in 'age'"):
+        improve(inst, [fa.KAnonymity(2)], ranged, recoding="suppression", seed=0, max_rounds=1)
+
+
+def test_lns_skips_start_releases_that_do_not_fit_the_recoding_or_fail_the_verifier():
+    """Of the releases given, the ranged one (0 stars) does not fit suppression and the
+    raw table (0 stars) is not 2-anonymous: the suppressed one starts, and the
+    provenance says why the others did not."""
+    inst, supp, ranged = _ages()
+    reqs = [fa.KAnonymity(2)]
+    raw = Release(inst.table.copy(), np.arange(inst.n_rows))
+    rel = lns(inst, reqs, recoding="suppression", start=[ranged, raw, supp], seed=0, max_rounds=2,
+              whole_types=0, bound=False)
+    assert fa.verify(inst, rel, reqs).passed
+    assert _values_or_stars(inst, rel) and rel.objective == 2
+    ranged_entry, raw_entry, supp_entry = rel.provenance["starts"]
+    assert "recoding='suppression'" in ranged_entry["skipped"] and "'[1-2]'" in ranged_entry["skipped"]
+    assert raw_entry["status"] == "not verified" and supp_entry["status"] == "FEASIBLE"
+    assert rel.provenance["search"]["start_objective"] == 2
+
+
 # ------------------------------------------------------------------ parts
 def _one_huge_class(pairs=400, huge=1000):
     """A release of one class of `huge` records (a = b = 0, released as they are) and

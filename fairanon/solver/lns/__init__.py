@@ -19,10 +19,10 @@ The method that starts it from the best heuristic release is
 :func:`fairanon.methods.lns.lns`.
 """
 
-from .labels import Registry, neighbourhood_space
+from .labels import Registry, neighbourhood_space, suppression_only
 from .neighbourhoods import STRATEGIES
 from .search import SearchResult, search
 from .state import Incumbent, release_labels
 
 __all__ = ["STRATEGIES", "Incumbent", "Registry", "SearchResult", "neighbourhood_space",
-           "release_labels", "search"]
+           "release_labels", "search", "suppression_only"]

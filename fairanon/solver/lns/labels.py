@@ -31,7 +31,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ..local_recoding.labels import LabelSpace, _active, _label_losses
 
-__all__ = ["Registry", "neighbourhood_space"]
+__all__ = ["Registry", "neighbourhood_space", "suppression_only"]
 
 
 class Registry:
@@ -218,6 +218,17 @@ class Registry:
         return Fraction(0)
 
 
+def suppression_only(registries: Sequence[Registry], labels: np.ndarray) -> np.ndarray:
+    """Per row of `labels` (registry label ids, one column per registry), whether each of
+    its labels is a value's own label or ``*``: a vector ``recoding="suppression"`` may
+    release."""
+    allowed = np.ones(len(labels), dtype=bool)
+    for a, reg in enumerate(registries):
+        column = labels[:, a]
+        allowed &= (column < reg.m) | np.asarray(reg.star, dtype=bool)[column]
+    return allowed
+
+
 def _family(reg: Registry, present: np.ndarray, recoding: str, max_range_values: int, ends):
     """Labels that may cover the neighbourhood's values: nodes or ranges (see module)."""
     if recoding == "suppression":
@@ -248,8 +259,9 @@ def neighbourhood_space(
 
     `keep` are registry labels that must be in the space as they are (those of the
     neighbourhood's classes and of the classes around it, so that the current release
-    and a record joining an outside class can be expressed). Other labels covering the
-    same values as a cheaper one are left out.
+    and a record joining an outside class can be expressed); with suppression they are
+    values and ``*`` (the search starts from such a release and offers only such
+    vectors). Other labels covering the same values as a cheaper one are left out.
     """
     row_value = reg.row_value[rows]
     present = np.unique(row_value)

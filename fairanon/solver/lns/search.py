@@ -56,6 +56,7 @@ from ...models.requirements import (
 )
 from ...models.risk.requirements import LINEAR_RISK
 from .. import _cpsat
+from .labels import suppression_only
 from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
 from .subproblem import solve_neighbourhood
@@ -192,7 +193,8 @@ def search(
         per release, the most common first), so that the search may take the classes
         another method formed where they lose less (path relinking: F. Glover,
         M. Laguna, R. Martí, Fundamentals of scatter search and path relinking,
-        Control and Cybernetics 29(3), 2000).
+        Control and Cybernetics 29(3), 2000). With ``recoding="suppression"``, a
+        guide's vectors that hold a range or a hierarchy node are left out.
     """
     started = time.perf_counter()
     if move_time is None:
@@ -216,7 +218,12 @@ def search(
         "alpha_cells": cells,
     }
     cap = cost_cap if inc.objective in ("ncp", "lm") else None
-    loop = _Loop(requirements, solve, k, cap, move_time, max_size, around, list(guides))
+    # Per guide, the records whose vector the recoding allows (None: all of them).
+    allowed = [
+        suppression_only(inc.registries, g) if recoding == "suppression" else None for g in guides
+    ]
+    loop = _Loop(requirements, solve, k, cap, move_time, max_size, around,
+                 list(zip(guides, allowed)))
     weights = {s: 1.0 for s in strategies}
 
     def out_of_time() -> bool:
@@ -284,11 +291,14 @@ class _Loop:
 
     def guided(self, inc: Incumbent, nb) -> list[tuple]:
         """The vectors the guides give the records of `nb` that it does not hold yet,
-        the most common first, up to `around` per guide."""
+        the most common first, up to `around` per guide; with suppression, only those
+        made of values and ``*`` (a guide's range or hierarchy node is not a label the
+        search may release then, and the objective "stars" would not charge it)."""
         held = set(nb.vectors) | set(nb.around)
         out = []
-        for guide in self.guides:
-            keys = np.column_stack([inc.protected[nb.rows], guide[nb.rows]])
+        for guide, allowed in self.guides:
+            rows = nb.rows if allowed is None else nb.rows[allowed[nb.rows]]
+            keys = np.column_stack([inc.protected[rows], guide[rows]])
             uniq, counts = np.unique(keys, axis=0, return_counts=True)
             order = np.lexsort((np.arange(len(uniq)), -counts))[: self.around]
             for row in uniq[order].tolist():
