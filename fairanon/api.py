@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from ._memory import memory_limit_context
 from ._validation import check_random_state
-from .exceptions import IncompatibleRequirementError, InvalidParameterError
+from .exceptions import IncompatibleRequirementError, InvalidParameterError, MemoryLimitError
 from .heuristics.bucketization import bucketization
 from .heuristics.dmondrian import dmondrian
 from .heuristics.dsabre import dsabre
@@ -68,8 +68,9 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
 
 
 def _auto_portfolio(instance, requirements, seed, time_limit, why, options, started) -> Release:
-    """The portfolio's best verified release, improved by lns when the time allows; the
-    time limit counts from `started`, before the choice was made."""
+    """The portfolio's best verified release, improved by lns when the time allows and
+    the memory limit admits its search (else the portfolio's release, with the reason);
+    the time limit counts from `started`, before the choice was made."""
     objective = options.get("objective", "lm")
     after = _lns_after("portfolio", requirements, time_limit, {})
     budget = None
@@ -92,16 +93,23 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
     if after:
         left = time_limit - (time.perf_counter() - started)
         if left > 0:
-            release = lns(
-                instance, requirements, seed=seed, time_limit=left,
-                start=releases[:AUTO_LNS_GUIDES + 1], objective=objective,
-            ).with_provenance(portfolio=tried, portfolio_winner=winner)
-            choice = f"{winner}+lns"
-            why = (
-                f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
-                f"improves it by re-solving groups of its classes exactly, the classes of the "
-                "next best releases among the candidates, and bounds the loss from below"
-            )
+            try:
+                improved = lns(
+                    instance, requirements, seed=seed, time_limit=left,
+                    start=releases[:AUTO_LNS_GUIDES + 1], objective=objective,
+                )
+            except MemoryLimitError as exc:
+                # Refused before its search: the portfolio's release stands.
+                said = str(exc)
+                why = f"{why}; large-neighbourhood search (lns) would follow, but {said[:1].lower()}{said[1:]}"
+            else:
+                release = improved.with_provenance(portfolio=tried, portfolio_winner=winner)
+                choice = f"{winner}+lns"
+                why = (
+                    f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
+                    f"improves it by re-solving groups of its classes exactly, the classes of the "
+                    "next best releases among the candidates, and bounds the loss from below"
+                )
     return release.with_provenance(auto_choice=choice, auto_reason=why, auto_time_limit=time_limit)
 
 

@@ -214,20 +214,22 @@ def test_cpsat_within_the_limit():
 
 def test_lns_neighbourhood_models_above_the_limit_are_refused_before_the_work():
     """A neighbourhood model has at most 30,000 assignment variables of 4,000 bytes plus
-    64 per worker; one per search process."""
-    from fairanon.methods.lns import NEIGHBOURHOOD_MAX_VARS
+    64 per worker; one per search process, and a table this small is searched in one
+    (fewer than 2 x 200 classes), whatever `searches`."""
+    from fairanon.solver.lns import NEIGHBOURHOOD_MAX_VARS
 
     inst = fa.load("diva_table1")
     reqs = [fa.KAnonymity(2)]
     one = 30_000 * (4000 + 64 * 1)
     assert NEIGHBOURHOOD_MAX_VARS == 30_000
     with pytest.raises(MemoryLimitError) as info:
-        fa.anonymize(inst, reqs, "lns", seed=0, searches=2, num_workers=1, memory_limit=2 * one - 1)
+        fa.anonymize(inst, reqs, "lns", seed=0, searches=2, num_workers=1, memory_limit=one - 1)
     message = str(info.value)
-    assert "neighbourhood" in message and "searches=1" in message and "memory_limit" in message
-    assert info.value.need == 2 * one
-    release = fa.anonymize(inst, reqs, "lns", seed=0, searches=1, num_workers=1, time_limit=5, max_rounds=3,
+    assert "neighbourhood" in message and "num_workers" in message and "memory_limit" in message
+    assert info.value.need == one
+    release = fa.anonymize(inst, reqs, "lns", seed=0, searches=2, num_workers=1, time_limit=5, max_rounds=3,
                            memory_limit=one)
+    assert release.provenance["search"]["parts"] == 1
     _passes(inst, release, reqs)
 
 

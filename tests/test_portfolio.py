@@ -115,3 +115,30 @@ def test_ranked_lists_every_verified_release_least_loss_first(monkeypatch, germa
     assert releases[0].provenance["portfolio_winner"] == releases[0].method
     assert "portfolio_winner" not in releases[1].provenance
 
+
+#: One neighbourhood model of lns in memory: 30,000 assignment variables of 4,000 bytes
+#: plus 64 per worker (one worker).
+ONE_MODEL = 30_000 * (4000 + 64)
+
+
+def test_auto_runs_lns_with_memory_for_one_search_process(monkeypatch, german):
+    """German has fewer than 2 x 200 classes, so lns searches in one process: a limit
+    of one neighbourhood model is enough."""
+    monkeypatch.setattr(api, "AUTO_LNS_SECONDS", 1.0)
+    rel = fa.anonymize(german, REQS, seed=0, time_limit=2, memory_limit=ONE_MODEL)
+    prov = rel.provenance
+    assert prov["auto_choice"] == prov["portfolio_winner"] + "+lns"
+    assert prov["search"]["parts"] == 1
+    assert fa.verify(german, rel, REQS).passed
+
+
+def test_auto_keeps_the_portfolio_release_when_lns_would_exceed_the_memory_limit(monkeypatch, german):
+    monkeypatch.setattr(P, "CANDIDATES", {"mondrian": mondrian})
+    monkeypatch.setattr(api, "AUTO_LNS_SECONDS", 1.0)
+    rel = fa.anonymize(german, REQS, seed=0, time_limit=2, memory_limit=ONE_MODEL - 1)
+    prov = rel.provenance
+    assert prov["auto_choice"] == prov["portfolio_winner"] == "mondrian"
+    assert "lns" in prov["auto_reason"] and "memory limit" in prov["auto_reason"]
+    assert "search" not in prov
+    assert objective_value(german, rel, "lm") == objective_value(german, mondrian(german, REQS, seed=0), "lm")
+    assert fa.verify(german, rel, REQS).passed

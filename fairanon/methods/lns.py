@@ -12,15 +12,19 @@ release.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
-from .._memory import check_memory
+from .._memory import check_memory, format_bytes
 from .._validation import check_int, check_option
-from ..exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
+from ..exceptions import (
+    IncompatibleRequirementError,
+    InvalidParameterError,
+    MemoryLimitError,
+    SolverError,
+)
 from ..instances.instance import Instance
 from ..models.bounds import LowerBound, lower_bound
 from ..models.objectives import (
@@ -45,9 +49,11 @@ from ..release import Release, Status, generalize_partition, provenance
 from ..solver import _cpsat
 from ..solver.bounds import lp_bound
 from ..solver.lns import (
+    NEIGHBOURHOOD_MAX_VARS,
     STRATEGIES,
     Incumbent,
     Registry,
+    processes,
     release_labels,
     search,
     suppression_only,
@@ -69,8 +75,6 @@ FINISH_SHARE = 0.05
 DEFAULT_SECONDS = 60.0
 #: Parts searched at once by default: both cores of a 2-core machine.
 SEARCHES = 2
-#: Assignment variables of a neighbourhood's model at most: the search's `max_vars`.
-NEIGHBOURHOOD_MAX_VARS = inspect.signature(search).parameters["max_vars"].default
 #: The requirements lns enforces (those of cpsat).
 REQUIREMENTS = (KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection, *LINEAR_RISK)
 
@@ -132,16 +136,35 @@ def best_bound(
 
 def check_search_memory(workers: int, searches: int, caller: str) -> None:
     """Raise MemoryLimitError when the search's models would need more than the memory
-    limit: one neighbourhood model of at most :data:`NEIGHBOURHOOD_MAX_VARS` assignment
-    variables (:func:`~fairanon.solver.local_recoding.memory.model_memory`) per search
-    process, each solved by `workers` workers; checked before any work."""
+    limit: one neighbourhood model of at most
+    :data:`~fairanon.solver.lns.search.NEIGHBOURHOOD_MAX_VARS` assignment variables
+    (:func:`~fairanon.solver.local_recoding.memory.model_memory`) per search process,
+    each solved by `workers` workers."""
     check_memory(
         searches * model_memory(NEIGHBOURHOOD_MAX_VARS, workers),
         f"The large-neighbourhood search's models ({searches} at once, up to "
         f"{NEIGHBOURHOOD_MAX_VARS:,} assignment variables each, solved by {workers} workers)",
-        "use searches=1 or fewer CP-SAT workers (num_workers), or a heuristic (method='mondrian')",
+        ("use searches=1 or " if searches > 1 else "use ")
+        + "fewer CP-SAT workers (num_workers), or a heuristic (method='mondrian')",
         caller=caller,
     )
+
+
+def search_processes(inc: Incumbent, requirements, workers: int, searches: int) -> tuple[int, str | None]:
+    """The processes the search of `inc` runs in (:func:`fairanon.solver.lns.processes`),
+    one when the memory limit allows one but not that many, and why it is one then (one
+    process is checked before any work, by :func:`check_search_memory`)."""
+    parts = processes(inc, requirements, searches)
+    if parts == 1:
+        return 1, None
+    try:
+        check_search_memory(workers, parts, "improve")
+    except MemoryLimitError as exc:
+        return 1, (
+            f"searched in one process: {parts} would need about {format_bytes(exc.need)} of "
+            f"memory, more than the limit of {format_bytes(exc.limit)}"
+        )
+    return parts, None
 
 
 def _outside_suppression(registries: list[Registry], labels: np.ndarray) -> str | None:
@@ -189,12 +212,17 @@ def improve(
     are those of :func:`lns`; `guides` are other releases of the table whose classes
     the search may take (:func:`fairanon.solver.lns.search`; they need not be valid;
     with ``recoding="suppression"`` only their classes of values and ``*`` are offered).
+    Two search processes run only on a table of at least 2 x 200 classes, and then one
+    when the memory limit does not allow two (``provenance["search"]["memory"]`` says
+    so).
 
     Raises
     ------
     InvalidParameterError
         When `release` fails the verifier, or generalizes a value under
         ``recoding="suppression"`` (which releases values and ``*`` only).
+    MemoryLimitError
+        When not even one search process fits in the memory limit.
     """
     started = time.perf_counter()
     requirements, objective = _check(
@@ -207,7 +235,7 @@ def improve(
     limit = _cpsat.check_time_limit(time_limit, "improve")
     workers = check_int(num_workers, "num_workers", "improve", low=1)
     searches = check_int(searches, "searches", "improve", low=1)
-    check_search_memory(workers, searches, "improve")
+    check_search_memory(workers, 1, "improve")
     if max_rounds is not None:
         max_rounds = check_int(max_rounds, "max_rounds", "improve", low=0)
     for name in strategies:
@@ -222,6 +250,7 @@ def improve(
                 f"one {found}. Put it in suppression form (each class's common value or '*') or "
                 "use recoding='generalization'."
             )
+    parts, memory_note = search_processes(inc, requirements, workers, searches)
     guide_labels = [release_labels(instance, registries, g) for g in guides]
     start_value = inc.value
     deadline = None if limit is None else started + limit
@@ -242,7 +271,7 @@ def improve(
         whole_types=whole_types,
         max_range_values=max_range_values,
         strategies=strategies,
-        searches=searches,
+        searches=parts,
         guides=guide_labels,
     )
     stats = {
@@ -260,6 +289,8 @@ def improve(
         "parts": result.parts,
         "search_s": time.perf_counter() - started,
     }
+    if memory_note is not None:
+        stats["memory"] = memory_note
     params = {
         "objective": str(objective),
         "recoding": recoding,
@@ -386,8 +417,14 @@ def lns(
         2-core machine), the cut between them redrawn every epoch
         (:func:`fairanon.solver.lns.search`); used under per-class union-monotone
         requirements and a per-cell objective on tables of at least 200 classes per
-        part, else one process. The release depends on the seed and this number, not
+        part, else one process; one too when the memory limit allows one neighbourhood
+        model but not that many. The release depends on the seed and this number, not
         on the machine.
+
+    Raises
+    ------
+    MemoryLimitError
+        When the memory limit does not allow one neighbourhood model, before any work.
 
     Returns
     -------
@@ -421,8 +458,9 @@ def lns(
     objective_arg = objective
     requirements, objective = _check(instance, requirements, objective, recoding, "lns", stretch_k)
     limit = _cpsat.check_time_limit(time_limit, "lns")
-    check_search_memory(check_int(num_workers, "num_workers", "lns", low=1),
-                        check_int(searches, "searches", "lns", low=1), "lns")
+    check_int(searches, "searches", "lns", low=1)
+    # One process at least; whether there will be more is known from the start release.
+    check_search_memory(check_int(num_workers, "num_workers", "lns", low=1), 1, "lns")
     budget = DEFAULT_SECONDS if limit is None else limit
     deadline = started + budget
     tried: list[dict] = []

@@ -17,6 +17,7 @@ import fairanon as fa
 from fairanon.exceptions import (
     IncompatibleRequirementError,
     InvalidParameterError,
+    MemoryLimitError,
     SolverError,
 )
 from fairanon.methods import cpsat as cpsat_module
@@ -656,3 +657,36 @@ def test_the_wait_for_a_part_past_the_deadline_is_a_share_of_the_search_time():
     assert part_grace(deadline=110.0, started=100.0) == pytest.approx(0.1)
     assert part_grace(deadline=700.0, started=100.0) == 2.0
     assert part_grace(deadline=100.0, started=100.0) == 0.0
+
+
+# ------------------------------------------------------------------ memory
+#: One neighbourhood model in memory: 30,000 assignment variables of 4,000 bytes plus 64
+#: per worker (one worker).
+ONE_MODEL = 30_000 * (4000 + 64)
+
+
+def test_a_memory_limit_for_one_model_searches_in_one_process():
+    """401 classes ask for two processes; the limit allows one model, not two."""
+    from fairanon._memory import memory_limit
+
+    inst, start = _one_huge_class()
+    with memory_limit(2 * ONE_MODEL - 1):
+        rel = _improve_in_parts(inst, start)
+    search = rel.provenance["search"]
+    assert search["parts"] == 1 and "one process: 2 would need about 244 MB" in search["memory"]
+    assert fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+    with memory_limit(2 * ONE_MODEL):
+        assert _improve_in_parts(inst, start).provenance["search"]["parts"] == 2
+
+
+def test_lns_on_a_small_table_needs_memory_for_one_process():
+    """German has fewer than 2 x 200 classes: one process, whatever `searches`."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = fa.anonymize(inst, reqs, method="lns", seed=0, max_rounds=1, whole_types=0, bound=False,
+                       memory_limit=ONE_MODEL)
+    assert rel.provenance["search"]["parts"] == 1 and "memory" not in rel.provenance["search"]
+    assert fa.verify(inst, rel, reqs).passed
+    with pytest.raises(MemoryLimitError) as info:
+        fa.anonymize(inst, reqs, method="lns", seed=0, memory_limit=ONE_MODEL - 1)
+    assert info.value.need == ONE_MODEL and "searches=1" not in str(info.value)

@@ -21,8 +21,8 @@ The method that starts it from the best heuristic release is
 
 from .labels import Registry, neighbourhood_space, suppression_only
 from .neighbourhoods import STRATEGIES
-from .search import SearchResult, search
+from .search import NEIGHBOURHOOD_MAX_VARS, SearchResult, processes, search
 from .state import Incumbent, release_labels
 
-__all__ = ["STRATEGIES", "Incumbent", "Registry", "SearchResult", "neighbourhood_space",
-           "release_labels", "search", "suppression_only"]
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "Incumbent", "Registry", "SearchResult",
+           "neighbourhood_space", "processes", "release_labels", "search", "suppression_only"]

@@ -61,7 +61,7 @@ from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
 from .subproblem import solve_neighbourhood
 
-__all__ = ["SearchResult", "search"]
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "processes", "search"]
 
 #: A re-solve stops at `move_time` units of CP-SAT's deterministic time, or at this many
 #: times `move_time` seconds of wall-clock time, whichever comes first. (One unit took
@@ -258,7 +258,7 @@ def search(
             result.proven = True
             return _finish(result, tally, weights, size)
 
-    parts = searches if _parallel_ok(inc, requirements, searches, k) else 1
+    parts = processes(inc, requirements, searches)
     result.parts = parts
     if parts == 1:
         size = loop.rounds(inc, rng, list(strategies), weights, size, tally, result,
@@ -368,9 +368,11 @@ class _Loop:
         return size
 
 
-def _parallel_ok(inc: Incumbent, requirements, searches: int, k: int) -> bool:
-    """Whether parts may be searched apart (see the module docstring)."""
-    return (
+def processes(inc: Incumbent, requirements: Sequence[Requirement], searches: int) -> int:
+    """The processes :func:`search` runs on `inc` when asked for `searches`: that many
+    when the parts may be searched apart (see the module docstring) and each would hold
+    :data:`MIN_PART_CLASSES` classes, else one."""
+    apart = (
         searches > 1
         and "fork" in multiprocessing.get_all_start_methods()
         # A daemonic process (a pool's worker) may not start processes.
@@ -382,6 +384,7 @@ def _parallel_ok(inc: Incumbent, requirements, searches: int, k: int) -> bool:
         )
         and len(inc.classes) >= searches * MIN_PART_CLASSES
     )
+    return searches if apart else 1
 
 
 def _split(inc: Incumbent, rng: np.random.Generator, parts: int) -> list[list[tuple]]:
