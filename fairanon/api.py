@@ -235,8 +235,10 @@ def choose_method(
     2. ``"portfolio"`` when every requirement is union-monotone (k, l, t): the fast
        methods that enforce them (``mondrian``, ``mondrian-loss``, ``lattice-local``,
        ``sabre``, and ``kmember`` and ``oka`` when their expected time fits) run in
-       turn within the time limit (``PORTFOLIO_SECONDS`` without one) and the verified
-       release with the least LM (or the ``objective`` option) is kept
+       turn within the time limit (without one, each to completion, those expected to
+       take long skipped by rules on the table's size alone, so that the same input and
+       seed give the same release) and the verified release with the least LM (or the
+       ``objective`` option) is kept
        (:func:`fairanon.methods.portfolio.portfolio`; ``provenance["portfolio"]`` lists
        each candidate's loss);
     3. ``"fulldomain"`` (optimal full-domain generalization, which also takes

@@ -12,6 +12,7 @@ from fairanon.exceptions import IncompatibleRequirementError
 from fairanon.heuristics.lossmondrian import mondrian_loss
 from fairanon.heuristics.mondrian import mondrian
 from fairanon.methods import portfolio as P
+from fairanon.methods import starts
 from fairanon.models.objectives import objective_value
 from fairanon.release import Release
 
@@ -141,4 +142,36 @@ def test_auto_keeps_the_portfolio_release_when_lns_would_exceed_the_memory_limit
     assert "lns" in prov["auto_reason"] and "memory limit" in prov["auto_reason"]
     assert "search" not in prov
     assert objective_value(german, rel, "lm") == objective_value(german, mondrian(german, REQS, seed=0), "lm")
+    assert fa.verify(german, rel, REQS).passed
+
+
+def test_without_a_time_limit_no_clock_decides(monkeypatch, german):
+    """Without a time limit the release does not depend on how long anything took: with a
+    clock that runs 100 s per reading (a machine under any load), auto gives the same
+    release, after the same candidates, as with the real clock."""
+    reqs = [fa.KAnonymity(5)]
+    calm = fa.anonymize(german, reqs, seed=0)
+    readings = iter(range(0, 10**9, 100))
+    monkeypatch.setattr("time.perf_counter", lambda: float(next(readings)))
+    loaded = fa.anonymize(german, reqs, seed=0)
+    assert loaded.table.equals(calm.table)
+    ran = [t["method"] for t in calm.provenance["portfolio"] if "skipped" not in t]
+    assert ran == [t["method"] for t in loaded.provenance["portfolio"] if "skipped" not in t]
+    assert "lattice-local" in ran and "mondrian-loss" in ran
+    assert fa.verify(german, loaded, reqs).passed
+
+
+def test_without_a_time_limit_size_rules_skip_the_long_candidates(monkeypatch, german):
+    """German credit: 1,000 records, 7 generalizable quasi-identifiers. k-member's
+    expected time is n^2 d / rate = 7e6 / 1e8 s (runs); with a rate of 1e5 it is 70 s
+    (skipped). Mondrian with least-loss cuts: n d^2 log2(n) = 1000 * 49 * 9.97 = 488,000
+    steps, 49 s at 1e4 per second (skipped). Lattice local above 999 records: skipped."""
+    monkeypatch.setitem(starts.QUADRATIC_RATES, "kmember", (1e5, False))
+    monkeypatch.setattr(P, "MONDRIAN_LOSS_RATE", 1e4)
+    monkeypatch.setattr(P, "LATTICE_LOCAL_ROWS", 999)
+    rel = P.portfolio(german, REQS, seed=0)
+    skipped = {t["method"]: t["skipped"] for t in rel.provenance["portfolio"] if "skipped" in t}
+    assert skipped["kmember"].startswith("expected to take about 70 s; give a time limit")
+    assert skipped["mondrian-loss"].startswith("expected to take about 49 s; give a time limit")
+    assert skipped["lattice-local"] == "more than 999 records; give a time limit to run it"
     assert fa.verify(german, rel, REQS).passed

@@ -9,10 +9,13 @@ verifier check every release, measures each exactly under the objective
 (:func:`fairanon.models.objectives.objective_value`) and keeps the least; the
 provenance lists every candidate's loss, time or why it was skipped, and names the
 winner. The result is never worse than any candidate it ran, by construction.
+Without a time limit it is deterministic: candidates run to completion or are skipped
+by rules on the table's size, never by a clock.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -30,7 +33,7 @@ from ..release import Release, Status
 from ..solver.fulldomain import lattice_local
 from .starts import QUADRATIC_SECONDS, _expected_seconds
 
-__all__ = ["CANDIDATES", "PORTFOLIO_SECONDS", "portfolio", "ranked"]
+__all__ = ["CANDIDATES", "LATTICE_LOCAL_ROWS", "PORTFOLIO_SECONDS", "portfolio", "ranked"]
 
 #: The candidates, in the order they run (each gets all the time left): Mondrian first,
 #: a fraction of a second on the bundled data and complete whatever the limit, so that
@@ -49,8 +52,19 @@ CANDIDATES: dict[str, Callable[..., Release]] = {
 #: its own NCP-scored cuts, which on the default job lose less LM (0.403) than its
 #: LM-scored ones (0.411).
 _LOSS_LED = ("lattice-local",)
-#: Seconds for the whole portfolio when no time limit is given.
+#: Without a time limit, the seconds a candidate may be expected to take: each runs to
+#: completion (no clock decides anything, so the same input and seed give the same
+#: release on any machine and under any load), and one expected to take longer is
+#: skipped by a rule on the table's size alone.
 PORTFOLIO_SECONDS = 10.0
+#: Without a time limit, the records up to which the lattice local recoding runs: its
+#: rounds cost little per record but each searches the lattice again (UCI Adult, 30,162
+#: records: 6-10 s CPU on a 2-core machine, against 6 s for 10,000).
+LATTICE_LOCAL_ROWS = 100_000
+#: Mondrian with least-loss cuts costs about n d^2 log2(n) steps for n records and d
+#: quasi-identifiers; steps per second measured on a 2-core machine (UCI Adult and
+#: Adult's 45,222 records: 0.7-1.2e7), with a margin.
+MONDRIAN_LOSS_RATE = 5e6
 
 
 def portfolio(
@@ -69,9 +83,11 @@ def portfolio(
     instance, requirements, seed
         As in :func:`fairanon.anonymize`.
     time_limit : float, optional
-        Seconds for all candidates together (default ``PORTFOLIO_SECONDS``); each
-        candidate gets all the time left and one that would not fit (k-member and OKA
-        by their expected time) is skipped.
+        Seconds for all candidates together; each candidate gets all the time left and
+        one that would not fit (k-member and OKA by their expected time) is skipped.
+        Without it every candidate runs to completion and no clock decides anything,
+        so the same input and seed give the same release; candidates expected to take
+        long are skipped by rules on the table's size (:func:`_too_long`).
     objective : {"lm", "ncp"}, default="lm"
         The loss the releases are compared by, exactly.
     methods : sequence of str, optional
@@ -112,21 +128,21 @@ def ranked(
     The runners-up guide the large-neighbourhood search that ``auto`` runs after the
     winner (:func:`fairanon.methods.lns.lns`)."""
     started = time.perf_counter()
-    budget = PORTFOLIO_SECONDS if time_limit is None else float(time_limit)
-    deadline = started + budget
+    budget = None if time_limit is None else float(time_limit)
+    deadline = None if budget is None else started + budget
     names = list(CANDIDATES) if methods is None else list(methods)
     tried: list[dict] = []
     found: list[tuple] = []  # (value, order, release, name)
     # Time kept for checking and measuring each release, re-estimated as they come.
-    post = 0.1 * budget
+    post = 0.0 if budget is None else 0.1 * budget
     for name in names:
-        left = deadline - time.perf_counter() - post
-        if left <= 0:
+        left = None if deadline is None else deadline - time.perf_counter() - post
+        if left is not None and left <= 0:
             tried.append({"method": name, "skipped": "no time left"})
             continue
-        expected = _expected_seconds(name, instance, requirements)
-        if expected is not None and expected > min(left, QUADRATIC_SECONDS):
-            tried.append({"method": name, "skipped": f"expected to take about {expected:.0f} s"})
+        skip = _too_long(name, instance, requirements, left)
+        if skip:
+            tried.append({"method": name, "skipped": skip})
             continue
         clock = time.perf_counter()
         options = {"objective": objective} if name in _LOSS_LED else {}
@@ -162,7 +178,9 @@ def ranked(
     if not found:
         raise IncompatibleRequirementError(
             "No method of the portfolio gave a verified release for "
-            f"{', '.join(str(r) for r in requirements)} within {budget:g} s: "
+            f"{', '.join(str(r) for r in requirements)}"
+            + ("" if budget is None else f" within {budget:g} s")
+            + ": "
             + "; ".join(f"{t['method']}: {t.get('skipped', t.get('status'))}" for t in tried)
         )
     found.sort(key=lambda f: (f[0], f[1]))
@@ -172,3 +190,23 @@ def ranked(
     ]
     out[0] = out[0].with_provenance(portfolio_winner=found[0][3])
     return out
+
+
+def _too_long(name: str, instance: Instance, requirements, left: float | None) -> str:
+    """Why candidate `name` is skipped (empty when it runs): k-member and OKA when their
+    expected time does not fit in the time left (:data:`PORTFOLIO_SECONDS` without a
+    time limit); without one, also the lattice local recoding above
+    :data:`LATTICE_LOCAL_ROWS` records and Mondrian with least-loss cuts when its
+    expected time (:data:`MONDRIAN_LOSS_RATE`) is above :data:`PORTFOLIO_SECONDS`."""
+    fits = PORTFOLIO_SECONDS if left is None else min(left, QUADRATIC_SECONDS)
+    expected = _expected_seconds(name, instance, requirements)
+    if left is None and name == "mondrian-loss":
+        n, d = instance.n_rows, max(len(instance.schema.generalizable), 1)
+        expected = n * d * d * math.log2(max(n, 2)) / MONDRIAN_LOSS_RATE
+    if expected is not None and expected > fits:
+        return f"expected to take about {expected:.0f} s" + (
+            "; give a time limit to run it" if left is None else ""
+        )
+    if left is None and name == "lattice-local" and instance.n_rows > LATTICE_LOCAL_ROWS:
+        return f"more than {LATTICE_LOCAL_ROWS:,} records; give a time limit to run it"
+    return ""
