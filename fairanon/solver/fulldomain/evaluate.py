@@ -158,23 +158,31 @@ class Evaluator:
         source = self.cache[tuple(int(g) for g in self._cached_grains[index])]
         if source.grains == tuple(grains):
             return source, source, np.arange(source.n)
-        if index == 0 and self.space.d and self._cached_bytes < CACHE_BYTES:
-            # Only the records are finer: first cache a snapshot halfway down, from
-            # which this node and its neighbours roll up cheaply.
-            half = self._halfway(grains)
+        if self.space.d and self._cached_bytes < CACHE_BYTES:
+            # The nearest finer set is far below: first cache a snapshot halfway
+            # between, from which this node and its neighbours roll up cheaply. The
+            # search checks a region's coarse nodes first, so a node is seldom finer
+            # than one already checked, and halving the distance each time gives the
+            # nodes of a region a chain of ever closer sources.
+            half = self._halfway(source.grains, tuple(grains))
             if half is not None and half not in self.cache:
-                if self._store(self._roll(self.recs.base, half)):
+                if self._store(self._roll(source, half), CACHE_BYTES):
                     return self.classes(grains)
         fs, inverse = self._roll_with_inverse(source, grains)
-        self._store(fs)
+        # Checked nodes take at most half the memory: snapshots serve more nodes.
+        self._store(fs, CACHE_BYTES // 2)
         return fs, source, inverse
 
-    def _halfway(self, grains: tuple) -> tuple | None:
+    def _halfway(self, source: tuple, grains: tuple) -> tuple | None:
+        """Per attribute, the middle one of the grains from `source`'s to `grains`'
+        that the first feeds and that feed the second (the source's own when a finer
+        grain has the larger index); None when that is `source` or `grains` itself."""
         out = []
-        for attr, g in zip(self.space.attributes, grains):
-            out.append(next(h for h in range(g // 2, -1, -1) if attr.feeds[h, g]))
+        for attr, f, g in zip(self.space.attributes, source, grains):
+            between = [h for h in range(f, g + 1) if attr.feeds[f, h] and attr.feeds[h, g]]
+            out.append(between[(len(between) - 1) // 2] if between else f)
         out = tuple(out)
-        return None if out == grains or not any(out) else out
+        return None if out in (source, grains) else out
 
     def _roll(self, source: FrequencySet, grains: tuple) -> FrequencySet:
         return self._roll_with_inverse(source, grains)[0]
@@ -184,10 +192,11 @@ class Evaluator:
         self.rows_rolled += source.n
         return roll_up(self.space, source, tuple(grains), self.recs.n_protected)
 
-    def _store(self, fs: FrequencySet) -> bool:
-        """Keep `fs` as a roll-up source if memory allows; whether it was kept."""
+    def _store(self, fs: FrequencySet, budget: int) -> bool:
+        """Keep `fs` as a roll-up source if the cached sets then take at most `budget`
+        bytes; whether it was kept."""
         size = _nbytes(fs)
-        if fs.grains in self.cache or self._cached_bytes + size > CACHE_BYTES:
+        if fs.grains in self.cache or self._cached_bytes + size > budget:
             return False
         self.cache[fs.grains] = fs
         self._cached_grains = np.vstack([self._cached_grains, np.array(fs.grains)[None, :]])
