@@ -28,6 +28,7 @@ __all__ = [
     "emd",
     "emd_exact",
     "emd_transport",
+    "emd_within",
     "distinct_l",
     "entropy_l",
     "entropy_l_ok",
@@ -280,6 +281,32 @@ def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.
     else:
         out = (np.abs(r @ ground.membership.T) @ ground.weights) / (2 * ground.height)
     return np.where(sizes[:, 0] > 0, out, 0.0)
+
+
+def emd_within(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround, t: Fraction) -> np.ndarray:
+    """Per row of `counts`: is its EMD to the global distribution at most `t`? Exact.
+
+    Each EMD is ``num / den`` in integers (:func:`emd`'s closed forms), so with
+    ``t = a / b`` the test is ``b num <= a den``, in int64 while the products fit (an
+    EMD is at most 1, so ``num <= den``); beyond, the floats of :func:`emd` decide
+    through :func:`exact_compare`. Empty rows pass (their EMD is 0).
+
+    >>> emd_within(np.array([[3, 1], [1, 1]]), np.array([2, 2]), EMDGround.equal(2), Fraction(1, 4)).tolist()
+    [True, True]
+    >>> emd_within(np.array([[3, 0]]), np.array([2, 2]), EMDGround.equal(2), Fraction(1, 4)).tolist()
+    [False]
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    global_counts = np.asarray(global_counts, dtype=np.int64)
+    t = Fraction(t)
+    size = int(counts.sum(axis=1).max(initial=0))
+    total = int(global_counts.sum())
+    if size * total * max(ground.m, 1) < 2**62:
+        num, den = _emd_numerators(counts, global_counts, ground)
+        if max(t.numerator, t.denominator, 1) * int(den.max(initial=0)) < 2**62:
+            return t.denominator * num <= t.numerator * den
+    distances = emd(counts, global_counts, ground)
+    return exact_compare(distances, lambda i: emd_exact(counts[i], global_counts, ground), t, "le")
 
 
 def emd_exact(counts: Sequence[int], global_counts: Sequence[int], ground: EMDGround) -> Fraction:

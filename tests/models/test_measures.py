@@ -83,6 +83,21 @@ def test_equal_and_ordered_emd_match_the_transportation_lp(pair):
         assert 0 <= exact <= 1
 
 
+@given(count_pairs(), st.sampled_from([1, 2**31]))
+def test_emd_within_decides_at_the_emd_itself(pair, scale):
+    """At t = EMD (the exact one, checked against the LP above) a group passes and just
+    below it fails; scaled by 2^31 the integers overflow int64 and floats decide."""
+    counts, glob = pair
+    counts, glob = counts * scale, glob * scale
+    for ground in (M.EMDGround.equal(len(glob)), M.EMDGround.ordered(len(glob))):
+        exact = M.emd_exact(counts, glob, ground)
+        rows = np.stack([counts, np.zeros_like(counts)])
+        assert M.emd_within(rows, glob, ground, exact).tolist() == [True, True]
+        if exact > 0:
+            below = exact - Fraction(1, 10**12)
+            assert M.emd_within(rows, glob, ground, below).tolist() == [False, True]
+
+
 @st.composite
 def trees_and_counts(draw):
     """A random hierarchy (possibly unbalanced) and counts over its leaves."""
