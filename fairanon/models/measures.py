@@ -236,7 +236,7 @@ def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGr
     counts = np.atleast_2d(np.asarray(counts, dtype=object if counts.dtype == object else np.int64))
     total = int(np.sum(global_counts))
     sizes = counts.sum(axis=1)
-    diff = counts * total - np.outer(sizes, global_counts)  # r_i scaled by size * total
+    diff = counts * total - sizes[:, None] * global_counts  # r_i scaled by size * total
     if ground.distance == "equal":
         num = np.abs(diff).sum(axis=1)
         den = 2 * sizes * total
