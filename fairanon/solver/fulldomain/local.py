@@ -69,7 +69,8 @@ from ..local_recoding.solve import _verified
 from .evaluate import Evaluator
 from .frequency import FrequencySet, Records, records, roll_up
 from .lattice import Space
-from .method import _Problem, _release_table, _run, lattice_space
+from .memory import check_lattice_local_memory
+from .method import LATTICE_NODES, _Problem, _release_table, _run, lattice_space
 
 __all__ = ["OBJECTIVES", "lattice_local"]
 
@@ -535,6 +536,10 @@ def lattice_local(
     IncompatibleRequirementError
         Alpha-protection and diversity constraints: a round cannot keep them, since
         they count over the whole release, not class by class.
+    MemoryLimitError
+        Before any work, when :func:`~.memory.lattice_local_memory` is above the memory
+        limit (:mod:`fairanon._memory`); before a solve of the CP-SAT master (a lattice
+        of more than ``LATTICE_NODES`` nodes), when the master would pass it.
 
     References
     ----------
@@ -583,6 +588,7 @@ def lattice_local(
         )
     time_limit = _cpsat.check_time_limit(time_limit, "lattice_local")
     deadline = None if time_limit is None else started + time_limit
+    check_lattice_local_memory(instance, LATTICE_NODES)
     space, values = lattice_space(instance, objective)
     recs = records(instance, requirements, space, values)
     problem = _Problem(instance, space, recs, values, 0, deadline, _cpsat.random_seed(seed), "auto")

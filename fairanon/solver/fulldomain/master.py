@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
+from ..._memory import check_memory, current_limit
 from ...exceptions import InvalidParameterError
 from ...release import Status
 from .. import _cpsat
 from .lattice import Space
+from .memory import master_memory
 from .search import OutOfTime
 
 __all__ = ["MASTER_MAGNITUDE", "MasterFrontier"]
@@ -33,7 +35,9 @@ MASTER_MAGNITUDE = 2**50
 class MasterFrontier:
     """The interface of :class:`~.search.LatticeFrontier` on a CP-SAT model."""
 
-    def __init__(self, space: Space, *, k: int, n: int, limit: int, deadline, seed: int):
+    def __init__(
+        self, space: Space, *, k: int, n: int, limit: int, deadline, seed: int, held: int = 0
+    ):
         if space.magnitude >= MASTER_MAGNITUDE:
             raise InvalidParameterError(
                 f"The CP-SAT master of fulldomain cannot take the exact costs of objective "
@@ -77,9 +81,36 @@ class MasterFrontier:
         self.downs: list = []
         self.ups: list = []
         self.last_bound = None
+        # The model's size, for its memory (:func:`.memory.master_memory`): one-hot rows
+        # and objective so far; each cut adds its literals. `held`: the bytes the search
+        # holds besides the master (its records).
+        self.held = held
+        self.constraints = space.d + 1
+        self.literals = sum(len(row) for row in self.b) + len(model.Proto().objective.vars)
+        self.memory_limit = current_limit(None, "fulldomain")
+        self._check_memory()
+
+    def _grow(self, literals: int) -> None:
+        self.constraints += 1
+        self.literals += literals
+
+    def _check_memory(self) -> None:
+        """Raise MemoryLimitError when solving the master as it now stands would need
+        more than the memory limit (checked before each solve: the model only grows)."""
+        check_memory(
+            self.held + master_memory(self.constraints, self.literals),
+            f"fulldomain's CP-SAT master ({self.constraints:,} constraints of "
+            f"{self.literals:,} literals after {len(self.closed):,} nodes closed and "
+            f"{len(self.kills):,} down-sets condemned) with the records it searches",
+            "use search='lattice' (arrays over a lattice of up to a few million nodes), "
+            "fewer quasi-identifiers or shallower hierarchies, or a time_limit",
+            self.memory_limit,
+            caller="fulldomain",
+        )
 
     # ------------------------------------------------------------------ queries
     def pop(self, incumbent):
+        self._check_memory()
         solver, outcome = _cpsat.solve(
             self.model,
             time_limit=_cpsat.remaining(self.deadline),
@@ -159,6 +190,7 @@ class MasterFrontier:
         if key not in self._literals:
             lit = self.model.new_bool_var(f"level[{self.space.attributes[a].name}] in {levels}")
             self.model.add(lit == sum(self.b[a][j] for j in levels))
+            self._grow(len(levels) + 1)
             self._literals[key] = lit
         return self._literals[key]
 
@@ -174,36 +206,42 @@ class MasterFrontier:
     def close(self, levels) -> None:
         self.closed.add(levels)
         self.model.add_bool_or([self.b[a][j].negated() for a, j in enumerate(levels)])
+        self._grow(len(levels))
 
     def kill_down(self, levels) -> None:
         self.kills.append(levels)
-        self.model.add_bool_or(
-            [
-                self.b[a][j]
-                for a, (attr, u) in enumerate(zip(self.space.attributes, levels))
-                for j in range(attr.height + 1)
-                if not attr.covers[j, u]
-            ]
-        )
+        clause = [
+            self.b[a][j]
+            for a, (attr, u) in enumerate(zip(self.space.attributes, levels))
+            for j in range(attr.height + 1)
+            if not attr.covers[j, u]
+        ]
+        self.model.add_bool_or(clause)
+        self._grow(len(clause))
 
     def exclude(self, assignment: dict) -> None:
         """No node with these levels (attribute -> level) is feasible."""
         self.model.add_bool_or([self.b[a][j].negated() for a, j in assignment.items()])
+        self._grow(len(assignment))
 
     def bound_down(self, levels, down) -> None:
         self.downs.append((levels, down))
         guards = self._guards(levels, up=False)
         if self.theta is not None:
             self.model.add(self.theta >= int(down)).only_enforce_if(guards)
+            self._grow(len(guards) + 1)
             return
-        expr = sum(
+        terms = [
             int(down[a][j]) * self.b[a][j]
             for a in range(self.space.d)
             for j in range(len(down[a]))
             if down[a][j]
-        )
-        self.model.add(self.extra >= expr).only_enforce_if(guards)
+        ]
+        self.model.add(self.extra >= sum(terms)).only_enforce_if(guards)
+        self._grow(len(guards) + len(terms) + 1)
 
     def bound_up(self, levels, value) -> None:
         self.ups.append((levels, value))
-        self.model.add(self.theta >= int(value)).only_enforce_if(self._guards(levels, up=True))
+        guards = self._guards(levels, up=True)
+        self.model.add(self.theta >= int(value)).only_enforce_if(guards)
+        self._grow(len(guards) + 1)

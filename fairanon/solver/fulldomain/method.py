@@ -34,7 +34,7 @@ from .evaluate import Evaluator, whole_table_alpha
 from .frequency import Records, records, roll_up
 from .lattice import Space, build_space, ladders
 from .master import MasterFrontier
-from .memory import check_fulldomain_memory
+from .memory import check_fulldomain_memory, fulldomain_memory
 from .node import chosen_node, node_outcome
 from .search import (
     LatticeFrontier,
@@ -148,7 +148,8 @@ def _run(problem: _Problem, requirements) -> tuple[Evaluator, Outcome]:
         problem.search == "auto" and space.size > LATTICE_NODES
     ):
         frontier = MasterFrontier(
-            space, k=k, n=n, limit=limit, deadline=problem.deadline, seed=problem.seed
+            space, k=k, n=n, limit=limit, deadline=problem.deadline, seed=problem.seed,
+            held=fulldomain_memory(problem.instance, LATTICE_NODES, "master"),
         )
         for assignment, _ in excluded:
             frontier.exclude(assignment)
@@ -324,6 +325,11 @@ def fulldomain(
         A numeric quasi-identifier without intervals (levels).
     IncompatibleRequirementError
         A requirement fulldomain does not enforce.
+    MemoryLimitError
+        Before the lattice is built, when :func:`~.memory.fulldomain_memory` is above
+        the memory limit (:mod:`fairanon._memory`); with the CP-SAT master, before any
+        of its solves that would pass it (:func:`~.memory.master_memory`: the master
+        grows with the search's cuts).
 
     Notes
     -----
