@@ -375,33 +375,15 @@ def _manifest_of(release_path: str) -> tuple[dict | None, list[str]]:
 
 def _read_release(path: str, instance, command: str):
     """The release in a CSV (with a record_id column) or Parquet file, indexed like `instance`."""
-    import pandas as pd
+    from .exceptions import InvalidParameterError
+    from .jobs import read_release
 
-    from .instances.files import formula_readings, read_csv_table
-    from .release import Release
-
-    if path.endswith((".parquet", ".pq")) or os.path.isdir(path):
-        if not os.path.exists(path):
-            raise _UsageError(f"fairanon {command}: release file {path!r} does not exist")
-        try:
-            table = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            raise _UsageError(f"fairanon {command}: cannot read the Parquet release {path!r}: {exc}") from None
-        if "record_id" not in table.columns and table.index.name == "record_id":
-            table = table.reset_index()
-    else:
-        table = read_csv_table(path, what="Release file", dtype=str, keep_default_na=False)
-        manifest, _ = _manifest_of(path)  # its report says whether formulas were neutralized
-        table = formula_readings(table, manifest.get("neutralized_formulas") if manifest else None)[0]
-    if "record_id" not in table.columns:
-        raise _UsageError(f"fairanon {command}: the release needs a 'record_id' column")
-    ids = table.pop("record_id")
-    index_dtype = instance.row_ids.dtype
+    parquet = path.endswith((".parquet", ".pq")) or os.path.isdir(path)
+    manifest = None if parquet else _manifest_of(path)[0]  # its report says whether formulas were neutralized
     try:
-        table.index = pd.Index(ids.astype(index_dtype) if index_dtype.kind in "iuf" else ids)
-    except (ValueError, TypeError, OverflowError):
-        raise _UsageError(f"fairanon {command}: record_id values do not match the instance's record ids") from None
-    return Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
+        return read_release(path, instance, neutralized=manifest.get("neutralized_formulas") if manifest else None)
+    except InvalidParameterError as exc:
+        raise _UsageError(f"fairanon {command}: {exc}") from None
 
 
 def _utility(args, step) -> int:

@@ -47,7 +47,10 @@ from .instances.instance import Instance
 from .instances.schema import Schema
 from .models.requirements import Requirement, requirement_from_spec
 
-__all__ = ["Job", "read_job", "read_document", "default_job", "load_instance_spec", "read_table", "table_source"]
+__all__ = [
+    "Job", "read_job", "read_document", "default_job", "load_instance_spec", "read_release", "read_table",
+    "table_source",
+]
 
 _JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limit", "memory_limit", "name"}
 
@@ -251,6 +254,45 @@ def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_colum
         if isinstance(exc, SchemaError):
             raise
         raise SchemaError(f"Cannot read {path!r} as {kind.upper()}: {exc}") from None
+
+
+def read_release(path: str, instance: Instance, *, neutralized=None):
+    """The release in a CSV (with a ``record_id`` column) or Parquet file written by
+    ``fairanon anonymize``, indexed like `instance`; every CSV cell is read as the text
+    written, formulas the writer neutralized (`neutralized`: the ``neutralized_formulas``
+    of its ``report.json``) read back. Its classes are left to the reader: the verifier and
+    the metrics regroup by released values.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the file does not exist or cannot be read, has no ``record_id`` column, or
+        its ids are not of the instance's type.
+    """
+    from .instances.files import formula_readings
+    from .release import Release
+
+    if path.endswith((".parquet", ".pq")) or os.path.isdir(path):
+        if not os.path.exists(path):
+            raise InvalidParameterError(f"release file {path!r} does not exist")
+        try:
+            table = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            raise InvalidParameterError(f"cannot read the Parquet release {path!r}: {exc}") from None
+        if "record_id" not in table.columns and table.index.name == "record_id":
+            table = table.reset_index()
+    else:
+        table = read_csv_table(path, what="Release file", dtype=str, keep_default_na=False)
+        table = formula_readings(table, neutralized)[0]
+    if "record_id" not in table.columns:
+        raise InvalidParameterError("the release needs a 'record_id' column")
+    ids = table.pop("record_id")
+    index_dtype = instance.row_ids.dtype
+    try:
+        table.index = pd.Index(ids.astype(index_dtype) if index_dtype.kind in "iuf" else ids)
+    except (ValueError, TypeError, OverflowError):
+        raise InvalidParameterError("record_id values do not match the instance's record ids") from None
+    return Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
 
 
 def _exact_ids(table: pd.DataFrame, path: str, sep: str, id_column: str | None) -> pd.DataFrame:
