@@ -83,12 +83,12 @@ def _kept_equal(counts: np.ndarray, global_counts: np.ndarray, t: Fraction) -> n
     # Products up to b N |E| stay exact in int64 below 2^62; beyond, in Python integers.
     exact = np.int64 if b * total * total < 2**62 else object
     order = np.argsort(counts / global_counts, axis=1, kind="stable")
-    g = np.cumsum(global_counts[order].astype(exact), axis=1)
-    c = np.cumsum(np.take_along_axis(counts, order, axis=1).astype(exact), axis=1)
+    g = np.cumsum(global_counts[order].astype(exact, copy=False), axis=1)
+    c = np.cumsum(counts[np.arange(len(sizes))[:, None], order].astype(exact, copy=False), axis=1)
     slope = b * g - a * total
     binding = slope > 0
     room = np.where(binding, (b * total * c) // np.where(binding, slope, 1), sizes[:, None])
-    return np.minimum(room.min(axis=1), sizes).astype(np.int64)
+    return np.minimum(room.min(axis=1), sizes).astype(np.int64, copy=False)
 
 
 def _kept_convex(

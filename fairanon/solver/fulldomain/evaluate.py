@@ -243,14 +243,30 @@ class Evaluator:
 
     def failing(self, fs: FrequencySet) -> tuple[dict[int, np.ndarray], np.ndarray]:
         """The classes failing each of k, l and t (requirement index -> mask, only
-        requirements with a failing class) and the classes failing any."""
-        failing: dict[int, np.ndarray] = {}
+        requirements with a failing class) and the classes failing any.
+
+        The other requirements are checked only on the classes that meet the
+        set-monotone ones (k-anonymity, distinct l-diversity): a class failing one of
+        those is suppressed, and condemned at every refinement, whatever the others
+        say (with k = 5 on Adult most classes are)."""
+        found: dict[int, np.ndarray] = {}
         bad = np.zeros(fs.n, dtype=bool)
         for i, req in self.checks:
-            f = self.fails(req, fs.cols)
-            if f.any():
-                failing[i] = f
-                bad |= f
+            if i in self.set_monotone:
+                found[i] = self.fails(req, fs.cols)
+                bad |= found[i]
+        rest = np.flatnonzero(~bad) if bad.any() else None
+        for i, req in self.checks:
+            if i in self.set_monotone:
+                continue
+            if rest is None:
+                found[i] = self.fails(req, fs.cols)
+            else:
+                found[i] = np.zeros(fs.n, dtype=bool)
+                found[i][rest] = self.fails(req, fs.cols[:, rest])
+        for f in found.values():
+            bad |= f
+        failing = {i: found[i] for i, _ in self.checks if found[i].any()}
         return failing, bad
 
     def merged(self, levels, fs: FrequencySet, bad: np.ndarray) -> np.ndarray:
