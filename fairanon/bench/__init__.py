@@ -17,7 +17,7 @@ and its verdicts in words at the top (:mod:`~fairanon.bench.verdicts`).
 2
 """
 
-from .compare import CompareConfig, Comparison, compare_releases, compare_results
+from .compare import CompareConfig, Comparison, RunRelease, compare_releases, compare_results, compare_runs
 from .report import print_summary, write_report
 from .runner import BenchResult, read_results, run_suite
 from .spec import RunSpec, Suite, load_suite
@@ -26,10 +26,12 @@ __all__ = [
     "BenchResult",
     "CompareConfig",
     "Comparison",
+    "RunRelease",
     "RunSpec",
     "Suite",
     "compare_releases",
     "compare_results",
+    "compare_runs",
     "load_suite",
     "print_summary",
     "read_results",

@@ -86,18 +86,18 @@ def run_task(task: dict, send: Callable[..., None]) -> dict:
     from ..models.verify import verify
     from ..release import Status
     from .spec import resolve_method
-    from .vectors import run_vectors, write_frame
+    from .vectors import property_context, run_vectors, write_frame
 
     instance = _build_instance(task["instance"], task["base_dir"])
     requirements = [requirement_from_spec(r) for r in task["requirements"]]
     method = task["method"]
     func = method if method in _methods() else resolve_method(method)
-    targets = instance.schema.default_targets()
+    context = property_context(instance)
     row = {
         "instance_name": instance.name,
-        "n_rows": instance.n_rows,
-        "n_qi": len(instance.schema.qi),
-        "n_sensitive": int(instance.table[targets[0]].nunique()) if targets else None,
+        "n_rows": context.n_rows,
+        "n_qi": context.n_qi,
+        "n_sensitive": context.n_sensitive,
         "setup_s": time.perf_counter() - started,
         "setup_rss_mb": _rss_mb(),
     }

@@ -26,6 +26,8 @@ requirement set, ``by="requirements"``) of a benchmark output directory and writ
 (the long form: run, record_id, property, value),
 ``group_properties.parquet`` (run, group, property, value) and ``report.json``
 (orientation transforms, D_max, tolerances, normalizations, suppression policies).
+:func:`compare_runs` groups and compares releases held in memory the same way (the
+app's Compare page), measuring their vectors as a benchmark run does.
 """
 
 from __future__ import annotations
@@ -48,7 +50,15 @@ from ..models.metrics import UNITS
 from . import quality as Q
 from .ranking import pareto_set, tournament
 
-__all__ = ["GROUPINGS", "CompareConfig", "Comparison", "compare_releases", "compare_results"]
+__all__ = [
+    "GROUPINGS",
+    "CompareConfig",
+    "Comparison",
+    "RunRelease",
+    "compare_releases",
+    "compare_results",
+    "compare_runs",
+]
 
 #: Which releases :func:`compare_results` compares together.
 GROUPINGS = ("instance", "requirements")
@@ -726,15 +736,127 @@ def compare_results(
             n_qi=int(first["n_qi"]),
             n_sensitive=None if pd.isna(n_sensitive) else int(n_sensitive),
         )
-        comparison = compare_releases(
-            vectors, context, config, instance=str(instance), groups=group_vectors or None
+        comparison = _comparison(
+            name, str(instance), key[1] if by_requirements else None, vectors, group_vectors,
+            suppression, context, config,
         )
-        comparison.metadata["name"] = name
-        comparison.metadata["requirements"] = key[1] if by_requirements else None
-        comparison.metadata["suppression"] = suppression
         if write:
             comparison.write(os.path.join(out, "comparison", _slug(name, folders)))
         comparisons[name] = comparison
+    return comparisons
+
+
+def _comparison(
+    name: str,
+    instance: str,
+    requirements: str | None,
+    vectors: dict,
+    group_vectors: dict,
+    suppression: dict,
+    context: Q.PropertyContext,
+    config: CompareConfig,
+) -> Comparison:
+    """One comparison of :func:`compare_results` or :func:`compare_runs`: the releases'
+    vectors compared, named, with their requirement set and suppression policies."""
+    comparison = compare_releases(
+        vectors, context, config, instance=instance, groups=group_vectors or None
+    )
+    comparison.metadata["name"] = name
+    comparison.metadata["requirements"] = requirements
+    comparison.metadata["suppression"] = suppression
+    return comparison
+
+
+@dataclass(frozen=True)
+class RunRelease:
+    """A release held in memory, for :func:`compare_runs`.
+
+    Attributes
+    ----------
+    name : str
+        The release's name in the comparison (one per release).
+    instance : str
+        The name of its data: equal for releases of the same data, different otherwise
+        (their records could not be compared one by one).
+    data : Instance
+        The data it releases.
+    requirements : tuple of dict
+        The requirements it was asked to meet, in their job-file form.
+    release : Release
+        The released table (its classes are read from its labels, as the verifier does).
+    """
+
+    name: str
+    instance: str
+    data: object
+    requirements: tuple
+    release: object
+
+
+def compare_runs(
+    runs: list[RunRelease], config: CompareConfig | None = None, *, metrics: Mapping | None = None
+) -> dict[str, Comparison]:
+    """Compare releases held in memory as :func:`compare_results` compares those of a
+    benchmark output directory.
+
+    The releases are grouped as there: per instance, or per instance and requirement set
+    when ``config.by == "requirements"``; releases of different data are never compared
+    (Dewri et al. compare anonymizations of the same records). Each release's per-record
+    vectors are measured as a benchmark run measures them
+    (:func:`~fairanon.bench.vectors.run_vectors`), with ``metrics.fairness.diversity:
+    auto`` reading the diversity constraints of the group's releases.
+
+    Parameters
+    ----------
+    runs : list of RunRelease
+    config : CompareConfig, optional
+        Default: ``CompareConfig()`` (grouped per instance).
+    metrics : mapping, optional
+        A suite's ``metrics`` section (``suppression``, ``numeric_loss``, ``fairness``);
+        default: the suite defaults.
+
+    Returns
+    -------
+    dict name -> Comparison
+        Keyed by the instance, or by ``"<instance> · <requirements>"``, in the order the
+        groups first appear in `runs`.
+
+    Raises
+    ------
+    InvalidParameterError
+        If two releases have the same name.
+    """
+    from ..models.requirements import requirement_from_spec
+    from .vectors import check_fairness, property_context, run_vectors
+
+    config = config or CompareConfig()
+    names = [r.name for r in runs]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InvalidParameterError(f"compare_runs needs one name per release; {repeated} name several.")
+    groups: dict = {}
+    for run in runs:
+        text = "; ".join(str(requirement_from_spec(r)) for r in run.requirements)
+        name = f"{run.instance} · {text}" if config.by == "requirements" else run.instance
+        groups.setdefault(name, []).append((run, text))
+    comparisons = {}
+    for name, group in groups.items():
+        specs = [spec for run, _ in group for spec in run.requirements]
+        measured = {"suppression": "as_class", "numeric_loss": "width", **(metrics or {})}
+        measured["fairness"] = check_fairness(measured.get("fairness"), specs)
+        vectors, group_vectors, suppression = {}, {}, {}
+        for run, _ in group:
+            requirements = [requirement_from_spec(r) for r in run.requirements]
+            frame, per_group, columns = run_vectors(run.data, run.release, requirements, measured)
+            vectors[run.name] = frame
+            if per_group is not None:
+                group_vectors[run.name] = per_group
+            suppression[run.name] = _suppression(columns)
+        first, text = group[0]
+        comparisons[name] = _comparison(
+            name, first.instance, text if config.by == "requirements" else None, vectors,
+            group_vectors, suppression, property_context(first.data), config,
+        )
     return comparisons
 
 

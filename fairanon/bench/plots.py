@@ -7,7 +7,8 @@ display, no global backend change) and embedded as PNG ``data:`` URIs.
   (items 2-3), the pairwise per-tuple scatter of two releases with its counts and
   indices (item 4), the P_cov and dominance-outcome heatmaps (item 5), privacy and
   fairness versus loss with the Pareto front (item 6) and the win map, the share of
-  records each release serves best (item 7).
+  records each release serves best (item 7); :func:`comparison_views` yields them in
+  the report's order for the report and the app's Compare page.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import base64
 import html
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,7 +28,9 @@ from .compare import Comparison
 from .quality import PROPERTIES
 
 __all__ = [
+    "View",
     "cap_of",
+    "comparison_views",
     "coverage_figure",
     "display_names",
     "distribution_figure",
@@ -46,6 +50,8 @@ __all__ = [
 ]
 
 _LOSS_METRICS = ("GCP", "LM_avg", "MRE", "discernibility", "C_avg")
+#: The most points a scatter draws as vector markers (see :func:`scatter_figure`).
+RASTER_POINTS = 2000
 _MAX_SERIES = 12
 
 
@@ -405,7 +411,10 @@ def scatter_figure(comparison: Comparison, first: str, second: str, props: list[
         (x, y), spot = _unbounded([x, y], cap, log)
         pairs = pd.DataFrame({"x": x, "y": y}).value_counts().reset_index(name="n")
         area = 12 + 60 * np.sqrt(pairs["n"].to_numpy() / pairs["n"].max())
-        ax.scatter(pairs["x"], pairs["y"], s=area, alpha=0.55, edgecolors="none")
+        # Thousands of points as vector markers make an SVG of megabytes (11.8 MB on Adult):
+        # above RASTER_POINTS the point cloud alone is drawn as an image.
+        ax.scatter(pairs["x"], pairs["y"], s=area, alpha=0.55, edgecolors="none",
+                   rasterized=len(pairs) > RASTER_POINTS)
         low = float(min(x.min(), y.min()))
         high = float(max(x.max(), y.max()))
         pad = (high - low) * 0.05 or 0.5
@@ -684,6 +693,76 @@ def winmap_figure(comparison: Comparison, props: list[str]):
         frameon=False,
     )
     return fig
+
+
+@dataclass(frozen=True)
+class View:
+    """One plot of a comparison, as :func:`comparison_views` yields it.
+
+    Attributes
+    ----------
+    kind : str
+        size, loss, scatter, coverage, dominance, tradeoff or winmap.
+    heading : str
+    text : str
+        What the plot shows, in a sentence or two ("" when the heading says it).
+    alt : str
+        The plot in words, for a reader that cannot see it.
+    figure : matplotlib.figure.Figure
+    """
+
+    kind: str
+    heading: str
+    text: str
+    alt: str
+    figure: object
+
+
+def comparison_views(comparison: Comparison, name: str) -> Iterator[View]:
+    """The plots of one comparison (docs/papers.md, DW-10), in reading order: the
+    distributions of class size and loss, then, when there are several releases, the
+    pairwise scatter of the two leading ones, the coverage of class sizes, the dominance
+    outcomes, privacy and fairness versus loss and the win map. Each figure is drawn when
+    its view is reached, so a caller can render and free one at a time."""
+    defined = comparison.metadata.get("defined", {})
+    for prop, what in (("size", "privacy: equivalence-class size"), ("loss", "loss")):
+        if prop in defined:
+            yield View(prop, f"Per-tuple {what}", "", f"per-tuple {what} on {name}",
+                       distribution_figure(values(comparison, prop), prop))
+    if len(comparison.releases) < 2:
+        return
+    shown = shown_properties(comparison)
+    pair = pick_pair(comparison, shown)
+    if pair and shown:
+        yield View(
+            "scatter", "Record by record: the two leading releases",
+            "Each point is a value under the first release (x) and the second (y) for the same records (its "
+            "area grows with how many); the counts W12 (records where x is better), W21 and ties, P_cov and "
+            "P_spr are in the box. Only this view shows which records gain and which lose (docs/papers.md, "
+            "DW-6).",
+            f"per-tuple values of {pair[0]} against {pair[1]} on {name}",
+            scatter_figure(comparison, pair[0], pair[1], shown),
+        )
+    if "size" in defined:
+        yield View("coverage", "Coverage of class sizes", "", f"coverage matrix of class sizes on {name}",
+                   coverage_figure(comparison, "size"))
+    if shown:
+        yield View(
+            "dominance", "Dominance",
+            "Row against column: ≻ the row release is at least as good on every record and better on one, "
+            "≺ the reverse, ∥ each is better somewhere.",
+            f"dominance outcomes on {name}", dominance_figure(comparison, shown),
+        )
+    trade = [p for p in ("risk", *[p for p in shown if PROPERTIES[p].family == "fairness"]) if p in defined]
+    if "loss" in defined and trade:
+        yield View(
+            "tradeoff", "Privacy and fairness versus loss",
+            "One point per release (means over the records); the red line joins the releases no other beats "
+            "on both axes.",
+            f"privacy and fairness versus loss on {name}", tradeoff_figure(comparison, trade),
+        )
+    if shown:
+        yield View("winmap", "Win map", "", f"win map on {name}", winmap_figure(comparison, shown))
 
 
 def _palette(n: int) -> list:

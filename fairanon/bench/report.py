@@ -38,20 +38,12 @@ import pandas as pd
 
 from .compare import Comparison, _slug, compare_results
 from .plots import (
-    coverage_figure,
-    distribution_figure,
-    dominance_figure,
+    comparison_views,
     img,
     parameter_figure,
-    pick_pair,
     risk_loss_figure,
     runtime_figure,
-    scatter_figure,
-    shown_properties,
     sweep_figure,
-    tradeoff_figure,
-    values,
-    winmap_figure,
 )
 from .quality import COMPARATORS, PROPERTIES
 from .runner import read_results
@@ -265,75 +257,15 @@ def _comparison_html(name: str, comparison: Comparison) -> list[str]:
     defined = comparison.metadata.get("defined", {})
     parts = [f"<h2 id='c-{html.escape(slug)}'>Releases of {html.escape(name)}</h2>"]
     parts.append(_setting_html(comparison))
-    for prop, what in (("size", "privacy: equivalence-class size"), ("loss", "loss")):
-        if prop in defined:
-            parts.append(f"<h3>Per-tuple {html.escape(what)}</h3>")
-            fig = distribution_figure(values(comparison, prop), prop)
-            parts.append(img(fig, f"plot-{prop}-{slug}", f"per-tuple {what} on {name}"))
+    for view in comparison_views(comparison, name):
+        parts.append(f"<h3>{html.escape(view.heading)}</h3>")
+        if view.text:
+            parts.append(f"<p>{html.escape(view.text, quote=False)}</p>")
+        parts.append(img(view.figure, f"plot-{view.kind}-{slug}", view.alt))
     if len(names) < 2:
         parts.append(f"<p>One release of {html.escape(name)}: nothing to rank.</p>")
         parts.append(_unary_html(comparison))
         return parts
-    shown = shown_properties(comparison)
-    pair = pick_pair(comparison, shown)
-    if pair and shown:
-        parts.append(
-            "<h3>Record by record: the two leading releases</h3><p>Each point is a value "
-            "under the first release (x) and the second (y) for the same records (its area "
-            "grows with how many); the counts W12 (records where x is better), W21 and ties, "
-            "P_cov and P_spr are in the box. Only this view shows which records gain and which "
-            "lose (docs/papers.md, DW-6).</p>"
-        )
-        parts.append(
-            img(
-                scatter_figure(comparison, pair[0], pair[1], shown),
-                f"plot-scatter-{slug}",
-                f"per-tuple values of {pair[0]} against {pair[1]} on {name}",
-            )
-        )
-    if "size" in defined:
-        parts.append("<h3>Coverage of class sizes</h3>")
-        parts.append(
-            img(
-                coverage_figure(comparison, "size"),
-                f"plot-coverage-{slug}",
-                f"coverage matrix of class sizes on {name}",
-            )
-        )
-    if shown:
-        parts.append(
-            "<h3>Dominance</h3><p>Row against column: ≻ the row release is at least as good on "
-            "every record and better on one, ≺ the reverse, ∥ each is better somewhere.</p>"
-        )
-        parts.append(
-            img(
-                dominance_figure(comparison, shown),
-                f"plot-dominance-{slug}",
-                f"dominance outcomes on {name}",
-            )
-        )
-    trade = [
-        p
-        for p in ("risk", *[p for p in shown if PROPERTIES[p].family == "fairness"])
-        if p in defined
-    ]
-    if "loss" in defined and trade:
-        parts.append(
-            "<h3>Privacy and fairness versus loss</h3><p>One point per release (means over the "
-            "records); the red line joins the releases no other beats on both axes.</p>"
-        )
-        parts.append(
-            img(
-                tradeoff_figure(comparison, trade),
-                f"plot-tradeoff-{slug}",
-                f"privacy and fairness versus loss on {name}",
-            )
-        )
-    if shown:
-        parts.append("<h3>Win map</h3>")
-        parts.append(
-            img(winmap_figure(comparison, shown), f"plot-winmap-{slug}", f"win map on {name}")
-        )
     parts.append("<h3>Ranking</h3>")
     parts.append(_ranking_html(comparison))
     parts.append(_unary_html(comparison))

@@ -35,8 +35,9 @@ from ..models.metrics import (
 )
 from ..models.metrics.fairness import measure_name
 from ..models.requirements import DiversityConstraint, KAnonymity, requirement_from_spec
+from .quality import PropertyContext
 
-__all__ = ["check_fairness", "run_vectors", "write_frame"]
+__all__ = ["check_fairness", "property_context", "run_vectors", "write_frame"]
 
 _FAIRNESS_KEYS = {"measure", "min_support", "diversity"}
 
@@ -95,6 +96,18 @@ def _is_diversity(spec) -> bool:
         return isinstance(requirement_from_spec(spec), DiversityConstraint)
     except InvalidParameterError:
         return False
+
+
+def property_context(instance) -> PropertyContext:
+    """What the flip bounds and ideal vectors of the properties read from the data
+    (:data:`~fairanon.bench.quality.PROPERTIES`): N, the number of quasi-identifiers and
+    of distinct values of the first protected attribute (none when there is none)."""
+    targets = instance.schema.default_targets()
+    return PropertyContext(
+        n_rows=instance.n_rows,
+        n_qi=len(instance.schema.qi),
+        n_sensitive=int(instance.table[targets[0]].nunique()) if targets else None,
+    )
 
 
 def run_vectors(instance, release, requirements, metrics: Mapping):

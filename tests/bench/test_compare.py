@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import fairanon as fa
-from fairanon.bench.compare import CompareConfig, compare_releases
+from fairanon.bench.compare import CompareConfig, RunRelease, compare_releases, compare_runs
 from fairanon.bench.quality import PropertyContext
 from fairanon.exceptions import InvalidParameterError
 from fairanon.instances.datasets import dewri_releases
@@ -341,3 +341,26 @@ def test_golden_pairwise_verdicts_on_class_size(golden, first, second, verdicts)
     assert tuple(
         back[f"verdict_{c}"] for c in ("min", "mean", "rank", "cov", "spr", "hv")
     ) == tuple(swap[v] for v in verdicts)
+
+
+def test_compare_runs_groups_releases_held_in_memory():
+    """compare_runs on the paper's releases of T1: the context read from the data (10
+    records, 3 quasi-identifiers, 6 diseases), the class-size coverage of the paper's
+    pairs, one comparison per instance or per requirement set, one per data."""
+    inst = fa.load("dewri_t1")
+    runs = [
+        RunRelease(name, "dewri_t1", inst, ({"k_anonymity": {"k": 4 if name == "T4" else 3}},),
+                   fa.Release(table, groups=np.zeros(len(table), dtype=int), provenance={"method": "paper"}))
+        for name, table in dewri_releases().items()
+    ]
+    (c,) = compare_runs(runs).values()
+    assert c.metadata["context"] == {"n_rows": 10, "n_qi": 3, "n_sensitive": 6}
+    for first, second, cov in (("T3a", "T3b", F(3, 10)), ("T3b", "T4", F(7, 10)), ("T4", "T3b", F(3, 10))):
+        assert _pair(c, "size", first, second)["P_cov"] == cov
+    by_set = compare_runs(runs, CompareConfig(by="requirements"))
+    assert {n: x.releases for n, x in by_set.items()} == {
+        "dewri_t1 · 3-anonymity": ["T3a", "T3b"], "dewri_t1 · 4-anonymity": ["T4"]}
+    apart = compare_runs([runs[0], RunRelease("T4", "other data", inst, runs[2].requirements, runs[2].release)])
+    assert {n: x.releases for n, x in apart.items()} == {"dewri_t1": ["T3a"], "other data": ["T4"]}
+    with pytest.raises(InvalidParameterError, match="one name per release"):
+        compare_runs([runs[0], runs[0]])
