@@ -461,3 +461,120 @@ print(resident("VmHWM") - start, master_memory(frontier.constraints, frontier.li
     peak, need = int(out[0]), int(out[1])
     assert peak <= need <= 1.5 * peak, (peak, need)
 
+
+# ------------------------------------------------------------------ lns's LP bound
+def _german3():
+    return fa.load("german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"})
+
+
+def test_lp_bound_estimate_bounds_its_peak():
+    """German credit on 5 quasi-identifiers (k = 5): the estimate of the LP bound at
+    its end (8 MB, 500 bytes a closure vector, 2 a cell pairing vectors with types, 80
+    a pair, 150 a nonzero of the LP) against the growth of peak resident memory over
+    lp_bound in a fresh process: above it, by less than 1.5 times."""
+    out = _fresh_peak('''
+import fairanon as fa
+from fairanon.solver.bounds import lp_bound
+
+inst = fa.load("german", qi=["personal_status", "job", "savings", "housing", "employment"],
+               roles={"personal_status": "qi"})
+start = start_peak()
+found = lp_bound(inst, [fa.KAnonymity(5)], "ncp", memory_limit="none")
+d = found.details
+print(resident("VmHWM") - start, d["closure"], d["pairs"], d["nonzeros"], found.complete)
+''')
+    peak, vectors, pairs, nonzeros = map(int, out[:4])
+    assert out[4] == "True"
+    types = 293  # one protected group: every vector is paired with every type
+    need = 8_000_000 + 500 * vectors + 2 * vectors * types + 80 * pairs + 150 * nonzeros
+    assert peak <= need <= 1.5 * peak, (peak, need)
+
+
+def test_lp_bound_above_the_limit_is_refused_before_the_closure(monkeypatch):
+    """German credit on 3 quasi-identifiers has 60 record types (no protected
+    attribute): the closure holds at least their 60 vectors, paired with the 60 types."""
+    from fairanon.solver import bounds
+
+    listed = []
+    monkeypatch.setattr(bounds, "_candidates", lambda *a, **k: listed.append(1))
+    need = 8_000_000 + 500 * 60 + 2 * 60 * 60
+    with pytest.raises(MemoryLimitError) as info:
+        bounds.lp_bound(_german3(), [fa.KAnonymity(5)], "ncp", memory_limit=need - 1)
+    assert info.value.need == need and listed == []
+    assert "LP bound" in str(info.value) and "memory_limit" in str(info.value)
+
+
+@pytest.mark.parametrize("room", [60, 322])
+def test_lp_bound_refuses_a_closure_or_pairs_beyond_the_limit(monkeypatch, room):
+    """Room for 60 vectors of 500 bytes paired with 60 types at 2 bytes a cell: the
+    closure of the 60 types (it has more vectors) stops at 61 and is refused. Room for
+    322: the closure is built and its pairs are refused before they are listed; no
+    pricing starts either way."""
+    from fairanon.solver import bounds
+
+    priced = []
+    monkeypatch.setattr(bounds, "_Pricer", lambda *a, **k: priced.append(1))
+    limit = 8_000_000 + room * (500 + 2 * 60)
+    with pytest.raises(MemoryLimitError) as info:
+        bounds.lp_bound(_german3(), [fa.KAnonymity(5)], "ncp", memory_limit=limit)
+    assert info.value.limit == limit and info.value.need > limit and priced == []
+    if room == 60:
+        assert info.value.need == 8_000_000 + 61 * (500 + 2 * 60)
+        assert "more than 60 vectors" in str(info.value)
+    else:
+        assert "(type, vector) pairs" in str(info.value)
+
+
+def test_lp_bound_stops_adding_columns_at_the_limit():
+    """German credit on 4 quasi-identifiers (k = 10), whose LP's nonzeros outweigh the
+    pairing of its closure: under a limit the whole LP passes the columns stop before
+    it, and the bound is still one (between the per-record bound and a verified
+    release's objective)."""
+    from fairanon.models.bounds import lower_bound
+    from fairanon.models.objectives import objective_value
+    from fairanon.solver.bounds import lp_bound
+
+    inst = fa.load("german", qi=["personal_status", "job", "savings", "housing"], roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(10)]
+    whole = lp_bound(inst, reqs, "ncp", memory_limit="none")
+    d = whole.details
+    assert whole.complete and d["rounds"] > 2
+    held = 8_000_000 + 500 * d["closure"] + 80 * d["pairs"]
+    cut = lp_bound(inst, reqs, "ncp", memory_limit=held + 150 * (d["nonzeros"] - 1))
+    assert not cut.complete and cut.details["nonzeros"] < d["nonzeros"]
+    assert cut.details["stopped"].startswith("memory limit") and cut.details["rounds"] <= d["rounds"]
+    release = fa.anonymize(inst, reqs, "mondrian")
+    _passes(inst, release, reqs)
+    assert lower_bound(inst, reqs, "ncp").value <= cut.value <= objective_value(inst, release, "ncp")
+
+
+def test_lns_bound_falls_back_to_the_per_record_bound():
+    """best_bound (lns's bound) under a limit the LP bound's closure passes: the
+    per-record bound, with the LP bound's refusal as the reason."""
+    from fairanon._memory import memory_limit
+    from fairanon.methods.lns import best_bound
+    from fairanon.models.bounds import lower_bound
+
+    inst, reqs = _german3(), [fa.KAnonymity(5)]
+    with memory_limit("1MB"):
+        found = best_bound(inst, reqs, "ncp")
+    assert found.value == lower_bound(inst, reqs, "ncp").value and found.method == "per-record"
+    assert found.details["lp_bound"].startswith("not computed: The LP bound's join closure")
+    assert "memory_limit" in found.details["lp_bound"]
+
+
+def test_lns_run_reports_the_refused_lp_bound(monkeypatch):
+    """An lns run whose LP bound is refused finishes with the per-record bound and the
+    reason in its provenance."""
+    from fairanon.methods import lns
+
+    def refused(*args, **kwargs):
+        raise MemoryLimitError("The LP bound's join closure would need more", need=2, limit=1)
+
+    monkeypatch.setattr(lns, "lp_bound", refused)
+    inst, reqs = fa.load("german"), [fa.KAnonymity(5)]
+    release = fa.anonymize(inst, reqs, "lns", seed=0, num_workers=1, time_limit=2, max_rounds=1)
+    bound = release.provenance["lower_bound"]
+    assert bound["method"] == "per-record" and bound["lp_bound"].startswith("not computed")
+    assert release.bound is not None and release.bound <= release.objective
+    _passes(inst, release, reqs)

@@ -117,8 +117,9 @@ def best_bound(
     (:func:`fairanon.models.bounds.lower_bound`, which also counts l-diversity; at most
     half the time) and the LP bound of the type model under k
     (:func:`fairanon.solver.bounds.lp_bound`, when it applies), whichever is larger.
-    A privacy objective gets the bound of one class per protected value; a
-    lexicographic one none (None)."""
+    When the LP bound would need more than the memory limit, the per-record bound,
+    with ``details["lp_bound"]`` saying why. A privacy objective gets the bound of one
+    class per protected value; a lexicographic one none (None)."""
     started = time.perf_counter()
     if isinstance(objective, Objective):
         if objective.secondary is not None:
@@ -128,7 +129,11 @@ def best_bound(
     found = lower_bound(instance, requirements, objective, release=release, time_limit=half)
     # No floor: the bounds stay valid when their time runs out (records left count 0).
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
-    lp = lp_bound(instance, requirements, objective, release=release, time_limit=left)
+    try:
+        lp = lp_bound(instance, requirements, objective, release=release, time_limit=left)
+    except MemoryLimitError as exc:
+        details = {**found.details, "lp_bound": f"not computed: {exc}"}
+        return dataclasses.replace(found, details=details)
     if lp is not None and lp.value >= found.value:
         return lp
     return found

@@ -37,7 +37,19 @@ from ...models.requirements import (
 from ...models.risk.requirements import LINEAR_RISK, refuse_risk
 from .labels import LabelSpace, _label_space
 
-__all__ = ["BuildStopped", "Encoding", "check_deadline", "encode", "model_size", "type_table"]
+__all__ = [
+    "BuildStopped",
+    "ClosureTooLarge",
+    "Encoding",
+    "check_deadline",
+    "encode",
+    "model_size",
+    "type_table",
+]
+
+
+class ClosureTooLarge(InvalidParameterError):
+    """The join closure of the types has more vectors than its cap (`max_vars`)."""
 
 
 class BuildStopped(Exception):
@@ -321,7 +333,7 @@ def _closure_vectors(
                         seen.add(key)
                         fresh.append(key)
                 if len(seen) + len(out) > cap:
-                    raise InvalidParameterError(
+                    raise ClosureTooLarge(
                         f"The 'max_vars' parameter of cpsat ({cap}) is smaller than the number of "
                         f"candidate classes of instance {enc.instance.name!r} "
                         f"(more than {len(seen)}). "
@@ -398,12 +410,19 @@ class _Candidates:
 
 
 def _covering_pairs(
-    enc: Encoding, vectors: list[tuple], offset: int = 0, deadline: float | None = None
+    enc: Encoding,
+    vectors: list[tuple],
+    offset: int = 0,
+    deadline: float | None = None,
+    on_pairs: Callable[[int, int], None] | None = None,
 ):
     """Every (type, vector) pair where the vector covers the type (same protected value,
-    each label covering the type's value); vector ids start at `offset`."""
+    each label covering the type's value); vector ids start at `offset`. Before each
+    protected value's pairs are listed, ``on_pairs(vectors, pairs)`` is told how many
+    vectors there are and how many pairs there will be so far (it may raise)."""
     arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
     pair_t, pair_v = [], []
+    counted = 0
     for p in dict.fromkeys(enc.protected.tolist()):
         vs = np.flatnonzero(arr[:, 0] == p)
         ts = np.flatnonzero(enc.protected == p)
@@ -411,6 +430,9 @@ def _covering_pairs(
         for a, space in enumerate(enc.spaces):
             check_deadline(deadline, "pairing the types with the candidate classes")
             ok &= space.masks[arr[vs, a + 1]][:, enc.qi[ts, a]]
+        if on_pairs is not None:
+            counted += int(np.count_nonzero(ok))
+            on_pairs(len(vectors), counted)
         vi, ti = np.nonzero(ok)
         pair_v.append(vs[vi] + offset)
         pair_t.append(ts[ti])
@@ -432,6 +454,7 @@ def _candidates(
     type_cap: np.ndarray | None = None,
     chains: int | None = None,
     deadline: float | None = None,
+    on_pairs: Callable[[int, int], None] | None = None,
 ) -> _Candidates:
     """The candidate vectors and their (type, vector) pairs.
 
@@ -441,14 +464,15 @@ def _candidates(
     of the join closure's vectors, and `type_cap` (per type) that of the vectors each
     type may take other than the `extra` ones. With `chains`, the closure is replaced by
     the joins of each type with its nearest neighbours (:func:`_chain_vectors`). Past
-    `deadline` (``time.perf_counter``), :class:`BuildStopped`."""
+    `deadline` (``time.perf_counter``), :class:`BuildStopped`. `on_pairs`: as in
+    :func:`_covering_pairs`, for the closure's pairs."""
     if closure and chains:
         vectors = _chain_vectors(enc, chains, max_cost, deadline)
         pair_t, pair_v = _covering_pairs(enc, vectors, deadline=deadline)
         mode = "chains"
     elif closure:
         vectors = _closure_vectors(enc, max_vars, max_cost, deadline)
-        pair_t, pair_v = _covering_pairs(enc, vectors, deadline=deadline)
+        pair_t, pair_v = _covering_pairs(enc, vectors, deadline=deadline, on_pairs=on_pairs)
         mode = "closure"
     else:
         needed = _pairs_count(enc)
