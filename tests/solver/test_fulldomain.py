@@ -291,6 +291,19 @@ def test_kept_bounds_every_t_close_part(sample, t, k):
     assert largest <= bound <= counts.sum()
 
 
+@settings(deadline=None, max_examples=150)
+@given(sample=class_counts(), t=st.sampled_from([Fraction(0), Fraction(1, 10), Fraction(1, 5), Fraction(1, 3), Fraction(1, 2)]))
+def test_kept_is_the_whole_class_exactly_when_it_is_t_close(sample, t):
+    """With the equal ground distance kept's test at w = |E| is the class's own EMD
+    <= t, so kept is the whole class exactly when the class is t-close (exact EMD) --
+    the evaluator reads the failing classes from it."""
+    counts, glob, _ = sample
+    ground = M.EMDGround.equal(len(counts))
+    close = M.emd_exact(counts, glob, ground) <= t
+    assert (int(kept(counts[None, :], glob, t, ground, 1)[0]) == counts.sum()) == close
+    assert bool(M.emd_within(counts[None, :], glob, ground, t)[0]) == close
+
+
 def test_kept_by_hand():
     """Table counts (50, 50), t = 1/5, equal distance: of a class (9, 1) at most 3
     records can stay -- (2, 1) is 1/6 from (1/2, 1/2), (3, 1) already 1/4 -- and k = 4

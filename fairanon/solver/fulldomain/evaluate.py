@@ -136,6 +136,7 @@ class Evaluator:
         self._cached_bytes = _nbytes(recs.base)
         self.results: dict[tuple, Evaluation] = {}
         self._last_histograms: tuple = (None, None)
+        self._rooms: tuple = (None, {})  # (frequency set, requirement -> _kept_room)
         self._below: dict = {}
         self._penalties: dict = {}
         self._req_targets: dict = {}
@@ -255,19 +256,41 @@ class Evaluator:
             if i in self.set_monotone:
                 found[i] = self.fails(req, fs.cols)
                 bad |= found[i]
-        rest = np.flatnonzero(~bad) if bad.any() else None
+        rest = np.flatnonzero(~bad)
+        self._rooms = (fs, {})
         for i, req in self.checks:
             if i in self.set_monotone:
                 continue
-            if rest is None:
-                found[i] = self.fails(req, fs.cols)
+            found[i] = np.zeros(fs.n, dtype=bool)
+            if isinstance(req, TCloseness) and req.distance == "equal" and self.n < 2**25:
+                rooms = self._kept_room(req, fs, rest)
+                self._rooms[1][i] = rooms
+                for room in rooms:
+                    found[i][rest] |= room[rest] < fs.sizes[rest]
             else:
-                found[i] = np.zeros(fs.n, dtype=bool)
                 found[i][rest] = self.fails(req, fs.cols[:, rest])
         for f in found.values():
             bad |= f
         failing = {i: found[i] for i, _ in self.checks if found[i].any()}
         return failing, bad
+
+    def _kept_room(self, req: TCloseness, fs: FrequencySet, where: np.ndarray) -> list:
+        """Equal-distance t-closeness: per target, :func:`.closeness.kept`'s count for
+        each class `where` of `fs` (0 elsewhere), before its cut at k: a bound of the
+        records any refinement keeps of the class. At w = |E| kept's test is the
+        class's own EMD <= t, so a class is t-close exactly when the count is the whole
+        class; :meth:`failing` reads the failing classes from it and
+        :meth:`_must_suppress` the records they lose. (kept orders each class's values
+        by ``c_i / G_i`` in floats: two different such ratios with counts below 2^25
+        differ by far more than their rounding, so the order is exact; `failing` asks
+        only then.)"""
+        out = []
+        for target in self._targets(req):
+            room = np.zeros(fs.n, dtype=np.int64)
+            counts = fs.cols[target.rows][:, where].T
+            room[where] = kept(counts, target.global_counts, req.t, self._ground(req, target), 1)
+            out.append(room)
+        return out
 
     def merged(self, levels, fs: FrequencySet, bad: np.ndarray) -> np.ndarray:
         """The classes in the blocks of suppressed records: the suppressed ones and,
@@ -502,10 +525,16 @@ class Evaluator:
             where = np.flatnonzero(failing[i] & ~doomed)
             if not len(where):
                 continue
-            for target in self._targets(req):
-                counts = fs.cols[target.rows][:, where].T
-                ground = self._ground(req, target)
-                lost = fs.sizes[where] - kept(counts, target.global_counts, req.t, ground, self.k)
+            rooms = self._rooms[1].get(i) if self._rooms[0] is fs else None
+            for r, target in enumerate(self._targets(req)):
+                if rooms is None:
+                    counts = fs.cols[target.rows][:, where].T
+                    ground = self._ground(req, target)
+                    room = kept(counts, target.global_counts, req.t, ground, self.k)
+                else:
+                    room = rooms[r][where]
+                    room = np.where(room < self.k, 0, room)
+                lost = fs.sizes[where] - room
                 if lost.any():
                     causes.add(i)
                     out[where] = np.maximum(out[where], lost)
