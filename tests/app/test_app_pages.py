@@ -747,6 +747,87 @@ def test_compare_runs_side_by_side(client):
     assert bad.status_code == 400 and bad.text.startswith("Bad request: runs") and "{" not in bad.text
 
 
+#: The kinds of plot `fairanon bench` draws per comparison (tests/bench/test_which_report.py).
+KINDS = ("size", "loss", "scatter", "coverage", "dominance", "tradeoff", "winmap")
+DEWRI = {"instance": {"dataset": "dewri_t1"}, "requirements": [{"k_anonymity": {"k": 2}}], "seed": 0}
+
+
+def figures(page: str, group: int) -> dict:
+    """The plots of one comparison on the Compare page, by kind: the SVG parsed."""
+    import xml.etree.ElementTree as ET
+
+    found = re.findall(rf'<figure class="plot" id="plot-(\w+)-{group}">(<svg.*?</svg>)', page, re.S)
+    return {kind: ET.fromstring(svg) for kind, svg in found}
+
+
+def test_compare_shows_the_bench_plots_of_each_comparison(client):
+    from fairanon.bench.compare import RunRelease, compare_runs
+    from fairanon.jobs import read_release
+
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "dewri_t1"})
+    runs = [cli_run(session, {**DEWRI, "method": m}) for m in ("mondrian", "kmember")]
+    page = client.get("/compare?runs=1&runs=2").text
+    shown = figures(page, 1)
+    assert sorted(shown) == sorted(KINDS)  # one plot of each kind, each a well-formed SVG
+    assert all(root.tag == "{http://www.w3.org/2000/svg}svg" for root in shown.values())
+    assert "run 1: mondrian (2-anonymity); run 2: kmember (2-anonymity)" in text(page)
+    labels = svg_text(shown["scatter"])  # the two releases, named without their common requirements
+    assert "run 1: mondrian" in labels and "run 2: kmember" in labels
+    # the per-record class sizes the bench compares, against the classes counted by hand
+    # (records with equal released quasi-identifiers) in each release file
+    data = fa.load("dewri_t1")
+    held = [RunRelease(f"run {r.id}", "dewri_t1", data, tuple(DEWRI["requirements"]),
+                       read_release(os.path.join(r.folder, "out", "release.csv"), data)) for r in runs]
+    (comparison,) = compare_runs(held).values()
+    for r in runs:
+        table = pd.read_csv(os.path.join(r.folder, "out", "release.csv"), dtype=str).set_index("record_id")
+        counted = table.groupby(list(data.schema.qi))[data.schema.qi[0]].transform("size")
+        sizes = comparison.vectors[f"run {r.id}"]["size"]
+        assert {int(i): int(n) for i, n in counted.items()} == {int(i): int(n) for i, n in sizes.items()}
+        assert min(counted) >= 2
+
+
+def svg_text(root) -> str:
+    return " ".join(t for t in root.itertext() if t.strip())
+
+
+def test_compare_groups_runs_of_different_data(client):
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "dewri_t1"})
+    cli_run(session, {**DEWRI, "method": "mondrian"})
+    client.post("/data/dataset", data={"dataset": "diva_table1"})
+    cli_run(session, {**DEWRI, "instance": {"dataset": "diva_table1"}, "method": "mondrian"})
+    page = client.get("/compare?runs=1&runs=2")
+    assert page.status_code == 200
+    words = text(page)
+    assert "These runs are of 2 different data: they cannot be compared per record" in words
+    assert "Runs of dewri_t1" in words and "Runs of diva_table1" in words
+    for group in (1, 2):  # one release each: its own distributions, nothing to compare it with
+        assert sorted(figures(page.text, group)) == ["loss", "size"]
+    assert words.count("no other run of this data to compare it with") == 2
+
+
+def test_compare_by_requirements_and_bad_groupings(client):
+    session = client.app.state.session
+    client.post("/data/dataset", data={"dataset": "dewri_t1"})
+    for k in (2, 3):
+        cli_run(session, {**DEWRI, "requirements": [{"k_anonymity": {"k": k}}], "method": "mondrian"})
+    # 8 of the loan table's 17 records are female: no release shows 9 (INFEASIBLE, no release)
+    cli_run(session, {**LOAN, "method": "cpsat", "requirements": [{"k_anonymity": {"k": 2}},
+                                                                  {"diversity": "sex(female) [9, 9]"}]})
+    apart = client.get("/compare?runs=1&runs=2&runs=3&by=requirements").text
+    assert "Run 3 is not compared record by record: its status is INFEASIBLE: there is no release." in text(apart)
+    assert "Runs of dewri_t1 · 2-anonymity" in text(apart) and "Runs of dewri_t1 · 3-anonymity" in text(apart)
+    assert "or under different requirements" in text(apart)
+    for group in (1, 2):
+        assert sorted(figures(apart, group)) == ["loss", "size"]
+    bad = client.get("/compare?runs=1&by=method")
+    assert bad.status_code == 400 and "Runs are grouped by one of ['instance', 'requirements']; got 'method'" in text(
+        bad)
+    assert "plot-size" not in bad.text
+
+
 def test_html_report_and_parquet_release(client):
     session = client.app.state.session
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})

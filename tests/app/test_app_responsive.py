@@ -58,7 +58,7 @@ CASES = {
                   "fairanon.app.hierarchies", "build"),
     "results": ("GET", "/runs/1/results", {}, runs, "_results"),
     "report": ("GET", "/runs/1/report.html", {}, runs, "_results"),
-    "compare": ("GET", "/compare", {"params": {"runs": 1}}, compare, "comparison"),
+    "compare": ("GET", "/compare", {"params": {"runs": 1}}, compare, "shown"),
     "cancel": ("POST", "/runs/2/cancel", {}, None, "cancel"),
 }
 
