@@ -96,6 +96,7 @@ def test_a_torn_last_row_and_a_stale_message_file_on_resume(uninterrupted, tmp_p
     _resume_and_check(out, rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cut", ["mid-row", "open quote", "no line end", "header"])
 def test_a_torn_last_row_is_cut_off(uninterrupted, tmp_path, cut):
     out, _, _ = uninterrupted
@@ -151,6 +152,7 @@ def test_interrupted_at_random_moments_ten_times(uninterrupted, tmp_path, how, t
     _interrupt_and_resume(uninterrupted, tmp_path, how, random.Random(f"{how}{trial}"))
 
 
+@pytest.mark.slow
 def test_no_instance_or_suite_name_writes_outside_its_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     doc = {

@@ -145,6 +145,7 @@ def test_overwrite_starts_again(tmp_path):
     assert (out / "logs").is_dir()
 
 
+@pytest.mark.slow
 def test_an_interrupted_benchmark_keeps_what_finished(tmp_path):
     doc = {
         "time_limit": 60,
@@ -240,6 +241,7 @@ def test_solver_status_and_gap_are_read_from_provenance():
     assert _gap(fa.Release(table, groups=np.zeros(10))) is None
 
 
+@pytest.mark.slow
 def test_a_classifier_adds_the_classification_utility(tmp_path):
     pytest.importorskip("sklearn")
     doc = {
@@ -257,6 +259,7 @@ def test_a_classifier_adds_the_classification_utility(tmp_path):
                                                          - row["utility.accuracy_release"])
 
 
+@pytest.mark.slow
 def test_a_utility_that_cannot_be_measured_says_why(tmp_path):
     """A classifier on an instance without a decision attribute: the run is ok, its
     utility figures are missing and ``utility.error`` gives release_utility's reason."""

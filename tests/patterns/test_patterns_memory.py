@@ -16,7 +16,7 @@ def german():
     return fp.paper_german()
 
 
-@pytest.mark.parametrize("support", [400, 150, 80])
+@pytest.mark.parametrize("support", [400, 150, pytest.param(80, marks=pytest.mark.slow)])
 def test_the_count_is_the_number_of_itemsets_mined(german, support):
     db = german.train
     assert count_frequent(db, support) == len(fp.mine(db, support))

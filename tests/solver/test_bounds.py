@@ -173,6 +173,7 @@ def _german():
     )
 
 
+@pytest.mark.slow
 def test_bounds_against_the_proven_optimum_on_german_credit():
     inst = _german()
     reqs = [fa.KAnonymity(5)]

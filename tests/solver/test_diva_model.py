@@ -23,7 +23,7 @@ from fairanon.solver.diva_model import (
 )
 from fairanon.solver.diva_signatures import SignatureModel, build_signature_model, solve_signatures
 
-PROPERTY = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _passes(instance, release, requirements):
