@@ -12,6 +12,9 @@ Run ``python benchmarks/app.py`` (``--lns-seconds S`` for the long run, default 
   reachable; wall seconds from the click, the CPU seconds of the server and its workers
   (Linux ``/proc``: the server's own and its reaped children's), and whether the
   verifier passed the release.
+- Compare: the two Adult releases on the Compare page, side by side with the comparison
+  plots of ``fairanon bench`` drawn from their per-record vectors; wall and server CPU
+  seconds of the page, its size and the kinds of plot it holds.
 - responsiveness: while an ``lns`` run of ``--lns-seconds`` on Adult (k = 5) is in
   progress, the Data, Requirements, Run and Compare pages are loaded in turn; the wall
   seconds of each load (median, 95th percentile, largest), then the run is cancelled.
@@ -121,6 +124,16 @@ def adult_release(app: App, method: str, run_id: int) -> dict:
             "value": f"{status['state']}; {verdict.split('—')[0].strip()}"}
 
 
+def compare(app: App, runs: tuple[int, ...]) -> dict:
+    cpu, wall = _cpu(app.process.pid), time.perf_counter()
+    page = app.get("/compare?" + "&".join(f"runs={i}" for i in runs))
+    wall = time.perf_counter() - wall
+    kinds = re.findall(r'<figure class="plot" id="plot-(\w+)-1">', page)
+    return {"figure": f"Compare page of runs {', '.join(map(str, runs))} (Adult, per-record plots)",
+            "wall_s": round(wall, 3), "cpu_s": round(_cpu(app.process.pid) - cpu, 3),
+            "value": f"{len(page) / 1e3:.0f} kB; {' '.join(kinds)}"}
+
+
 def responsiveness(app: App, seconds: float, samples: int, run_id: int) -> list[dict]:
     app.post("/run", {"method": "lns", "seed": "0", "time_limit": str(seconds), "format": "csv"})
     time.sleep(3)  # the worker has started anonymizing
@@ -159,6 +172,7 @@ def main() -> int:
         app.get("/run")
         rows.append(adult_release(app, "mondrian-loss", 1))
         rows.append(adult_release(app, "auto", 2))
+        rows.append(compare(app, (1, 2)))
         rows += responsiveness(app, args.lns_seconds, args.samples, 3)
     finally:
         app.close()
