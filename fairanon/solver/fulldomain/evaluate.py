@@ -137,6 +137,7 @@ class Evaluator:
         self.results: dict[tuple, Evaluation] = {}
         self._last_histograms: tuple = (None, None)
         self._rooms: tuple = (None, {})  # (frequency set, requirement -> _kept_room)
+        self._middle: dict = {}  # (attribute, grain, grain) -> the grain halfway
         self._below: dict = {}
         self._penalties: dict = {}
         self._req_targets: dict = {}
@@ -146,8 +147,8 @@ class Evaluator:
     # ------------------------------------------------------------------ classes
     def _source(self, grains: tuple) -> int:
         feeds = np.ones(len(self._cached_sizes), dtype=bool)
-        for a, attr in enumerate(self.space.attributes):
-            feeds &= attr.feeds[self._cached_grains[:, a], grains[a]]
+        for attr, column, g in zip(self.space.attributes, self._cached_grains.T, grains):
+            feeds &= attr.feeds[:, g][column]
         candidates = np.flatnonzero(feeds)
         sizes = self._cached_sizes[candidates]
         return int(candidates[np.argmin(sizes)])
@@ -179,9 +180,11 @@ class Evaluator:
         that the first feeds and that feed the second (the source's own when a finer
         grain has the larger index); None when that is `source` or `grains` itself."""
         out = []
-        for attr, f, g in zip(self.space.attributes, source, grains):
-            between = [h for h in range(f, g + 1) if attr.feeds[f, h] and attr.feeds[h, g]]
-            out.append(between[(len(between) - 1) // 2] if between else f)
+        for a, (attr, f, g) in enumerate(zip(self.space.attributes, source, grains)):
+            if (a, f, g) not in self._middle:
+                between = [h for h in range(f, g + 1) if attr.feeds[f, h] and attr.feeds[h, g]]
+                self._middle[a, f, g] = between[(len(between) - 1) // 2] if between else f
+            out.append(self._middle[a, f, g])
         out = tuple(out)
         return None if out in (source, grains) else out
 
@@ -434,7 +437,7 @@ class Evaluator:
             if hists is None and attr.feeds[g, g]:
                 # The cell cost is one per label at this level: read it per class.
                 cost = attr.label_cost[g, g]
-                extra -= int(np.dot(sizes.astype(cost.dtype), cost[fs.codes[a][bad]]))
+                extra -= int(np.dot(sizes.astype(cost.dtype, copy=False), cost[fs.codes[a][bad]]))
                 continue
             if hists is None:
                 hists = self._histograms(source, rows)
@@ -495,6 +498,7 @@ class Evaluator:
         count = int(fs.sizes[doomed].sum())
         hists = self._histograms(source, doomed[inverse]) if count else [None] * self.space.d
         some = np.flatnonzero(partial)
+        forced = partial[some].astype(float)
         out = []
         for a, (attr, g, u, hist) in enumerate(
             zip(self.space.attributes, source.grains, levels, hists)
@@ -502,14 +506,15 @@ class Evaluator:
             js, cost = self._levels_below(a, g, u)
             bound = np.zeros(attr.height + 1, dtype=self.space.dtype)
             if count:
-                bound[js] = attr.star * count - cost @ hist.astype(cost.dtype)
+                bound[js] = attr.star * count - cost @ hist.astype(cost.dtype, copy=False)
             if len(some):
                 ks, penalty = self._least_penalty(a, u)
                 # Records forced out per level-u label (exact in floats: at most n).
                 per_label = np.bincount(
-                    fs.codes[a][some], weights=partial[some], minlength=penalty.shape[1]
-                ).astype(np.int64)
-                bound[ks] += penalty @ per_label.astype(penalty.dtype)
+                    fs.codes[a][some], weights=forced, minlength=penalty.shape[1]
+                )
+                per_label = per_label.astype(np.int64).astype(penalty.dtype, copy=False)
+                bound[ks] += penalty @ per_label
             out.append(bound)
         return out
 
