@@ -690,3 +690,25 @@ def test_lns_on_a_small_table_needs_memory_for_one_process():
     with pytest.raises(MemoryLimitError) as info:
         fa.anonymize(inst, reqs, method="lns", seed=0, memory_limit=ONE_MODEL - 1)
     assert info.value.need == ONE_MODEL and "searches=1" not in str(info.value)
+
+
+def test_a_neighbourhood_build_stops_at_the_deadline():
+    """A re-solve whose deadline has passed stops while its model is built: no labels
+    (nothing changes) and nothing proven."""
+    import time
+
+    from fairanon.solver.lns import Incumbent, Registry
+    from fairanon.solver.lns.neighbourhoods import ClassIndex
+    from fairanon.solver.lns.subproblem import solve_neighbourhood
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    registries = [Registry(inst, name) for name in inst.schema.generalizable]
+    inc = Incumbent.from_release(inst, reqs, registries, start, "ncp")
+    move = solve_neighbourhood(
+        inc, reqs, ClassIndex(inc, 5).whole(), recoding="generalization", max_range_values=8,
+        time_limit=10, deterministic_limit=None, seed=0, num_workers=1, max_vars=30_000,
+        max_contexts=1000, alpha_cells=None, deadline=time.perf_counter() - 1,
+    )
+    assert move.labels is None and not move.proven and "stopped" in move.stats

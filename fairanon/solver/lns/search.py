@@ -242,7 +242,8 @@ def search(
         move = solve_neighbourhood(
             inc, requirements, whole, time_limit=None if left is None else left / 2,
             deterministic_limit=None, seed=int(rng.integers(2**31 - 1)), cost_cap=None,
-            exact=True, **solve,
+            exact=True, deadline=None if left is None else time.perf_counter() + left / 2,
+            **solve,
         )
         if (
             move.labels is not None
@@ -344,7 +345,8 @@ class _Loop:
             tally[strategy]["rounds"] += 1
             move = solve_neighbourhood(
                 inc, self.requirements, nb, time_limit=wall, deterministic_limit=move_time,
-                seed=int(rng.integers(2**31 - 1)), cost_cap=self.cap, **self.solve,
+                seed=int(rng.integers(2**31 - 1)), cost_cap=self.cap, deadline=deadline,
+                **self.solve,
             )
             took = move.stats.get("deterministic_time", move_time)
             improved = False

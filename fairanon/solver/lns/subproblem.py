@@ -25,7 +25,7 @@ from ...models.requirements import AlphaProtection, Requirement
 from ...models.risk.requirements import LINEAR_RISK
 from ...release import Status
 from ..local_recoding.build import build_model
-from ..local_recoding.encoding import type_table
+from ..local_recoding.encoding import BuildStopped, type_table
 from ..local_recoding.model import Rest
 from ..local_recoding.solve import solve_model
 from .labels import neighbourhood_space
@@ -105,6 +105,7 @@ def solve_neighbourhood(
     alpha_cells: np.ndarray | None,
     cost_cap: float | None = None,
     exact: bool = False,
+    deadline: float | None = None,
 ) -> Move:
     """Re-solve the records of `nb` exactly (see the module docstring). With
     `cost_cap`, the candidates are only vectors whose NCP per record is at most
@@ -113,7 +114,8 @@ def solve_neighbourhood(
     exact candidates are used (the optimum of the neighbourhood is then the true one);
     otherwise, when they are too many, the join closure if it has at most
     :data:`CLOSURE_MAX_VECTORS` vectors, else the joins of each type with its 2k
-    nearest neighbours."""
+    nearest neighbours. The model's build stops at `deadline` (a
+    ``time.perf_counter`` value): the move is then UNKNOWN, with nothing changed."""
     instance = inc.instance
     rows = nb.rows
     spaces, ids = [], []
@@ -222,10 +224,13 @@ def solve_neighbourhood(
                 max_cost=max_cost,
                 type_cap=type_cap,
                 chains=chains,
+                deadline=deadline,
             )
             break
         except (InvalidParameterError, IncompatibleRequirementError) as exc:
             why = str(exc)
+        except BuildStopped as exc:
+            return Move(Status.UNKNOWN, None, False, {"stopped": exc.stage})
     stats = {
         "records": len(rows),
         "classes": len(nb.vectors),
