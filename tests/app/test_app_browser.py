@@ -170,6 +170,12 @@ def test_adult_at_k5_from_the_click_with_screenshots(page, server, tmp_path):
     page.wait_for_selector("#compare-plot svg")
     header = page.locator("#side-by-side tr").first.inner_text()
     assert "run 1: mondrian-loss (5-anonymity)" in header and "run 2: mondrian (10-anonymity)" in header
+    # the runs of one data: one comparison, each kind of the bench's plots drawn on the page
+    shown = page.eval_on_selector_all("#comparison-1 figure.plot", "fs => fs.map(f => [f.id, "
+                                      "f.querySelector('svg').getBoundingClientRect().width])")
+    kinds = ("size", "loss", "scatter", "coverage", "dominance", "tradeoff", "winmap")
+    assert sorted(i for i, _ in shown) == sorted(f"plot-{k}-1" for k in kinds)
+    assert all(width > 100 for _, width in shown), shown
     screenshot(page, tmp_path, "compare")
 
 
