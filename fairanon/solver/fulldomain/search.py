@@ -83,6 +83,11 @@ class LatticeFrontier:
             [(space.coarser(a, j) or [-1])[0] for j in range(h + 1)]
             for a, h in enumerate(space.heights)
         ]
+        # Each node's levels as positions in its attributes' bounds laid end to end
+        # (as small as the levels: two bytes a level up to 2^15 levels in all).
+        starts = np.cumsum([0] + [h + 1 for h in space.heights])
+        small = np.int16 if starts[-1] < 2**15 else np.int32
+        self._positions = self.levels.astype(small) + starts[:-1, None].astype(small)
         self.lower_ = lower
         self.separable = separable
         self.open = ~closed
@@ -154,9 +159,11 @@ class LatticeFrontier:
         if self.separable is None:
             self.lower_[where] = np.maximum(self.lower_[where], down)
             return
-        extra = np.zeros(len(where), dtype=self.lower_.dtype)
-        for a in range(self.space.d):
-            extra += np.asarray(down[a])[self.levels[a, where]]
+        flat = np.concatenate(
+            [np.asarray(bound, dtype=self.lower_.dtype) for bound in down]
+            or [np.zeros(0, dtype=self.lower_.dtype)]
+        )
+        extra = flat[self._positions[:, where]].sum(axis=0, dtype=self.lower_.dtype)
         self.lower_[where] = np.maximum(self.lower_[where], self.separable[where] + extra)
 
     def bound_up(self, levels, value) -> None:
