@@ -15,7 +15,9 @@ value, keeps its label up to the root (``85;>=80;>=80;*``).
 
 Numbers are leaves as their text is written (``45.0``, ``030`` and ``1e3`` stay so, the
 text a column read as categorical holds) and are placed in intervals exactly (as
-:class:`~fractions.Fraction`); interval ends are written as exact decimals.
+:class:`~fractions.Fraction`); interval ends are written as exact decimals. A number
+beyond a float's range, or written with more than :data:`MAX_DIGITS` digits, is refused
+before it is read.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import csv
 import io
 import math
 import numbers
+import re
+import sys
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
@@ -38,12 +42,57 @@ __all__ = ["interval_hierarchy", "grouping_hierarchy", "masking_hierarchy", "num
            "with_hierarchy"]
 
 
+#: The most digits a number given to a builder may be written with (mantissa and exponent
+#: alike), and the largest magnitude it may have (a float's): beyond, Fraction spends
+#: seconds on the text's power of ten (``1e2000000``) and Python refuses to write a
+#: label's digits (more than 4300).
+MAX_DIGITS = 1000
+LARGEST = Fraction(sys.float_info.max)
+_EXPONENT = re.compile(r"[eE]([-+]?[\d_]+)$")
+
+
+class _OutOfRange(ValueError):
+    """A number beyond :data:`MAX_DIGITS` or :data:`LARGEST`."""
+
+
+def _fraction(value: str | numbers.Rational) -> Fraction:
+    """`value` (a number's text, an int or a Fraction) as an exact Fraction; raises
+    :class:`_OutOfRange` for one beyond the builders' bounds, checked on the text before
+    Fraction reads it, and ValueError for text that is no number."""
+    if isinstance(value, str):
+        text = value.strip()
+        exponent = _EXPONENT.search(text)
+        if sum(c.isdigit() for c in text) > MAX_DIGITS or (
+                exponent and abs(int(exponent[1])) > MAX_DIGITS):  # int() of at most MAX_DIGITS digits
+            raise _OutOfRange
+        value = Fraction(text)
+    x = Fraction(value)
+    if abs(x) > LARGEST or x.denominator.bit_length() > MAX_DIGITS * 4:  # 10**1000 < 2**4000
+        raise _OutOfRange
+    return x
+
+
+def _range_error(name: str, caller: str, value, must: str = "hold numbers") -> InvalidParameterError:
+    """The message for a `value` beyond the builders' bounds (shortened: it can be long)."""
+    try:
+        shown = repr(value)
+    except ValueError:  # an int of more digits than Python writes
+        shown = f"a number ({type(value).__name__}) of more than {sys.get_int_max_str_digits()} digits"
+    if len(shown) > 60:
+        shown = f"{shown[:40]}... ({len(shown)} characters)"
+    return InvalidParameterError(
+        f"The {name!r} parameter of {caller} must {must} within a float's range (magnitude at most "
+        f"{sys.float_info.max:.4g}), written with at most {MAX_DIGITS} digits. Got {shown} instead.")
+
+
 def _exact(value, name: str, caller: str) -> Fraction:
     """`value` (int, str, Fraction or float) as an exact Fraction; floats via their text."""
     if isinstance(value, bool):
         raise InvalidParameterError(f"The {name!r} parameter of {caller} must be a number. Got {value!r} instead.")
     try:
-        exact = Fraction(str(value).strip()) if not isinstance(value, Fraction) else value
+        exact = _fraction(value if isinstance(value, (Fraction, int)) else str(value))
+    except _OutOfRange:
+        raise _range_error(name, caller, value, "be a number") from None
     except (ValueError, ZeroDivisionError):
         raise InvalidParameterError(
             f"The {name!r} parameter of {caller} must be a number. Got {value!r} instead.") from None
@@ -58,27 +107,27 @@ def _numbers(values: Iterable, caller: str) -> list[tuple[Fraction, str]]:
     for v in values:
         if not isinstance(v, (str, bytes)) and pd.api.types.is_scalar(v) and pd.isna(v):
             continue  # a missing value (None, NaN, pd.NA) has no place in a hierarchy
-        if isinstance(v, bool):
-            text = None
-        elif isinstance(v, str):
-            text = v
-        elif isinstance(v, numbers.Integral):
-            text = str(int(v))
-        elif isinstance(v, numbers.Real) and math.isinf(v):
+        if isinstance(v, numbers.Real) and not isinstance(v, numbers.Rational) and math.isinf(v):
             raise InvalidParameterError(f"The 'values' parameter of {caller} must hold finite numbers. Got {v!r}.")
-        elif isinstance(v, numbers.Real):
-            text = str(v) if isinstance(v, Fraction) else format_number(v)
+        if isinstance(v, (str, Fraction)):
+            given = v
+        elif isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            given = int(v)
+        elif isinstance(v, numbers.Real) and not isinstance(v, bool):
+            given = format_number(v)
         else:
-            text = None
+            given = None
         try:
-            number = Fraction(text.strip())
-        except (AttributeError, ValueError, ZeroDivisionError):
+            number = _fraction(given)
+        except _OutOfRange:
+            raise _range_error("values", caller, v) from None
+        except (TypeError, ValueError, ZeroDivisionError):
             raise InvalidParameterError(
                 f"The 'values' parameter of {caller} must hold numbers. Got {v!r} instead.") from None
-        out[text] = number
+        out[str(given)] = number  # an int's or a Fraction's text written once its size is known to be bounded
     if not out:
         raise InvalidParameterError(f"The 'values' parameter of {caller} must hold at least one number.")
-    return sorted(((x, t) for t, x in out.items()), key=lambda pair: pair)
+    return sorted((x, t) for t, x in out.items())
 
 
 def numeric_order(values: Iterable) -> list[str]:

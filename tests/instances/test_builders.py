@@ -4,6 +4,7 @@ bad input, and a release over built trees that passes the verifier."""
 from __future__ import annotations
 
 import io
+from fractions import Fraction
 
 import pandas as pd
 import pytest
@@ -251,3 +252,27 @@ def test_with_hierarchy_keeps_an_order_the_tree_follows():
     built = with_hierarchy(age, interval_hierarchy([1, 2], [5]))
     assert built.kind == "categorical" and built.intervals is None
     assert Attribute.from_spec("age", built.to_spec()) == built  # the job-file entry reads back
+
+
+@pytest.mark.parametrize("values, kwargs, name", [
+    (["1e5000", "5"], {}, "values"),  # Python refuses to write its 5001 digits
+    (["1e2000000", "5"], {}, "values"),  # Fraction would spend seconds on 10**2000000
+    (["1e309", "5"], {}, "values"),  # just above a float's largest, 1.798e308
+    (["1" + "0" * 1000], {}, "values"),  # 1001 digits
+    ([10**5000], {}, "values"),
+    ([Fraction(1, 10**5000)], {}, "values"),
+    ([1, 2], {"widths": ["1e400"]}, "widths"),
+    ([1, 2], {"top": "1e99999999"}, "top"),
+])
+def test_numbers_beyond_a_floats_range_are_refused_before_they_are_read(values, kwargs, name):
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of interval_hierarchy must (hold "
+                                                    "numbers|be a number) within a float's range"):
+        interval_hierarchy(values, **{"widths": [10], **kwargs})
+
+
+def test_the_largest_numbers_within_the_bounds_are_placed_exactly():
+    """1.5e308 lies in [1.5e308, 1.5e308 + 10), by hand; 1e-300 in [0, 1e-300) of width 1e-300 when it is 0."""
+    big = interval_hierarchy(["1.5e308", "5"], [10])
+    assert big.ancestors("1.5e308") == ["1.5e308", f"[15{'0' * 307}-15{'0' * 305}10)", "*"]
+    tiny = interval_hierarchy(["1e-300", "0"], ["1e-300"])
+    assert tiny.ancestors("0") == ["0", f"[0-0.{'0' * 299}1)", "*"]
