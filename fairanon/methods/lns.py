@@ -431,8 +431,11 @@ def lns(
         (:func:`fairanon.solver.lns.search`); used under per-class union-monotone
         requirements and a per-cell objective on tables of at least 200 classes per
         part, else one process; one too when the memory limit allows one neighbourhood
-        model but not that many. The release depends on the seed and this number, not
-        on the machine.
+        model but not that many. The release depends on the seed and the number of
+        processes searched, not on the machine -- except through that memory rule:
+        the default memory limit is a share of the memory available, so give
+        ``memory_limit`` explicitly (or ``searches=1``) for a release reproducible on
+        any machine (``provenance["search"]["parts"]`` says how many ran).
 
     Raises
     ------

@@ -628,12 +628,25 @@ def _in_child(monkeypatch, action):
 
 def test_an_error_in_a_part_process_is_a_solver_error_naming_it(monkeypatch):
     def fail():
+        raise ValueError("planted in the child")
+
+    _in_child(monkeypatch, fail)
+    inst, start = _one_huge_class()
+    with pytest.raises(SolverError, match="ValueError: planted in the child"):
+        _improve_in_parts(inst, start)
+
+
+def test_a_part_process_out_of_memory_is_dropped(monkeypatch):
+    """A MemoryError in the child drops its part, as the system's killing it would: the
+    pairs keep their classes and the release is the start (loss 400)."""
+    def fail():
         raise MemoryError("planted in the child")
 
     _in_child(monkeypatch, fail)
     inst, start = _one_huge_class()
-    with pytest.raises(SolverError, match="MemoryError: planted in the child"):
-        _improve_in_parts(inst, start)
+    rel = _improve_in_parts(inst, start)
+    assert fa.verify(inst, rel, [fa.KAnonymity(2)]).passed
+    assert rel.objective == 400 == objective_value(inst, rel, "lm")
 
 
 def test_a_part_process_that_dies_is_dropped(monkeypatch):

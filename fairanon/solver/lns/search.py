@@ -30,9 +30,9 @@ releases. The wall clock decides only how many rounds run -- and, on a machine s
 loaded that a re-solve takes more than ``WALL_FACTOR`` times its deterministic budget
 in seconds, where that re-solve stops, or that a part's process does not answer by the
 deadline (give or take :func:`part_grace`), whether that part's last epoch counts. A
-part whose process dies without answering (killed by the system) is dropped likewise; a
-part whose search raises an error makes the search raise
-:class:`~fairanon.exceptions.SolverError` naming it.
+part whose process dies without answering (killed by the system) or runs out of memory
+(MemoryError) is dropped likewise; a part whose search raises another error makes the
+search raise :class:`~fairanon.exceptions.SolverError` naming it.
 """
 
 from __future__ import annotations
@@ -422,6 +422,7 @@ def _part(inc: Incumbent, vectors: list[tuple]) -> Incumbent:
     part = copy.copy(inc)
     part.labels = inc.labels.copy()
     part.classes = {v: inc.classes[v] for v in vectors}
+    part.uniques = sum(len(rows) == 1 for rows in part.classes.values())
     return part
 
 
@@ -451,9 +452,11 @@ def _search_part(inc, loop, vectors, state, names, rounds, deadline, started):
 
 @dataclass(frozen=True)
 class _Failed:
-    """What a part's process sends when its search raised."""
+    """What a part's process sends when its search raised; `memory` when it ran out of
+    memory (MemoryError), which drops the part as the system's killing it would."""
 
     error: str
+    memory: bool = False
 
 
 def _child(conn, *args) -> None:
@@ -466,7 +469,7 @@ def _child(conn, *args) -> None:
     except BaseException as exc:  # noqa: BLE001 -- the parent reports whatever ended the part
         frame = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" (at {frame[0].filename}:{frame[0].lineno} in {frame[0].name})" if frame else ""
-        outcome = _Failed(f"{type(exc).__name__}: {exc}{where}")
+        outcome = _Failed(f"{type(exc).__name__}: {exc}{where}", isinstance(exc, MemoryError))
     conn.send(outcome)
     conn.close()
 
@@ -485,6 +488,8 @@ def _receive(conn, wait: float | None):
     try:
         outcome = conn.recv()
     except EOFError:
+        return None
+    if isinstance(outcome, _Failed) and outcome.memory:
         return None
     if isinstance(outcome, _Failed):
         raise SolverError(

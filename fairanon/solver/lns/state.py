@@ -68,6 +68,8 @@ class Incumbent:
         Protected code of every record (0 without a protected attribute).
     classes : dict of tuple -> numpy.ndarray
         Released vector (protected code, label ids) -> record positions.
+    uniques : int
+        Classes of one record (for the sample-uniques requirement).
     value : int, Fraction, LogLoss or Lexicographic
         The exact objective.
     cells : int or Fraction
@@ -94,6 +96,7 @@ class Incumbent:
             instance.codes(prot).astype(np.int64) if prot else np.zeros(n, dtype=np.int64)
         )
         self.classes = _group(np.column_stack([self.protected, self.labels]))
+        self.uniques = sum(len(part) == 1 for part in self.classes.values())
         self.targets = {
             name: np.unique(instance.codes(name), return_inverse=True)[1].reshape(-1)
             for req in requirements
@@ -242,12 +245,14 @@ class Incumbent:
                 self.showing(i, rows).sum()
             )
         for vec in vectors:
-            del self.classes[vec]
+            self.uniques -= len(self.classes.pop(vec)) == 1
         self.labels[rows] = labels
         for vec, part in _group(np.column_stack([self.protected[rows], labels])).items():
             part = rows[part]
             if vec in self.classes:
+                self.uniques -= len(self.classes[vec]) == 1
                 part = np.sort(np.concatenate([self.classes[vec], part]))
+            self.uniques += len(part) == 1
             self.classes[vec] = part
         if sized:
             return

@@ -22,7 +22,6 @@ import numpy as np
 
 from ...exceptions import IncompatibleRequirementError, InvalidParameterError
 from ...models.requirements import AlphaProtection, Requirement
-from ...models.risk.requirements import LINEAR_RISK
 from ...release import Status
 from ..local_recoding.build import build_model
 from ..local_recoding.encoding import BuildStopped, type_table
@@ -167,17 +166,12 @@ def solve_neighbourhood(
                 found[vec] = (len(part), counts)
         return found[vec]
 
-    outside_sizes = (
-        [len(part) for vec, part in inc.classes.items() if vec not in freed]
-        if any(isinstance(r, LINEAR_RISK) for r in requirements)
-        else []
-    )
     rest = Rest(
         n_rows=instance.n_rows,
         held=held,
         shown={i: inc.shown[i] - int(inc.showing(i, rows).sum()) for i in inc.diversity},
-        classes=len(outside_sizes),
-        uniques=outside_sizes.count(1),
+        classes=len(inc.classes) - len(freed),
+        uniques=inc.uniques - sum(len(inc.classes[vec]) == 1 for vec in freed),
     )
     if any(isinstance(r, AlphaProtection) for r in requirements):
         rest.alpha_cells = tuple(int(c) for c in np.bincount(alpha_cells, minlength=4))
