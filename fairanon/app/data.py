@@ -121,19 +121,24 @@ async def roles(request: Request):
     form = await request.form()
     if not session.table_upload:
         return await data_page(request, error="Roles can be set here for an uploaded table.", status_code=400)
-    schema = {}
-    for name, attr in session.source["schema"].items():
-        entry = {k: v for k, v in attr.items() if k not in ("role", "type", "protected", "negative")}
-        entry.update(role=str(form.get(f"role:{name}", attr["role"])), type=str(form.get(f"type:{name}", attr["type"])))
-        protected = str(form.get(f"protected:{name}", "")).strip()
-        negative = str(form.get(f"negative:{name}", "")).strip()
-        if protected:
-            entry["protected"] = [v.strip() for v in protected.split(",") if v.strip()]
-        if negative:
-            entry["negative"] = negative
-        schema[name] = entry
-    try:
-        await asyncio.to_thread(session.use, {**session.source, "schema": schema}, session.source_label)
+
+    def with_roles(current: dict) -> dict:
+        schema = {}
+        for name, attr in current.items():
+            entry = {k: v for k, v in attr.items() if k not in ("role", "type", "protected", "negative")}
+            entry.update(role=str(form.get(f"role:{name}", attr["role"])),
+                         type=str(form.get(f"type:{name}", attr["type"])))
+            protected = str(form.get(f"protected:{name}", "")).strip()
+            negative = str(form.get(f"negative:{name}", "")).strip()
+            if protected:
+                entry["protected"] = [v.strip() for v in protected.split(",") if v.strip()]
+            if negative:
+                entry["negative"] = negative
+            schema[name] = entry
+        return schema
+
+    try:  # the schema read and replaced at once: a tree applied meanwhile stays
+        await asyncio.to_thread(session.edit_schema, with_roles)
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
     return RedirectResponse("/data", status_code=303)

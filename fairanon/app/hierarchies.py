@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
-import pandas as pd
 from fastapi import APIRouter, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -27,7 +26,6 @@ from ..instances.builders import (
 )
 from ..instances.files import safe_file_name
 from ..instances.hierarchy import Hierarchy
-from ..jobs import load_instance_spec
 
 router = APIRouter()
 
@@ -60,25 +58,13 @@ def _optional(text) -> str | None:
     return text or None
 
 
-def value_texts(session, name: str) -> pd.Series:
-    """The values of attribute `name` as the text a categorical column holds, which a
-    tree's leaves must be: a numeric column is read again as text (``45.0``, ``030``
-    and ``1e3`` as written, not as the numbers 45, 30 and 1000), so the tree fits
-    the data once applied."""
-    instance = session.instance
-    attr = instance.schema[name]
-    if attr.kind == "numeric":
-        schema = dict(session.source.get("schema") or {})
-        schema[name] = attr.with_(kind="categorical", hierarchy=None, order=None, intervals=None).to_spec()
-        instance = load_instance_spec({**session.source, "schema": schema}, session.folder)
-    return instance.table[name].dropna().astype(str)
-
-
 def build(session, name: str, form: Mapping) -> Hierarchy:
     """The tree the builder form describes for attribute `name` of the session's data.
 
-    Raises the builder's :class:`~fairanon.exceptions.InvalidParameterError` for a bad field."""
-    instance = session.instance
+    Raises the builder's :class:`~fairanon.exceptions.InvalidParameterError` for a bad field,
+    or for data that can no longer be read."""
+    data = session.data  # one choice of data throughout, whatever another request chooses meanwhile
+    instance = data.instance
     if instance is None:
         raise InvalidParameterError("Choose the data first (Data page).")
     if name not in instance.schema.names:
@@ -87,7 +73,7 @@ def build(session, name: str, form: Mapping) -> Hierarchy:
     builder = str(form.get("builder", ""))
     if builder not in {b for b, _ in BUILDERS}:
         raise InvalidParameterError(f"The builder must be one of {[b for b, _ in BUILDERS]}. Got {builder!r} instead.")
-    column = value_texts(session, name)
+    column = session.column_texts(name, data)  # a numeric column's text, read once per data
     if builder == "intervals":
         return interval_hierarchy(column, _items(form.get("widths", "")), origin=_optional(form.get("origin")) or 0,
                                   bottom=_optional(form.get("bottom")), top=_optional(form.get("top")))

@@ -270,7 +270,10 @@ async def download(request: Request, run_id: int, name: str):
     run, _ = finished
     files = worker.run_files(run.folder)
     if name == JOB_ARCHIVE:
-        files[name] = await asyncio.to_thread(job_archive, run.folder)  # compresses the data: off the event loop
+        try:
+            files[name] = await asyncio.to_thread(job_archive, run.folder)  # compresses the data: off the event loop
+        except FairanonError as exc:  # a full disk: the message, and no half archive left
+            return PlainTextResponse(str(exc), status_code=500)
     if name not in files:
         return request.app.state.render(request, "missing.html", 404, what=name)
     return FileResponse(files[name], filename=name)

@@ -14,6 +14,7 @@ import inspect
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -33,22 +34,38 @@ class Run:
     format: str = "csv"  # the release file's format (the command line's --format)
 
 
+@dataclass(frozen=True)
+class Data:
+    """The chosen data, replaced whole, so that a page reading it while another request
+    changes it sees one choice or the other, never half of each."""
+
+    source: dict | None = None  # the job's ``instance`` section
+    label: str = ""
+    instance: object = None
+    #: Counts the data chosen: a key of what was computed from one data (an id() of a
+    #: freed instance can be reused by the next one).
+    generation: int = 0
+
+
 @dataclass
 class Session:
-    """The app's state for one start (one user, one browser)."""
+    """The app's state for one start (one user, one browser).
+
+    Requests are served in threads at once: whatever reads the data and replaces it
+    (:meth:`use`, :meth:`edit_schema`, :meth:`open_job`) or takes a run's number
+    (:meth:`new_run`) holds :attr:`lock`, so two changes of the schema made at once
+    both stay and two runs started at once get two numbers."""
 
     folder: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="fairanon-app-"))
-    source: dict | None = None           # the job's ``instance`` section
-    source_label: str = ""
+    data: Data = field(default_factory=Data)
     job_requirements: list | None = None  # requirements read from a job file given at the start
     job_settings: dict = field(default_factory=dict)  # method, seed, time_limit, options of that job
     form: dict = field(default_factory=dict)  # the requirement fields as typed
     runs: dict = field(default_factory=dict)
     auto_choices: dict = field(default_factory=dict)  # auto's (method, reason) for the last data and requirements
-    #: Counts the data chosen: a key of what was computed from one data (an id() of a
-    #: freed instance can be reused by the next one).
-    generation: int = 0
-    _instance: object = None
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    #: A column's values as text (:meth:`column_texts`), for one data: (generation, name) -> Series.
+    _texts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def close(self) -> None:
         from .worker import cancel
@@ -59,33 +76,77 @@ class Session:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- the data ---------------------------------------------------------------
-    def use(self, source: dict, label: str) -> object:
-        """Make `source` (an ``instance`` section) the data; raises the API's error when
-        it cannot be loaded, leaving the previous data in place."""
+    def load(self, source: Mapping) -> object:
+        """The instance of `source` (an ``instance`` section); the API's error when it
+        cannot be loaded, a file's (OSError) or a loader's (ValueError) included."""
         from ..exceptions import FairanonError, InvalidParameterError
         from ..jobs import load_instance_spec
 
         try:
-            instance = load_instance_spec(source, self.folder)
+            return load_instance_spec(source, self.folder)
         except FairanonError:
             raise
         except (ValueError, OSError) as exc:  # a data set's loader reading a file it cannot parse
             raise InvalidParameterError(f"Cannot load the data: {exc}") from exc
-        self.source, self.source_label, self._instance = source, label, instance
-        self.generation += 1
-        return instance
+
+    def use(self, source: dict, label: str) -> object:
+        """Make `source` (an ``instance`` section) the data; raises the API's error when
+        it cannot be loaded, leaving the previous data in place."""
+        with self.lock:
+            instance = self.load(source)
+            self.data = Data(source, label, instance, self.data.generation + 1)
+            return instance
+
+    def edit_schema(self, edit: Callable[[dict], dict]) -> object:
+        """Make the data's schema ``edit(schema)`` (of a copy of the current one, read
+        under :attr:`lock`, so a change made meanwhile is kept); the API's error when
+        the data does not fit it, leaving the previous data in place."""
+        with self.lock:
+            source = self.data.source
+            return self.use({**source, "schema": edit(dict(source.get("schema") or {}))}, self.data.label)
 
     def set_attribute(self, attribute) -> object:
         """Replace one attribute of the data by writing its entry into the ``instance``
         section's schema (so the job file carries it); the API's error when the data
         does not fit it, leaving the previous data in place."""
-        schema = dict(self.source.get("schema") or {})
-        schema[attribute.name] = attribute.to_spec()
-        return self.use({**self.source, "schema": schema}, self.source_label)
+        return self.edit_schema(lambda schema: {**schema, attribute.name: attribute.to_spec()})
+
+    def column_texts(self, name: str, data: Data | None = None):
+        """The values of attribute `name` of `data` (default: the current data) as the
+        text a categorical column holds, which a tree's leaves must be: a numeric column
+        is read again as text (``45.0``, ``030`` and ``1e3`` as written, not as the
+        numbers 45, 30 and 1000), once per data and attribute; the API's error when the
+        data can no longer be read."""
+        data = self.data if data is None else data
+        key = (data.generation, name)
+        texts = self._texts.get(key)
+        if texts is None:
+            instance = data.instance
+            attr = instance.schema[name]
+            if attr.kind == "numeric":
+                schema = dict(data.source.get("schema") or {})
+                schema[name] = attr.with_(kind="categorical", hierarchy=None, order=None, intervals=None).to_spec()
+                instance = self.load({**data.source, "schema": schema})
+            texts = instance.table[name].dropna().astype(str)
+            # kept for this data only: another data's columns are never asked for again
+            self._texts = {**{k: v for k, v in self._texts.items() if k[0] == data.generation}, key: texts}
+        return texts
+
+    @property
+    def source(self) -> dict | None:
+        return self.data.source
+
+    @property
+    def source_label(self) -> str:
+        return self.data.label
 
     @property
     def instance(self):
-        return self._instance
+        return self.data.instance
+
+    @property
+    def generation(self) -> int:
+        return self.data.generation
 
     @property
     def table_upload(self) -> bool:
@@ -117,11 +178,12 @@ class Session:
         if picked:
             _refuse_file_options(section)
             section = _relocated(section, lambda path: self._picked(path, base))
-        instance = self.use(_relocated(section, lambda path: path if os.path.isabs(path) else os.path.join(base, path)),
-                            label)
-        self.job_requirements = list(document.get("requirements") or [])
-        self.job_settings = {k: document.get(k) for k in ("method", "seed", "time_limit", "options")}
-        return instance
+        with self.lock:  # the data and the job's requirements together
+            instance = self.use(_relocated(
+                section, lambda path: path if os.path.isabs(path) else os.path.join(base, path)), label)
+            self.job_requirements = list(document.get("requirements") or [])
+            self.job_settings = {k: document.get(k) for k in ("method", "seed", "time_limit", "options")}
+            return instance
 
     def _picked(self, path: str, folder: str) -> str:
         from ..exceptions import InvalidParameterError
@@ -148,20 +210,32 @@ class Session:
         hierarchies) under ``data/``, named in the job relative to it: the folder
         reproduces the run by itself, whatever becomes of the uploads. Relative paths of
         `document` are read from `base` (the folder of the job it was read from). Raises
-        the API's error when a file cannot be copied."""
-        run_id = len(self.runs) + 1
-        folder = os.path.join(self.folder, "runs", str(run_id))
-        os.makedirs(folder)
-        if isinstance(document.get("instance"), Mapping):
-            copied: dict[str, str] = {}
-            document = {**document, "instance": _relocated(
-                document["instance"], lambda path: self._copy(path, base, folder, copied))}
-        job = os.path.join(folder, "job.yaml")
-        with open(job, "w", encoding="utf-8") as fh:
-            yaml.safe_dump(document, fh, sort_keys=False, allow_unicode=True)
-        run = Run(run_id, folder, job)
-        self.runs[run_id] = run
-        return run
+        the API's error when a file cannot be copied, leaving no folder behind."""
+        from ..exceptions import InvalidParameterError
+
+        with self.lock:  # the number taken and the run registered at once: runs started together differ
+            run_id = max(self.runs, default=0) + 1
+            folder = os.path.join(self.folder, "runs", str(run_id))
+            try:
+                os.makedirs(folder)  # never an existing folder: another run's files
+            except OSError as exc:
+                raise InvalidParameterError(f"The run's folder cannot be made: {exc}") from exc
+            try:
+                if isinstance(document.get("instance"), Mapping):
+                    copied: dict[str, str] = {}
+                    document = {**document, "instance": _relocated(
+                        document["instance"], lambda path: self._copy(path, base, folder, copied))}
+                job = os.path.join(folder, "job.yaml")
+                with open(job, "w", encoding="utf-8") as fh:
+                    yaml.safe_dump(document, fh, sort_keys=False, allow_unicode=True)
+            except BaseException as exc:
+                shutil.rmtree(folder, ignore_errors=True)  # the next run takes the number again
+                if isinstance(exc, OSError):
+                    raise InvalidParameterError(f"The run's job file cannot be written: {exc}") from exc
+                raise
+            run = Run(run_id, folder, job)
+            self.runs[run_id] = run
+            return run
 
     def _copy(self, path: str, base: str | None, folder: str, copied: dict) -> str:
         """Copy the file `path` into ``folder/data`` (once per file); its path relative to `folder`."""
@@ -169,12 +243,16 @@ class Session:
 
         source = os.path.abspath(path if base is None else os.path.join(base, path))
         if source not in copied:
-            relative = os.path.join(DATA_FOLDER, os.path.basename(source))
-            if relative in copied.values():  # two files of one name: the second in a folder of its own
-                relative = os.path.join(DATA_FOLDER, str(len(copied)), os.path.basename(source))
+            name, n = os.path.basename(source), 0
+            relative = os.path.join(DATA_FOLDER, name)
+            # two files of one name: the second in a folder of its own, whose name no file of the run holds
+            while os.path.lexists(os.path.join(folder, relative)) or os.path.isfile(
+                    os.path.join(folder, os.path.dirname(relative))):
+                n += 1
+                relative = os.path.join(DATA_FOLDER, str(n), name)
             target = os.path.join(folder, relative)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
             try:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
                 if os.path.commonpath([source, self.folder]) == self.folder:
                     with contextlib.suppress(OSError):  # the app's own files are never rewritten: shared
                         os.link(source, target)
@@ -197,17 +275,26 @@ def job_archive(run_folder: str) -> str:
     anywhere, ``fairanon anonymize job.yaml`` there gives the run's release."""
     import zipfile
 
+    from ..exceptions import InvalidParameterError
+
     path = os.path.join(run_folder, JOB_ARCHIVE)
     if not os.path.isfile(path):
-        handle, tmp = tempfile.mkstemp(dir=run_folder, suffix=".part")
-        os.close(handle)
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
-            archive.write(os.path.join(run_folder, "job.yaml"), "job.yaml")
-            for root, _, names in os.walk(os.path.join(run_folder, DATA_FOLDER)):
-                for name in sorted(names):
-                    file = os.path.join(root, name)
-                    archive.write(file, os.path.relpath(file, run_folder))
-        os.replace(tmp, path)  # a reader never gets half an archive
+        tmp = None
+        try:
+            handle, tmp = tempfile.mkstemp(dir=run_folder, suffix=".part")
+            os.close(handle)
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+                archive.write(os.path.join(run_folder, "job.yaml"), "job.yaml")
+                for root, _, names in os.walk(os.path.join(run_folder, DATA_FOLDER)):
+                    for name in sorted(names):
+                        file = os.path.join(root, name)
+                        archive.write(file, os.path.relpath(file, run_folder))
+            os.replace(tmp, path)  # a reader never gets half an archive
+        except OSError as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
+            raise InvalidParameterError(f"The run's job archive cannot be written: {exc}") from exc
     return path
 
 

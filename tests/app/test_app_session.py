@@ -1,0 +1,215 @@
+"""The app's session under requests served at once, and its files: a run whose files
+cannot be copied leaves nothing behind, runs started together get two numbers, two trees
+applied together both stay, a numeric column's text is read once and a data file gone
+meanwhile is a message, files of one name are copied apart, and a job archive that
+cannot be written is a message with no half file left. Interleavings are forced with
+events, never with sleeps."""
+
+from __future__ import annotations
+
+import html
+import io
+import os
+import threading
+import zipfile
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+pytest.importorskip("multipart")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+import fairanon.jobs  # noqa: E402
+from fairanon.app.session import Session  # noqa: E402
+from fairanon.app.web import CSRF_HEADER, create_app  # noqa: E402
+from fairanon.exceptions import InvalidParameterError  # noqa: E402
+from fairanon.instances.builders import with_hierarchy  # noqa: E402
+from fairanon.instances.hierarchy import Hierarchy  # noqa: E402
+
+TOKEN = "test-token"
+LOAN = {"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 2}}]}
+
+
+@pytest.fixture
+def session():
+    s = Session()
+    yield s
+    s.close()
+
+
+class _SpiedLock:
+    """The session's lock, which sets `waiting` when the thread named `name` asks for it."""
+
+    def __init__(self, name: str, waiting: threading.Event):
+        self._lock, self._name, self._waiting = threading.RLock(), name, waiting
+
+    def __enter__(self):
+        if threading.current_thread().name == self._name:
+            self._waiting.set()
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self._lock.__exit__(*exc)
+
+
+def _in_thread(name: str, function, *args) -> tuple[threading.Thread, dict, threading.Event]:
+    """`function(*args)` started in a thread named `name`: the thread, what it returned or
+    raised (``{"value": ...}`` or ``{"error": ...}``), and an event set when it ended."""
+    out, ended = {}, threading.Event()
+
+    def target():
+        try:
+            out["value"] = function(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            out["error"] = exc
+        finally:
+            ended.set()
+
+    thread = threading.Thread(target=target, name=name)
+    thread.start()
+    return thread, out, ended
+
+
+def test_a_run_whose_files_cannot_be_copied_leaves_nothing_and_the_next_takes_its_number(session):
+    with pytest.raises(InvalidParameterError, match="cannot be copied into the run"):
+        session.new_run({"instance": {"csv": "/nonexistent/p.csv"}, "requirements": []})
+    assert session.runs == {} and not os.listdir(os.path.join(session.folder, "runs"))
+    run = session.new_run(LOAN)
+    assert run.id == 1 and os.path.isfile(run.job) and session.runs == {1: run}
+
+
+def test_two_runs_started_at_once_get_two_numbers(session, tmp_path, monkeypatch):
+    """Run A stops while copying its data; run B starts then. B waits for the number
+    until A has registered, then takes the next one (before, both took 1)."""
+    table = tmp_path / "p.csv"
+    table.write_text("a\n1\n", encoding="utf-8")
+    copying, go_on, waiting = threading.Event(), threading.Event(), threading.Event()
+    session.lock = _SpiedLock("B", waiting)
+    copy = Session._copy
+
+    def held_copy(self, *args):
+        if threading.current_thread().name == "A":
+            copying.set()
+            go_on.wait()
+        return copy(self, *args)
+
+    document = {"instance": {"csv": str(table)}, "requirements": []}
+    monkeypatch.setattr(Session, "_copy", held_copy)
+    a, a_out, _ = _in_thread("A", session.new_run, document)
+    copying.wait()
+    b, b_out, b_ended = _in_thread("B", session.new_run, document)
+    while not (waiting.is_set() or b_ended.is_set()):  # B at the lock (or, without one, already done)
+        waiting.wait(0.05)
+    go_on.set()
+    a.join()
+    b.join()
+    assert "error" not in a_out and "error" not in b_out, (a_out, b_out)
+    assert (a_out["value"].id, b_out["value"].id) == (1, 2)
+    assert sorted(session.runs) == [1, 2] and session.runs[2] is b_out["value"]
+    for run in session.runs.values():
+        assert os.path.isfile(os.path.join(run.folder, "data", "p.csv"))
+
+
+def test_two_trees_applied_at_once_both_stay(session, monkeypatch):
+    """Applying purpose's tree stops while the data is read again; emp's tree is applied
+    then. Before, the first to finish was overwritten by the other; now both trees are
+    in the job's schema and in the data."""
+    session.use({"dataset": "ruggieri_loan"}, "ruggieri_loan")
+    schema = session.instance.schema
+    purpose = with_hierarchy(schema["purpose"], Hierarchy.from_levels(
+        [["housing", "any purpose", "*"], ["car", "any purpose", "*"]]))
+    emp = with_hierarchy(schema["emp"], Hierarchy.from_levels([["no", "any", "*"], ["yes", "any", "*"]]))
+    reading, go_on, waiting = threading.Event(), threading.Event(), threading.Event()
+    session.lock = _SpiedLock("B", waiting)
+    load = fairanon.jobs.load_instance_spec
+
+    def held_load(*args, **kwargs):
+        if threading.current_thread().name == "A":
+            reading.set()
+            go_on.wait()
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(fairanon.jobs, "load_instance_spec", held_load)
+    a, a_out, _ = _in_thread("A", session.set_attribute, purpose)
+    reading.wait()
+    b, b_out, b_ended = _in_thread("B", session.set_attribute, emp)
+    while not (waiting.is_set() or b_ended.is_set()):
+        waiting.wait(0.05)
+    go_on.set()
+    a.join()
+    b.join()
+    assert "error" not in a_out and "error" not in b_out, (a_out, b_out)
+    spec = session.source["schema"]
+    assert spec["purpose"]["hierarchy"][0] == ["housing", "any purpose", "*"]
+    assert spec["emp"]["hierarchy"][0] == ["no", "any", "*"]
+    assert session.instance.schema["purpose"].hierarchy.ancestors("car") == ["car", "any purpose", "*"]
+    assert session.instance.schema["emp"].hierarchy.ancestors("yes") == ["yes", "any", "*"]
+
+
+@pytest.fixture
+def client():
+    app = create_app(token=TOKEN)
+    with TestClient(app, headers={CSRF_HEADER: app.state.csrf}) as c:
+        assert c.get(f"/data?token={TOKEN}").status_code == 200
+        yield c
+    app.state.session.close()
+
+
+def test_a_numeric_columns_text_is_read_once_and_a_read_error_is_a_message(client, monkeypatch):
+    """The preview reads a numeric column as written once per data; a file that can no
+    longer be read (an OSError of the disk, a loader's ValueError) is a message, as for
+    the Data page, not an error of the server."""
+    files = {"file": ("people.csv", b"age,income\n030,10\n45.0,20\n45,30\n", "text/csv")}
+    assert client.post("/data/upload", files=files).status_code == 200
+    form = {"attr": "age", "builder": "intervals", "widths": "10"}
+    first = client.post("/hierarchies/preview", data=form)
+    assert first.status_code == 200 and "[40-50)" in first.text and "45.0" in first.text
+    for error in (OSError(5, "Input/output error"), ValueError("unreadable bytes")):
+        def broken(*args, error=error, **kwargs):
+            raise error
+
+        with monkeypatch.context() as mp:
+            mp.setattr(fairanon.jobs, "load_instance_spec", broken)
+            again = client.post("/hierarchies/preview", data=form)  # the column the session holds
+            other = client.post("/hierarchies/preview", data={**form, "attr": "income"})
+        assert again.status_code == 200 and again.text == first.text
+        assert other.status_code == 200 and f"Cannot load the data: {error}" in html.unescape(other.text)
+
+
+def test_files_of_one_name_are_copied_apart(session, tmp_path):
+    """Three files named ``1`` and one named ``2`` (data/1 is a file, so the second
+    ``1`` cannot go in a folder data/1)."""
+    paths = []
+    for folder in ("a", "b", "c", "d"):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / ("2" if folder == "d" else "1")
+        path.write_text(folder, encoding="utf-8")
+        paths.append(str(path))
+    document = {"instance": {"csv": paths[0], "schema": {
+        name: {"role": "qi", "type": "categorical", "hierarchy": path}
+        for name, path in zip(("x", "y", "z"), paths[1:])}}}
+    run = session.new_run(document)
+    written = fairanon.jobs.read_document(run.job)["instance"]
+    named = [written["csv"], *(written["schema"][n]["hierarchy"] for n in ("x", "y", "z"))]
+    assert len(set(named)) == 4
+    for relative, folder in zip(named, "abcd"):
+        with open(os.path.join(run.folder, relative), encoding="utf-8") as fh:
+            assert fh.read() == folder
+
+
+def test_a_job_archive_that_cannot_be_written_is_a_message(client, failing_run, monkeypatch):
+    run, _ = failing_run(client.app.state.session)
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(zipfile.ZipFile, "write", full)
+        response = client.get(f"/runs/{run.id}/files/job.zip")
+    assert response.status_code == 500
+    assert response.text.startswith("The run's job archive cannot be written: ") and "No space left" in response.text
+    assert not [n for n in os.listdir(run.folder) if n.endswith((".part", ".zip"))]
+    archive = client.get(f"/runs/{run.id}/files/job.zip")  # once there is room again
+    assert zipfile.ZipFile(io.BytesIO(archive.content)).namelist()[0] == "job.yaml"
