@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from time import perf_counter
 
 from ._memory import memory_limit_type
 from .exceptions import FairanonError, InfeasibleError, SolverError
@@ -188,6 +189,7 @@ def _anonymize(args, step) -> int:
     from .models.utility import release_utility
     from .models.verify import verify
 
+    started = perf_counter()  # the job's time limit is the command's: the candidates get what is left
     check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
     if args.candidates is not None:
         check_output_file(args.candidates, option="--candidates")
@@ -239,26 +241,32 @@ def _anonymize(args, step) -> int:
               f"{'verified' if report.passed else 'fails verification'}): its table is in {release_path}")
     if args.candidates is not None:
         step("listing the candidate transformations")
-        _write_candidates(args.candidates, job, time_limit, memory_limit)
+        left = None if time_limit is None else time_limit - (perf_counter() - started)
+        _write_candidates(args.candidates, job, time_limit, left, memory_limit)
     return 0 if passed else 1
 
 
-def _write_candidates(path: str, job, time_limit, memory_limit) -> None:
+def _write_candidates(path: str, job, time_limit, left, memory_limit) -> None:
     """Write to `path` the candidate transformations of `job`'s fulldomain lattice
     (:func:`fairanon.solver.fulldomain.candidates`, with the job's objective and
-    suppression limit), or ``{"error": message}`` when they cannot be listed (a lattice
+    suppression limit, in the `left` seconds of the command's `time_limit`; None: no
+    limit), or ``{"error": message}`` when they cannot be listed (no time left, a lattice
     or a memory need above the limits): the release is written either way."""
     from ._memory import memory_limit_context
     from .instances.files import commit
     from .solver.fulldomain import candidates
 
     options = {k: v for k, v in job.options.items() if k in ("objective", "max_suppressed")}
-    try:
-        with memory_limit_context(memory_limit, "anonymize"):
-            listed = candidates(job.instance, job.requirements, time_limit=time_limit, **options)
-        document, why = listed.to_dict(), listed.reason
-    except FairanonError as exc:
-        document, why = {"error": str(exc)}, str(exc)
+    if left is not None and left <= 0:
+        why = f"no time left: the time limit ({time_limit:g} s) was spent on the release"
+        document = {"error": why}
+    else:
+        try:
+            with memory_limit_context(memory_limit, "anonymize"):
+                listed = candidates(job.instance, job.requirements, time_limit=left, **options)
+            document, why = listed.to_dict(), listed.reason
+        except FairanonError as exc:
+            document, why = {"error": str(exc)}, str(exc)
     commit({path: _write_json(document)})
     print(f"Wrote {path}: " + (f"no candidates listed ({why})" if why else
                                f"{listed.feasible} of the lattice's {listed.lattice_size} nodes meet the requirements"))

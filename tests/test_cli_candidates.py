@@ -24,6 +24,7 @@ options: {objective: generalized}
 seed: 0
 """
 CANDIDATES = importlib.import_module("fairanon.solver.fulldomain.candidates")  # the package names the function
+CLI = importlib.import_module("fairanon.cli")
 
 
 @pytest.fixture
@@ -67,6 +68,7 @@ def test_the_time_limit_and_the_node_limit_are_written_as_reasons(job, tmp_path,
     written both times."""
     ticks = iter(range(10**6))
     monkeypatch.setattr(CANDIDATES, "perf_counter", lambda: next(ticks))
+    monkeypatch.setattr(CLI, "perf_counter", lambda: 0.0)  # the release took no time: 1.5 s left
     code, out, _ = run(capsys, "anonymize", job, "--out", tmp_path / "a", "--candidates", tmp_path / "a.json",
                        "--time-limit", "1.5")
     reason = "the time limit (1.5 s) ran out after checking 1 of the lattice's 4 nodes"
@@ -80,3 +82,31 @@ def test_the_time_limit_and_the_node_limit_are_written_as_reasons(job, tmp_path,
     assert code == 0 and refused in out
     assert json.loads((tmp_path / "b.json").read_text())["error"].startswith(refused)
     assert (tmp_path / "a" / "release.csv").is_file() and (tmp_path / "b" / "release.csv").is_file()
+
+
+def test_the_candidates_get_the_time_the_release_left(job, tmp_path, capsys, monkeypatch):
+    """The job's time limit is the command's: with the release done 7 s after the
+    command started (a clock read twice), a 10 s limit leaves the listing 3 s; at 12 s
+    none is left, and the reason is written instead, the release as before."""
+    import fairanon.solver.fulldomain as fulldomain
+
+    given = []
+    listing = fulldomain.candidates
+
+    def recorded(*args, time_limit=None, **kwargs):
+        given.append(time_limit)
+        return listing(*args, time_limit=time_limit, **kwargs)
+
+    monkeypatch.setattr(fulldomain, "candidates", recorded)
+    clock = iter([100.0, 107.0])
+    monkeypatch.setattr(CLI, "perf_counter", lambda: next(clock))
+    code, out, _ = run(capsys, "anonymize", job, "--out", tmp_path / "a", "--candidates", tmp_path / "a.json",
+                       "--time-limit", "10")
+    assert code == 0 and given == [3.0] and "3 of the lattice's 4 nodes meet the requirements" in out
+    clock = iter([100.0, 112.0])
+    code, out, _ = run(capsys, "anonymize", job, "--out", tmp_path / "b", "--candidates", tmp_path / "b.json",
+                       "--time-limit", "10")
+    reason = "no time left: the time limit (10 s) was spent on the release"
+    assert code == 0 and given == [3.0] and f"no candidates listed ({reason})" in out
+    assert json.loads((tmp_path / "b.json").read_text()) == {"error": reason}
+    assert (tmp_path / "b" / "release.csv").read_bytes() == (tmp_path / "a" / "release.csv").read_bytes()
