@@ -18,6 +18,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from . import worker
+from .runs import run_status
 from .session import _relocated
 
 router = APIRouter()
@@ -75,19 +76,23 @@ COMPARED_STATUSES = ("OPTIMAL", "FEASIBLE")
 
 def _data_key(run, section) -> str:
     """Equal for runs of the same data: the job's ``instance`` section with each file it
-    names replaced by the file's checksum (each run holds its own copy)."""
+    names replaced by the file's checksum (each run holds its own copy). Made once per
+    run: a run's files never change."""
     import json
 
     from ..instances.files import sha256_of
 
-    if isinstance(section, Mapping):
-        section = _relocated(section, lambda path: sha256_of(os.path.join(run.folder, path)))
-    return json.dumps(section, sort_keys=True, default=str)
+    if run.data_key is None:
+        if isinstance(section, Mapping):
+            section = _relocated(section, lambda path: sha256_of(os.path.join(run.folder, path)))
+        run.data_key = json.dumps(section, sort_keys=True, default=str)
+    return run.data_key
 
 
-def _run_release(run, document: dict, names: dict):
+def _run_release(run, document: dict, names: dict, loaded: dict):
     """The :class:`~fairanon.bench.compare.RunRelease` of a finished run, or the reason
-    it has none; `names` maps each data's key to its name on the page (filled here)."""
+    it has none; `names` maps each data's key to its name on the page and `loaded` to
+    its instance, read once for all runs of that data (both filled here)."""
     from ..bench.compare import RunRelease
     from ..exceptions import FairanonError
     from ..jobs import load_instance_spec, read_document, read_release
@@ -100,12 +105,14 @@ def _run_release(run, document: dict, names: dict):
         return "its release fails an integrity check"
     try:
         job = read_document(run.job)
-        data = load_instance_spec(job["instance"], run.folder)
+        key = _data_key(run, job["instance"])
+        if key not in loaded:
+            loaded[key] = load_instance_spec(job["instance"], run.folder)
+        data = loaded[key]
         release = read_release(os.path.join(run.folder, "out", document["release_file"]), data,
                                neutralized=document.get("neutralized_formulas"))
-    except (FairanonError, OSError, KeyError) as exc:
+    except (FairanonError, OSError, ValueError, KeyError) as exc:
         return f"its files cannot be read ({exc})"
-    key = _data_key(run, job["instance"])
     if key not in names:
         taken = set(names.values())
         name, n = data.name, 1
@@ -127,9 +134,10 @@ def per_record(runs: dict, documents: dict[int, dict], by: str) -> tuple[list[di
     from .plots import svg
 
     names: dict = {}
+    loaded: dict = {}
     held, notes = [], []
     for i, document in documents.items():
-        found = _run_release(runs[i], document, names)
+        found = _run_release(runs[i], document, names, loaded)
         if isinstance(found, str):
             notes.append(f"Run {i} is not compared record by record: {found}.")
         else:
@@ -162,8 +170,9 @@ def shown(runs: dict, chosen: dict[int, dict], by: str) -> dict:
 @router.get("/compare", response_class=HTMLResponse)
 async def compare_page(request: Request, runs: list[int] = Query(default=[]), by: str = "instance"):
     session = request.app.state.session
+    # finished as the Results page says it: a cancelled run or a worker that died is not
     finished = {i: d for i, r in sorted(session.runs.items())
-                if worker.read_status(r.folder).get("state") == "done" and (d := worker.read_report(r.folder))}
+                if run_status(r)["state"] == "done" and (d := worker.read_report(r.folder))}
     unknown = [i for i in runs if i not in finished]
     chosen = {i: finished[i] for i in runs if i in finished}
     # the bench's modules load and matplotlib draws: off the event loop, so the progress streams keep going

@@ -828,6 +828,35 @@ def test_compare_by_requirements_and_bad_groupings(client):
     assert "plot-size" not in bad.text
 
 
+def test_compare_reads_each_data_once_and_leaves_out_cancelled_runs(client, monkeypatch):
+    """Two runs of one uploaded table: the Compare page reads the table once for both
+    and hashes each run's copy once for good; a cancelled run is not finished, as on
+    the Results page."""
+    import fairanon.instances.files
+    import fairanon.jobs
+
+    session = client.app.state.session
+    client.post("/data/upload", files={"file": ("patients.csv", PATIENTS, "text/csv")})
+    client.post("/data/roles", data={"role:disease": "sensitive", "type:disease": "categorical"})
+    for k in (2, 3):
+        cli_run(session, {"instance": session.source, "requirements": [{"k_anonymity": {"k": k}}],
+                          "method": "mondrian", "seed": 0})
+    loads, hashes = [], []
+    load, sha256_of = fairanon.jobs.load_instance_spec, fairanon.instances.files.sha256_of
+    monkeypatch.setattr(fairanon.jobs, "load_instance_spec", lambda *a, **kw: loads.append(a) or load(*a, **kw))
+    monkeypatch.setattr(fairanon.instances.files, "sha256_of", lambda path: hashes.append(path) or sha256_of(path))
+    page = client.get("/compare?runs=1&runs=2")
+    assert page.status_code == 200 and page.text.count("<h3>Runs of ") == 1  # one data, one comparison
+    assert len(loads) == 1 and len(hashes) == 2  # one table read; each run's copy hashed
+    assert sorted(figures(page.text, 1)) == sorted(KINDS)  # the two runs compared record by record
+    client.get("/compare?runs=1&runs=2")
+    assert len(loads) == 2 and len(hashes) == 2  # read again for the new page, hashed never again
+    session.runs[2].cancelled = True
+    missing = client.get("/compare?runs=2")
+    assert missing.status_code == 404 and "There is no finished run 2 to compare" in text(missing)
+    assert 'value="2"' not in client.get("/compare").text and 'value="1"' in client.get("/compare").text
+
+
 def test_html_report_and_parquet_release(client):
     session = client.app.state.session
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
