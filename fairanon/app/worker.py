@@ -1,7 +1,7 @@
 """A run of the app: the command line's own ``fairanon anonymize`` (and ``fairanon
 utility``) on a job file, each a process of its own in a process group that the app
-starts (``python -m fairanon.app.worker JOB RUN_DIR``), so that the pages stay
-responsive and a run is cancelled by ending the group.
+starts (:func:`start`: ``python -c`` with :data:`BOOT`, which calls :func:`run`), so
+that the pages stay responsive and a run is cancelled by ending the group.
 
 Running the same commands as ``fairanon anonymize JOB --out DIR`` makes the app's
 release and ``report.json`` those of the command line, byte for byte, for the same
@@ -57,10 +57,30 @@ def _cli(argv: list[str], log) -> int:
 CANCEL_GRACE = 10.0
 
 
+#: What a worker's process runs: the SIGINT handler first, then the unblocking of SIGINT
+#: (blocked by :func:`start`, so one sent while the interpreter starts waits for the
+#: handler), then the imports (the package's take a while: a Ctrl-C meanwhile printed a
+#: traceback on the app's terminal) and :func:`run`.
+BOOT = """import signal, sys
+interrupted = []
+signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+import json
+from fairanon.app.worker import run
+run(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), interrupted)
+"""
+
+
 def start(job_path: str, run_dir: str, options: dict) -> subprocess.Popen:
-    """Start :func:`run` in a new process group (ended whole by :func:`cancel`)."""
-    return subprocess.Popen([sys.executable, "-m", "fairanon.app.worker", job_path, run_dir, json.dumps(options)],
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    """Start :func:`run` in a new process group (ended whole by :func:`cancel`), with
+    SIGINT blocked until :data:`BOOT` has its handler in place (a child keeps its
+    parent's signal mask and the signals pending on it)."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # this thread's mask only
+    try:
+        return subprocess.Popen([sys.executable, "-c", BOOT, job_path, run_dir, json.dumps(options)],
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def cancel(process: subprocess.Popen) -> None:
@@ -80,15 +100,16 @@ def cancel(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def run(job_path: str, run_dir: str, options: dict) -> None:
+def run(job_path: str, run_dir: str, options: dict, interrupted: list | None = None) -> None:
     """Anonymize and verify `job_path` into ``run_dir/out``, then measure the utility.
 
     `options`: ``format`` (``anonymize --format``), ``candidates`` (true: also list a
     fulldomain job's candidate transformations, ``anonymize --candidates``),
     ``classifier`` (for the utility analysis: "logistic" or "none") and ``seed`` (the
     job's, for the utility analysis's split; None: none). A SIGINT (:func:`cancel`) reaches the command it runs, which ends
-    by its Ctrl-C path; the worker then stops, its state "cancelled"."""
-    interrupted = []
+    by its Ctrl-C path; the worker then stops, its state "cancelled". `interrupted`: where
+    a handler installed before (:data:`BOOT`'s) notes a SIGINT, kept here."""
+    interrupted = [] if interrupted is None else interrupted
     # not ignored (a child would inherit SIG_IGN) but noted: the command line handles it
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
     try:
@@ -151,6 +172,3 @@ def _release_file(out: str) -> str | None:
         return None
     return os.path.join(out, name) if name else None
 
-
-if __name__ == "__main__":
-    run(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))

@@ -213,3 +213,23 @@ def test_a_job_archive_that_cannot_be_written_is_a_message(client, failing_run, 
     assert not [n for n in os.listdir(run.folder) if n.endswith((".part", ".zip"))]
     archive = client.get(f"/runs/{run.id}/files/job.zip")  # once there is room again
     assert zipfile.ZipFile(io.BytesIO(archive.content)).namelist()[0] == "job.yaml"
+
+
+def test_a_cancel_as_the_worker_starts_is_quiet(tmp_path, capfd):
+    """SIGINT to the worker's group as soon as it exists, while its interpreter starts:
+    it waits (blocked) for the worker's handler, so no command runs, the run is
+    cancelled and nothing is printed on the app's terminal (a KeyboardInterrupt
+    traceback was when it came during the imports)."""
+    import signal
+
+    from fairanon.app import worker
+
+    job = tmp_path / "job.yaml"
+    job.write_text("instance: {dataset: ruggieri_loan}\nrequirements: [{k_anonymity: {k: 2}}]\n", encoding="utf-8")
+    process = worker.start(str(job), str(tmp_path), {"classifier": "none", "format": "csv", "seed": None})
+    os.killpg(process.pid, signal.SIGINT)
+    assert process.wait() == 0
+    status = worker.read_status(str(tmp_path))
+    assert status["state"] == "cancelled" and status["code"] is None  # the command was not started
+    assert not (tmp_path / "out").exists()
+    assert capfd.readouterr().err == ""
