@@ -381,9 +381,10 @@ def _master_literals(model) -> tuple[int, int]:
     return len(proto.constraints) + 1, literals
 
 
-def _master_sizes(monkeypatch, **options):
-    """A fulldomain search with the master on German credit (k = 5, 2 % suppression)
-    under `options`; the master's size (constraints, literals) at each memory check."""
+def _master_sizes(monkeypatch, reqs=(fa.KAnonymity(5),), method="fulldomain", **options):
+    """A search with the master on German credit (by default fulldomain, k = 5, 2 %
+    suppression) under `options`; the master's size (constraints, literals) at each
+    memory check."""
     from fairanon.solver.fulldomain import master
 
     sizes, frontiers = [], []
@@ -395,9 +396,17 @@ def _master_sizes(monkeypatch, **options):
         return real(self)
 
     monkeypatch.setattr(master.MasterFrontier, "_check_memory", check)
-    release = fa.anonymize(fa.load("german"), [fa.KAnonymity(5)], "fulldomain", seed=0, search="master",
-                           max_suppressed=0.02, **options)
+    if method == "fulldomain":
+        options = {"search": "master", "max_suppressed": 0.02, **options}
+    release = fa.anonymize(fa.load("german"), list(reqs), method, seed=0, **options)
     return release, sizes, frontiers[-1]
+
+
+def _master_need(size, held=1000 * 2000) -> int:
+    """The bytes a master of `size` (constraints, literals) is checked against: German
+    credit's records (1,000 x 2,000 bytes), the master's 12 MB, 500 bytes a constraint
+    and 160 a literal."""
+    return held + 12_000_000 + 500 * size[0] + 160 * size[1]
 
 
 def test_master_counts_its_model(monkeypatch):
@@ -409,27 +418,84 @@ def test_master_counts_its_model(monkeypatch):
     _passes(fa.load("german"), release, [fa.KAnonymity(5)])
 
 
-def test_master_refuses_before_its_first_solve_and_before_a_solve_that_would_pass(monkeypatch):
-    """German credit's records take 1,000 x 2,000 bytes; the master 12 MB, 500 bytes a
-    constraint and 160 a literal. A limit below the master as first built refuses before
-    any solve; a limit just below the master at its twentieth check refuses there."""
+def _count_solves(monkeypatch) -> list:
     from fairanon.solver import _cpsat
 
-    _, sizes, _ = _master_sizes(monkeypatch, memory_limit="none")
-    first, later = sizes[0], sizes[20]
-    need = 1000 * 2000 + 12_000_000 + 500 * first[0] + 160 * first[1]
     solves = []
     real = _cpsat.solve
     monkeypatch.setattr(_cpsat, "solve", lambda *a, **k: solves.append(1) or real(*a, **k))
+    return solves
+
+
+def test_master_refuses_before_its_first_solve(monkeypatch):
+    """A limit below the master as first built (checked when it is built and before its
+    first solve) refuses before any solve."""
+    _, sizes, _ = _master_sizes(monkeypatch, memory_limit="none")
+    solves = _count_solves(monkeypatch)
+    need = _master_need(sizes[0])
     with pytest.raises(MemoryLimitError) as info:
         _master_sizes(monkeypatch, memory_limit=need - 1)
     assert info.value.need == need and solves == []
-    assert "CP-SAT master" in str(info.value) and "search='lattice'" in str(info.value)
-    need = 1000 * 2000 + 12_000_000 + 500 * later[0] + 160 * later[1]
+    assert "fulldomain's CP-SAT master" in str(info.value) and "search='lattice'" in str(info.value)
+
+
+def test_master_stops_the_search_at_a_later_limit_with_the_best_node_so_far(monkeypatch):
+    """A limit just below the master at its twentieth check (before its twentieth
+    solve): the search ends there, as at a deadline, and the best node found so far is
+    released, FEASIBLE with the master's last bound, its provenance naming the stop."""
+    optimum, sizes, _ = _master_sizes(monkeypatch, memory_limit="none")
+    assert optimum.status == fa.Status.OPTIMAL and len(sizes) > 21
+    later = sizes[20]
+    solves = _count_solves(monkeypatch)
+    release, _, _ = _master_sizes(monkeypatch, memory_limit=_master_need(later) - 1)
+    assert release.status == fa.Status.FEASIBLE and len(solves) == 19
+    _passes(fa.load("german"), release, [fa.KAnonymity(5)])
+    stopped = release.provenance["search"]["stopped"]
+    assert stopped.startswith("memory limit: fulldomain's CP-SAT master")
+    assert f"{later[0]:,} constraints of {later[1]:,} literals" in stopped
+    assert release.bound <= optimum.objective <= release.objective
+
+
+def test_master_stopped_before_any_node_passes_is_unknown(monkeypatch):
+    """The decision attribute (credit) has two values, so no class is 3-diverse: stopped
+    at its second solve, the search has no node, UNKNOWN with the stop as the reason."""
+    reqs = [fa.LDiversity(3)]
+    proven, sizes, _ = _master_sizes(monkeypatch, reqs, memory_limit="none")
+    assert proven.status == fa.Status.INFEASIBLE and len(sizes) > 2
+    solves = _count_solves(monkeypatch)
+    release, _, _ = _master_sizes(monkeypatch, reqs, memory_limit=_master_need(sizes[2]) - 1)
+    assert release.status == fa.Status.UNKNOWN and len(solves) == 1
+    assert release.reason.startswith("the search stopped before any lattice node passed: memory limit:")
+
+
+def test_lattice_local_master_counts_what_lattice_local_holds(monkeypatch):
+    """lattice-local's search for the best full-domain node, on the master (forced here
+    for German credit's small lattice): its checks count lattice-local's 4 MB besides
+    the records and name it. A limit that lets the master grow to 11 constraints of 47
+    literals ends that search with its best node so far, and the rounds still give a
+    release that passes; a limit below the master as first built refuses before any
+    solve."""
+    from fairanon.solver.fulldomain import local, method
+
+    monkeypatch.setattr(method, "LATTICE_NODES", 1)
+    monkeypatch.setattr(local, "LATTICE_NODES", 1)
+    held = 4_000_000 + 1000 * 2000
+    reqs = [fa.KAnonymity(5)]
+    solves = _count_solves(monkeypatch)
+    limit = _master_need((11, 47), held)
+    release, sizes, _ = _master_sizes(monkeypatch, reqs, "lattice-local", memory_limit=limit)
+    assert _master_need(sizes[-2], held) <= limit < _master_need(sizes[-1], held)
+    assert release.status == fa.Status.FEASIBLE and len(solves) == len(sizes) - 2 > 0
+    stopped = release.provenance["fulldomain_stopped"]
+    assert stopped.startswith("memory limit: lattice_local's CP-SAT master")
+    assert f"{sizes[-1][0]:,} constraints of {sizes[-1][1]:,} literals" in stopped
+    _passes(fa.load("german"), release, reqs)
+    solves.clear()
+    need = _master_need(sizes[0], held)
     with pytest.raises(MemoryLimitError) as info:
-        _master_sizes(monkeypatch, memory_limit=need - 1)
-    assert info.value.need == need and 0 < len(solves) <= 20
-    assert f"{later[0]:,} constraints of {later[1]:,} literals" in str(info.value)
+        _master_sizes(monkeypatch, reqs, "lattice-local", memory_limit=need - 1)
+    assert info.value.need == need and solves == []
+    assert "lattice_local's CP-SAT master" in str(info.value) and "search=" not in str(info.value)
 
 
 def test_master_estimate_bounds_a_solve_peak():

@@ -69,7 +69,7 @@ from ..local_recoding.solve import _verified
 from .evaluate import Evaluator
 from .frequency import FrequencySet, Records, records, roll_up
 from .lattice import Space
-from .memory import check_lattice_local_memory
+from .memory import check_lattice_local_memory, lattice_local_memory
 from .method import LATTICE_NODES, _Problem, _release_table, _run, lattice_space
 
 __all__ = ["OBJECTIVES", "lattice_local"]
@@ -529,7 +529,9 @@ def lattice_local(
         requirements (the whole table as one class fails them).
         ``provenance["rounds"]`` lists each round's levels and the records it
         released, ``provenance["winner"]`` whether the rounds or the optimal
-        full-domain node without suppression ("fulldomain") won.
+        full-domain node without suppression ("fulldomain") won;
+        ``provenance["fulldomain_stopped"]``, when the memory limit ended that node's
+        search early (its best node so far then competes), why.
 
     Raises
     ------
@@ -538,8 +540,9 @@ def lattice_local(
         they count over the whole release, not class by class.
     MemoryLimitError
         Before any work, when :func:`~.memory.lattice_local_memory` is above the memory
-        limit (:mod:`fairanon._memory`); before a solve of the CP-SAT master (a lattice
-        of more than ``LATTICE_NODES`` nodes), when the master would pass it.
+        limit (:mod:`fairanon._memory`); before the first solve of the CP-SAT master (a
+        lattice of more than ``LATTICE_NODES`` nodes), when the master would pass it. A
+        later solve that would pass it ends that search with its best node so far.
 
     References
     ----------
@@ -633,7 +636,13 @@ def lattice_local(
     # The optimal full-domain node without suppression first (a fraction of the
     # time): the rounds must beat it, and it stands when they are cut short.
     share_deadline = None if deadline is None else started + time_limit / 4
-    _, outcome = _run(dataclasses.replace(problem, deadline=share_deadline), requirements)
+    # Its CP-SAT master (a lattice beyond LATTICE_NODES) counts all lattice-local holds.
+    _, outcome = _run(
+        dataclasses.replace(problem, deadline=share_deadline),
+        requirements,
+        caller="lattice_local",
+        held=lattice_local_memory(instance, LATTICE_NODES),
+    )
     rounds_deadline = None if deadline is None else started + 0.7 * time_limit
     # Lowering classes stops with time left for the release and its verification.
     refine_deadline = None if deadline is None else started + 0.85 * time_limit
@@ -691,6 +700,7 @@ def lattice_local(
             fulldomain_objective=(
                 None if outcome.best is None else _number(Fraction(outcome.cost, space.scale))
             ),
+            **({} if outcome.stopped is None else {"fulldomain_stopped": outcome.stopped}),
         ),
     )
     return _verified(instance, release, requirements)

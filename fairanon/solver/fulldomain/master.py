@@ -11,6 +11,11 @@ b[A, j]`` enforced on the down-set; a discernibility bound is ``theta >= D`` enf
 on the up-set. Each call to :meth:`MasterFrontier.pop` solves the master to optimality:
 its optimum is the least bound of any open node, so the search stops, proven optimal,
 when it reaches the incumbent or the master becomes infeasible.
+
+The model grows with the cuts, so its memory is checked before each solve
+(:func:`.memory.master_memory`): over the limit before the first solve, the master
+refuses (MemoryLimitError); after, it ends the search as the deadline does
+(:class:`.search.OutOfMemory`), keeping the best node found.
 """
 
 from __future__ import annotations
@@ -18,12 +23,12 @@ from __future__ import annotations
 from ortools.sat.python import cp_model
 
 from ..._memory import check_memory, current_limit
-from ...exceptions import InvalidParameterError
+from ...exceptions import InvalidParameterError, MemoryLimitError
 from ...release import Status
 from .. import _cpsat
 from .lattice import Space
 from .memory import master_memory
-from .search import OutOfTime
+from .search import OutOfMemory, OutOfTime
 
 __all__ = ["MASTER_MAGNITUDE", "MasterFrontier"]
 
@@ -31,20 +36,47 @@ __all__ = ["MASTER_MAGNITUDE", "MasterFrontier"]
 #: stay well inside 64 bits.
 MASTER_MAGNITUDE = 2**50
 
+#: What lowers the master's memory, by the method that runs it (lattice-local has no
+#: choice of search).
+_ADVICE = {
+    "fulldomain": (
+        "use search='lattice' (arrays over a lattice of up to a few million nodes), "
+        "fewer quasi-identifiers or shallower hierarchies, or a time_limit"
+    ),
+    "lattice_local": "use fewer quasi-identifiers or shallower hierarchies, or a time_limit",
+}
+
 
 class MasterFrontier:
-    """The interface of :class:`~.search.LatticeFrontier` on a CP-SAT model."""
+    """The interface of :class:`~.search.LatticeFrontier` on a CP-SAT model.
+
+    `held` is the bytes the search holds besides the master (its records, counted in
+    each memory check); `caller` the method running it (``"fulldomain"`` or
+    ``"lattice_local"``), named in its messages."""
 
     def __init__(
-        self, space: Space, *, k: int, n: int, limit: int, deadline, seed: int, held: int = 0
+        self,
+        space: Space,
+        *,
+        k: int,
+        n: int,
+        limit: int,
+        deadline,
+        seed: int,
+        held: int = 0,
+        caller: str = "fulldomain",
     ):
         if space.magnitude >= MASTER_MAGNITUDE:
+            search = (
+                "search='lattice' (lattices up to a few million nodes), "
+                if caller == "fulldomain"
+                else ""
+            )
             raise InvalidParameterError(
-                f"The CP-SAT master of fulldomain cannot take the exact costs of objective "
+                f"The CP-SAT master of {caller} cannot take the exact costs of objective "
                 f"{space.objective!r} on this instance (their common denominator is "
-                f"{space.scale}; fractional numeric values make it large). Use search='lattice' "
-                f"(lattices up to a few million nodes), objective='generalized' or 'stars', or "
-                "round the numeric values."
+                f"{space.scale}; fractional numeric values make it large). Use {search}"
+                "objective='generalized' or 'stars', or round the numeric values."
             )
         self.space = space
         self.deadline = deadline
@@ -82,12 +114,13 @@ class MasterFrontier:
         self.ups: list = []
         self.last_bound = None
         # The model's size, for its memory (:func:`.memory.master_memory`): one-hot rows
-        # and objective so far; each cut adds its literals. `held`: the bytes the search
-        # holds besides the master (its records).
+        # and objective so far; each cut adds its literals.
         self.held = held
+        self.caller = caller
         self.constraints = space.d + 1
         self.literals = sum(len(row) for row in self.b) + len(model.Proto().objective.vars)
-        self.memory_limit = current_limit(None, "fulldomain")
+        self.solves = 0
+        self.memory_limit = current_limit(None, caller)
         self._check_memory()
 
     def _grow(self, literals: int) -> None:
@@ -99,18 +132,23 @@ class MasterFrontier:
         more than the memory limit (checked before each solve: the model only grows)."""
         check_memory(
             self.held + master_memory(self.constraints, self.literals),
-            f"fulldomain's CP-SAT master ({self.constraints:,} constraints of "
+            f"{self.caller}'s CP-SAT master ({self.constraints:,} constraints of "
             f"{self.literals:,} literals after {len(self.closed):,} nodes closed and "
             f"{len(self.kills):,} down-sets condemned) with the records it searches",
-            "use search='lattice' (arrays over a lattice of up to a few million nodes), "
-            "fewer quasi-identifiers or shallower hierarchies, or a time_limit",
+            _ADVICE[self.caller],
             self.memory_limit,
-            caller="fulldomain",
+            caller=self.caller,
         )
 
     # ------------------------------------------------------------------ queries
     def pop(self, incumbent):
-        self._check_memory()
+        try:
+            self._check_memory()
+        except MemoryLimitError as refusal:
+            if not self.solves:
+                raise
+            raise OutOfMemory(str(refusal)) from refusal
+        self.solves += 1
         solver, outcome = _cpsat.solve(
             self.model,
             time_limit=_cpsat.remaining(self.deadline),

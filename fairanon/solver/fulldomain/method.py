@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import check_fraction
-from ...exceptions import IncompatibleRequirementError, InvalidParameterError
+from ...exceptions import IncompatibleRequirementError, InvalidParameterError, MemoryLimitError
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...models.requirements import (
@@ -137,8 +137,12 @@ class _Problem:
     search: str
 
 
-def _run(problem: _Problem, requirements) -> tuple[Evaluator, Outcome]:
-    """One search; the evaluator (with its counters) and the outcome."""
+def _run(
+    problem: _Problem, requirements, *, caller: str = "fulldomain", held: int | None = None
+) -> tuple[Evaluator, Outcome]:
+    """One search; the evaluator (with its counters) and the outcome. `caller` names
+    the method in the CP-SAT master's messages; `held` is the bytes it holds besides
+    the master (default: :func:`~.memory.fulldomain_memory`'s, the records)."""
     space, recs, limit = problem.space, problem.recs, problem.limit
     evaluator = Evaluator(space, recs, problem.instance.schema, requirements, limit)
     excluded = _exclusions(space, recs, requirements, limit)
@@ -149,7 +153,12 @@ def _run(problem: _Problem, requirements) -> tuple[Evaluator, Outcome]:
     ):
         frontier = MasterFrontier(
             space, k=k, n=n, limit=limit, deadline=problem.deadline, seed=problem.seed,
-            held=fulldomain_memory(problem.instance, LATTICE_NODES, "master"),
+            held=(
+                fulldomain_memory(problem.instance, LATTICE_NODES, "master")
+                if held is None
+                else held
+            ),
+            caller=caller,
         )
         for assignment, _ in excluded:
             frontier.exclude(assignment)
@@ -314,9 +323,11 @@ def fulldomain(
     -------
     Release
         OPTIMAL with the node's exact objective, FEASIBLE with a proven bound when the
-        time ran out, INFEASIBLE (no node works) or UNKNOWN. ``provenance["levels"]``
-        gives the chosen level of each attribute, ``provenance["search"]`` the lattice
-        size, the nodes checked and the frequency sets computed;
+        time ran out or the CP-SAT master reached the memory limit during the search,
+        INFEASIBLE (no node works) or UNKNOWN (no node found before either stop).
+        ``provenance["levels"]`` gives the chosen level of each attribute,
+        ``provenance["search"]`` the lattice size, the nodes checked, the frequency
+        sets computed and, when the memory limit ended the search, why (``"stopped"``);
         ``provenance["verification"]`` holds the verifier's report.
 
     Raises
@@ -327,9 +338,10 @@ def fulldomain(
         A requirement fulldomain does not enforce.
     MemoryLimitError
         Before the lattice is built, when :func:`~.memory.fulldomain_memory` is above
-        the memory limit (:mod:`fairanon._memory`); with the CP-SAT master, before any
-        of its solves that would pass it (:func:`~.memory.master_memory`: the master
-        grows with the search's cuts).
+        the memory limit (:mod:`fairanon._memory`); with the CP-SAT master, before its
+        first solve when that would pass it (:func:`~.memory.master_memory`). A later
+        solve that would pass it (the master grows with the search's cuts) ends the
+        search instead, as the time limit does.
 
     Notes
     -----
@@ -394,6 +406,8 @@ def fulldomain(
         "search_s": time.perf_counter() - started,
         "search_cpu_s": time.process_time() - cpu_started,
     }
+    if outcome.stopped is not None:
+        info["stopped"] = outcome.stopped
 
     def record(**extra) -> dict:
         return provenance("fulldomain", params, requirements, seed, started, search=info, **extra)
@@ -426,7 +440,11 @@ def fulldomain(
         table=table,
         groups=groups,
         status=Status.UNKNOWN,
-        reason=f"the time limit ({time_limit} s) ran out before any lattice node passed",
+        reason=(
+            f"the time limit ({time_limit} s) ran out before any lattice node passed"
+            if outcome.stopped is None
+            else f"the search stopped before any lattice node passed: {outcome.stopped}"
+        ),
         provenance=record(),
     )
 
@@ -472,7 +490,11 @@ def _minimal_conflict(problem: _Problem, requirements, candidates: list[int], ex
         ):
             break
         trial = [i for i in core if i != index]
-        _, outcome = _run(problem, [requirements[i] for i in trial])
+        try:
+            _, outcome = _run(problem, [requirements[i] for i in trial])
+        except MemoryLimitError:
+            # A trial's master refused before its first solve: the set so far stands.
+            break
         if outcome.status == Status.INFEASIBLE:
             core = trial
     return core

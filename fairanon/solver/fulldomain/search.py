@@ -20,7 +20,9 @@ search repeatedly takes the open node with the least bound and checks it:
   settles most of it without touching it.
 
 It stops when no open node has a bound below the incumbent: the incumbent is then
-optimal (or, with no incumbent, no node is feasible). The open nodes live in a
+optimal (or, with no incumbent, no node is feasible); or, before that, at the deadline or
+when the CP-SAT master would pass the memory limit to pick its next node (the best node
+found so far is then returned as FEASIBLE, with the least open bound). The open nodes live in a
 :class:`LatticeFrontier` (arrays over every node) or, for lattices too large to list,
 in the CP-SAT master of :mod:`.master`, which holds the same cuts as constraints.
 """
@@ -38,6 +40,8 @@ from .lattice import Space
 
 __all__ = [
     "LatticeFrontier",
+    "OutOfMemory",
+    "OutOfTime",
     "Outcome",
     "best_first",
     "discernibility_lower",
@@ -50,14 +54,25 @@ class OutOfTime(Exception):
     """The frontier could not pick a node before the deadline."""
 
 
+class OutOfMemory(Exception):
+    """The frontier would pass the memory limit to pick its next node, after the search
+    has begun (a refusal before any work is a MemoryLimitError); the message is the
+    refusal's."""
+
+
 @dataclass
 class Outcome:
+    """How a search ended: its status, the best node and its cost, the least bound of
+    the nodes left open, the nodes checked, the requirements that cut the lattice and,
+    when the memory limit ended it early, the refusal (`stopped`)."""
+
     status: Status
     best: tuple | None
     cost: int | None
     bound: int | None
     nodes: int
     attributed: set = field(default_factory=set)
+    stopped: str | None = None
 
 
 class LatticeFrontier:
@@ -243,7 +258,7 @@ def best_first(
                 current = trial
         return current
 
-    status = None
+    status = stopped = None
     while status is None:
         if deadline is not None and time.perf_counter() >= deadline:
             status = Status.FEASIBLE if state["best"] is not None else Status.UNKNOWN
@@ -252,6 +267,11 @@ def best_first(
             levels = frontier.pop(state["incumbent"])
         except OutOfTime:
             status = Status.FEASIBLE if state["best"] is not None else Status.UNKNOWN
+            break
+        except OutOfMemory as refusal:
+            # As at the deadline: the work done so far stands.
+            status = Status.FEASIBLE if state["best"] is not None else Status.UNKNOWN
+            stopped = f"memory limit: {refusal}"
             break
         if levels is None:
             status = Status.OPTIMAL if state["best"] is not None else Status.INFEASIBLE
@@ -267,5 +287,7 @@ def best_first(
         open_bound = frontier.bound()
         if open_bound is not None:
             bound = open_bound if bound is None else min(bound, open_bound)
-    return Outcome(status, state["best"], state["incumbent"], bound, visited[0], attributed)
+    return Outcome(
+        status, state["best"], state["incumbent"], bound, visited[0], attributed, stopped
+    )
 
