@@ -231,6 +231,23 @@ def emd_ground(distance: str, values: Sequence, attribute=None, ordered_domain: 
     return EMDGround.hierarchical(attribute.hierarchy, [str(v) for v in values])
 
 
+def _denominator_factor(ground: EMDGround) -> int:
+    """The factor of ``size * total`` in an EMD's integer denominator
+    (:func:`_emd_numerators`): 2 (equal), the ordered scale (the declared domain's span,
+    which can exceed m) or 2H (H the hierarchy's height, which can too). Every integer
+    formed on the way is at most the denominator: a partial sum of ``diff`` is at most
+    ``size * total`` and the numerator at most the denominator (an EMD is at most 1).
+
+    >>> _denominator_factor(EMDGround.ordered(2, positions=[0, 9], domain_size=10))
+    9
+    """
+    if ground.distance == "equal":
+        return 2
+    if ground.distance == "ordered":
+        return ground.scale
+    return 2 * ground.height
+
+
 def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> tuple[np.ndarray, np.ndarray]:
     """Integer numerators and denominators: EMD[g] = num[g] / den[g]."""
     counts = np.atleast_2d(np.asarray(counts, dtype=object if counts.dtype == object else np.int64))
@@ -264,8 +281,10 @@ def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.
     """
     counts = np.asarray(counts, dtype=np.int64)
     global_counts = np.asarray(global_counts, dtype=np.int64)
-    # int64 numerators stay exact while size * total * m fits; beyond, go through floats.
-    if float(counts.sum(axis=1).max(initial=0)) * float(global_counts.sum()) * max(ground.m, 1) < 2.0**62:
+    # int64 numerators stay exact while the denominators size * total * factor fit;
+    # beyond, go through floats.
+    size = float(counts.sum(axis=1).max(initial=0))
+    if size * float(global_counts.sum()) * _denominator_factor(ground) < 2.0**62:
         num, den = _emd_numerators(counts, global_counts, ground)
         with np.errstate(invalid="ignore", divide="ignore"):
             out = np.where(den > 0, num / np.where(den > 0, den, 1), 0.0)
@@ -301,7 +320,7 @@ def emd_within(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround,
     t = Fraction(t)
     size = int(counts.sum(axis=1).max(initial=0))
     total = int(global_counts.sum())
-    if size * total * max(ground.m, 1) < 2**62:
+    if size * total * _denominator_factor(ground) < 2**62:
         num, den = _emd_numerators(counts, global_counts, ground)
         if max(t.numerator, t.denominator, 1) * int(den.max(initial=0)) < 2**62:
             return t.denominator * num <= t.numerator * den

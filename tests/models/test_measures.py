@@ -143,6 +143,36 @@ def test_hierarchical_ground_distance_is_lca_height_over_tree_height():
     assert ground[idx["flu"], idx["colitis"]] == pytest.approx(1.0)
 
 
+def _chain(height: int) -> Hierarchy:
+    """Two leaves: x at the bottom of a chain of `height` levels, y one level down."""
+    node = ["x"]
+    for level in range(height - 1, 0, -1):
+        node = {f"a{level}": node}
+    return Hierarchy.from_mapping({"*": {**node, "b": ["y"]}})
+
+
+@pytest.mark.parametrize(
+    "ground",
+    [M.EMDGround.ordered(2, positions=[0, 2**20], domain_size=2**20 + 1), M.EMDGround.hierarchical(_chain(8), ["x", "y"])],
+    ids=["declared-span-2^20", "height-8"],
+)
+def test_emd_integers_guard_the_denominators_factor_not_the_columns(ground):
+    """Two columns (m = 2) whose denominator's factor is far larger: the ordered span
+    2^20 (one step between the two values), twice a height of 8. A class of 2^29 records
+    all of the first value in a table of 2^30 half each: the mass 1/2 moves the whole
+    ground distance 1, EMD 1/2 (by hand), though size x total x m = 2^60 fits in int64
+    and the denominator size x total x factor (2^79, 2^63) does not."""
+    assert (ground.scale if ground.distance == "ordered" else 2 * ground.height) > 2 * ground.m
+    if ground.distance == "hierarchical":
+        assert ground.matrix()[0, 1] == 1
+    counts, glob = np.array([[2**29, 0]]), np.array([2**29, 2**29])
+    assert M.emd_exact(counts[0], glob, ground) == Fraction(1, 2)
+    assert M.emd(counts, glob, ground).tolist() == [0.5]
+    half = Fraction(1, 2)
+    for t, within in ((half, True), (half - Fraction(1, 10**12), False), (Fraction(1, 4), False), (1, True)):
+        assert M.emd_within(counts, glob, ground, t).tolist() == [within], t
+
+
 @given(st.integers(0, 20), st.integers(0, 20), st.integers(1, 20), st.integers(1, 20))
 def test_binary_emds_all_equal_the_variational_distance(x, y, nx_extra, ny_extra):
     """Ruggieri: for a binary attribute every EMD collapses to |p - p*|."""
