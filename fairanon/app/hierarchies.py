@@ -58,12 +58,14 @@ def _optional(text) -> str | None:
     return text or None
 
 
-def build(session, name: str, form: Mapping) -> Hierarchy:
-    """The tree the builder form describes for attribute `name` of the session's data.
+def build(session, name: str, form: Mapping, data=None) -> Hierarchy:
+    """The tree the builder form describes for attribute `name` of `data` (a
+    :class:`~fairanon.app.session.Data`; default: the session's data now), one choice
+    of data throughout, whatever another request chooses meanwhile.
 
     Raises the builder's :class:`~fairanon.exceptions.InvalidParameterError` for a bad field,
     or for data that can no longer be read."""
-    data = session.data  # one choice of data throughout, whatever another request chooses meanwhile
+    data = session.data if data is None else data
     instance = data.instance
     if instance is None:
         raise InvalidParameterError("Choose the data first (Data page).")
@@ -100,8 +102,7 @@ def levels(hierarchy: Hierarchy) -> list[tuple[int, int]]:
     return sorted(counts.items())
 
 
-def _attribute(request: Request, name: str):
-    instance = request.app.state.session.instance
+def _attribute(instance, name: str):
     if instance is None or name not in instance.schema.names:
         return None
     return instance.schema[name]
@@ -125,7 +126,7 @@ def render_page(request: Request, attr: str | None, error: str | None = None, st
     names = [a.name for a in instance.schema if a.is_qi] if instance is not None else []
     if attr is None and names:
         attr = names[0]
-    chosen = _attribute(request, attr) if attr else None
+    chosen = _attribute(instance, attr) if attr else None
     if attr and chosen is None and error is None:
         error, status_code = f"{attr!r} is not an attribute of the data.", 404
     return request.app.state.render(request, "hierarchies.html", status_code, names=names, chosen=chosen,
@@ -149,9 +150,10 @@ async def apply(request: Request):
     form = await request.form()
     name = str(form.get("attr", ""))
     session = request.app.state.session
+    data = session.data  # the tree is of this data: refused if the table changes meanwhile
     try:
-        tree = await asyncio.to_thread(build, session, name, form)  # reads the data again: off the event loop
-        await asyncio.to_thread(session.set_attribute, with_hierarchy(session.instance.schema[name], tree))
+        tree = await asyncio.to_thread(build, session, name, form, data)  # reads the data again: off the loop
+        await asyncio.to_thread(session.set_attribute, with_hierarchy(data.instance.schema[name], tree), data)
     except FairanonError as exc:
         return render_page(request, name, error=str(exc), status_code=400, form=form)
     return RedirectResponse(_page_url(name), status_code=303)
@@ -162,13 +164,14 @@ async def import_csv(request: Request, file: UploadFile):
     form = await request.form()
     name = str(form.get("attr", ""))
     session = request.app.state.session
+    data = session.data
     try:
-        attr = _attribute(request, name)
+        attr = _attribute(data.instance, name)
         if attr is None:
             raise InvalidParameterError(f"{name!r} is not an attribute of the data.")
         content = await file.read(MAX_HIERARCHY + 1)
         tree = await asyncio.to_thread(read_arx_csv, content, str(form.get("sep", ";")), file.filename or "upload")
-        await asyncio.to_thread(session.set_attribute, with_hierarchy(attr, tree))
+        await asyncio.to_thread(session.set_attribute, with_hierarchy(attr, tree), data)
     except FairanonError as exc:
         return render_page(request, name or None, error=str(exc), status_code=400)
     return RedirectResponse(_page_url(name), status_code=303)
@@ -176,7 +179,7 @@ async def import_csv(request: Request, file: UploadFile):
 
 @router.get("/hierarchies/{name}.csv")
 async def export_csv(request: Request, name: str):
-    attr = _attribute(request, name)
+    attr = _attribute(request.app.state.session.instance, name)
     if attr is None or attr.hierarchy is None:
         what = f"hierarchy of {name!r}" + ("" if attr is None else f" (a {attr.kind} attribute without a tree)")
         return request.app.state.render(request, "missing.html", 404, what=what)

@@ -98,19 +98,27 @@ class Session:
             self.data = Data(source, label, instance, self.data.generation + 1)
             return instance
 
-    def edit_schema(self, edit: Callable[[dict], dict]) -> object:
+    def edit_schema(self, edit: Callable[[dict], dict], of: Data | None = None) -> object:
         """Make the data's schema ``edit(schema)`` (of a copy of the current one, read
         under :attr:`lock`, so a change made meanwhile is kept); the API's error when
-        the data does not fit it, leaving the previous data in place."""
+        the data does not fit it, or when its table is no longer that of `of` (the data
+        the edit was made for), leaving the data in place."""
+        from ..exceptions import InvalidParameterError
+
         with self.lock:
             source = self.data.source
+            if of is not None and _table(source) != _table(of.source):
+                raise InvalidParameterError(
+                    f"The data changed to {self.data.label!r} while this was being done for {of.label!r}; "
+                    "do it again on the new data.")
             return self.use({**source, "schema": edit(dict(source.get("schema") or {}))}, self.data.label)
 
-    def set_attribute(self, attribute) -> object:
+    def set_attribute(self, attribute, of: Data | None = None) -> object:
         """Replace one attribute of the data by writing its entry into the ``instance``
         section's schema (so the job file carries it); the API's error when the data
-        does not fit it, leaving the previous data in place."""
-        return self.edit_schema(lambda schema: {**schema, attribute.name: attribute.to_spec()})
+        does not fit it or is no longer the table of `of` (:meth:`edit_schema`), leaving
+        the previous data in place."""
+        return self.edit_schema(lambda schema: {**schema, attribute.name: attribute.to_spec()}, of)
 
     def column_texts(self, name: str, data: Data | None = None):
         """The values of attribute `name` of `data` (default: the current data) as the
@@ -317,6 +325,12 @@ def _refuse_file_options(section: Mapping) -> None:
             f"The job file's data set options {files} name files, which a job file picked in the app cannot do; "
             "give the table as 'csv' or 'parquet' and pick it with the job file, or start the app with the job "
             "file (fairanon app job.yaml).")
+
+
+def _table(source: Mapping | None) -> dict:
+    """What an ``instance`` section says of the table apart from its schema (the data
+    set or file and their options): equal for two choices of the same table."""
+    return {k: v for k, v in (source or {}).items() if k != "schema"}
 
 
 def _relocated(section: Mapping, where: Callable[[str], str]) -> dict:

@@ -233,3 +233,22 @@ def test_a_cancel_as_the_worker_starts_is_quiet(tmp_path, capfd):
     assert status["state"] == "cancelled" and status["code"] is None  # the command was not started
     assert not (tmp_path / "out").exists()
     assert capfd.readouterr().err == ""
+
+
+def test_a_tree_made_for_a_table_is_not_applied_to_another(session):
+    """A tree built while another request chose other data is refused with a message
+    (purpose's tree is not written into German credit's schema); a change of the same
+    table's schema meanwhile does not count."""
+    session.use({"dataset": "ruggieri_loan"}, "ruggieri_loan")
+    built_for = session.data
+    purpose = with_hierarchy(built_for.instance.schema["purpose"], Hierarchy.from_levels(
+        [["housing", "any purpose", "*"], ["car", "any purpose", "*"]]))
+    emp = with_hierarchy(built_for.instance.schema["emp"], Hierarchy.from_levels([["no", "*"], ["yes", "*"]]))
+    session.set_attribute(emp, built_for)  # the same table: applied
+    session.set_attribute(purpose, built_for)
+    assert session.source["schema"]["purpose"]["hierarchy"][0] == ["housing", "any purpose", "*"]
+    session.use({"dataset": "german"}, "german")
+    with pytest.raises(InvalidParameterError, match="The data changed to 'german' while this was being done for "
+                                                    "'ruggieri_loan'"):
+        session.set_attribute(purpose, built_for)
+    assert "purpose" not in (session.source.get("schema") or {})
