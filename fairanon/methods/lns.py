@@ -12,12 +12,15 @@ release.
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
+import signal
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
-from .._memory import check_memory, format_bytes
+from .._memory import Limit, check_memory, current_limit, format_bytes, memory_limit
 from .._validation import check_int, check_option
 from ..exceptions import (
     IncompatibleRequirementError,
@@ -53,7 +56,9 @@ from ..solver.lns import (
     STRATEGIES,
     Incumbent,
     Registry,
+    can_fork,
     processes,
+    processes_for,
     release_labels,
     search,
     suppression_only,
@@ -65,8 +70,12 @@ from .starts import best_heuristic
 
 __all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
 
-#: The share of the time limit the search leaves to the lower bound.
+#: The share of the time limit the search leaves to the lower bound (when the bound does
+#: not run beside the search, in a process of its own).
 BOUND_SHARE = 0.15
+#: Memory below which the bound does not run beside the search (the limit in force less
+#: the search's model): the LP bound would be refused anyway.
+BOUND_MIN_BYTES = 64 * 2**20
 #: The share of the time limit the starting heuristics may take at most.
 START_SHARE = 0.4
 #: The share of the time limit kept for building, verifying and returning the release.
@@ -402,7 +411,12 @@ def lns(
         guide it: the classes they give a neighbourhood's records are candidates of its
         re-solve. ``provenance["starts"]`` says why a release did not start it.
     bound : bool, default=True
-        Compute a lower bound on the objective (``Release.bound``, ``provenance["gap"]``).
+        Compute a lower bound on the objective (``Release.bound``, ``provenance["gap"]``)
+        (:func:`best_bound`). When the search runs in one process and this one has two
+        cores, the bound runs beside it in a forked process for the whole search time
+        (within the memory limit less the search's model), else after it in
+        ``BOUND_SHARE`` of the time; if that process fails, the bound is computed after
+        the search and ``provenance["lower_bound"]["beside_search"]`` says why.
     num_workers : int, default=1
         CP-SAT workers per re-solve.
     max_rounds : int, optional
@@ -531,38 +545,59 @@ def lns(
             if whole is not None:
                 reason += f"; the whole table re-solved: {whole.reason or whole.status}"
             return _empty(instance, requirements, seed, started, params, tried, reason)
-    release = improve(
-        instance,
-        requirements,
-        first,
-        seed=seed,
-        time_limit=max(0.01, search_end - time.perf_counter()),
-        objective=objective,
-        recoding=recoding,
-        num_workers=num_workers,
-        max_rounds=max_rounds,
-        size=size,
-        max_size=max_size,
-        around=around,
-        move_time=move_time,
-        whole_types=whole_types,
-        strategies=strategies,
-        max_range_values=max_range_values,
-        searches=searches,
-        guides=guides,
-    )
+    apart = _bound_apart(first, requirements, objective, searches, num_workers) if bound else None
+    beside = None
+    if apart is not None:
+        # The search takes the bound's share too; the bound runs beside it until then.
+        search_end = deadline - FINISH_SHARE * budget
+        # A tenth of its time is kept for its last LP round and its answer.
+        beside = _BoundProcess(instance, requirements, objective, first,
+                               0.9 * max(0.0, search_end - time.perf_counter()), apart)
+    try:
+        release = improve(
+            instance,
+            requirements,
+            first,
+            seed=seed,
+            time_limit=max(0.01, search_end - time.perf_counter()),
+            objective=objective,
+            recoding=recoding,
+            num_workers=num_workers,
+            max_rounds=max_rounds,
+            size=size,
+            max_size=max_size,
+            around=around,
+            move_time=move_time,
+            whole_types=whole_types,
+            strategies=strategies,
+            max_range_values=max_range_values,
+            searches=1 if beside is not None else searches,
+            guides=guides,
+        )
+    except BaseException:  # Ctrl-C or an error: the bound's process is not waited for
+        if beside is not None:
+            beside.stop()
+        raise
     low = None
     if release.status == Status.OPTIMAL:
+        if beside is not None:
+            beside.stop()
         low = release.objective
         bound_info = {"method": "whole table solved", "value": value_for_display(low)}
     elif bound:
-        found = best_bound(
-            instance,
-            requirements,
-            objective,
-            release=release,
-            time_limit=max(0.0, deadline - time.perf_counter()),
-        )
+        found, why = None, None
+        if beside is not None:
+            found, why = beside.result(deadline - FINISH_SHARE * budget / 2 - time.perf_counter())
+        if found is None:
+            found = best_bound(
+                instance,
+                requirements,
+                objective,
+                release=release,
+                time_limit=max(0.0, deadline - time.perf_counter()),
+            )
+        if found is not None and why is not None:
+            found = dataclasses.replace(found, details={**found.details, "beside_search": why})
         if found is None:
             low, bound_info = None, {"method": "none", "reason": f"no bound for {objective}"}
         else:
@@ -577,6 +612,76 @@ def lns(
         starts=tried,
         elapsed_s=time.perf_counter() - started,
     )
+
+
+def _bound_apart(first: Release, requirements, objective, searches: int, workers: int) -> Limit | None:
+    """Whether the lower bound runs in a process of its own while the search runs in
+    this one: with a loss objective and at least two cores for this process, when the
+    search would run in one process anyway
+    (:func:`fairanon.solver.lns.processes_for`, counted on the start's classes) and the
+    memory limit leaves room beside the search's model. Returns the limit the bound
+    keeps to then (the limit in force less the search's model), else None."""
+    if isinstance(objective, Objective) or not can_fork() or len(os.sched_getaffinity(0)) < 2:
+        return None
+    n_classes = len(np.unique(np.asarray(first.groups)))
+    if processes_for(n_classes, objective, requirements, searches) > 1:
+        return None
+    limit = current_limit(None, "lns")
+    if limit.bytes is None:
+        return limit
+    left = limit.bytes - model_memory(NEIGHBOURHOOD_MAX_VARS, workers)
+    if left < BOUND_MIN_BYTES:
+        return None
+    return Limit(left, f"{limit.source}, less the search's model")
+
+
+def _bound_child(conn, instance, requirements, objective, release, seconds, limit) -> None:
+    """:func:`best_bound` in a forked process, its result (or error) sent to the parent;
+    Ctrl-C is the parent's to handle (it ends this process)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with memory_limit(limit, "lns"):
+            outcome = ("ok", best_bound(instance, requirements, objective, release=release,
+                                        time_limit=seconds))
+    except BaseException as exc:  # noqa: BLE001 -- the parent reports whatever ended the bound
+        outcome = ("error", f"{type(exc).__name__}: {exc}")
+    conn.send(outcome)
+    conn.close()
+
+
+class _BoundProcess:
+    """The lower bound computed in a forked process (:func:`_bound_child`) while the
+    search runs in this one: the second core of a 2-core machine, idle when the search
+    runs in one process, gives the bound the whole search time instead of a share."""
+
+    def __init__(self, instance, requirements, objective, release, seconds, limit: Limit):
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_bound_child,
+            args=(child, instance, requirements, objective, release, seconds, limit),
+            daemon=True,
+        )
+        self._process.start()
+        child.close()
+
+    def result(self, wait: float) -> tuple[LowerBound | None, str | None]:
+        """The bound (or None and why) within `wait` seconds; the process is ended."""
+        try:
+            if not self._conn.poll(max(0.0, wait)):
+                return None, "the bound's process did not answer in time"
+            kind, value = self._conn.recv()
+        except (EOFError, OSError):
+            return None, "the bound's process ended without an answer"
+        finally:
+            self.stop()
+        return (value, None) if kind == "ok" else (None, value)
+
+    def stop(self) -> None:
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join(1.0)
+        self._conn.close()
 
 
 def _given_start(

@@ -725,3 +725,70 @@ def test_a_neighbourhood_build_stops_at_the_deadline():
         max_contexts=1000, alpha_cells=None, deadline=time.perf_counter() - 1,
     )
     assert move.labels is None and not move.proven and "stopped" in move.stats
+
+
+def _bound_beside(monkeypatch):
+    """Record whether lns started its bound beside the search."""
+    from fairanon.methods import lns as lns_module
+
+    started = []
+    real = lns_module._BoundProcess.__init__
+
+    def init(self, *args):
+        started.append(args[4])
+        real(self, *args)
+
+    monkeypatch.setattr(lns_module._BoundProcess, "__init__", init)
+    return lns_module, started
+
+
+def test_the_bound_runs_beside_a_search_in_one_process(monkeypatch):
+    """German credit, k = 5: the search runs in one process (fewer than 2 x 200 classes),
+    so the bound runs in a process of its own meanwhile; its bound lies below the
+    release's loss and above 0 (a Mondrian release has cells to lose)."""
+    lns_module, started = _bound_beside(monkeypatch)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, objective="ncp", seed=0, time_limit=4, whole_types=0)
+    assert len(started) == 1 and rel.provenance["search"]["parts"] == 1
+    assert fa.verify(inst, rel, reqs).passed
+    assert "beside_search" not in rel.provenance["lower_bound"]
+    assert 0 < rel.bound <= rel.objective == objective_value(inst, rel, "ncp")
+
+
+def test_a_bound_process_that_fails_leaves_the_bound_to_the_search(monkeypatch):
+    """The bound's process raises: lns bounds the release itself afterwards and says why
+    in the bound's details; the release verifies."""
+    import os
+
+    lns_module, started = _bound_beside(monkeypatch)
+    parent, real = os.getpid(), lns_module.best_bound
+
+    def best_bound(*args, **kwargs):
+        if os.getpid() != parent:
+            raise MemoryError("planted in the bound's process")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lns_module, "best_bound", best_bound)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, objective="ncp", seed=0, time_limit=3, whole_types=0)
+    assert started and fa.verify(inst, rel, reqs).passed
+    assert rel.provenance["lower_bound"]["beside_search"] == "MemoryError: planted in the bound's process"
+    assert rel.bound <= rel.objective
+
+
+def test_the_bound_process_ends_when_the_search_fails(monkeypatch):
+    """An error (or Ctrl-C) in the search ends the bound's process: none is left."""
+    import psutil
+
+    lns_module, started = _bound_beside(monkeypatch)
+
+    def improve(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lns_module, "improve", improve)
+    with pytest.raises(KeyboardInterrupt):
+        lns(_german(), [fa.KAnonymity(5)], objective="ncp", seed=0, time_limit=30)
+    assert started
+    assert not [p for p in psutil.Process().children() if p.is_running() and p.status() != "zombie"]

@@ -61,7 +61,7 @@ from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
 from .subproblem import solve_neighbourhood
 
-__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "processes", "search"]
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "can_fork", "processes", "processes_for", "search"]
 
 #: A re-solve stops at `move_time` units of CP-SAT's deterministic time, or at this many
 #: times `move_time` seconds of wall-clock time, whichever comes first. (One unit took
@@ -374,19 +374,28 @@ def processes(inc: Incumbent, requirements: Sequence[Requirement], searches: int
     """The processes :func:`search` runs on `inc` when asked for `searches`: that many
     when the parts may be searched apart (see the module docstring) and each would hold
     :data:`MIN_PART_CLASSES` classes, else one."""
+    return processes_for(len(inc.classes), inc.objective, requirements, searches)
+
+
+def processes_for(n_classes: int, objective, requirements: Sequence[Requirement], searches: int) -> int:
+    """:func:`processes` for a release of `n_classes` classes under `objective`."""
     apart = (
         searches > 1
-        and "fork" in multiprocessing.get_all_start_methods()
-        # A daemonic process (a pool's worker) may not start processes.
-        and not multiprocessing.current_process().daemon
-        and inc.objective in ("ncp", "lm", "stars", "generalized")
+        and can_fork()
+        and objective in ("ncp", "lm", "stars", "generalized")
         and all(
             r.union_monotone and not isinstance(r, (DiversityConstraint, AlphaProtection, *LINEAR_RISK))
             for r in requirements
         )
-        and len(inc.classes) >= searches * MIN_PART_CLASSES
+        and n_classes >= searches * MIN_PART_CLASSES
     )
     return searches if apart else 1
+
+
+def can_fork() -> bool:
+    """Whether this process may fork workers: the platform forks, and this is not a
+    daemonic process (a pool's worker), which may not start processes."""
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
 def _split(inc: Incumbent, rng: np.random.Generator, parts: int) -> list[list[tuple]]:
