@@ -96,13 +96,13 @@ def test_oka_above_the_limit_is_refused_before_the_work():
 
 # ------------------------------------------------------------------ fulldomain
 def test_fulldomain_above_the_limit_is_refused_before_the_lattice():
-    """German credit: 1,000 records and 7 quasi-identifiers whose levels give 2,430
-    nodes, held in arrays: 1,000 × 2,000 + 2,430 × (7 × 8 + 32) bytes."""
+    """German credit: 1,000 records and 7 quasi-identifiers whose 22 levels give 2,430
+    nodes, held in arrays: 1,000 × 2,000 + 2,430 × (7 × 16 + 22 × 2 + 32) bytes."""
     from fairanon.solver.fulldomain import lattice_size
 
     inst = fa.load("german")
     assert lattice_size(inst) == 2430 and len(inst.schema.generalizable) == 7
-    need = 1000 * 2000 + 2430 * (7 * 8 + 32)
+    need = 1000 * 2000 + 2430 * (7 * 16 + 22 * 2 + 32)
     reqs = [fa.KAnonymity(5)]
     with pytest.raises(MemoryLimitError) as info:
         fa.anonymize(inst, reqs, "fulldomain", seed=0, memory_limit=need - 1)
@@ -113,6 +113,55 @@ def test_fulldomain_above_the_limit_is_refused_before_the_lattice():
         fa.anonymize(inst, reqs, "fulldomain", seed=0, search="master", memory_limit=1000 * 2000 - 1)
     assert info.value.need == 1000 * 2000
     _passes(inst, fa.anonymize(inst, reqs, "fulldomain", seed=0, memory_limit=need), reqs)
+
+
+def test_fulldomain_node_estimate_bounds_the_frontiers_peak():
+    """The lattice's term of fulldomain's estimate (16 bytes an attribute, 2 a level, 32
+    a node) against the peak tracemalloc measures while the search's arrays are built,
+    every mask of the nodes below a level is cached and a suppression bound is read
+    over the whole lattice (its widest gather), then a pop: above it, by less than 1.5
+    times. Eight attributes of four levels (a chain of three binary splits over eight
+    values): 4^8 = 65,536 nodes, 65,536 × (8 × 16 + 32 × 2 + 32) bytes."""
+    import numpy as np
+    import pandas as pd
+
+    from fairanon.solver.fulldomain.memory import fulldomain_memory
+    from fairanon.solver.fulldomain.method import lattice_space
+    from fairanon.solver.fulldomain.search import LatticeFrontier, lattice_levels, separable_costs
+
+    values = [f"v{i}" for i in range(8)]
+    tree = fa.Hierarchy.from_mapping(
+        {"*": {f"g{g}": {f"s{g}{s}": values[4 * g + 2 * s : 4 * g + 2 * s + 2] for s in range(2)} for g in range(2)}}
+    )
+    rng = np.random.default_rng(0)
+    names = [f"q{a}" for a in range(8)]
+    inst = fa.Instance(
+        pd.DataFrame({name: rng.choice(values, size=50) for name in names}),
+        fa.Schema([fa.Attribute(name, hierarchy=tree) for name in names]),
+        name="chains",
+    )
+    space, _ = lattice_space(inst, "lm")
+    need = fulldomain_memory(inst, 2**20, "lattice") - 50 * 2000
+    assert space.size == 4**8 and need == 4**8 * (8 * 16 + 32 * 2 + 32)
+
+    def search_arrays():
+        # As fulldomain's search holds them (method._run, then the frontier).
+        levels = lattice_levels(space)
+        closed = np.zeros(levels.shape[1], dtype=bool)
+        separable = separable_costs(space, levels)
+        frontier = LatticeFrontier(space, separable.copy(), separable, closed)
+        top = tuple(space.heights)
+        nothing = [np.zeros(h + 1, dtype=np.int64) for h in space.heights]
+        for a, height in enumerate(space.heights):
+            for j in range(height + 1):
+                # Caches the mask of the nodes below level j of attribute a.
+                frontier.bound_down(top[:a] + (j,) + top[a + 1 :], nothing)
+        frontier.bound_down(top, [np.arange(h + 1) for h in space.heights])
+        return frontier.pop(None), levels, closed
+
+    peak, (popped, _, _) = _traced_peak(search_arrays)
+    assert popped == (0,) * 8
+    assert peak <= need <= 1.5 * peak, (peak, need)
 
 
 # ------------------------------------------------------------------ DIVA
@@ -339,7 +388,7 @@ def _fresh_peak(code: str) -> list[str]:
 # ------------------------------------------------------------------ lattice-local
 def test_lattice_local_estimate_bounds_its_peak():
     """The estimate checked before lattice-local (4 MB and fulldomain's 2 kB a record
-    and 8 bytes a level and 32 a node of the 2,430-node lattice) against the peak
+    and 16 bytes an attribute, 2 a level and 32 a node of the 2,430-node lattice) against the peak
     tracemalloc measures over the whole method: above it, by less than 2 times."""
     from fairanon.solver.fulldomain import lattice_local
     from fairanon.solver.fulldomain.method import LATTICE_NODES
@@ -348,7 +397,7 @@ def test_lattice_local_estimate_bounds_its_peak():
     inst = fa.load("german")
     reqs = [fa.KAnonymity(20)]
     need = lattice_local_memory(inst, LATTICE_NODES)
-    assert need == 4_000_000 + 1000 * 2000 + 2430 * (7 * 8 + 32)
+    assert need == 4_000_000 + 1000 * 2000 + 2430 * (7 * 16 + 22 * 2 + 32)
     peak, release = _traced_peak(lambda: lattice_local(inst, reqs, seed=0))
     assert peak <= need <= 2 * peak, (peak, need)
     _passes(inst, release, reqs)
@@ -360,7 +409,7 @@ def test_lattice_local_above_the_limit_is_refused_before_the_lattice(monkeypatch
     built = []
     monkeypatch.setattr(local, "lattice_space", lambda *a, **k: built.append(1))
     inst = fa.load("german")
-    need = 4_000_000 + 1000 * 2000 + 2430 * (7 * 8 + 32)
+    need = 4_000_000 + 1000 * 2000 + 2430 * (7 * 16 + 22 * 2 + 32)
     with pytest.raises(MemoryLimitError) as info:
         fa.anonymize(inst, [fa.KAnonymity(5)], "lattice-local", seed=0, memory_limit=need - 1)
     assert "lattice-local" in str(info.value) and "memory_limit" in str(info.value) and "mondrian" in str(info.value)

@@ -20,6 +20,7 @@ __all__ = [
     "MASTER_CONSTRAINT_BYTES",
     "MASTER_LITERAL_BYTES",
     "NODE_BYTES_PER_ATTRIBUTE",
+    "NODE_BYTES_PER_LEVEL",
     "NODE_BYTES",
     "ROW_BYTES",
     "LOCAL_BYTES",
@@ -35,10 +36,19 @@ __all__ = [
 #: records, 7 quasi-identifiers); German credit's 3.7 kB a record (1,000 records) is
 #: mostly fixed costs, within this and the lattice's term of a 1 MB table.
 ROW_BYTES = 2000
-#: Bytes per lattice node of the arrays search: its level on each attribute (8 bytes
-#: each) and its bounds, flags and place in the frontier (the method's note: about 100
-#: bytes a node on a 10-attribute lattice).
-NODE_BYTES_PER_ATTRIBUTE = 8
+#: Bytes per lattice node of the arrays search (:class:`~.search.LatticeFrontier`), at
+#: its peak: a suppression bound over the whole lattice. Per attribute: the node's level
+#: (2 bytes, twice: the search's copy and the frontier's), its position in the bounds
+#: laid end to end (2 bytes) and, while the bound is read, the gathered positions (2)
+#: and bounds (8): 16 bytes. Per level of an attribute, the cached masks of the nodes
+#: below it and (discernibility) above it: a byte each. Per node: its cost without
+#: suppression and lower bound (8 each), open and excluded flags (1 each) and the
+#: bound's node indices (8): 26 bytes, 32 with room. Measured with tracemalloc (the
+#: frontier built, every mask below cached, a bound over the whole lattice, then a
+#: pop): 206 bytes a node on 9 attributes of 4 levels (262,144 nodes; the estimate
+#: 248), 350 on 18 of 2 levels (392). Costs of 2^62 or more (object arrays) take more.
+NODE_BYTES_PER_ATTRIBUTE = 16
+NODE_BYTES_PER_LEVEL = 2
 NODE_BYTES = 32
 #: Bytes lattice-local needs beyond fulldomain's search: its rounds' node checks
 #: (each base class's loss at every level of every attribute, a float each), the
@@ -64,13 +74,13 @@ MASTER_LITERAL_BYTES = 160
 def fulldomain_memory(instance: Instance, arrays_up_to: int, search: str = "auto") -> int:
     """Bytes :func:`~.method.fulldomain` needs on `instance`: :data:`ROW_BYTES` per
     record, plus, when the open nodes are held as arrays (``search="lattice"``, or
-    "auto" with at most `arrays_up_to` nodes), each node's levels and bounds.
+    "auto" with at most `arrays_up_to` nodes), each node's levels, masks and bounds.
 
-    Ruggieri's loan table: 17 records, two attributes of one level (4 nodes), so
-    17 × 2000 + 4 × (2 × 8 + 32):
+    Ruggieri's loan table: 17 records, two attributes of two levels each (4 nodes), so
+    17 × 2000 + 4 × (2 × 16 + 4 × 2 + 32):
 
     >>> fulldomain_memory(fa.load("ruggieri_loan"), 2**20), fulldomain_memory(fa.load("ruggieri_loan"), 2)
-    (34192, 34000)
+    (34288, 34000)
     """
     lads = ladders(instance)
     nodes = 1
@@ -78,7 +88,10 @@ def fulldomain_memory(instance: Instance, arrays_up_to: int, search: str = "auto
         nodes *= lad.height + 1
     need = ROW_BYTES * instance.n_rows
     if search == "lattice" or (search == "auto" and nodes <= arrays_up_to):
-        need += nodes * (NODE_BYTES_PER_ATTRIBUTE * len(lads) + NODE_BYTES)
+        levels = sum(lad.height + 1 for lad in lads)
+        need += nodes * (
+            NODE_BYTES_PER_ATTRIBUTE * len(lads) + NODE_BYTES_PER_LEVEL * levels + NODE_BYTES
+        )
     return need
 
 
@@ -91,7 +104,7 @@ def lattice_local_memory(instance: Instance, arrays_up_to: int) -> int:
     checks itself as it grows.
 
     >>> lattice_local_memory(fa.load("ruggieri_loan"), 2**20)
-    4034192
+    4034288
     """
     return LOCAL_BYTES + fulldomain_memory(instance, arrays_up_to, "auto")
 
