@@ -48,10 +48,10 @@ from .search import (
 __all__ = ["LATTICE_NODES", "SEARCHES", "fulldomain"]
 
 #: Lattices up to this many nodes are searched with arrays over every node (16 bytes an
-#: attribute, 2 a level and 32 a node, :mod:`.memory`); larger ones with the CP-SAT master. On a random 10-attribute lattice
-#: of 2^20 nodes the arrays prove the optimum in 75 s where the master, each of whose
-#: steps solves a growing model, has not within 120 s (benchmarks/fulldomain.py shows
-#: the same on Adult).
+#: attribute, 2 a level and 32 a node, :mod:`.memory`); larger ones with the CP-SAT
+#: master. On a random 10-attribute lattice of 2^20 nodes the arrays prove the optimum
+#: in 75 s where the master, each of whose steps solves a growing model, has not within
+#: 120 s (benchmarks/fulldomain.py shows the same on Adult).
 LATTICE_NODES = 1 << 20
 #: How the open nodes are held: "auto" (by lattice size), "lattice" or "master".
 SEARCHES = ("auto", "lattice", "master")
