@@ -92,8 +92,11 @@ LP_OBJECTIVES = ("ncp", "lm", "generalized")
 #: Weight of the best duals so far in the point where columns are priced (Wentges'
 #: dual smoothing: the LP's own duals jump from round to round on these degenerate LPs).
 SMOOTHING = 0.7
-#: GLOP without presolve keeps its basis when columns are added (a warm start).
-GLOP_PARAMETERS = "use_preprocessing: false"
+#: GLOP without presolve keeps its basis when columns are added (a warm start); its dual
+#: simplex re-solves these degenerate LPs far faster than the primal one (German credit,
+#: 7 quasi-identifiers, k = 5, 30 s CPU: 43 rounds and a bound within 0.5 % of the LP,
+#: against 13 rounds and the per-record bound; k = 10, 60 s: 1,745 against 1,181).
+GLOP_PARAMETERS = "use_preprocessing: false use_dual_simplex: true"
 
 # The memory of the LP bound (:func:`lp_memory`), fitted to the growth of peak
 # resident memory over lp_bound in a fresh process on German credit (k = 5 and 10,
