@@ -623,8 +623,7 @@ def _bound_apart(first: Release, requirements, objective, searches: int, workers
     keeps to then (the limit in force less the search's model), else None."""
     if isinstance(objective, Objective) or not can_fork() or len(os.sched_getaffinity(0)) < 2:
         return None
-    n_classes = len(np.unique(np.asarray(first.groups)))
-    if processes_for(n_classes, objective, requirements, searches) > 1:
+    if processes_for(first.n_groups, objective, requirements, searches) > 1:
         return None
     limit = current_limit(None, "lns")
     if limit.bytes is None:
