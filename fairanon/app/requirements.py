@@ -59,7 +59,8 @@ GROUPS = (
           "ε-private mechanism so that every class is stochastically t-close (t at least 1); public bounds "
           "L, U for a numeric attribute",
           (Param("st", "t", "t"), Param("st_epsilon", "epsilon", "ε"), Param("st_bounds", "bounds", "bounds L, U"),
-           Param("st_attribute", "attribute", "of", "target"))),
+           Param("st_attribute", "attribute", "of", "target"),
+           Param("st_joint", "joint", "joint (one ε for all the attributes)", "flag"))),
     Group("alpha", "alpha_protection", "α-protection", "every context of possible discrimination has its "
           "measure at most α (at least α for RC and EC)",
           (Param("alpha", "alpha", "α"), Param("alpha_measure", "measure", "measure", tuple(MEASURES)),

@@ -21,7 +21,7 @@ from ..exceptions import FairanonError
 from . import worker
 from .data import PREVIEW_ROWS
 from .requirements import check_requirements, whole_number
-from .session import JOB_ARCHIVE, job_archive
+from .session import DATA_FOLDER, JOB_ARCHIVE, job_archive
 
 router = APIRouter()
 HERE = Path(__file__).parent
@@ -229,13 +229,20 @@ async def choose(request: Request, run_id: int):
     run = session.runs.get(run_id)
     if run is None:
         return request.app.state.render(request, "missing.html", 404, what=f"run {run_id}")
-    listed = (await asyncio.to_thread(run_candidates, run)).get("listed")
+    found = await asyncio.to_thread(run_candidates, run)
+    listed = found.get("listed")
     text = str((await request.form()).get("candidate", "")).strip()
     count = len(listed.candidates) if listed else 0
     number = whole_number(text)
     if number is None or not number < count:
-        why = (f"The candidate must be one of 0..{count - 1}; got {text!r}." if count
-               else f"Run {run_id} lists no candidate transformations (only fulldomain runs do).")
+        if count:
+            why = f"The candidate must be one of 0..{count - 1}; got {text!r}."
+        elif "error" in found:  # a fulldomain run whose listing failed or ran out of time: its own reason
+            why = f"Run {run_id} lists no candidate transformations. {found['error']}"
+        elif listed is not None:
+            why = f"Run {run_id} lists no candidate transformations: no node of its lattice meets the requirements."
+        else:
+            why = f"Run {run_id} lists no candidate transformations (only fulldomain runs do)."
         return PlainTextResponse(why, status_code=400)
     document = dict(read_document(run.job))
     document["options"] = {**(document.get("options") or {}), "levels": listed.candidates[number].levels}
@@ -319,6 +326,8 @@ def _results(run) -> dict:
     chosen = ((document or {}).get("release") or {}).get("provenance", {}).get("levels")
     found = run_candidates(run) if document else {}
     return {"candidates": found, "chosen_levels": chosen,
+            # the job names files (copied under data/): job.yaml alone does not reproduce the release, job.zip does
+            "names_files": os.path.isdir(os.path.join(run.folder, DATA_FOLDER)),
             "candidates_plot": candidates_svg(found["listed"], chosen) if found.get("listed") else None,
             "files": sorted(files), "document": document, "utility": utility, "log": log, "table": table,
             "highlighted": highlighted, "conflict": conflict,

@@ -146,9 +146,10 @@ def _run(job_path: str, run_dir: str, options: dict, interrupted: list) -> None:
 
 def run_files(run_dir: str) -> dict:
     """The files of a run a user can download, by name: the job file, the release and
-    ``report.json`` that ``anonymize`` wrote, and ``utility.json``."""
+    ``report.json`` that ``anonymize`` wrote, ``utility.json`` and a fulldomain run's
+    ``candidates.json``."""
     out = os.path.join(run_dir, "out")
-    names = {"job.yaml": os.path.join(run_dir, "job.yaml"), UTILITY_FILE: os.path.join(run_dir, UTILITY_FILE)}
+    names = {n: os.path.join(run_dir, n) for n in ("job.yaml", UTILITY_FILE, CANDIDATES_FILE)}
     if os.path.isdir(out):
         names.update({n: os.path.join(out, n) for n in os.listdir(out) if n.startswith(("release", "report"))})
     return {n: p for n, p in names.items() if os.path.isfile(p)}

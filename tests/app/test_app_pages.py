@@ -248,6 +248,13 @@ def test_every_requirement_group_and_its_messages(client):
                      fa.AlphaProtection("RR", "1.2", min_support=2, strict=True),
                      fa.AverageRisk("1/2"), fa.SampleUniqueness(0),
                      fa.PopulationUniqueness("1/100", model="pitman", sampling_fraction="1/10")]
+    # stochastic t-closeness's 'joint': a checkbox, read as the bool the class takes
+    joint = {"st": "3", "st_epsilon": "1/2", "st_bounds": "0, 1", "st_joint": "on"}
+    assert [fa.models.requirements.requirement_from_spec(s)
+            for s in check_requirements(client.app.state.session.instance, joint)[0]] == [
+        fa.models.requirements.StochasticTCloseness(3, "1/2", bounds=("0", "1"), joint=True)]
+    assert 'id="f-st_joint" name="st_joint"' in client.get("/requirements").text
+    assert form_of([{"stochastic_t_closeness": {"t": 3, "epsilon": 1, "joint": True}}])["st_joint"] == "on"
     # the page shows a job file's requirements in its fields
     assert form_of([{"t_closeness": {"t": "0.2", "distance": "ordered"}}, {"k": 5},
                     {"diversity": "sex(female) [2, 9]"}, {"alpha_protection": {"measure": "slift", "alpha": 2}},
@@ -575,6 +582,10 @@ def test_an_uploaded_tables_run_is_reproduced_by_its_archive_after_another_uploa
     assert sorted(p.name for p in folder.rglob("*")) == ["data", "job.yaml", "p.csv"]
     assert main(["anonymize", str(folder / "job.yaml"), "--out", str(tmp_path / "cli")]) == 0
     assert (tmp_path / "cli" / "release.csv").read_bytes() == releases[0]
+    # the job names its data file: job.yaml alone does not reproduce the release, the archive does
+    report = text(client.get("/runs/1/report.html"))
+    assert "in the folder the run's job.zip unpacks to" in report and "with the job file below gives" not in report
+    assert "Re-run from the command line, in the folder job.zip unpacks to" in text(client.get("/runs/1/results"))
     # a candidate's run of a picked job (relative paths) copies the files of the run it comes from
     hierarchy = "".join(f"{z};{z[:3]}**;*\n" for z in ("13053", "13068", "14850", "14853"))
     job = ("instance:\n  csv: p.csv\n  schema:\n    age: {role: ignore}\n"
@@ -873,6 +884,8 @@ def test_html_report_and_parquet_release(client):
     assert "<style>" in report.text and "<script" not in report.text  # standalone, inert
     assert 'href="/' not in report.text and 'src="/' not in report.text  # nothing points into the app
     assert "PASSED" in text(report) and "k_anonymity" in text(report)  # the verdict and the job file
+    assert "with the job file below gives the same release" in text(report)  # a bundled table: no files named
+    assert "job.zip" not in text(report)
     with open(run.job) as fh:
         assert html.escape(fh.read(), quote=False) in report.text
     assert client.get("/runs/9/report.html").status_code == 404
@@ -993,6 +1006,15 @@ def test_choosing_a_candidate_refuses_bad_input(client):
     response = client.post(f"/runs/{other.id}/choose", data={"candidate": "0"})
     assert response.status_code == 400 and "only fulldomain runs" in response.text
     assert 'id="candidates"' not in client.get(f"/runs/{other.id}/results").text
+    # the worker's candidates.json among a finished run's files, as the others: not offered before it ends
+    assert f'href="/runs/{full.id}/files/candidates.json"' in client.get(f"/runs/{full.id}/results").text
+    with open(os.path.join(full.folder, worker.CANDIDATES_FILE), "rb") as fh:
+        assert client.get(f"/runs/{full.id}/files/candidates.json").content == fh.read()
+    assert "candidates.json" not in client.get(f"/runs/{other.id}/results").text
+    assert client.get(f"/runs/{other.id}/files/candidates.json").status_code == 404
+    worker.write_status(full.folder, state="running", step="anonymizing", started=time.time())
+    waiting = client.get(f"/runs/{full.id}/files/candidates.json", follow_redirects=False)
+    assert waiting.status_code == 303 and waiting.headers["location"] == f"/runs/{full.id}"
     assert client.post("/runs/99/choose", data={"candidate": "0"}).status_code == 404
     assert sorted(session.runs) == [full.id, other.id]  # no run started
 
@@ -1023,3 +1045,11 @@ def test_candidates_not_listed_say_why(client):
         assert '<table class="candidates">' not in page
         response = client.post(f"/runs/{run.id}/choose", data={"candidate": "0"})
         assert response.status_code == 400 and "lists no candidate transformations" in response.text
+        assert shown in response.text and "only fulldomain runs" not in response.text  # the listing's reason
+    # listed, but no node meets the requirements
+    run = cli_run(session, full)
+    with open(os.path.join(run.folder, worker.CANDIDATES_FILE), "w") as fh:
+        json.dump({"objective": "lm", "lattice_size": 4, "checked": 4, "feasible": 0, "pareto": 0, "reason": None,
+                   "candidates": []}, fh)
+    response = client.post(f"/runs/{run.id}/choose", data={"candidate": "0"})
+    assert response.status_code == 400 and "no node of its lattice meets the requirements" in response.text
