@@ -13,7 +13,6 @@ from fastapi import APIRouter, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from ..exceptions import FairanonError
-from .requirements import form_of
 from .session import ROLES
 
 router = APIRouter()
@@ -63,11 +62,18 @@ async def choose_dataset(request: Request):
     form = await request.form()
     name = str(form.get("dataset", ""))
     try:
-        await asyncio.to_thread(session.use, {"dataset": name}, name)
-        session.job_requirements = None
+        await asyncio.to_thread(_use_own, session, {"dataset": name}, name)
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
     return RedirectResponse("/data", status_code=303)
+
+
+def _use_own(session, source: dict, label: str) -> None:
+    """Make `source` the data with the Requirements page's fields as its requirements, in
+    place of a job file's: both at once, so a run started meanwhile has both or neither."""
+    with session.lock:
+        session.use(source, label)
+        session.set_requirements()
 
 
 def _use_table(session, path: str, content: bytes) -> None:
@@ -80,7 +86,7 @@ def _use_table(session, path: str, content: bytes) -> None:
     kind = "parquet" if path.endswith((".parquet", ".pq")) else "csv"
     table = read_table(path, kind)
     _refuse_missing(table, os.path.basename(path))
-    session.use({kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
+    _use_own(session, {kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
 
 
 def _refuse_missing(table, name: str) -> None:
@@ -109,7 +115,6 @@ async def upload(request: Request, file: UploadFile):
     path = session.upload_path(file.filename or "upload.csv", session.upload_folder())
     try:
         await asyncio.to_thread(_use_table, session, path, content)
-        session.job_requirements = None
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
     return RedirectResponse("/data", status_code=303)
@@ -175,5 +180,4 @@ async def open_job(request: Request, files: list[UploadFile]):
         await asyncio.to_thread(_open_picked, session, contents, jobs[0])
     except FairanonError as exc:
         return await data_page(request, error=str(exc), status_code=400)
-    session.form = form_of(session.job_requirements)
     return RedirectResponse("/data", status_code=303)

@@ -6,6 +6,7 @@ class and :func:`fairanon.models.requirements.validate_requirements`, as
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -191,8 +192,7 @@ async def requirements_page(request: Request):
 async def set_requirements(request: Request):
     session = request.app.state.session
     form = {k: str(v) for k, v in (await request.form()).items()}
-    session.form = form
-    session.job_requirements = None
+    await asyncio.to_thread(session.set_requirements, form)  # in a thread: the lock is held while data loads
     _, _, errors, whole = check_requirements(session.instance, form)
     if errors or whole:
         return _render(request, form, errors, whole, 400)

@@ -21,26 +21,28 @@ from ..exceptions import FairanonError
 from . import worker
 from .data import PREVIEW_ROWS
 from .requirements import check_requirements, whole_number
-from .session import DATA_FOLDER, JOB_ARCHIVE, job_archive
+from .session import DATA_FOLDER, JOB_ARCHIVE, Asked, job_archive
 
 router = APIRouter()
 HERE = Path(__file__).parent
 
 
-def current_requirements(session) -> tuple:
-    """(job-file specs, requirements, None), or (None, None, what to do first)."""
-    if session.instance is None:
+def current_requirements(asked: Asked) -> tuple:
+    """(job-file specs, requirements, None), or (None, None, what to do first), of the
+    set `asked` (:meth:`~fairanon.app.session.Session.asked`)."""
+    instance = asked.data.instance
+    if instance is None:
         return None, None, "Choose the data first (Data page)."
-    if session.job_requirements is not None:
+    if asked.job_requirements is not None:
         from ..models.requirements import requirement_from_spec, validate_requirements
 
         try:
-            reqs = [requirement_from_spec(s) for s in session.job_requirements]
-            validate_requirements(session.instance, reqs, caller="anonymize")  # against the data, as anonymize does
-            return session.job_requirements, reqs, None
+            reqs = [requirement_from_spec(s) for s in asked.job_requirements]
+            validate_requirements(instance, reqs, caller="anonymize")  # against the data, as anonymize does
+            return asked.job_requirements, reqs, None
         except FairanonError as exc:
             return None, None, f"The job file's requirements: {exc}"
-    specs, reqs, errors, whole = check_requirements(session.instance, session.form)
+    specs, reqs, errors, whole = check_requirements(instance, asked.form)
     if errors or whole:
         return None, None, "Set valid requirements first (Requirements page)."
     return specs, reqs, None
@@ -57,21 +59,22 @@ async def run_page(request: Request, error: str | None = None, status_code: int 
     from ..api import METHODS, choose_method
 
     session = request.app.state.session
-    specs, reqs, problem = current_requirements(session)
+    asked = await asyncio.to_thread(session.asked)  # off the event loop: the lock is held while data loads
+    specs, reqs, problem = current_requirements(asked)
     auto = None
     if reqs:
-        time_limit = session.job_settings.get("time_limit")
+        time_limit = asked.job_settings.get("time_limit")
         # auto's choice reads the whole table (a quarter second on Adult): kept per data and requirements
-        key = (session.generation, json.dumps(specs, sort_keys=True, default=str), time_limit)
+        key = (asked.data.generation, json.dumps(specs, sort_keys=True, default=str), time_limit)
         try:
             if key not in session.auto_choices:
-                chosen = await asyncio.to_thread(choose_method, session.instance, reqs, time_limit=time_limit)
+                chosen = await asyncio.to_thread(choose_method, asked.data.instance, reqs, time_limit=time_limit)
                 session.auto_choices = {key: chosen}
             auto = session.auto_choices[key]
         except FairanonError as exc:
             problem = str(exc)
     return request.app.state.render(request, "run.html", status_code, methods=list(METHODS), specs=specs,
-                                    auto=auto, problem=problem, error=error, settings=session.job_settings,
+                                    auto=auto, problem=problem, error=error, settings=asked.job_settings,
                                     runs=sorted(session.runs.values(), key=lambda r: -r.id),
                                     status=worker.read_status)
 
@@ -82,7 +85,8 @@ async def start_run(request: Request):
 
     session = request.app.state.session
     form = await request.form()
-    specs, _, problem = current_requirements(session)
+    asked = await asyncio.to_thread(session.asked)  # one set: the run's data, requirements and settings agree
+    specs, _, problem = current_requirements(asked)
     if problem:
         return await run_page(request, error=problem, status_code=400)
     method = str(form.get("method", "auto"))
@@ -104,7 +108,7 @@ async def start_run(request: Request):
     except ValueError:
         return await run_page(request, error=f"The time limit must be a positive number of seconds; got "
                                              f"{limit_text!r}.", status_code=400)
-    document = session.job_document(specs, method=method, seed=seed, time_limit=limit)
+    document = session.job_document(specs, method=method, seed=seed, time_limit=limit, asked=asked)
     try:
         return await asyncio.to_thread(_start, session, document, release_format)  # copies the job's files
     except FairanonError as exc:  # a file the job names cannot be copied into the run

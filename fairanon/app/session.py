@@ -17,6 +17,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import yaml
 
@@ -48,14 +49,25 @@ class Data:
     generation: int = 0
 
 
+class Asked(NamedTuple):
+    """The data and what is asked of it, read together (:meth:`Session.asked`)."""
+
+    data: Data
+    job_requirements: list | None  # a job file's requirements; None: the Requirements page's fields
+    form: dict
+    job_settings: dict
+
+
 @dataclass
 class Session:
     """The app's state for one start (one user, one browser).
 
     Requests are served in threads at once: whatever reads the data and replaces it
-    (:meth:`use`, :meth:`edit_schema`, :meth:`open_job`) or takes a run's number
-    (:meth:`new_run`) holds :attr:`lock`, so two changes of the schema made at once
-    both stay and two runs started at once get two numbers."""
+    (:meth:`use`, :meth:`edit_schema`, :meth:`open_job`), sets the requirements
+    (:meth:`set_requirements`), reads them with the data (:meth:`asked`) or takes a
+    run's number (:meth:`new_run`) holds :attr:`lock`, so two changes of the schema made
+    at once both stay, a run never starts from half of a change of the requirements and
+    two runs started at once get two numbers."""
 
     folder: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="fairanon-app-"))
     data: Data = field(default_factory=Data)
@@ -190,9 +202,33 @@ class Session:
         with self.lock:  # the data and the job's requirements together
             instance = self.use(_relocated(
                 section, lambda path: path if os.path.isabs(path) else os.path.join(base, path)), label)
-            self.job_requirements = list(document.get("requirements") or [])
-            self.job_settings = {k: document.get(k) for k in ("method", "seed", "time_limit", "options")}
+            self.set_requirements(job=document)
             return instance
+
+    # -- the requirements ------------------------------------------------------
+    def set_requirements(self, form: dict | None = None, *, job: Mapping | None = None) -> None:
+        """Make the requirements the Requirements page's fields (`form`; None: those
+        typed before) or, given `job`, a job file's: its ``requirements`` list, its
+        settings (method, seed, time_limit, options) and the fields that show them. Set
+        together under :attr:`lock`, which :meth:`asked` reads them under."""
+        from .requirements import form_of
+
+        with self.lock:
+            if job is None:
+                self.job_requirements = None
+                if form is not None:
+                    self.form = form
+                return
+            requirements = list(job.get("requirements") or [])
+            self.job_requirements = requirements
+            self.job_settings = {k: job.get(k) for k in ("method", "seed", "time_limit", "options")}
+            self.form = form_of(requirements)
+
+    def asked(self) -> Asked:
+        """The data, the requirements and the job's settings as one set (under :attr:`lock`:
+        never half of a change of them)."""
+        with self.lock:
+            return Asked(self.data, self.job_requirements, self.form, self.job_settings)
 
     def _picked(self, path: str, folder: str) -> str:
         from ..exceptions import InvalidParameterError
@@ -203,11 +239,14 @@ class Session:
         return local
 
     # -- the job ---------------------------------------------------------------
-    def job_document(self, requirements: list, *, method: str, seed, time_limit) -> dict:
-        doc = {"name": self.source_label or "app", "instance": self.source, "requirements": requirements,
+    def job_document(self, requirements: list, *, method: str, seed, time_limit, asked: Asked | None = None) -> dict:
+        """The job file of a run of `requirements` on the data of `asked` (default: the
+        current set), with its job file's options when the method is that job's."""
+        asked = self.asked() if asked is None else asked
+        doc = {"name": asked.data.label or "app", "instance": asked.data.source, "requirements": requirements,
                "method": method}
-        if self.job_settings.get("options") and method == self.job_settings.get("method"):
-            doc["options"] = self.job_settings["options"]
+        if asked.job_settings.get("options") and method == asked.job_settings.get("method"):
+            doc["options"] = asked.job_settings["options"]
         if seed is not None:
             doc["seed"] = seed
         if time_limit is not None:

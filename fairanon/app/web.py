@@ -21,7 +21,7 @@ from fastapi.templating import Jinja2Templates
 
 from . import compare, data, hierarchies, requirements, runs
 from .data import MAX_UPLOAD
-from .requirements import form_of, whole_number
+from .requirements import whole_number
 from .session import Session
 
 HERE = Path(__file__).parent
@@ -86,7 +86,6 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
         from ..jobs import read_document
 
         session.open_job(read_document(job), os.path.dirname(os.path.abspath(job)), os.path.basename(job))
-        session.form = form_of(session.job_requirements)
 
     @app.middleware("http")
     async def require_token(request: Request, call_next):

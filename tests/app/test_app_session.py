@@ -1,6 +1,6 @@
 """The app's session under requests served at once, and its files: a run whose files
 cannot be copied leaves nothing behind, runs started together get two numbers, two trees
-applied together both stay, a numeric column's text is read once and a data file gone
+applied together both stay, a run never reads half of a change of the requirements, a numeric column's text is read once and a data file gone
 meanwhile is a message, files of one name are copied apart, and a job archive that
 cannot be written is a message with no half file left. Interleavings are forced with
 events, never with sleeps."""
@@ -252,3 +252,40 @@ def test_a_tree_made_for_a_table_is_not_applied_to_another(session):
                                                     "'ruggieri_loan'"):
         session.set_attribute(purpose, built_for)
     assert "purpose" not in (session.source.get("schema") or {})
+
+
+def test_a_run_never_reads_half_of_a_change_of_the_requirements(session, monkeypatch):
+    """A job file's requirements are being set (A stops before the fields that show
+    them); a run reads the set then (B). B waits at the lock until A has set all of it,
+    then reads the job's requirements, settings and fields together (before, it read
+    the job's requirements beside the fields typed for the previous ones)."""
+    session.use({"dataset": "ruggieri_loan"}, "ruggieri_loan")
+    session.set_requirements({"k": "2"})
+    setting, go_on, waiting = threading.Event(), threading.Event(), threading.Event()
+    session.lock = _SpiedLock("B", waiting)
+
+    class Paused(type(session)):
+        def __setattr__(self, name, value):
+            if name == "form" and threading.current_thread().name == "A":
+                setting.set()
+                go_on.wait()
+            super().__setattr__(name, value)
+
+    monkeypatch.setattr(session, "__class__", Paused)
+    job = {"requirements": [{"k_anonymity": {"k": 3}}], "method": "mondrian", "seed": 4}
+    a, a_out, _ = _in_thread("A", lambda: session.set_requirements(job=job))
+    setting.wait()
+    b, b_out, b_ended = _in_thread("B", session.asked)
+    while not (waiting.is_set() or b_ended.is_set()):  # B at the lock (or, without one, already done)
+        waiting.wait(0.05)
+    go_on.set()
+    a.join()
+    b.join()
+    assert "error" not in a_out and "error" not in b_out, (a_out, b_out)
+    asked = b_out["value"]
+    assert asked.job_requirements == [{"k_anonymity": {"k": 3}}] and asked.form == {"k": "3"}
+    assert asked.job_settings == {"method": "mondrian", "seed": 4, "time_limit": None, "options": None}
+    document = session.job_document(asked.job_requirements, method="mondrian", seed=4, time_limit=None, asked=asked)
+    assert document["instance"] == {"dataset": "ruggieri_loan"} and document["requirements"] == job["requirements"]
+    session.set_requirements({"l": "2"})  # the page's fields again, in place of the job's
+    assert session.asked()[1:3] == (None, {"l": "2"})
