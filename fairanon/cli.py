@@ -21,6 +21,13 @@ from .exceptions import FairanonError, InfeasibleError, SolverError
 
 __all__ = ["main"]
 
+#: The share of `anonymize`'s time limit kept for verifying the release, measuring its
+#: risk and utility and writing the outputs (on Adult about a second of a minute).
+FINISH_SHARE = 0.1
+#: Seconds the method gets at least, however little of the limit start-up and loading
+#: left (it then returns what it has, as at any limit).
+MIN_METHOD_SECONDS = 0.01
+
 
 class _UsageError(Exception):
     """Raised by the argument parser instead of exiting, so main() owns the exit code."""
@@ -52,7 +59,9 @@ def _build_parser() -> argparse.ArgumentParser:
     common(p, job_required=False)
     p.add_argument("--method", help="override the job's method (e.g. mondrian, auto)")
     p.add_argument("--seed", type=seed_type, help="seed for every randomized step (an int >= 0)")
-    p.add_argument("--time-limit", type=float, help="seconds the method may take")
+    p.add_argument("--time-limit", type=float,
+                   help="seconds the command may take: start-up and loading count, and a tenth is kept for "
+                        "verifying and writing (the method gets the rest)")
     p.add_argument("--memory-limit", type=memory_limit_type,
                    help="memory the method may take: bytes (e.g. 8GB) or a share of the available memory "
                         "(e.g. 0.8); a method whose estimate is larger refuses before the work (default: half "
@@ -189,7 +198,9 @@ def _anonymize(args, step) -> int:
     from .models.utility import release_utility
     from .models.verify import verify
 
-    started = perf_counter()  # the job's time limit is the command's: the candidates get what is left
+    # The job's time limit is the command's, from its start: the method gets what start-up
+    # and loading left less FINISH_SHARE, and the candidates what the release left.
+    started = args.started
     check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
     if args.candidates is not None:
         check_output_file(args.candidates, option="--candidates")
@@ -203,7 +214,10 @@ def _anonymize(args, step) -> int:
     time_limit = args.time_limit if args.time_limit is not None else job.time_limit
     step(f"anonymizing {job.instance.name!r} with {method}")
     memory_limit = args.memory_limit if args.memory_limit is not None else job.memory_limit
-    release = anonymize(job.instance, job.requirements, method, seed=seed, time_limit=time_limit,
+    method_limit = None
+    if time_limit is not None:
+        method_limit = max(MIN_METHOD_SECONDS, (1 - FINISH_SHARE) * time_limit - (perf_counter() - started))
+    release = anonymize(job.instance, job.requirements, method, seed=seed, time_limit=method_limit,
                         memory_limit=memory_limit, **job.options)
     step("verifying the release")
     report = verify(job.instance, release, job.requirements)
@@ -508,11 +522,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     has ended: Python takes a moment to shut down after a large run, and an interrupt
     then would only turn the exit code of a finished run into death by SIGINT.
     """
+    started = perf_counter()  # a command's time limit counts from here: start-up included
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, _on_interrupt) if main_thread else None
     _INTERRUPT.clear()
     try:
-        return _run(argv)
+        return _run(argv, started)
     finally:
         if main_thread:
             signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous)
@@ -529,9 +544,9 @@ def _on_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _run(argv: Sequence[str] | None) -> int:
+def _run(argv: Sequence[str] | None, started: float) -> int:
     try:
-        return _command(argv)
+        return _command(argv, started)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt) or _INTERRUPT.is_set() or _caused_by_interrupt(exc):
             return _interrupted()
@@ -547,11 +562,12 @@ def _run(argv: Sequence[str] | None) -> int:
         raise
 
 
-def _command(argv: Sequence[str] | None) -> int:
+def _command(argv: Sequence[str] | None, started: float) -> int:
     # Building the parser imports the subcommands' modules, which takes long enough for
     # a Ctrl-C to land in it: it is inside _run's handling.
     parser = _build_parser()
     args = parser.parse_args(argv)
+    args.started = started
     if args.version:
         from . import __version__
 
