@@ -322,26 +322,13 @@ def _verify_file(path: str, instance, requirements, *, bound: bool = False, step
     A CSV file is read as the report written with it says (neutralized formulas or
     not); without one, restored first and, if that fails while the cells as they are
     pass, as they are (:func:`~fairanon.instances.files.formula_readings`)."""
-    import pandas as pd
-
-    from .instances.files import formula_readings, read_csv_table
+    from .jobs import release_readings
     from .models.verify import verify
 
     step("reading the release")
     manifest, notes = _manifest_of(path)
-    if path.endswith((".parquet", ".pq")) or os.path.isdir(path):
-        if not os.path.exists(path):
-            raise _UsageError(f"fairanon verify: release file {path!r} does not exist")
-        try:
-            table = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            raise _UsageError(f"fairanon verify: cannot read the Parquet release {path!r}: {exc}") from None
-        if "record_id" not in table.columns and table.index.name == "record_id":
-            table = table.reset_index()
-        readings = [table]
-    else:
-        table = read_csv_table(path, what="Release file", dtype=str, keep_default_na=False)
-        readings = formula_readings(table, manifest.get("neutralized_formulas") if manifest else None)
+    neutralized = manifest.get("neutralized_formulas") if manifest else None
+    readings = _as_usage(lambda: release_readings(path, neutralized))
     step("verifying")
     report = verify(instance, _external_release(readings[0], instance), requirements, bound=bound)
     if not report.passed and len(readings) > 1:
@@ -356,20 +343,19 @@ def _verify_file(path: str, instance, requirements, *, bound: bool = False, step
 
 def _external_release(table, instance):
     """A Release of a table read from a file, indexed by its record_id column."""
-    import pandas as pd
+    from .jobs import external_release
 
-    from .release import Release
+    return _as_usage(lambda: external_release(table, instance))
 
-    if "record_id" not in table.columns:
-        raise _UsageError("fairanon verify: the release needs a 'record_id' column")
-    table = table.copy()
-    ids = table.pop("record_id")
-    index_dtype = instance.row_ids.dtype
+
+def _as_usage(read):
+    """`read()`, its InvalidParameterError a usage error of fairanon verify (exit 2)."""
+    from .exceptions import InvalidParameterError
+
     try:
-        table.index = pd.Index(ids.astype(index_dtype) if index_dtype.kind in "iuf" else ids)
-    except (ValueError, TypeError, OverflowError):
-        raise _UsageError("fairanon verify: record_id values do not match the instance's record ids") from None
-    return Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
+        return read()
+    except InvalidParameterError as exc:
+        raise _UsageError(f"fairanon verify: {exc}") from None
 
 
 def _manifest_of(release_path: str) -> tuple[dict | None, list[str]]:

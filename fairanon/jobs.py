@@ -269,8 +269,21 @@ def read_release(path: str, instance: Instance, *, neutralized=None):
         If the file does not exist or cannot be read, has no ``record_id`` column, or
         its ids are not of the instance's type.
     """
+    return external_release(release_readings(path, neutralized)[0], instance)
+
+
+def release_readings(path: str, neutralized=None) -> list[pd.DataFrame]:
+    """The table of the release file at `path`, record_id a column: one reading of a
+    Parquet file; of a CSV file, every cell as the text written, with the formulas the
+    writer neutralized read back first and, when `neutralized` is None (unknown), the
+    cells as they are second (:func:`~fairanon.instances.files.formula_readings`).
+
+    Raises
+    ------
+    InvalidParameterError
+        If the file does not exist or cannot be read.
+    """
     from .instances.files import formula_readings
-    from .release import Release
 
     if path.endswith((".parquet", ".pq")) or os.path.isdir(path):
         if not os.path.exists(path):
@@ -281,11 +294,25 @@ def read_release(path: str, instance: Instance, *, neutralized=None):
             raise InvalidParameterError(f"cannot read the Parquet release {path!r}: {exc}") from None
         if "record_id" not in table.columns and table.index.name == "record_id":
             table = table.reset_index()
-    else:
-        table = read_csv_table(path, what="Release file", dtype=str, keep_default_na=False)
-        table = formula_readings(table, neutralized)[0]
+        return [table]
+    table = read_csv_table(path, what="Release file", dtype=str, keep_default_na=False)
+    return formula_readings(table, neutralized)
+
+
+def external_release(table: pd.DataFrame, instance: Instance):
+    """A Release of a release file's table (:func:`release_readings`), indexed like
+    `instance` by its record_id column; its classes are left to the reader.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the table has no ``record_id`` column or its ids are not of the instance's type.
+    """
+    from .release import Release
+
     if "record_id" not in table.columns:
         raise InvalidParameterError("the release needs a 'record_id' column")
+    table = table.copy()
     ids = table.pop("record_id")
     index_dtype = instance.row_ids.dtype
     try:
