@@ -72,6 +72,22 @@ def _in_thread(name: str, function, *args) -> tuple[threading.Thread, dict, thre
     return thread, out, ended
 
 
+def _race(first, second, inside: threading.Event, waiting: threading.Event, go_on: threading.Event):
+    """`first` started and held `inside` its change, then `second` started; once the
+    second waits at the lock (or, without one, has ended) the first goes on. Returns
+    both outcomes (as :func:`_in_thread` gives them), neither an error."""
+    a, a_out, _ = _in_thread("A", first)
+    inside.wait()
+    b, b_out, b_ended = _in_thread("B", second)
+    while not (waiting.is_set() or b_ended.is_set()):  # B at the lock (or, without one, already done)
+        waiting.wait(0.05)
+    go_on.set()
+    a.join()
+    b.join()
+    assert "error" not in a_out and "error" not in b_out, (a_out, b_out)
+    return a_out, b_out
+
+
 def test_a_run_whose_files_cannot_be_copied_leaves_nothing_and_the_next_takes_its_number(session):
     with pytest.raises(InvalidParameterError, match="cannot be copied into the run"):
         session.new_run({"instance": {"csv": "/nonexistent/p.csv"}, "requirements": []})
@@ -97,15 +113,8 @@ def test_two_runs_started_at_once_get_two_numbers(session, tmp_path, monkeypatch
 
     document = {"instance": {"csv": str(table)}, "requirements": []}
     monkeypatch.setattr(Session, "_copy", held_copy)
-    a, a_out, _ = _in_thread("A", session.new_run, document)
-    copying.wait()
-    b, b_out, b_ended = _in_thread("B", session.new_run, document)
-    while not (waiting.is_set() or b_ended.is_set()):  # B at the lock (or, without one, already done)
-        waiting.wait(0.05)
-    go_on.set()
-    a.join()
-    b.join()
-    assert "error" not in a_out and "error" not in b_out, (a_out, b_out)
+    a_out, b_out = _race(lambda: session.new_run(document), lambda: session.new_run(document), copying, waiting,
+                         go_on)
     assert (a_out["value"].id, b_out["value"].id) == (1, 2)
     assert sorted(session.runs) == [1, 2] and session.runs[2] is b_out["value"]
     for run in session.runs.values():
@@ -132,15 +141,8 @@ def test_two_trees_applied_at_once_both_stay(session, monkeypatch):
         return load(*args, **kwargs)
 
     monkeypatch.setattr(fairanon.jobs, "load_instance_spec", held_load)
-    a, a_out, _ = _in_thread("A", session.set_attribute, purpose)
-    reading.wait()
-    b, b_out, b_ended = _in_thread("B", session.set_attribute, emp)
-    while not (waiting.is_set() or b_ended.is_set()):
-        waiting.wait(0.05)
-    go_on.set()
-    a.join()
-    b.join()
-    assert "error" not in a_out and "error" not in b_out, (a_out, b_out)
+    _race(lambda: session.set_attribute(purpose), lambda: session.set_attribute(emp), reading,
+          waiting, go_on)
     spec = session.source["schema"]
     assert spec["purpose"]["hierarchy"][0] == ["housing", "any purpose", "*"]
     assert spec["emp"]["hierarchy"][0] == ["no", "any", "*"]
@@ -273,15 +275,7 @@ def test_a_run_never_reads_half_of_a_change_of_the_requirements(session, monkeyp
 
     monkeypatch.setattr(session, "__class__", Paused)
     job = {"requirements": [{"k_anonymity": {"k": 3}}], "method": "mondrian", "seed": 4}
-    a, a_out, _ = _in_thread("A", lambda: session.set_requirements(job=job))
-    setting.wait()
-    b, b_out, b_ended = _in_thread("B", session.asked)
-    while not (waiting.is_set() or b_ended.is_set()):  # B at the lock (or, without one, already done)
-        waiting.wait(0.05)
-    go_on.set()
-    a.join()
-    b.join()
-    assert "error" not in a_out and "error" not in b_out, (a_out, b_out)
+    _, b_out = _race(lambda: session.set_requirements(job=job), session.asked, setting, waiting, go_on)
     asked = b_out["value"]
     assert asked.job_requirements == [{"k_anonymity": {"k": 3}}] and asked.form == {"k": "3"}
     assert asked.job_settings == {"method": "mondrian", "seed": 4, "time_limit": None, "options": None}
