@@ -4,7 +4,7 @@ requirements and the method.
 .. code-block:: yaml
 
     instance:
-      dataset: adult              # a bundled data set (fa.load), or:
+      dataset: adult              # a bundled data set (fa.load), its options under 'options', or:
       csv: data/patients.csv      # a CSV file or a directory of them (paths relative to the job file)
       # parquet: data/patients/   # or a Parquet file or directory (column types from its schema)
       sep: ","
@@ -141,6 +141,7 @@ def read_document(path: str, what: str = "Job file") -> Mapping:
 def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
     """Build the instance a job's ``instance:`` section describes."""
     from .instances.datasets import load
+    from .instances.datasets.registry import file_options
 
     if not isinstance(spec, Mapping):
         raise InvalidParameterError("The 'instance' section of a job must be a mapping.")
@@ -155,7 +156,10 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
         options = spec.get("options") or {}
         if not isinstance(options, Mapping):
             raise InvalidParameterError(f"The 'options' of the 'instance' section must be a mapping; got {options!r}.")
-        instance = load(str(spec["dataset"]), **dict(options))
+        options = dict(options)
+        for key in file_options(str(spec["dataset"]), options):  # read relative to the job file, as 'csv' is
+            options[key] = options[key] if os.path.isabs(options[key]) else os.path.join(base_dir, options[key])
+        instance = load(str(spec["dataset"]), **options)
         if "schema" in spec:
             schema = instance.schema
             for attr in Schema.from_spec(spec["schema"], base_dir):

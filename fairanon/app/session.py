@@ -10,7 +10,6 @@ file given to the command line.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 import shutil
 import tempfile
@@ -197,7 +196,6 @@ class Session:
         if not isinstance(section, Mapping):
             raise InvalidParameterError("The 'instance' section of a job must be a mapping.")
         if picked:
-            _refuse_file_options(section)
             section = _relocated(section, lambda path: self._picked(path, base))
         with self.lock:  # the data and the job's requirements together
             instance = self.use(_relocated(
@@ -255,7 +253,7 @@ class Session:
 
     def new_run(self, document: dict, base: str | None = None) -> Run:
         """A run's folder with its job file and a copy of each file the job names (data,
-        hierarchies) under ``data/``, named in the job relative to it: the folder
+        hierarchies, a data set's file options) under ``data/``, named in the job relative to it: the folder
         reproduces the run by itself, whatever becomes of the uploads. Relative paths of
         `document` are read from `base` (the folder of the job it was read from). Raises
         the API's error when a file cannot be copied, leaving no folder behind."""
@@ -346,26 +344,6 @@ def job_archive(run_folder: str) -> str:
     return path
 
 
-def _refuse_file_options(section: Mapping) -> None:
-    """Refuse the options of a data set's loader that name files (those it annotates
-    ``os.PathLike``, e.g. Census-Income's ``path``): a picked job may read only the files
-    picked with it, and these are read where they point."""
-    from ..exceptions import InvalidParameterError
-    from ..instances.datasets.registry import DATASETS
-
-    options = section.get("options")
-    loader = DATASETS.get(section.get("dataset")) if isinstance(section.get("dataset"), str) else None
-    if not isinstance(options, Mapping) or loader is None:
-        return  # the loader's own checks give the message
-    parameters = inspect.signature(loader).parameters
-    files = sorted(str(k) for k in options if k in parameters and "PathLike" in str(parameters[k].annotation))
-    if files:
-        raise InvalidParameterError(
-            f"The job file's data set options {files} name files, which a job file picked in the app cannot do; "
-            "give the table as 'csv' or 'parquet' and pick it with the job file, or start the app with the job "
-            "file (fairanon app job.yaml).")
-
-
 def _table(source: Mapping | None) -> dict:
     """What an ``instance`` section says of the table apart from its schema (the data
     set or file and their options): equal for two choices of the same table."""
@@ -373,11 +351,18 @@ def _table(source: Mapping | None) -> dict:
 
 
 def _relocated(section: Mapping, where: Callable[[str], str]) -> dict:
-    """A job's ``instance`` section with each file path (data, hierarchies) mapped by `where`."""
+    """A job's ``instance`` section with each file path (data, hierarchies, and a data
+    set's options that name files, such as Census-Income's ``path``) mapped by `where`."""
+    from ..instances.datasets.registry import file_options
+
     section = dict(section)
     for key in ("csv", "parquet"):
         if key in section:
             section[key] = where(str(section[key]))
+    options = section.get("options")
+    if isinstance(options, Mapping) and isinstance(section.get("dataset"), str):
+        named = file_options(section["dataset"], options)
+        section["options"] = {**options, **{key: where(options[key]) for key in named}}
     schema = section.get("schema")
     if isinstance(schema, Mapping):
         section["schema"] = {

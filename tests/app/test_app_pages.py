@@ -640,10 +640,10 @@ def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
              "names the file '/etc/passwd'"),
             # a data set's loader would read any file named by its options, or say whether it exists
             ([("files", ("job.yaml", "instance: {dataset: census, options: {path: /etc/hostname}}\n", "t"))],
-             "data set options ['path'] name files"),
+             "names the file '/etc/hostname': pick it together with the job file"),
             ([("files", ("job.yaml", "instance: {dataset: ruggieri, options: {data: census, path: p.csv, "
                                      "path_test: /nope}}\n", "t")), ("files", ("p.csv", PATIENTS, "text/csv"))],
-             "data set options ['path', 'path_test'] name files")):
+             "names the file '/nope': pick it together with the job file")):
         response = client.post("/data/job", files=bad_files)
         assert response.status_code == 400 and message in text(response), (message, text(response))
     assert session.instance.n_rows == 10  # the good job's data stays
@@ -921,6 +921,75 @@ def test_a_job_file_given_at_the_start_opens_its_data_requirements_and_settings(
                    "requirements: [{k: 2}]\n")
     with pytest.raises(fa.exceptions.FairanonError, match="Cannot load the data: Error tokenizing data"):
         create_app(str(job), token=TOKEN)
+
+
+def census_file(path) -> str:
+    """A Census-Income (KDD) file of 8 records written by hand (42 columns, ", "
+    separated, values the loader's hierarchies and orders know); its text."""
+    from fairanon.instances.datasets.census import CENSUS_COLUMNS
+
+    pairs = {"education": ("High school graduate", "Children"), "marital stat": ("Never married", "Divorced"),
+             "race": ("White", "Black"), "income class": ("- 50000.", "50000+."), "sex": ("Male", "Female")}
+    numeric = {"age", "wage per hour", "capital gains", "capital losses", "dividends from stocks", "instance weight",
+               "num persons worked for employer", "weeks worked in year"}
+    content = "".join(", ".join(pairs[c][i % 2] if c in pairs else str(20 + i) if c in numeric else "x"
+                                for c in CENSUS_COLUMNS) + "\n" for i in range(8))
+    with open(path, "w") as fh:
+        fh.write(content)
+    return content
+
+
+def test_a_jobs_data_set_option_naming_a_file_is_copied_into_the_run(tmp_path):
+    """``fairanon app JOB`` on a job whose data set reads a file named by an option
+    (Census-Income's ``path``, relative to the job file): the run's folder holds a copy
+    and its job names the copy, so job.zip re-runs anywhere to the same release."""
+    (tmp_path / "in").mkdir()
+    content = census_file(tmp_path / "in" / "census.csv")
+    job = tmp_path / "job.yaml"
+    job.write_text("instance: {dataset: census, options: {path: in/census.csv, qi: [age, sex]}}\n"
+                   "requirements: [{k_anonymity: {k: 2}}]\nmethod: mondrian\nseed: 0\n")
+    app = create_app(str(job), token=TOKEN)
+    try:
+        with TestClient(app) as c:
+            assert "job.yaml: 8 records" in text(c.get(f"/data?token={TOKEN}"))
+            session = app.state.session
+            run = cli_run(session, session.job_document([{"k_anonymity": {"k": 2}}], method="mondrian", seed=0,
+                                                        time_limit=None))
+            written = yaml.safe_load(open(run.job))["instance"]
+            assert written["options"] == {"path": "data/census.csv", "qi": ["age", "sex"]}
+            with open(os.path.join(run.folder, "data", "census.csv")) as fh:
+                assert fh.read() == content
+            release = c.get(f"/runs/{run.id}/files/release.csv")
+            assert release.status_code == 200
+            archive = c.get(f"/runs/{run.id}/files/job.zip").content
+    finally:
+        app.state.session.close()
+    import zipfile
+
+    from fairanon.cli import main
+
+    with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+        assert sorted(zf.namelist()) == ["data/census.csv", "job.yaml"]
+        zf.extractall(tmp_path / "elsewhere")
+    os.remove(tmp_path / "in" / "census.csv")  # the copy alone: the job's path is read relative to the job file
+    assert main(["anonymize", str(tmp_path / "elsewhere" / "job.yaml"), "--out", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "release.csv").read_bytes() == release.content
+
+
+def test_a_picked_jobs_data_set_option_names_a_picked_file(client, tmp_path):
+    """A job file picked in the app whose data set option names a file: the file must be
+    picked with it, as its data and hierarchy files must, and the run gets a copy."""
+    content = census_file(tmp_path / "census.csv")
+    job = "instance: {dataset: census, options: {path: census.csv, qi: [age, sex]}}\nrequirements: [{k: 2}]\n"
+    page = text(client.post("/data/job", files=[("files", ("job.yaml", job, "text/yaml")),
+                                                ("files", ("census.csv", content, "text/csv"))]))
+    assert "job.yaml: 8 records" in page
+    session = client.app.state.session
+    run = session.new_run(session.job_document([{"k_anonymity": {"k": 2}}], method="mondrian", seed=0,
+                                               time_limit=None))
+    assert yaml.safe_load(open(run.job))["instance"]["options"]["path"] == "data/census.csv"
+    with open(os.path.join(run.folder, "data", "census.csv")) as fh:
+        assert fh.read() == content
 
 
 def test_the_release_is_formula_safe_and_shown_as_released(client):

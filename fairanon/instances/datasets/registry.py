@@ -19,7 +19,7 @@ from .german import load_german
 from .ruggieri_example import load_ruggieri_loan
 from .ruggieri_setting import load_ruggieri
 
-__all__ = ["DATA_ENV", "DATASETS", "load"]
+__all__ = ["DATA_ENV", "DATASETS", "file_options", "load"]
 
 #: The environment variable naming the folder of the optional data (UCI Census-Income).
 DATA_ENV = "FAIRANON_DATA"
@@ -125,3 +125,23 @@ def load(name: str, /, **options) -> Instance:
     except TypeError as exc:
         raise InvalidParameterError(f"load({name!r}) got a bad option: {exc}.") from None
     return loader(**options)
+
+
+def file_options(name: str, options: Mapping) -> list[str]:
+    """The options among `options` that name files for data set `name`'s loader (the
+    parameters it annotates ``os.PathLike``, e.g. Census-Income's ``path`` and
+    ``path_test``) and are given as text, sorted; [] for an unknown name (:func:`load`
+    gives that message). A job file's paths are read relative to the job file, and the
+    app copies each file a job names into its run, these included.
+
+    >>> file_options("census", {"path": "census.csv", "rows": 100})
+    ['path']
+    >>> file_options("adult", {"variant": "full"})
+    []
+    """
+    loader = DATASETS.get(name) if isinstance(name, str) else None
+    if loader is None:
+        return []
+    parameters = inspect.signature(loader).parameters
+    return sorted(str(k) for k, v in options.items()
+                  if k in parameters and isinstance(v, str) and "PathLike" in str(parameters[k].annotation))
