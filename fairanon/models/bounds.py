@@ -45,6 +45,7 @@ most records need generalizing it can lie well below the optimum.
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from collections.abc import Sequence
@@ -273,30 +274,34 @@ def _dimensions(instance: Instance, name: str, objective: str) -> list[_Dim]:
         if contiguous or objective == "ncp":
             return _range_dims(index, pos, name)
         # LM with a non-contiguous node: the cheaper of the range and the node
-        table = [
-            [
-                min(Fraction(abs(i - j), m - 1), _node_cost(hierarchy, values, i, j, "lm"))
-                for j in range(m)
-            ]
-            for i in range(m)
-        ]
+        cover = _cover_costs(hierarchy, values, "lm")
+        table = [[min(Fraction(abs(i - j), m - 1), cover[i][j]) for j in range(m)] for i in range(m)]
         return [_table_dim(index, table, name)]
-    table = [[_node_cost(hierarchy, values, i, j, objective) for j in range(m)] for i in range(m)]
-    return [_table_dim(index, table, name)]
+    return [_table_dim(index, _cover_costs(hierarchy, values, objective), name)]
 
 
-def _node_cost(hierarchy, values, i: int, j: int, objective: str) -> Fraction:
-    """The cost of the lowest hierarchy node covering active values i and j."""
-    if i == j:
-        return Fraction(0)
-    node = hierarchy.lca([values[i], values[j]])
-    if objective == "stars":
-        return Fraction(int(node == hierarchy.root and hierarchy.root == SUPPRESSED))
+def _cover_costs(hierarchy, values, objective: str) -> list[list[Fraction]]:
+    """Per pair of active values i, j: the cost of the lowest hierarchy node covering
+    both (0 on the diagonal)."""
     m = len(values)
-    count = sum(1 for v in values if hierarchy.covers(node, v))
-    if objective == "ncp":
-        return Fraction(count, m) if count > 1 else Fraction(0)
-    return Fraction(count - 1, m - 1)
+    by_node: dict = {}
+
+    def cost(node) -> Fraction:
+        if node not in by_node:
+            if objective == "stars":
+                by_node[node] = Fraction(int(node == hierarchy.root and hierarchy.root == SUPPRESSED))
+            else:
+                count = sum(1 for v in values if hierarchy.covers(node, v))
+                if objective == "ncp":
+                    by_node[node] = Fraction(count, m) if count > 1 else Fraction(0)
+                else:
+                    by_node[node] = Fraction(count - 1, m - 1)
+        return by_node[node]
+
+    return [
+        [Fraction(0) if i == j else cost(hierarchy.lca([values[i], values[j]])) for j in range(m)]
+        for i in range(m)
+    ]
 
 
 def _table_dim(index, table, name) -> _Dim:
@@ -328,27 +333,37 @@ def _floats(dim: _Dim, r: int, s: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- per record
-def _record_costs(instance, release, objective, dims) -> np.ndarray | None:
-    """Each record's exact cost in `release` (Fractions), or None if it cannot be read."""
+def _record_costs(instance, release, objective, dims) -> tuple[list, np.ndarray] | None:
+    """Each record's exact cost in `release`, as the distinct costs (Fractions, sorted)
+    and each record's index among them; None if the release cannot be read.
+
+    The label costs are put over one common denominator, so that a record's cost is an
+    integer sum (in int64 when it cannot overflow)."""
     from .metrics.classes import _prepare
 
+    if objective == "generalized":
+        return None  # per-cell 0/1 against the value: not worth the parsing here
     try:
         p = _prepare(instance, release, "lower_bound")
     except Exception:  # noqa: BLE001 - an unreadable release only loses the pruning
         return None
-    n = instance.n_rows
-    out = np.array([Fraction(0)] * n, dtype=object)
+    per_label, codes = [], []
     for name in instance.schema.generalizable:
         col = p.qi[name]
         if objective == "stars":
-            per_label = [Fraction(int(s)) for s in col.is_star]
-        elif objective == "generalized":
-            return None  # per-cell 0/1 against the value: not worth the parsing here
+            per_label.append([Fraction(int(s)) for s in col.is_star])
         else:
-            per_label = col.cell_values(objective, "width", exact=True)
-        cells = np.array(per_label, dtype=object)[col.codes]
-        out += p.to_instance_order(cells)
-    return out
+            per_label.append(col.cell_values(objective, "width", exact=True))
+        codes.append(p.to_instance_order(np.asarray(col.codes, dtype=np.int64)))
+    den = math.lcm(1, *(c.denominator for costs in per_label for c in costs))
+    numerators = [[c.numerator * (den // c.denominator) for c in costs] for costs in per_label]
+    largest = sum(max(nums, default=0) for nums in numerators)
+    dtype = np.int64 if largest < 2**62 else object
+    total = np.zeros(instance.n_rows, dtype=dtype)
+    for nums, rows in zip(numerators, codes):
+        total = total + np.array(nums, dtype=dtype)[rows]
+    values, rank = np.unique(total, return_inverse=True)
+    return [Fraction(int(v), den) for v in values.tolist()], rank.reshape(-1)
 
 
 def _per_record(dims, groups, k, need_l, target, upper, deadline):
@@ -375,11 +390,11 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
             worst += d.positions[-1] - d.positions[0]
     ub = [worst] * n_types
     if upper is not None:
-        per_type = [Fraction(0)] * n_types
-        for row, t in enumerate(inverse.tolist()):
-            if upper[row] > per_type[t]:
-                per_type[t] = upper[row]
-        ub = [min(u, worst) for u in per_type]
+        costs, rank = upper  # a type's records may sit in classes of different costs
+        highest = np.zeros(n_types, dtype=np.int64)
+        np.maximum.at(highest, inverse, rank)
+        below = bisect.bisect_left(costs, worst)  # costs from here on are at least `worst`
+        ub = [costs[i] if i < below else worst for i in highest.tolist()]
     counts = {"types": n_types, "solved": 0, "quick": 0, "capped": 0, "unsolved": 0}
     total = Fraction(0)
     by_group = {g: _Index(np.flatnonzero(group == g), idx, dims) for g in np.unique(group).tolist()}

@@ -203,6 +203,8 @@ def lp_bound(
     if objective not in LP_OBJECTIVES or k <= 1 or not _valid_families(instance, objective):
         return None
     deadline = None if time_limit is None else started + time_limit
+    if deadline is not None and time.perf_counter() >= deadline:
+        return None  # no time to encode the types, the closure's first step
     limit = current_limit(memory_limit, "lp_bound")
     model = _closure_model(instance, k, objective, max_vectors, deadline, limit)
     if model is None:

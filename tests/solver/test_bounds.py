@@ -18,8 +18,8 @@ from test_bruteforce import MONOTONE_FAMILIES, tables
 import fairanon as fa
 from fairanon.methods.cpsat import cpsat
 from fairanon.methods.lns import best_bound
-from fairanon.models.bounds import lower_bound
-from fairanon.models.objectives import OBJECTIVES
+from fairanon.models.bounds import _record_costs, lower_bound
+from fairanon.models.objectives import OBJECTIVES, objective_value
 from fairanon.release import Release, Status
 from fairanon.solver.bounds import LP_OBJECTIVES, _closure_model, lp_bound
 from fairanon.solver.local_recoding import encode
@@ -60,6 +60,21 @@ def test_pruning_by_any_release_keeps_the_bound_valid(data, inst):
     identity = Release(inst.table[[c for c in inst.table.columns]], np.arange(inst.n_rows))
     for release in (identity, fa.anonymize(inst, [fa.KAnonymity(1)], method="mondrian")):
         assert lower_bound(inst, reqs, objective, release=release).value <= optimum
+
+
+@FEWER
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_record_costs_add_up_to_the_release_objective(data, inst):
+    """The exact per-record costs that prune the search (kept as distinct sorted costs
+    and each record's index among them) add up to the objective as the metrics read it."""
+    objective = data.draw(st.sampled_from(["ncp", "lm", "stars"]))
+    k = data.draw(st.integers(1, 3))
+    release = fa.anonymize(inst, [fa.KAnonymity(k)], method="mondrian")
+    found = _record_costs(inst, release, objective, None)
+    assert found is not None
+    costs, rank = found
+    assert costs == sorted(set(costs))
+    assert sum((costs[i] for i in rank.tolist()), Fraction(0)) == objective_value(inst, release, objective)
 
 
 def _set_partitioning_lp(inst, k, objective) -> float:
