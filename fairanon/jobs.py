@@ -138,8 +138,16 @@ def read_document(path: str, what: str = "Job file") -> Mapping:
     return doc
 
 
-def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
-    """Build the instance a job's ``instance:`` section describes."""
+def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFrame | None = None) -> Instance:
+    """Build the instance a job's ``instance:`` section describes.
+
+    `table`: the section's CSV or Parquet data as :func:`read_table` reads it, with or
+    without the schema's text columns, from a caller that has read the file already (the
+    app, which guesses the schema from it), so that it is not parsed twice; None: read
+    here. A column read without being asked as text holds the text the file writes when
+    not all of it parses as numbers, except when pandas parsed it in chunks and some
+    chunk did: such a column holds numbers among its text, which no longer say how the
+    file writes them, and the file is then read again."""
     from .instances.datasets import load
     from .instances.datasets.registry import file_options
 
@@ -181,7 +189,9 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".") -> Instance:
     id_column = spec.get("id_column")
     if id_column is not None and not isinstance(id_column, str):
         raise InvalidParameterError(f"The 'id_column' of the 'instance' section must be a column name; got {id_column!r}.")
-    table = read_table(path, kind, sep=sep, text_columns=_text_columns(schema_spec), id_column=id_column)
+    text_columns = _text_columns(schema_spec)
+    if table is None or (kind == "csv" and not _holds_text(table, text_columns)):
+        table = read_table(path, kind, sep=sep, text_columns=text_columns, id_column=id_column)
     if id_column is not None:
         if id_column not in table.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(table.columns)}.")
@@ -220,6 +230,12 @@ def table_source(spec: Mapping, base_dir: str = ".") -> tuple[str, str]:
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
     return kind, path
+
+
+def _holds_text(table: pd.DataFrame, columns) -> bool:
+    """Whether every one of `columns` present in `table` holds text only (missing cells aside)."""
+    return all(pd.api.types.infer_dtype(table[c], skipna=True) in ("string", "empty")
+               for c in columns if c in table.columns)
 
 
 def _text_columns(schema_spec) -> list[str]:

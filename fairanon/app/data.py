@@ -68,17 +68,20 @@ async def choose_dataset(request: Request):
     return RedirectResponse("/data", status_code=303)
 
 
-def _use_own(session, source: dict, label: str) -> None:
-    """Make `source` the data with the Requirements page's fields as its requirements, in
-    place of a job file's: both at once, so a run started meanwhile has both or neither."""
+def _use_own(session, source: dict, label: str, table=None) -> None:
+    """Make `source` (`table`: its file as read already) the data with the Requirements
+    page's fields as its requirements, in place of a job file's: both at once, so a run
+    started meanwhile has both or neither."""
     with session.lock:
-        session.use(source, label)
+        session.use(source, label, table)
         session.set_requirements()
 
 
 def _use_table(session, path: str, content: bytes) -> None:
     """Save an uploaded table at `path` and make it the data, with a first schema
-    (run in a thread: writing and reading a large file takes seconds)."""
+    (run in a thread: writing and reading a large file takes seconds). The file is
+    parsed once: the table the schema is guessed from is the instance's
+    (:func:`fairanon.jobs.load_instance_spec`)."""
     from ..jobs import read_table
 
     with open(path, "wb") as fh:
@@ -86,7 +89,7 @@ def _use_table(session, path: str, content: bytes) -> None:
     kind = "parquet" if path.endswith((".parquet", ".pq")) else "csv"
     table = read_table(path, kind)
     _refuse_missing(table, os.path.basename(path))
-    _use_own(session, {kind: path, "schema": _inferred_schema(table)}, os.path.basename(path))
+    _use_own(session, {kind: path, "schema": _inferred_schema(table)}, os.path.basename(path), table)
 
 
 def _refuse_missing(table, name: str) -> None:

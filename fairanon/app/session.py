@@ -88,24 +88,25 @@ class Session:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- the data ---------------------------------------------------------------
-    def load(self, source: Mapping) -> object:
-        """The instance of `source` (an ``instance`` section); the API's error when it
+    def load(self, source: Mapping, table=None) -> object:
+        """The instance of `source` (an ``instance`` section; `table`: its file as read
+        already, see :func:`fairanon.jobs.load_instance_spec`); the API's error when it
         cannot be loaded, a file's (OSError) or a loader's (ValueError) included."""
         from ..exceptions import FairanonError, InvalidParameterError
         from ..jobs import load_instance_spec
 
         try:
-            return load_instance_spec(source, self.folder)
+            return load_instance_spec(source, self.folder, table=table)
         except FairanonError:
             raise
         except (ValueError, OSError) as exc:  # a data set's loader reading a file it cannot parse
             raise InvalidParameterError(f"Cannot load the data: {exc}") from exc
 
-    def use(self, source: dict, label: str) -> object:
-        """Make `source` (an ``instance`` section) the data; raises the API's error when
-        it cannot be loaded, leaving the previous data in place."""
+    def use(self, source: dict, label: str, table=None) -> object:
+        """Make `source` (an ``instance`` section; `table` as in :meth:`load`) the data;
+        raises the API's error when it cannot be loaded, leaving the previous data in place."""
         with self.lock:
-            instance = self.load(source)
+            instance = self.load(source, table)
             self.data = Data(source, label, instance, self.data.generation + 1)
             return instance
 

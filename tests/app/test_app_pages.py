@@ -288,6 +288,55 @@ def test_upload_csv_roles_and_malformed_files(client, tmp_path):
                             ("files", ("gaps.csv", "age,zip\n30,\n,1\n5,2\n", "text/csv"))]))
 
 
+def _counting_reads(monkeypatch) -> list:
+    """The paths fairanon.jobs.read_table is called with from now on."""
+    import fairanon.jobs
+
+    reads, original = [], fairanon.jobs.read_table
+
+    def counted(path, *args, **kwargs):
+        reads.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(fairanon.jobs, "read_table", counted)
+    return reads
+
+
+def test_an_upload_is_parsed_once(client, monkeypatch):
+    """The table the schema is guessed from is the instance's: the file is parsed once,
+    and the instance is the one the job file's section reads from the file."""
+    from fairanon.jobs import load_instance_spec
+
+    reads = _counting_reads(monkeypatch)
+    csv = "age,zip,note\n30,01234,1.50\n31,1235, x\n45,1300,NaNa\n46,1301,=1\n"
+    assert client.post("/data/upload", files={"file": ("p.csv", csv, "text/csv")},
+                       follow_redirects=False).status_code == 303
+    session = client.app.state.session
+    assert len(reads) == 1
+    assert session.source["schema"]["zip"]["type"] == "numeric" and session.source["schema"]["note"]["type"] == (
+        "categorical")
+    expected = load_instance_spec(session.source).table  # read again here, as the command line reads it
+    assert len(reads) == 2
+    pd.testing.assert_frame_equal(session.instance.table, expected)
+    assert list(session.instance.table["note"]) == ["1.50", "x", "NaNa", "=1"]  # as written, spaces after ',' skipped
+
+
+def test_a_large_upload_parsed_in_chunks_is_read_again_for_its_text(client, monkeypatch):
+    """pandas parses a large CSV in chunks: a column whose first chunk is all numbers and
+    whose last is not is guessed categorical but holds numbers among its text (1, not
+    '1'); its text is then read from the file again, as the job file's section reads it."""
+    reads = _counting_reads(monkeypatch)
+    rows = [f"{i % 10},{i % 7}" for i in range(300_000)]
+    rows[-1] = "x,2"
+    csv = "code,n\n" + "\n".join(rows) + "\n"
+    assert client.post("/data/upload", files={"file": ("big.csv", csv, "text/csv")},
+                       follow_redirects=False).status_code == 303
+    session = client.app.state.session
+    assert session.source["schema"]["code"]["type"] == "categorical" and len(reads) == 2
+    codes = session.instance.table["code"]
+    assert codes.iloc[0] == "0" and codes.iloc[123_456] == "6" and codes.iloc[-1] == "x"
+
+
 def test_run_to_results_and_the_job_file_reproduces_the_release(client, tmp_path):
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
     page = text(client.post("/requirements", data={"k": "2"}))
