@@ -176,27 +176,32 @@ def _targets(instance) -> list[str]:
     return [a.name for a in instance.schema if a.role in ("sensitive", "decision")]
 
 
-def _render(request: Request, form: Mapping, errors: dict, whole: str | None, status_code: int = 200):
+def _render(request: Request, asked, form: Mapping, errors: dict, whole: str | None, status_code: int = 200):
+    """The page for the data and job requirements of `asked` (one read of the session,
+    :meth:`~fairanon.app.session.Session.asked`) with the fields `form`."""
     return request.app.state.render(request, "requirements.html", status_code, groups=GROUPS, form=form,
-                                    errors=errors, whole=whole, targets=_targets(request.app.state.session.instance))
+                                    errors=errors, whole=whole, targets=_targets(asked.data.instance),
+                                    data=asked.data, job_requirements=asked.job_requirements)
 
 
 @router.get("/requirements", response_class=HTMLResponse)
 async def requirements_page(request: Request):
-    session = request.app.state.session
-    errors = check_requirements(session.instance, session.form)[2] if session.form else {}
-    return _render(request, session.form, errors, None)
+    # one read of the data and the fields (off the event loop: the lock is held while data loads)
+    asked = await asyncio.to_thread(request.app.state.session.asked)
+    errors = check_requirements(asked.data.instance, asked.form)[2] if asked.form else {}
+    return _render(request, asked, asked.form, errors, None)
 
 
 @router.post("/requirements", response_class=HTMLResponse)
 async def set_requirements(request: Request):
     session = request.app.state.session
     form = {k: str(v) for k, v in (await request.form()).items()}
-    await asyncio.to_thread(session.set_requirements, form)  # in a thread: the lock is held while data loads
-    _, _, errors, whole = check_requirements(session.instance, form)
+    asked = await asyncio.to_thread(session.set_requirements, form)  # in a thread: the lock is held while data loads
+    _, _, errors, whole = check_requirements(asked.data.instance, form)
     if errors or whole:
-        return _render(request, form, errors, whole, 400)
+        return _render(request, asked, form, errors, whole, 400)
     return RedirectResponse("/run", status_code=303)
+
 
 
 @router.post("/requirements/check/{name}", response_class=HTMLResponse)

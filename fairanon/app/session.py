@@ -205,11 +205,12 @@ class Session:
             return instance
 
     # -- the requirements ------------------------------------------------------
-    def set_requirements(self, form: dict | None = None, *, job: Mapping | None = None) -> None:
+    def set_requirements(self, form: dict | None = None, *, job: Mapping | None = None) -> Asked:
         """Make the requirements the Requirements page's fields (`form`; None: those
         typed before) or, given `job`, a job file's: its ``requirements`` list, its
         settings (method, seed, time_limit, options) and the fields that show them. Set
-        together under :attr:`lock`, which :meth:`asked` reads them under."""
+        together under :attr:`lock`, which :meth:`asked` reads them under; returns the
+        set they now belong to (:meth:`asked`, read under the same hold of the lock)."""
         from .requirements import form_of
 
         with self.lock:
@@ -217,11 +218,12 @@ class Session:
                 self.job_requirements = None
                 if form is not None:
                     self.form = form
-                return
-            requirements = list(job.get("requirements") or [])
-            self.job_requirements = requirements
-            self.job_settings = {k: job.get(k) for k in ("method", "seed", "time_limit", "options")}
-            self.form = form_of(requirements)
+            else:
+                requirements = list(job.get("requirements") or [])
+                self.job_requirements = requirements
+                self.job_settings = {k: job.get(k) for k in ("method", "seed", "time_limit", "options")}
+                self.form = form_of(requirements)
+            return self.asked()
 
     def asked(self) -> Asked:
         """The data, the requirements and the job's settings as one set (under :attr:`lock`:

@@ -1,6 +1,7 @@
 """The app's session under requests served at once, and its files: a run whose files
 cannot be copied leaves nothing behind, runs started together get two numbers, two trees
-applied together both stay, a run never reads half of a change of the requirements, a numeric column's text is read once and a data file gone
+applied together both stay, a run never reads half of a change of the requirements, nor the
+Requirements page its data apart from its fields, a numeric column's text is read once and a data file gone
 meanwhile is a message, files of one name are copied apart, and a job archive that
 cannot be written is a message with no half file left. Interleavings are forced with
 events, never with sleeps."""
@@ -40,13 +41,16 @@ def session():
 
 
 class _SpiedLock:
-    """The session's lock, which sets `waiting` when the thread named `name` asks for it."""
+    """The session's lock, which sets `waiting` when the thread named `name` asks for it
+    while another thread holds it (a thread that gets it at once has not waited)."""
 
     def __init__(self, name: str, waiting: threading.Event):
         self._lock, self._name, self._waiting = threading.RLock(), name, waiting
 
     def __enter__(self):
         if threading.current_thread().name == self._name:
+            if self._lock.acquire(blocking=False):
+                return True
             self._waiting.set()
         return self._lock.__enter__()
 
@@ -283,3 +287,38 @@ def test_a_run_never_reads_half_of_a_change_of_the_requirements(session, monkeyp
     assert document["instance"] == {"dataset": "ruggieri_loan"} and document["requirements"] == job["requirements"]
     session.set_requirements({"l": "2"})  # the page's fields again, in place of the job's
     assert session.asked()[1:3] == (None, {"l": "2"})
+
+
+def test_the_requirements_page_reads_its_data_and_fields_at_once(client, monkeypatch):
+    """The Requirements page (A) stops as it reads the data; another request then makes
+    German credit the data with k = 2000 in the fields (B). B waits at the lock until A
+    has read the data and the fields together, so A's page shows the loan table with its
+    k = 2 and no message (before, it read the loan table and then B's k = 2000, and
+    showed k = 2000 refused for the loan table's 17 rows under German credit's name)."""
+    session = client.app.state.session
+    session.use({"dataset": "ruggieri_loan"}, "ruggieri_loan")
+    session.set_requirements({"k": "2"})
+    reading, go_on, waiting = threading.Event(), threading.Event(), threading.Event()
+    session.lock = _SpiedLock("B", waiting)
+    armed = [True]
+
+    class Paused(type(session)):
+        def __getattribute__(self, name):
+            if name == "data" and armed[0] and threading.current_thread().name != "B":
+                armed[0] = False
+                reading.set()
+                go_on.wait()
+            return super().__getattribute__(name)
+
+    monkeypatch.setattr(session, "__class__", Paused)
+
+    def change():
+        session.use({"dataset": "german"}, "german")
+        session.set_requirements({"k": "2000"})
+
+    a_out, _ = _race(lambda: client.get("/requirements"), change, reading, waiting, go_on)
+    page = a_out["value"]
+    assert page.status_code == 200
+    assert 'id="f-k" name="k" value="2"' in page.text and "exceeds" not in page.text
+    assert "data: <b>ruggieri_loan</b> (17 rows)" in page.text
+    assert session.asked().form == {"k": "2000"} and session.source_label == "german"  # B's change, after
