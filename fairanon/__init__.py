@@ -62,13 +62,13 @@ _SOURCES = {
     "load": "instances.datasets",
     "describe": "models.describe",
     "Report": "models.verify",
-    **dict.fromkeys(("RiskReport", "risk"), "models.risk.report"),
+    "RiskReport": "models.risk.report",
     "utility": "models.utility",
-    **dict.fromkeys(("METHODS", "anonymize", "verify"), "api"),
+    **dict.fromkeys(("METHODS", "anonymize", "risk", "verify"), "api"),
 }
 
 if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
-    from .api import METHODS, anonymize, verify
+    from .api import METHODS, anonymize, risk, verify
     from .instances import Attribute, Hierarchy, Instance, IntervalHierarchy, Schema
     from .instances.datasets import load
     from .models.describe import describe
@@ -86,7 +86,7 @@ if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
         TCloseness,
     )
     from .models.utility import utility
-    from .models.risk.report import RiskReport, risk
+    from .models.risk.report import RiskReport
     from .models.verify import Report
     from .release import Release, Status
 

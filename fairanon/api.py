@@ -33,12 +33,14 @@ from .models.requirements import (
     StochasticTCloseness,
     validate_requirements,
 )
+from .models.risk.report import RiskReport, release_risk
+from .models.risk.report import risk as _risk_local
 from .models.verify import Report
 from .models.verify import verify as _verify_local
 from .release import Release
 from .solver.fulldomain import fulldomain, lattice_local
 
-__all__ = ["ENGINES", "METHODS", "anonymize", "check_options", "choose_method", "method_options", "verify"]
+__all__ = ["ENGINES", "METHODS", "anonymize", "check_options", "choose_method", "method_options", "risk", "verify"]
 
 #: Where a method runs: "local" (this process, pandas and numpy) or "dask" (a Dask
 #: DataFrame, on the current distributed client or Dask's default scheduler).
@@ -459,9 +461,8 @@ def anonymize(
 
 
 def _anonymize_distributed(instance, requirements, method, engine, schema, *, seed, time_limit, **options):
-    if engine not in ENGINES:
-        raise InvalidParameterError(f"The 'engine' parameter of anonymize must be one of {ENGINES}. Got {engine!r} instead.")
-    from .distributed import DISTRIBUTED_METHODS, as_dask_instance, mondrian_dask
+    _check_engine(engine, "anonymize")
+    from .distributed import DISTRIBUTED_METHODS, mondrian_dask
 
     name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
     if name == "auto":
@@ -471,12 +472,12 @@ def _anonymize_distributed(instance, requirements, method, engine, schema, *, se
             f"Method {name!r} does not run on Dask; the methods that run distributed are "
             f"{', '.join(DISTRIBUTED_METHODS)}. Use engine='local' for {name!r}."
         )
-    dinst = as_dask_instance(instance, schema)
+    dinst, _ = _dask_inputs(instance, None, schema)
     return mondrian_dask(dinst, requirements, seed=seed, time_limit=time_limit, **options)
 
 
 def verify(instance, release, requirements=(), *, metrics: bool = True, bound: bool = False, engine: str = "local",
-           schema=None, progress: bool = False) -> Report:
+           schema=None, progress: bool = False, risk: bool = False) -> Report:
     """Re-check every guarantee of `release` from its released table
     (:func:`fairanon.models.verify.verify`; ``bound=True`` adds the per-record lower
     bounds on the loss).
@@ -486,23 +487,116 @@ def verify(instance, release, requirements=(), *, metrics: bool = True, bound: b
     :func:`anonymize`, `release` a :class:`~fairanon.distributed.DistributedRelease`,
     a Dask DataFrame or a Parquet path (or a Release).
 
+    Every report carries ``report.risk``, the prosecutor-risk summary of the class sizes.
+    With ``risk=True`` the report also has a ``risk_report`` attribute: every figure of
+    :func:`risk` as the dict ``fairanon anonymize`` writes into ``report.json``
+    (:func:`fairanon.models.risk.report.release_risk`; None for a release without rows,
+    ``{"error": ...}`` when the figures cannot be measured). On Dask it is measured from
+    the verifier's class counts and equals the local one, but for a weight column, which
+    Dask does not read: its ``individual`` entry (and ``journalist``, read from it) is
+    then ``{"error": ...}`` (``docs/risk.md``, "On Dask").
+
     Examples
     --------
     >>> inst = fa.load("diva_table1")
     >>> rel = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian")
     >>> fa.verify(inst, rel, [fa.KAnonymity(3)]).passed
     True
+    >>> report = fa.verify(inst, rel, [fa.KAnonymity(3)], risk=True)
+    >>> report.risk_report["sample"]["prosecutor_highest"]["value"] <= 1 / 3
+    True
     """
     if engine == "local":
-        return _verify_local(instance, release, requirements, metrics=metrics, bound=bound)
-    if engine not in ENGINES:
-        raise InvalidParameterError(f"The 'engine' parameter of verify must be one of {ENGINES}. Got {engine!r} instead.")
+        report = _verify_local(instance, release, requirements, metrics=metrics, bound=bound)
+        if risk:
+            object.__setattr__(report, "risk_report", release_risk(instance, release))
+        return report
+    _check_engine(engine, "verify")
     if bound:
         raise InvalidParameterError("bound=True needs engine='local': the per-record lower bounds are not computed on Dask.")
-    from .distributed import as_dask_instance, as_dask_release, verify_dask
+    from .distributed import verify_dask
 
-    report = verify_dask(as_dask_instance(instance, schema), as_dask_release(release), requirements,
-                         metrics=metrics, progress=progress)
+    dinst, drelease = _dask_inputs(instance, release, schema)
+    report = verify_dask(dinst, drelease, requirements, metrics=metrics, progress=progress, risk=risk)
     if isinstance(release, Release):
+        figures = getattr(report, "risk_report", None)
         report = dataclasses.replace(report, method=release.method, status=str(release.status))
+        if risk:
+            object.__setattr__(report, "risk_report", figures)
     return report
+
+
+def risk(instance, release=None, *, engine: str = "local", schema=None, progress: bool = False,
+         **options) -> RiskReport:
+    """Every re-identification and attribute-disclosure risk figure of `instance`, or
+    of a release of it (:func:`fairanon.models.risk.report.risk`, whose parameters
+    `options` are: ``sampling_fraction``, ``population_size``, ``population``,
+    ``weights``, ``threshold``, ``models``, ``individual_method``, ``suda_max_size``,
+    ``sensitive``).
+
+    Parameters
+    ----------
+    instance, release
+        As for :func:`verify`; `release` None measures the instance itself.
+    engine : {"local", "dask"}, default="local"
+        "dask" measures on Dask (:func:`fairanon.distributed.risk_dask`): `instance` and
+        `release` as for :func:`verify` with ``engine="dask"``. The classes come from the
+        distributed verifier's counts and every figure is that of one machine from them
+        (the same :class:`~fairanon.models.risk.report.RiskReport`): sample risk,
+        uniqueness and the population estimators, individual risk, SUDA and δ-disclosure
+        and β-likeness. Two need what Dask does not read and raise
+        :class:`~fairanon.exceptions.InvalidParameterError`: a weight column (pass
+        ``weights=False``) and a population table (journalist risk). SUDA stands a row
+        per record on the client; above the memory limit it raises
+        :class:`~fairanon.exceptions.MemoryLimitError` (pass ``suda_max_size=None``).
+    schema : Schema, optional
+        The schema of a Dask DataFrame or Parquet path given as `instance`.
+    progress : bool, default=False
+        With ``engine="dask"``, Dask's progress bar for each pass.
+
+    Returns
+    -------
+    RiskReport
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown option or engine, a bad value, or a figure the engine cannot measure.
+    SchemaError
+        A release without a quasi-identifier column or without rows, or an unknown
+        `sensitive` attribute.
+
+    Examples
+    --------
+    >>> rep = fa.risk(fa.load("diva_table1"), suda_max_size=None)
+    >>> rep.sample.highest, rep.uniqueness.sample_uniques
+    (Fraction(1, 1), 10)
+    """
+    allowed = [name for name in inspect.signature(_risk_local).parameters if name not in ("instance", "release")]
+    if engine != "local":
+        _check_engine(engine, "risk")
+        # The Dask engine makes the classes itself.
+        allowed = [name for name in allowed if name not in ("classes", "classes_seconds")]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise InvalidParameterError(f"risk has no option(s) {unknown}; its options are {allowed}.")
+    if engine == "local":
+        return _risk_local(instance, release, **options)
+    from .distributed import risk_dask
+
+    dinst, drelease = _dask_inputs(instance, release, schema)
+    return risk_dask(dinst, drelease, progress=progress, **options)
+
+
+def _check_engine(engine, caller: str) -> None:
+    if engine not in ENGINES:
+        raise InvalidParameterError(f"The 'engine' parameter of {caller} must be one of {ENGINES}. Got {engine!r} instead.")
+
+
+def _dask_inputs(instance, release, schema):
+    """The Dask engine's instance and release (None stays None) from what the front door
+    takes: :func:`fairanon.distributed.as_dask_instance` and
+    :func:`~fairanon.distributed.as_dask_release`."""
+    from .distributed import as_dask_instance, as_dask_release
+
+    return as_dask_instance(instance, schema), as_dask_release(release)

@@ -1,8 +1,9 @@
 """Scale-out on Dask: distributed Mondrian and the distributed verifier.
 
-Install with ``pip install 'fairanon[dask]'``. ``fa.anonymize`` and ``fa.verify`` take a
-Dask DataFrame (or a Parquet path) with ``engine="dask"``; the scheduler is the
-current ``distributed.Client`` (or one of :func:`local_client`, on this machine).
+Install with ``pip install 'fairanon[dask]'``. ``fa.anonymize``, ``fa.verify`` and
+``fa.risk`` take a Dask DataFrame (or a Parquet path) with ``engine="dask"``; the
+scheduler is the current ``distributed.Client`` (or one of :func:`local_client`, on
+this machine).
 
 Importing the package keeps the scheduler's routine shuffle messages, which Dask logs
 as warnings, from the terminal (:func:`~fairanon.distributed.cluster.quiet_dask_logs`).
@@ -12,7 +13,7 @@ from .cluster import local_client, quiet_dask_logs, trim_workers, worker_setting
 from .instance import DaskInstance, as_dask_instance, dask_instance, read_table
 from .mondrian import DISTRIBUTED_METHODS, mondrian_dask
 from .release import DistributedRelease, as_dask_release
-from .verify import verify_dask
+from .verify import risk_dask, verify_dask
 
 __all__ = [
     "DISTRIBUTED_METHODS",
@@ -24,6 +25,7 @@ __all__ = [
     "local_client",
     "mondrian_dask",
     "read_table",
+    "risk_dask",
     "trim_workers",
     "verify_dask",
     "worker_settings",

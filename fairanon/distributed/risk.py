@@ -17,6 +17,12 @@ records). Only SUDA reads the records one by one: it stands a row for each recor
 each class, after checking its memory (:func:`~fairanon.models.risk.suda.suda_memory`)
 against the memory limit in force (:mod:`fairanon._memory`); above it the risk entry is
 ``{"error": ...}`` naming the limit.
+
+``fa.risk(..., engine="dask")`` (:func:`~fairanon.distributed.verify.risk_dask`) returns
+the :class:`~fairanon.models.risk.report.RiskReport` itself, by :func:`measure_risk`,
+which raises where the report's dict holds an error: SUDA above the memory limit
+(:class:`~fairanon.exceptions.MemoryLimitError`), and a weight column or a population
+table, which the Dask engine does not read (:class:`~fairanon.exceptions.InvalidParameterError`).
 """
 
 from __future__ import annotations
@@ -28,14 +34,15 @@ import numpy as np
 import pandas as pd
 
 from .._memory import check_memory
-from ..exceptions import SchemaError
+from .._validation import check_int
+from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.hierarchy import SUPPRESSED
 from ..models.released import id_type, narrow
 from ..models.risk.classes import RiskClasses
-from ..models.risk.report import risk, risk_dict
+from ..models.risk.report import RiskReport, risk, risk_dict
 from ..models.risk.suda import suda_memory
 
-__all__ = ["DaskRiskClasses", "release_risk_dask"]
+__all__ = ["DaskRiskClasses", "measure_risk", "release_risk_dask"]
 
 
 class _RepeatedCodes(Mapping):
@@ -90,15 +97,18 @@ class DaskRiskClasses(RiskClasses):
     fetch : callable
         ``fetch(classes_mask, limit)``: the ids of the records of the marked classes,
         in release order, at most `limit` of them.
+    released : bool, default=True
+        False for the classes of the instance itself (no suppressed block, as on one
+        machine).
     """
 
     def __init__(self, instance, qi, labels: dict, digits: dict, sizes: np.ndarray, target_counts: dict,
-                 fetch: Callable[[np.ndarray, int | None], list]):
+                 fetch: Callable[[np.ndarray, int | None], list], *, released: bool = True):
         sizes = np.asarray(sizes, dtype=np.int64)
         digits = {name: digits[name] for name in qi}
         # The fields of RiskClasses but `ids`, which is made on demand (a RangeIndex holds
         # no array); the rows are laid out class by class.
-        self.instance, self.released, self.qi, self.sizes = instance, True, tuple(qi), sizes
+        self.instance, self.released, self.qi, self.sizes = instance, released, tuple(qi), sizes
         self.table = pd.DataFrame(index=pd.RangeIndex(int(sizes.sum())))
         self.codes = _RepeatedCodes(digits, labels, sizes)
         self._labels, self._digits = labels, digits
@@ -122,6 +132,8 @@ class DaskRiskClasses(RiskClasses):
     @cached_property
     def suppressed_class(self) -> int | None:
         # As RiskClasses reads it, from the classes' labels rather than the rows'.
+        if not self.released:
+            return None
         every = np.ones(self.n_classes, dtype=bool)
         for name in self.qi:
             star = np.flatnonzero(self._labels[name] == SUPPRESSED)
@@ -146,30 +158,61 @@ class DaskRiskClasses(RiskClasses):
         return flat.astype(np.int64).reshape(self.n_classes, len(values)), values
 
 
+def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskReport:
+    """:func:`fairanon.models.risk.report.risk` of the classes of a table on Dask
+    (`options` as there), after the checks the Dask engine needs first.
+
+    Raises
+    ------
+    SchemaError
+        If the table holds no rows (as on one machine).
+    InvalidParameterError
+        If the figures need what the Dask engine does not read: a weight column for the
+        individual risk (pass ``weights=False``: F = f), or a population table for the
+        journalist risk (both measured by ``engine="local"``).
+    MemoryLimitError
+        If SUDA's rows (one per record, on the client) exceed the memory limit in force
+        (pass ``suda_max_size=None``).
+    """
+    if not classes.n_records:
+        raise SchemaError("The release holds no rows; risk has nothing to measure.")
+    weights = options.get("weights")
+    weight = classes.instance.schema.weight if weights is None else (None if weights is False else weights)
+    if weight is not None:
+        raise InvalidParameterError(
+            f"The individual risk from the weight column {weight!r} is measured on one machine only "
+            "(engine='local', fairanon risk); the Dask engine does not read weights. Pass weights=False "
+            "to measure the other figures on Dask (individual risk with F = f)."
+        )
+    if options.get("population") is not None:
+        raise InvalidParameterError(
+            "The journalist risk against a population table is measured on one machine only (engine='local'): "
+            "it reads the quasi-identifiers of every record. Leave 'population' out on Dask."
+        )
+    max_size = options.get("suda_max_size", 3)
+    if max_size is not None:
+        code_bytes = [classes.codes.itemsize(name) for name in classes.qi]
+        check_memory(suda_memory(classes.n_records, code_bytes, check_int(max_size, "suda_max_size", "risk", low=1)),
+                     f"SUDA to size {max_size} on the client over {classes.n_records} records",
+                     "pass suda_max_size=None", caller="risk")
+    return risk(classes.instance, classes=classes, classes_seconds=seconds, **options)
+
+
 def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict | None:
     """:func:`fairanon.models.risk.report.release_risk`'s dict for a release on Dask
-    (None for a release without rows, as on one machine).
+    (None for a release without rows, as on one machine), by :func:`measure_risk`.
 
-    SUDA's memory is checked first against the limit in force; above it the dict is
-    ``{"error": ...}``. With a weight attribute, which the Dask engine does not read,
-    every figure but the individual risk (and the journalist risk read from it) is
-    measured; those two entries are ``{"error": ...}``.
+    Above the memory limit in force, SUDA's memory makes the dict ``{"error": ...}``.
+    With a weight attribute, which the Dask engine does not read, every figure but the
+    individual risk (and the journalist risk read from it) is measured; those two
+    entries are ``{"error": ...}``.
     """
     if not classes.n_records:
         return None
     weight = classes.instance.schema.weight
-
-    def measure(**o):
-        if o.get("suda_max_size") is not None:
-            code_bytes = [classes.codes.itemsize(name) for name in classes.qi]
-            check_memory(suda_memory(classes.n_records, code_bytes, o["suda_max_size"]),
-                         f"SUDA to size {o['suda_max_size']} on the client over {classes.n_records} records",
-                         "pass suda_max_size=None", caller="risk")
-        if weight is not None:
-            o = {"weights": False, **o}
-        return risk(classes.instance, classes=classes, classes_seconds=seconds, **o)
-
-    out = risk_dict(measure, classes.n_records, options)
+    if weight is not None:
+        options = {"weights": False, **options}
+    out = risk_dict(lambda **o: measure_risk(classes, seconds, **o), classes.n_records, options)
     if weight is not None and "error" not in out:
         error = (f"The individual risk from the weight column {weight!r} is measured on one machine only "
                  "(fairanon risk); the Dask engine does not read weights.")

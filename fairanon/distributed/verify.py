@@ -37,6 +37,7 @@ from ..instances.generalization import readable_covers
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
 from ..models.released import factorize, id_type, narrow
+from ..models.risk.report import RiskReport
 from ..models.risk.sample import size_summary
 from ..models.utility.distributions import column_distribution
 from ..models.utility.report import UtilityReport
@@ -67,9 +68,9 @@ from ..models.verify import (
     value_order,
 )
 from .instance import DaskInstance, compute as _compute, persist as _persist, read_table
-from .risk import DaskRiskClasses, release_risk_dask
+from .risk import DaskRiskClasses, measure_risk, release_risk_dask
 
-__all__ = ["verify_dask"]
+__all__ = ["risk_dask", "verify_dask"]
 
 _POS = "__pos"
 #: Records coded at once on a worker.
@@ -429,6 +430,60 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
         then has a ``risk_report`` attribute: :func:`fairanon.models.risk.release_risk`'s
         dict.
     """
+    report, figures = _verify_dask(instance, release, requirements, metrics=metrics, progress=progress,
+                                   utility=utility, bins=bins, measure=release_risk_dask if risk else None)
+    if risk:
+        object.__setattr__(report, "risk_report", figures)
+    return report
+
+
+def risk_dask(instance: DaskInstance, release=None, *, progress: bool = False, **options) -> RiskReport:
+    """:func:`fairanon.risk` on Dask: the same :class:`~fairanon.models.risk.report.RiskReport`,
+    measured from the distributed verifier's class counts (:mod:`.risk`).
+
+    Parameters
+    ----------
+    instance : DaskInstance
+    release : DistributedRelease, dask.dataframe.DataFrame, str or None
+        The released table indexed by record id (a Parquet path is read); None measures
+        the instance itself, its own values standing as labels.
+    progress : bool
+        Show Dask's progress bar for each pass.
+    **options
+        As for :func:`fairanon.models.risk.report.risk`, but ``population`` and a weight
+        column (:func:`~fairanon.distributed.risk.measure_risk` refuses them).
+
+    Notes
+    -----
+    The classes come from the verifier's passes: the labels, the integrity join (so a
+    release that does not hold the instance's records is read as it is, as on one
+    machine, and its checks are not reported) and the per-class counts; the figures are
+    then those of one machine from the classes.
+    """
+    if not isinstance(instance, DaskInstance):
+        raise InvalidParameterError(f"risk_dask needs a DaskInstance; got {type(instance).__name__}.")
+    sensitive = options.get("sensitive")
+    if sensitive is not None:
+        sensitive = (sensitive,) if isinstance(sensitive, str) else tuple(sensitive)
+        for name in sensitive:
+            if name not in instance.schema:
+                raise SchemaError(
+                    f"The 'sensitive' parameter of risk names {name!r}, not an attribute of the instance."
+                )
+    table = release
+    if release is None:  # the instance's own values as labels
+        table = instance.data[[c for c in instance.schema.released if c in instance.data.columns]]
+    return _verify_dask(instance, table, (), metrics=False, progress=progress, utility=False, bins=10,
+                        measure=lambda classes, seconds: measure_risk(classes, seconds, **options),
+                        sensitive=sensitive, of_release=release is not None)[1]
+
+
+def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bool, utility: bool, bins: int,
+                 measure=None, sensitive: tuple | None = None, of_release: bool = True) -> tuple[Report, object]:
+    """:func:`verify_dask`'s report and ``measure(classes, seconds)`` of the risk classes
+    (None without `measure`), the classes counting the records of each class per value
+    of the `sensitive` attributes (default: the schema's default targets); `of_release`:
+    whether the table is a release rather than the instance itself."""
     started = time.perf_counter()
     dask = _dask()
     import dask.dataframe as dd
@@ -472,7 +527,8 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
                       for name in requirement_targets(schema, req)}
                      | ({schema.decision} if any(isinstance(r, AlphaProtection) for r in requirements) else set())
                      # The risk report's δ-disclosure and β-likeness read these counts.
-                     | ({t for t in schema.default_targets() if t in released} if risk else set()))
+                     | ({t for t in (schema.default_targets() if sensitive is None else sensitive) if t in released}
+                        if measure is not None else set()))
     truth = [c for c in schema.generalizable if c in released]
     kept = [c for c in schema.unchanged if c in released and c not in masked]
 
@@ -573,7 +629,8 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     report = Report(instance=instance.name, method=method, status=status, n_rows=int(sum(lengths)),
                     n_classes=cls.n, checks=tuple(checks), metrics=summary,
                     elapsed_s=time.perf_counter() - started, risk=size_summary(np.asarray(cls.sizes)))
-    if risk:
+    figures = None
+    if measure is not None:
         clock = time.perf_counter()
 
         def fetch(mask: np.ndarray, limit: int | None) -> list:
@@ -586,8 +643,8 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
 
         labels = {c: np.array([str(v) for v in order[c].index], dtype=object) for c in qi + targets if c in order}
         risk_classes = DaskRiskClasses(instance, qi, labels, cls.digits, cls.sizes,
-                                       {c: counted[("t", c)] for c in targets}, fetch)
-        object.__setattr__(report, "risk_report", release_risk_dask(risk_classes, {"classes": timings["classes"]}))
+                                       {c: counted[("t", c)] for c in targets}, fetch, released=of_release)
+        figures = measure(risk_classes, {"classes": timings["classes"]})
         timings["risk"] = time.perf_counter() - clock
     if utility:
         clock = time.perf_counter()
@@ -599,7 +656,7 @@ def verify_dask(instance: DaskInstance, release, requirements=(), *, metrics: bo
     # included), before Arrow's encoding on the wire.
     object.__setattr__(report, "join_bytes", n_release * _row_bytes(release_meta)
                        + int(instance.n_rows) * _row_bytes(original_meta))
-    return report
+    return report, figures
 
 
 def _row_bytes(meta: pd.DataFrame) -> int:

@@ -62,21 +62,8 @@ def test_dask_risk_report_equals_the_single_machine_one(client, k):
     assert local["sample"]["witness"]["records"] and local["disclosure"]["disease"]["beta_witness"]
 
 
-CITY = fa.Hierarchy.from_mapping({"*": {"north": ["n1", "n2"], "south": ["s1", "s2", "s3"]}})
-
-
-def test_dask_risk_of_a_hand_computed_release(client):
-    # Classes: (north, [20-29]) 3 records, (south, [20-29]) 2, (s3, 35) 1, and the
-    # suppressed block (*, *) of 2.
-    original = pd.DataFrame({"city": ["n1", "n2", "n1", "s1", "s2", "s3", "n2", "s1"],
-                             "age": [21, 22, 23, 24, 27, 35, 29, 30],
-                             "disease": ["flu", "flu", "cold", "flu", "cold", "hiv", "cold", "flu"]})
-    schema = fa.Schema([fa.Attribute("city", hierarchy=CITY), fa.Attribute("age", kind="numeric"),
-                        fa.Attribute("disease", role="sensitive")])
-    inst = fa.Instance(original, schema, name="hand")
-    table = pd.DataFrame({"city": ["north", "north", "north", "south", "south", "s3", "*", "*"],
-                          "age": ["[20-29]"] * 5 + ["35", "*", "*"], "disease": original["disease"]})
-    release = fa.Release(table, groups=np.array([0, 0, 0, 1, 1, 2, 3, 3]), provenance={"method": "hand"})
+def test_dask_risk_of_a_hand_computed_release(client, hand_release):
+    inst, release = hand_release  # classes of 3, 2 and 1 records and a suppressed block of 2
     dist = _dask_risk(inst, release, partitions=2)
     assert _without_seconds(dist) == _without_seconds(release_risk(inst, release))
     s = dist["sample"]

@@ -1,0 +1,152 @@
+"""fa.risk and fa.verify(..., risk=True) with engine="dask", against the local engine
+(an independent path: one machine regroups the table itself) and hand-computed figures.
+Dask's synchronous scheduler: the figures do not depend on where the tasks run, and the
+tests stay fast."""
+
+import math
+from fractions import Fraction
+
+import pytest
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+
+import fairanon as fa  # noqa: E402
+from fairanon._memory import memory_limit  # noqa: E402
+from fairanon.distributed import as_dask_instance  # noqa: E402
+from fairanon.instances.synthetic import population  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    """Every task in this process, one after the other."""
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def _without_seconds(figures: dict) -> dict:
+    return {k: v for k, v in figures.items() if k != "seconds"}
+
+
+def _figures(report) -> dict:
+    """A RiskReport as a dict, without its timings and instance name (a Parquet
+    instance is named after its file)."""
+    return {k: v for k, v in report.to_dict().items() if k not in ("seconds", "instance")}
+
+
+@pytest.mark.parametrize("released", [False, True], ids=["instance", "release"])
+def test_fa_risk_on_dask_equals_the_local_report(released):
+    inst = population(400, n_qi=3, seed=5)
+    release = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0) if released else None
+    options = {"sampling_fraction": "1/10", "threshold": "1/3"}
+    local = fa.risk(inst, release, **options)
+    dist = fa.risk(inst, release, engine="dask", **options)
+    assert isinstance(dist, fa.RiskReport) and dist.instance == local.instance
+    assert _figures(dist) == _figures(local)
+    assert dist.released is released and dist.population.population_size == 4000
+    # Not all zero: the population estimators were fitted; SUDA found MSUs in the instance.
+    assert any(e.fitted for e in local.uniqueness.estimates.values())
+    assert released or local.suda.n_msus > 0
+
+
+def test_fa_risk_on_dask_of_a_hand_computed_release(hand_release):
+    inst, release = hand_release  # classes of 3, 2 and 1 records and a suppressed block of 2
+    rep = fa.risk(inst, release, engine="dask", sampling_fraction="1/2", suda_max_size=None)
+    assert (rep.sample.n_records, rep.sample.n_classes, rep.sample.n_suppressed) == (8, 4, 2)
+    assert rep.sample.highest == 1 and rep.sample.average == Fraction(4, 8)
+    assert rep.uniqueness.sample_uniques == 1 and rep.population.population_size == 16
+    # π = 1/2: the individual risk of a class of f records is E[1/F | f], F − f negative
+    # binomial: r_f = Σ_{F ≥ f} (1/F) C(F − 1, f − 1) (1/2)^F, summed here term by term.
+    def r(f):
+        return sum(math.comb(F - 1, f - 1) * 0.5**F / F for F in range(f, 400))
+
+    expected = 3 * r(3) + 2 * r(2) + r(1) + 2 * r(2)
+    assert rep.individual.expected_reidentifications == pytest.approx(expected, rel=1e-12)
+    assert r(1) == pytest.approx(math.log(2), rel=1e-12)
+    assert rep.disclosure["disease"].beta == 7  # hiv: 1 of 8 records, all of (s3, 35)
+    # The instance itself: every record is alone on (city, age); no suppressed block.
+    own = fa.risk(inst, engine="dask", suda_max_size=None)
+    assert (own.released, own.sample.n_classes, own.sample.n_suppressed, own.uniqueness.sample_uniques) == \
+        (False, 8, 0, 8)
+
+
+def test_fa_risk_on_dask_of_a_distributed_release():
+    inst = population(300, n_qi=3, seed=2)
+    release = fa.anonymize(inst, [fa.KAnonymity(4)], method="mondrian", engine="dask", seed=0)
+    rep = fa.risk(inst, release, engine="dask", suda_max_size=None)
+    # The same rows in the same order on one machine: the same figures and witnesses.
+    assert _figures(rep) == _figures(fa.risk(inst, release.compute(), suda_max_size=None))
+    assert rep.sample.highest <= Fraction(1, 4)
+
+
+def test_fa_risk_on_dask_of_a_parquet_path_and_a_dask_frame(tmp_path):
+    inst = population(300, n_qi=3, seed=2)
+    release = fa.anonymize(inst, [fa.KAnonymity(4)], method="mondrian", seed=0)
+    path = tmp_path / "data.parquet"
+    inst.table.to_parquet(path, index=False)  # the population's ids are 0..n-1 in row order
+    frame = dd.from_pandas(release.table, npartitions=2, sort=False)
+    rep = fa.risk(str(path), frame, engine="dask", schema=inst.schema, suda_max_size=None)
+    assert rep.instance == "data" and _figures(rep) == _figures(fa.risk(inst, release, suda_max_size=None))
+    dinst = as_dask_instance(inst, partitions=3)
+    assert _figures(fa.risk(dinst, engine="dask", suda_max_size=None)) == _figures(fa.risk(inst, suda_max_size=None))
+
+
+def test_fa_verify_on_dask_with_risk_equals_the_local_report():
+    inst = population(400, n_qi=3, seed=5)
+    release = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0)
+    reqs = [fa.KAnonymity(5), fa.AverageRisk("1/10")]
+    local = fa.verify(inst, release, reqs, risk=True)
+    dist = fa.verify(inst, release, reqs, engine="dask", risk=True)
+    assert dist.method == "mondrian" and dist.risk == local.risk
+    assert _without_seconds(dist.risk_report) == _without_seconds(local.risk_report)
+    assert local.risk_report["sample"]["prosecutor_highest"]["exact"] == "1/3"  # k = 3
+    assert not hasattr(fa.verify(inst, release, reqs, engine="dask"), "risk_report")
+
+
+def test_fa_risk_on_dask_refuses_what_it_cannot_measure():
+    base = population(200, n_qi=3, seed=5)
+    schema = fa.Schema([*base.schema, fa.Attribute("w", role="weight", kind="numeric")])
+    inst = fa.Instance(base.table.assign(w=3.0), schema, name="weighted")
+    with pytest.raises(fa.InvalidParameterError, match="weight column 'w'.*weights=False"):
+        fa.risk(inst, engine="dask")
+    with pytest.raises(fa.InvalidParameterError, match="weight column 'w'"):
+        fa.risk(base, engine="dask", weights="w")
+    assert _figures(fa.risk(inst, engine="dask", weights=False, suda_max_size=None)) == \
+        _figures(fa.risk(inst, weights=False, suda_max_size=None))
+    with pytest.raises(fa.InvalidParameterError, match="population table"):
+        fa.risk(base, engine="dask", population=base)
+    with memory_limit("1KB"), pytest.raises(fa.MemoryLimitError, match="suda_max_size=None"):
+        fa.risk(base, engine="dask")
+
+
+def test_fa_risk_bad_input():
+    inst = population(100, n_qi=3, seed=1)
+    release = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0)
+    with pytest.raises(fa.InvalidParameterError, match=r"no option\(s\) \['classes'\]"):
+        fa.risk(inst, engine="dask", classes=None)
+    with pytest.raises(fa.InvalidParameterError, match=r"no option\(s\) \['k'\]"):
+        fa.risk(inst, k=3)
+    with pytest.raises(fa.InvalidParameterError, match="'engine' parameter of risk"):
+        fa.risk(inst, engine="spark")
+    with pytest.raises(fa.InvalidParameterError, match="needs a schema"):
+        fa.risk(inst.table, engine="dask")
+    with pytest.raises(fa.InvalidParameterError, match="DistributedRelease, a Dask DataFrame or a Parquet path"):
+        fa.risk(inst, release.table, engine="dask")
+    with pytest.raises(fa.SchemaError, match="'sensitive' parameter of risk names 'nope'"):
+        fa.risk(inst, release, engine="dask", sensitive=["nope"])
+    with pytest.raises(fa.SchemaError, match="lacks quasi-identifier"):
+        fa.risk(inst, fa.Release(release.table.drop(columns=["age"]), groups=release.groups), engine="dask")
+    with pytest.raises(fa.InvalidParameterError, match="'suda_max_size' parameter of risk"):
+        fa.risk(inst, engine="dask", suda_max_size=0)
+
+
+def test_fa_verify_on_dask_with_risk_leaves_the_weighted_figures_as_errors():
+    base = population(200, n_qi=3, seed=5)
+    schema = fa.Schema([*base.schema, fa.Attribute("w", role="weight", kind="numeric")])
+    inst = fa.Instance(base.table.assign(w=3.0), schema, name="weighted")
+    release = fa.anonymize(inst, [fa.KAnonymity(3)], method="mondrian", seed=0)
+    dist = _without_seconds(fa.verify(inst, release, engine="dask", risk=True).risk_report)
+    local = _without_seconds(fa.verify(inst, release, risk=True).risk_report)
+    assert "weight column 'w'" in dist["individual"]["error"] and local["individual"]["source"].startswith("weights")
+    assert {k: v for k, v in dist.items() if k not in ("individual", "journalist")} == \
+        {k: v for k, v in local.items() if k not in ("individual", "journalist")}
