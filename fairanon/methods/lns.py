@@ -117,6 +117,12 @@ def _check(instance, requirements, objective, recoding, caller, stretch_k=None):
     return requirements, objective
 
 
+#: The share of the bound's time the LP bound may take before the per-record bound: where
+#: the LP applies it is the stronger (German credit, 7 QIs, NCP: 1,237 against 816 for
+#: k = 5) and the per-record bound takes seconds there.
+LP_BOUND_SHARE = 0.9
+
+
 def best_bound(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -125,27 +131,32 @@ def best_bound(
     release: Release | None = None,
     time_limit: float | None = None,
 ) -> LowerBound | None:
-    """The strongest lower bound found in the time: the per-record bound
-    (:func:`fairanon.models.bounds.lower_bound`, which also counts l-diversity; at most
-    half the time) and the LP bound of the type model under k
-    (:func:`fairanon.solver.bounds.lp_bound`, when it applies), whichever is larger.
-    When the LP bound would need more than the memory limit, the per-record bound,
-    with ``details["lp_bound"]`` saying why. A privacy objective gets the bound of one
-    class per protected value; a lexicographic one none (None)."""
+    """The strongest lower bound found in the time: the LP bound of the type model under
+    k (:func:`fairanon.solver.bounds.lp_bound`, when it applies; at most
+    :data:`LP_BOUND_SHARE` of the time) and the per-record bound
+    (:func:`fairanon.models.bounds.lower_bound`, which also counts l-diversity; the
+    time left), whichever is larger. The LP goes first because
+    it finds out quickly when it does not apply (a join closure too large) and then
+    leaves the per-record bound nearly all the time. When the LP bound would need more
+    than the memory limit, the per-record bound, with ``details["lp_bound"]`` saying
+    why. A privacy objective gets the bound of one class per protected value; a
+    lexicographic one none (None)."""
     started = time.perf_counter()
     if isinstance(objective, Objective):
         if objective.secondary is not None:
             return None
         return lower_bound(instance, requirements, objective)
-    half = None if time_limit is None else time_limit / 2
-    found = lower_bound(instance, requirements, objective, release=release, time_limit=half)
+    share = None if time_limit is None else time_limit * LP_BOUND_SHARE
+    lp, why = None, None
+    try:
+        lp = lp_bound(instance, requirements, objective, release=release, time_limit=share)
+    except MemoryLimitError as exc:
+        why = f"not computed: {exc}"
     # No floor: the bounds stay valid when their time runs out (records left count 0).
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
-    try:
-        lp = lp_bound(instance, requirements, objective, release=release, time_limit=left)
-    except MemoryLimitError as exc:
-        details = {**found.details, "lp_bound": f"not computed: {exc}"}
-        return dataclasses.replace(found, details=details)
+    found = lower_bound(instance, requirements, objective, release=release, time_limit=left)
+    if why is not None:
+        return dataclasses.replace(found, details={**found.details, "lp_bound": why})
     if lp is not None and lp.value >= found.value:
         return lp
     return found

@@ -204,6 +204,31 @@ def test_bounds_against_the_proven_optimum_on_german_credit():
     assert best.value == lp.value and best.method.startswith("LP")
 
 
+def test_per_record_bound_gets_the_time_the_lp_bound_leaves(monkeypatch):
+    """The LP bound goes first with at most its share; where it does not apply (None at
+    once, as on tables whose join closure is too large) the per-record bound gets the
+    rest of the time, not half of it."""
+    import fairanon.methods.lns as lns_module
+
+    given = {}
+
+    def lp(*args, time_limit=None, **kwargs):
+        given["lp"] = time_limit
+        return None
+
+    def per_record(*args, time_limit=None, **kwargs):
+        given["per_record"] = time_limit
+        return lower_bound(*args, **kwargs)
+
+    monkeypatch.setattr(lns_module, "lp_bound", lp)
+    monkeypatch.setattr(lns_module, "lower_bound", per_record)
+    inst = fa.load("dewri_t1")
+    found = best_bound(inst, [fa.KAnonymity(2)], "ncp", time_limit=10.0)
+    assert found.method == "per-record"
+    assert given["lp"] == 10.0 * lns_module.LP_BOUND_SHARE < 10.0
+    assert 9.0 < given["per_record"] <= 10.0
+
+
 def test_column_generation_ends_where_smoothed_duals_misprice():
     """Columns priced at the smoothed duals that do not enter the LP were added round
     after round with the LP unchanged (found by the property test above, seed 6)."""
