@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from time import perf_counter
 
+from ._limits import method_seconds
 from ._memory import memory_limit_type
 from .exceptions import FairanonError, InfeasibleError, SolverError
 
@@ -24,9 +25,6 @@ __all__ = ["main"]
 #: The share of `anonymize`'s time limit kept for verifying the release, measuring its
 #: risk and utility and writing the outputs (on Adult about a second of a minute).
 FINISH_SHARE = 0.1
-#: Seconds the method gets at least, however little of the limit start-up and loading
-#: left (it then returns what it has, as at any limit).
-MIN_METHOD_SECONDS = 0.01
 
 
 class _UsageError(Exception):
@@ -214,9 +212,7 @@ def _anonymize(args, step) -> int:
     time_limit = args.time_limit if args.time_limit is not None else job.time_limit
     step(f"anonymizing {job.instance.name!r} with {method}")
     memory_limit = args.memory_limit if args.memory_limit is not None else job.memory_limit
-    method_limit = None
-    if time_limit is not None:
-        method_limit = max(MIN_METHOD_SECONDS, (1 - FINISH_SHARE) * time_limit - (perf_counter() - started))
+    method_limit = method_seconds(time_limit, started, keep=FINISH_SHARE)
     release = anonymize(job.instance, job.requirements, method, seed=seed, time_limit=method_limit,
                         memory_limit=memory_limit, **job.options)
     step("verifying the release")
