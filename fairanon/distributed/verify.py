@@ -2,8 +2,10 @@
 from per-partition checks and group-by counts.
 
 A first pass numbers the distinct labels of every released column the checks read,
-in their order of first appearance in the whole release (so the classes are numbered
-as the single-machine verifier numbers them). Row integrity, truthfulness and
+in their order of first appearance in the whole release read in record-id order (each
+label's first record id and position; so the classes and their witnesses are those of
+the single-machine verifier, whatever order the partitions hold the rows in:
+:func:`~fairanon.models.released.record_order`). Row integrity, truthfulness and
 unchanged values are then checked per partition of the release joined with the
 original by record id (one shuffle), both sides travelling as narrow integer codes:
 the release's labels by their numbers, the original's values as the checks compare
@@ -36,7 +38,7 @@ from ..exceptions import FairanonError, IncompatibleRequirementError, InvalidPar
 from ..instances.generalization import readable_covers
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
-from ..models.released import factorize, id_type, narrow
+from ..models.released import factorize, id_type, narrow, record_order
 from ..models.risk.report import RiskReport
 from ..models.risk.sample import size_summary
 from ..models.utility.distributions import column_distribution
@@ -94,13 +96,19 @@ def _tree(parts, merge):
 
 # ------------------------------------------------------------------ label order
 def _labels(frame: pd.DataFrame, columns: list[str], offset: int) -> dict:
-    """Per column: each distinct label's first position and count."""
+    """Per column: each distinct label's first row in record-id order (its id and
+    position; :func:`~fairanon.models.released.record_order`) and its count."""
+    order = record_order(frame.index)
+    rows = np.arange(len(frame)) if order is None else order
+    ids = frame.index.to_numpy()
     out = {}
     for c in columns:
         codes, labels = factorize(frame[c])
-        first = np.full(len(labels), -1, dtype=np.int64)
-        first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1) + offset
-        out[c] = pd.DataFrame({"first": first, "count": np.bincount(codes, minlength=len(labels))},
+        seen = np.full(len(labels), -1, dtype=np.int64)
+        seen[codes[rows][::-1]] = np.arange(len(rows) - 1, -1, -1)
+        first = rows[seen]
+        out[c] = pd.DataFrame({"first_id": ids[first], "first": first + offset,
+                               "count": np.bincount(codes, minlength=len(labels))},
                               index=pd.Index(labels, dtype=object))
     return out
 
@@ -108,8 +116,8 @@ def _labels(frame: pd.DataFrame, columns: list[str], offset: int) -> dict:
 def _merge_labels(a: dict, b: dict) -> dict:
     out = {}
     for c in a:
-        both = pd.concat([a[c], b[c]])
-        out[c] = both.groupby(level=0, sort=False).agg({"first": "min", "count": "sum"})
+        both = pd.concat([a[c], b[c]]).sort_values(["first_id", "first"], kind="stable")
+        out[c] = both.groupby(level=0, sort=False).agg({"first_id": "first", "first": "first", "count": "sum"})
     return out
 
 
@@ -616,7 +624,7 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     if cls.witnesses:
         wanted = cls.keys[np.array(sorted(cls.witnesses), dtype=np.int64)]
         parts = [dask.delayed(_witness_rows)(p, qi, shared_order, radix, wanted) for p in frame.to_delayed()]
-        rows = pd.concat(_compute(parts, progress)).sort_values("pos", kind="stable")
+        rows = pd.concat(_compute(parts, progress)).sort_values(["id", "pos"], kind="stable")
         for g, records in cls.witnesses.items():
             ids = rows.loc[rows["key"] == cls.keys[g], "id"].head(_MAX_WITNESS_ROWS)
             records.extend(r.item() if hasattr(r, "item") else r for r in ids)
@@ -638,7 +646,7 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
             # The quasi-identifiers only: a Parquet release is read once more, these columns.
             keyed = source[qi].map_partitions(positions, meta=meta[qi + [_POS]])
             parts = [dask.delayed(_witness_rows)(p, qi, shared_order, radix, wanted) for p in keyed.to_delayed()]
-            ids = pd.concat(_compute(parts, progress)).sort_values("pos", kind="stable")["id"]
+            ids = pd.concat(_compute(parts, progress)).sort_values(["id", "pos"], kind="stable")["id"]
             return [r.item() if hasattr(r, "item") else r for r in (ids if limit is None else ids.head(limit))]
 
         labels = {c: np.array([str(v) for v in order[c].index], dtype=object) for c in qi + targets if c in order}
@@ -664,8 +672,8 @@ def _row_bytes(meta: pd.DataFrame) -> int:
 
 
 def _label_codes(table: pd.DataFrame) -> pd.Series:
-    """Label -> code, in order of first appearance."""
-    ordered = table.sort_values("first", kind="stable")
+    """Label -> code, in order of first appearance in record-id order."""
+    ordered = table.sort_values(["first_id", "first"], kind="stable")
     return pd.Series(np.arange(len(ordered), dtype=np.int64), index=ordered.index)
 
 

@@ -29,7 +29,7 @@ from . import measures as M
 from .bounds import release_bounds
 from .metrics import summary as metric_summary
 from .metrics.classes import first_appearance
-from .released import factorize, group_ids, id_type, narrow
+from .released import factorize, group_ids, id_type, in_record_order, narrow, record_order, rows_in_record_order
 from .risk.sample import size_summary
 from .risk.requirements import risk_requirement
 from .requirements import (
@@ -383,15 +383,17 @@ class _Classes:
     """Released equivalence classes and the lookups the requirement checks share.
 
     Classes are numbered by their released quasi-identifier values (the codes of each
-    column in order of first appearance, compared column by column); the checks read
-    only class-level data: sizes, each class's labels and its counts over the values
-    of a row-level attribute (:meth:`counts`).
+    column in order of first appearance in record-id order, compared column by column:
+    :func:`~fairanon.models.released.record_order`, so the witnesses do not depend on
+    the order of the rows); the checks read only class-level data: sizes, each class's
+    labels and its counts over the values of a row-level attribute (:meth:`counts`).
     """
 
     def __init__(self, instance: Instance, table: pd.DataFrame):
         self.table = table
         self.qi = [c for c in instance.schema.qi if c in table.columns]
-        self.columns = {c: _narrowed(factorize(table[c])) for c in self.qi}
+        self.order = record_order(table.index)
+        self.columns = {c: _narrowed(in_record_order(*factorize(table[c]), self.order)) for c in self.qi}
         if self.columns:
             self.ids, self.n = group_ids([(codes, len(labels)) for codes, labels in self.columns.values()])
         else:
@@ -412,7 +414,7 @@ class _Classes:
         out = {"class": {c: str(self.columns[c][1][self.columns[c][0][self.first_row[g]]]) for c in self.qi},
                "size": int(self.sizes[g])}
         out.update(extra)
-        members = self.table.index[np.flatnonzero(self.ids == g)[:_MAX_WITNESS_ROWS]]
+        members = self.table.index[rows_in_record_order(self.ids == g, self.order)[:_MAX_WITNESS_ROWS]]
         out["records"] = [r.item() if hasattr(r, "item") else r for r in members]
         return out
 

@@ -1,7 +1,7 @@
-"""fa.risk and fa.verify(..., risk=True) with engine="dask", against the local engine
-(an independent path: one machine regroups the table itself) and hand-computed figures.
-Dask's synchronous scheduler: the figures do not depend on where the tasks run, and the
-tests stay fast."""
+"""fa.risk and fa.verify(..., risk=True) with engine="dask", and the witnesses of a
+release written by Dask, against the local engine (an independent path: one machine
+regroups the table itself) and hand-computed figures. Dask's synchronous scheduler: the
+figures do not depend on where the tasks run, and the tests stay fast."""
 
 import math
 from fractions import Fraction
@@ -13,8 +13,10 @@ dd = pytest.importorskip("dask.dataframe")
 
 import fairanon as fa  # noqa: E402
 from fairanon._memory import memory_limit  # noqa: E402
-from fairanon.distributed import as_dask_instance  # noqa: E402
+from fairanon.distributed import as_dask_instance, mondrian_dask, verify_dask  # noqa: E402
+from fairanon.heuristics.mondrian import mondrian  # noqa: E402
 from fairanon.instances.synthetic import population  # noqa: E402
+from fairanon.models.verify import verify  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -150,3 +152,22 @@ def test_fa_verify_on_dask_with_risk_leaves_the_weighted_figures_as_errors():
     assert "weight column 'w'" in dist["individual"]["error"] and local["individual"]["source"].startswith("weights")
     assert {k: v for k, v in dist.items() if k not in ("individual", "journalist")} == \
         {k: v for k, v in local.items() if k not in ("individual", "journalist")}
+
+
+def test_witnesses_of_a_dask_release_are_those_of_the_single_machine_one():
+    # The same release, written by Dask in the order of its shuffle and by one machine in
+    # the instance's order: every failing check names the same class and records.
+    inst = population(1200, n_qi=3, seed=7)
+    dinst = as_dask_instance(inst, partitions=2)
+    dist = mondrian_dask(dinst, [fa.KAnonymity(3)], max_rows=400)
+    single = mondrian(inst, [fa.KAnonymity(3)])
+    assert not dist.compute().table.index.equals(single.table.index)  # written in another order
+    reqs = [fa.KAnonymity(10), fa.LDiversity(3), fa.LDiversity(2, variant="recursive", c=2),
+            fa.TCloseness(Fraction(1, 10), distance="equal"), fa.AverageRisk("1/10")]
+    remote, local = verify_dask(dinst, dist, reqs), verify(inst, single, reqs)
+    assert [c.name for c in local.checks if not c.passed] == [str(r) for r in reqs]
+    assert [(c.name, c.passed, c.achieved, c.witness) for c in remote.checks] == \
+        [(c.name, c.passed, c.achieved, c.witness) for c in local.checks]
+    # The witnesses name several classes, each one's records in id order.
+    assert len({str(c.witness["class"]) for c in local.checks[4:]}) >= 2
+    assert all(c.witness["records"] == sorted(c.witness["records"]) for c in local.checks[4:])

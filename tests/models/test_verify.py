@@ -275,6 +275,24 @@ def test_ungeneralized_cell_breaks_alpha_protection(good):
     assert not report["truthfulness"].passed
 
 
+def test_witnesses_follow_the_record_ids_not_the_row_order(good):
+    # The good release's four classes of two records each, written class by class from
+    # the last: every class fails 3-anonymity and 3-diversity; the witness is the first
+    # smallest class in record-id order, the class of records 0 and 1, listed 0, 1.
+    inst, release = good
+    rows = [7, 6, 5, 4, 3, 2, 1, 0]
+    written = Release(release.table.iloc[rows], groups=GROUPS[rows], provenance={"method": "hand"})
+    reqs = [fa.KAnonymity(3), fa.LDiversity(3), fa.AverageRisk("1/5")]
+    report = verify(inst, written, reqs)
+    assert [c.passed for c in report.checks[4:]] == [False, False, False]
+    assert report["3-anonymity"].detail == "4 class(es) smaller than 3"
+    for check in report.checks[4:]:
+        assert check.witness["records"] == [0, 1]
+        assert check.witness["class"] == {"age": "[21-22]", "city": "north", "sex": "F"}
+    in_order = verify(inst, release, reqs)
+    assert [c.to_dict() for c in report.checks] == [c.to_dict() for c in in_order.checks]
+
+
 def test_lost_and_duplicated_rows_are_reported(good):
     inst, release = good
     table = release.table.iloc[[0, 0, 1, 2, 3, 4, 5, 6]]

@@ -35,7 +35,7 @@ from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...release import Release
 from ..measures import group_counts
-from ..released import factorize, group_ids, id_type, narrow
+from ..released import factorize, group_ids, id_type, in_record_order, narrow, record_order, rows_in_record_order
 
 __all__ = ["RiskClasses", "risk_classes"]
 
@@ -55,11 +55,16 @@ class RiskClasses:
     qi : tuple of str
         The quasi-identifiers, in schema order.
     codes : dict
-        Per quasi-identifier: (codes per row, distinct labels as text).
+        Per quasi-identifier: (codes per row, distinct labels as text), the labels in
+        order of first appearance in record-id order.
     ids : numpy.ndarray
         The class of every row, 0..n_classes-1.
     sizes : numpy.ndarray of int64
         The size f_j of every class.
+    order : numpy.ndarray or None
+        The rows in record-id order (:func:`~fairanon.models.released.record_order`;
+        None: in that order already), the order of the classes and of the records
+        listed: so the figures and witnesses do not depend on the order of the rows.
     """
 
     instance: Instance
@@ -69,6 +74,7 @@ class RiskClasses:
     codes: dict
     ids: np.ndarray
     sizes: np.ndarray
+    order: np.ndarray | None = None
 
     @property
     def n_records(self) -> int:
@@ -122,16 +128,16 @@ class RiskClasses:
 
     def records(self, mask_classes: np.ndarray, limit: int | None = None) -> list:
         """Record ids of the rows whose class is marked in `mask_classes` (a boolean
-        array over classes), in table order; at most `limit` of them."""
-        rows = np.flatnonzero(mask_classes[self.ids])
+        array over classes), in record-id order; at most `limit` of them."""
+        rows = rows_in_record_order(mask_classes[self.ids], self.order)
         if limit is not None:
             rows = rows[:limit]
         return [r.item() if hasattr(r, "item") else r for r in self.table.index[rows]]
 
     def value_counts(self, attribute: str) -> tuple[np.ndarray, np.ndarray]:
         """The records of each class per value of a released attribute: counts of shape
-        (classes, values), and the values (as text, in order of first appearance in the
-        table).
+        (classes, values), and the values (as text, in order of first appearance in
+        record-id order).
 
         Raises
         ------
@@ -140,7 +146,7 @@ class RiskClasses:
         """
         if attribute not in self.table.columns:
             raise SchemaError(f"The table lacks the column {attribute!r} whose disclosure is measured.")
-        codes, values = factorize(self.table[attribute])
+        codes, values = in_record_order(*factorize(self.table[attribute]), self.order)
         return group_counts(self.ids, codes, self.n_classes, len(values)), values
 
     @cached_property
@@ -187,15 +193,16 @@ def risk_classes(instance: Instance, release: Release | None = None, *, caller: 
     if len(table) == 0:
         raise SchemaError(f"The release holds no rows; {caller} has nothing to measure.")
     codes = {}
+    order = record_order(table.index)
     for name in qi:
         column = table[name]
         if column.isna().any():
             raise SchemaError(f"The released column {name!r} has missing values; write '*' for a suppressed value.")
-        c, labels = factorize(column)
+        c, labels = in_record_order(*factorize(column), order)
         codes[name] = (narrow(c, len(labels)), np.asarray(labels, dtype=object))
     if codes:
         ids, n = group_ids([(c, len(labels)) for c, labels in codes.values()])
     else:  # pragma: no cover - an Instance always has a quasi-identifier
         ids, n = np.zeros(len(table), dtype=id_type(len(table))), 1
     sizes = np.bincount(ids, minlength=n).astype(np.int64)
-    return RiskClasses(instance, table, release is not None, qi, codes, ids, sizes)
+    return RiskClasses(instance, table, release is not None, qi, codes, ids, sizes, order)
