@@ -400,6 +400,32 @@ def test_a_start_label_covering_every_value_counts_as_a_star():
     assert rel.objective == exact.objective == objective_value(inst, rel, "stars") == 4
 
 
+def test_a_start_on_wider_labels_is_narrowed_to_each_class_s_tight_summary():
+    """Two classes released wider than their records need: the search narrows each to
+    the labels a hand computation gives -- the range from the least to the greatest age,
+    the lowest hierarchy node above the letters -- before any move, keeping the classes;
+    the objective is then the verifier's NCP of that table."""
+    letters = fa.Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "B": ["b1", "b2"]}})
+    schema = fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("x", hierarchy=letters),
+                        fa.Attribute("s", role="sensitive")])
+    table = pd.DataFrame({"age": [1, 2, 2, 5, 6, 6], "x": ["a1", "a2", "a1", "b1", "b1", "b1"],
+                          "s": list("pqpqpq")})
+    inst = fa.Instance(table, schema)
+    reqs = [fa.KAnonymity(3)]
+    start = Release(table.assign(age=["*"] * 3 + ["[5-6]"] * 3, x="*"),
+                    groups=np.array([0, 0, 0, 1, 1, 1]))
+    assert fa.verify(inst, start, reqs).passed
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, max_rounds=0)
+    assert list(rel.table["age"].astype(str)) == ["[1-2]"] * 3 + ["[5-6]"] * 3
+    assert list(rel.table["x"].astype(str)) == ["A"] * 3 + ["b1"] * 3
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp") < objective_value(inst, start, "ncp")
+    # Diversity constraints read the labels: a release under one is not narrowed.
+    shown = fa.DiversityConstraint([("x", "b1")], 0, 6)
+    kept = improve(inst, [*reqs, shown], start, objective="ncp", seed=0, max_rounds=0)
+    assert list(kept.table["x"].astype(str)) == ["*"] * 6
+
+
 @pytest.mark.slow
 def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels(monkeypatch):
     """A numeric attribute with more values than max_range_values is generalized to its

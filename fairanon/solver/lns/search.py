@@ -222,9 +222,17 @@ def search(
     allowed = [
         suppression_only(inc.registries, g) if recoding == "suppression" else None for g in guides
     ]
+    # Labels narrowed to each class's tight summary after every move (Incumbent.tighten):
+    # a re-solve stopped by its time limit may leave a class on a wider label than its
+    # records need. Not when a requirement reads the labels, nor under suppression.
+    narrow = recoding == "generalization" and not any(
+        isinstance(r, (DiversityConstraint, AlphaProtection)) for r in requirements
+    )
     loop = _Loop(requirements, solve, k, cap, move_time, max_size, around,
-                 list(zip(guides, allowed)))
+                 list(zip(guides, allowed)), narrow)
     weights = {s: 1.0 for s in strategies}
+    if narrow and inc.tighten():
+        result.history.append((time.perf_counter() - started, inc.value))
 
     def out_of_time() -> bool:
         if max_rounds is not None and result.rounds >= max_rounds:
@@ -285,10 +293,10 @@ class _Loop:
     """The rounds of the search on one incumbent: the neighbourhood choice, the
     re-solve, the adaptive weights and size (see the module docstring)."""
 
-    def __init__(self, requirements, solve, k, cap, move_time, max_size, around, guides):
+    def __init__(self, requirements, solve, k, cap, move_time, max_size, around, guides, narrow):
         self.requirements, self.solve, self.k, self.cap = requirements, solve, k, cap
         self.move_time, self.max_size, self.around = move_time, max_size, around
-        self.guides = guides
+        self.guides, self.narrow = guides, narrow
 
     def guided(self, inc: Incumbent, nb) -> list[tuple]:
         """The vectors the guides give the records of `nb` that it does not hold yet,
@@ -353,6 +361,9 @@ class _Loop:
             if move.labels is not None:
                 if inc.value_after(nb.vectors, nb.rows, move.labels) < inc.value:
                     inc.replace(nb.vectors, nb.rows, move.labels)
+                    if self.narrow:
+                        keys = np.column_stack([inc.protected[nb.rows], move.labels])
+                        inc.tighten({tuple(int(x) for x in key) for key in keys.tolist()})
                     improved = True
             elif "refused" in move.stats:
                 result.refused += 1

@@ -262,6 +262,66 @@ class Incumbent:
             self.value = self.value - before + self.cost(rows, labels)
         self.value = int(self.value) if Fraction(self.value).denominator == 1 else self.value
 
+    def tight_vector(self, vec: tuple) -> tuple:
+        """The class `vec` with each label narrowed to its tight summary where that costs
+        less: per attribute, the cheapest label covering the values its records hold --
+        the value itself, else the lowest hierarchy node above them all (categorical
+        attributes) or the range from the least to the greatest (ordered and numeric
+        ones), ``*`` when that covers every value present -- unless the class's label
+        costs its records no more (NCP and LM grow with the values a label covers, but a
+        hierarchy node of an ordered attribute is no range)."""
+        rows = self.classes[vec]
+        out = [vec[0]]
+        for reg, label in zip(self.registries, vec[1:]):
+            values = reg.row_value[rows]
+            present = np.unique(values)
+            lo, hi = int(present[0]), int(present[-1])
+            if lo == hi:
+                tight = lo
+            elif reg.attr.kind != "categorical":
+                tight = reg.range_label(lo, hi)
+            elif reg.attr.hierarchy is None:
+                tight = reg.star_label()
+            else:
+                above = [j for j in reg.ancestors(lo) if reg.masks[j][present].all()]
+                tight = above[0] if above else reg.star_label()
+            if tight != label and self._cells_cost(reg, tight, values) < self._cells_cost(
+                reg, label, values
+            ):
+                label = tight
+            out.append(label)
+        return tuple(out)
+
+    def _cells_cost(self, reg: Registry, label: int, values: np.ndarray) -> Fraction:
+        """What releasing active `values` of `reg` as `label` costs under the objective."""
+        return sum((reg.cell_cost(self.objective, label, int(v)) for v in values.tolist()), Fraction(0))
+
+    def tighten(self, vectors: Sequence[tuple] | None = None) -> int:
+        """Release each class of `vectors` (default: all) as :meth:`tight_vector` when
+        no other class holds that vector already: the classes stay the same records and
+        only their labels narrow, so a requirement on the classes alone (k-anonymity,
+        l-diversity, t-closeness, the class-size risks) holds as before, and the
+        objective drops. For the per-cell objectives "ncp", "lm", "stars" and
+        "generalized" (else nothing changes), and requirements that do not read the
+        labels -- not diversity constraints or alpha-protection, which the caller
+        ensures. Returns the classes narrowed."""
+        if self.objective not in ("ncp", "lm", "stars", "generalized"):
+            return 0
+        taken = set(self.classes)
+        changed = 0
+        for vec in list(self.classes if vectors is None else vectors):
+            if vec not in self.classes:
+                continue
+            tight = self.tight_vector(vec)
+            if tight == vec or tight in taken:
+                continue
+            rows = self.classes[vec]
+            labels = np.tile(np.array(tight[1:], dtype=np.int64), (len(rows), 1))
+            self.replace([vec], rows, labels)
+            taken.add(tight)
+            changed += 1
+        return changed
+
     # ------------------------------------------------------------------ release
     def table(self) -> pd.DataFrame:
         """The released table: labels as text, other released columns unchanged."""
