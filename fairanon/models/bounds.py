@@ -498,15 +498,6 @@ def _feasible(alive, w, need, sens, own_sens, need_l) -> bool:
     return len(values) >= need_l
 
 
-def _kth(values: np.ndarray, w: np.ndarray, need: int) -> float:
-    """The smallest threshold dominating `need` weight of `values`."""
-    if need <= 0:
-        return 0.0
-    order = np.argsort(values, kind="stable")
-    reach = np.searchsorted(np.cumsum(w[order]), need)
-    return float(values[order[min(reach, len(order) - 1)]])
-
-
 def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
     """min over thresholds e of sum(e) with enough candidates dominated (D <= e): the
     per-dimension candidate attaining each threshold, and how it was found. None when no
@@ -523,9 +514,20 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
     best = [ub + 1e-9, None]
     nodes = [0]
     order_dims = np.argsort([len(np.unique(D[:, j])) for j in range(q)], kind="stable")
+    # Each dimension sorted once: the thresholds and bounds below are then read from the
+    # alive candidates in that order, without sorting them again at every node.
+    orders = [np.argsort(D[:, j], kind="stable") for j in range(q)]
+    ranked = [(D[order, j], w[order], order) for j, order in enumerate(orders)]
+
+    def kth(j, alive) -> float:
+        """The smallest threshold on dimension j dominating `need` weight of the alive
+        candidates (whose weight is at least `need`)."""
+        values, weights, order = ranked[j]
+        reach = int(np.searchsorted(np.cumsum(weights * alive[order]), need))
+        return float(values[min(reach, len(values) - 1)])
 
     def lb_rest(alive, depth):
-        return sum(_kth(D[alive, order_dims[i]], w[alive], need) for i in range(depth, q))
+        return sum(kth(int(order_dims[i]), alive) for i in range(depth, q)) if need > 0 else 0.0
 
     def dfs(depth, alive, partial, picks):
         nodes[0] += 1
@@ -538,7 +540,9 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
         j = order_dims[depth]
         col = D[:, j]
         rest = lb_rest(alive, depth + 1)
-        vals = np.unique(col[alive])
+        values, _, order = ranked[j]
+        vals = values[alive[order]]
+        vals = vals[np.r_[True, vals[1:] != vals[:-1]]] if len(vals) else vals
         for v in vals.tolist():
             if partial + v + rest > best[0] + 1e-12:
                 break
