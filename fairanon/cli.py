@@ -46,12 +46,13 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="job file (YAML or JSON); default: the bundled Adult job")
         p.add_argument("--dataset", help="use a bundled data set (adult, german, ...) instead of the job's instance")
 
-    def engine(p):
+    def engine(p, max_rows=True):
         p.add_argument("--engine", choices=("local", "dask"), default="local",
-                       help="local (this process) or dask (a Dask cluster; Mondrian and the verifier)")
+                       help="local (this process) or dask (a Dask cluster; Mondrian, the verifier and the risk)")
         p.add_argument("--scheduler", help="with --engine dask: the scheduler's address (default: a LocalCluster)")
         p.add_argument("--workers", type=int, help="with --engine dask and no --scheduler: LocalCluster workers")
-        p.add_argument("--max-rows", type=int, help="with --engine dask: records a task finishes on its own")
+        if max_rows:
+            p.add_argument("--max-rows", type=int, help="with --engine dask: records a task finishes on its own")
 
     p = sub.add_parser("anonymize", help="anonymize, verify, write the release and a JSON report")
     common(p, job_required=False)
@@ -114,6 +115,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="largest attribute set searched for minimal sample uniques (default: 3; 0 skips SUDA)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--out", help="write the JSON report here")
+    engine(p, max_rows=False)
 
     p = sub.add_parser("app", help="a local web app over the same API (pip install 'fairanon[app]')")
     p.add_argument("job", nargs="?", help="job file (YAML or JSON) to open; default: choose the data in the app")
@@ -430,13 +432,17 @@ def _risk(args, step) -> int:
         step("reading the release")
         release = _read_release(args.release, job.instance, "risk")
     step("measuring the risk")
-    report = risk(job.instance, release, sampling_fraction=args.sampling_fraction,
-                  population_size=args.population_size, weights=args.weights, threshold=args.threshold,
-                  suda_max_size=args.suda_max_size or None)
+    report = risk(job.instance, release, **_risk_options(args))
     print(json.dumps(report.to_dict(), indent=2) if args.json else report)
     if args.out is not None:
         commit({args.out: _write_json(report.to_dict())})
     return 0
+
+
+def _risk_options(args) -> dict:
+    """The options of `fairanon risk` as :func:`fairanon.risk` takes them."""
+    return {"sampling_fraction": args.sampling_fraction, "population_size": args.population_size,
+            "weights": args.weights, "threshold": args.threshold, "suda_max_size": args.suda_max_size or None}
 
 
 def _peak_memory() -> dict:
@@ -569,6 +575,8 @@ def _command(argv: Sequence[str] | None, started: float) -> int:
     if getattr(args, "engine", "local") == "dask":
         from .distributed import command as dask_command
 
+        if args.command == "risk":
+            return dask_command.risk(args, _risk_options(args))
         return getattr(dask_command, args.command)(args)
     commands = {"anonymize": (_anonymize, 4), "verify": (_verify, 3), "describe": (_describe, 1),
                 "utility": (_utility, 3), "risk": (_risk, 3)}

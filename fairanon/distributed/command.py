@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from .._limits import method_seconds
 from ..exceptions import InvalidParameterError
 
-__all__ = ["anonymize", "peak_memory", "verify"]
+__all__ = ["anonymize", "peak_memory", "risk", "verify"]
 
 
 @contextlib.contextmanager
@@ -172,6 +172,35 @@ def verify(args) -> int:
     if args.out is not None:
         commit({args.out: lambda path: _dump_json({**report.to_dict(), "resources": memory}, path)})
     return 0 if report.passed else 1
+
+
+def risk(args, options: dict) -> int:
+    """The risk figures of the job's instance, or of a release file, on Dask
+    (:func:`fairanon.risk` with ``engine="dask"``; `options` as it takes them)."""
+    from ..api import risk as measure
+    from ..instances.files import check_output_file, commit
+    from .instance import read_table
+
+    if args.out is not None:
+        check_output_file(args.out)
+    if args.release and not os.path.exists(args.release):
+        raise InvalidParameterError(f"release file {args.release!r} does not exist")
+    tty = sys.stderr.isatty()
+    with client(args.scheduler, getattr(args, "workers", None)) as c:
+        dinst, _ = _instance(args.job, args.dataset)
+        release = None
+        if args.release:
+            release = read_table(args.release,
+                                 id_column="record_id" if args.release.endswith((".csv", ".csv.gz")) else None)
+        report = measure(dinst, release, engine="dask", progress=tty, **options)
+        memory = peak_memory(c)
+    document = report.to_dict()
+    print(json.dumps(document, indent=2) if args.json else report)
+    if not args.json:
+        print(_memory_text(memory))
+    if args.out is not None:
+        commit({args.out: lambda path: _dump_json({**document, "resources": memory}, path)})
+    return 0
 
 
 def _named(figures: dict | None, release) -> dict | None:
