@@ -280,8 +280,7 @@ def _write_candidates(path: str, job, time_limit, left, memory_limit) -> None:
         except FairanonError as exc:
             document, why = {"error": str(exc)}, str(exc)
     commit({path: _write_json(document)})
-    print(f"Wrote {path}: " + (f"no candidates listed ({why})" if why else
-                               f"{listed.feasible} of the lattice's {listed.lattice_size} nodes meet the requirements"))
+    print(f"Wrote {path}: " + (f"no candidates listed ({why})" if why else listed.summary()))
 
 
 def _print_best_effort(release) -> None:

@@ -64,8 +64,8 @@ def test_candidates_of_another_method_or_engine_are_refused_before_any_work(job,
 
 def test_the_time_limit_and_the_node_limit_are_written_as_reasons(job, tmp_path, capsys, monkeypatch):
     """A clock that advances one second a reading stops the listing after one node
-    under a 1.5 s limit; a node limit of 2 refuses the 4-node lattice. The release is
-    written both times."""
+    under a 1.5 s limit; a limit of 3 checks on the 4-node lattice lists the passing
+    nodes below the fourth's cost. The release is written both times."""
     ticks = iter(range(10**6))
     monkeypatch.setattr(CANDIDATES, "perf_counter", lambda: next(ticks))
     monkeypatch.setattr(CLI, "perf_counter", lambda: 0.0)  # the release took no time: 1.5 s left
@@ -76,11 +76,17 @@ def test_the_time_limit_and_the_node_limit_are_written_as_reasons(job, tmp_path,
     stopped = Candidates.from_dict(json.loads((tmp_path / "a.json").read_text()))
     assert stopped.reason == reason and stopped.candidates == () and stopped.checked == 1
     monkeypatch.undo()
-    monkeypatch.setattr(CANDIDATES, "CANDIDATE_NODES", 2)
+    # Room for 3 checks: in order of least possible cost (generalized cells), (0, 0) with
+    # none, then the two of 17; (1, 1), open, costs 34, so the two nodes of 17 are listed.
+    monkeypatch.setattr(CANDIDATES, "CANDIDATE_NODES", 3)
     code, out, _ = run(capsys, "anonymize", job, "--out", tmp_path / "b", "--candidates", tmp_path / "b.json")
-    refused = "The lattice has 4 nodes; candidates lists lattices of at most 2 nodes"
-    assert code == 0 and refused in out
-    assert json.loads((tmp_path / "b.json").read_text())["error"].startswith(refused)
+    assert code == 0 and ("2 nodes meet the requirements among those costing less than 34 (generalized)" in out)
+    assert "3 of the lattice's 4 nodes were checked, in order of their least possible cost, before the limit of 3 " \
+           "checks, so the nodes costing 34 or more are not shown" in out
+    bounded = Candidates.from_dict(json.loads((tmp_path / "b.json").read_text()))
+    assert bounded.cost_below == 34 and bounded.checked == 3 and bounded.feasible == 2
+    assert sorted(tuple(c.levels.values()) for c in bounded.candidates) == [(0, 1), (1, 0)]
+    assert all(c.objective == 17 for c in bounded.candidates)
     assert (tmp_path / "a" / "release.csv").is_file() and (tmp_path / "b" / "release.csv").is_file()
 
 

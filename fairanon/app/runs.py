@@ -243,8 +243,8 @@ async def choose(request: Request, run_id: int):
             why = f"The candidate must be one of 0..{count - 1}; got {text!r}."
         elif "error" in found:  # a fulldomain run whose listing failed or ran out of time: its own reason
             why = f"Run {run_id} lists no candidate transformations. {found['error']}"
-        elif listed is not None:
-            why = f"Run {run_id} lists no candidate transformations: no node of its lattice meets the requirements."
+        elif listed is not None:  # the listing's own account: of the whole lattice, or of its cheapest nodes
+            why = f"Run {run_id} lists no candidate transformations: {listed.summary()}."
         else:
             why = f"Run {run_id} lists no candidate transformations (only fulldomain runs do)."
         return PlainTextResponse(why, status_code=400)

@@ -1069,18 +1069,25 @@ def test_plot_text_is_escaped():
     assert utility_svg({"attributes": []}) is None and utility_svg({}) is None
 
 
-def test_fulldomain_candidates_are_shown_and_one_can_be_chosen(client, tmp_path):
-    """The loan table under 2-anonymity, objective 'generalized': three of the four
-    nodes pass (by hand: (purpose 1, emp 0) and (0, 1) generalize 17 cells each, (1, 1)
-    34; (0, 0) leaves a class of one record). Choosing (1, 1) runs the job with its
-    levels, and the command line re-runs that job to the same bytes."""
+def _loan_candidates(client):
+    """A fulldomain run of the loan table under 2-anonymity, objective 'generalized':
+    the run, its Results page, the candidates table and its rows' text."""
     session = client.app.state.session
     client.post("/data/dataset", data={"dataset": "ruggieri_loan"})
     run = cli_run(session, {"instance": {"dataset": "ruggieri_loan"}, "requirements": [{"k_anonymity": {"k": 2}}],
                             "method": "fulldomain", "options": {"objective": "generalized"}, "seed": 0})
     page = client.get(f"/runs/{run.id}/results").text
     table = re.search(r'<table class="candidates">(.*?)</table>', page, re.S).group(1)
-    rows = [text(r) for r in re.findall(r"<tr.*?</tr>", table, re.S)[1:]]
+    return run, page, table, [text(r) for r in re.findall(r"<tr.*?</tr>", table, re.S)[1:]]
+
+
+def test_fulldomain_candidates_are_shown_and_one_can_be_chosen(client, tmp_path):
+    """The loan table under 2-anonymity, objective 'generalized': three of the four
+    nodes pass (by hand: (purpose 1, emp 0) and (0, 1) generalize 17 cells each, (1, 1)
+    34; (0, 0) leaves a class of one record). Choosing (1, 1) runs the job with its
+    levels, and the command line re-runs that job to the same bytes."""
+    session = client.app.state.session
+    run, page, table, rows = _loan_candidates(client)
     assert [r.split(" choose")[0].strip() for r in rows] == [
         "0 purpose=1 emp=0 17 0.3333 0 1/4 4/17 yes",  # the optimum, released by this run
         "1 purpose=1 emp=1 34 0.6667 0 1/8 2/17 yes",
@@ -1137,6 +1144,23 @@ def test_choosing_a_candidate_refuses_bad_input(client):
     assert sorted(session.runs) == [full.id, other.id]  # no run started
 
 
+def test_candidates_of_a_larger_lattice_say_which_nodes_were_checked(client, monkeypatch):
+    """With room for 3 of the loan table's 4 nodes (as for a lattice above 65,536 nodes):
+    the search checks them in order of least possible cost (generalized cells), (0, 0),
+    (1, 0) and (0, 1), and the two passing nodes below the open (1, 1)'s cost (34) are
+    listed, (1, 0) Pareto-relevant as in the whole lattice (the rows of the test above);
+    the page says what was shown."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("fairanon.solver.fulldomain.candidates"), "CANDIDATE_NODES", 3)
+    _, page, _, rows = _loan_candidates(client)
+    assert [r.split(" choose")[0].strip() for r in rows] == [
+        "0 purpose=1 emp=0 17 0.3333 0 1/4 4/17 yes", "1 purpose=0 emp=1 17 0.3333 0 1/2 4/17"]
+    shown = text(page)
+    assert "2 nodes meet the requirements among those costing less than 34 (generalized)" in shown
+    assert "3 of the lattice's 4 nodes were checked" in shown and "costing 34 or more are not shown" in shown
+
+
 def test_candidates_not_listed_say_why(client):
     """The Results page and the choose route read the worker's candidates.json: its
     error or time-limit reason, or its absence, is shown as "Not computed" and nothing
@@ -1170,4 +1194,4 @@ def test_candidates_not_listed_say_why(client):
         json.dump({"objective": "lm", "lattice_size": 4, "checked": 4, "feasible": 0, "pareto": 0, "reason": None,
                    "candidates": []}, fh)
     response = client.post(f"/runs/{run.id}/choose", data={"candidate": "0"})
-    assert response.status_code == 400 and "no node of its lattice meets the requirements" in response.text
+    assert response.status_code == 400 and "0 of the lattice's 4 nodes meet the requirements" in response.text

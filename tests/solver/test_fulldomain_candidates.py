@@ -215,3 +215,89 @@ def test_a_listing_reads_back_from_its_json(objective):
     listed = candidates(_tiny(), [fa.KAnonymity(2)], objective=objective, max_suppressed=8, limit=1000)
     assert any(c.suppressed for c in listed.candidates)
     assert Candidates.from_dict(json.loads(json.dumps(listed.to_dict()))) == listed
+
+
+def _front(figures: dict) -> set:
+    """The nodes no other node is at most as bad as everywhere and better than somewhere."""
+    return {node for node, f in figures.items()
+            if not any(all(g <= x for g, x in zip(o, f)) and o != f for o in figures.values())}
+
+
+@pytest.mark.parametrize(
+    ("reqs", "objective", "limit", "checks", "listed_of"),
+    [
+        # (the passing nodes below the bound, of the lattice's passing nodes)
+        ([fa.KAnonymity(1)], "lm", 0, 12, (11, 32)),
+        ([fa.KAnonymity(2)], "lm", 12, 24, (12, 15)),
+        ([fa.KAnonymity(2)], "generalized", 16, 24, (15, 20)),
+        ([fa.KAnonymity(2), fa.LDiversity(2)], "lm", 16, 24, (7, 10)),
+        ([fa.KAnonymity(2)], "discernibility", 8, 24, (1, 10)),
+        ([fa.KAnonymity(3)], "lm", 0, 24, (3, 3)),  # the search settles the whole lattice first
+    ],
+)
+def test_a_larger_lattice_lists_the_nodes_below_its_bound_exactly(monkeypatch, reqs, objective, limit, checks,
+                                                                  listed_of):
+    """With room for `checks` checks on the 32-node lattice, the listing is of the
+    nodes costing less than its bound (every node when the search settled them all):
+    exactly the verified nodes below it, by brute force, with the Pareto flags of the
+    whole lattice."""
+    import importlib
+
+    module = importlib.import_module("fairanon.solver.fulldomain.candidates")
+    monkeypatch.setattr(module, "CANDIDATE_NODES", checks)
+    inst = _tiny()
+    truth = _brute_force(inst, reqs, objective, limit)
+    names = [lad.name for lad in ladders(inst)]
+    figures = {}
+    for node, (cost, _, rel) in truth.items():
+        sample = sample_risk(risk_classes(inst, rel), histogram=False)
+        figures[node] = (cost, sample.highest, sample.average)
+    listed = candidates(inst, reqs, objective=objective, max_suppressed=limit, limit=1000)
+    below = listed.cost_below
+    expected = {node for node, (cost, _, _) in truth.items() if below is None or cost < below}
+    assert (len(expected), len(truth)) == listed_of
+    assert listed.reason is None and listed.lattice_size == 32 and listed.feasible == len(expected)
+    assert {tuple(c.levels[n] for n in names) for c in listed.candidates} == expected
+    front = _front(figures) & expected
+    assert {tuple(c.levels[n] for n in names) for c in listed.candidates if c.pareto} == front
+    assert listed.pareto == len(front)
+    for c in listed.candidates:
+        assert figures[tuple(c.levels[n] for n in names)] == (c.objective, c.prosecutor_highest,
+                                                              c.prosecutor_average)
+    if below is None:
+        assert listed.summary().startswith(f"{len(truth)} of the lattice's 32 nodes meet the requirements")
+    else:
+        assert checks <= listed.checked < 32 and f"costing less than {below} ({objective})" in listed.summary()
+        assert f"before the limit of {checks} checks" in listed.summary()
+    assert Candidates.from_dict(listed.to_dict()) == listed
+
+
+def test_a_larger_lattice_out_of_time_lists_what_it_settled(monkeypatch):
+    """A clock that advances one second a reading stops the search at a 6.5 s limit;
+    the listing is of the passing nodes below its bound, as the brute force finds them."""
+    import importlib
+    import types
+
+    module = importlib.import_module("fairanon.solver.fulldomain.candidates")
+    search = importlib.import_module("fairanon.solver.fulldomain.search")
+    monkeypatch.setattr(module, "CANDIDATE_NODES", 20)
+    ticks = iter(range(10**6))
+    clock = types.SimpleNamespace(perf_counter=lambda: next(ticks))
+    monkeypatch.setattr(module, "perf_counter", clock.perf_counter)
+    monkeypatch.setattr(search, "time", clock)
+    inst, reqs = _tiny(), [fa.KAnonymity(1)]
+    listed = candidates(inst, reqs, time_limit=6.5, limit=1000)
+    expected = {node for node, (cost, _, _) in _brute_force(inst, reqs, "lm", 0).items()
+                if cost < listed.cost_below}
+    assert 0 < listed.checked < 20 and listed.feasible == len(expected) > 0
+    assert "before the time limit of 6.5 s ran out" in listed.summary()
+
+
+def test_a_lattice_above_the_arrays_is_refused_saying_why(monkeypatch):
+    import importlib
+
+    module = importlib.import_module("fairanon.solver.fulldomain.candidates")
+    monkeypatch.setattr(module, "LATTICE_NODES", 16)
+    with pytest.raises(InvalidParameterError, match=re.escape(
+            "The lattice has 32 nodes; candidates lists lattices of at most 16 nodes")):
+        candidates(_tiny(), [fa.KAnonymity(2)])

@@ -9,6 +9,20 @@ J/n, :mod:`fairanon.models.risk.sample`); :func:`~.node.chosen_node` reads one n
 which ``fulldomain(..., levels=...)`` then releases (:mod:`.node`). A listing is
 written as JSON by :meth:`Candidates.to_dict` (``fairanon anonymize --candidates``) and
 read back by :meth:`Candidates.from_dict`.
+
+A lattice of more than :data:`CANDIDATE_NODES` nodes (up to
+:data:`~.method.LATTICE_NODES`) is not checked node by node: fulldomain's own best-first
+search (:func:`~.search.best_first`) runs on it with no incumbent, so it prunes nothing
+by cost and goes on past the optimum, each time checking the open node of least lower
+bound, and a failure of k, l or t settles the node's whole down-set unchecked. It stops
+after :data:`CANDIDATE_NODES` checks (or at the time limit), and the listing is of the
+feasible nodes costing less than the least bound of the nodes still open
+(``cost_below``): every other node is infeasible or costs at least that bound, so these
+are all the lattice's nodes below it, and which of them are Pareto-relevant is as in
+the whole lattice (a node that dominates another costs at most as much). The low-loss
+end of the loss-risk trade-off, where the optimum lies, is thus exact; the nodes above
+the bound are not shown, and the listing says so. When the search settles every node
+before that, the listing is of the whole lattice.
 """
 
 from __future__ import annotations
@@ -27,12 +41,20 @@ from ...models.requirements import Requirement
 from ...release import Release
 from .. import _cpsat
 from .evaluate import FEASIBLE, Evaluator
-from .method import _classes_of_rows, _release_table, fulldomain_problem
-from .search import lattice_levels
+from .method import (
+    LATTICE_NODES,
+    _classes_of_rows,
+    _exclusions,
+    _release_table,
+    fulldomain_problem,
+    lattice_frontier,
+)
+from .search import best_first, lattice_levels
 
 __all__ = ["CANDIDATE_NODES", "Candidate", "Candidates", "candidates"]
 
-#: Lattices up to this many nodes are listed (every node is checked, one roll-up each).
+#: Lattices up to this many nodes are checked whole (one roll-up a node); the search
+#: over a larger lattice stops after this many checks.
 CANDIDATE_NODES = 1 << 16
 
 
@@ -70,9 +92,16 @@ class Candidates:
     """The listed candidates (Pareto ones first by objective, then the cheapest others,
     at most `limit`), and how many there are in all.
 
-    When the time limit ran out, `reason` says so, `checked` nodes of the lattice were
-    checked, `feasible` counts the passing ones among them and nothing is listed (the
-    Pareto front of part of a lattice is not the lattice's)."""
+    When the time limit ran out while checking a whole lattice, `reason` says so,
+    `checked` nodes of the lattice were checked, `feasible` counts the passing ones
+    among them and nothing is listed (the Pareto front of part of a lattice is not the
+    lattice's).
+
+    `cost_below` is None when every node was settled. Otherwise (a lattice of more
+    than :data:`CANDIDATE_NODES` nodes whose search stopped first) `checked` nodes were
+    checked in order of their lower bounds, and `feasible`, `pareto` and the candidates
+    are those of the whole lattice that cost less than `cost_below`; `stopped` says why
+    the search stopped there."""
 
     objective: str
     lattice_size: int
@@ -81,6 +110,30 @@ class Candidates:
     candidates: tuple
     checked: int
     reason: str | None = None
+    cost_below: int | Fraction | None = None
+    stopped: str | None = None
+
+    def summary(self) -> str:
+        """What was checked and found, in a sentence (the command line's and the app's).
+
+        >>> c = candidates(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], objective="generalized")
+        >>> c.summary().startswith("3 of the lattice's 4 nodes meet the requirements")
+        True
+        """
+        if self.reason:
+            return f"no candidates listed ({self.reason})"
+        if self.cost_below is None:
+            return (
+                f"{self.feasible:,} of the lattice's {self.lattice_size:,} nodes meet the "
+                f"requirements ({self.pareto:,} Pareto-relevant)"
+            )
+        return (
+            f"{self.feasible:,} nodes meet the requirements among those costing less than "
+            f"{self.cost_below} ({self.objective}), {self.pareto:,} of them Pareto-relevant in the "
+            f"whole lattice; {self.checked:,} of the lattice's {self.lattice_size:,} nodes were "
+            f"checked, in order of their least possible cost, before {self.stopped}, so the nodes "
+            f"costing {self.cost_below} or more are not shown"
+        )
 
     def to_dict(self) -> dict:
         """A JSON document of the listing; exact numbers as text (``"1/4"``)."""
@@ -91,6 +144,8 @@ class Candidates:
             "feasible": self.feasible,
             "pareto": self.pareto,
             "reason": self.reason,
+            "cost_below": None if self.cost_below is None else str(self.cost_below),
+            "stopped": self.stopped,
             "candidates": [
                 {
                     "levels": dict(c.levels),
@@ -115,11 +170,10 @@ class Candidates:
         """
         listed = []
         for c in document["candidates"]:
-            objective = Fraction(c["objective"])
             listed.append(
                 Candidate(
                     levels={str(name): int(j) for name, j in c["levels"].items()},
-                    objective=int(objective) if objective.denominator == 1 else objective,
+                    objective=_whole(Fraction(c["objective"])),
                     lm_avg=Fraction(c["lm_avg"]),
                     suppressed=int(c["suppressed"]),
                     prosecutor_highest=Fraction(c["prosecutor_highest"]),
@@ -135,7 +189,16 @@ class Candidates:
             tuple(listed),
             int(document["checked"]),
             document.get("reason"),
+            None
+            if document.get("cost_below") is None
+            else _whole(Fraction(document["cost_below"])),
+            document.get("stopped"),
         )
+
+
+def _whole(value: Fraction) -> int | Fraction:
+    """A cost as the listing gives it: an int when whole."""
+    return int(value) if value.denominator == 1 else value
 
 
 def _pareto(points: list[tuple]) -> np.ndarray:
@@ -169,13 +232,17 @@ def candidates(
     """The lattice nodes of :func:`~fairanon.solver.fulldomain.fulldomain` that meet
     `requirements` under the same suppression rule, as loss against risk.
 
-    Every node of the lattice is checked with the search's exact evaluator (so lattices
-    above ``CANDIDATE_NODES`` nodes are refused). Each feasible node's risk is read from
-    the classes the verifier would form; the Pareto-relevant ones (no other node as
-    cheap and as safe on both risks, and strictly better on one) come first by
-    objective, then the cheapest others, `limit` in all; LM_avg is computed on each
-    listed node's release. `time_limit` (seconds) bounds the check of the nodes: when it
-    runs out, nothing is listed and ``reason`` says how far the check came.
+    Every node of a lattice of at most ``CANDIDATE_NODES`` nodes is checked with the
+    search's exact evaluator. A larger lattice, up to ``LATTICE_NODES`` nodes, is
+    searched in order of least possible cost for ``CANDIDATE_NODES`` checks, and the
+    listing is of the nodes costing less than ``cost_below`` (exactly the lattice's:
+    see the module docstring); larger lattices are refused. Each feasible node's risk
+    is read from the classes the verifier would form; the Pareto-relevant ones (no
+    other node as cheap and as safe on both risks, and strictly better on one) come
+    first by objective, then the cheapest others, `limit` in all; LM_avg is computed on
+    each listed node's release. `time_limit` (seconds) bounds the check of the nodes:
+    when it runs out on a whole lattice, nothing is listed and ``reason`` says how far
+    the check came; on a larger lattice the search stops there as after its checks.
 
     >>> import fairanon as fa
     >>> c = candidates(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], objective="generalized")
@@ -193,21 +260,42 @@ def candidates(
         instance, requirements, objective, max_suppressed, "lattice", caller="candidates"
     )
     space = problem.space
-    if space.size > CANDIDATE_NODES:
+    if space.size > LATTICE_NODES:
         raise InvalidParameterError(
-            f"The lattice has {space.size} nodes; candidates lists lattices of at most "
-            f"{CANDIDATE_NODES} nodes (fewer quasi-identifiers or shallower hierarchies)."
+            f"The lattice has {space.size:,} nodes; candidates lists lattices of at most "
+            f"{LATTICE_NODES:,} nodes, whose bounds it holds as arrays over every node (fewer "
+            "quasi-identifiers or shallower hierarchies)."
         )
     evaluator = Evaluator(space, problem.recs, instance.schema, requirements, problem.limit)
+    below = stopped = None
+    whole = space.size <= CANDIDATE_NODES
+    if not whole:
+        found: list = []
+        excluded = _exclusions(space, problem.recs, requirements, problem.limit)
+        frontier = lattice_frontier(problem, evaluator, excluded)
+        outcome = best_first(
+            evaluator, frontier, deadline, False, found=found, max_nodes=CANDIDATE_NODES
+        )
+        checked, below = outcome.nodes, outcome.bound  # None: every node settled
+        if below is not None:
+            stopped = (
+                f"the limit of {CANDIDATE_NODES:,} checks"
+                if checked >= CANDIDATE_NODES
+                else f"the time limit of {time_limit} s ran out"
+            )
+        # Below the bound only: every node that costs less was found, so every node that
+        # could dominate one of them was too.
+        walk = [n for n in found if below is None or evaluator.results[n].cost < below]
+    else:
+        walk = (tuple(int(j) for j in column) for column in lattice_levels(space).T)
     nodes, costs, highest, average = [], [], [], []
-    for checked, column in enumerate(lattice_levels(space).T):
-        if deadline is not None and perf_counter() >= deadline:
+    for seen, node in enumerate(walk):
+        if whole and deadline is not None and perf_counter() >= deadline:
             reason = (
-                f"the time limit ({time_limit} s) ran out after checking {checked:,} of the "
+                f"the time limit ({time_limit} s) ran out after checking {seen:,} of the "
                 f"lattice's {space.size:,} nodes"
             )
-            return Candidates(objective, space.size, len(nodes), 0, (), checked, reason)
-        node = tuple(int(j) for j in column)
+            return Candidates(objective, space.size, len(nodes), 0, (), seen, reason)
         result = evaluator.evaluate(node)
         if result.kind != FEASIBLE:
             continue
@@ -229,11 +317,10 @@ def candidates(
             groups=groups,
             suppressed=tuple(instance.row_ids[suppressed].tolist()),
         )
-        value = costs[i]
         listed.append(
             Candidate(
                 levels={attr.name: j for attr, j in zip(space.attributes, nodes[i])},
-                objective=int(value) if value.denominator == 1 else value,
+                objective=_whole(costs[i]),
                 lm_avg=loss_metric(instance, release, exact=True)["LM_avg"],
                 suppressed=int(suppressed.sum()),
                 prosecutor_highest=highest[i],
@@ -241,4 +328,16 @@ def candidates(
                 pareto=bool(front[i]),
             )
         )
-    return Candidates(objective, space.size, len(nodes), int(front.sum()), tuple(listed), space.size)
+    if below is None:
+        checked = space.size
+    return Candidates(
+        objective,
+        space.size,
+        len(nodes),
+        int(front.sum()),
+        tuple(listed),
+        checked,
+        None,
+        None if below is None else _whole(Fraction(int(below), space.scale)),
+        stopped,
+    )

@@ -163,27 +163,34 @@ def _run(
         for assignment, _ in excluded:
             frontier.exclude(assignment)
     else:
-        levels = lattice_levels(space)
-        closed = np.zeros(levels.shape[1], dtype=bool)
-        for assignment, _ in excluded:
-            mask = np.ones(levels.shape[1], dtype=bool)
-            for a, j in assignment.items():
-                mask &= levels[a] == j
-            closed |= mask
-        if space.objective == "discernibility":
-            per_protected = np.bincount(
-                recs.base.protected, weights=recs.base.sizes, minlength=recs.n_protected
-            ).astype(np.int64)
-            lower = discernibility_lower(space, levels, k, n, per_protected, limit)
-            separable = None
-        else:
-            separable = separable_costs(space, levels)
-            lower = separable.copy()
-        frontier = LatticeFrontier(space, lower, separable, closed)
+        frontier = lattice_frontier(problem, evaluator, excluded)
     climb = bool(limit) and space.objective != "discernibility"
     outcome = best_first(evaluator, frontier, problem.deadline, climb)
     outcome.attributed |= {i for _, i in excluded}
     return evaluator, outcome
+
+
+def lattice_frontier(problem: _Problem, evaluator: Evaluator, excluded: list) -> LatticeFrontier:
+    """The open nodes of the whole lattice as arrays, with their static lower bounds
+    (:mod:`.search`), the nodes of `excluded` (:func:`_exclusions`) closed."""
+    space, recs, limit = problem.space, problem.recs, problem.limit
+    levels = lattice_levels(space)
+    closed = np.zeros(levels.shape[1], dtype=bool)
+    for assignment, _ in excluded:
+        mask = np.ones(levels.shape[1], dtype=bool)
+        for a, j in assignment.items():
+            mask &= levels[a] == j
+        closed |= mask
+    if space.objective == "discernibility":
+        per_protected = np.bincount(
+            recs.base.protected, weights=recs.base.sizes, minlength=recs.n_protected
+        ).astype(np.int64)
+        lower = discernibility_lower(space, levels, evaluator.k, recs.n_rows, per_protected, limit)
+        separable = None
+    else:
+        separable = separable_costs(space, levels)
+        lower = separable.copy()
+    return LatticeFrontier(space, lower, separable, closed)
 
 
 def lattice_space(instance: Instance, objective: str) -> tuple[Space, list[np.ndarray]]:

@@ -217,9 +217,17 @@ def discernibility_lower(space: Space, levels, k: int, n: int, per_protected, li
 
 
 def best_first(
-    evaluator: Evaluator, frontier, deadline: float | None, climb_parents: bool
+    evaluator: Evaluator, frontier, deadline: float | None, climb_parents: bool, *,
+    found: list | None = None, max_nodes: int | None = None
 ) -> Outcome:
-    """The best-first search of the module docstring."""
+    """The best-first search of the module docstring.
+
+    With `found`, every feasible node's levels are appended to it and none becomes the
+    incumbent, so nothing is pruned by cost and the search goes on past the optimum,
+    always checking the open node of least bound, until no node is open (status
+    INFEASIBLE, bound None), `max_nodes` nodes have been checked or the deadline (status
+    UNKNOWN, bound the least open bound): every feasible node costing less than the
+    bound is then in `found` (:func:`~.candidates.candidates`)."""
     space = evaluator.space
     state = {"incumbent": None, "best": None}
     attributed: set = set()
@@ -239,7 +247,9 @@ def best_first(
             frontier.close(levels)
         if result.kind == FAILED:
             attributed.update(result.failed)
-        if result.kind == FEASIBLE and (
+        if result.kind == FEASIBLE and found is not None:
+            found.append(levels)
+        elif result.kind == FEASIBLE and (
             state["incumbent"] is None or result.cost < state["incumbent"]
         ):
             state["incumbent"], state["best"] = result.cost, levels
@@ -260,7 +270,9 @@ def best_first(
 
     status = stopped = None
     while status is None:
-        if deadline is not None and time.perf_counter() >= deadline:
+        if (deadline is not None and time.perf_counter() >= deadline) or (
+            max_nodes is not None and visited[0] >= max_nodes
+        ):
             status = Status.FEASIBLE if state["best"] is not None else Status.UNKNOWN
             break
         try:
