@@ -182,7 +182,7 @@ def lower_bound(
         # one target suffices for a valid bound; take the first (schema order)
         name = next(n for n in instance.schema.released if n in names)
         target = np.unique(instance.codes(name), return_inverse=True)[1].reshape(-1)
-    upper = _record_costs(instance, release, objective, dims) if release is not None else None
+    upper = _record_costs(instance, release, objective) if release is not None else None
     deadline = None if time_limit is None else started + time_limit
     value, counts = _per_record(dims, groups, k, need_l, target, upper, deadline)
     details = {"records": instance.n_rows, **counts, "seconds": time.perf_counter() - started}
@@ -333,7 +333,7 @@ def _floats(dim: _Dim, r: int, s: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- per record
-def _record_costs(instance, release, objective, dims) -> tuple[list, np.ndarray] | None:
+def _record_costs(instance, release, objective) -> tuple[list, np.ndarray] | None:
     """Each record's exact cost in `release`, as the distinct costs (Fractions, sorted)
     and each record's index among them; None if the release cannot be read.
 

@@ -70,11 +70,24 @@ def test_record_costs_add_up_to_the_release_objective(data, inst):
     objective = data.draw(st.sampled_from(["ncp", "lm", "stars"]))
     k = data.draw(st.integers(1, 3))
     release = fa.anonymize(inst, [fa.KAnonymity(k)], method="mondrian")
-    found = _record_costs(inst, release, objective, None)
+    found = _record_costs(inst, release, objective)
     assert found is not None
     costs, rank = found
     assert costs == sorted(set(costs))
     assert sum((costs[i] for i in rank.tolist()), Fraction(0)) == objective_value(inst, release, objective)
+
+
+def test_record_costs_are_exact_with_fractional_numbers():
+    """Float values put the range costs over large denominators (beyond int64 once
+    added up): the record costs stay exact and add up to the objective."""
+    table = pd.DataFrame({"x": [0.1, 0.7, 0.3, 2.9, 1.1, 0.35], "y": [1.5, 0.25, 3.3, 0.1, 2.2, 0.6]})
+    schema = fa.Schema([fa.Attribute("x", kind="numeric"), fa.Attribute("y", kind="numeric")])
+    inst = fa.Instance(table, schema)
+    release = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian")
+    for objective in ("ncp", "lm"):
+        costs, rank = _record_costs(inst, release, objective)
+        assert max(c.denominator for c in costs) > 2**62
+        assert sum((costs[i] for i in rank.tolist()), Fraction(0)) == objective_value(inst, release, objective)
 
 
 def _set_partitioning_lp(inst, k, objective) -> float:
@@ -227,6 +240,32 @@ def test_per_record_bound_gets_the_time_the_lp_bound_leaves(monkeypatch):
     assert found.method == "per-record"
     assert given["lp"] == 10.0 * lns_module.LP_BOUND_SHARE < 10.0
     assert 9.0 < given["per_record"] <= 10.0
+    assert list(given) == ["lp", "per_record"]
+
+
+def test_per_record_bound_goes_first_under_l_diversity(monkeypatch):
+    """Only the per-record bound counts l-diversity, so under it the per-record bound
+    goes first with half the time and the LP gets what it leaves."""
+    import fairanon.methods.lns as lns_module
+
+    given = {}
+
+    def lp(*args, time_limit=None, **kwargs):
+        given["lp"] = time_limit
+        return lp_bound(*args, **kwargs)
+
+    def per_record(*args, time_limit=None, **kwargs):
+        given["per_record"] = time_limit
+        return lower_bound(*args, **kwargs)
+
+    monkeypatch.setattr(lns_module, "lp_bound", lp)
+    monkeypatch.setattr(lns_module, "lower_bound", per_record)
+    inst = fa.load("dewri_t1")
+    reqs = [fa.KAnonymity(2), fa.LDiversity(2)]
+    found = best_bound(inst, reqs, "ncp", time_limit=10.0)
+    assert list(given) == ["per_record", "lp"]
+    assert given["per_record"] == 5.0 and 5.0 < given["lp"] <= 10.0
+    assert found.value >= lower_bound(inst, reqs, "ncp").value
 
 
 def test_column_generation_ends_where_smoothed_duals_misprice():
