@@ -213,8 +213,8 @@ def test_paper_adult_names_its_encodings():
 @pytest.mark.slow
 def test_adult_without_capital_has_the_counts_tables_8_and_9_imply():
     """docs/papers.md, Hajian et al., HJ-7. Without capital-gain and capital-loss Adult has
-    the numbers of α-discriminatory patterns (slift) that the paper's percentages imply:
-    Table 8, σ = 15 %: 12 at α = 1.3 (NDD 25, 29.41, 33.33 % = 4/16, 5/17, 6/18 with its
+    the smallest numbers of α-discriminatory patterns (slift) that the paper's percentages
+    allow (NDD = x/(n + x) fits any multiple of them): Table 8, σ = 15 %: 12 at α = 1.3 (NDD 25, 29.41, 33.33 % = 4/16, 5/17, 6/18 with its
     DPD of 0) and 7 at α = 1.4 (12.5, 30 % = 1/8, 3/10); Table 9, σ = 10 %, α = 1.2: a
     multiple of 20 (its shares 70, 15, 85, 65, 30 % are twentieths). Table 8's cells
     σ = 15 %, α = 1.3, k = 25 and 50 and α = 1.4, k = 25 come out as printed, on a
