@@ -8,7 +8,14 @@ a neighbourhood of about ``size`` records (:mod:`.neighbourhoods`) and re-solves
 optimal in under half its time, shrinks by a fifth after a move that was not proven
 (times in CP-SAT's deterministic clock).
 A table small enough is first re-solved whole, which proves the optimum when it fits
-in the time.
+in the time. Unless a requirement reads the labels (diversity constraints,
+alpha-protection) or the recoding is suppression, every class is released as its tight
+summary at the start and after each move that changes it
+(:meth:`~.state.Incumbent.tighten`): a heuristic's start, or a re-solve stopped by its
+time limit, can leave a class on wider labels than its records need (German credit,
+7 quasi-identifiers, k = 5: 2.7 of the NCP of lattice-local's start, 1,521.55; after
+40 rounds from it, seeds 0-2, 1.6 lower on average for k = 5 and 5.8 for k = 10, less
+than the spread between seeds).
 
 With ``searches`` > 1 (both cores of a 2-core machine), the classes are cut into that
 many parts of about equal records along one attribute (drawn each epoch), and each part
@@ -224,7 +231,9 @@ def search(
     ]
     # Labels narrowed to each class's tight summary after every move (Incumbent.tighten):
     # a re-solve stopped by its time limit may leave a class on a wider label than its
-    # records need. Not when a requirement reads the labels, nor under suppression.
+    # records need. Not when a requirement reads the labels, nor under suppression. In a
+    # part's process a narrowed class may take the vector of another part's class and
+    # merge with it, as any move of a part may (sound under the parts' conditions).
     narrow = recoding == "generalization" and not any(
         isinstance(r, (DiversityConstraint, AlphaProtection)) for r in requirements
     )
