@@ -15,7 +15,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
-__all__ = ["DaskInstance", "as_dask_instance", "compute", "dask_instance", "read_table"]
+__all__ = ["DaskInstance", "as_dask_instance", "compute", "dask_ids", "dask_instance", "read_table"]
 
 
 def _dd():
@@ -301,12 +301,47 @@ def as_dask_instance(data, schema: Schema | None = None, *, partitions: int | No
         dd = _dd()
         table = pd.concat([data.table, data.extra], axis=1) if len(data.extra.columns) else data.table
         n = partitions or max(2, -(-data.n_rows // 1_000_000))
+        table = dask_ids(table, f"instance {data.name!r}")
         return dask_instance(persist(dd.from_pandas(table, npartitions=n)), data.schema, name=data.name)
     if schema is None:
         raise InvalidParameterError(
             "A Dask DataFrame or a Parquet path needs a schema: pass schema=fa.Schema([...])."
         )
     return dask_instance(data, schema)
+
+
+def dask_ids(table: pd.DataFrame, what: str) -> pd.DataFrame:
+    """`table` with record ids the Dask engine can sort as one machine does.
+
+    Dask sorts and joins by record id, and holds object ids as Arrow text: ids held as
+    Python objects that are all whole numbers become int64 (else Dask would turn them
+    into text, which sorts "10" before "9"); text ids stay text. Ids that cannot be
+    sorted are refused: a missing id, or numbers beside text.
+
+    Raises
+    ------
+    SchemaError
+        The problem and how to mend the ids.
+    """
+    index = table.index
+    if not (index.dtype == object or isinstance(index.dtype, pd.StringDtype)):
+        return table
+    missing = int(index.isna().sum())
+    if missing:
+        raise SchemaError(
+            f"The record ids of {what} include {missing} missing value(s); the Dask engine sorts and joins by "
+            "record id: give every record an id (or use engine='local')."
+        )
+    kind = pd.api.types.infer_dtype(index, skipna=False)
+    if kind == "integer":
+        return table.set_axis(index.astype(np.int64), axis=0)
+    if kind != "string":
+        raise SchemaError(
+            f"The record ids of {what} are of mixed kinds ({kind}: e.g. numbers beside text); the Dask engine "
+            "sorts and joins by record id: make them all numbers or all text, e.g. "
+            "table.index = table.index.astype(str) (or use engine='local')."
+        )
+    return table
 
 
 def compute(obj, progress: bool = False):

@@ -119,8 +119,9 @@ def as_dask_release(release, *, partitions: int | None = None):
     if isinstance(release, Release):
         import dask.dataframe as dd
 
-        from .instance import persist
+        from .instance import dask_ids, persist
 
         n = partitions or max(2, -(-release.n_rows // 1_000_000))
-        return persist(dd.from_pandas(release.table, npartitions=n, sort=False))
+        table = dask_ids(release.table, "the release")
+        return persist(dd.from_pandas(table, npartitions=n, sort=False))
     return release

@@ -512,7 +512,8 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     frame, method, status = _release_frame(release)
     released = [str(c) for c in frame.columns]
     index_name = frame.index.name or "record_id"
-    lengths = dask.compute(*[dask.delayed(len)(p) for p in frame.to_delayed()])
+    sizes = dask.compute(*[dask.delayed(_size)(p) for p in frame.to_delayed()])
+    lengths = [n for n, _ in sizes]
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
 
     n_release = int(sum(lengths))
@@ -560,7 +561,11 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
 
     def release_codes(part, order, partition_info=None):
         start = offsets[partition_info["number"]] if partition_info else 0
-        return _release_codes(part, order, joined_columns, start, pos_type)
+        return _release_codes(part, order, joined_columns, start, pos_type).rename_axis(index_name)
+
+    def original_codes(part, coder):
+        # Both sides of the join under one index name, whatever each table calls its ids.
+        return _original_codes(part, coder, joined_columns).rename_axis(index_name)
 
     release_meta = pd.DataFrame({c: np.zeros(0, dtype=narrow(np.zeros(0, np.int64), len(order[c])).dtype)
                                  for c in joined_columns}, index=frame._meta.index[:0])
@@ -569,8 +574,8 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     release_side = frame[joined_columns].map_partitions(release_codes, shared_order, meta=release_meta)
     coder = instance.coder
     original_meta = pd.DataFrame({c + _SUFFIX: _original_column(schema[c], np.zeros(0, dtype=np.int64))
-                                  for c in joined_columns}, index=instance.data._meta.index[:0])
-    original_side = instance.data.map_partitions(_original_codes, coder, joined_columns, meta=original_meta)
+                                  for c in joined_columns}, index=instance.data._meta.index[:0].rename(index_name))
+    original_side = instance.data.map_partitions(original_codes, coder, meta=original_meta)
     integer = {c: pd.api.types.is_integer_dtype(instance.data._meta[c].dtype) for c in joined_columns
                if schema[c].kind == "numeric"}
     # Partitions of the join small enough for a worker: about a quarter million records.
@@ -662,13 +667,29 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     object.__setattr__(report, "phase_seconds", timings)
     # What the integrity join moves: each side's record as Dask's types hold it (index
     # included), before Arrow's encoding on the wire.
-    object.__setattr__(report, "join_bytes", n_release * _row_bytes(release_meta)
-                       + int(instance.n_rows) * _row_bytes(original_meta))
+    id_bytes = _id_bytes(frame._meta.index.dtype, sum(b for _, b in sizes), n_release)
+    object.__setattr__(report, "join_bytes", n_release * (_row_bytes(release_meta) + id_bytes)
+                       + int(instance.n_rows) * (_row_bytes(original_meta) + id_bytes))
     return report, figures
 
 
+def _size(part: pd.DataFrame) -> tuple[int, int]:
+    """One partition's rows and the bytes its record ids take."""
+    return len(part), int(part.index.memory_usage(deep=True))
+
+
 def _row_bytes(meta: pd.DataFrame) -> int:
-    return int(sum(np.dtype(t).itemsize for t in meta.dtypes) + meta.index.dtype.itemsize)
+    """The bytes of one row of a table of codes (numpy columns), without its index."""
+    return int(sum(np.dtype(t).itemsize for t in meta.dtypes))
+
+
+def _id_bytes(dtype, measured: int, n_rows: int) -> int:
+    """The bytes of one record id: a numpy type's size, else (text, Arrow or object ids,
+    whose size is their content) the release's ids' measured bytes per row, rounded up.
+    Both sides of the join hold the same ids."""
+    if isinstance(dtype, np.dtype):
+        return dtype.itemsize
+    return -(-measured // max(n_rows, 1))
 
 
 def _label_codes(table: pd.DataFrame) -> pd.Series:

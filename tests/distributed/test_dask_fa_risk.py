@@ -6,6 +6,7 @@ figures do not depend on where the tasks run, and the tests stay fast."""
 import math
 from fractions import Fraction
 
+import pandas as pd
 import pytest
 
 dask = pytest.importorskip("dask")
@@ -175,3 +176,44 @@ def test_witnesses_of_a_dask_release_are_those_of_the_single_machine_one():
     # The witnesses name several classes, each one's records in id order.
     assert len({str(c.witness["class"]) for c in local.checks[4:]}) >= 2
     assert all(c.witness["records"] == sorted(c.witness["records"]) for c in local.checks[4:])
+
+
+def _with_ids(inst, ids):
+    """`inst` with the record ids `ids` (a pandas Index) in place of its own."""
+    return fa.Instance(inst.table.set_axis(ids, axis=0), inst.schema, name="ids")
+
+
+@pytest.mark.parametrize("ids", [
+    pd.Index([f"r{i}" for i in range(200)], dtype=object, name="rid"),
+    pd.Index([f"r{i}" for i in range(200)], dtype="string"),
+    pd.Index(list(range(200)), dtype=object),  # whole numbers held as objects: ids, not text
+], ids=["text", "arrow-text-unnamed", "object-ints"])
+def test_dask_risk_and_verify_of_ids_that_are_not_numpy_integers(ids):
+    inst = _with_ids(population(200, n_qi=3, seed=7), ids)
+    single = mondrian(inst, [fa.KAnonymity(3)])
+    release = fa.Release(single.table.iloc[::-1], single.groups[::-1], provenance={"method": "hand"})
+    assert _figures(fa.risk(inst, release, engine="dask", suda_max_size=None)) == \
+        _figures(fa.risk(inst, release, suda_max_size=None))
+    reqs = [fa.KAnonymity(10)]  # fails: a witness class and its records, in id order
+    remote, local = (fa.verify(inst, release, reqs, engine=e, risk=True) for e in ("dask", "local"))
+    assert [(c.name, c.passed, c.witness) for c in remote.checks] == \
+        [(c.name, c.passed, c.witness) for c in local.checks]
+    assert not local.passed and _without_seconds(remote.risk_report) == _without_seconds(local.risk_report)
+    # The bytes the integrity join moves count each id as its type holds it.
+    joined = verify_dask(as_dask_instance(inst), as_dask_release(release), reqs).join_bytes
+    assert isinstance(joined, int) and joined > 0
+
+
+@pytest.mark.parametrize("ids, problem", [
+    (pd.Index([i if i % 2 else f"r{i}" for i in range(200)], dtype=object), "mixed kinds"),
+    (pd.Index([None] + [f"r{i}" for i in range(1, 200)], dtype=object), "1 missing value"),
+], ids=["numbers-beside-text", "missing-id"])
+def test_dask_refuses_ids_it_cannot_sort(ids, problem):
+    inst = _with_ids(population(200, n_qi=3, seed=7), ids)
+    release = mondrian(inst, [fa.KAnonymity(3)])
+    with pytest.raises(fa.SchemaError, match=f"record ids of instance 'ids'.*{problem}.*engine='local'"):
+        fa.risk(inst, release, engine="dask")
+    with pytest.raises(fa.SchemaError, match=f"record ids of the release.*{problem}"):
+        as_dask_release(release)
+    with pytest.raises(fa.SchemaError, match=problem):
+        fa.verify(inst, release, engine="dask", risk=True)
