@@ -105,16 +105,22 @@ class Hierarchy:
         self.leaves: tuple[str, ...] = leaf_order
         self.leaf_index: dict[str, int] = {v: i for i, v in enumerate(self.leaves)}
         self.height: int = max(self.depth[leaf] for leaf in self.leaves)
-        # Leaf sets of every node as boolean rows over `leaves` (leaf order).
+        # Leaf sets of every node as ranges: in depth-first order the leaves under a node
+        # are consecutive, so node i covers the leaves at depth-first positions
+        # _first[i] <= p < _end[i]. A node-by-leaf table would take nodes x leaves bytes
+        # (84 GiB for a flat tree of 300,000 values); the ranges take O(nodes + leaves).
         self._node_index = {n: i for i, n in enumerate(order)}
         self._nodes = order
-        mask = np.zeros((len(order), len(self.leaves)), dtype=bool)
-        for leaf, j in self.leaf_index.items():
-            node: str | None = leaf
-            while node is not None:
-                mask[self._node_index[node], j] = True
-                node = self.parent[node]
-        self._mask = mask
+        is_leaf = np.array([not self.children[n] for n in order], dtype=np.int64)
+        self._first = np.cumsum(is_leaf) - is_leaf
+        under = is_leaf.copy()
+        for i in range(len(order) - 1, 0, -1):  # children follow their parent in `order`
+            under[self._node_index[self.parent[order[i]]]] += under[i]
+        self._end = self._first + under
+        # Leaf-order index of the leaf at each depth-first position, and its inverse.
+        self._leaf_at = np.array([self.leaf_index[v] for v in dfs_leaves], dtype=np.int64)
+        self._position = np.empty(len(self.leaves), dtype=np.int64)
+        self._position[self._leaf_at] = np.arange(len(self.leaves), dtype=np.int64)
         self._levels: dict[str, tuple[str, ...]] = self._level_rows(levels)
 
     def _level_rows(self, levels: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
@@ -291,12 +297,21 @@ class Hierarchy:
         return label == SUPPRESSED or label in self.parent
 
     def leaf_mask(self, label: str) -> np.ndarray:
-        """Boolean mask over :attr:`leaves` of the leaves under `label`."""
-        return self._mask[self._node_index[self.node(label)]]
+        """Boolean mask over :attr:`leaves` of the leaves under `label` (a new array)."""
+        i = self._node_index[self.node(label)]
+        mask = np.zeros(len(self.leaves), dtype=bool)
+        mask[self._leaf_at[self._first[i] : self._end[i]]] = True
+        return mask
+
+    def leaf_count(self, label: str) -> int:
+        """The number of leaves under `label` (``leaf_mask(label).sum()``, without the mask)."""
+        i = self._node_index[self.node(label)]
+        return int(self._end[i] - self._first[i])
 
     def covers(self, label: str, value: str) -> bool:
         """Whether the node `label` generalizes the leaf `value`."""
-        return bool(self.leaf_mask(label)[self.leaf_index[value]])
+        i = self._node_index[self.node(label)]
+        return bool(self._first[i] <= self._position[self.leaf_index[value]] < self._end[i])
 
     def ancestors(self, label: str) -> list[str]:
         """`label` and every ancestor up to the root."""
@@ -366,9 +381,9 @@ class Hierarchy:
                 and self._levels == other._levels)
 
     def __reduce__(self):
-        # Pickled as the tree itself: the node-by-leaf mask (1.1 MB for 1,000 leaves)
-        # is rebuilt in milliseconds, and every task that ships a schema to a Dask
-        # worker would otherwise carry it.
+        # Pickled as the tree itself: the leaf ranges of the nodes are rebuilt in
+        # milliseconds, and every task that ships a schema to a Dask worker would
+        # otherwise carry them.
         return type(self), (self.parent, self.leaves, self._levels)
 
     def __hash__(self) -> int:

@@ -331,8 +331,45 @@ def test_a_pickled_hierarchy_is_its_tree_and_rebuilds_the_same():
     data = pickle.dumps(h)
     back = pickle.loads(data)
     assert back == h and back.leaves == h.leaves and back.depth == h.depth
-    assert np.array_equal(back._mask, h._mask)
+    assert all(np.array_equal(back.leaf_mask(n), h.leaf_mask(n)) for n in h.nodes)
     assert back.leaf_mask("3xx").tolist() == h.leaf_mask("3xx").tolist()
-    assert len(data) < h._mask.nbytes / 10  # the mask is not shipped
+    assert len(data) < len(h.nodes) * len(h.leaves) / 10  # no node-by-leaf table is shipped
     coded = Hierarchy.from_levels([["80", ">=80", ">=80", "*"], ["23", "[20-25)", "[20-30)", "*"]])
     assert pickle.loads(pickle.dumps(coded)).generalize("80", 2) == ">=80"  # the levels survive
+
+
+def test_leaf_sets_are_the_leaves_whose_path_to_the_root_passes_the_node():
+    """leaf_mask, leaf_count and covers against their definition (a node covers a leaf
+    when it is on the leaf's path to the root), on a tree with leaves at two depths whose
+    leaf order is neither depth-first nor the rows' order."""
+    rows = [["80", ">=80", ">=80", "*"], ["23", "[20-25)", "[20-30)", "*"], ["27", "[25-30)", "[20-30)", "*"],
+            ["24", "[20-25)", "[20-30)", "*"], ["90", ">=80", ">=80", "*"], ["26", "[25-30)", "[20-30)", "*"]]
+    rng = np.random.default_rng(7)
+    tree = Hierarchy.from_levels(rows)
+    for order in (tree.leaves, tuple(rng.permutation(tree.leaves))):
+        h = Hierarchy(tree.parent, leaf_order=order)
+        for node in h.nodes:
+            expected = [node in h.ancestors(leaf) for leaf in h.leaves]
+            assert h.leaf_mask(node).tolist() == expected
+            assert h.leaf_count(node) == sum(expected)
+            assert [h.covers(node, leaf) for leaf in h.leaves] == expected
+    assert Hierarchy(tree.parent, leaf_order=["90", "27", "80", "26", "24", "23"]).leaf_mask("[20-25)").tolist() == [
+        False, False, False, False, True, True]
+
+
+def test_a_flat_hierarchy_of_many_values_takes_memory_linear_in_their_number():
+    """A flat tree of 20,000 values (an ID-like column) is built without a node-by-leaf
+    table, which would take 20,001 x 20,000 bytes (381 MiB)."""
+    import tracemalloc
+
+    values = [f"P{i:06d}" for i in range(20_000)]
+    tracemalloc.start()
+    try:
+        h = Hierarchy.flat(values)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20  # 11 MiB measured
+    assert h.leaf_count("*") == 20_000 and h.leaf_mask("*").all()
+    assert h.covers("*", "P019999") and h.covers("P000007", "P000007") and not h.covers("P000007", "P000008")
+    assert h.leaf_mask("P000007").sum() == 1 and h.leaf_mask("P000007")[7]
