@@ -111,7 +111,7 @@ class RecordSpace:
                     height = max(below) - h.depth[node]
                     exact.append(Fraction(height, h.height) if h.height else Fraction(0))
                 else:
-                    n_leaves = int(h.leaf_mask(node).sum())
+                    n_leaves = h.leaf_count(node)
                     exact.append(Fraction(0) if not h.children[node] else Fraction(n_leaves, len(h.leaves)))
             self.anc.append(anc)
             self.weight.append(np.array([float(w) for w in exact]))

@@ -201,7 +201,7 @@ def hierarchy_column(instance: Instance, name: str) -> HierarchyColumn:
         anc=anc,
         child_sibling=sibling[anc[1:]] if h.height else np.zeros((0, len(h.leaves)), np.int32),
         depth=np.array([h.depth[n] for n in nodes], dtype=np.int64),
-        n_leaves_under=np.array([int(h.leaf_mask(n).sum()) for n in nodes], dtype=np.int64),
+        n_leaves_under=np.array([h.leaf_count(n) for n in nodes], dtype=np.int64),
         is_leaf=np.array([not h.children[n] for n in nodes], dtype=bool),
         fanout=fanout,
         sibling=sibling,
