@@ -10,7 +10,7 @@ unchanged values are then checked per partition of the release joined with the
 original by record id (one shuffle), both sides travelling as narrow integer codes:
 the release's labels by their numbers, the original's values as the checks compare
 them; each label is read once, on the client. Each partition keeps its counts and its
-first offending row by position. The equivalence classes are counted per partition
+offending row of the smallest record id (then position). The equivalence classes are counted per partition
 with their counts over the target and decision values; the small per-class table
 then goes through the single-machine checks of :mod:`fairanon.models.verify` on the
 client. Only the records of the witness classes are read once more.
@@ -38,7 +38,7 @@ from ..exceptions import FairanonError, IncompatibleRequirementError, InvalidPar
 from ..instances.generalization import readable_covers
 from ..models.metrics import loss as L
 from ..models.metrics.classes import _Column, _Prepared
-from ..models.released import factorize, id_type, narrow, record_order
+from ..models.released import factorize, id_type, narrow, record_order, rows_in_record_order
 from ..models.risk.report import RiskReport
 from ..models.risk.sample import size_summary
 from ..models.utility.distributions import column_distribution
@@ -305,8 +305,8 @@ def _original_value(attr, code, integer: bool):
 def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: list, integer: dict,
                paired: tuple = ()) -> dict:
     """Rows lost, duplicated and unknown, untruthful and changed cells of one partition
-    of the release joined with the original by record id, with the first offending row
-    of each kind by position; the number of generalized cells; and per attribute of
+    of the release joined with the original by record id, with the offending row of
+    each kind of the smallest record id (then position); the number of generalized cells; and per attribute of
     `paired` the records of each (label code, original value) pair."""
     side = frame["_merge"]
     right_only = (side == "right_only").to_numpy()
@@ -324,6 +324,7 @@ def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: li
         out["pairs"][name] = _pair_counts(aligned[name].to_numpy(dtype=np.int64),
                                           _original_of(schema[name], aligned[name + _SUFFIX]))
     pos = aligned[_POS].to_numpy(dtype=np.int64)
+    order = record_order(aligned.index)  # the rows by id, then position: sorted by position
     for name in truth:
         attr, dec = schema[name], decoded[name]
         # An outer join fills the codes of rows it lacks with NaN: these rows have both.
@@ -334,8 +335,8 @@ def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: li
             ok &= ~np.isin(codes, np.fromiter(dec.unreadable, dtype=np.int64))
         entry = {"n": int(len(ok) - ok.sum())}
         if entry["n"]:
-            i = int(np.argmin(ok))
-            entry["first"] = (int(pos[i]), {"row": aligned.index[i], "attribute": name,
+            i = int(rows_in_record_order(~ok, order)[0])
+            entry["first"] = ((aligned.index[i], int(pos[i])), {"row": aligned.index[i], "attribute": name,
                                            "original": _original_value(attr, original[i], integer.get(name, False)),
                                            "released": dec.labels[codes[i]]})
             if int(codes[i]) in dec.unreadable:
@@ -349,8 +350,8 @@ def _integrity(frame: pd.DataFrame, schema, decoded: dict, truth: list, kept: li
         differ = dec.unchanged[codes] != original
         entry = {"n": int(differ.sum())}
         if entry["n"]:
-            i = int(np.argmax(differ))
-            entry["first"] = (int(pos[i]), {"row": aligned.index[i], "attribute": name,
+            i = int(rows_in_record_order(differ, order)[0])
+            entry["first"] = ((aligned.index[i], int(pos[i])), {"row": aligned.index[i], "attribute": name,
                                            "original": _text(_original_value(attr, original[i], integer.get(name, False))),
                                            "released": str(dec.labels[codes[i]])})
         out["unchanged"][name] = entry
@@ -701,7 +702,7 @@ def _label_codes(table: pd.DataFrame) -> pd.Series:
 def _rows_result(integrity: dict) -> CheckResult:
     lost = sorted(integrity["lost"].tolist())
     unknown = sorted(integrity["unknown"].tolist())
-    dups = integrity["dups"].sort_values("pos", kind="stable")["id"].drop_duplicates().tolist()
+    dups = integrity["dups"].sort_values(["id", "pos"], kind="stable")["id"].drop_duplicates().tolist()
     ok = not lost and not unknown and not dups
     witness = None
     if not ok:

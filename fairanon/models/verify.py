@@ -212,6 +212,8 @@ def _witness_text(witness: dict) -> str:
 def _check_rows(instance: Instance, release: Release) -> CheckResult:
     ids = release.table.index
     dup = ids[ids.duplicated()].unique()
+    order = record_order(dup)  # listed in id order, as lost and unknown ids are
+    dup = dup if order is None else dup[order]
     lost = instance.row_ids.difference(ids)
     extra = ids.difference(instance.row_ids)
     bad_suppressed = []
@@ -297,8 +299,11 @@ def _check_truthful(instance: Instance, table: pd.DataFrame, positions: np.ndarr
         n_wrong = sum(len(w) for w in wrong)
         if n_wrong:
             n_bad += n_wrong
-            i = int(next(w[0] for w in wrong if len(w)))
             if bad is None:
+                marked = np.zeros(len(codes), dtype=bool)
+                marked[np.concatenate(wrong)] = True
+                # The witness: the wrong cell of the smallest record id.
+                i = int(rows_in_record_order(marked, record_order(table.index))[0])
                 bad = {
                     "row": table.index[i],
                     "attribute": name,
@@ -323,7 +328,8 @@ def _check_unchanged(
     instance: Instance, table: pd.DataFrame, positions: np.ndarray, masked: frozenset = frozenset()
 ) -> CheckResult:
     """`masked`: attributes a requirement lets the release mask (its own check reads them)."""
-    n_bad, bad = unchanged_cells(instance.schema, table, lambda name: instance.codes(name)[positions], masked)
+    n_bad, bad = unchanged_cells(instance.schema, table, lambda name: instance.codes(name)[positions],
+                                 masked, table.index)
     if bad is not None:
         bad = {"row": table.index[bad[1]], "attribute": bad[0],
                "original": _text(instance.table[bad[0]].iloc[positions[bad[1]]]), "released": bad[2]}
@@ -338,14 +344,18 @@ def _text(value) -> str:
     return str(value.item() if hasattr(value, "item") else value)
 
 
-def unchanged_cells(schema, table: pd.DataFrame, original, masked: frozenset = frozenset()):
+def unchanged_cells(schema, table: pd.DataFrame, original, masked: frozenset = frozenset(),
+                    ids: pd.Index | None = None):
     """Released cells of the unchanged attributes that differ from the original.
 
     `original(name)` gives the original codes (domain indices, or numbers for numeric
     attributes) of the rows of `table`. Released values are read once per distinct
     value: a categorical or ordered cell is unchanged when its text is the original
     value, a numeric one when it reads as the same number. Returns the number of
-    changed cells and the first one, as (attribute, row position, released text).
+    changed cells and the first one, as (attribute, row position, released text): of
+    the first attribute with a changed cell, the row of the smallest record id of
+    `ids`, the rows' ids (:func:`~fairanon.models.released.record_order`; None: the
+    first row).
     """
     n_bad, first = 0, None
     for name in schema.unchanged:
@@ -356,7 +366,8 @@ def unchanged_cells(schema, table: pd.DataFrame, original, masked: frozenset = f
         if differ.any():
             n_bad += int(differ.sum())
             if first is None:
-                i = int(np.argmax(differ))
+                order = None if ids is None else record_order(ids)
+                i = int(rows_in_record_order(np.asarray(differ), order)[0])
                 first = (name, i, str(labels[codes[i]]))
     return n_bad, first
 

@@ -217,3 +217,25 @@ def test_dask_refuses_ids_it_cannot_sort(ids, problem):
         as_dask_release(release)
     with pytest.raises(fa.SchemaError, match=problem):
         fa.verify(inst, release, engine="dask", risk=True)
+
+
+def test_integrity_witnesses_follow_the_record_ids_on_both_engines():
+    # Two records with an unreadable age and a changed race (ids 40 and 100) and two
+    # records released twice (ids 90 and 30, in that order): the witnesses are record
+    # 40 and the ids [30, 90], however the rows are ordered and on either engine.
+    inst = population(120, n_qi=3, seed=7)
+    table = mondrian(inst, [fa.KAnonymity(3)]).table.astype(object)
+    for rid in (40, 100):
+        table.loc[rid, "age"] = "nonsense"
+        table.loc[rid, "race"] = "Other" if table.loc[rid, "race"] != "Other" else "White"
+    table = pd.concat([table, table.loc[[90, 30]]])
+    reversed_rows = table.iloc[::-1]  # 100 before 40, and 30's copy before 90's
+    expected = {"lost": [], "duplicated": [30, 90], "unknown": [], "suppressed_not_released": []}
+    for rows, engine in ((table, "local"), (reversed_rows, "local"), (reversed_rows, "dask")):
+        release = fa.Release(rows, groups=[0] * len(rows), provenance={"method": "hand"})
+        report = fa.verify(inst, release, [fa.KAnonymity(3)], engine=engine)
+        truth, unchanged = report["truthfulness"].witness, report["unchanged values"].witness
+        assert report["rows"].witness == expected, engine
+        assert (truth["row"], truth["attribute"], truth["released"]) == (40, "age", "nonsense"), engine
+        assert (unchanged["row"], unchanged["attribute"]) == (40, "race"), engine
+        assert (report["truthfulness"].achieved, report["unchanged values"].achieved) == (2, 2)
