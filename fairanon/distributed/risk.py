@@ -34,15 +34,14 @@ import numpy as np
 import pandas as pd
 
 from .._memory import check_memory
-from .._validation import check_int
 from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.hierarchy import SUPPRESSED
 from ..models.released import id_type, narrow
 from ..models.risk.classes import RiskClasses
-from ..models.risk.report import RiskReport, risk, risk_dict
+from ..models.risk.report import RiskReport, risk, risk_dict, risk_options
 from ..models.risk.suda import suda_memory
 
-__all__ = ["DaskRiskClasses", "measure_risk", "release_risk_dask"]
+__all__ = ["DaskRiskClasses", "check_dask_options", "measure_risk", "release_risk_dask"]
 
 
 class _RepeatedCodes(Mapping):
@@ -87,7 +86,7 @@ class DaskRiskClasses(RiskClasses):
         The quasi-identifiers.
     labels : dict
         Per quasi-identifier and counted sensitive attribute, its distinct released
-        labels (as text) in order of first appearance in the release.
+        labels (as text) in order of first appearance in record-id order.
     digits : dict
         Per quasi-identifier, the label code of every class.
     sizes : numpy.ndarray of int64
@@ -96,7 +95,7 @@ class DaskRiskClasses(RiskClasses):
         Per counted sensitive attribute, (class, label code, records) triples.
     fetch : callable
         ``fetch(classes_mask, limit)``: the ids of the records of the marked classes,
-        in release order, at most `limit` of them.
+        in record-id order, at most `limit` of them.
     released : bool, default=True
         False for the classes of the instance itself (no suppressed block, as on one
         machine).
@@ -176,8 +175,31 @@ def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskRepo
     """
     if not classes.n_records:
         raise SchemaError("The release holds no rows; risk has nothing to measure.")
-    weights = options.get("weights")
-    weight = classes.instance.schema.weight if weights is None else (None if weights is False else weights)
+    check_dask_options(classes.instance.schema, options)
+    max_size = options.get("suda_max_size", 3)
+    if max_size is not None:
+        code_bytes = [classes.codes.itemsize(name) for name in classes.qi]
+        check_memory(suda_memory(classes.n_records, code_bytes, max_size),
+                     f"SUDA to size {max_size} on the client over {classes.n_records} records",
+                     "pass suda_max_size=None", caller="risk")
+    return risk(classes.instance, classes=classes, classes_seconds=seconds, **options)
+
+
+def check_dask_options(schema, options: dict) -> dict:
+    """:func:`~fairanon.models.risk.report.risk_options` of `options` (its checked
+    values), and the refusal of what the Dask engine does not read: a weight column and
+    a population table. Before any pass over the table.
+
+    Raises
+    ------
+    InvalidParameterError
+        A bad option, a weight column (pass ``weights=False``: F = f) or a population
+        table (both measured by ``engine="local"``).
+    SchemaError
+        An unknown `sensitive` attribute.
+    """
+    checked = risk_options(schema, **{k: v for k, v in options.items() if k != "population"})
+    weight = checked["weights"]
     if weight is not None:
         raise InvalidParameterError(
             f"The individual risk from the weight column {weight!r} is measured on one machine only "
@@ -189,13 +211,7 @@ def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskRepo
             "The journalist risk against a population table is measured on one machine only (engine='local'): "
             "it reads the quasi-identifiers of every record. Leave 'population' out on Dask."
         )
-    max_size = options.get("suda_max_size", 3)
-    if max_size is not None:
-        code_bytes = [classes.codes.itemsize(name) for name in classes.qi]
-        check_memory(suda_memory(classes.n_records, code_bytes, check_int(max_size, "suda_max_size", "risk", low=1)),
-                     f"SUDA to size {max_size} on the client over {classes.n_records} records",
-                     "pass suda_max_size=None", caller="risk")
-    return risk(classes.instance, classes=classes, classes_seconds=seconds, **options)
+    return checked
 
 
 def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict | None:

@@ -70,7 +70,7 @@ from ..models.verify import (
     value_order,
 )
 from .instance import DaskInstance, compute as _compute, persist as _persist, read_table
-from .risk import DaskRiskClasses, measure_risk, release_risk_dask
+from .risk import DaskRiskClasses, check_dask_options, measure_risk, release_risk_dask
 
 __all__ = ["risk_dask", "verify_dask"]
 
@@ -460,7 +460,8 @@ def risk_dask(instance: DaskInstance, release=None, *, progress: bool = False, *
         Show Dask's progress bar for each pass.
     **options
         As for :func:`fairanon.models.risk.report.risk`, but ``population`` and a weight
-        column (:func:`~fairanon.distributed.risk.measure_risk` refuses them).
+        column (:func:`~fairanon.distributed.risk.check_dask_options` refuses them, with
+        any bad option, before the passes).
 
     Notes
     -----
@@ -471,14 +472,8 @@ def risk_dask(instance: DaskInstance, release=None, *, progress: bool = False, *
     """
     if not isinstance(instance, DaskInstance):
         raise InvalidParameterError(f"risk_dask needs a DaskInstance; got {type(instance).__name__}.")
-    sensitive = options.get("sensitive")
-    if sensitive is not None:
-        sensitive = (sensitive,) if isinstance(sensitive, str) else tuple(sensitive)
-        for name in sensitive:
-            if name not in instance.schema:
-                raise SchemaError(
-                    f"The 'sensitive' parameter of risk names {name!r}, not an attribute of the instance."
-                )
+    # Every option checked before the passes over the table.
+    sensitive = check_dask_options(instance.schema, options)["sensitive"]
     table = release
     if release is None:  # the instance's own values as labels
         table = instance.data[[c for c in instance.schema.released if c in instance.data.columns]]

@@ -239,3 +239,27 @@ def test_integrity_witnesses_follow_the_record_ids_on_both_engines():
         assert (truth["row"], truth["attribute"], truth["released"]) == (40, "age", "nonsense"), engine
         assert (unchanged["row"], unchanged["attribute"]) == (40, "race"), engine
         assert (report["truthfulness"].achieved, report["unchanged values"].achieved) == (2, 2)
+
+
+@pytest.mark.parametrize("option, message", [
+    ({"sampling_fraction": 5}, r"'sampling_fraction' parameter of risk must be in \(0, 1\]\. Got 5"),
+    ({"population_size": 0}, r"'population_size' parameter of risk must be an int in \[1, inf\)"),
+    ({"threshold": 2}, r"'threshold' parameter of risk must be in \[0, 1\]\. Got 2"),
+    ({"models": ["nope"]}, r"'models' parameter of risk must name models of .*Got \['nope'\]"),
+    ({"models": 5}, r"'models' parameter of risk must be a sequence of names"),
+    ({"individual_method": "x"}, r"'individual_method' parameter of risk must be one of 'exact', 'sdcmicro'"),
+    ({"suda_max_size": 0}, r"'suda_max_size' parameter of risk must be an int in \[1, inf\)"),
+    ({"weights": True}, r"'weights' parameter of risk must be a column name, False or None\. Got True"),
+    ({"sensitive": 5}, r"'sensitive' parameter of risk must be an attribute name or a sequence of them\. Got 5"),
+])
+def test_fa_risk_refuses_a_bad_option_before_reading_the_table(option, message, monkeypatch):
+    import fairanon.distributed.verify as distributed_verify
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("the Dask passes ran before the options were checked")
+
+    monkeypatch.setattr(distributed_verify, "_verify_dask", no_pass)
+    inst = population(60, n_qi=3, seed=1)
+    for engine in ("local", "dask"):
+        with pytest.raises(fa.InvalidParameterError, match=message):
+            fa.risk(inst, engine=engine, **option)

@@ -6,19 +6,20 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..._validation import check_fraction, check_int
+from ..._validation import check_fraction, check_int, check_option
 from ...exceptions import FairanonError, InvalidParameterError, SchemaError
 from ...instances.instance import Instance
+from ...instances.schema import Schema
 from ...release import Release
 from .classes import RiskClasses, risk_classes
 from .disclosure import attribute_disclosure
-from .individual import IndividualRisk, individual_risk
+from .individual import INDIVIDUAL_METHODS, IndividualRisk, individual_risk
 from .population import PopulationModel, population_model
 from .sample import JournalistRisk, SampleRisk, journalist_risk, sample_risk
 from .suda import Suda, suda
-from .uniqueness import ESTIMATORS, Uniqueness, uniqueness
+from .uniqueness import ESTIMATORS, Uniqueness, check_models, uniqueness
 
-__all__ = ["RiskReport", "release_risk", "risk", "risk_dict"]
+__all__ = ["RiskReport", "release_risk", "risk", "risk_dict", "risk_options"]
 
 
 @dataclass(frozen=True)
@@ -241,17 +242,13 @@ def risk(
                 f"Got {_describe_classes(classes)} instead."
             )
         seconds.update(classes_seconds or {})
-    if weights is None:
-        weights = instance.schema.weight
-    elif weights is False:
-        weights = None
-    elif not isinstance(weights, str):
-        raise InvalidParameterError(
-            f"The 'weights' parameter of {caller} must be a column name, False or None. Got {weights!r} instead."
-        )
+    checked = risk_options(instance.schema, sampling_fraction=sampling_fraction, population_size=population_size,
+                           weights=weights, threshold=threshold, models=models,
+                           individual_method=individual_method, suda_max_size=suda_max_size,
+                           sensitive=sensitive, caller=caller)
+    weights, t, models, targets = checked["weights"], checked["threshold"], checked["models"], checked["sensitive"]
     model = population_model(classes.n_records, sampling_fraction=sampling_fraction,
                              population_size=population_size, caller=caller)
-    t = None if threshold is None else check_fraction(threshold, "threshold", caller, low=0, high=1)
     sample = sample_risk(classes, threshold=t)
     lap("sample")
     journalist = None
@@ -265,22 +262,10 @@ def risk(
     lap("individual")
     found = None
     if suda_max_size is not None:
-        found = suda(classes, max_size=check_int(suda_max_size, "suda_max_size", caller, low=1),
+        found = suda(classes, max_size=suda_max_size,
                      sampling_fraction=None if model is None else model.sampling_fraction)
         lap("suda")
-    if sensitive is None:
-        targets = tuple(instance.schema.default_targets())
-    elif isinstance(sensitive, str):
-        targets = (sensitive,)
-    else:
-        targets = tuple(sensitive)
-    disclosure = {}
-    for name in targets:
-        if name not in instance.schema:
-            raise SchemaError(
-                f"The 'sensitive' parameter of {caller} names {name!r}, not an attribute of the instance."
-            )
-        disclosure[name] = attribute_disclosure(classes, name)
+    disclosure = {name: attribute_disclosure(classes, name) for name in targets}
     if targets:
         lap("disclosure")
     return RiskReport(
@@ -295,6 +280,69 @@ def risk(
         population=model,
         seconds=seconds,
     )
+
+
+def risk_options(
+    schema: Schema,
+    *,
+    sampling_fraction=None,
+    population_size=None,
+    weights: str | bool | None = None,
+    threshold=Fraction(1, 5),
+    models=ESTIMATORS,
+    individual_method: str = "exact",
+    suda_max_size: int | None = 3,
+    sensitive=None,
+    caller: str = "risk",
+) -> dict:
+    """Every option of :func:`risk` checked against the instance's `schema` before any
+    table is read (the Dask engine checks them before its passes), as :func:`risk`
+    reads them: ``weights`` (the weight column, or None), ``threshold`` (a Fraction
+    or None), ``models`` (a tuple), ``sensitive`` (the attributes whose disclosure is
+    measured). A population size is checked against the table's records later, when
+    they are counted.
+
+    Raises
+    ------
+    InvalidParameterError
+        A value of the wrong type or out of range, naming the parameter and the value.
+    SchemaError
+        A `sensitive` name that is not an attribute of the instance.
+    """
+    if weights is None:
+        weights = schema.weight
+    elif weights is False:
+        weights = None
+    elif not isinstance(weights, str):
+        raise InvalidParameterError(
+            f"The 'weights' parameter of {caller} must be a column name, False or None. Got {weights!r} instead."
+        )
+    population_model(1, sampling_fraction=sampling_fraction, population_size=population_size, caller=caller)
+    if suda_max_size is not None:
+        check_int(suda_max_size, "suda_max_size", caller, low=1)
+    check_option(individual_method, "individual_method", caller, INDIVIDUAL_METHODS)
+    if sensitive is None:
+        targets = tuple(schema.default_targets())
+    elif isinstance(sensitive, str):
+        targets = (sensitive,)
+    elif hasattr(sensitive, "__iter__") and all(isinstance(name, str) for name in sensitive):
+        targets = tuple(sensitive)
+    else:
+        raise InvalidParameterError(
+            f"The 'sensitive' parameter of {caller} must be an attribute name or a sequence of them. "
+            f"Got {sensitive!r} instead."
+        )
+    for name in targets:
+        if name not in schema:
+            raise SchemaError(
+                f"The 'sensitive' parameter of {caller} names {name!r}, not an attribute of the instance."
+            )
+    return {
+        "weights": weights,
+        "threshold": None if threshold is None else check_fraction(threshold, "threshold", caller, low=0, high=1),
+        "models": check_models(models, caller),
+        "sensitive": targets,
+    }
 
 
 #: Above these many records, :func:`release_risk` leaves SUDA out.

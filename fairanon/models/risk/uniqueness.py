@@ -412,16 +412,31 @@ class Uniqueness:
         }
 
 
-def uniqueness(classes: RiskClasses, population: PopulationModel | None = None,
-               models=ESTIMATORS) -> Uniqueness:
-    """Sample uniques of a regrouped table and, with a population model, the population
-    uniques estimated by each of `models` (names from :data:`ESTIMATORS`)."""
+def check_models(models, caller: str) -> tuple[str, ...]:
+    """`models` as a tuple of names of :data:`ESTIMATORS`.
+
+    >>> check_models(["zayatz"], "risk")
+    ('zayatz',)
+    """
+    if isinstance(models, str) or not hasattr(models, "__iter__"):
+        raise InvalidParameterError(
+            f"The 'models' parameter of {caller} must be a sequence of names of {ESTIMATORS}. "
+            f"Got {models!r} instead."
+        )
     models = tuple(models)
     unknown = [m for m in models if m not in ESTIMATORS]
     if unknown:
         raise InvalidParameterError(
-            f"The 'models' parameter of uniqueness must name models of {ESTIMATORS}. Got {unknown!r} instead."
+            f"The 'models' parameter of {caller} must name models of {ESTIMATORS}. Got {unknown!r} instead."
         )
+    return models
+
+
+def uniqueness(classes: RiskClasses, population: PopulationModel | None = None,
+               models=ESTIMATORS) -> Uniqueness:
+    """Sample uniques of a regrouped table and, with a population model, the population
+    uniques estimated by each of `models` (names from :data:`ESTIMATORS`)."""
+    models = check_models(models, "uniqueness")
     sizes, counts = classes.frequencies
     c1 = _c(sizes, counts, 1)
     estimates = {}
