@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from fractions import Fraction
 
 from fastapi import APIRouter, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -22,13 +23,31 @@ MAX_UPLOAD = 200 * 2**20
 PREVIEW_ROWS = 20
 
 
+#: An uploaded text column is first guessed an identifier (dropped from the release) when
+#: at least this share of the rows hold distinct values in it, as an ID or a name does
+#: (as a quasi-identifier its flat tree would single out every record).
+IDENTIFIER_DISTINCT = Fraction(19, 20)
+#: ... in a table of at least this many rows (in a few rows most text columns are
+#: all distinct by chance).
+IDENTIFIER_MIN_ROWS = 20
+
+
 def _inferred_schema(table) -> dict:
     """A first schema for an uploaded table: numeric columns numeric, the others
-    categorical, every column a quasi-identifier (the user changes roles on the page)."""
+    categorical; a text column of (nearly) all distinct values an identifier (see
+    :data:`IDENTIFIER_DISTINCT`), every other column a quasi-identifier (the user changes
+    roles on the page). Numeric columns stay quasi-identifiers: a measurement (an
+    income, a weight) is often all distinct too, and is released as ranges."""
     import pandas as pd
 
-    return {str(c): {"role": "qi", "type": "numeric" if pd.api.types.is_numeric_dtype(table[c]) else "categorical"}
-            for c in table.columns}
+    schema = {}
+    for c in table.columns:
+        numeric = pd.api.types.is_numeric_dtype(table[c])
+        ident = (not numeric and len(table) >= IDENTIFIER_MIN_ROWS
+                 and table[c].nunique() >= IDENTIFIER_DISTINCT * len(table))
+        schema[str(c)] = {"role": "identifier" if ident else "qi",
+                          "type": "numeric" if numeric else "categorical"}
+    return schema
 
 
 @router.get("/")
@@ -93,8 +112,9 @@ def _use_table(session, path: str, content: bytes) -> None:
 
 
 def _refuse_missing(table, name: str) -> None:
-    """Refuse a table with empty cells, saying what to do in the app (every column starts
-    as a quasi-identifier, and the app has no field for the job file's ``missing``)."""
+    """Refuse a table with empty cells, saying what to do in the app (a column starts as
+    a quasi-identifier or an identifier, and the app has no field for the job file's
+    ``missing``)."""
     from ..exceptions import SchemaError
 
     counts = table.isna().sum()

@@ -288,6 +288,52 @@ def test_upload_csv_roles_and_malformed_files(client, tmp_path):
                             ("files", ("gaps.csv", "age,zip\n30,\n,1\n5,2\n", "text/csv"))]))
 
 
+def _role_selected(page: str, name: str) -> str:
+    """The role the Data page's select of attribute `name` shows."""
+    select = re.search(rf'<select name="role:{re.escape(name)}">(.*?)</select>', page, re.S)
+    return re.search(r"<option selected>([^<]+)</option>", select[1])[1]
+
+
+def test_a_text_column_of_nearly_all_distinct_values_starts_as_an_identifier(client):
+    """The rule of docs/app.md: a text column distinct in at least 95 % of 20 or more rows
+    is first an identifier, the Data page says so; fewer distinct values, a numeric column
+    or a table of 19 rows leave a quasi-identifier."""
+    ids = [f"P{i:03d}" for i in range(40)]
+    near = ids[:38] + ids[:2]  # 38 distinct of 40: 95 %
+    under = ids[:37] + ids[:3]  # 37 of 40: 92.5 %
+    rows = [f"{a},{b},{c},{1000 + i},{'flu' if i % 2 else 'cold'}"
+            for i, (a, b, c) in enumerate(zip(ids, near, under))]
+    csv = "patient,near,under,income,disease\n" + "\n".join(rows) + "\n"
+    response = client.post("/data/upload", files={"file": ("p.csv", csv, "text/csv")})
+    assert response.status_code == 200
+    names = ("patient", "near", "under", "income", "disease")
+    assert {name: _role_selected(response.text, name) for name in names} == {
+        "patient": "identifier", "near": "identifier", "under": "qi", "income": "qi", "disease": "qi"}
+    assert "such as an ID, an identifier, dropped from the release" in text(response)
+    assert client.app.state.session.instance.schema.qi == ("under", "income", "disease")
+    short = "patient,disease\n" + "".join(f"{p},{'flu' if i % 2 else 'cold'}\n" for i, p in enumerate(ids[:19]))
+    response = client.post("/data/upload", files={"file": ("s.csv", short, "text/csv")})
+    assert _role_selected(response.text, "patient") == "qi"
+
+
+@pytest.mark.slow  # 200,000 records read, described, and given a flat tree: about 8 s of CPU
+def test_an_id_column_of_200000_values_is_a_page_as_identifier_and_as_quasi_identifier(client):
+    """An uploaded ID column of 200,000 distinct values starts as an identifier; set back
+    to quasi-identifier it gets a flat tree of 200,000 values and the page is shown (a
+    table of its nodes by its values took 37 GiB: a MemoryError, a server error)."""
+    rows = "\n".join(f"P{i:07d},{20 + i % 60},{'flu' if i % 3 else 'cold'}" for i in range(200_000))
+    csv = "patient_id,age,disease\n" + rows + "\n"
+    response = client.post("/data/upload", files={"file": ("ids.csv", csv, "text/csv")})
+    assert response.status_code == 200 and "ids.csv: 200000 records" in text(response)
+    assert _role_selected(response.text, "patient_id") == "identifier"
+    response = client.post("/data/roles", data={"role:patient_id": "qi",
+                                                 "role:disease": "sensitive"})
+    assert response.status_code == 200 and _role_selected(response.text, "patient_id") == "qi"
+    assert "200000 values, hierarchy of height 1" in text(response)
+    tree = client.app.state.session.instance.schema["patient_id"].hierarchy
+    assert tree.leaf_count("*") == 200_000
+
+
 def _counting_reads(monkeypatch) -> list:
     """The paths fairanon.jobs.read_table is called with from now on."""
     import fairanon.jobs
