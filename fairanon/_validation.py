@@ -11,7 +11,7 @@ import numpy as np
 
 from .exceptions import InvalidParameterError
 
-__all__ = ["check_fraction", "check_int", "check_option", "check_random_state"]
+__all__ = ["check_bool", "check_fraction", "check_int", "check_option", "check_random_state"]
 
 
 def check_fraction(
@@ -79,6 +79,19 @@ def check_int(value: Any, name: str, caller: str, *, low: int | None = None) -> 
             f"Got {value!r} instead."
         )
     return int(value)
+
+
+def check_bool(value: Any, name: str, caller: str) -> bool:
+    """Return `value` if it is a bool (numpy's included), as a bool.
+
+    >>> check_bool(True, "risk", "verify")
+    True
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {caller} must be a bool (True or False). Got {value!r} instead."
+        )
+    return bool(value)
 
 
 def check_option(value: Any, name: str, caller: str, options) -> Any:

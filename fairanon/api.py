@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ._memory import memory_limit_context
-from ._validation import check_random_state
+from ._validation import check_bool, check_random_state
 from .exceptions import IncompatibleRequirementError, InvalidParameterError, MemoryLimitError
 from .heuristics.bucketization import bucketization
 from .heuristics.dmondrian import dmondrian
@@ -506,6 +506,7 @@ def verify(instance, release, requirements=(), *, metrics: bool = True, bound: b
     >>> report.risk_report["sample"]["prosecutor_highest"]["value"] <= 1 / 3
     True
     """
+    risk = check_bool(risk, "risk", "verify")
     if engine == "local":
         report = _verify_local(instance, release, requirements, metrics=metrics, bound=bound)
         if risk:

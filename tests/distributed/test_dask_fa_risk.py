@@ -263,3 +263,12 @@ def test_fa_risk_refuses_a_bad_option_before_reading_the_table(option, message, 
     for engine in ("local", "dask"):
         with pytest.raises(fa.InvalidParameterError, match=message):
             fa.risk(inst, engine=engine, **option)
+
+
+def test_fa_verify_risk_must_be_a_bool():
+    inst = population(60, n_qi=3, seed=1)
+    release = mondrian(inst, [fa.KAnonymity(3)])
+    for engine in ("local", "dask"):
+        with pytest.raises(fa.InvalidParameterError,
+                           match=r"'risk' parameter of verify must be a bool \(True or False\)\. Got 'yes'"):
+            fa.verify(inst, release, engine=engine, risk="yes")

@@ -53,7 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
-from math import comb
+from math import comb, fsum
 
 import numpy as np
 import pandas as pd
@@ -164,7 +164,7 @@ class DisSuda:
             "pair_records": self.pair_records,
             "probability": self.probability,
             "highest": float(scores.max()) if len(scores) else 0.0,
-            "expected_correct_matches": float(scores.sum()),
+            "expected_correct_matches": fsum(scores),
         }
 
 
@@ -197,7 +197,8 @@ def _dis_suda(scores: np.ndarray, sizes: np.ndarray, n_attributes: int, pi: Frac
         q = 1 + (8 - n_attributes) / 20
         scored = scores > 0
         powered = scores[scored] ** q
-        out[scored] = 1.0 / (1.0 + false / (powered * np.sum(1.0 / powered)))
+        # Summed exactly rounded (fsum): the scores do not depend on the rows' order.
+        out[scored] = 1.0 / (1.0 + false / (powered * fsum(1.0 / powered)))
     return DisSuda(sampling_fraction=pi, uniques=u, pair_records=p, probability=theta,
                    scores=pd.Series(out, index=index, name="dis_suda_score"))
 
@@ -316,7 +317,7 @@ def suda(
     if pi is not None:
         ids, n_ids = group_ids(codes)
         dis = _dis_suda(scores, np.bincount(ids, minlength=n_ids)[ids], M, pi, index)
-    total = scores.sum()
+    total = fsum(scores)
     contributions = {a: (float(100 * total_by_attr[i] / total) if total else 0.0) for i, a in enumerate(names)}
     return Suda(
         attributes=names,
