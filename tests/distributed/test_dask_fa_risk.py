@@ -241,6 +241,17 @@ def test_integrity_witnesses_follow_the_record_ids_on_both_engines():
         assert (report["truthfulness"].achieved, report["unchanged values"].achieved) == (2, 2)
 
 
+@pytest.fixture
+def no_dask_pass(monkeypatch):
+    """The Dask engine's passes over the table fail the test if they run."""
+    import fairanon.distributed.verify as distributed_verify
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("the Dask passes ran before the options were checked")
+
+    monkeypatch.setattr(distributed_verify, "_verify_dask", no_pass)
+
+
 @pytest.mark.parametrize("option, message", [
     ({"sampling_fraction": 5}, r"'sampling_fraction' parameter of risk must be in \(0, 1\]\. Got 5"),
     ({"population_size": 0}, r"'population_size' parameter of risk must be an int in \[1, inf\)"),
@@ -252,17 +263,19 @@ def test_integrity_witnesses_follow_the_record_ids_on_both_engines():
     ({"weights": True}, r"'weights' parameter of risk must be a column name, False or None\. Got True"),
     ({"sensitive": 5}, r"'sensitive' parameter of risk must be an attribute name or a sequence of them\. Got 5"),
 ])
-def test_fa_risk_refuses_a_bad_option_before_reading_the_table(option, message, monkeypatch):
-    import fairanon.distributed.verify as distributed_verify
-
-    def no_pass(*args, **kwargs):
-        raise AssertionError("the Dask passes ran before the options were checked")
-
-    monkeypatch.setattr(distributed_verify, "_verify_dask", no_pass)
+def test_fa_risk_refuses_a_bad_option_before_reading_the_table(option, message, no_dask_pass):
     inst = population(60, n_qi=3, seed=1)
     for engine in ("local", "dask"):
         with pytest.raises(fa.InvalidParameterError, match=message):
             fa.risk(inst, engine=engine, **option)
+
+
+def test_fa_risk_on_dask_refuses_a_population_or_a_weight_column_before_its_passes(no_dask_pass):
+    inst = population(60, n_qi=3, seed=1)
+    with pytest.raises(fa.InvalidParameterError, match="population table"):
+        fa.risk(inst, engine="dask", population=inst)
+    with pytest.raises(fa.InvalidParameterError, match="weight column 'age'"):
+        fa.risk(inst, engine="dask", weights="age")
 
 
 def test_fa_verify_risk_must_be_a_bool():
