@@ -200,7 +200,7 @@ def test_the_time_limit_stops_the_check_and_lists_nothing(monkeypatch):
     passing = set(_brute_force(inst, reqs, "lm", 0))
     assert stopped.checked == len(nodes) - 1 and stopped.candidates == () and stopped.pareto == 0
     assert stopped.feasible == len(passing - {nodes[-1]}) == len(passing) - 1 > 0
-    assert stopped.reason == (f"the time limit ({len(nodes) - 0.5} s) ran out after checking {len(nodes) - 1} of "
+    assert stopped.reason == (f"the time left ({len(nodes) - 0.5} s) ran out after checking {len(nodes) - 1} of "
                               f"the lattice's {len(nodes)} nodes")
     monkeypatch.undo()
     whole = candidates(inst, reqs, time_limit=3600)
@@ -272,9 +272,14 @@ def test_a_larger_lattice_lists_the_nodes_below_its_bound_exactly(monkeypatch, r
     assert Candidates.from_dict(listed.to_dict()) == listed
 
 
-def test_a_larger_lattice_out_of_time_lists_what_it_settled(monkeypatch):
-    """A clock that advances one second a reading stops the search at a 6.5 s limit;
-    the listing is of the passing nodes below its bound, as the brute force finds them."""
+@pytest.mark.parametrize("search_ticks", [True, False])
+def test_a_larger_lattice_out_of_time_lists_what_it_read(monkeypatch, search_ticks):
+    """A clock that advances one second a reading, read by the search and by the loop
+    that reads the found nodes' risks (cheapest first). With a 6.5 s limit shared by
+    both, the search stops at it and the loop reads no node: nothing is listed, cut at
+    the least cost of a passing node. With a clock the search does not advance, the
+    search stops after its 20 checks and the loop reads two nodes in 2.5 s: the listing
+    is of the nodes costing less than the third cheapest passing node, by brute force."""
     import importlib
     import types
 
@@ -284,13 +289,17 @@ def test_a_larger_lattice_out_of_time_lists_what_it_settled(monkeypatch):
     ticks = iter(range(10**6))
     clock = types.SimpleNamespace(perf_counter=lambda: next(ticks))
     monkeypatch.setattr(module, "perf_counter", clock.perf_counter)
-    monkeypatch.setattr(search, "time", clock)
+    monkeypatch.setattr(search, "time", clock if search_ticks else types.SimpleNamespace(perf_counter=lambda: 0))
     inst, reqs = _tiny(), [fa.KAnonymity(1)]
-    listed = candidates(inst, reqs, time_limit=6.5, limit=1000)
-    expected = {node for node, (cost, _, _) in _brute_force(inst, reqs, "lm", 0).items()
-                if cost < listed.cost_below}
-    assert 0 < listed.checked < 20 and listed.feasible == len(expected) > 0
-    assert "before the time limit of 6.5 s ran out" in listed.summary()
+    limit = 6.5 if search_ticks else 2.5
+    listed = candidates(inst, reqs, time_limit=limit, limit=1000)
+    truth = _brute_force(inst, reqs, "lm", 0)
+    costs = sorted(cost for cost, _, _ in truth.values())
+    assert listed.cost_below == costs[0 if search_ticks else 2]
+    expected = {node for node, (cost, _, _) in truth.items() if cost < listed.cost_below}
+    assert listed.feasible == len(expected) and len(listed.candidates) == len(expected)
+    assert listed.checked == 20 if not search_ticks else 0 < listed.checked < 20
+    assert f"before the time left ({limit:g} s) ran out" in listed.summary()
 
 
 def test_a_lattice_above_the_arrays_is_refused_saying_why(monkeypatch):

@@ -101,7 +101,8 @@ class Candidates:
     than :data:`CANDIDATE_NODES` nodes whose search stopped first) `checked` nodes were
     checked in order of their lower bounds, and `feasible`, `pareto` and the candidates
     are those of the whole lattice that cost less than `cost_below`; `stopped` says why
-    the search stopped there."""
+    the search stopped there. On such a lattice `checked` counts the search's checks
+    also when it settled every node (the failures settle nodes unchecked)."""
 
     objective: str
     lattice_size: int
@@ -242,7 +243,9 @@ def candidates(
     first by objective, then the cheapest others, `limit` in all; LM_avg is computed on
     each listed node's release. `time_limit` (seconds) bounds the check of the nodes:
     when it runs out on a whole lattice, nothing is listed and ``reason`` says how far
-    the check came; on a larger lattice the search stops there as after its checks.
+    the check came; on a larger lattice the search stops there as after its checks, and
+    when it runs out while the found nodes' risks are read (cheapest first), the listing
+    is cut at the cost of the first node not read.
 
     >>> import fairanon as fa
     >>> c = candidates(fa.load("ruggieri_loan"), [fa.KAnonymity(2)], objective="generalized")
@@ -267,6 +270,7 @@ def candidates(
             "quasi-identifiers or shallower hierarchies)."
         )
     evaluator = Evaluator(space, problem.recs, instance.schema, requirements, problem.limit)
+    ran_out = None if time_limit is None else f"the time left ({time_limit:g} s) ran out"
     below = stopped = None
     whole = space.size <= CANDIDATE_NODES
     if not whole:
@@ -281,21 +285,32 @@ def candidates(
             stopped = (
                 f"the limit of {CANDIDATE_NODES:,} checks"
                 if checked >= CANDIDATE_NODES
-                else f"the time limit of {time_limit} s ran out"
+                else ran_out
             )
         # Below the bound only: every node that costs less was found, so every node that
-        # could dominate one of them was too.
-        walk = [n for n in found if below is None or evaluator.results[n].cost < below]
+        # could dominate one of them was too. Cheapest first, so that the nodes read when
+        # the time runs out in the loop below are all those costing less than the next.
+        walk = sorted(
+            (n for n in found if below is None or evaluator.results[n].cost < below),
+            key=lambda n: (evaluator.results[n].cost, n),
+        )
     else:
         walk = (tuple(int(j) for j in column) for column in lattice_levels(space).T)
     nodes, costs, highest, average = [], [], [], []
     for seen, node in enumerate(walk):
-        if whole and deadline is not None and perf_counter() >= deadline:
-            reason = (
-                f"the time limit ({time_limit} s) ran out after checking {seen:,} of the "
-                f"lattice's {space.size:,} nodes"
-            )
-            return Candidates(objective, space.size, len(nodes), 0, (), seen, reason)
+        if deadline is not None and perf_counter() >= deadline:
+            if whole:
+                reason = (
+                    f"{ran_out} after checking {seen:,} of the lattice's {space.size:,} nodes"
+                )
+                return Candidates(objective, space.size, len(nodes), 0, (), seen, reason)
+            # Reading each node's classes takes as long as a check: the listing is cut at
+            # this node's cost, below which every node was read (ties with it dropped).
+            below, stopped = evaluator.results[node].cost, ran_out
+            while nodes and evaluator.results[nodes[-1]].cost == below:
+                for figures in (nodes, costs, highest, average):
+                    figures.pop()
+            break
         result = evaluator.evaluate(node)
         if result.kind != FEASIBLE:
             continue
@@ -328,7 +343,7 @@ def candidates(
                 pareto=bool(front[i]),
             )
         )
-    if below is None:
+    if whole:
         checked = space.size
     return Candidates(
         objective,
