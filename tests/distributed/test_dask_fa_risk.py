@@ -184,12 +184,12 @@ def _with_ids(inst, ids):
 
 
 @pytest.mark.parametrize("ids", [
-    pd.Index([f"r{i}" for i in range(200)], dtype=object, name="rid"),
-    pd.Index([f"r{i}" for i in range(200)], dtype="string"),
-    pd.Index(list(range(200)), dtype=object),  # whole numbers held as objects: ids, not text
+    pd.Index([f"r{i}" for i in range(120)], dtype=object, name="rid"),
+    pd.Index([f"r{i}" for i in range(120)], dtype="string"),
+    pd.Index(list(range(120)), dtype=object),  # whole numbers held as objects: ids, not text
 ], ids=["text", "arrow-text-unnamed", "object-ints"])
 def test_dask_risk_and_verify_of_ids_that_are_not_numpy_integers(ids):
-    inst = _with_ids(population(200, n_qi=3, seed=7), ids)
+    inst = _with_ids(population(120, n_qi=3, seed=7), ids)
     single = mondrian(inst, [fa.KAnonymity(3)])
     release = fa.Release(single.table.iloc[::-1], single.groups[::-1], provenance={"method": "hand"})
     assert _figures(fa.risk(inst, release, engine="dask", suda_max_size=None)) == \
