@@ -166,7 +166,13 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFram
             raise InvalidParameterError(f"The 'options' of the 'instance' section must be a mapping; got {options!r}.")
         options = dict(options)
         for key in file_options(str(spec["dataset"]), options):  # read relative to the job file, as 'csv' is
-            options[key] = options[key] if os.path.isabs(options[key]) else os.path.join(base_dir, options[key])
+            value = options[key]
+            if value is not None and not isinstance(value, str):
+                raise InvalidParameterError(
+                    f"The option {key!r} of data set {spec['dataset']!r} names a file: it must be a path as text; "
+                    f"got {value!r}.")
+            if value is not None and not os.path.isabs(value):
+                options[key] = os.path.join(base_dir, value)
         instance = load(str(spec["dataset"]), **options)
         if "schema" in spec:
             schema = instance.schema

@@ -41,6 +41,14 @@ def test_unknown_method_option_in_a_job_file(tmp_path, capsys):
     assert code == 2 and "has no option(s) ['cut_rul']" in err
 
 
+def test_a_data_set_file_option_that_is_not_text(tmp_path, capsys):
+    job = tmp_path / "job.yaml"
+    job.write_text("instance: {dataset: census, options: {path: [x.csv]}}\nrequirements: [k_anonymity: {k: 2}]\n")
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    assert code == 2 and "Traceback" not in err
+    assert "The option 'path' of data set 'census' names a file: it must be a path as text; got ['x.csv']" in err
+
+
 @pytest.mark.parametrize("command", ["anonymize", "describe", "verify", "patterns"])
 def test_zero_byte_data_file(tmp_path, capsys, command):
     job = write_job(tmp_path, csv="")

@@ -365,7 +365,9 @@ def _relocated(section: Mapping, where: Callable[[str], str]) -> dict:
     options = section.get("options")
     if isinstance(options, Mapping) and isinstance(section.get("dataset"), str):
         named = file_options(section["dataset"], options)
-        section["options"] = {**options, **{key: where(options[key]) for key in named}}
+        # Only text: another value is left for load_instance_spec to refuse by name.
+        section["options"] = {**options, **{key: where(options[key]) for key in named
+                                            if isinstance(options[key], str)}}
     schema = section.get("schema")
     if isinstance(schema, Mapping):
         section["schema"] = {

@@ -738,7 +738,12 @@ def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
              "names the file '/etc/hostname': pick it together with the job file"),
             ([("files", ("job.yaml", "instance: {dataset: ruggieri, options: {data: census, path: p.csv, "
                                      "path_test: /nope}}\n", "t")), ("files", ("p.csv", PATIENTS, "text/csv"))],
-             "names the file '/nope': pick it together with the job file")):
+             "names the file '/nope': pick it together with the job file"),
+            # not text: refused by name, never passed on (os.path.exists(5) asks about descriptor 5)
+            *[([("files", ("job.yaml", f"instance: {{dataset: census, options: {{path: {value}}}}}\n", "t"))],
+               f"The option 'path' of data set 'census' names a file: it must be a path as text; got {shown}.")
+              for value, shown in (("!!binary L2V0Yy9ob3N0bmFtZQ==", "b'/etc/hostname'"),
+                                   ("[/etc/hostname]", "['/etc/hostname']"), ("5", "5"))]):
         response = client.post("/data/job", files=bad_files)
         assert response.status_code == 400 and message in text(response), (message, text(response))
     assert session.instance.n_rows == 10  # the good job's data stays

@@ -130,9 +130,10 @@ def load(name: str, /, **options) -> Instance:
 def file_options(name: str, options: Mapping) -> list[str]:
     """The options among `options` that name files for data set `name`'s loader (the
     parameters it annotates ``os.PathLike``, e.g. Census-Income's ``path`` and
-    ``path_test``) and are given as text, sorted; [] for an unknown name (:func:`load`
-    gives that message). A job file's paths are read relative to the job file, and the
-    app copies each file a job names into its run, these included.
+    ``path_test``), whatever their values (a caller refuses one that is not text),
+    sorted; [] for an unknown name (:func:`load` gives that message). A job file's paths
+    are read relative to the job file, and the app copies each file a job names into its
+    run, these included.
 
     >>> file_options("census", {"path": "census.csv", "rows": 100})
     ['path']
@@ -143,5 +144,5 @@ def file_options(name: str, options: Mapping) -> list[str]:
     if loader is None:
         return []
     parameters = inspect.signature(loader).parameters
-    return sorted(str(k) for k, v in options.items()
-                  if k in parameters and isinstance(v, str) and "PathLike" in str(parameters[k].annotation))
+    return sorted(str(k) for k in options
+                  if k in parameters and "PathLike" in str(parameters[k].annotation))
