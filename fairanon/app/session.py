@@ -197,6 +197,15 @@ class Session:
         if not isinstance(section, Mapping):
             raise InvalidParameterError("The 'instance' section of a job must be a mapping.")
         if picked:
+            from ..instances.datasets.registry import DATA_ENV, reads_data_folder
+
+            options = section.get("options")
+            dataset = section.get("dataset")
+            if isinstance(dataset, str) and reads_data_folder(dataset, options if isinstance(options, Mapping) else {}):
+                raise InvalidParameterError(
+                    f"The job file's data set {dataset!r} has no 'path' option, so it would be read from the "
+                    f"server's ${DATA_ENV} folder; a picked job reads only the files picked with it: name the "
+                    "data's file in 'path' (and 'path_test') and pick it together with the job file.")
             section = _relocated(section, lambda path: self._picked(path, base))
         with self.lock:  # the data and the job's requirements together
             instance = self.use(_relocated(

@@ -743,7 +743,11 @@ def test_job_file_picker_reads_only_the_picked_files(client, tmp_path):
             *[([("files", ("job.yaml", f"instance: {{dataset: census, options: {{path: {value}}}}}\n", "t"))],
                f"The option 'path' of data set 'census' names a file: it must be a path as text; got {shown}.")
               for value, shown in (("!!binary L2V0Yy9ob3N0bmFtZQ==", "b'/etc/hostname'"),
-                                   ("[/etc/hostname]", "['/etc/hostname']"), ("5", "5"))]):
+                                   ("[/etc/hostname]", "['/etc/hostname']"), ("5", "5"))],
+            # no file named: the loader would read the server's $FAIRANON_DATA, which job.zip does not carry
+            *[([("files", ("job.yaml", f"instance: {{dataset: {section}}}\n", "t"))],
+               "has no 'path' option, so it would be read from the server's $FAIRANON_DATA folder")
+              for section in ("census, options: {rows: 5}", "ruggieri, options: {data: census}")]):
         response = client.post("/data/job", files=bad_files)
         assert response.status_code == 400 and message in text(response), (message, text(response))
     assert session.instance.n_rows == 10  # the good job's data stays

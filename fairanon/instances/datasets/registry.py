@@ -19,7 +19,7 @@ from .german import load_german
 from .ruggieri_example import load_ruggieri_loan
 from .ruggieri_setting import load_ruggieri
 
-__all__ = ["DATA_ENV", "DATASETS", "file_options", "load"]
+__all__ = ["DATA_ENV", "DATASETS", "file_options", "load", "reads_data_folder"]
 
 #: The environment variable naming the folder of the optional data (UCI Census-Income).
 DATA_ENV = "FAIRANON_DATA"
@@ -146,3 +146,17 @@ def file_options(name: str, options: Mapping) -> list[str]:
     parameters = inspect.signature(loader).parameters
     return sorted(str(k) for k in options
                   if k in parameters and "PathLike" in str(parameters[k].annotation))
+
+
+def reads_data_folder(name: str, options: Mapping) -> bool:
+    """Whether ``load(name, **options)`` reads the folder :data:`DATA_ENV` names rather
+    than a file its options name: Census-Income, by itself or in Ruggieri's setting,
+    without ``path``. The app refuses such a picked job, which reads only picked files.
+
+    >>> reads_data_folder("census", {"rows": 100}), reads_data_folder("census", {"path": "c.csv"})
+    (True, False)
+    >>> reads_data_folder("ruggieri", {"data": "census"}), reads_data_folder("ruggieri", {})
+    (True, False)
+    """
+    census = name == "census" or (name == "ruggieri" and options.get("data") == "census")
+    return census and options.get("path") is None
