@@ -203,7 +203,6 @@ async def set_requirements(request: Request):
     return RedirectResponse("/run", status_code=303)
 
 
-
 @router.post("/requirements/check/{name}", response_class=HTMLResponse)
 async def check_group(request: Request, name: str):
     if name not in BY_NAME:
