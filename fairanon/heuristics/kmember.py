@@ -104,11 +104,16 @@ class RecordSpace:
                 for d in range(h.height + 1):
                     anc[d, node_id[node]] = node_id[chain[min(d, len(chain) - 1)]]
             leaf_node = np.array([node_id[v] for v in h.leaves], dtype=np.int64)
+            # The depth of the deepest leaf under each node, children before parents
+            # (`nodes` is depth-first): one pass, not one over the leaves per node.
+            deepest = dict(h.depth)
+            for node in reversed(nodes):
+                if h.parent[node] is not None:
+                    deepest[h.parent[node]] = max(deepest[h.parent[node]], deepest[node])
             exact = []
             for node in nodes:
                 if cat_loss == "height":
-                    below = [h.depth[v] for v in h.leaves if h.covers(node, v)]
-                    height = max(below) - h.depth[node]
+                    height = deepest[node] - h.depth[node]
                     exact.append(Fraction(height, h.height) if h.height else Fraction(0))
                 else:
                     n_leaves = h.leaf_count(node)

@@ -83,6 +83,21 @@ def test_categorical_height_and_leaves_losses():
         assert release.objective > 0 and isinstance(release.objective, Fraction)
 
 
+def test_height_weights_of_a_tree_with_leaves_at_two_depths():
+    """cat_loss="height": a node's weight is the height of the subtree under it over the
+    tree's height, by hand on a tree whose leaf "b" stands at depth 1 and a1, a2 at 2."""
+    from fairanon.instances.hierarchy import Hierarchy
+    from fairanon.instances.instance import Instance
+    from fairanon.instances.schema import Attribute, Schema
+
+    tree = Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "b": None}})
+    table = pd.DataFrame({"x": ["a1", "a2", "b", "a1"], "s": ["p", "q", "p", "q"]})
+    inst = Instance(table, Schema([Attribute("x", hierarchy=tree), Attribute("s", role="sensitive")]))
+    space = RecordSpace(inst, cat_loss="height")
+    weights = dict(zip(tree.nodes, space.weight_exact[0]))
+    assert weights == {"*": Fraction(2, 2), "A": Fraction(1, 2), "a1": 0, "a2": 0, "b": 0}
+
+
 def test_star_recoding_for_diva():
     inst = fa.load("diva_table1")
     release = kmember(inst, [fa.KAnonymity(2)], recoding="suppress")
