@@ -144,7 +144,9 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFram
     `table`: the section's CSV or Parquet data as :func:`read_table` reads it, with or
     without the schema's text columns, from a caller that has read the file already (the
     app, which guesses the schema from it), so that it is not parsed twice; None: read
-    here. A column read without being asked as text holds the text the file writes when
+    here. The file is read again when a text column or the ``id_column`` of a CSV file
+    holds anything but text. A column read without being asked as text holds the text the
+    file writes when
     not all of it parses as numbers, except when pandas parsed it in chunks and some
     chunk did: such a column holds numbers among its text, which no longer say how the
     file writes them, and the file is then read again."""
@@ -196,7 +198,9 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFram
     if id_column is not None and not isinstance(id_column, str):
         raise InvalidParameterError(f"The 'id_column' of the 'instance' section must be a column name; got {id_column!r}.")
     text_columns = _text_columns(schema_spec)
-    if table is None or (kind == "csv" and not _holds_text(table, text_columns)):
+    # The id column too: read as numbers, "007" would become the id 7.
+    as_text = [*text_columns, *([id_column] if id_column is not None else [])]
+    if table is None or (kind == "csv" and not _holds_text(table, as_text)):
         table = read_table(path, kind, sep=sep, text_columns=text_columns, id_column=id_column)
     if id_column is not None:
         if id_column not in table.columns:

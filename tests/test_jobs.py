@@ -59,3 +59,19 @@ def test_a_requirement_entry_with_a_bad_value_gives_the_class_message():
     assert str(info.value) == "The 'r' parameter of AverageRisk must be in (0, 1]. Got 0 instead."
     with pytest.raises(InvalidParameterError, match="Bad arguments for 'average_risk': .*unexpected keyword"):
         requirement_from_spec({"average_risk": {"risk": 0}})
+
+
+def test_a_table_read_with_numeric_ids_is_read_again_for_its_ids(tmp_path):
+    """A caller's table whose id column pandas parsed as numbers (007 -> 7) is not used:
+    the file is read again, and the ids are as the file writes them."""
+    import pandas as pd
+
+    from fairanon.jobs import load_instance_spec
+
+    (tmp_path / "d.csv").write_text("id,age,sex\n007,30,F\n010,40,M\n")
+    spec = {"csv": "d.csv", "id_column": "id",
+            "schema": {"age": {"role": "qi", "type": "numeric"}, "sex": {"role": "protected", "protected": ["F"]}}}
+    parsed = pd.read_csv(tmp_path / "d.csv", dtype={"sex": str})
+    assert parsed["id"].tolist() == [7, 10]
+    instance = load_instance_spec(spec, str(tmp_path), table=parsed)
+    assert list(instance.row_ids) == ["007", "010"]
