@@ -240,7 +240,8 @@ def search(
     loop = _Loop(requirements, solve, k, cap, move_time, max_size, around,
                  list(zip(guides, allowed)), narrow)
     weights = {s: 1.0 for s in strategies}
-    if narrow and inc.tighten():
+    # Not a round: max_rounds=0 still narrows, but the deadline stops it between classes.
+    if narrow and inc.tighten(deadline=deadline):
         result.history.append((time.perf_counter() - started, inc.value))
 
     def out_of_time() -> bool:
@@ -268,6 +269,8 @@ def search(
         ):
             before = inc.value
             inc.replace(whole.vectors, whole.rows, move.labels)
+            if narrow:
+                inc.tighten(deadline=deadline)
             if inc.value < before:
                 result.improvements += 1
                 tally["whole"]["improvements"] += 1
@@ -372,7 +375,10 @@ class _Loop:
                     inc.replace(nb.vectors, nb.rows, move.labels)
                     if self.narrow:
                         keys = np.column_stack([inc.protected[nb.rows], move.labels])
-                        inc.tighten({tuple(int(x) for x in key) for key in keys.tolist()})
+                        # Sorted: which of two classes narrowing to one vector keeps it
+                        # does not hang on a set's order.
+                        inc.tighten(sorted({tuple(int(x) for x in key) for key in keys.tolist()}),
+                                    deadline=deadline)
                     improved = True
             elif "refused" in move.stats:
                 result.refused += 1

@@ -12,6 +12,7 @@ other class.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -285,31 +286,39 @@ class Incumbent:
             else:
                 above = [j for j in reg.ancestors(lo) if reg.masks[j][present].all()]
                 tight = above[0] if above else reg.star_label()
-            if tight != label and self._cells_cost(reg, tight, values) < self._cells_cost(
+            if tight != label and self._label_cost(reg, tight, values) < self._label_cost(
                 reg, label, values
             ):
                 label = tight
             out.append(label)
         return tuple(out)
 
-    def _cells_cost(self, reg: Registry, label: int, values: np.ndarray) -> Fraction:
-        """What releasing active `values` of `reg` as `label` costs under the objective."""
-        return sum((reg.cell_cost(self.objective, label, int(v)) for v in values.tolist()), Fraction(0))
+    def _label_cost(self, reg: Registry, label: int, values: np.ndarray):
+        """What releasing the active `values` of `reg` all as `label` costs under the
+        objective, in bulk: the cells that differ from their value ("generalized"), else
+        as many times the label's cell cost (the same for every value it covers)."""
+        if self.objective == "generalized":
+            return int(np.count_nonzero(values != label))
+        return len(values) * reg.cell_cost(self.objective, label, int(values[0]))
 
-    def tighten(self, vectors: Sequence[tuple] | None = None) -> int:
-        """Release each class of `vectors` (default: all) as :meth:`tight_vector` when
-        no other class holds that vector already: the classes stay the same records and
-        only their labels narrow, so a requirement on the classes alone (k-anonymity,
+    def tighten(self, vectors: Sequence[tuple] | None = None, deadline: float | None = None) -> int:
+        """Release each class of `vectors` (default: all, in the order given) as
+        :meth:`tight_vector` when no other class holds that vector already -- the first
+        class to reach a vector keeps it: the classes stay the same records and only
+        their labels narrow, so a requirement on the classes alone (k-anonymity,
         l-diversity, t-closeness, the class-size risks) holds as before, and the
         objective drops. For the per-cell objectives "ncp", "lm", "stars" and
         "generalized" (else nothing changes), and requirements that do not read the
         labels -- not diversity constraints or alpha-protection, which the caller
-        ensures. Returns the classes narrowed."""
+        ensures. Stops before the next class once `deadline` (a ``time.perf_counter``
+        value) has passed. Returns the classes narrowed."""
         if self.objective not in ("ncp", "lm", "stars", "generalized"):
             return 0
         taken = set(self.classes)
         changed = 0
         for vec in list(self.classes if vectors is None else vectors):
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             if vec not in self.classes:
                 continue
             tight = self.tight_vector(vec)
