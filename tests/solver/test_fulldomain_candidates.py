@@ -275,12 +275,11 @@ def test_a_larger_lattice_lists_the_nodes_below_its_bound_exactly(monkeypatch, r
 
 @pytest.mark.parametrize("search_ticks", [True, False])
 def test_a_larger_lattice_out_of_time_lists_what_it_read(monkeypatch, search_ticks):
-    """A clock that advances one second a reading, read by the search and by the loop
-    that reads the found nodes' risks (cheapest first). With a 6.5 s limit shared by
-    both, the search stops at it and the loop reads no node: nothing is listed, cut at
-    the least cost of a passing node. With a clock the search does not advance, the
-    search stops after its 20 checks and the loop reads two nodes in 2.5 s: the listing
-    is of the nodes costing less than the third cheapest passing node, by brute force."""
+    """A clock that advances one second a reading, read by the loop that reads the found
+    nodes' risks (cheapest first) and, or not, by the search. With a 6.5 s limit the
+    search gets its half and stops before its 20 checks (or, its clock standing still,
+    after them), and the loop reads nodes in the time left: the listing is exactly the
+    nodes costing less than the first node not read, by brute force, at least one."""
     import importlib
     import types
 
@@ -292,15 +291,14 @@ def test_a_larger_lattice_out_of_time_lists_what_it_read(monkeypatch, search_tic
     monkeypatch.setattr(module, "perf_counter", clock.perf_counter)
     monkeypatch.setattr(search, "time", clock if search_ticks else types.SimpleNamespace(perf_counter=lambda: 0))
     inst, reqs = _tiny(), [fa.KAnonymity(1)]
-    limit = 6.5 if search_ticks else 2.5
-    listed = candidates(inst, reqs, time_limit=limit, limit=1000)
+    listed = candidates(inst, reqs, time_limit=6.5, limit=1000)
     truth = _brute_force(inst, reqs, "lm", 0)
     costs = sorted(cost for cost, _, _ in truth.values())
-    assert listed.cost_below == costs[0 if search_ticks else 2]
+    assert listed.cost_below in costs[1:]
     expected = {node for node, (cost, _, _) in truth.items() if cost < listed.cost_below}
-    assert listed.feasible == len(expected) and len(listed.candidates) == len(expected)
-    assert listed.checked == 20 if not search_ticks else 0 < listed.checked < 20
-    assert f"before the time left ({limit:g} s) ran out" in listed.summary()
+    assert listed.feasible == len(expected) == len(listed.candidates) >= 1
+    assert 0 < listed.checked < 20 if search_ticks else listed.checked == 20
+    assert "the time left (6.5 s) ran out" in listed.summary()
 
 
 def test_a_lattice_above_the_arrays_is_refused_saying_why(monkeypatch):

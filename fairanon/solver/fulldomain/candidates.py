@@ -56,6 +56,9 @@ __all__ = ["CANDIDATE_NODES", "Candidate", "Candidates", "candidates"]
 #: Lattices up to this many nodes are checked whole (one roll-up a node); the search
 #: over a larger lattice stops after this many checks.
 CANDIDATE_NODES = 1 << 16
+#: The share of the time left that the search over a larger lattice gets; the rest reads
+#: the risks of the nodes it found (a read takes about as long as a check).
+SEARCH_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -277,15 +280,19 @@ def candidates(
         found: list = []
         excluded = _exclusions(space, problem.recs, requirements, problem.limit)
         frontier = lattice_frontier(problem, evaluator, excluded)
+        searched = None
+        if deadline is not None:
+            now = perf_counter()
+            searched = now + SEARCH_SHARE * (deadline - now)
         outcome = best_first(
-            evaluator, frontier, deadline, False, found=found, max_nodes=CANDIDATE_NODES
+            evaluator, frontier, searched, False, found=found, max_nodes=CANDIDATE_NODES
         )
         checked, below = outcome.nodes, outcome.bound  # None: every node settled
         if below is not None:
             stopped = (
                 f"the limit of {CANDIDATE_NODES:,} checks"
                 if checked >= CANDIDATE_NODES
-                else ran_out
+                else f"the search's {SEARCH_SHARE:.0%} of the time left ({time_limit:g} s) ran out"
             )
         # Below the bound only: every node that costs less was found, so every node that
         # could dominate one of them was too. Cheapest first, so that the nodes read when
