@@ -37,7 +37,9 @@ def _inferred_schema(table) -> dict:
     categorical; a text column of (nearly) all distinct values an identifier (see
     :data:`IDENTIFIER_DISTINCT`), every other column a quasi-identifier (the user changes
     roles on the page). Numeric columns stay quasi-identifiers: a measurement (an
-    income, a weight) is often all distinct too, and is released as ranges."""
+    income, a weight) is often all distinct too, and is released as ranges. When every
+    column would be an identifier they all stay quasi-identifiers, so that the table
+    opens and the user chooses (an instance needs a quasi-identifier)."""
     import pandas as pd
 
     schema = {}
@@ -47,6 +49,9 @@ def _inferred_schema(table) -> dict:
                  and table[c].nunique() >= IDENTIFIER_DISTINCT * len(table))
         schema[str(c)] = {"role": "identifier" if ident else "qi",
                           "type": "numeric" if numeric else "categorical"}
+    if all(spec["role"] == "identifier" for spec in schema.values()):
+        for spec in schema.values():
+            spec["role"] = "qi"
     return schema
 
 

@@ -314,6 +314,12 @@ def test_a_text_column_of_nearly_all_distinct_values_starts_as_an_identifier(cli
     short = "patient,disease\n" + "".join(f"{p},{'flu' if i % 2 else 'cold'}\n" for i, p in enumerate(ids[:19]))
     response = client.post("/data/upload", files={"file": ("s.csv", short, "text/csv")})
     assert _role_selected(response.text, "patient") == "qi"
+    # Every column ID-like: they stay quasi-identifiers, so the table opens and the
+    # user chooses (an instance needs one).
+    both = "patient,email\n" + "".join(f"{p},{p.lower()}@x.org\n" for p in ids)
+    response = client.post("/data/upload", files={"file": ("b.csv", both, "text/csv")})
+    assert response.status_code == 200
+    assert [_role_selected(response.text, name) for name in ("patient", "email")] == ["qi", "qi"]
 
 
 @pytest.mark.slow  # 200,000 records read, described, and given a flat tree: about 8 s of CPU
