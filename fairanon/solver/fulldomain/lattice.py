@@ -90,17 +90,19 @@ def _ladder(instance: Instance, name: str) -> Ladder:
         distinct = list(dict.fromkeys(level))
         index = {t: i for i, t in enumerate(distinct)}
         code = np.array([index[t] for t in level], dtype=np.int64)
-        if attr.kind != "numeric" and attr.hierarchy is not None and j > 0:
-            # A label stands for every value below its node, not only those that reach
-            # it at this level (a shallow leaf reaches the root early).
-            leaves = [attr.hierarchy.leaf_index[v] for v in values]
-            masks = np.array([attr.hierarchy.leaf_mask(t)[leaves] for t in distinct], dtype=bool)
-        else:
-            masks = np.zeros((len(distinct), m), dtype=bool)
-            masks[code, np.arange(m)] = True
         if j == 0:
+            # The values themselves cost nothing (and a labels-by-values table of them
+            # would be quadratic in the values: 84 GiB for 300,000 IDs).
             ncp = lm = [Fraction(0)] * len(distinct)
         else:
+            if attr.kind != "numeric" and attr.hierarchy is not None:
+                # A label stands for every value below its node, not only those that
+                # reach it at this level (a shallow leaf reaches the root early).
+                leaves = [attr.hierarchy.leaf_index[v] for v in values]
+                masks = np.array([attr.hierarchy.leaf_mask(t)[leaves] for t in distinct], dtype=bool)
+            else:
+                masks = np.zeros((len(distinct), m), dtype=bool)
+                masks[code, np.arange(m)] = True
             ncp, lm = _label_losses(attr, values, masks, distinct)
         codes.append(code)
         texts.append(distinct)
