@@ -19,10 +19,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from .._arrays import as_index
+from .._memory import check_memory
 from ..exceptions import SchemaError
 from .hierarchy import SUPPRESSED
 from .schema import Attribute
@@ -57,8 +59,12 @@ class LabelCovers:
     """The meaning of distinct released labels of one attribute.
 
     For numeric attributes ``lo``/``hi`` bound each label (``lo_open``/``hi_open`` tell
-    whether the bound itself is excluded); otherwise ``mask[i, j]`` says whether label i
-    covers the j-th value of the attribute's domain.
+    whether the bound itself is excluded). Otherwise label i covers the values at the
+    positions ``start[i] <= p < stop[i]``: positions in the attribute's domain, or, where
+    ``in_tree[i]`` (a hierarchy node), depth-first positions of the hierarchy's leaves
+    (``tree_leaves`` names the value at each, ``tree_positions`` is its inverse). A
+    labels-by-values table would take labels x values bytes -- 900 MB for 30,000
+    distinct values all released -- so :attr:`mask` is built only on request.
     """
 
     labels: tuple[str, ...]
@@ -66,7 +72,22 @@ class LabelCovers:
     hi: np.ndarray | None = None
     lo_open: np.ndarray | None = None
     hi_open: np.ndarray | None = None
-    mask: np.ndarray | None = None
+    start: np.ndarray | None = None
+    stop: np.ndarray | None = None
+    in_tree: np.ndarray | None = None
+    tree_leaves: np.ndarray | None = None
+    tree_positions: np.ndarray | None = None
+    n_values: int = 0
+    name: str = ""
+
+    @property
+    def numeric(self) -> bool:
+        return self.lo is not None
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Number of domain values each (non-numeric) label covers."""
+        return self.stop - self.start
 
     def contains(self, label_codes: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Per row: does the label (by index into :attr:`labels`) cover the original value?
@@ -74,12 +95,84 @@ class LabelCovers:
         `values` are numbers for numeric attributes and domain indices otherwise.
         """
         label_codes = as_index(label_codes)
-        if self.mask is not None:
-            return self.mask[label_codes, as_index(values)]
+        if not self.numeric:
+            values = as_index(values)
+            if self.tree_positions is not None:
+                values = np.where(self.in_tree[label_codes], self.tree_positions[values], values)
+            return (self.start[label_codes] <= values) & (values < self.stop[label_codes])
         lo, hi = self.lo[label_codes], self.hi[label_codes]
         above = np.where(self.lo_open[label_codes], values > lo, values >= lo)
         below = np.where(self.hi_open[label_codes], values < hi, values <= hi)
         return above & below
+
+    def labels_per_value(self) -> np.ndarray:
+        """How many (non-numeric) labels cover each domain value, by differences of the
+        ranges instead of the table."""
+        in_tree = self.in_tree
+        flat = np.zeros(self.n_values + 1, dtype=np.int64)
+        np.add.at(flat, self.start[~in_tree], 1)
+        np.add.at(flat, self.stop[~in_tree], -1)
+        out = np.cumsum(flat[:-1])
+        if self.tree_positions is not None:
+            tree = np.zeros(self.n_values + 1, dtype=np.int64)
+            np.add.at(tree, self.start[in_tree], 1)
+            np.add.at(tree, self.stop[in_tree], -1)
+            out += np.cumsum(tree[:-1])[self.tree_positions]
+        return out
+
+    def active_spans(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (non-numeric) label, over the values `active` marks ranked in domain
+        order: how many it covers, the first and the last rank covered (0 and -1 when it
+        covers none) -- what the rows of :attr:`mask` restricted to `active` give, in
+        O(labels + values)."""
+        before = np.zeros(self.n_values + 1, dtype=np.int64)  # active values before each position
+        np.cumsum(active, out=before[1:])
+        count, first, last = (np.empty(len(self.labels), dtype=np.int64) for _ in range(3))
+        flat = ~self.in_tree
+        s, e = self.start[flat], self.stop[flat]
+        count[flat] = before[e] - before[s]
+        first[flat], last[flat] = before[s], before[e] - 1
+        if self.tree_positions is not None and self.in_tree.any():
+            s, e = self.start[self.in_tree], self.stop[self.in_tree]
+            on = active[self.tree_leaves]
+            rank = before[:-1][self.tree_leaves]
+            below = np.zeros(len(on) + 1, dtype=np.int64)
+            np.cumsum(on, out=below[1:])
+            count[self.in_tree] = below[e] - below[s]
+            # Each node's range is not empty, so reduceat over the pairs (s, e) reduces
+            # exactly rank[s:e]; the odd entries (e to the next s) are dropped.
+            bounds = np.empty(2 * len(s), dtype=np.int64)
+            bounds[0::2], bounds[1::2] = s, e
+            never = np.int64(self.n_values)
+            lowest = np.minimum.reduceat(np.append(np.where(on, rank, never), never), bounds)[0::2]
+            highest = np.maximum.reduceat(np.append(np.where(on, rank, -1), -1), bounds)[0::2]
+            first[self.in_tree], last[self.in_tree] = lowest, highest
+        empty = count == 0
+        first[empty], last[empty] = 0, -1
+        return count, first, last
+
+    @cached_property
+    def mask(self) -> np.ndarray | None:
+        """``mask[i, j]``: whether label i covers the j-th value of the domain (None for a
+        numeric attribute). Labels x values bytes: checked against the memory limit
+        before it is built."""
+        if self.numeric:
+            return None
+        n_labels, m = len(self.labels), self.n_values
+        check_memory(
+            n_labels * m,
+            f"the table of which of the {m:,} values of {self.name!r} each of its {n_labels:,} "
+            "released labels covers",
+            f"generalize {self.name!r} to fewer distinct values (a hierarchy with fewer leaves), "
+            "or give it the role 'identifier' if it identifies records",
+        )
+        out = np.zeros((n_labels, m), dtype=bool)
+        for i, (s, e, tree) in enumerate(zip(self.start.tolist(), self.stop.tolist(), self.in_tree.tolist())):
+            if tree:
+                out[i, self.tree_leaves[s:e]] = True
+            else:
+                out[i, s:e] = True
+        return out
 
 
 def _split_pairs(text: str):
@@ -119,23 +212,20 @@ def _numeric_bounds(label: str) -> tuple[float, float, bool, bool] | None:
     return None
 
 
-def _ordered_mask(attr: Attribute, label: str, index: dict[str, int]) -> np.ndarray | None:
-    m = len(attr.domain)
+def _ordered_range(attr: Attribute, label: str, index: dict[str, int]) -> tuple[int, int, bool] | None:
+    """The positions ``(start, stop, in_tree)`` a non-numeric label covers (see
+    :class:`LabelCovers`), or None if it names nothing of `attr`."""
     if label == SUPPRESSED:
-        return np.ones(m, dtype=bool)
+        return 0, len(index), False
     if label in index:
-        row = np.zeros(m, dtype=bool)
-        row[index[label]] = True
-        return row
+        return index[label], index[label] + 1, False
     if attr.hierarchy is not None and label in attr.hierarchy:
-        return attr.hierarchy.leaf_mask(label)
+        return (*attr.hierarchy.leaf_range(label), True)
     if attr.kind == "ordered":
         inner = label[1:-1] if label.startswith("[") and label.endswith("]") else label
         for left, right in _split_pairs(inner):
             if left in index and right in index and index[left] <= index[right]:
-                row = np.zeros(m, dtype=bool)
-                row[index[left] : index[right] + 1] = True
-                return row
+                return index[left], index[right] + 1, False
     return None
 
 
@@ -168,17 +258,23 @@ def label_covers(attr: Attribute, labels: Sequence[str]) -> LabelCovers:
             lo[i], hi[i], lo_open[i], hi_open[i] = b
         return LabelCovers(labels, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
     index = {v: i for i, v in enumerate(attr.domain)}
-    rows = []
-    for label in labels:
-        row = _ordered_mask(attr, label, index)
-        if row is None:
+    start, stop = np.empty(len(labels), dtype=np.int64), np.empty(len(labels), dtype=np.int64)
+    in_tree = np.zeros(len(labels), dtype=bool)
+    for i, label in enumerate(labels):
+        found = _ordered_range(attr, label, index)
+        if found is None:
             raise SchemaError(
                 f"Released value {label!r} of attribute {attr.name!r} is not a value, "
                 f"{'range, ' if attr.kind == 'ordered' else ''}hierarchy node or '*' of that attribute."
             )
-        rows.append(row)
-    mask = np.vstack(rows) if rows else np.zeros((0, len(index)), dtype=bool)
-    return LabelCovers(labels, mask=mask)
+        start[i], stop[i], in_tree[i] = found
+    tree = attr.hierarchy if in_tree.any() else None
+    return LabelCovers(
+        labels, start=start, stop=stop, in_tree=in_tree,
+        tree_leaves=None if tree is None else tree.depth_first_leaves,
+        tree_positions=None if tree is None else tree.leaf_positions,
+        n_values=len(index), name=attr.name,
+    )
 
 
 def readable_covers(attr: Attribute, labels: Sequence[str]) -> tuple[LabelCovers, dict[int, str]]:

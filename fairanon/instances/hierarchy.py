@@ -308,6 +308,26 @@ class Hierarchy:
         i = self._node_index[self.node(label)]
         return int(self._end[i] - self._first[i])
 
+    def leaf_range(self, label: str) -> tuple[int, int]:
+        """The depth-first positions ``first <= p < end`` of the leaves under `label`
+        (:attr:`depth_first_leaves` names the leaf at each position)."""
+        i = self._node_index[self.node(label)]
+        return int(self._first[i]), int(self._end[i])
+
+    @property
+    def depth_first_leaves(self) -> np.ndarray:
+        """Index into :attr:`leaves` of the leaf at each depth-first position (read-only)."""
+        view = self._leaf_at.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def leaf_positions(self) -> np.ndarray:
+        """Depth-first position of each leaf of :attr:`leaves` (read-only)."""
+        view = self._position.view()
+        view.flags.writeable = False
+        return view
+
     def covers(self, label: str, value: str) -> bool:
         """Whether the node `label` generalizes the leaf `value`."""
         i = self._node_index[self.node(label)]

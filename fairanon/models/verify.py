@@ -673,10 +673,11 @@ def _bucket_problem(instance: Instance, name: str, table: pd.DataFrame, position
             "original": _original(instance, name, positions[i]),
             "released": labels[codes[i]],
         }
-    if covers.mask is not None:
-        shared = np.flatnonzero(covers.mask.sum(axis=0) > 1)
+    if not covers.numeric:
+        shared = np.flatnonzero(covers.labels_per_value() > 1)
         if len(shared):
-            both = np.flatnonzero(covers.mask[:, shared[0]])[:2]
+            every = np.arange(len(labels))
+            both = np.flatnonzero(covers.contains(every, np.full(len(labels), shared[0])))[:2]
             return {"attribute": name, "overlapping": [labels[i] for i in both]}
         return None
     order = np.argsort(covers.lo, kind="stable")

@@ -367,6 +367,45 @@ def test_label_covers_categorical_hierarchy():
         label_covers(attr, ["[flu-cold]"])
 
 
+def test_label_covers_node_whose_leaves_are_apart_in_the_domain():
+    """A leaf order unlike the depth-first one: node A covers the 1st and 3rd values.
+    Counts, coverage and spans over active values computed by hand."""
+    tree = Hierarchy({"*": None, "A": "*", "B": "*", "a1": "A", "a2": "A", "b1": "B", "b2": "B"},
+                     leaf_order=["a1", "b1", "a2", "b2"])
+    covers = label_covers(Attribute("x", hierarchy=tree), ["A", "b1", "*", "a1"])
+    assert covers.mask.tolist() == [
+        [True, False, True, False],
+        [False, True, False, False],
+        [True, True, True, True],
+        [True, False, False, False],
+    ]
+    assert covers.contains(np.array([0, 0, 1, 3]), np.array([2, 1, 1, 2])).tolist() == [True, False, True, False]
+    assert covers.counts.tolist() == [2, 1, 4, 1]
+    assert covers.labels_per_value().tolist() == [3, 2, 2, 1]
+    # Active values b1 and b2 (ranks 0 and 1): A and a1 cover none of them.
+    count, first, last = covers.active_spans(np.array([False, True, False, True]))
+    assert count.tolist() == [0, 1, 2, 0]
+    assert first.tolist() == [0, 0, 0, 0]
+    assert last.tolist() == [-1, 0, 1, -1]
+    # Active a1, a2, b2 (ranks 0, 1, 2): A covers ranks 0 and 1.
+    count, first, last = covers.active_spans(np.array([True, False, True, True]))
+    assert (count.tolist(), first.tolist(), last.tolist()) == ([2, 0, 3, 1], [0, 0, 0, 0], [1, -1, 2, 0])
+
+
+def test_label_covers_builds_no_labels_by_values_table_unless_asked():
+    """2,000 values all released: reading and testing them needs no 2,000 x 2,000
+    table, and asking for the table under a limit it exceeds is refused by name."""
+    from fairanon._memory import memory_limit
+    from fairanon.exceptions import MemoryLimitError
+
+    values = [f"id{i}" for i in range(2_000)]
+    covers = label_covers(Attribute("pid", hierarchy=Hierarchy.flat(values)), values)
+    codes = np.arange(2_000)
+    assert covers.contains(codes, codes).all() and not covers.contains(codes, (codes + 1) % 2_000).any()
+    with memory_limit("1MB"), pytest.raises(MemoryLimitError, match="2,000 values of 'pid'"):
+        covers.mask
+
+
 def test_label_covers_empty():
     assert label_covers(Attribute("age", kind="numeric"), []).lo.shape == (0,)
     assert label_covers(Attribute("d", hierarchy=DISEASE), []).mask.shape == (0, 4)

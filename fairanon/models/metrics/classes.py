@@ -145,13 +145,7 @@ class _Column:
                 first.astype(np.int64),
                 (first + count - 1).astype(np.int64),
             )
-        cov = self.covers.mask[:, self.active]
-        count = cov.sum(axis=1).astype(np.int64)
-        first = cov.argmax(axis=1).astype(np.int64)
-        last = np.where(count > 0, self.m - 1 - cov[:, ::-1].argmax(axis=1), first - 1).astype(
-            np.int64
-        )
-        return count, first, last
+        return self.covers.active_spans(self.active)
 
     @property
     def count(self) -> np.ndarray:
