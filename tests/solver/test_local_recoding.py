@@ -348,6 +348,23 @@ def test_the_build_stops_at_its_deadline():
     assert stopped.value.stage
 
 
+def test_the_pairwise_joins_of_the_chain_vectors_stop_at_the_deadline():
+    """The joins of every type with every other, before the chains are grown, look at
+    the deadline too: with chains of one type (no growing step) a passed deadline still
+    stops them."""
+    from fairanon.models.requirements import validate_requirements
+    from fairanon.solver.local_recoding.encoding import BuildStopped, _chain_vectors
+
+    inst = fa.load("german", qi=["job", "housing"])
+    reqs = validate_requirements(inst, [fa.KAnonymity(5)], caller="cpsat")
+    enc = encode(inst, reqs)
+    # Chains of one type: each type (protected value and quasi-identifiers) alone.
+    types = {tuple(row) for row in np.column_stack([enc.protected, enc.qi]).tolist()}
+    assert set(_chain_vectors(enc, 1)) == types
+    with pytest.raises(BuildStopped, match="joining the candidate classes"):
+        _chain_vectors(enc, 1, deadline=time.perf_counter() - 1)
+
+
 def test_cpsat_returns_the_best_start_when_the_limit_is_far_below_the_build_time():
     """The heuristics run before the model is built; the build stops at its deadline and
     the best verified start is returned (FEASIBLE, a fallback saying why) within the

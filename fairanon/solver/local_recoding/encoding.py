@@ -359,8 +359,12 @@ def _chain_vectors(
         n = len(base)
         cost = np.zeros((n, n))
         for a, space in enumerate(enc.spaces):
+            # Checked per attribute too: on thousands of types the n x n joins alone
+            # take seconds (UCI Adult).
+            check_deadline(deadline, "joining the candidate classes")
             joined = space.join(np.repeat(base[:, a], n), np.tile(base[:, a], n))
             cost += ncp[a][joined].reshape(n, n)
+        check_deadline(deadline, "joining the candidate classes")
         order = np.argsort(cost, axis=1, kind="stable")
         current = base.copy()
         alive = np.ones(n, dtype=bool)
