@@ -17,7 +17,9 @@ labels than its records need. On German credit with the 7 quasi-identifiers of
 ``benchmarks/exact.py`` (``fa.load("german", qi=GERMAN_QI, roles={"personal_status":
 "qi"})``), ``fa.anonymize(german, [fa.KAnonymity(5)], method="lns", objective="ncp",
 seed=0, max_rounds=0)`` narrows lattice-local's start from an NCP of 1,521.55 to
-1,516.88.
+1,516.88; after 40 rounds (``max_rounds=40, bound=False, searches=1``, seeds 0-2) the
+release ends 5.3, 7.7 and 14.8 lower than without narrowing for k = 5, and 7.0 and 7.8
+higher and 19.6 lower for k = 10 -- within the spread between seeds.
 
 With ``searches`` > 1 (both cores of a 2-core machine), the classes are cut into that
 many parts of about equal records along one attribute (drawn each epoch), and each part

@@ -293,7 +293,7 @@ class Incumbent:
             out.append(label)
         return tuple(out)
 
-    def _label_cost(self, reg: Registry, label: int, values: np.ndarray):
+    def _label_cost(self, reg: Registry, label: int, values: np.ndarray) -> int | Fraction:
         """What releasing the active `values` of `reg` all as `label` costs under the
         objective, in bulk: the cells that differ from their value ("generalized"), else
         as many times the label's cell cost (the same for every value it covers)."""
