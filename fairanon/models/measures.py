@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._memory import check_memory
 from ..exceptions import IncompatibleRequirementError, SchemaError
 from ..instances.hierarchy import Hierarchy
 
@@ -147,26 +148,32 @@ class EMDGround:
         return max(self.m - 1 if self.span is None else self.span, 1)
 
     @classmethod
-    def hierarchical(cls, hierarchy: Hierarchy, values: Sequence[str]) -> "EMDGround":
-        """Tree ground distance over `values` (leaves of `hierarchy`, column order)."""
+    def hierarchical(cls, hierarchy: Hierarchy, values: Sequence[str], name: str | None = None) -> "EMDGround":
+        """Tree ground distance over `values` (leaves of `hierarchy`, column order).
+
+        The membership table takes 8 x nodes x values bytes; it is checked against the
+        memory limit before it is built (`name`: the attribute, for the message).
+        """
         values = [str(v) for v in values]
         height = hierarchy.height
-        rows, weights = [], []
-        for node in hierarchy.nodes:
-            if node == hierarchy.root:
-                continue
-            mask = hierarchy.leaf_mask(node)
-            rows.append([mask[hierarchy.leaf_index[v]] for v in values])
+        nodes = [node for node in hierarchy.nodes if node != hierarchy.root]
+        check_memory(
+            8 * len(nodes) * len(values),
+            f"the hierarchical EMD's table of which of the {len(values):,} values "
+            f"{'' if name is None else f'of {name!r} '}each of its {len(nodes):,} hierarchy nodes covers",
+            "use the equal ground distance, or a hierarchy with fewer leaves",
+        )
+        # Depth-first position of each column's value: a node covers a range of them.
+        where = hierarchy.leaf_positions[[hierarchy.leaf_index[v] for v in values]]
+        membership = np.empty((len(nodes), len(values)), dtype=np.int64)
+        weights = np.empty(len(nodes), dtype=np.int64)
+        for i, node in enumerate(nodes):
+            first, end = hierarchy.leaf_range(node)
+            membership[i] = (first <= where) & (where < end)
             is_leaf = not hierarchy.children[node]
             # A leaf above depth H stands for a chain of unary nodes down to depth H.
-            weights.append(height - hierarchy.depth[node] + 1 if is_leaf else 1)
-        return cls(
-            "hierarchical",
-            len(values),
-            membership=np.array(rows, dtype=np.int64).reshape(len(rows), len(values)),
-            weights=np.array(weights, dtype=np.int64),
-            height=max(height, 1),
-        )
+            weights[i] = height - hierarchy.depth[node] + 1 if is_leaf else 1
+        return cls("hierarchical", len(values), membership=membership, weights=weights, height=max(height, 1))
 
     def matrix(self) -> np.ndarray:
         """The m x m ground distance matrix (for the transportation-LP oracle)."""
@@ -228,7 +235,7 @@ def emd_ground(distance: str, values: Sequence, attribute=None, ordered_domain: 
         if missing:
             raise SchemaError(f"Values {missing[:5]} of {attribute.name!r} are not in its declared order.")
         return EMDGround.ordered(len(values), [rank[str(v)] for v in values], len(domain))
-    return EMDGround.hierarchical(attribute.hierarchy, [str(v) for v in values])
+    return EMDGround.hierarchical(attribute.hierarchy, [str(v) for v in values], attribute.name)
 
 
 def _denominator_factor(ground: EMDGround) -> int:

@@ -302,3 +302,25 @@ def test_vectorized_measures_agree_with_exact(tables, neg, total):
                 continue
             exact = M.discrimination_exact(measure, *table, neg, total)
             assert values[i] == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_hierarchical_ground_refused_before_its_table_is_built():
+    """A flat sensitive attribute of 2,000 values: the membership table would take
+    8 x 2,000 x 2,000 bytes (32 MB); under a 1 MB limit it is refused by name before
+    anything of that size is allocated."""
+    import tracemalloc
+
+    from fairanon._memory import memory_limit
+    from fairanon.exceptions import MemoryLimitError
+    from fairanon.instances.schema import Attribute
+
+    values = [f"d{i}" for i in range(2_000)]
+    tracemalloc.start()
+    try:
+        with memory_limit("1MB"), pytest.raises(MemoryLimitError, match="2,000 values of 'diagnosis'"):
+            M.emd_ground("hierarchical", values, Attribute("diagnosis", role="sensitive",
+                                                             hierarchy=Hierarchy.flat(values)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2_000 * 2_000 // 10
