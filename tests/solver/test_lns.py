@@ -568,6 +568,33 @@ def test_a_move_on_wider_labels_is_narrowed(monkeypatch):
     assert rel.objective == objective_value(inst, rel, "ncp")
 
 
+def test_a_proof_over_wider_labels_than_the_release_needs_is_not_kept(monkeypatch):
+    """The whole table re-solved to a proven optimum (here a stand-in) whose classes
+    narrow to cheaper labels than the model's: the proof was over the model's labels
+    only, so the release is not claimed OPTIMAL (it was, with that bound)."""
+    import importlib
+
+    from fairanon.solver.lns.subproblem import Move
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+    inst = _letters([1, 2, 2, 5, 6, 6], ["a1", "a2", "a1", "b1", "b1", "b1"])
+    reqs = [fa.KAnonymity(3)]
+    start = Release(inst.table.assign(age="[1-6]", x="*"), groups=np.zeros(6, dtype=int))
+
+    def proven_wide(inc, requirements, nb, **kwargs):
+        age, x = inc.registries
+        wide = np.array([[age.parse(["[1-3]"])[0], x.parse(["A"])[0]],
+                         [age.parse(["[5-6]"])[0], x.parse(["*"])[0]]])
+        return Move(Status.OPTIMAL, wide[(inst.table["age"].to_numpy()[nb.rows] > 2).astype(int)], True, {})
+
+    monkeypatch.setattr(search_module, "solve_neighbourhood", proven_wide)
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, max_rounds=1, whole_types=100)
+    assert list(rel.table["age"].astype(str)) == ["[1-2]"] * 3 + ["[5-6]"] * 3
+    assert rel.status == Status.FEASIBLE and not rel.provenance["search"]["proven"]
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp")
+
+
 @pytest.mark.slow
 def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels(monkeypatch):
     """A numeric attribute with more values than max_range_values is generalized to its

@@ -267,10 +267,8 @@ def search(
             exact=True, deadline=None if left is None else time.perf_counter() + left / 2,
             **solve,
         )
-        if (
-            move.labels is not None
-            and inc.value_after(whole.vectors, whole.rows, move.labels) <= inc.value
-        ):
+        optimum = None if move.labels is None else inc.value_after(whole.vectors, whole.rows, move.labels)
+        if optimum is not None and optimum <= inc.value:
             before = inc.value
             inc.replace(whole.vectors, whole.rows, move.labels)
             if narrow:
@@ -279,7 +277,11 @@ def search(
                 result.improvements += 1
                 tally["whole"]["improvements"] += 1
                 result.history.append((time.perf_counter() - started, inc.value))
-        if move.proven:
+        # The proof is over the model's candidate labels: it stands only when the
+        # release is the model's optimum. A start or a narrowing that does better with
+        # labels outside them (free ranges) leaves the optimum unproven, and the search
+        # goes on (as cpsat returns such a release FEASIBLE).
+        if move.proven and inc.value == optimum:
             result.proven = True
             return _finish(result, tally, weights, size)
 
