@@ -373,3 +373,23 @@ def test_equidistant_candidates_go_by_record_id():
     pool = NeighbourPool(coords, np.array([0, 1, 1, 1]), 2)
     assert pool.take(1, 0, 1) == [1]
     assert pool.take(1, 0, 2) == [2, 3]
+
+
+def test_hierarchical_bucketization_refused_before_its_pair_table_is_built():
+    """2,000 sensitive values of a flat tree: the heights of their lowest common
+    ancestors, pair by pair, take 8 x 2,000 x 2,000 bytes (32 MB); under a 1 MB limit
+    the bucketization is refused before anything of that size is allocated."""
+    import tracemalloc
+
+    from fairanon._memory import memory_limit
+
+    values = [f"d{i}" for i in range(2_000)]
+    tracemalloc.start()
+    try:
+        with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="2,000 sensitive values"):
+            bucketize(np.ones(2_000, dtype=int), "hierarchical", Fraction(1, 10),
+                      hierarchy=Hierarchy.flat(values), values=values)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2_000 * 2_000 // 10

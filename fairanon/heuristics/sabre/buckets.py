@@ -16,6 +16,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..._memory import check_memory
+
 __all__ = ["Bucketing", "bucketize", "bucketize_stages"]
 
 
@@ -61,8 +63,13 @@ class Bucketing:
 def _lca_heights(hierarchy, values: Sequence[str]) -> np.ndarray:
     """height(LCA(v, v')) of every pair of values in the padded tree (0 on the diagonal)."""
     h = hierarchy.height
-    chains = [list(reversed(hierarchy.ancestors(v))) for v in values]  # root .. leaf
     m = len(values)
+    check_memory(
+        8 * m * m,
+        f"the heights of the lowest common ancestors of the {m:,} sensitive values, pair by pair",
+        "use the equal ground distance, or a hierarchy with fewer leaves",
+    )
+    chains = [list(reversed(hierarchy.ancestors(v))) for v in values]  # root .. leaf
     out = np.zeros((m, m), dtype=np.int64)
     for i in range(m):
         for j in range(i + 1, m):
@@ -262,8 +269,10 @@ def _greedy_tree(counts, hierarchy, values):
     heights = _lca_heights(hierarchy, values)
 
     def leaves_under(node):
-        mask = hierarchy.leaf_mask(node)
-        return [index[v] for v, inside in zip(hierarchy.leaves, mask) if inside and v in index]
+        # In leaf order, from the node's depth-first range rather than a mask over all leaves.
+        first, end = hierarchy.leaf_range(node)
+        under = (hierarchy.leaves[j] for j in np.sort(hierarchy.depth_first_leaves[first:end]).tolist())
+        return [index[v] for v in under if v in index]
 
     def lowest(node):
         # Move down unary chains: a node with one populated child covers the same values.
