@@ -987,3 +987,26 @@ def test_the_bound_process_ends_when_the_search_fails(monkeypatch):
         lns(_german(), [fa.KAnonymity(5)], objective="ncp", seed=0, time_limit=30)
     assert len(started) == 1
     assert started[0] not in [p.pid for p in psutil.Process().children() if p.status() != "zombie"]
+
+
+def test_registry_of_an_id_like_quasi_identifier_is_refused_before_its_labels_are_built():
+    """2,000 distinct values: the registry's one-value labels are 2,000 rows over the
+    2,000 values (4 MB); under a 1 MB limit it is refused by the attribute's name
+    before they take that memory."""
+    import tracemalloc
+
+    from fairanon._memory import memory_limit
+    from fairanon.solver.lns import Registry
+
+    ids = [f"P{i:05d}" for i in range(2_000)]
+    table = pd.DataFrame({"pid": ids * 2, "age": np.arange(4_000) % 70 + 18})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids)),
+                                         fa.Attribute("age", kind="numeric")]))
+    tracemalloc.start()
+    try:
+        with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="2,000 values of 'pid'"):
+            Registry(inst, "pid")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000 * 2_000

@@ -558,3 +558,25 @@ def test_label_join_is_the_first_label_covering_both_in_specificity_order(name):
         covering = [j for j in range(space.n_labels) if not (union & ~space.masks[j]).any()]
         best = min(covering, key=lambda j: (int(space.masks[j].sum()), j not in own, j))
         assert got == best
+
+
+def test_an_id_like_quasi_identifier_is_refused_before_its_labels_are_built():
+    """2,000 distinct values: the model's one-value labels are 2,000 rows over the
+    2,000 values (4 MB, twice while the space is built); under a 1 MB limit the
+    encoding is refused by the attribute's name before they take that memory."""
+    import tracemalloc
+
+    from fairanon._memory import memory_limit
+
+    ids = [f"P{i:05d}" for i in range(2_000)]
+    table = pd.DataFrame({"pid": ids * 2, "age": np.arange(4_000) % 70 + 18})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids)),
+                                         fa.Attribute("age", kind="numeric")]))
+    tracemalloc.start()
+    try:
+        with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="2,000 values of 'pid'"):
+            encode(inst, [fa.KAnonymity(2)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000 * 2_000

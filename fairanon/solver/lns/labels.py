@@ -29,7 +29,7 @@ import numpy as np
 from ...instances.generalization import format_number, format_range, label_covers
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
-from ..local_recoding.labels import LabelSpace, _active, _label_losses
+from ..local_recoding.labels import LabelSpace, _active, _label_losses, check_unit_labels, tree_positions
 
 __all__ = ["Registry", "neighbourhood_space", "suppression_only"]
 
@@ -74,6 +74,7 @@ class Registry:
             self._coord = np.array([(float(v) - lo) / span for v in self.values])
         else:
             self._coord = np.arange(self.m) / max(self.m - 1, 1)
+        check_unit_labels(name, self.m)
         own = [format_number(v) if numeric else str(v) for v in self.values]
         for i, text in enumerate(own):
             mask = np.zeros(self.m, dtype=bool)
@@ -119,6 +120,9 @@ class Registry:
         fresh = [t for t in dict.fromkeys(texts) if t not in self.index]
         if fresh:
             covers = label_covers(self.attr, fresh)
+            if self.attr.kind != "numeric":
+                index = {v: i for i, v in enumerate(self.attr.domain)}
+                codes = np.array([index[v] for v in self.values], dtype=np.int64)
             for u, text in enumerate(fresh):
                 if self.attr.kind == "numeric":
                     vals = np.array(self.values, dtype=float)
@@ -128,8 +132,7 @@ class Registry:
                         self.index[text] = int(np.flatnonzero(mask)[0])
                         continue
                 else:
-                    codes = np.array([self.attr.domain.index(v) for v in self.values])
-                    mask = covers.mask[u][codes]
+                    mask = covers.contains(np.full(self.m, u), codes)
                 # The one rule for stars: a generalized label covering every value
                 # present is ``*``, so the start's ranges and nodes of that kind count as
                 # stars, as in the exact model.
@@ -162,10 +165,11 @@ class Registry:
         excluded); a node covering every value present is ``*``."""
         if value not in self._ancestors:
             h = self.attr.hierarchy
-            codes = np.array([h.leaf_index[v] for v in self.values], dtype=np.int64)
+            where = tree_positions(h, self.values)
             out = []
             for node in h.ancestors(self.values[value])[1:]:
-                mask = h.leaf_mask(node)[codes]
+                first, end = h.leaf_range(node)
+                mask = (first <= where) & (where < end)
                 out.append(self._add(SUPPRESSED if mask.all() else node, mask))
             self._ancestors[value] = list(dict.fromkeys(out))
         return self._ancestors[value]

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
+from ..._memory import check_memory
 from ...exceptions import InvalidParameterError
 from ...instances.generalization import format_number, format_range
-from ...instances.hierarchy import SUPPRESSED
+from ...instances.hierarchy import SUPPRESSED, Hierarchy
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
 from ...models.objectives import OBJECTIVES
@@ -141,6 +143,25 @@ class LabelSpace:
         return out
 
 
+def check_unit_labels(name: str, m: int, copies: int = 1) -> None:
+    """Refuse, before they are built, the one-value labels of an attribute of `m`
+    active values: a boolean row of m values each, `copies` times (m x m bytes each,
+    900 MB for 30,000 values)."""
+    check_memory(
+        copies * m * m,
+        f"the labels of the {m:,} values of {name!r} present, each a row over all of them",
+        f"generalize {name!r} to fewer distinct values before (a hierarchy with fewer leaves), "
+        "or give it the role 'identifier' if it identifies records",
+        at_least=True,
+    )
+
+
+def tree_positions(hierarchy: Hierarchy, values: Sequence[str]) -> np.ndarray:
+    """Depth-first position of each of `values` (leaves of `hierarchy`): node n covers
+    those with ``first <= position < end`` for ``(first, end) = hierarchy.leaf_range(n)``."""
+    return hierarchy.leaf_positions[np.array([hierarchy.leaf_index[v] for v in values], dtype=np.int64)]
+
+
 def _packed(masks: np.ndarray) -> np.ndarray:
     """Boolean rows packed into 64-bit words (bit i of the row in word i // 64)."""
     rows, m = masks.shape
@@ -172,6 +193,7 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
     attr = instance.schema[name]
     values, row_value = _active(instance, name)
     m = len(values)
+    check_unit_labels(name, m, copies=2)
     own_text = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
     candidates: list[tuple[str, np.ndarray]] = []  # (text, mask), most specific first
 
@@ -192,12 +214,13 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
                 "recoding='suppression'."
             )
         h = attr.hierarchy
-        leaf_pos = np.array([h.leaf_index[v] for v in values], dtype=np.int64)
+        where = tree_positions(h, values)
         nodes = sorted(h.nodes, key=lambda node: -h.depth[node])
         for node in nodes:
             if not h.children[node]:
                 continue  # leaves are the own labels
-            mask = h.leaf_mask(node)[leaf_pos]
+            first, end = h.leaf_range(node)
+            mask = (first <= where) & (where < end)
             if mask.any():
                 candidates.append((node, mask))
     elif m <= max_range_values:

@@ -78,14 +78,16 @@ def _hint_from_release(
         col = table[space.name].astype(str).to_numpy()
         uniq, inv = np.unique(col, return_inverse=True)
         covers = label_covers(space.attr, list(uniq))
+        if space.attr.kind != "numeric":
+            index = {v: i for i, v in enumerate(space.attr.domain)}
+            codes = np.array([index[v] for v in space.values], dtype=np.int64)
         mapped = []
         for u in range(len(uniq)):
             if space.attr.kind == "numeric":
                 vals = np.array(space.values)
                 mask = covers.contains(np.full(space.m, u), vals)
             else:
-                codes = np.array([space.attr.domain.index(v) for v in space.values])
-                mask = covers.mask[u][codes]
+                mask = covers.contains(np.full(space.m, u), codes)
             if mask.sum() <= 1 and mask.any() and uniq[u] in space.texts[: space.m]:
                 mapped.append(space.texts.index(uniq[u]))
                 continue
