@@ -105,6 +105,16 @@ class LabelCovers:
         below = np.where(self.hi_open[label_codes], values < hi, values <= hi)
         return above & below
 
+    def single_values(self) -> np.ndarray:
+        """Per (non-numeric) label, the domain index of its value when it covers exactly
+        one, else -1."""
+        out = np.full(len(self.labels), -1, dtype=np.int64)
+        one = self.counts == 1
+        out[one & ~self.in_tree] = self.start[one & ~self.in_tree]
+        if self.tree_leaves is not None:
+            out[one & self.in_tree] = self.tree_leaves[self.start[one & self.in_tree]]
+        return out
+
     def labels_per_value(self) -> np.ndarray:
         """How many (non-numeric) labels cover each domain value, by differences of the
         ranges instead of the table."""

@@ -382,6 +382,7 @@ def test_label_covers_node_whose_leaves_are_apart_in_the_domain():
     assert covers.contains(np.array([0, 0, 1, 3]), np.array([2, 1, 1, 2])).tolist() == [True, False, True, False]
     assert covers.counts.tolist() == [2, 1, 4, 1]
     assert covers.labels_per_value().tolist() == [3, 2, 2, 1]
+    assert covers.single_values().tolist() == [-1, 1, -1, 0]
     # Active values b1 and b2 (ranks 0 and 1): A and a1 cover none of them.
     count, first, last = covers.active_spans(np.array([False, True, False, True]))
     assert count.tolist() == [0, 1, 2, 0]

@@ -647,3 +647,24 @@ def test_suda_and_dis_suda_do_not_depend_on_the_row_order():
     assert a.to_dict() == b.to_dict()
     assert a.dis.scores.sort_index().tolist() == b.dis.scores.sort_index().tolist()
     assert math.fsum(a.dis.scores) == a.to_dict()["dis"]["expected_correct_matches"]
+
+
+def test_population_sizes_of_an_id_like_quasi_identifier_build_no_labels_by_values_table():
+    """10,000 IDs, each twice in the sample and four times in the population: every
+    class meets 4 population records. The labels were matched through a 10,000 x 10,000
+    boolean table (100 MB); single-value labels are read from their positions now."""
+    import tracemalloc
+
+    n = 10_000
+    ids = [f"P{i:05d}" for i in range(n)]
+    inst = fa.Instance(pd.DataFrame({"pid": ids * 2}),
+                       fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids))]))
+    cls = risk_classes(inst)
+    tracemalloc.start()
+    try:
+        sizes = population_class_sizes(cls, pd.DataFrame({"pid": ids * 4}))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(sizes) == n and set(sizes.tolist()) == {4}
+    assert peak < n * n // 10

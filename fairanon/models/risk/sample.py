@@ -310,9 +310,9 @@ def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
             exact &= bool(point.all())
             exact_codes.append(covers.lo)
         else:
-            single = covers.mask.sum(axis=1) == 1
-            exact &= bool(single.all())
-            exact_codes.append(np.argmax(covers.mask, axis=1))
+            single = covers.single_values()
+            exact &= bool((single >= 0).all())
+            exact_codes.append(single)
         masks.append(covers)
     n_pop = len(pop_values[0]) if pop_values else 0
     if exact:
