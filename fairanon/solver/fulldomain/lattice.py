@@ -25,9 +25,9 @@ import numpy as np
 
 from ...exceptions import SchemaError
 from ...instances.generalization import format_number
-from ...instances.hierarchy import SUPPRESSED
+from ...instances.hierarchy import SUPPRESSED, Hierarchy
 from ...instances.instance import Instance
-from ..local_recoding.labels import OBJECTIVES, _active, _label_losses
+from ..local_recoding.labels import OBJECTIVES, _active, _label_losses, span_losses, tree_positions
 
 __all__ = ["AttributeLevels", "Ladder", "Space", "build_space", "ladders", "lattice_size"]
 
@@ -94,16 +94,15 @@ def _ladder(instance: Instance, name: str) -> Ladder:
             # The values themselves cost nothing (and a labels-by-values table of them
             # would be quadratic in the values: 84 GiB for 300,000 IDs).
             ncp = lm = [Fraction(0)] * len(distinct)
-        else:
-            if attr.kind != "numeric" and attr.hierarchy is not None:
-                # A label stands for every value below its node, not only those that
-                # reach it at this level (a shallow leaf reaches the root early).
-                leaves = [attr.hierarchy.leaf_index[v] for v in values]
-                masks = np.array([attr.hierarchy.leaf_mask(t)[leaves] for t in distinct], dtype=bool)
-            else:
-                masks = np.zeros((len(distinct), m), dtype=bool)
-                masks[code, np.arange(m)] = True
-            ncp, lm = _label_losses(attr, values, masks, distinct)
+        elif attr.kind == "numeric":
+            ncp, lm = _label_losses(attr, values, None, distinct)
+        elif attr.hierarchy is not None:
+            ncp, lm = span_losses(attr, m, *_node_spans(attr.hierarchy, values, distinct))
+        else:  # each value's own label or '*': a label covers the values that reach it
+            first, last = np.full(len(distinct), m, dtype=np.int64), np.full(len(distinct), -1, dtype=np.int64)
+            np.minimum.at(first, code, np.arange(m))
+            np.maximum.at(last, code, np.arange(m))
+            ncp, lm = span_losses(attr, m, np.bincount(code, minlength=len(distinct)), first, last)
         codes.append(code)
         texts.append(distinct)
         cost["stars"].append([Fraction(int(t == SUPPRESSED)) for t in level])
@@ -118,6 +117,23 @@ def _ladder(instance: Instance, name: str) -> Ladder:
         "lm": star_lm[0],
     }
     return Ladder(name, height, labels, codes, texts, cost, star_cost)
+
+
+def _node_spans(hierarchy: Hierarchy, values: list[str], labels: list[str]):
+    """Per node of `labels`: how many of `values` (leaves, in rank order) are below it
+    and the ranks of the first and the last -- every value below the node, not only
+    those that reach it at this level (a shallow leaf reaches the root early) -- from
+    the nodes' depth-first leaf ranges instead of a labels-by-values table."""
+    where = tree_positions(hierarchy, values)
+    order = np.argsort(where, kind="stable")
+    ranges = np.array([hierarchy.leaf_range(t) for t in labels], dtype=np.int64).reshape(-1, 2)
+    lo, hi = np.searchsorted(where[order], ranges[:, 0]), np.searchsorted(where[order], ranges[:, 1])
+    # Each label of a level is the node of a value, so lo < hi and reduceat over the
+    # pairs (lo, hi) reduces exactly order[lo:hi]; the entries from hi to the next lo
+    # are dropped.
+    bounds = np.column_stack([lo, hi]).ravel()
+    padded = np.append(order, 0)
+    return hi - lo, np.minimum.reduceat(padded, bounds)[0::2], np.maximum.reduceat(padded, bounds)[0::2]
 
 
 def ladders(instance: Instance) -> list[Ladder]:

@@ -279,9 +279,10 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
     )
 
 
-def _label_losses(attr: Attribute, values: list, masks: np.ndarray, texts: list[str]):
+def _label_losses(attr: Attribute, values: list, masks: np.ndarray | None, texts: list[str]):
     """Per-label NCP and LM cell losses, exactly as :mod:`fairanon.models.metrics`
-    defines them over the active domain."""
+    defines them over the active domain (`masks`: the active values each label covers;
+    a numeric attribute reads its `texts` only)."""
     m = len(values)
     ncp, lm = [], []
     if attr.kind == "numeric":
@@ -302,12 +303,22 @@ def _label_losses(attr: Attribute, values: list, masks: np.ndarray, texts: list[
             )
             ncp.append(max(hi - lo, Fraction(0)) / rng)
         return ncp, list(ncp)
-    for mask in masks:
-        count = int(mask.sum())
-        lm.append(Fraction(count - 1, m - 1) if m > 1 else Fraction(0))
+    count = masks.sum(axis=1)
+    first = masks.argmax(axis=1) if m else count
+    last = m - 1 - masks[:, ::-1].argmax(axis=1) if m else count
+    return span_losses(attr, m, count, first, last)
+
+
+def span_losses(attr: Attribute, m: int, count: np.ndarray, first: np.ndarray, last: np.ndarray):
+    """Per-label NCP and LM cell losses of a non-numeric attribute of `m` active values,
+    from each label's number of covered active values and the ranks of its first and
+    last (as :meth:`~fairanon.instances.generalization.LabelCovers.active_spans` gives
+    them), exactly as :mod:`fairanon.models.metrics` defines them."""
+    ncp, lm = [], []
+    for n, lo, hi in zip(count.tolist(), first.tolist(), last.tolist()):
+        lm.append(Fraction(n - 1, m - 1) if m > 1 else Fraction(0))
         if attr.kind == "categorical":
-            ncp.append(Fraction(count, m) if count > 1 else Fraction(0))
+            ncp.append(Fraction(n, m) if n > 1 else Fraction(0))
         else:
-            idx = np.flatnonzero(mask)
-            ncp.append(Fraction(int(idx[-1] - idx[0]), m - 1) if m > 1 else Fraction(0))
+            ncp.append(Fraction(hi - lo, m - 1) if m > 1 else Fraction(0))
     return ncp, lm
