@@ -637,3 +637,29 @@ def test_bad_inputs(t1):
     other = M.count_queries(_random_instance(0), n_queries=5, seed=0)
     with pytest.raises(InvalidParameterError, match="'queries' parameter"):
         M.median_relative_error(t1, rel, queries=other)
+
+
+def test_query_prefix_table_refused_before_it_is_built():
+    """Labels over values apart in the domain (node G_j over V_j and V_j+1000) take
+    the count-query error's prefix table, 1,000 labels x 2,001 ranks of 8 bytes (16 MB);
+    under a 1 MB limit it is refused by the attribute's name before it is built."""
+    import tracemalloc
+
+    from fairanon._memory import memory_limit
+    from fairanon.exceptions import MemoryLimitError
+    from fairanon.models.metrics.classes import _Column
+
+    values = [f"V{i}" for i in range(2_000)]
+    tree = Hierarchy({"*": None, **{f"G{j}": "*" for j in range(1_000)},
+                      **{v: f"G{i % 1_000}" for i, v in enumerate(values)}}, leaf_order=values)
+    inst = Instance(pd.DataFrame({"pid": values}), Schema([Attribute("pid", hierarchy=tree)]))
+    col = _Column(inst, "pid", pd.Series([f"G{i % 1_000}" for i in range(2_000)]), None)
+    assert not col.contiguous
+    tracemalloc.start()
+    try:
+        with memory_limit("1MB"), pytest.raises(MemoryLimitError, match="1,000 released labels of 'pid'"):
+            col.prefix
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000 * 2_000

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..._arrays import gather
+from ..._memory import check_memory
 from ...exceptions import InvalidParameterError, SchemaError
 from ...instances.generalization import LabelCovers, label_covers
 from ...instances.hierarchy import SUPPRESSED
@@ -166,7 +167,15 @@ class _Column:
 
     @cached_property
     def prefix(self) -> np.ndarray:
-        """``prefix[l, r]`` = active values of rank < r covered by label l (L × (m+1))."""
+        """``prefix[l, r]`` = active values of rank < r covered by label l (L × (m+1)),
+        checked against the memory limit before the tables are built."""
+        check_memory(
+            self.n_labels * (8 * (self.m + 1) + self.covers.n_values),
+            f"the query-error table of the {self.n_labels:,} released labels of {self.name!r} over its "
+            f"{self.m:,} values present",
+            f"generalize {self.name!r} to fewer distinct values, or leave out the count-query error "
+            "(median_relative_error)",
+        )
         cov = self.covers.mask[:, self.active]
         out = np.zeros((self.n_labels, self.m + 1), dtype=np.int64)
         np.cumsum(cov, axis=1, out=out[:, 1:])
