@@ -996,12 +996,11 @@ def test_registry_of_an_id_like_quasi_identifier_is_refused_before_its_labels_ar
     import tracemalloc
 
     from fairanon._memory import memory_limit
+    from test_local_recoding import id_like_instance
+
     from fairanon.solver.lns import Registry
 
-    ids = [f"P{i:05d}" for i in range(2_000)]
-    table = pd.DataFrame({"pid": ids * 2, "age": np.arange(4_000) % 70 + 18})
-    inst = fa.Instance(table, fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids)),
-                                         fa.Attribute("age", kind="numeric")]))
+    inst = id_like_instance(2_000)
     tracemalloc.start()
     try:
         with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="2,000 values of 'pid'"):

@@ -560,6 +560,14 @@ def test_label_join_is_the_first_label_covering_both_in_specificity_order(name):
         assert got == best
 
 
+def id_like_instance(n: int) -> fa.Instance:
+    """n distinct IDs (a flat quasi-identifier), each twice, with an age."""
+    ids = [f"P{i:05d}" for i in range(n)]
+    table = pd.DataFrame({"pid": ids * 2, "age": np.arange(2 * n) % 70 + 18})
+    return fa.Instance(table, fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids)),
+                                         fa.Attribute("age", kind="numeric")]))
+
+
 def test_an_id_like_quasi_identifier_is_refused_before_its_labels_are_built():
     """2,000 distinct values: the model's one-value labels are 2,000 rows over the
     2,000 values (4 MB, twice while the space is built); under a 1 MB limit the
@@ -568,10 +576,7 @@ def test_an_id_like_quasi_identifier_is_refused_before_its_labels_are_built():
 
     from fairanon._memory import memory_limit
 
-    ids = [f"P{i:05d}" for i in range(2_000)]
-    table = pd.DataFrame({"pid": ids * 2, "age": np.arange(4_000) % 70 + 18})
-    inst = fa.Instance(table, fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids)),
-                                         fa.Attribute("age", kind="numeric")]))
+    inst = id_like_instance(2_000)
     tracemalloc.start()
     try:
         with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="2,000 values of 'pid'"):
