@@ -316,3 +316,30 @@ def test_weighted_quantiles_are_those_of_the_records_repeated(seed):
     records = np.repeat(x, w)
     assert _weighted_quantiles(x, w, q).tolist() == pytest.approx(np.quantile(records, q).tolist(), abs=1e-12)
     assert _moments(x, w) == pytest.approx((records.mean(), records.var()))
+
+
+def test_classification_encoding_of_an_id_like_quasi_identifier_refused_before_it_is_built():
+    """2,000 IDs, each released as itself: the classifier's label weights take 2,000
+    labels x 2,000 values in float64 (32 MB, twice); under a 1 MB limit they are refused
+    by the attribute's name before they are built."""
+    import tracemalloc
+
+    from fairanon._memory import memory_limit
+    from fairanon.models.metrics.classes import _prepare
+    from fairanon.models.utility.classification import classification_utility
+
+    ids = [f"P{i:05d}" for i in range(2_000)]
+    table = pd.DataFrame({"pid": ids * 2, "y": ["no", "yes"] * 2_000})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids)),
+                                         fa.Attribute("y", role="decision", negative="no")]))
+    rel = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
+    assert fa.verify(inst, rel, [fa.KAnonymity(2)]).passed and rel.table["pid"].nunique() == 2_000
+    p = _prepare(inst, rel, "utility")
+    tracemalloc.start()
+    try:
+        with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="classification encoding of the"):
+            classification_utility(p, classifier="tree")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2_000 * 2_000

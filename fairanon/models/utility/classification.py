@@ -54,6 +54,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
+from ..._memory import check_memory
 from ..._validation import check_fraction, check_option, check_random_state
 from ...exceptions import FairanonError, InvalidParameterError, SchemaError
 from .. import measures as M
@@ -282,6 +283,13 @@ def _features(p: _Prepared, names: Sequence[str], train: np.ndarray, test: np.nd
         renumber = np.full(col.n_labels, -1, dtype=np.int64)
         renumber[used] = np.arange(len(used))
         blocks["rt"].append(_one_hot(renumber[codes[train]], len(used)))
+        # The label rows (1 byte a cell) and the values-by-labels weights (8 bytes, twice).
+        check_memory(
+            17 * len(used) * m,
+            f"the classification encoding of the {len(used):,} released labels of {col.name!r} over "
+            f"its {m:,} values",
+            f"generalize {col.name!r} to fewer distinct values, or leave out the classifier (classifier=None)",
+        )
         weights = label_weights(col.covers.mask[used], col.active, rows[used])
         blocks["re"].append(weights[orig[test]])
     return tuple(sp.hstack(blocks[k], format="csr") for k in ("ot", "oe", "rt", "re"))
