@@ -278,12 +278,20 @@ def label_covers(attr: Attribute, labels: Sequence[str]) -> LabelCovers:
                 f"{'range, ' if attr.kind == 'ordered' else ''}hierarchy node or '*' of that attribute."
             )
         start[i], stop[i], in_tree[i] = found
-    tree = attr.hierarchy if in_tree.any() else None
+    tree_leaves = tree_positions = None
+    if in_tree.any():
+        tree = attr.hierarchy
+        tree_leaves, tree_positions = tree.depth_first_leaves, tree.leaf_positions
+        if tree.leaves != attr.domain and sorted(tree.leaves) == sorted(attr.domain):
+            # An ordered attribute whose tree lists its leaves in another order: the
+            # positions are of the attribute's own values, found by name.
+            in_domain = np.array([index[v] for v in tree.leaves], dtype=np.int64)
+            tree_leaves = in_domain[tree_leaves]
+            tree_positions = np.empty_like(tree_positions)
+            tree_positions[tree_leaves] = np.arange(len(tree_leaves), dtype=np.int64)
     return LabelCovers(
-        labels, start=start, stop=stop, in_tree=in_tree,
-        tree_leaves=None if tree is None else tree.depth_first_leaves,
-        tree_positions=None if tree is None else tree.leaf_positions,
-        n_values=len(index), name=attr.name,
+        labels, start=start, stop=stop, in_tree=in_tree, tree_leaves=tree_leaves,
+        tree_positions=tree_positions, n_values=len(index), name=attr.name,
     )
 
 

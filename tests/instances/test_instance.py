@@ -393,6 +393,21 @@ def test_label_covers_node_whose_leaves_are_apart_in_the_domain():
     assert (count.tolist(), first.tolist(), last.tolist()) == ([2, 0, 3, 1], [0, 0, 0, 0], [1, -1, 2, 0])
 
 
+def test_label_covers_ordered_attribute_whose_tree_lists_its_leaves_in_another_order():
+    """Order c < b < a, tree lo = {a, b}, hi = {c}: a node covers the values it names,
+    wherever they stand in the attribute's order (by hand)."""
+    tree = Hierarchy({"*": None, "lo": "*", "hi": "*", "a": "lo", "b": "lo", "c": "hi"},
+                     leaf_order=["a", "b", "c"])
+    covers = label_covers(Attribute("x", kind="ordered", order=["c", "b", "a"], hierarchy=tree),
+                          ["lo", "hi", "b", "[c-b]"])
+    assert covers.mask.tolist() == [[False, True, True], [True, False, False], [False, True, False],
+                                    [True, True, False]]
+    assert covers.contains(np.array([0, 0, 1]), np.array([0, 2, 0])).tolist() == [False, True, True]
+    assert covers.single_values().tolist() == [-1, 0, 1, -1]
+    count, first, last = covers.active_spans(np.ones(3, dtype=bool))
+    assert (count.tolist(), first.tolist(), last.tolist()) == ([2, 1, 1, 2], [1, 0, 1, 0], [2, 0, 1, 1])
+
+
 def test_label_covers_builds_no_labels_by_values_table_unless_asked():
     """2,000 values all released: reading and testing them needs no 2,000 x 2,000
     table, and asking for the table under a limit it exceeds is refused by name."""
