@@ -693,3 +693,26 @@ def test_lns_run_reports_the_refused_lp_bound(monkeypatch):
     assert bound["method"] == "per-record" and bound["lp_bound"].startswith("not computed")
     assert release.bound is not None and release.bound <= release.objective
     _passes(inst, release, reqs)
+
+
+def test_the_ranges_of_an_ordered_attribute_are_refused_before_they_are_built():
+    """An ordered attribute of 400 values with max_range_values=400 has 79,800 ranges
+    as candidate labels, each a row over the 400 values kept twice (about 76 MB, cubic
+    in the values): refused under 5 MB before any is built."""
+    import tracemalloc
+
+    import pandas as pd
+
+    from fairanon._memory import memory_limit
+    from fairanon.solver.local_recoding.labels import _label_space
+
+    values = [f"v{i:03d}" for i in range(400)]
+    inst = fa.Instance(pd.DataFrame({"o": values}), fa.Schema([fa.Attribute("o", kind="ordered", order=values)]))
+    tracemalloc.start()
+    try:
+        with memory_limit("5MB"), pytest.raises(MemoryLimitError, match="79,800 candidate labels"):
+            _label_space(inst, "o", "generalization", 400)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * 2**20

@@ -156,6 +156,23 @@ def check_unit_labels(name: str, m: int, copies: int = 1) -> None:
     )
 
 
+#: Bytes a candidate label holds besides its row of values: its text and the list entry.
+LABEL_OVERHEAD = 150
+
+
+def check_label_rows(name: str, m: int, rows: int) -> None:
+    """Refuse, before they are built, `rows` candidate labels of an attribute of `m`
+    active values, each a boolean row over them kept twice (the list and the array):
+    the ranges of an ordered attribute are m(m - 1)/2 of them, cubic in m."""
+    check_memory(
+        rows * (2 * m + LABEL_OVERHEAD),
+        f"the {rows:,} candidate labels of the {m:,} values of {name!r} present, each a row "
+        "over all of them",
+        f"lower max_range_values, or generalize {name!r} to fewer distinct values before",
+        at_least=True,
+    )
+
+
 def tree_positions(hierarchy: Hierarchy, values: Sequence[str]) -> np.ndarray:
     """Depth-first position of each of `values` (leaves of `hierarchy`): node n covers
     those with ``first <= position < end`` for ``(first, end) = hierarchy.leaf_range(n)``."""
@@ -214,6 +231,7 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
                 "recoding='suppression'."
             )
         h = attr.hierarchy
+        check_label_rows(name, m, sum(1 for node in h.nodes if h.children[node]))
         where = tree_positions(h, values)
         nodes = sorted(h.nodes, key=lambda node: -h.depth[node])
         for node in nodes:
@@ -224,6 +242,7 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
             if mask.any():
                 candidates.append((node, mask))
     elif m <= max_range_values:
+        check_label_rows(name, m, m * (m - 1) // 2)
         for width in range(1, m):
             for lo in range(m - width):
                 hi = lo + width
