@@ -326,7 +326,7 @@ def test_classification_encoding_of_an_id_like_quasi_identifier_refused_before_i
 
     from fairanon._memory import memory_limit
     from fairanon.models.metrics.classes import _prepare
-    from fairanon.models.utility.classification import classification_utility
+    from fairanon.models.utility.classification import _estimator, classification_utility
 
     ids = [f"P{i:05d}" for i in range(2_000)]
     table = pd.DataFrame({"pid": ids * 2, "y": ["no", "yes"] * 2_000})
@@ -335,6 +335,8 @@ def test_classification_encoding_of_an_id_like_quasi_identifier_refused_before_i
     rel = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
     assert fa.verify(inst, rel, [fa.KAnonymity(2)]).passed and rel.table["pid"].nunique() == 2_000
     p = _prepare(inst, rel, "utility")
+    pytest.importorskip("sklearn")
+    _estimator("tree", 0)  # scikit-learn's modules imported here, outside the traced memory
     tracemalloc.start()
     try:
         with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="classification encoding of the"):
