@@ -450,6 +450,8 @@ def _closure_model(
     )
     try:
         enc = encode(instance, [KAnonymity(k)], max_range_values=widest)
+    except MemoryLimitError:
+        raise  # the caller says why the LP was not computed
     except FairanonError:
         return None
     counts = np.bincount(enc.protected)

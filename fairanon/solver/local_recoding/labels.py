@@ -256,8 +256,9 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
                     text = f"[{values[lo]}-{values[hi]}]"
                 candidates.append((text, mask))
     elif attr.kind == "numeric" and attr.intervals is not None and _nested_intervals(attr):
-        for level in range(1, attr.intervals.height):
-            labels = attr.intervals.generalize(values, level)
+        levels = [attr.intervals.generalize(values, level) for level in range(1, attr.intervals.height)]
+        check_label_rows(name, m, sum(len(set(labels)) for labels in levels))
+        for labels in levels:
             for text in dict.fromkeys(labels):
                 candidates.append((text, np.array([lab == text for lab in labels])))
         candidates.append((SUPPRESSED, full))
