@@ -595,6 +595,23 @@ def test_a_proof_over_wider_labels_than_the_release_needs_is_not_kept(monkeypatc
     assert rel.objective == objective_value(inst, rel, "ncp")
 
 
+def test_a_whole_table_proof_over_sampled_cut_points_is_not_kept():
+    """Ages 2, 2, 14, 17, 19, 20, 23, 25 at k = 3 with max_range_values=5: the whole
+    table's model ranges over 5 sampled cut points and proves 84/23 ([2-17], [19-25]),
+    but {2, 2, 14} and {17, ..., 25} cost 3 x 12/23 + 5 x 8/23 = 76/23 (by hand). The
+    release is not OPTIMAL (it was, with bound 84/23 above the optimum), and its bound
+    stays at most 76/23."""
+    ages = [2, 14, 19, 2, 17, 20, 25, 23]
+    table = pd.DataFrame({"age": ages, "s": list("pq" * 4)})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("s", role="sensitive")]))
+    reqs = [fa.KAnonymity(3)]
+    start = Release(table.assign(age="*"), groups=np.zeros(8, dtype=int))
+    rel = lns(inst, reqs, seed=0, time_limit=4, start=start, objective="ncp", max_range_values=5)
+    assert rel.status == Status.FEASIBLE and rel.bound is not None and rel.bound <= Fraction(76, 23)
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp")
+
+
 @pytest.mark.slow
 def test_cpsat_returns_a_better_heuristic_release_outside_its_candidate_labels(monkeypatch):
     """A numeric attribute with more values than max_range_values is generalized to its

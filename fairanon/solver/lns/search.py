@@ -277,11 +277,19 @@ def search(
                 result.improvements += 1
                 tally["whole"]["improvements"] += 1
                 result.history.append((time.perf_counter() - started, inc.value))
-        # The proof is over the model's candidate labels: it stands only when the
-        # release is the model's optimum. A start or a narrowing that does better with
-        # labels outside them (free ranges) leaves the optimum unproven, and the search
-        # goes on (as cpsat returns such a release FEASIBLE).
-        if move.proven and inc.value == optimum:
+        # The proof is over the model's candidate labels: it stands only when they are
+        # every label a release may use (every range of each attribute's values present,
+        # every node of a categorical one; not a sample of cut points, nor an ordered
+        # attribute's tree beside its ranges) and the release is the model's optimum. A
+        # start or a narrowing that does better with labels outside them leaves the
+        # optimum unproven, and the search goes on (as cpsat returns such a release
+        # FEASIBLE).
+        complete = recoding == "suppression" or all(
+            reg.attr.kind == "categorical"
+            or ((reg.attr.kind == "numeric" or reg.attr.hierarchy is None) and len(reg.values) <= max_range_values)
+            for reg in inc.registries
+        )
+        if move.proven and complete and inc.value == optimum:
             result.proven = True
             return _finish(result, tally, weights, size)
 
