@@ -284,12 +284,7 @@ def search(
         # start or a narrowing that does better with labels outside them leaves the
         # optimum unproven, and the search goes on (as cpsat returns such a release
         # FEASIBLE).
-        complete = recoding == "suppression" or all(
-            reg.attr.kind == "categorical"
-            or ((reg.attr.kind == "numeric" or reg.attr.hierarchy is None) and len(reg.values) <= max_range_values)
-            for reg in inc.registries
-        )
-        if move.proven and complete and inc.value == optimum:
+        if move.proven and _every_label(inc, recoding, max_range_values) and inc.value == optimum:
             result.proven = True
             return _finish(result, tally, weights, size)
 
@@ -602,6 +597,30 @@ def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, sta
         inc.replace(list(inc.classes), rows, labels)
         result.history.append((time.perf_counter() - started, inc.value))
     return new_states
+
+
+def _every_label(inc: Incumbent, recoding: str, max_range_values: int) -> bool:
+    """Whether the whole table's model ranges over every label a release may use at no
+    more cost: a categorical tree's nodes; every range of a numeric or ordered
+    attribute's values present (at most `max_range_values`; beyond, a sample of cut
+    points). An ordered attribute's tree nodes cost no less than the range of the same
+    values (its rank span) except under LM, where a node that skips values in the order
+    counts fewer values than that range."""
+    if recoding == "suppression":
+        return True
+    for reg in inc.registries:
+        attr = reg.attr
+        if attr.kind == "categorical":
+            continue
+        if len(reg.values) > max_range_values:
+            return False
+        if attr.kind == "ordered" and attr.hierarchy is not None and inc.objective not in ("ncp", "stars", "generalized"):
+            tree, rank = attr.hierarchy, {v: i for i, v in enumerate(reg.values)}  # present, in order
+            for node in tree.nodes:
+                ranks = sorted(rank[v] for v, inside in zip(tree.leaves, tree.leaf_mask(node)) if inside and v in rank)
+                if ranks and ranks[-1] - ranks[0] + 1 != len(ranks):
+                    return False
+    return True
 
 
 def _finish(result: SearchResult, tally: dict, weights: dict, size: int) -> SearchResult:
