@@ -217,17 +217,16 @@ def test_bounds_against_the_proven_optimum_on_german_credit():
     assert best.value == lp.value and best.method.startswith("LP")
 
 
-def test_per_record_bound_gets_the_time_the_lp_bound_leaves(monkeypatch):
-    """Without l-diversity the LP bound goes first with 90 % of the time; where it does
-    not apply (None at once, as on tables whose join closure is too large) the
-    per-record bound gets the rest of the time, not half of it."""
+def _time_given(monkeypatch, lp_applies: bool) -> dict:
+    """The time limit lns's best_bound gives each bound, in the order it calls them; the
+    LP bound answers None at once unless `lp_applies`."""
     import fairanon.methods.lns as lns_module
 
     given = {}
 
     def lp(*args, time_limit=None, **kwargs):
         given["lp"] = time_limit
-        return None
+        return lp_bound(*args, **kwargs) if lp_applies else None
 
     def per_record(*args, time_limit=None, **kwargs):
         given["per_record"] = time_limit
@@ -235,6 +234,16 @@ def test_per_record_bound_gets_the_time_the_lp_bound_leaves(monkeypatch):
 
     monkeypatch.setattr(lns_module, "lp_bound", lp)
     monkeypatch.setattr(lns_module, "lower_bound", per_record)
+    return given
+
+
+def test_per_record_bound_gets_the_time_the_lp_bound_leaves(monkeypatch):
+    """Without l-diversity the LP bound goes first with 90 % of the time; where it does
+    not apply (None at once, as on tables whose join closure is too large) the
+    per-record bound gets the rest of the time, not half of it."""
+    import fairanon.methods.lns as lns_module
+
+    given = _time_given(monkeypatch, lp_applies=False)
     inst = fa.load("dewri_t1")
     found = best_bound(inst, [fa.KAnonymity(2)], "ncp", time_limit=10.0)
     assert found.method == "per-record"
@@ -246,20 +255,7 @@ def test_per_record_bound_gets_the_time_the_lp_bound_leaves(monkeypatch):
 def test_per_record_bound_goes_first_under_l_diversity(monkeypatch):
     """Only the per-record bound counts l-diversity, so under it the per-record bound
     goes first with half the time and the LP gets what it leaves."""
-    import fairanon.methods.lns as lns_module
-
-    given = {}
-
-    def lp(*args, time_limit=None, **kwargs):
-        given["lp"] = time_limit
-        return lp_bound(*args, **kwargs)
-
-    def per_record(*args, time_limit=None, **kwargs):
-        given["per_record"] = time_limit
-        return lower_bound(*args, **kwargs)
-
-    monkeypatch.setattr(lns_module, "lp_bound", lp)
-    monkeypatch.setattr(lns_module, "lower_bound", per_record)
+    given = _time_given(monkeypatch, lp_applies=True)
     inst = fa.load("dewri_t1")
     reqs = [fa.KAnonymity(2), fa.LDiversity(2)]
     found = best_bound(inst, reqs, "ncp", time_limit=10.0)
