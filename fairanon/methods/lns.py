@@ -57,6 +57,7 @@ from ..solver.lns import (
     Incumbent,
     Registry,
     can_fork,
+    every_label,
     processes,
     processes_for,
     release_labels,
@@ -491,10 +492,12 @@ def lns(
         heuristic and what every heuristic gave (``provenance["starts"]``), and the
         search's rounds, improvements and history. When no heuristic gives a valid
         release to start from, a table of at most `whole_types` distinct records is
-        re-solved whole by the exact model: OPTIMAL, or INFEASIBLE with the reason and
-        ``provenance["conflict"]`` naming a minimal set of conflicting requirements (as
-        ``cpsat``); UNKNOWN, with the reason, when that does not answer in the time or
-        the table is larger.
+        re-solved whole by the exact model: OPTIMAL when its labels are every label a
+        release may use (:func:`fairanon.solver.lns.every_label`), else its release
+        starts the search (``provenance["starts"]`` says so); INFEASIBLE with the reason
+        and ``provenance["conflict"]`` naming a minimal set of conflicting requirements
+        (as ``cpsat``); UNKNOWN, with the reason, when that does not answer in the time
+        or the table is larger.
 
     References
     ----------
@@ -563,8 +566,21 @@ def lns(
                 max_range_values=max_range_values,
             )
         if whole is not None and whole.status == Status.OPTIMAL:
-            return _whole_release(whole, params, requirements, seed, started, tried)
-        if whole is not None and whole.status == Status.FEASIBLE:
+            registries = [Registry(instance, name) for name in instance.schema.generalizable]
+            if every_label(registries, objective, recoding, max_range_values):
+                return _whole_release(whole, params, requirements, seed, started, tried)
+            # Proven over the model's candidate labels only (an attribute with more than
+            # max_range_values values has tree nodes or nested intervals, not every
+            # range): a release with other ranges may cost less, so the optimum is not
+            # claimed; the search starts from it and the bound is computed as for any
+            # start.
+            tried.append({
+                "method": "the whole table re-solved",
+                "objective": value_for_display(whole.objective),
+                "status": "OPTIMAL over the model's candidate labels only (an attribute "
+                          f"has more than max_range_values={max_range_values} values)",
+            })
+        if whole is not None and whole.status in (Status.OPTIMAL, Status.FEASIBLE):
             first = whole.with_provenance(start_objective=whole.objective)
         elif whole is not None and whole.status == Status.INFEASIBLE:
             return _whole_release(whole, params, requirements, seed, started, tried)

@@ -343,6 +343,30 @@ def test_a_tiny_table_without_a_start_is_solved_whole():
     assert fa.verify(inst, rel, reqs).passed
 
 
+def test_a_whole_table_optimum_over_tree_nodes_only_is_not_claimed_without_a_start():
+    """Ordered e1 < ... < e6, one record each, tree lo = {e1..e4}, hi = {e5, e6}, k = 3,
+    max_range_values=4: with no start, the whole table's model has the tree's nodes only
+    (6 values > 4) and proves {e1, e2, e3} as lo, {e4, e5, e6} as '*': NCP 3 x 3/5 + 3
+    = 24/5. The ranges [e1-e3] and [e4-e6] cost 6 x 2/5 = 12/5 (both by hand), so the
+    release is not OPTIMAL over all labels (it was, with bound 24/5 above the optimum);
+    its bound stays at most 12/5."""
+    order = [f"e{i}" for i in range(1, 7)]
+    tree = fa.Hierarchy.from_mapping({"*": {"lo": order[:4], "hi": order[4:]}})
+    schema = fa.Schema([fa.Attribute("o", kind="ordered", order=order, hierarchy=tree)])
+    inst = fa.Instance(pd.DataFrame({"o": order}), schema)
+    reqs = [fa.KAnonymity(3)]
+    rel = lns(inst, reqs, start=[], seed=0, time_limit=1, objective="ncp", max_range_values=4)
+    assert rel.status == Status.FEASIBLE
+    assert rel.bound is None or rel.bound <= Fraction(12, 5)
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp") <= Fraction(24, 5)
+    assert "candidate labels only" in rel.provenance["starts"][-1]["status"]
+    # With every range in the model (6 values <= 16), the same start-less run is proven.
+    full = lns(inst, reqs, start=[], seed=0, time_limit=4, objective="ncp", max_range_values=16)
+    assert full.status == Status.OPTIMAL and full.objective == full.bound == Fraction(12, 5)
+    assert fa.verify(inst, full, reqs).passed
+
+
 # ------------------------------------------------------------------ cpsat never loses
 def test_cpsat_is_never_worse_than_the_heuristics():
     inst = _german(("personal_status", "job", "savings", "housing"))

@@ -21,9 +21,17 @@ The method that starts it from the best heuristic release is
 
 from .labels import Registry, neighbourhood_space, suppression_only
 from .neighbourhoods import STRATEGIES
-from .search import NEIGHBOURHOOD_MAX_VARS, SearchResult, can_fork, processes, processes_for, search
+from .search import (
+    NEIGHBOURHOOD_MAX_VARS,
+    SearchResult,
+    can_fork,
+    every_label,
+    processes,
+    processes_for,
+    search,
+)
 from .state import Incumbent, release_labels
 
 __all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "Incumbent", "Registry", "SearchResult", "can_fork",
-           "neighbourhood_space", "processes", "processes_for", "release_labels", "search",
+           "every_label", "neighbourhood_space", "processes", "processes_for", "release_labels", "search",
            "suppression_only"]

@@ -67,12 +67,13 @@ from ...models.requirements import (
 )
 from ...models.risk.requirements import LINEAR_RISK
 from .. import _cpsat
-from .labels import suppression_only
+from .labels import Registry, suppression_only
 from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
 from .subproblem import solve_neighbourhood
 
-__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "can_fork", "processes", "processes_for", "search"]
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "can_fork", "every_label", "processes",
+           "processes_for", "search"]
 
 #: A re-solve stops at `move_time` units of CP-SAT's deterministic time, or at this many
 #: times `move_time` seconds of wall-clock time, whichever comes first. (One unit took
@@ -284,7 +285,8 @@ def search(
         # start or a narrowing that does better with labels outside them leaves the
         # optimum unproven, and the search goes on (as cpsat returns such a release
         # FEASIBLE).
-        if move.proven and _every_label(inc, recoding, max_range_values) and inc.value == optimum:
+        complete = every_label(inc.registries, inc.objective, recoding, max_range_values)
+        if move.proven and complete and inc.value == optimum:
             result.proven = True
             return _finish(result, tally, weights, size)
 
@@ -599,22 +601,26 @@ def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, sta
     return new_states
 
 
-def _every_label(inc: Incumbent, recoding: str, max_range_values: int) -> bool:
-    """Whether the whole table's model ranges over every label a release may use at no
-    more cost: a categorical tree's nodes; every range of a numeric or ordered
-    attribute's values present (at most `max_range_values`; beyond, a sample of cut
-    points). An ordered attribute's tree nodes cost no less than the range of the same
-    values (its rank span) except under LM, where a node that skips values in the order
-    counts fewer values than that range."""
+def every_label(
+    registries: Sequence[Registry], objective, recoding: str, max_range_values: int
+) -> bool:
+    """Whether the exact model of the whole table ranges over every label a release may
+    use at no more cost, so that its optimum is the optimum: a categorical tree's nodes;
+    every range of a numeric or ordered attribute's values present (at most
+    `max_range_values`; beyond, a sample of cut points here, nested intervals or tree
+    nodes in :func:`~fairanon.solver.local_recoding.local_recoding`). An ordered
+    attribute's tree nodes cost no less than the range of the same values (its rank
+    span) except under LM, where a node that skips values in the order counts fewer
+    values than that range (every objective but NCP, stars and generalized is read so)."""
     if recoding == "suppression":
         return True
-    for reg in inc.registries:
+    for reg in registries:
         attr = reg.attr
         if attr.kind == "categorical":
             continue
         if len(reg.values) > max_range_values:
             return False
-        if attr.kind == "ordered" and attr.hierarchy is not None and inc.objective not in ("ncp", "stars", "generalized"):
+        if attr.kind == "ordered" and attr.hierarchy is not None and objective not in ("ncp", "stars", "generalized"):
             tree, rank = attr.hierarchy, {v: i for i, v in enumerate(reg.values)}  # present, in order
             for node in tree.nodes:
                 ranks = sorted(rank[v] for v, inside in zip(tree.leaves, tree.leaf_mask(node)) if inside and v in rank)
