@@ -197,7 +197,7 @@ class Hierarchy:
         would not line up). `what` names the rows in messages (e.g. the file).
         """
         parent: dict[str, str | None] = {}
-        leaves: list[str] = []
+        leaves: dict[str, None] = {}  # in row order; a dict so the check for a repeated leaf is O(1)
         rows = _level_rows(rows, what)
         if not rows:
             raise SchemaError("A hierarchy needs at least one row.")
@@ -210,7 +210,7 @@ class Hierarchy:
                     chain.append(label)
             if chain[0] in leaves:
                 raise SchemaError(f"Leaf {chain[0]!r} occurs in more than one hierarchy row.")
-            leaves.append(chain[0])
+            leaves[chain[0]] = None
             for child, par in zip(chain, chain[1:] + [None]):
                 old = parent.get(child, "<unset>")
                 if old != "<unset>" and old != par:
@@ -218,7 +218,7 @@ class Hierarchy:
                         f"Hierarchy label {child!r} has two parents ({old!r} and {par!r})."
                     )
                 parent[child] = par
-        return cls(parent, leaf_order=leaves, levels={row[0]: row for row in rows})
+        return cls(parent, leaf_order=list(leaves), levels={row[0]: row for row in rows})
 
     @classmethod
     def from_arx_csv(cls, source: str | os.PathLike | bytes | io.IOBase, sep: str = ";", *,
