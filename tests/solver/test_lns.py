@@ -1050,3 +1050,28 @@ def test_registry_of_an_id_like_quasi_identifier_is_refused_before_its_labels_ar
     finally:
         tracemalloc.stop()
     assert peak < 2_000 * 2_000
+
+
+def test_join_costs_of_many_labels_take_no_labels_by_values_table():
+    """A categorical attribute of 2,000 values in 200 groups of 10 (NCP of a group:
+    10/2,000; of '*': 1; of a value: 0). The join costs of value v0000 with every value
+    and with group g1 are read by hand; they were computed through a chain x labels x
+    values table (20 MB and more here), and now take less than one labels x values table."""
+    import tracemalloc
+
+    from fairanon.solver.lns import Registry
+
+    values = [f"v{i:04d}" for i in range(2_000)]
+    tree = fa.Hierarchy.from_mapping({"*": {f"g{g}": values[10 * g : 10 * g + 10] for g in range(200)}})
+    inst = fa.Instance(pd.DataFrame({"x": values}), fa.Schema([fa.Attribute("x", hierarchy=tree)]))
+    reg = Registry(inst, "x")
+    others = np.r_[np.arange(2_000), reg.parse(["g1"])]
+    tracemalloc.start()
+    try:
+        costs = reg.join_costs(0, others)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000 * 2_000
+    expected = [0.0] + [10 / 2_000] * 9 + [1.0] * 1_990 + [1.0]
+    assert costs.tolist() == pytest.approx(expected)

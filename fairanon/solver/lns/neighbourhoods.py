@@ -224,10 +224,13 @@ class ClassIndex:
         for a, reg in enumerate(inc.registries):
             labels = self.vec[classes, a + 1]
             used, inverse = np.unique(labels, return_inverse=True)
-            masks = np.array([reg.masks[j] for j in used.tolist()], dtype=bool).reshape(
-                len(used), reg.m
+            # Only the values of the records (not labels x every value: a huge table on
+            # an attribute of many values).
+            cols = keys[:, a + 1]
+            masks = np.array([reg.masks[j][cols] for j in used.tolist()], dtype=bool).reshape(
+                len(used), len(cols)
             )
-            ok &= masks[inverse.reshape(-1)][:, keys[:, a + 1]]
+            ok &= masks[inverse.reshape(-1)]
         return classes[ok.any(axis=1)]
 
     def whole(self) -> Neighbourhood:
