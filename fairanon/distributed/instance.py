@@ -15,7 +15,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
-__all__ = ["DaskInstance", "as_dask_instance", "compute", "dask_ids", "dask_instance", "read_table"]
+__all__ = ["DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance", "id_facts",
+           "merge_id_facts", "read_table", "typed_ids"]
 
 
 def _dd():
@@ -28,9 +29,14 @@ def _dd():
     return dd
 
 
-def read_table(path: str, *, id_column: str | None = None):
+def read_table(path: str, *, id_column: str | None = None, what: str | None = None):
     """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
-    `id_column` when given. Column types come from the Parquet schema."""
+    `id_column` when given. Column types come from the Parquet schema.
+
+    The ids of `id_column` are checked as :func:`dask_ids` checks a table's (`what`
+    names the table in the message; default: its path), in the pass that finds whether
+    they are sorted already.
+    """
     dd = _dd()
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
@@ -48,7 +54,7 @@ def read_table(path: str, *, id_column: str | None = None):
     if id_column is not None:
         if id_column not in ddf.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
-        ddf = ddf.set_index(id_column, sorted=_sorted(ddf, id_column))
+        ddf = _index_by(ddf, id_column, what or repr(path))
     elif ddf.index.name is None:
         ddf = _row_numbers(ddf)
     return ddf
@@ -73,15 +79,23 @@ def _row_numbers(ddf):
     return out.clear_divisions()
 
 
-def _sorted(ddf, column: str) -> bool:
-    """Whether a column is sorted across partitions (so indexing by it needs no shuffle):
-    checked from the partitions' first and last values."""
+def _index_by(ddf, column: str, what: str):
+    """`ddf` indexed by the record ids of `column`, after the check of :func:`dask_ids`
+    (a missing id, numbers beside text), read in the one pass that also finds whether
+    the column is sorted across partitions (so that indexing by it needs no shuffle:
+    from the partitions' first and last values)."""
     import dask
 
-    ends = dask.compute(*[dask.delayed(lambda p: (p.iloc[0], p.iloc[-1], p.is_monotonic_increasing) if len(p) else None)(part)
-                          for part in ddf[column].to_delayed()])
-    ends = [e for e in ends if e is not None]
-    return all(e[2] for e in ends) and all(a[1] < b[0] for a, b in zip(ends, ends[1:]))
+    def facts(part: pd.Series):
+        ends = (part.iloc[0], part.iloc[-1], part.is_monotonic_increasing) if len(part) else None
+        return ends, id_facts(pd.Index(part))
+
+    found = dask.compute(*[dask.delayed(facts)(part) for part in ddf[column].to_delayed()])
+    missing, kinds = reduce(merge_id_facts, (f for _, f in found), (0, frozenset()))
+    kind = check_ids(missing, kinds, what)
+    ends = [e for e, _ in found if e is not None]
+    ordered = all(e[2] for e in ends) and all(a[1] < b[0] for a, b in zip(ends, ends[1:]))
+    return typed_ids(ddf.set_index(column, sorted=ordered), kind)
 
 
 @dataclass
@@ -94,10 +108,12 @@ class _Stats:
     texts: dict = field(default_factory=dict)
     numbers: dict = field(default_factory=dict)
     bad_number: dict = field(default_factory=dict)
+    #: The record ids: missing ones and the kinds of the others (:func:`id_facts`).
+    ids: tuple = (0, frozenset())
 
 
 def _partition_stats(part: pd.DataFrame, schema: Schema) -> _Stats:
-    out = _Stats(n_rows=len(part))
+    out = _Stats(n_rows=len(part), ids=id_facts(part.index))
     for attr in schema:
         if attr.role == "ignore" or attr.name not in part.columns:
             continue
@@ -132,6 +148,7 @@ def _merge_stats(a: _Stats, b: _Stats) -> _Stats:
             parts = [s for s in (left.get(key), right.get(key)) if s is not None]
             table[key] = reduce(lambda x, y: x.add(y, fill_value=0), parts).astype(np.int64)
     out.bad_number = {**b.bad_number, **a.bad_number}
+    out.ids = merge_id_facts(a.ids, b.ids)
     return out
 
 
@@ -235,10 +252,10 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
         name = name or os.path.splitext(os.path.basename(path.rstrip("/")))[0]
-        data = read_table(path, id_column=id_column)
+        data = read_table(path, id_column=id_column, what=f"instance {name!r}")
     elif isinstance(data, dd.DataFrame):
         if id_column is not None:
-            data = data.set_index(id_column, sorted=_sorted(data, id_column))
+            data = _index_by(data, id_column, f"instance {name or 'instance'!r}")
     else:
         raise InvalidParameterError(
             f"A distributed instance needs a Dask DataFrame or a Parquet path; got {type(data).__name__}."
@@ -258,6 +275,8 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     (stats,) = dask.compute(parts[0])
     if stats.n_rows == 0:
         raise SchemaError(f"Instance {name!r} has an empty table: nothing to anonymize.")
+    # The ids of a Dask DataFrame or a Parquet file, checked in the same pass.
+    data = typed_ids(data, check_ids(*stats.ids, f"instance {name!r}"))
     bad = {c: n for c, n in stats.missing.items() if n}
     if bad:
         details = ", ".join(f"{c!r} ({n} rows)" for c, n in bad.items())
@@ -316,32 +335,69 @@ def dask_ids(table: pd.DataFrame, what: str) -> pd.DataFrame:
     Dask sorts and joins by record id, and holds object ids as Arrow text: ids held as
     Python objects that are all whole numbers become int64 (else Dask would turn them
     into text, which sorts "10" before "9"); text ids stay text. Ids that cannot be
-    sorted are refused: a missing id, or numbers beside text.
+    sorted are refused: a missing id, or numbers beside text. A Dask DataFrame or a
+    Parquet file is checked the same way, in a pass over it (:func:`id_facts` per
+    partition, then :func:`check_ids`).
 
     Raises
     ------
     SchemaError
         The problem and how to mend the ids.
     """
-    index = table.index
+    kind = check_ids(*id_facts(table.index), what)
+    return table.set_axis(table.index.astype(np.int64), axis=0) if kind == "integer" else table
+
+
+def id_facts(index: pd.Index) -> tuple[int, frozenset]:
+    """What :func:`check_ids` reads of record ids (a table's, or one partition's, to be
+    merged with the others'): the number of missing ids, and the kinds of the others
+    when they are held as Python objects or text (pandas' ``infer_dtype``: "integer",
+    "string", "mixed-integer", ...; none for ids of a numpy type)."""
+    missing = index.isna()
+    n_missing = int(missing.sum())
     if not (index.dtype == object or isinstance(index.dtype, pd.StringDtype)):
-        return table
-    missing = int(index.isna().sum())
+        return n_missing, frozenset()
+    present = index[~missing] if n_missing else index
+    return n_missing, frozenset([pd.api.types.infer_dtype(present, skipna=False)]) if len(present) else frozenset()
+
+
+def merge_id_facts(a: tuple[int, frozenset], b: tuple[int, frozenset]) -> tuple[int, frozenset]:
+    """The :func:`id_facts` of two parts of a table, as those of the whole."""
+    return a[0] + b[0], a[1] | b[1]
+
+
+def check_ids(missing: int, kinds: frozenset, what: str) -> str | None:
+    """The kind of record ids from their :func:`id_facts`: "integer" for whole numbers
+    held as Python objects (to be read as int64), else None; `what` names the table.
+
+    Raises
+    ------
+    SchemaError
+        A missing id, or ids of mixed kinds (numbers beside text).
+    """
     if missing:
         raise SchemaError(
             f"The record ids of {what} include {missing} missing value(s); the Dask engine sorts and joins by "
             "record id: give every record an id (or use engine='local')."
         )
-    kind = pd.api.types.infer_dtype(index, skipna=False)
-    if kind == "integer":
-        return table.set_axis(index.astype(np.int64), axis=0)
-    if kind != "string":
+    if len(kinds) > 1 or kinds - {"integer", "string"}:
+        kind = next(iter(kinds)) if len(kinds) == 1 else "mixed"
         raise SchemaError(
             f"The record ids of {what} are of mixed kinds ({kind}: e.g. numbers beside text); the Dask engine "
             "sorts and joins by record id: make them all numbers or all text, e.g. "
             "table.index = table.index.astype(str) (or use engine='local')."
         )
-    return table
+    return "integer" if kinds == {"integer"} else None
+
+
+def typed_ids(ddf, kind: str | None):
+    """A Dask DataFrame whose ids :func:`check_ids` found to be whole numbers held as
+    Python objects (possible when Dask keeps objects: ``dataframe.convert-string``
+    off) with int64 ids, as :func:`dask_ids` gives them; else `ddf` as it is."""
+    if kind != "integer" or ddf.index.dtype != object:
+        return ddf
+    meta = ddf._meta.set_axis(ddf._meta.index.astype(np.int64), axis=0)
+    return ddf.map_partitions(lambda part: part.set_axis(part.index.astype(np.int64), axis=0), meta=meta)
 
 
 def compute(obj, progress: bool = False):

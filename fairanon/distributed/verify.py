@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import reduce
 from types import SimpleNamespace
 
 import numpy as np
@@ -69,7 +70,16 @@ from ..models.verify import (
     unchanged_lookup,
     value_order,
 )
-from .instance import DaskInstance, compute as _compute, persist as _persist, read_table
+from .instance import (
+    DaskInstance,
+    check_ids,
+    compute as _compute,
+    id_facts,
+    merge_id_facts,
+    persist as _persist,
+    read_table,
+    typed_ids,
+)
 from .risk import DaskRiskClasses, check_dask_options, measure_risk, release_risk_dask
 
 __all__ = ["risk_dask", "verify_dask"]
@@ -509,6 +519,11 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     released = [str(c) for c in frame.columns]
     index_name = frame.index.name or "record_id"
     sizes = dask.compute(*[dask.delayed(_size)(p) for p in frame.to_delayed()])
+    # The release's ids, checked in the same pass (a Dask DataFrame or a Parquet path is
+    # read as it is given).
+    frame = typed_ids(frame, check_ids(*reduce(merge_id_facts, (f for *_, f in sizes), (0, frozenset())),
+                                       "the release"))
+    sizes = [(n, b) for n, b, _ in sizes]
     lengths = [n for n, _ in sizes]
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
 
@@ -669,9 +684,10 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     return report, figures
 
 
-def _size(part: pd.DataFrame) -> tuple[int, int]:
-    """One partition's rows and the bytes its record ids take."""
-    return len(part), int(part.index.memory_usage(deep=True))
+def _size(part: pd.DataFrame) -> tuple[int, int, tuple]:
+    """One partition's rows, the bytes its record ids take and what the id check reads
+    of them (:func:`~fairanon.distributed.instance.id_facts`)."""
+    return len(part), int(part.index.memory_usage(deep=True)), id_facts(part.index)
 
 
 def _row_bytes(meta: pd.DataFrame) -> int:
