@@ -164,7 +164,7 @@ def verify(args) -> int:
         dinst, job = _instance(args.job, args.dataset)
         from .instance import read_table
 
-        table = read_table(args.release, id_column="record_id" if args.release.endswith((".csv", ".csv.gz")) else None)
+        table = read_table(args.release, **_release_ids(args.release, dinst))
         report = verify_dask(dinst, table, job.requirements, progress=tty)
         memory = peak_memory(c)
     print(report)
@@ -190,8 +190,7 @@ def risk(args, options: dict) -> int:
         dinst, _ = _instance(args.job, args.dataset)
         release = None
         if args.release:
-            release = read_table(args.release,
-                                 id_column="record_id" if args.release.endswith((".csv", ".csv.gz")) else None)
+            release = read_table(args.release, **_release_ids(args.release, dinst))
         report = measure(dinst, release, engine="dask", progress=tty, **options)
         memory = peak_memory(c)
     document = report.to_dict()
@@ -201,6 +200,17 @@ def risk(args, options: dict) -> int:
     if args.out is not None:
         commit({args.out: lambda path: _dump_json({**document, "resources": memory}, path)})
     return 0
+
+
+def _release_ids(path: str, dinst) -> dict:
+    """How :func:`~fairanon.distributed.instance.read_table` reads a release file's
+    record ids: a CSV file's ``record_id`` column as the instance's ids (numbers when
+    they are numbers, else the text written), as one machine reads a release file."""
+    if not path.endswith((".csv", ".csv.gz")):
+        return {}
+    dtype = dinst.data.index.dtype
+    numeric = getattr(dtype, "kind", "O") in "iuf"
+    return {"id_column": "record_id", "what": "the release", "id_type": dtype if numeric else None}
 
 
 def _named(figures: dict | None, release) -> dict | None:

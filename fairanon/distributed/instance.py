@@ -29,19 +29,38 @@ def _dd():
     return dd
 
 
-def read_table(path: str, *, id_column: str | None = None, what: str | None = None):
+def read_table(path: str, *, id_column: str | None = None, what: str | None = None, id_type=None):
     """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
     `id_column` when given. Column types come from the Parquet schema.
 
-    The ids of `id_column` are checked as :func:`dask_ids` checks a table's (`what`
-    names the table in the message; default: its path), in the pass that finds whether
-    they are sorted already.
+    A CSV file's `id_column` is read as text, as one machine reads it
+    (:func:`fairanon.jobs.read_table`: the id written ``1`` is ``'1'``, ``007`` stays
+    ``'007'``), so that both engines name the same records; or as the numpy type
+    `id_type` (a release's ``record_id`` column read as the instance's ids, as
+    :func:`fairanon.jobs.external_release` reads them on one machine). The ids of
+    `id_column` are checked as :func:`dask_ids` checks a table's (`what` names the table
+    in the message; default: its path), in the pass that finds whether they are sorted
+    already.
+
+    Raises
+    ------
+    InvalidParameterError
+        A missing file, or a CSV id that is not of `id_type`.
+    SchemaError
+        An unknown `id_column`, a missing id, ids of mixed kinds.
     """
     dd = _dd()
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
+    typed = path.endswith((".csv", ".csv.gz")) and id_column is not None and id_type is not None
     if path.endswith((".csv", ".csv.gz")):
-        ddf = dd.read_csv(path, skipinitialspace=True, blocksize="64MB")
+        dtype = None if id_column is None else {id_column: str if id_type is None else id_type}
+        try:  # Dask parses the first rows here
+            ddf = dd.read_csv(path, skipinitialspace=True, blocksize="64MB", dtype=dtype)
+        except (ValueError, TypeError) as exc:
+            if not typed:
+                raise
+            raise _not_ids(path, id_column, id_type, exc) from None
     else:
         try:
             ddf = dd.read_parquet(path)
@@ -54,10 +73,23 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     if id_column is not None:
         if id_column not in ddf.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
-        ddf = _index_by(ddf, id_column, what or repr(path))
+        try:
+            ddf = _index_by(ddf, id_column, what or repr(path))
+        except (ValueError, TypeError) as exc:  # the CSV parser's, on an id that is not of `id_type`
+            if not typed:
+                raise
+            raise _not_ids(path, id_column, id_type, exc) from None
     elif ddf.index.name is None:
         ddf = _row_numbers(ddf)
     return ddf
+
+
+def _not_ids(path: str, id_column: str, id_type, exc: Exception) -> InvalidParameterError:
+    """The error of a CSV id that the parser could not read as `id_type`."""
+    reason = str(exc).splitlines()[-1]  # Dask's wrapper puts the parser's message last
+    return InvalidParameterError(
+        f"The {id_column} values of {path!r} are not the instance's record ids ({id_type}): {reason}"
+    )
 
 
 def _row_numbers(ddf):

@@ -1,6 +1,7 @@
 """Record ids on the Dask engine: a Dask DataFrame or a Parquet file given as it is goes
 through the check of a pandas table (a missing id, numbers beside text: the same
-message). Dask's synchronous scheduler: the tests stay fast."""
+message), and a CSV file's ids are read as one machine reads them. Dask's synchronous
+scheduler: the tests stay fast."""
 
 import numpy as np
 import pandas as pd
@@ -113,3 +114,67 @@ def test_whole_numbers_held_as_objects_in_a_dask_frame_are_ids_as_in_a_pandas_ta
     records = local["10-anonymity"].witness["records"]
     assert records and all(type(r) is int for r in records)
 
+
+@pytest.fixture
+def csv_instance(inst, tmp_path):
+    """The table in a CSV file with an id column written as numbers (1, 2, ...; one
+    written 007), and the instance one machine reads from its job section."""
+    table = _plain(inst)
+    ids = [str(i + 1) for i in range(len(table))]
+    ids[4] = "007"
+    table.insert(0, "rid", ids)
+    path = tmp_path / "data.csv"
+    table.to_csv(path, index=False)
+    spec = {"csv": str(path), "id_column": "rid",
+            "schema": {a.name: a.to_spec() for a in inst.schema}}
+    return str(path), fa.jobs.load_instance_spec(spec)
+
+
+def test_csv_record_ids_are_the_text_written_on_both_engines(csv_instance):
+    path, local_inst = csv_instance
+    assert local_inst.row_ids[:5].tolist() == ["1", "2", "3", "4", "007"]  # one machine: the text written
+    dinst = dask_instance(path, local_inst.schema, id_column="rid")
+    assert sorted(dinst.data.index.compute()) == sorted(local_inst.row_ids)  # Dask sorts them by id
+    release = mondrian(local_inst, [fa.KAnonymity(3)])
+    reqs = [fa.KAnonymity(10)]  # fails: a witness class and its records
+    local = fa.verify(local_inst, release, reqs)
+    remote = fa.verify(dinst, release, reqs, engine="dask")
+    assert not local.passed
+    assert _checks(remote) == _checks(local)
+    records = local["10-anonymity"].witness["records"]
+    assert records and all(type(r) is str for r in records)
+    local_risk = fa.risk(local_inst, release, suda_max_size=None).to_dict()
+    remote_risk = fa.risk(dinst, release, engine="dask", suda_max_size=None).to_dict()
+    assert remote_risk["sample"]["witness"] == local_risk["sample"]["witness"]
+    assert all(type(r) is str for r in local_risk["sample"]["witness"]["records"])
+    drop = ("seconds",)
+    assert {k: v for k, v in remote_risk.items() if k not in drop} == {k: v for k, v in local_risk.items() if k not in drop}
+
+
+def test_a_csv_release_file_is_read_with_the_instances_ids(csv_instance, inst, tmp_path):
+    from fairanon.distributed.command import _release_ids
+    from fairanon.distributed.instance import read_table
+
+    path, local_inst = csv_instance
+    release = mondrian(local_inst, [fa.KAnonymity(3)])
+    file = tmp_path / "release.csv"
+    release.table.rename_axis("record_id").reset_index().to_csv(file, index=False)
+    text_ids = dask_instance(path, local_inst.schema, id_column="rid")
+    read = read_table(str(file), **_release_ids(str(file), text_ids))
+    assert read.index.compute().tolist() == sorted(release.table.index)  # text, in text order
+    reqs = [fa.KAnonymity(10)]
+    local = fa.verify(local_inst, release, reqs)
+    assert local["rows"].passed and not local.passed
+    assert _checks(fa.verify(text_ids, read, reqs, engine="dask")) == _checks(local)
+    # An instance whose ids are numbers: the release's record_id column read as numbers, as
+    # one machine reads a release file; an id that is not a number is refused.
+    numbered = fa.Instance(_plain(inst), inst.schema, name="numbered")
+    single = mondrian(numbered, [fa.KAnonymity(3)])
+    single.table.rename_axis("record_id").reset_index().to_csv(file, index=False)
+    int_ids = dask_instance(dd.from_pandas(_plain(inst), npartitions=2), inst.schema)
+    read = read_table(str(file), **_release_ids(str(file), int_ids))
+    assert read.index.dtype == np.int64
+    assert _checks(fa.verify(int_ids, read, reqs, engine="dask")) == _checks(fa.verify(numbered, single, reqs))
+    single.table.rename_axis("record_id").reset_index().assign(record_id=["x", *range(1, 60)]).to_csv(file, index=False)
+    with pytest.raises(fa.InvalidParameterError, match="record_id values of .* are not the instance's record ids"):
+        read_table(str(file), **_release_ids(str(file), int_ids))
