@@ -16,7 +16,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._memory import check_memory
 from ..exceptions import IncompatibleRequirementError, SchemaError
 from ..instances.hierarchy import Hierarchy
 
@@ -101,16 +100,20 @@ class EMDGround:
     columns sit at increasing positions of an ordered domain of span + 1 values (by
     default the m columns themselves: positions 0..m-1, span m - 1); "hierarchical":
     height(LCA)/H in a tree whose leaves are the m values (shallow leaves padded to
-    depth H), stored as node membership rows and edge weights.
+    depth H). A tree is stored as ranges, not as a nodes-by-values table: with the
+    columns taken in the depth-first order of their leaves (``order``), each node covers
+    the columns ``order[node_lo[i]:node_hi[i]]`` and weighs ``weights[i]`` edges.
     """
 
     distance: str
     m: int
-    membership: np.ndarray | None = None  # (nodes other than the root) x m, 0/1
-    weights: np.ndarray | None = None  # per node: padded edge count above it
+    weights: np.ndarray | None = None  # hierarchical: per node, padded edge count above it
     height: int = 1
     positions: tuple[int, ...] | None = None  # ordered: each column's rank in the domain
     span: int | None = None  # ordered: the domain's size less one
+    order: np.ndarray | None = None  # hierarchical: the columns in depth-first order of their leaves
+    node_lo: np.ndarray | None = None  # hierarchical: per node, its first column in `order`
+    node_hi: np.ndarray | None = None  # hierarchical: per node, one past its last column in `order`
 
     @classmethod
     def equal(cls, m: int) -> "EMDGround":
@@ -148,32 +151,37 @@ class EMDGround:
         return max(self.m - 1 if self.span is None else self.span, 1)
 
     @classmethod
-    def hierarchical(cls, hierarchy: Hierarchy, values: Sequence[str], name: str | None = None) -> "EMDGround":
+    def hierarchical(cls, hierarchy: Hierarchy, values: Sequence[str]) -> "EMDGround":
         """Tree ground distance over `values` (leaves of `hierarchy`, column order).
 
-        The membership table takes 8 x nodes x values bytes; it is checked against the
-        memory limit before it is built (`name`: the attribute, for the message).
+        O(nodes + m log m) time and memory, from the hierarchy's leaf ranges (a
+        nodes-by-values table would take 8 x nodes x m bytes). Nodes below the root that cover
+        none of the columns are left out (their mass difference is always 0), and nodes
+        that cover the same columns (a chain of single children) become one node
+        weighing their edges together: at most 2m - 1 nodes remain.
         """
         values = [str(v) for v in values]
         height = hierarchy.height
-        nodes = [node for node in hierarchy.nodes if node != hierarchy.root]
-        check_memory(
-            8 * len(nodes) * len(values),
-            f"the hierarchical EMD's table of which of the {len(values):,} values "
-            f"{'' if name is None else f'of {name!r} '}each of its {len(nodes):,} hierarchy nodes covers",
-            "use the equal ground distance, or a hierarchy with fewer leaves",
-        )
         # Depth-first position of each column's value: a node covers a range of them.
         where = hierarchy.leaf_positions[[hierarchy.leaf_index[v] for v in values]]
-        membership = np.empty((len(nodes), len(values)), dtype=np.int64)
-        weights = np.empty(len(nodes), dtype=np.int64)
+        order = np.argsort(where, kind="stable")
+        ranked = where[order]
+        nodes = [node for node in hierarchy.nodes if node != hierarchy.root]
+        first, end, weight = (np.empty(len(nodes), dtype=np.int64) for _ in range(3))
         for i, node in enumerate(nodes):
-            first, end = hierarchy.leaf_range(node)
-            membership[i] = (first <= where) & (where < end)
-            is_leaf = not hierarchy.children[node]
+            first[i], end[i] = hierarchy.leaf_range(node)
             # A leaf above depth H stands for a chain of unary nodes down to depth H.
-            weights[i] = height - hierarchy.depth[node] + 1 if is_leaf else 1
-        return cls("hierarchical", len(values), membership=membership, weights=weights, height=max(height, 1))
+            weight[i] = height - hierarchy.depth[node] + 1 if not hierarchy.children[node] else 1
+        lo, hi = np.searchsorted(ranked, first), np.searchsorted(ranked, end)
+        keep = hi > lo
+        key, where_key = np.unique(lo[keep] * (len(values) + 1) + hi[keep], return_inverse=True)
+        weights = np.bincount(where_key.reshape(-1), weights=weight[keep], minlength=len(key)).astype(np.int64)
+        return cls("hierarchical", len(values), weights=weights, height=max(height, 1), order=order,
+                   node_lo=key // (len(values) + 1), node_hi=key % (len(values) + 1))
+
+    def node_columns(self) -> list[tuple[int, np.ndarray]]:
+        """Hierarchical: each node's weight and the columns it covers."""
+        return [(int(w), self.order[a:b]) for w, a, b in zip(self.weights, self.node_lo, self.node_hi)]
 
     def matrix(self) -> np.ndarray:
         """The m x m ground distance matrix (for the transportation-LP oracle)."""
@@ -184,12 +192,31 @@ class EMDGround:
             idx = np.arange(m) if self.positions is None else np.asarray(self.positions)
             return np.abs(idx[:, None] - idx[None, :]) / self.scale
         # tree: path length in edges (weights) between leaves / (2H)
+        rank = np.empty(m, dtype=np.int64)
+        rank[self.order] = np.arange(m)
+        inside = (self.node_lo[:, None] <= rank[None, :]) & (rank[None, :] < self.node_hi[:, None])
         d = np.zeros((m, m))
         for i in range(m):
             for j in range(m):
-                differ = self.membership[:, i] != self.membership[:, j]
-                d[i, j] = float(self.weights[differ].sum()) / (2 * self.height)
+                d[i, j] = float(self.weights[inside[:, i] != inside[:, j]].sum()) / (2 * self.height)
         return d
+
+    def tree_sum(self, r: np.ndarray) -> np.ndarray:
+        """Hierarchical: Σ_N w_N |Σ_{j under N} r_j| per row of `r` (int, float or
+        object), before dividing by 2H: each node's sum is a difference of the row's
+        prefix sums in depth-first order, O(m + nodes) per row. Rows are taken in blocks
+        so the prefix sums stay small beside `r`."""
+        r = np.atleast_2d(r)
+        exact = r.dtype == object
+        weights = self.weights.astype(object) if exact else self.weights
+        out = np.empty(r.shape[0], dtype=object if exact else np.result_type(r.dtype, weights.dtype))
+        block = max(1, (1 << 22) // max(self.m + len(weights), 1))
+        for a in range(0, r.shape[0], block):
+            part = r[a : a + block]
+            cum = np.zeros((part.shape[0], self.m + 1), dtype=r.dtype)
+            np.cumsum(part[:, self.order], axis=1, out=cum[:, 1:])
+            out[a : a + block] = (np.abs(cum[:, self.node_hi] - cum[:, self.node_lo]) * weights).sum(axis=1)
+        return out
 
     def ordered_sum(self, r: np.ndarray) -> np.ndarray:
         """Ordered: Σ_i |Σ_{j<=i} r_j| · step_i per row of `r`, before dividing by the
@@ -235,7 +262,7 @@ def emd_ground(distance: str, values: Sequence, attribute=None, ordered_domain: 
         if missing:
             raise SchemaError(f"Values {missing[:5]} of {attribute.name!r} are not in its declared order.")
         return EMDGround.ordered(len(values), [rank[str(v)] for v in values], len(domain))
-    return EMDGround.hierarchical(attribute.hierarchy, [str(v) for v in values], attribute.name)
+    return EMDGround.hierarchical(attribute.hierarchy, [str(v) for v in values])
 
 
 def _denominator_factor(ground: EMDGround) -> int:
@@ -268,8 +295,7 @@ def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGr
         num = ground.ordered_sum(diff)
         den = ground.scale * sizes * total
     else:
-        extra = diff @ ground.membership.T
-        num = np.abs(extra) @ ground.weights
+        num = ground.tree_sum(diff)
         den = 2 * ground.height * sizes * total
     return num, den
 
@@ -280,7 +306,8 @@ def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.
     Closed forms of Li, Li and Venkatasubramanian (ICDE 2007): equal = ½Σ|r_i|; ordered =
     Σ_i |Σ_{j<=i} r_j| / (m-1) (with gaps between the columns, each term weighted by its
     step in the domain and the sum divided by the domain's span); hierarchical =
-    Σ_{nodes != root} |extra(N)| / (2H).
+    Σ_{nodes != root} |extra(N)| / (2H), extra(N) the mass difference of the leaves
+    under N (:meth:`EMDGround.tree_sum`).
     Empty rows get 0.
 
     >>> emd(np.array([[1, 1, 1, 0, 0, 0, 0, 0, 0]]), np.ones(9, dtype=int), EMDGround.ordered(9))
@@ -305,7 +332,7 @@ def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.
     elif ground.distance == "ordered":
         out = ground.ordered_sum(r) / ground.scale
     else:
-        out = (np.abs(r @ ground.membership.T) @ ground.weights) / (2 * ground.height)
+        out = ground.tree_sum(r) / (2 * ground.height)
     return np.where(sizes[:, 0] > 0, out, 0.0)
 
 
@@ -343,11 +370,6 @@ def emd_exact(counts: Sequence[int], global_counts: Sequence[int], ground: EMDGr
     """
     row = np.array([int(c) for c in counts], dtype=object).reshape(1, -1)
     glob = np.array([int(c) for c in global_counts], dtype=object)
-    if ground.membership is not None:
-        ground = EMDGround(
-            ground.distance, ground.m, ground.membership.astype(object), ground.weights.astype(object), ground.height,
-            ground.positions, ground.span,
-        )
     num, den = _emd_numerators(row, glob, ground)
     return Fraction(int(num[0]), int(den[0])) if den[0] else Fraction(0)
 

@@ -304,23 +304,139 @@ def test_vectorized_measures_agree_with_exact(tables, neg, total):
             assert values[i] == pytest.approx(float(exact), rel=1e-12)
 
 
-def test_hierarchical_ground_refused_before_its_table_is_built():
-    """A flat sensitive attribute of 2,000 values: the membership table would take
-    8 x 2,000 x 2,000 bytes (32 MB); under a 1 MB limit it is refused by name before
-    anything of that size is allocated."""
+def _padded_weight(hierarchy: Hierarchy, node: str) -> int:
+    """Edges a node stands for: a leaf above depth H for its chain down to depth H."""
+    if hierarchy.children[node]:
+        return 1
+    return hierarchy.height - hierarchy.depth[node] + 1
+
+
+def _tree_emd_by_nodes(hierarchy: Hierarchy, distribution: dict, glob: dict) -> Fraction:
+    """Li et al.'s hierarchical EMD written out: Σ over the nodes N below the root of
+    w_N |p(N) - q(N)| / (2H), each value's share added to every node on its path to the
+    root (parent pointers, no leaf ranges)."""
+    size, total = int(sum(distribution.values())), int(sum(glob.values()))
+    if size == 0:
+        return Fraction(0)
+    extra = {node: Fraction(0) for node in hierarchy.parent}
+    for counts, scale, sign in ((distribution, size, 1), (glob, total, -1)):
+        for value, c in counts.items():
+            node = value
+            while node is not None:
+                extra[node] += sign * Fraction(int(c), scale)
+                node = hierarchy.parent[node]
+    out = sum(_padded_weight(hierarchy, n) * abs(e) for n, e in extra.items() if n != hierarchy.root)
+    return out / (2 * hierarchy.height)
+
+
+@st.composite
+def random_trees_and_columns(draw):
+    """A random tree (leaves at uneven depths, chains of single children), some of its
+    leaves as columns in a random order, global counts and a few classes' counts."""
+    n_nodes = draw(st.integers(2, 14))
+    parent = {"n0": None}
+    for i in range(1, n_nodes):
+        parent[f"n{i}"] = f"n{draw(st.integers(0, i - 1))}"
+    hierarchy = Hierarchy(parent)
+    shuffled = draw(st.permutations(hierarchy.leaves))
+    columns = list(shuffled[: draw(st.integers(1, len(shuffled)))])
+    m = len(columns)
+    glob = np.array(draw(st.lists(st.integers(1, 6), min_size=m, max_size=m)))
+    counts = np.array(draw(st.lists(st.lists(st.integers(0, 6), min_size=m, max_size=m), min_size=1, max_size=4)))
+    return hierarchy, columns, counts, glob
+
+
+@given(random_trees_and_columns())
+def test_hierarchical_emd_from_ranges_equals_the_sum_over_nodes(case):
+    """The ranges (columns in depth-first order, nodes merged or left out) give the
+    node-by-node formula exactly, in every form: exact, floats, the exact test against
+    t, and the ground distance (H - depth(LCA)) / H of the LP oracle."""
+    hierarchy, columns, counts, glob = case
+    ground = M.EMDGround.hierarchical(hierarchy, columns)
+    assert len(ground.weights) <= 2 * len(columns) - 1
+    expected = [_tree_emd_by_nodes(hierarchy, dict(zip(columns, row)), dict(zip(columns, glob))) for row in counts]
+    assert [M.emd_exact(row, glob, ground) for row in counts] == expected
+    assert M.emd(counts, glob, ground).tolist() == pytest.approx([float(e) for e in expected], abs=1e-12)
+    for e in set(expected):
+        within = [x <= e for x in expected]
+        assert M.emd_within(counts, glob, ground, e).tolist() == within
+        if e > 0:
+            below = [x < e for x in expected]
+            assert M.emd_within(counts, glob, ground, e - Fraction(1, 10**9)).tolist() == below
+    matrix = ground.matrix()
+    for i, a in enumerate(columns):
+        for j, b in enumerate(columns):
+            lca = hierarchy.lca([a, b])
+            hand = 0 if a == b else Fraction(hierarchy.height - hierarchy.depth[lca], hierarchy.height)
+            assert matrix[i, j] == pytest.approx(float(hand), abs=1e-12)
+
+
+def _one_record_against_uniform(ground: M.EMDGround, m: int, memory: str) -> tuple[Fraction, list[bool], int]:
+    """A class of one record of the first value against one record of every value,
+    under a memory limit, with the traced peak."""
     import tracemalloc
 
     from fairanon._memory import memory_limit
-    from fairanon.exceptions import MemoryLimitError
-    from fairanon.instances.schema import Attribute
 
-    values = [f"d{i}" for i in range(2_000)]
+    counts, glob = np.zeros((1, m), dtype=np.int64), np.ones(m, dtype=np.int64)
+    counts[0, 0] = 1
     tracemalloc.start()
     try:
-        with memory_limit("1MB"), pytest.raises(MemoryLimitError, match="2,000 values of 'diagnosis'"):
-            M.emd_ground("hierarchical", values, Attribute("diagnosis", role="sensitive",
-                                                             hierarchy=Hierarchy.flat(values)))
+        with memory_limit(memory):
+            exact = M.emd_exact(counts[0], glob, ground)
+            within = M.emd_within(counts, glob, ground, exact).tolist() + M.emd_within(
+                counts, glob, ground, exact - Fraction(1, 10**12)).tolist()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 8 * 2_000 * 2_000 // 10
+    assert M.emd(counts, glob, ground)[0] == pytest.approx(float(exact))
+    return exact, within, peak
+
+
+def test_hierarchical_emd_of_100000_values_builds_no_nodes_by_values_table():
+    """A flat sensitive attribute of 100,000 values: the nodes-by-values table of the
+    ground would take 8 x 100,000 x 100,000 bytes (80 GB). One record of the first
+    value against one of each: the tree's height is 1, so the EMD is ½((1 - 1/m) +
+    (m - 1)/m) = 99,999/100,000 by hand, found within 50 MB."""
+    from fairanon.instances.schema import Attribute
+
+    m = 100_000
+    values = [f"d{i:05d}" for i in range(m)]
+    ground = M.emd_ground("hierarchical", values, Attribute("diagnosis", role="sensitive",
+                                                             hierarchy=Hierarchy.flat(values)))
+    exact, within, peak = _one_record_against_uniform(ground, m, "50MB")
+    assert exact == Fraction(m - 1, m) and within == [True, False]
+    assert peak < 50 * 10**6
+
+
+def _masked_emd_by_hand(digits: int) -> Fraction:
+    """d-digit codes masked one digit per level under ``*`` (height d), one record of
+    the first code against one of each of the 10^d codes: the j-digit masked node over
+    the first code has |1 - 10^(j-d)|, its 10^(d-j) - 1 siblings 10^(j-d) each, so the
+    EMD is Σ_{j<d} 2 (1 - 10^(j-d)) / (2d)."""
+    return sum((1 - Fraction(10**j, 10**digits) for j in range(digits)), Fraction(0)) / digits
+
+
+def test_hierarchical_emd_of_masked_codes_by_hand():
+    """10,000 four-digit codes masked one digit per level: 38,889/40,000; the nodes by
+    values table would take 8 x 11,110 x 10,000 bytes (889 MB)."""
+    from fairanon.instances.builders import masking_hierarchy
+
+    codes = [f"{i:04d}" for i in range(10_000)]
+    ground = M.EMDGround.hierarchical(masking_hierarchy(codes, levels=3), codes)
+    exact, within, peak = _one_record_against_uniform(ground, len(codes), "20MB")
+    assert exact == _masked_emd_by_hand(4) == Fraction(38_889, 40_000) and within == [True, False]
+    assert peak < 20 * 10**6
+
+
+@pytest.mark.slow
+def test_hierarchical_emd_of_100000_masked_zip_codes_by_hand():
+    """100,000 five-digit ZIP codes masked one digit per level (111,111 nodes):
+    488,889/500,000 by hand; the nodes-by-values table would take 89 GB."""
+    from fairanon.instances.builders import masking_hierarchy
+
+    codes = [f"{i:05d}" for i in range(100_000)]
+    ground = M.EMDGround.hierarchical(masking_hierarchy(codes, levels=4), codes)
+    exact, within, peak = _one_record_against_uniform(ground, len(codes), "100MB")
+    assert exact == _masked_emd_by_hand(5) == Fraction(488_889, 500_000) and within == [True, False]
+    assert peak < 100 * 10**6

@@ -50,7 +50,7 @@ class _PlanBound:
         elif g.distance == "ordered":
             d = g.ordered_sum(r) / g.scale
         else:
-            d = (np.abs(r @ g.membership.T) @ g.weights) / (2 * g.height)
+            d = g.tree_sum(r) / (2 * g.height)
         return d + u @ self.wc_over_w
 
     def exact(self, plan: np.ndarray) -> Fraction:
@@ -72,10 +72,7 @@ class _PlanBound:
                 d += abs(acc) * int(step)
             d /= g.scale
         else:
-            d = Fraction(0)
-            for row, w in zip(g.membership, g.weights):
-                d += int(w) * abs(sum(v for v, inside in zip(r, row) if inside))
-            d /= 2 * g.height
+            d = g.tree_sum(np.array(r, dtype=object))[0] / (2 * g.height)
         wc = sum(u[i] * Fraction(int(n), sizes[i] * self.b.scale) for i, n in enumerate(self.b.wc_num))
         return d + wc
 

@@ -157,30 +157,28 @@ def _add_tcloseness(pm, req: TCloseness, index, target: _Target, guard, reach) -
     glob = [int(c) for c in target.global_counts]
     total = int(sum(glob))
     t_n, t_d = req.t.numerator, req.t.denominator
+    # Each row: a weight and the columns whose mass difference it takes in absolute value.
     if req.distance == "hierarchical":
         hierarchy = pm.encoding.instance.schema[target.name].hierarchy
         ground = M.EMDGround.hierarchical(hierarchy, [str(v) for v in target.values])
-        rows = [
-            (int(wt), [int(b) for b in row]) for row, wt in zip(ground.membership, ground.weights)
-        ]
+        rows = [(weight, columns.tolist()) for weight, columns in ground.node_columns()]
         factor = 2 * ground.height
     elif req.distance == "ordered":
         ground = M.emd_ground("ordered", target.values, pm.encoding.instance.schema[target.name], req.ordered_domain)
         # Row i: the cumulative mass up to value i, weighted by the domain step to value i + 1.
-        rows = [(int(step), [1] * (i + 1) + [0] * (target.m - i - 1)) for i, step in enumerate(ground.steps)]
+        rows = [(int(step), list(range(i + 1))) for i, step in enumerate(ground.steps)]
         factor = ground.scale
     else:
-        rows = [(1, [int(s == i) for s in range(target.m)]) for i in range(target.m)]
+        rows = [(1, [i]) for i in range(target.m)]
         factor = 2
     for v in range(len(pm.vectors)):
         pm.check(v, stage)
         cnt = _counts(pm, target, v)
         bound = total * reach[v]
         terms = []
-        for r, (weight, member) in enumerate(rows):
-            coef_n = [total * b for b in member]
-            glob_part = sum(g * b for g, b in zip(glob, member))
-            expr = cp_model.LinearExpr.weighted_sum(cnt, coef_n) - glob_part * pm.y[v]
+        for r, (weight, columns) in enumerate(rows):
+            glob_part = sum(glob[j] for j in columns)
+            expr = total * cp_model.LinearExpr.sum([cnt[j] for j in columns]) - glob_part * pm.y[v]
             aux = model.new_int_var(0, bound, f"emd[{index},{v},{r}]")
             model.add(aux >= expr)
             model.add(aux >= -expr)
