@@ -544,12 +544,13 @@ def risk(instance, release=None, *, engine: str = "local", schema=None, progress
         `release` as for :func:`verify` with ``engine="dask"``. The classes come from the
         distributed verifier's counts and every figure is that of one machine from them
         (the same :class:`~fairanon.models.risk.report.RiskReport`): sample risk,
-        uniqueness and the population estimators, individual risk, SUDA and δ-disclosure
-        and β-likeness. Two need what Dask does not read and raise
-        :class:`~fairanon.exceptions.InvalidParameterError`: a weight column (pass
-        ``weights=False``) and a population table (journalist risk). SUDA stands a row
-        per record on the client; above the memory limit it raises
-        :class:`~fairanon.exceptions.MemoryLimitError` (pass ``suda_max_size=None``).
+        uniqueness and the population estimators, individual risk, SUDA, δ-disclosure
+        and β-likeness, and the journalist risk against a population table (which may
+        also be a Dask DataFrame or a Parquet path, counted on Dask). A weight column,
+        which Dask does not read, raises :class:`~fairanon.exceptions.InvalidParameterError`
+        (pass ``weights=False``). SUDA stands a row per record on the client; above the
+        memory limit it raises :class:`~fairanon.exceptions.MemoryLimitError` (pass
+        ``suda_max_size=None``).
     schema : Schema, optional
         The schema of a Dask DataFrame or Parquet path given as `instance`.
     progress : bool, default=False

@@ -16,7 +16,7 @@ from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
 __all__ = ["DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance", "id_facts",
-           "merge_id_facts", "read_table", "typed_ids"]
+           "merge_id_facts", "read_table", "tree", "typed_ids"]
 
 
 def _dd():
@@ -29,9 +29,11 @@ def _dd():
     return dd
 
 
-def read_table(path: str, *, id_column: str | None = None, what: str | None = None, id_type=None):
+def read_table(path: str, *, id_column: str | None = None, what: str | None = None, id_type=None,
+               numbered: bool = True):
     """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
-    `id_column` when given. Column types come from the Parquet schema.
+    `id_column` when given, else by the file's index or (`numbered`) the row numbers.
+    Column types come from the Parquet schema.
 
     A CSV file's `id_column` is read as text, as one machine reads it
     (:func:`fairanon.jobs.read_table`: the id written ``1`` is ``'1'``, ``007`` stays
@@ -79,7 +81,7 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
             if not typed:
                 raise
             raise _not_ids(path, id_column, id_type, exc) from None
-    elif ddf.index.name is None:
+    elif ddf.index.name is None and numbered:
         ddf = _row_numbers(ddf)
     return ddf
 
@@ -300,11 +302,8 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     used = [a.name for a in schema if a.role != "ignore"]
     if missing == "drop":
         data = data.dropna(subset=used)
-    parts = [dask.delayed(_partition_stats)(p, schema) for p in data.to_delayed()]
-    while len(parts) > 1:
-        parts = [dask.delayed(_merge_stats)(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    (stats,) = dask.compute(parts[0])
+    (stats,) = dask.compute(tree([dask.delayed(_partition_stats)(p, schema) for p in data.to_delayed()],
+                                 _merge_stats))
     if stats.n_rows == 0:
         raise SchemaError(f"Instance {name!r} has an empty table: nothing to anonymize.")
     # The ids of a Dask DataFrame or a Parquet file, checked in the same pass.
@@ -430,6 +429,17 @@ def typed_ids(ddf, kind: str | None):
         return ddf
     meta = ddf._meta.set_axis(ddf._meta.index.astype(np.int64), axis=0)
     return ddf.map_partitions(lambda part: part.set_axis(part.index.astype(np.int64), axis=0), meta=meta)
+
+
+def tree(parts: list, merge):
+    """One delayed result of the delayed `parts`, merged two by two (``merge(a, b)``),
+    so that no task merges them all."""
+    import dask
+
+    while len(parts) > 1:
+        parts = [dask.delayed(merge)(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
 
 
 def compute(obj, progress: bool = False):

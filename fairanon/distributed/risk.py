@@ -18,15 +18,25 @@ each class, after checking its memory (:func:`~fairanon.models.risk.suda.suda_me
 against the memory limit in force (:mod:`fairanon._memory`); above it the risk entry is
 ``{"error": ...}`` naming the limit.
 
+The journalist risk against a population table (El Emam and Dankar, JAMIA 15(5), 2008:
+F_j, the population records every label of class j covers) reads the population as its
+distinct combinations of quasi-identifier values and their records
+(:class:`~fairanon.models.risk.sample.PopulationCounts`): a group-by of each partition
+of a population on Dask (a Dask DataFrame or a Parquet path), merged two by two, or of
+a table on this machine. The combinations are then joined with the classes on the client
+by :func:`~fairanon.models.risk.sample.population_class_sizes`, the single-machine code,
+so the figures are exact Fractions as there.
+
 ``fa.risk(..., engine="dask")`` (:func:`~fairanon.distributed.verify.risk_dask`) returns
 the :class:`~fairanon.models.risk.report.RiskReport` itself, by :func:`measure_risk`,
 which raises where the report's dict holds an error: SUDA above the memory limit
-(:class:`~fairanon.exceptions.MemoryLimitError`), and a weight column or a population
-table, which the Dask engine does not read (:class:`~fairanon.exceptions.InvalidParameterError`).
+(:class:`~fairanon.exceptions.MemoryLimitError`), and a weight column, which the Dask
+engine does not read (:class:`~fairanon.exceptions.InvalidParameterError`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 
@@ -36,12 +46,15 @@ import pandas as pd
 from .._memory import check_memory
 from ..exceptions import InvalidParameterError, SchemaError
 from ..instances.hierarchy import SUPPRESSED
+from ..instances.instance import Instance
 from ..models.released import id_type, narrow
 from ..models.risk.classes import RiskClasses
 from ..models.risk.report import RiskReport, risk, risk_dict, risk_options
+from ..models.risk.sample import PopulationCounts, combine_population_counts, population_counts
 from ..models.risk.suda import suda_memory
+from .instance import compute, read_table, tree
 
-__all__ = ["DaskRiskClasses", "check_dask_options", "measure_risk", "release_risk_dask"]
+__all__ = ["DaskRiskClasses", "check_dask_options", "count_population", "measure_risk", "release_risk_dask"]
 
 
 class _RepeatedCodes(Mapping):
@@ -142,6 +155,10 @@ class DaskRiskClasses(RiskClasses):
         found = np.flatnonzero(every)
         return int(found[0]) if len(found) else None
 
+    def class_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        # From the classes' own codes: the repeated codes hold one entry per record.
+        return self._digits[name], self._labels[name]
+
     def class_labels(self, g: int) -> dict:
         return {name: str(self._labels[name][self._digits[name][g]]) for name in self.qi}
 
@@ -167,15 +184,16 @@ def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskRepo
         If the table holds no rows (as on one machine).
     InvalidParameterError
         If the figures need what the Dask engine does not read: a weight column for the
-        individual risk (pass ``weights=False``: F = f), or a population table for the
-        journalist risk (both measured by ``engine="local"``).
+        individual risk (pass ``weights=False``: F = f; measured by ``engine="local"``).
     MemoryLimitError
         If SUDA's rows (one per record, on the client) exceed the memory limit in force
         (pass ``suda_max_size=None``).
     """
     if not classes.n_records:
         raise SchemaError("The release holds no rows; risk has nothing to measure.")
-    check_dask_options(classes.instance.schema, options)
+    checked = check_dask_options(classes.instance.schema, options)
+    if checked["population"] is not None:
+        options = {**options, "population": count_population(checked["population"], classes)}
     max_size = options.get("suda_max_size", 3)
     if max_size is not None:
         code_bytes = [classes.codes.itemsize(name) for name in classes.qi]
@@ -187,16 +205,17 @@ def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskRepo
 
 def check_dask_options(schema, options: dict) -> dict:
     """:func:`~fairanon.models.risk.report.risk_options` of `options` (its checked
-    values), and the refusal of what the Dask engine does not read: a weight column and
-    a population table. Before any pass over the table.
+    values, and ``population``: the population table as the Dask engine reads it, or
+    None), and the refusal of what the Dask engine does not read: a weight column.
+    Before any pass over the table.
 
     Raises
     ------
     InvalidParameterError
-        A bad option, a weight column (pass ``weights=False``: F = f) or a population
-        table (both measured by ``engine="local"``).
+        A bad option, a weight column (pass ``weights=False``: F = f; measured by
+        ``engine="local"``), a population that is not a table.
     SchemaError
-        An unknown `sensitive` attribute.
+        An unknown `sensitive` attribute, a population without a quasi-identifier column.
     """
     checked = risk_options(schema, **{k: v for k, v in options.items() if k != "population"})
     weight = checked["weights"]
@@ -206,12 +225,48 @@ def check_dask_options(schema, options: dict) -> dict:
             "(engine='local', fairanon risk); the Dask engine does not read weights. Pass weights=False "
             "to measure the other figures on Dask (individual risk with F = f)."
         )
-    if options.get("population") is not None:
+    return {**checked, "population": _population_table(options.get("population"), schema)}
+
+
+def _population_table(population, schema):
+    """The population table of the journalist risk: an Instance or a pandas DataFrame as
+    it is (counted on this machine), a Dask DataFrame, or a Parquet or CSV path read by
+    :func:`~fairanon.distributed.instance.read_table`; its quasi-identifier columns
+    checked from its columns, before any pass."""
+    import dask.dataframe as dd
+
+    if population is None or isinstance(population, (Instance, pd.DataFrame)):
+        return population
+    if isinstance(population, (str, os.PathLike)):
+        population = read_table(os.fspath(population), numbered=False)  # its records need no ids
+    if not isinstance(population, dd.DataFrame):
         raise InvalidParameterError(
-            "The journalist risk against a population table is measured on one machine only (engine='local'): "
-            "it reads the quasi-identifiers of every record. Leave 'population' out on Dask."
+            "The 'population' parameter of risk must be an Instance, a pandas or Dask DataFrame, or a Parquet "
+            f"path. Got {type(population).__name__} instead."
         )
-    return checked
+    for name in schema.qi:
+        if name not in population.columns:
+            raise SchemaError(f"The population table lacks the quasi-identifier column {name!r}.")
+    return population
+
+
+def count_population(population, classes: RiskClasses) -> PopulationCounts:
+    """The distinct combinations of the quasi-identifiers of `classes` in a population
+    table (:func:`_population_table`) and their records: on Dask, a group-by per
+    partition (:func:`~fairanon.models.risk.sample.population_counts`), merged two by two;
+    a table on this machine, counted here."""
+    import dask
+
+    schema, qi = classes.instance.schema, classes.qi
+    if isinstance(population, (Instance, pd.DataFrame)):
+        return population_counts(population, schema, qi)
+
+    def merge(a: PopulationCounts, b: PopulationCounts) -> PopulationCounts:
+        return combine_population_counts(qi, [np.concatenate(pair) for pair in zip(a.values, b.values)],
+                                         np.concatenate([a.weights, b.weights]))
+
+    parts = [dask.delayed(population_counts)(part, schema, qi) for part in population[list(qi)].to_delayed()]
+    return compute(tree(parts, merge))
 
 
 def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict | None:

@@ -78,6 +78,7 @@ from .instance import (
     merge_id_facts,
     persist as _persist,
     read_table,
+    tree,
     typed_ids,
 )
 from .risk import DaskRiskClasses, check_dask_options, measure_risk, release_risk_dask
@@ -94,14 +95,6 @@ def _dask():
     import dask
 
     return dask
-
-
-def _tree(parts, merge):
-    dask = _dask()
-    while len(parts) > 1:
-        parts = [dask.delayed(merge)(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    return parts[0]
 
 
 # ------------------------------------------------------------------ label order
@@ -469,9 +462,11 @@ def risk_dask(instance: DaskInstance, release=None, *, progress: bool = False, *
     progress : bool
         Show Dask's progress bar for each pass.
     **options
-        As for :func:`fairanon.models.risk.report.risk`, but ``population`` and a weight
-        column (:func:`~fairanon.distributed.risk.check_dask_options` refuses them, with
-        any bad option, before the passes).
+        As for :func:`fairanon.models.risk.report.risk`, but a weight column
+        (:func:`~fairanon.distributed.risk.check_dask_options` refuses it, with any bad
+        option, before the passes). ``population`` may also be a Dask DataFrame or a
+        Parquet path: its quasi-identifiers are counted on Dask
+        (:func:`~fairanon.distributed.risk.count_population`).
 
     Notes
     -----
@@ -483,7 +478,10 @@ def risk_dask(instance: DaskInstance, release=None, *, progress: bool = False, *
     if not isinstance(instance, DaskInstance):
         raise InvalidParameterError(f"risk_dask needs a DaskInstance; got {type(instance).__name__}.")
     # Every option checked before the passes over the table.
-    sensitive = check_dask_options(instance.schema, options)["sensitive"]
+    checked = check_dask_options(instance.schema, options)
+    sensitive = checked["sensitive"]
+    if checked["population"] is not None:  # a path read once
+        options = {**options, "population": checked["population"]}
     table = release
     if release is None:  # the instance's own values as labels
         table = instance.data[[c for c in instance.schema.released if c in instance.data.columns]]
@@ -557,7 +555,7 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     clock = time.perf_counter()
     coded = list(dict.fromkeys(qi + [t for t in targets if t in released] + truth + kept))
     parts = [dask.delayed(_labels)(p, coded, int(offsets[i])) for i, p in enumerate(frame[coded].to_delayed())]
-    label_table = _compute(_tree(parts, _merge_labels), progress) if coded else {}
+    label_table = _compute(tree(parts, _merge_labels), progress) if coded else {}
     order = {c: _label_codes(t) for c, t in label_table.items()}
     # One copy of the label tables in the graph, however many tasks read them.
     shared_order = dask.delayed(order)
@@ -596,7 +594,7 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
     decoded = dask.delayed(_decode(schema, order, truth, kept))
     parts = [dask.delayed(_integrity)(p, schema, decoded, truth, kept, integer, paired)
              for p in merged.to_delayed()]
-    integrity = _compute(_tree(parts, _merge_integrity), progress)
+    integrity = _compute(tree(parts, _merge_integrity), progress)
     timings["integrity"] = time.perf_counter() - clock
     checks.append(_rows_result(integrity))
     checks.append(_check_columns(instance, SimpleNamespace(table=SimpleNamespace(columns=released))))

@@ -20,6 +20,15 @@ def client():
 
 
 @pytest.fixture
+def synchronous():
+    """Dask's tasks in this process, one after the other: the figures do not depend on
+    where the tasks run, and the tests stay fast (no cluster to start)."""
+    dask = pytest.importorskip("dask")
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+@pytest.fixture
 def hand_release():
     """A table of 8 records and a release of it whose classes are (north, [20-29]) of 3
     records, (south, [20-29]) of 2, (s3, 35) of 1, and the suppressed block (*, *) of 2."""

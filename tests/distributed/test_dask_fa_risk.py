@@ -20,11 +20,7 @@ from fairanon.instances.synthetic import population  # noqa: E402
 from fairanon.models.verify import verify  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    """Every task in this process, one after the other."""
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("synchronous")
 
 
 def _without_seconds(figures: dict) -> dict:
@@ -116,8 +112,6 @@ def test_fa_risk_on_dask_refuses_what_it_cannot_measure():
         fa.risk(base, engine="dask", weights="w")
     assert _figures(fa.risk(inst, engine="dask", weights=False, suda_max_size=None)) == \
         _figures(fa.risk(inst, weights=False, suda_max_size=None))
-    with pytest.raises(fa.InvalidParameterError, match="population table"):
-        fa.risk(base, engine="dask", population=base)
     with memory_limit("1KB"), pytest.raises(fa.MemoryLimitError, match="suda_max_size=None"):
         fa.risk(base, engine="dask")
 
@@ -270,10 +264,8 @@ def test_fa_risk_refuses_a_bad_option_before_reading_the_table(option, message, 
             fa.risk(inst, engine=engine, **option)
 
 
-def test_fa_risk_on_dask_refuses_a_population_or_a_weight_column_before_its_passes(no_dask_pass):
+def test_fa_risk_on_dask_refuses_a_weight_column_before_its_passes(no_dask_pass):
     inst = population(60, n_qi=3, seed=1)
-    with pytest.raises(fa.InvalidParameterError, match="population table"):
-        fa.risk(inst, engine="dask", population=inst)
     with pytest.raises(fa.InvalidParameterError, match="weight column 'age'"):
         fa.risk(inst, engine="dask", weights="age")
 

@@ -19,11 +19,7 @@ MISSING = r"record ids of {what} include 1 missing value\(s\).*give every record
 MIXED = r"record ids of {what} are of mixed kinds \(.*numbers beside text\).*\(or use engine='local'\)"
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    """Every task in this process, one after the other."""
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("synchronous")
 
 
 @pytest.fixture(scope="module")

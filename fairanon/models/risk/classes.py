@@ -121,6 +121,11 @@ class RiskClasses:
         number c_i of classes of each size."""
         return np.unique(self.sizes, return_counts=True)
 
+    def class_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The label code of every class on the quasi-identifier `name`, and the labels."""
+        codes, labels = self.codes[name]
+        return codes[self.first_row], labels
+
     def class_labels(self, g: int) -> dict:
         """The released quasi-identifier values of class g, as text."""
         row = self.first_row[g]

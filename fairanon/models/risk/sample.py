@@ -41,9 +41,12 @@ __all__ = [
     "HISTOGRAM_EDGES",
     "size_summary",
     "JournalistRisk",
+    "PopulationCounts",
     "SampleRisk",
+    "combine_population_counts",
     "journalist_risk",
     "population_class_sizes",
+    "population_counts",
     "records_above",
     "risk_histogram",
     "sample_risk",
@@ -278,6 +281,63 @@ def _population_values(population, name: str, attr):
     return lookup[codes]
 
 
+@dataclass(frozen=True)
+class PopulationCounts:
+    """A population table as the journalist risk reads it: its distinct combinations of
+    quasi-identifier values and the records of each (a group-by of the table on the
+    quasi-identifiers), so that a table counted elsewhere, partition by partition on
+    Dask, is read as one counted here.
+
+    Attributes
+    ----------
+    qi : tuple of str
+        The quasi-identifiers, in schema order.
+    values : tuple of numpy.ndarray
+        Per quasi-identifier, its value in every combination, coded as the population's
+        values are read: floats (numeric), or the position in the attribute's domain
+        (len(domain) for a value outside it, which only ``*`` covers).
+    weights : numpy.ndarray of int64
+        The records of every combination.
+    """
+
+    qi: tuple
+    values: tuple
+    weights: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """N, the records of the population."""
+        return int(self.weights.sum())
+
+
+def population_counts(population, schema, qi) -> PopulationCounts:
+    """The :class:`PopulationCounts` of a population table (an Instance or a pandas
+    DataFrame, or one partition of a larger table) over the quasi-identifiers `qi`.
+
+    Raises
+    ------
+    SchemaError
+        A missing quasi-identifier column, a missing value, a non-number in a numeric
+        column.
+    """
+    values = [_population_values(population, name, schema[name]) for name in qi]
+    return combine_population_counts(qi, values, np.ones(len(values[0]) if values else 0, dtype=np.int64))
+
+
+def combine_population_counts(qi, values: list, weights: np.ndarray) -> PopulationCounts:
+    """The :class:`PopulationCounts` of combinations that may repeat (the concatenated
+    counts of several partitions, or one per record), with their records: the records of
+    equal combinations summed, in exact int64."""
+    n = len(weights)
+    coded = [pd.factorize(v) for v in values]
+    combo, n_combo = group_ids([(c, len(u)) for c, u in coded])
+    total = np.zeros(n_combo, dtype=np.int64)
+    np.add.at(total, combo, weights)
+    first = np.full(n_combo, -1, dtype=np.int64)
+    first[combo[::-1]] = np.arange(n, dtype=np.int64)[::-1]
+    return PopulationCounts(tuple(qi), tuple(np.asarray(v)[first] for v in values), total)
+
+
 def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
     """F_j: the records of `population` whose original values every released label of
     class j covers, for every class j.
@@ -285,26 +345,29 @@ def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
     Parameters
     ----------
     classes : RiskClasses
-    population : Instance or pandas.DataFrame
+    population : Instance, pandas.DataFrame or PopulationCounts
         The population, with the quasi-identifier columns of the instance holding
-        original values. A value outside an attribute's domain is covered by ``*`` only.
+        original values (or their counts, :func:`population_counts`). A value outside an
+        attribute's domain is covered by ``*`` only.
 
     Notes
     -----
-    When every label is a single value the counts come from one join (O(n + N)). With
-    generalized labels, each class counts the population records of the distinct
-    combinations every label covers (bit sets over the distinct combinations, ANDed
-    per class, their weights summed by byte lookups).
+    The population is read as its distinct combinations of values and their records.
+    When every label is a single value the counts come from one join of the classes'
+    values with the combinations (O(J + C)). With generalized labels, each class counts
+    the records of the combinations every label covers (bit sets over the combinations,
+    ANDed per class, their weights summed by byte lookups).
     """
     schema = classes.instance.schema
-    pop_values, exact_codes, masks = [], [], []
+    counts = population if isinstance(population, PopulationCounts) else \
+        population_counts(population, schema, classes.qi)
+    pop_values, weight = counts.values, counts.weights
+    label_of_class, exact_codes, masks = {}, [], []
     exact = True
     for name in classes.qi:
         attr = schema[name]
-        codes, labels = classes.codes[name]
+        label_of_class[name], labels = classes.class_codes(name)
         covers = label_covers(attr, labels)
-        values = _population_values(population, name, attr)
-        pop_values.append(values)
         if attr.kind == "numeric":
             point = (covers.lo == covers.hi) & ~covers.lo_open & ~covers.hi_open
             exact &= bool(point.all())
@@ -314,34 +377,25 @@ def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
             exact &= bool((single >= 0).all())
             exact_codes.append(single)
         masks.append(covers)
-    n_pop = len(pop_values[0]) if pop_values else 0
     if exact:
-        # The class's values and the population's, coded together, then one group-by.
+        # The classes' values and the combinations', coded together, then one group-by.
         keyed = []
         for name, label_values, values in zip(classes.qi, exact_codes, pop_values):
-            row_values = label_values[classes.codes[name][0][classes.first_row]]
-            joint, uniques = pd.factorize(np.concatenate([row_values, values]))
+            joint, uniques = pd.factorize(np.concatenate([label_values[label_of_class[name]], values]))
             keyed.append((joint, len(uniques)))
         ids, n_ids = group_ids(keyed)
-        counts = np.bincount(ids[classes.n_classes:], minlength=n_ids)
-        return counts[ids[: classes.n_classes]].astype(np.int64)
-    # Distinct population combinations with their multiplicities.
-    coded = []
-    for values in pop_values:
-        c, uniques = pd.factorize(values)
-        coded.append((c, uniques))
-    combo, n_combo = group_ids([(c, len(u)) for c, u in coded])
-    weight = np.bincount(combo, minlength=n_combo).astype(np.int64)
-    first = np.full(n_combo, -1, dtype=np.int64)
-    first[combo[::-1]] = np.arange(n_pop, dtype=np.int64)[::-1]
+        matched = np.zeros(n_ids, dtype=np.int64)
+        np.add.at(matched, ids[classes.n_classes:], weight)
+        return matched[ids[: classes.n_classes]]
+    n_combo = len(weight)
     # Bit sets over the combinations. Per quasi-identifier, factors whose AND is the set a
     # label covers: categorical and ordered labels one bit set each; a numeric label
     # [lo, hi] the set "value ≥ lo" AND the set "value ≤ hi", one bit set per distinct
     # population value, so that there are few sets to build however many ranges there are.
     factors = []  # (packed bit sets, row of each label)
-    for (name, covers), (c, uniques) in zip(zip(classes.qi, masks), coded):
+    for name, covers, values in zip(classes.qi, masks, pop_values):
         attr = schema[name]
-        value_of_combo = c[first]
+        value_of_combo, uniques = pd.factorize(values)
         if attr.kind == "numeric":
             distinct = np.asarray(uniques, dtype=float)
             order = np.argsort(distinct)
@@ -363,17 +417,16 @@ def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
             extended = np.hstack([covers.mask, everything])
             by_value = extended[:, np.asarray(uniques).astype(np.int64)]
             factors.append((np.packbits(by_value[:, value_of_combo], axis=1), np.arange(len(covers.labels))))
-    label_of_class = {name: classes.codes[name][0][classes.first_row].astype(np.int64) for name in classes.qi}
     rows_of_class = []
     for name in classes.qi:
         n_factors = 2 if schema[name].kind == "numeric" else 1
-        rows_of_class.extend([label_of_class[name]] * n_factors)
+        rows_of_class.extend([label_of_class[name].astype(np.int64)] * n_factors)
     # A class's count is Σ_b 2^b · popcount(AND of its factors & plane b), plane b the
     # combinations whose multiplicity has bit b set; bit sets are read as 64-bit words.
     n_words = (n_combo + 63) // 64
     factors = [(_words(bits, n_words), rows) for bits, rows in factors]
     planes = [(b, _words(np.packbits(((weight >> b) & 1).astype(bool))[None, :], n_words)[0])
-              for b in range(int(weight.max()).bit_length())]
+              for b in range(int(weight.max()).bit_length() if n_combo else 0)]
     out = np.zeros(classes.n_classes, dtype=np.int64)
     step = max(1, (1 << 18) // n_words)
     for start in range(0, classes.n_classes, step):
@@ -456,11 +509,13 @@ def journalist_risk(classes: RiskClasses, population, *, threshold=Fraction(1, 5
         records matching a class than the table itself (the table must be a sample of
         it).
     """
-    if not isinstance(population, (Instance, pd.DataFrame)):
+    if not isinstance(population, (Instance, pd.DataFrame, PopulationCounts)):
         raise InvalidParameterError(
             f"The 'population' parameter of journalist_risk must be an Instance or a DataFrame. "
             f"Got {type(population).__name__} instead."
         )
+    if not isinstance(population, PopulationCounts):
+        population = population_counts(population, classes.instance.schema, classes.qi)
     big = population_class_sizes(classes, population)
     sizes = classes.sizes
     short = np.flatnonzero(big < sizes)
@@ -480,7 +535,7 @@ def journalist_risk(classes: RiskClasses, population, *, threshold=Fraction(1, 5
         t = check_fraction(threshold, "threshold", "journalist_risk", low=0, high=1)
         above = int(sizes[_above(big, t)].sum())
     return JournalistRisk(
-        population_size=len(population),
+        population_size=population.size,
         highest=Fraction(1, smallest),
         records_at_highest=int(sizes[at].sum()),
         classes_at_highest=int(at.sum()),
