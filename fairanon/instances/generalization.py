@@ -118,15 +118,23 @@ class LabelCovers:
     def labels_per_value(self) -> np.ndarray:
         """How many (non-numeric) labels cover each domain value, by differences of the
         ranges instead of the table."""
+        return self.value_sums(np.ones(len(self.labels), dtype=np.int64))
+
+    def value_sums(self, weights: np.ndarray) -> np.ndarray:
+        """Per domain value, the sum of `weights` (one per non-numeric label) over the
+        labels that cover it -- ``weights @ mask`` -- by differences of the ranges in
+        O(labels + values). Float weights come out with the rounding of prefix sums,
+        which need not leave an exact 0 where only cancelling terms meet."""
+        weights = np.asarray(weights)
         in_tree = self.in_tree
-        flat = np.zeros(self.n_values + 1, dtype=np.int64)
-        np.add.at(flat, self.start[~in_tree], 1)
-        np.add.at(flat, self.stop[~in_tree], -1)
+        flat = np.zeros(self.n_values + 1, dtype=weights.dtype)
+        np.add.at(flat, self.start[~in_tree], weights[~in_tree])
+        np.add.at(flat, self.stop[~in_tree], -weights[~in_tree])
         out = np.cumsum(flat[:-1])
         if self.tree_positions is not None:
-            tree = np.zeros(self.n_values + 1, dtype=np.int64)
-            np.add.at(tree, self.start[in_tree], 1)
-            np.add.at(tree, self.stop[in_tree], -1)
+            tree = np.zeros(self.n_values + 1, dtype=weights.dtype)
+            np.add.at(tree, self.start[in_tree], weights[in_tree])
+            np.add.at(tree, self.stop[in_tree], -weights[in_tree])
             out += np.cumsum(tree[:-1])[self.tree_positions]
         return out
 

@@ -10,6 +10,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fairanon as fa
 from fairanon.models.utility import MissingDependencyError, label_weights, stratified_split
@@ -345,3 +347,96 @@ def test_classification_encoding_of_an_id_like_quasi_identifier_refused_before_i
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2_000 * 2_000
+
+
+# ---------------------------------------------------------------- large domains
+@st.composite
+def trees_and_releases(draw):
+    """A random tree (uneven depths, chains of single children) over a categorical
+    attribute, some records, and a released label per record: the value, an ancestor,
+    another node (untruthful) or ``*``."""
+    n_nodes = draw(st.integers(2, 12))
+    parent = {"*": None}
+    names = ["*"]
+    for i in range(1, n_nodes):
+        names.append(f"n{i}")
+        parent[names[-1]] = draw(st.sampled_from(names[:-1]))
+    tree = fa.Hierarchy(parent)
+    values = draw(st.lists(st.sampled_from(tree.leaves), min_size=1, max_size=12))
+    released = []
+    for v in values:
+        kind = draw(st.sampled_from(["value", "ancestor", "any"]))
+        if kind == "value":
+            released.append(v)
+        elif kind == "ancestor":
+            released.append(draw(st.sampled_from(tree.ancestors(v))))
+        else:
+            released.append(draw(st.sampled_from(tree.nodes)))
+    return tree, values, released
+
+
+def _distribution_by_paths(tree, values, released):
+    """The four cases per value present and the released histogram under the uniform
+    spread, each label's values found by walking parent pointers (exact fractions)."""
+    present = [v for v in tree.leaves if v in set(values)]
+
+    def under(label):
+        return [v for v in present if label in tree.ancestors(v)]
+
+    rows = {label: released.count(label) for label in set(released)}
+    hist = {v: Fraction(0) for v in present}
+    for label, r in rows.items():
+        for v in under(label):
+            hist[v] += Fraction(r, len(under(label)))
+    unplaced = sum(r for label, r in rows.items() if not under(label))
+    cases = {v: [0, 0, 0, 0] for v in present}
+    for v, label in zip(values, released):
+        case = 0 if label == v else 2 if label == "*" else 1 if label in tree.ancestors(v) else 3
+        cases[v][case] += 1
+    return present, hist, cases, unplaced
+
+
+@settings(max_examples=40)
+@given(trees_and_releases())
+def test_categorical_distribution_from_ranges_equals_the_sum_over_paths(case):
+    """The range sums give what each label's values, found by their paths to the root,
+    give: the released histogram, the four cases and the unplaced records."""
+    tree, values, released = case
+    inst = fa.Instance(pd.DataFrame({"c": values}), fa.Schema([fa.Attribute("c", hierarchy=tree)]))
+    d = fa.utility(inst, _release(inst, {"c": released}), classifier=None)["c"]
+    present, hist, cases, unplaced = _distribution_by_paths(tree, values, released)
+    assert d.values == tuple(present)
+    assert d.released.tolist() == pytest.approx([float(hist[v]) for v in present], rel=1e-12, abs=1e-12)
+    assert [d.released[i] == 0 for i in range(len(present))] == [hist[v] == 0 for v in present]
+    assert d.cases.tolist() == [cases[v] for v in present] and d.unplaced == unplaced
+    assert d.original.tolist() == [values.count(v) for v in present]
+
+
+@pytest.mark.parametrize("n", [20_000, pytest.param(100_000, marks=pytest.mark.slow)])
+def test_distribution_of_an_id_like_attribute_builds_no_labels_by_values_table(n):
+    """n IDs, each released as itself but the first ten, suppressed: the labels-by-values
+    table would take (n - 9) x n bytes (400 MB for 20,000, 10 GB for 100,000), above
+    the 100 MB limit. By hand: ``*`` spreads its 10 records as 10/n over every value, so
+    a value released as itself has 1 + 10/n and a suppressed one 10/n, and the distance
+    is ½ (10 (1 - 10/n) + (n - 10) 10/n) / n."""
+    import tracemalloc
+
+    from fairanon._memory import memory_limit
+
+    ids = [f"P{i:06d}" for i in range(n)]
+    inst = fa.Instance(pd.DataFrame({"pid": ids}), fa.Schema([fa.Attribute("pid", hierarchy=fa.Hierarchy.flat(ids))]))
+    rel = _release(inst, {"pid": ["*"] * 10 + ids[10:]})
+    tracemalloc.start()
+    try:
+        with memory_limit("100MB"):
+            d = fa.utility(inst, rel, classifier=None)["pid"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 10**6
+    assert d.totals == {"exact": n - 10, "generalized": 0, "suppressed": 10, "untruthful": 0}
+    spread = Fraction(10, n)
+    assert d.released[:10].tolist() == pytest.approx([float(spread)] * 10, rel=1e-12)
+    assert d.released[10:] == pytest.approx(np.full(n - 10, float(1 + spread)), rel=1e-12)
+    tv = (10 * (1 - spread) + (n - 10) * spread) / (2 * n)
+    assert d.tv_distance == pytest.approx(float(tv), rel=1e-9) and d.unplaced == 0

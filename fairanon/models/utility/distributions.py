@@ -196,20 +196,24 @@ def _categorical(col: _Column, labels, weights: np.ndarray | None) -> AttributeD
     domain = attr.domain
     m = len(domain)
     codes, orig = col.codes.astype(np.int64), col.orig.astype(np.int64)
-    mask = col.covers.mask
+    # Labels are read as ranges of values (LabelCovers), never as a labels-by-values
+    # table: an ID-like attribute of 100,000 values would need 10^10 bytes.
+    covers = col.covers
     index = {v: i for i, v in enumerate(domain)}
     leaf = np.array([index.get(label, -1) for label in col.labels], dtype=np.int64)
     exact = leaf[codes] == orig
     star = col.is_star[codes]
-    cover = mask[codes, orig]
+    cover = covers.contains(codes, orig)
     case = _case_codes(exact, star, cover)
     cases = _cases(orig, case, m, weights)
     active = col.active
-    covered = mask[:, active]
-    count = covered.sum(axis=1)
+    count = col.count  # active values each label covers
     rows = col.label_rows.astype(float)
     share = np.where(count > 0, rows / np.maximum(count, 1), 0.0)
-    released = share @ covered
+    released = covers.value_sums(share)[active]
+    # A value that no label with records covers gets exactly 0, not the rounding left
+    # by the prefix sums of cancelling shares.
+    released[covers.value_sums((share > 0).astype(np.int64))[active] == 0] = 0.0
     original = cases[active].sum(axis=1)
     n = _records(col, weights)
     return AttributeDistribution(
