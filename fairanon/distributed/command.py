@@ -203,14 +203,15 @@ def risk(args, options: dict) -> int:
 
 
 def _release_ids(path: str, dinst) -> dict:
-    """How :func:`~fairanon.distributed.instance.read_table` reads a release file's
-    record ids: a CSV file's ``record_id`` column as the instance's ids (numbers when
-    they are numbers, else the text written), as one machine reads a release file."""
+    """How :func:`~fairanon.distributed.instance.read_table` reads a release file, as one
+    machine reads it: a CSV file's cells as the text written, its ``record_id`` column as
+    the instance's ids (numbers when they are numbers, else the text written)."""
     if not path.endswith((".csv", ".csv.gz")):
         return {}
     dtype = dinst.data.index.dtype
     numeric = getattr(dtype, "kind", "O") in "iuf"
-    return {"id_column": "record_id", "what": "the release", "id_type": dtype if numeric else None}
+    return {"id_column": "record_id", "what": "the release", "id_type": dtype if numeric else None,
+            "as_written": True}
 
 
 def _named(figures: dict | None, release) -> dict | None:

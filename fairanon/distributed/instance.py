@@ -30,12 +30,17 @@ def _dd():
 
 
 def read_table(path: str, *, id_column: str | None = None, what: str | None = None, id_type=None,
-               numbered: bool = True):
+               numbered: bool = True, text_columns=(), as_written: bool = False):
     """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
     `id_column` when given, else by the file's index or (`numbered`) the row numbers.
     Column types come from the Parquet schema.
 
-    A CSV file's `id_column` is read as text, as one machine reads it
+    A CSV file's columns are read as one machine reads them: `text_columns` (the
+    schema's non-numeric columns) as text, not parsed (``01234`` stays ``'01234'``), the
+    others parsed, spaces after a separator skipped (:func:`fairanon.jobs.read_table`);
+    with `as_written`, every cell as the text written, nothing read as missing and no
+    space skipped (a release file: :func:`fairanon.jobs.read_release`). Its `id_column`
+    is read as text, as one machine reads it
     (:func:`fairanon.jobs.read_table`: the id written ``1`` is ``'1'``, ``007`` stays
     ``'007'``), so that both engines name the same records; or as the numpy type
     `id_type` (a release's ``record_id`` column read as the instance's ids, as
@@ -56,9 +61,15 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
     typed = path.endswith((".csv", ".csv.gz")) and id_column is not None and id_type is not None
     if path.endswith((".csv", ".csv.gz")):
-        dtype = None if id_column is None else {id_column: str if id_type is None else id_type}
+        if as_written:
+            header = pd.read_csv(path, nrows=0, encoding="utf-8").columns
+            dtype, options = dict.fromkeys(map(str, header), str), {"keep_default_na": False}
+        else:
+            dtype, options = dict.fromkeys(text_columns, str), {"skipinitialspace": True}
+        if id_column is not None:
+            dtype[id_column] = str if id_type is None else id_type
         try:  # Dask parses the first rows here
-            ddf = dd.read_csv(path, skipinitialspace=True, blocksize="64MB", dtype=dtype)
+            ddf = dd.read_csv(path, blocksize="64MB", dtype=dtype or None, **options)
         except (ValueError, TypeError) as exc:
             if not typed:
                 raise
@@ -286,7 +297,8 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
         name = name or os.path.splitext(os.path.basename(path.rstrip("/")))[0]
-        data = read_table(path, id_column=id_column, what=f"instance {name!r}")
+        data = read_table(path, id_column=id_column, what=f"instance {name!r}",
+                          text_columns=[a.name for a in schema if a.kind != "numeric"])
     elif isinstance(data, dd.DataFrame):
         if id_column is not None:
             data = _index_by(data, id_column, f"instance {name or 'instance'!r}")

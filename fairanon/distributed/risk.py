@@ -238,7 +238,8 @@ def _population_table(population, schema):
     if population is None or isinstance(population, (Instance, pd.DataFrame)):
         return population
     if isinstance(population, (str, os.PathLike)):
-        population = read_table(os.fspath(population), numbered=False)  # its records need no ids
+        population = read_table(os.fspath(population), numbered=False,  # its records need no ids
+                                text_columns=[name for name in schema.qi if schema[name].kind != "numeric"])
     if not isinstance(population, dd.DataFrame):
         raise InvalidParameterError(
             "The 'population' parameter of risk must be an Instance, a pandas or Dask DataFrame, or a Parquet "
