@@ -27,6 +27,7 @@ from fairanon.instances.hierarchy import Hierarchy
 from fairanon.models import measures as M
 from fairanon.models.verify import verify
 from fairanon.release import Status
+from tests.trees import random_trees, some_leaves
 
 PROPERTY = settings(deadline=None, max_examples=30)
 
@@ -375,21 +376,109 @@ def test_equidistant_candidates_go_by_record_id():
     assert pool.take(1, 0, 2) == [2, 3]
 
 
-def test_hierarchical_bucketization_refused_before_its_pair_table_is_built():
-    """2,000 sensitive values of a flat tree: the heights of their lowest common
-    ancestors, pair by pair, take 8 x 2,000 x 2,000 bytes (32 MB); under a 1 MB limit
-    the bucketization is refused before anything of that size is allocated."""
+def _tree_stages_by_pairs(hierarchy, values, counts):
+    """The hierarchical greedy (docs/papers.md, B-3) with each bucket's worst case
+    summed pair by pair, max_v Σ_{u != v} (H - depth(LCA(u, v))) c_u, the LCA found by
+    parent pointers: every stage as (set of buckets, worst case per bucket)."""
+    height = hierarchy.height
+
+    def under(node):
+        return frozenset(i for i, v in enumerate(values) if node in hierarchy.ancestors(v))
+
+    def lowest(node):
+        while True:
+            kids = [k for k in hierarchy.children[node] if under(k)]
+            if len(kids) != 1:
+                return node, kids
+            node = kids[0]
+
+    def wc(node):
+        vals = under(node)
+        return max((sum((height - hierarchy.depth[hierarchy.lca([values[u], values[v]])]) * int(counts[u])
+                        for u in vals if u != v) for v in vals), default=0)
+
+    buckets = [lowest(hierarchy.root)]
+    while True:
+        yield {under(n): wc(n) for n, _ in buckets}
+        best = None
+        for pos, (node, kids) in enumerate(buckets):
+            if kids:
+                parts = [lowest(k) for k in kids]
+                gain = wc(node) - sum(wc(p[0]) for p in parts)
+                if best is None or gain > best[0]:
+                    best = (gain, pos, parts)
+        if best is None:
+            return
+        buckets[best[1] : best[1] + 1] = best[2]
+
+
+@st.composite
+def trees_and_counts(draw):
+    """A random tree, some of its leaves in a random order as the sensitive values, and
+    their counts."""
+    tree = draw(random_trees(16))
+    values = draw(some_leaves(tree))
+    counts = np.array(draw(st.lists(st.integers(1, 6), min_size=len(values), max_size=len(values))))
+    return tree, values, counts
+
+
+@PROPERTY
+@given(trees_and_counts(), st.sampled_from([Fraction(0), Fraction(1, 5), Fraction(1, 2)]))
+def test_hierarchical_stages_equal_the_greedy_over_pairs(case, t):
+    """The worst cases from per-node sums give the stages the pairwise LCA heights give."""
+    tree, values, counts = case
+    by_pairs = list(_tree_stages_by_pairs(tree, values, counts))
+    total = int(counts.sum())
+    first = next(i for i, stage in enumerate(by_pairs) if Fraction(sum(stage.values()), total * tree.height) <= t)
+    stages = list(bucketize_stages(counts, "hierarchical", t, hierarchy=tree, values=values))
+    assert [{frozenset(b.tolist()): int(w) for b, w in zip(s.buckets, s.wc_num)} for s in stages] == by_pairs[first:]
+
+
+@pytest.mark.parametrize("n", [10_000, pytest.param(100_000, marks=pytest.mark.slow)])
+def test_hierarchical_bucketization_of_masked_codes_builds_no_pair_table(n):
+    """n codes masked one digit per level under ``*`` (height d = log10 n), one record
+    each: the pairs' LCA heights would take 8 n^2 bytes (800 MB for 10,000 values, 80 GB
+    for 100,000), above the 50 MB limit. By hand, moving every record onto one code
+    costs Σ_{j=1..d} 9 x 10^(j-1) j (the codes whose LCA with it is j levels up), 38,889
+    for d = 4, so U = 38,889 / (10,000 x 4) > 3/4; split into the first digit's ten
+    nodes, each costs the same sum up to j = d - 1 (2,889), and 10 x 2,889 / 40,000 <= 3/4."""
     import tracemalloc
 
     from fairanon._memory import memory_limit
+    from fairanon.instances.builders import masking_hierarchy
 
-    values = [f"d{i}" for i in range(2_000)]
+    digits = len(str(n - 1))
+    codes = [f"{i:0{digits}d}" for i in range(n)]
+    tree = masking_hierarchy(codes, levels=digits - 1)
     tracemalloc.start()
     try:
-        with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="2,000 sensitive values"):
-            bucketize(np.ones(2_000, dtype=int), "hierarchical", Fraction(1, 10),
-                      hierarchy=Hierarchy.flat(values), values=values)
+        with memory_limit("50MB"):
+            root = bucketize(np.ones(n, dtype=int), "hierarchical", Fraction(1), hierarchy=tree, values=codes)
+            split = bucketize(np.ones(n, dtype=int), "hierarchical", Fraction(3, 4), hierarchy=tree, values=codes)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 8 * 2_000 * 2_000 // 10
+    assert peak < 50 * 10**6
+    by_hand = sum(9 * 10 ** (j - 1) * j for j in range(1, digits + 1))
+    assert root.n_buckets == 1 and root.upper_bound() == Fraction(by_hand, n * digits)
+    assert by_hand == 38_889 or digits != 4
+    assert split.n_buckets == 10 and split.wc_num.tolist() == [by_hand - 9 * 10 ** (digits - 1) * digits] * 10
+
+
+def test_sabre_over_masked_codes_passes_the_verifier_without_a_pair_table():
+    """Sabre under hierarchical 0.4-closeness on 5,000 masked four-digit codes, one
+    record each, under 50 MB (the pair table alone would take 200 MB): the release
+    passes the verifier."""
+    from fairanon._memory import memory_limit
+    from fairanon.instances.builders import masking_hierarchy
+
+    codes = [f"{i:04d}" for i in range(5_000)]
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"age": rng.integers(18, 90, 5_000), "dx": rng.permutation(codes)})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("age", kind="numeric"),
+                                         fa.Attribute("dx", role="sensitive", hierarchy=masking_hierarchy(codes, levels=3))]))
+    reqs = [fa.KAnonymity(5), fa.TCloseness("0.4", distance="hierarchical", attribute="dx")]
+    with memory_limit("50MB"):
+        release = sabre(inst, reqs, seed=0)
+        report = _passes(inst, release, reqs)
+    assert release.n_groups > 1 and report[str(reqs[1])].achieved <= Fraction(2, 5)

@@ -1,0 +1,24 @@
+"""Random generalization trees for property tests."""
+
+from hypothesis import strategies as st
+
+from fairanon.instances.hierarchy import Hierarchy
+
+
+@st.composite
+def random_trees(draw, max_nodes: int = 14) -> Hierarchy:
+    """A tree under ``*`` whose nodes n1, n2, ... each hang below one drawn among those
+    before it: leaves at uneven depths, and chains of single children."""
+    parent = {"*": None}
+    names = ["*"]
+    for i in range(1, draw(st.integers(2, max_nodes))):
+        parent[f"n{i}"] = draw(st.sampled_from(names))
+        names.append(f"n{i}")
+    return Hierarchy(parent)
+
+
+@st.composite
+def some_leaves(draw, tree: Hierarchy) -> list[str]:
+    """Some of the tree's leaves (at least one), in a random order."""
+    shuffled = draw(st.permutations(tree.leaves))
+    return list(shuffled[: draw(st.integers(1, len(shuffled)))])
