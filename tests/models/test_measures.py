@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from fairanon.instances.hierarchy import Hierarchy
 from fairanon.models import measures as M
+from tests.trees import random_trees, some_leaves
 
 # --------------------------------------------------------------------- EMD
 SALARY = np.ones(9, dtype=int)  # 3K..11K, one each
@@ -331,15 +332,10 @@ def _tree_emd_by_nodes(hierarchy: Hierarchy, distribution: dict, glob: dict) -> 
 
 @st.composite
 def random_trees_and_columns(draw):
-    """A random tree (leaves at uneven depths, chains of single children), some of its
-    leaves as columns in a random order, global counts and a few classes' counts."""
-    n_nodes = draw(st.integers(2, 14))
-    parent = {"n0": None}
-    for i in range(1, n_nodes):
-        parent[f"n{i}"] = f"n{draw(st.integers(0, i - 1))}"
-    hierarchy = Hierarchy(parent)
-    shuffled = draw(st.permutations(hierarchy.leaves))
-    columns = list(shuffled[: draw(st.integers(1, len(shuffled)))])
+    """A random tree, some of its leaves as columns in a random order, global counts and
+    a few classes' counts."""
+    hierarchy = draw(random_trees())
+    columns = draw(some_leaves(hierarchy))
     m = len(columns)
     glob = np.array(draw(st.lists(st.integers(1, 6), min_size=m, max_size=m)))
     counts = np.array(draw(st.lists(st.lists(st.integers(0, 6), min_size=m, max_size=m), min_size=1, max_size=4)))

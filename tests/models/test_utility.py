@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import fairanon as fa
 from fairanon.models.utility import MissingDependencyError, label_weights, stratified_split
 from fairanon.release import Release
+from tests.trees import random_trees
 
 
 def _release(inst, columns: dict, method="hand"):
@@ -355,13 +356,7 @@ def trees_and_releases(draw):
     """A random tree (uneven depths, chains of single children) over a categorical
     attribute, some records, and a released label per record: the value, an ancestor,
     another node (untruthful) or ``*``."""
-    n_nodes = draw(st.integers(2, 12))
-    parent = {"*": None}
-    names = ["*"]
-    for i in range(1, n_nodes):
-        names.append(f"n{i}")
-        parent[names[-1]] = draw(st.sampled_from(names[:-1]))
-    tree = fa.Hierarchy(parent)
+    tree = draw(random_trees(12))
     values = draw(st.lists(st.sampled_from(tree.leaves), min_size=1, max_size=12))
     released = []
     for v in values:
