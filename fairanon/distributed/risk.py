@@ -37,6 +37,7 @@ engine does not read (:class:`~fairanon.exceptions.InvalidParameterError`).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 
@@ -193,7 +194,9 @@ def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskRepo
         raise SchemaError("The release holds no rows; risk has nothing to measure.")
     checked = check_dask_options(classes.instance.schema, options)
     if checked["population"] is not None:
+        started = time.perf_counter()
         options = {**options, "population": count_population(checked["population"], classes)}
+        seconds = {**seconds, "population": time.perf_counter() - started}
     max_size = options.get("suda_max_size", 3)
     if max_size is not None:
         code_bytes = [classes.codes.itemsize(name) for name in classes.qi]

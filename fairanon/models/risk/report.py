@@ -200,7 +200,8 @@ def risk(
         verifier's class counts: :mod:`fairanon.distributed.risk`); `instance` and
         `release` are then not read again, but ``classes.instance`` must be `instance`.
     classes_seconds : dict, optional
-        With `classes`: the seconds the regrouping took (``{"classes": s}``).
+        With `classes`: the seconds the regrouping took (``{"classes": s}``; on Dask also
+        ``{"population": s}``, the count of a population table's combinations).
 
     Returns
     -------
