@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -533,7 +534,8 @@ def risk(instance, release=None, *, engine: str = "local", schema=None, progress
     of a release of it (:func:`fairanon.models.risk.report.risk`, whose parameters
     `options` are: ``sampling_fraction``, ``population_size``, ``population``,
     ``weights``, ``threshold``, ``models``, ``individual_method``, ``suda_max_size``,
-    ``sensitive``).
+    ``sensitive``). ``population`` may also be the path of a CSV or Parquet file, read
+    with `instance`'s schema on either engine.
 
     Parameters
     ----------
@@ -582,12 +584,43 @@ def risk(instance, release=None, *, engine: str = "local", schema=None, progress
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise InvalidParameterError(f"risk has no option(s) {unknown}; its options are {allowed}.")
+    if options.get("population") is not None:
+        options["population"] = _population_file(options["population"], instance, engine)
     if engine == "local":
         return _risk_local(instance, release, **options)
     from .distributed import risk_dask
 
     dinst, drelease = _dask_inputs(instance, release, schema)
     return risk_dask(dinst, drelease, progress=progress, **options)
+
+
+def _population_file(population, instance, engine: str):
+    """The population table of the journalist risk as the engine takes it: a CSV or
+    Parquet path read by one machine with `instance`'s schema (its non-numeric
+    quasi-identifiers as text, as :func:`fairanon.jobs.read_table` reads a job's data:
+    ``01234`` stays ``'01234'``), left to the Dask engine, which reads it the same way
+    partition by partition (:func:`fairanon.distributed.risk.count_population`); any
+    other value as it is.
+
+    Raises
+    ------
+    InvalidParameterError
+        A path that does not exist.
+    SchemaError
+        A file that cannot be read.
+    """
+    if not isinstance(population, (str, os.PathLike)):
+        return population
+    path = os.fspath(population)
+    if not os.path.exists(path):
+        raise InvalidParameterError(f"The population file {path!r} does not exist.")
+    if engine != "local":
+        return path
+    from .jobs import read_table
+
+    schema = getattr(instance, "schema", None)
+    text = [name for name in schema.qi if schema[name].kind != "numeric"] if schema is not None else []
+    return read_table(path, text_columns=text, what="Population file")
 
 
 def _check_engine(engine, caller: str) -> None:

@@ -108,6 +108,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sampling-fraction", help="the table is a sample of a population at this fraction "
                                                 "(e.g. 0.01 or 1/100): population uniques are estimated")
     p.add_argument("--population-size", type=int, help="the population's size, instead of --sampling-fraction")
+    p.add_argument("--population", metavar="FILE",
+                   help="a population table (CSV or Parquet) holding the quasi-identifiers' original values, "
+                        "read with the instance's schema: journalist and marketer risk against it")
     p.add_argument("--weights", help="a numeric column of the instance with sampling weights (individual risk; "
                    "default: the attribute of role weight)")
     p.add_argument("--threshold", default="1/5", help="count the records whose risk is above it (default: 1/5)")
@@ -419,8 +422,8 @@ def _utility(args, step) -> int:
 
 
 def _risk(args, step) -> int:
+    from .api import risk
     from .instances.files import check_output_file, commit
-    from .models.risk.report import risk
 
     if args.out is not None:
         check_output_file(args.out)
@@ -441,7 +444,8 @@ def _risk(args, step) -> int:
 def _risk_options(args) -> dict:
     """The options of `fairanon risk` as :func:`fairanon.risk` takes them."""
     return {"sampling_fraction": args.sampling_fraction, "population_size": args.population_size,
-            "weights": args.weights, "threshold": args.threshold, "suda_max_size": args.suda_max_size or None}
+            "weights": args.weights, "threshold": args.threshold, "suda_max_size": args.suda_max_size or None,
+            "population": args.population}
 
 
 def _peak_memory() -> dict:

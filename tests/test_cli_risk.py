@@ -1,6 +1,7 @@
 """``fairanon risk``: the risk figures of a job's instance or of a release file, and the
 risk in the report ``fairanon anonymize`` writes."""
 
+import importlib.util
 import json
 import math
 
@@ -97,3 +98,101 @@ def test_risk_on_dask_gives_the_local_figures(tmp_path, capsys, monkeypatch):
         (tmp_path / "r.json").unlink()
     code, _, err = run(capsys, "risk", job, "--engine", "dask", "--release", tmp_path / "missing.csv")
     assert code == 2 and "missing.csv" in err
+
+
+# The job of the journalist-risk tests: zips with a leading zero, read as text.
+POP_CSV = CSV.replace("13053", "02138")
+RELEASE = """record_id,age,zip,sex,disease,approved
+1,[26-34],02138,F,flu,no
+2,[31-49],*,M,cold,yes
+3,[31-49],*,M,flu,yes
+4,[26-34],02138,F,cold,no
+5,[50-55],13253,F,hiv,no
+6,[50-55],13253,F,cold,yes
+7,[31-49],*,M,hiv,no
+8,[31-49],*,M,flu,yes
+"""
+# The 8 records of the table and 5 more people.
+POPULATION = "age,zip,sex\n" + "".join(
+    f"{age},{zip_},{sex}\n" for age, zip_, sex in
+    [(34, "02138", "F"), (41, "13268", "M"), (39, "13268", "M"), (26, "02138", "F"), (50, "13253", "F"),
+     (55, "13253", "F"), (49, "13250", "M"), (31, "13052", "M"),
+     (30, "02138", "F"), (28, "02138", "M"), (45, "99999", "M"), (60, "13253", "F"), (52, "13250", "F")])
+
+
+def _journalist_files(tmp_path):
+    """The job, the release file and the population as CSV and as Parquet."""
+    import pandas as pd
+
+    job = write_job(tmp_path, csv=POP_CSV)
+    (tmp_path / "release.csv").write_text(RELEASE, encoding="utf-8")
+    (tmp_path / "population.csv").write_text(POPULATION, encoding="utf-8")
+    table = pd.read_csv(tmp_path / "population.csv", dtype={"zip": str})
+    table.to_parquet(tmp_path / "population.parquet", index=False)
+    return job
+
+
+def test_journalist_risk_against_a_population_file(tmp_path, capsys, monkeypatch):
+    """`fairanon risk --release FILE --population FILE`, by hand.
+
+    The quasi-identifiers are age, zip and sex (the protected attribute is one). The
+    release's classes, in record-id order: A = {1, 4} ([26-34], 02138, F), f = 2;
+    B = {2, 3, 7, 8} ([31-49], *, M), f = 4; C = {5, 6} ([50-55], 13253, F), f = 2. The
+    population (N = 13) holds the 8 records and (30, 02138, F): in A; (28, 02138, M):
+    in none (28 is outside B's ages); (45, 99999, M): in B (* covers a zip outside the
+    domain); (60, 13253, F), (52, 13250, F): in none (60 > 55; 13250 is not C's zip).
+    F_A = 3, F_B = 5, F_C = 2: journalist risk max 1/F = 1/2 (class C, 2 records);
+    marketer (1/8)(2/3 + 4/5 + 2/2) = (1/8)(10 + 12 + 15)/15 = 37/120; records above
+    1/5 (1/F > 1/5, F < 5): A and C, 4. Read as numbers, the zips 02138 would be 2138,
+    outside A's label: F_A would be 0 < 2 and the file refused.
+    """
+    import contextlib
+
+    job = _journalist_files(tmp_path)
+    expected = {"source": "population table", "population_size": 13,
+                "highest": {"value": 0.5, "exact": "1/2"}, "records_at_highest": 2, "classes_at_highest": 1,
+                "marketer": {"value": 37 / 120, "exact": "37/120"},
+                "threshold": {"value": 0.2, "exact": "1/5"}, "records_above_threshold": 4}
+    engines = [[]]
+    if importlib.util.find_spec("dask") is not None:
+        # Dask's own scheduler in this process instead of a cluster: the same passes, faster.
+        monkeypatch.setattr("fairanon.distributed.command.client", lambda *a: contextlib.nullcontext())
+        engines.append(["--engine", "dask"])
+    for engine in engines:
+        for population in ("population.csv", "population.parquet"):
+            code, out, err = run(capsys, "risk", job, "--release", tmp_path / "release.csv", "--population",
+                                 tmp_path / population, "--json", "--suda-max-size", "0", *engine)
+            assert code == 0, err
+            journalist = json.loads(out)["journalist"]
+            assert {k: journalist[k] for k in expected} == expected, (engine, population)
+            assert journalist["witness"]["class"] == {"age": "[50-55]", "zip": "13253", "sex": "F"}
+            assert journalist["witness"]["population_size"] == 2
+            assert journalist["witness"]["records"] == ["5", "6"]
+    code, out, err = run(capsys, "risk", job, "--release", tmp_path / "release.csv", "--population",
+                         tmp_path / "population.csv", "--suda-max-size", "0")
+    assert code == 0, err
+    assert "journalist risk, highest" in out and "(1/2)" in out and "(37/120)" in out
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_bad_population_files(tmp_path, capsys, monkeypatch, engine):
+    """A missing, unreadable or wrong population file: one line naming it, exit code 2."""
+    import contextlib
+
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+        monkeypatch.setattr("fairanon.distributed.command.client", lambda *a: contextlib.nullcontext())
+    job = _journalist_files(tmp_path)
+    (tmp_path / "nozip.csv").write_text("age,sex\n34,F\n", encoding="utf-8")
+    (tmp_path / "binary.parquet").write_bytes(b"PAR1 not a parquet file")
+    (tmp_path / "latin1.csv").write_bytes("age,zip,sex\n34,Z\xfcrich,F\n".encode("latin-1"))
+    (tmp_path / "age.csv").write_text("age,zip,sex\nold,02138,F\n", encoding="utf-8")
+    (tmp_path / "few.csv").write_text("age,zip,sex\n34,02138,F\n", encoding="utf-8")
+    cases = {"missing.csv": "does not exist", "nozip.csv": "lacks the quasi-identifier column 'zip'",
+             "binary.parquet": "binary.parquet", "latin1.csv": "latin1.csv", "age.csv": "'age' is not numeric",
+             "few.csv": "must contain the table's records"}
+    for name, message in cases.items():
+        code, out, err = run(capsys, "risk", job, "--release", tmp_path / "release.csv", "--population",
+                             tmp_path / name, "--suda-max-size", "0", "--engine", engine)
+        assert code == 2 and message in err, (name, err)
+        assert len(err.strip().splitlines()) == 1, err

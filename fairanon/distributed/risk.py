@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from .._memory import check_memory
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..models.released import id_type, narrow
@@ -241,8 +241,14 @@ def _population_table(population, schema):
     if population is None or isinstance(population, (Instance, pd.DataFrame)):
         return population
     if isinstance(population, (str, os.PathLike)):
-        population = read_table(os.fspath(population), numbered=False,  # its records need no ids
-                                text_columns=[name for name in schema.qi if schema[name].kind != "numeric"])
+        path = os.fspath(population)
+        try:
+            population = read_table(path, numbered=False,  # its records need no ids
+                                    text_columns=[name for name in schema.qi if schema[name].kind != "numeric"])
+        except FairanonError:
+            raise
+        except (OSError, ValueError) as exc:  # pyarrow's and the CSV parser's (UnicodeDecodeError among them)
+            raise _unreadable(repr(path), exc) from None
     if not isinstance(population, dd.DataFrame):
         raise InvalidParameterError(
             "The 'population' parameter of risk must be an Instance, a pandas or Dask DataFrame, or a Parquet "
@@ -252,6 +258,13 @@ def _population_table(population, schema):
         if name not in population.columns:
             raise SchemaError(f"The population table lacks the quasi-identifier column {name!r}.")
     return population
+
+
+def _unreadable(what: str, exc: Exception) -> SchemaError:
+    """The error of a population table the readers fail on (`what`: its path, or
+    nothing), in one line."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return SchemaError(f"Cannot read the population table {what}: {reason}".replace(" :", ":"))
 
 
 def count_population(population, classes: RiskClasses) -> PopulationCounts:
@@ -270,7 +283,12 @@ def count_population(population, classes: RiskClasses) -> PopulationCounts:
                                          np.concatenate([a.weights, b.weights]))
 
     parts = [dask.delayed(population_counts)(part, schema, qi) for part in population[list(qi)].to_delayed()]
-    return compute(tree(parts, merge))
+    try:
+        return compute(tree(parts, merge))
+    except FairanonError:
+        raise
+    except (OSError, ValueError) as exc:  # a CSV's later blocks are parsed only now
+        raise _unreadable("", exc) from None
 
 
 def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict | None:
