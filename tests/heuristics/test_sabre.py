@@ -440,8 +440,9 @@ def test_hierarchical_bucketization_of_masked_codes_builds_no_pair_table(n):
     each: the pairs' LCA heights would take 8 n^2 bytes (800 MB for 10,000 values, 80 GB
     for 100,000), above the 50 MB limit. By hand, moving every record onto one code
     costs Σ_{j=1..d} 9 x 10^(j-1) j (the codes whose LCA with it is j levels up), 38,889
-    for d = 4, so U = 38,889 / (10,000 x 4) > 3/4; split into the first digit's ten
-    nodes, each costs the same sum up to j = d - 1 (2,889), and 10 x 2,889 / 40,000 <= 3/4."""
+    for d = 4, so U = 38,889 / (10,000 x 4) > 4/5; split into the first digit's ten
+    nodes, each costs the same sum up to j = d - 1 (2,889), and 10 x 2,889 / 40,000 <= 4/5
+    (for d = 5: 488,889 / 500,000, then 10 x 38,889 / 500,000)."""
     import tracemalloc
 
     from fairanon._memory import memory_limit
@@ -454,7 +455,7 @@ def test_hierarchical_bucketization_of_masked_codes_builds_no_pair_table(n):
     try:
         with memory_limit("50MB"):
             root = bucketize(np.ones(n, dtype=int), "hierarchical", Fraction(1), hierarchy=tree, values=codes)
-            split = bucketize(np.ones(n, dtype=int), "hierarchical", Fraction(3, 4), hierarchy=tree, values=codes)
+            split = bucketize(np.ones(n, dtype=int), "hierarchical", Fraction(4, 5), hierarchy=tree, values=codes)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
