@@ -98,7 +98,7 @@ def _kept_convex(
     sizes = counts.sum(axis=1)
     if not len(sizes):
         return sizes
-    vertex = M.emd(np.eye(len(global_counts), dtype=np.int64), global_counts, ground)
+    vertex = M.emd_of_each_value(global_counts, ground)
     most = np.where(counts > 0, vertex, 0.0).max(axis=1)
     over = M.emd(counts, global_counts, ground) - float(t)
     room = most - float(t)
