@@ -348,8 +348,11 @@ def emd_of_each_value(global_counts: np.ndarray, ground: EMDGround) -> np.ndarra
     Σ_{N holds j} w_N (1 - 2 q(N)) -- a range of the columns in depth-first order per
     node -- over 2H.
 
-    >>> emd_of_each_value(np.ones(9, dtype=int), EMDGround.ordered(9))[[0, 4]].tolist()
-    [0.5, 0.25]
+    Nine values, one record each, ordered: the first alone is at 36/72 (Σ_i (8 - i)/9
+    over 8), the middle one at 20/72.
+
+    >>> (emd_of_each_value(np.ones(9, dtype=int), EMDGround.ordered(9))[[0, 4]] * 72).round(9).tolist()
+    [36.0, 20.0]
     """
     q = np.asarray(global_counts, dtype=float)
     q = q / q.sum()
