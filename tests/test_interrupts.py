@@ -10,12 +10,14 @@ every other family and moment, and the benchmark's, are marked slow.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import psutil
@@ -26,6 +28,45 @@ from fairanon.solver import _cpsat
 #: Seconds from SIGINT to the end of the process that the tests accept; the command
 #: line takes about one, and a loaded test machine may need more.
 PATIENCE = 6.0
+
+
+@contextlib.contextmanager
+def _sigint_as_from_a_terminal():
+    """Processes started in the block begin with SIGINT at its default action, as from
+    a terminal. A test run started in the background (a non-interactive shell's ``&``,
+    nohup, some CI runners) ignores SIGINT, every process it starts inherits that (an
+    ignored signal stays ignored across exec), and Python then installs no
+    KeyboardInterrupt handler: each Ctrl-C sent to a child is discarded. A handler
+    installed here instead is reset to the default action by exec."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(autouse=True)
+def _children_take_ctrl_c():
+    with _sigint_as_from_a_terminal():
+        yield
+
+
+def test_children_take_ctrl_c_when_the_test_run_ignores_it():
+    """The CP-SAT test below failed in whole runs started in the background: its child
+    inherited the ignored SIGINT, so neither Ctrl-C reached the solve (it printed
+    "solve went on" after 30 s, and the 60 s timeout ended it)."""
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as the run is when started with &
+    try:
+        with _sigint_as_from_a_terminal():
+            proc = subprocess.run(
+                [sys.executable, "-c", "import signal; print(repr(signal.getsignal(signal.SIGINT)))"],
+                capture_output=True, text=True, timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+    assert proc.stdout.strip() == "<built-in function default_int_handler>", (proc.stdout, proc.stderr)
 
 
 def _snapshot(folder):
@@ -181,10 +222,6 @@ def test_bench_interrupted_exits_130_and_stops_its_runs(tmp_path, delay):
         assert len(rows) - 1 < 4
 
 
-# Slow: in two of three whole default runs in two processes (the other busy) its first
-# Ctrl-C did not stop the solve, which ran to its 30 s limit; alone, in its file's run in
-# two processes, and beside three busy loops it passed every time. Cause not found.
-@pytest.mark.slow
 def test_cpsat_solve_stops_at_ctrl_c_and_the_next_one_is_not_fatal():
     """CP-SAT's own Ctrl-C handler ended the solve as if its time had run out (the run
     went on) and left SIGINT at the default action (the next Ctrl-C killed Python)."""
