@@ -1,4 +1,4 @@
-"""Gathers through narrow integer arrays.
+"""Gathers through narrow integer arrays, and the distinct rows of integer tables.
 
 Large tables keep codes and positions in the narrowest integer type that holds them
 (int8 to int32). Numpy gathers and scatters through an index that is not its own
@@ -11,9 +11,11 @@ widened copy stays small.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["CHUNK", "as_index", "gather"]
+__all__ = ["CHUNK", "as_index", "gather", "unique_rows"]
 
 #: Positions widened at a time by :func:`gather` (512 KB of intp).
 CHUNK = 1 << 16
@@ -36,3 +38,28 @@ def gather(values: np.ndarray, index: np.ndarray, chunk: int = CHUNK) -> np.ndar
     for lo in range(0, len(index), chunk):
         out[lo : lo + chunk] = values[index[lo : lo + chunk].astype(np.intp)]
     return out
+
+
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, axis=0, return_inverse=True)`` for a table of non-negative
+    integers (n rows): the distinct rows in lexicographic order and each row's index
+    among them. When the columns' ranges multiply to less than 2**62, each row is read
+    as one mixed-radix integer (first column most significant, so the order is the
+    same), which is several times faster than sorting rows (UCI Adult's 30,162 release
+    vectors of 9 columns: 0.16 s CPU through rows).
+
+    >>> rows, inverse = unique_rows(np.array([[1, 0], [0, 5], [1, 0]]))
+    >>> rows.tolist(), inverse.tolist()
+    ([[0, 5], [1, 0]], [1, 0, 1])
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    if len(keys) and keys.shape[1] and int(keys.min()) >= 0:
+        radix = [int(r) + 1 for r in keys.max(axis=0).tolist()]
+        if math.prod(radix) < 2**62:
+            strides = np.array([math.prod(radix[a + 1 :]) for a in range(len(radix))],
+                               dtype=np.int64)
+            packed, inverse = np.unique(keys @ strides, return_inverse=True)
+            rows = (packed[:, None] // strides) % np.array(radix, dtype=np.int64)
+            return rows, inverse.reshape(-1)
+    rows, inverse = np.unique(keys, axis=0, return_inverse=True)
+    return rows, inverse.reshape(-1)

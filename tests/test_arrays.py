@@ -1,10 +1,10 @@
 """Gathers through narrow integer arrays give what plain indexing gives."""
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairanon._arrays import as_index, gather
+from fairanon._arrays import as_index, gather, unique_rows
 
 
 @given(
@@ -30,3 +30,20 @@ def test_as_index_copies_only_narrow_arrays():
     narrow = np.arange(5, dtype=np.int16)
     assert as_index(narrow).dtype == np.intp
     np.testing.assert_array_equal(as_index(narrow), narrow)
+
+
+@settings(max_examples=40)
+@given(
+    n=st.integers(0, 200),
+    width=st.integers(1, 5),
+    high=st.sampled_from([1, 3, 1_000, 2**40]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_unique_rows_is_numpy_unique_by_rows(n, width, high, seed):
+    """Packed into one integer per row, or sorted by rows when the columns' ranges
+    multiply beyond 2**62 (high = 2**40 on two columns or more): numpy's answer."""
+    keys = np.random.default_rng(seed).integers(0, high, size=(n, width))
+    rows, inverse = unique_rows(keys)
+    expected, expected_inverse = np.unique(keys, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(rows, expected)
+    np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))

@@ -449,10 +449,10 @@ def _closure_model(
         + [1]
     )
     try:
-        enc = encode(instance, [KAnonymity(k)], max_range_values=widest)
+        enc = encode(instance, [KAnonymity(k)], max_range_values=widest, deadline=deadline)
     except MemoryLimitError:
         raise  # the caller says why the LP was not computed
-    except FairanonError:
+    except (FairanonError, BuildStopped):
         return None
     counts = np.bincount(enc.protected)
     cap, per_group = max_vectors, int(counts.max())

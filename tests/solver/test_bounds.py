@@ -376,3 +376,21 @@ def test_the_lp_bound_says_when_its_types_do_not_fit_the_memory_limit(monkeypatc
     inst = fa.load("dewri_t1")
     found = best_bound(inst, [fa.KAnonymity(2)], "ncp", time_limit=10.0)
     assert found.method == "per-record" and "the labels would need 9 GB" in found.details["lp_bound"]
+
+
+def test_bounds_out_of_time_stop_before_their_set_up():
+    """With no time (German credit, k = 5): the per-record bound is 0, incomplete, and
+    says it stopped before bounding any record; the LP bound's types are not encoded
+    (BuildStopped before the first attribute's labels), so it does not apply."""
+    import time
+
+    from fairanon.solver.local_recoding.encoding import BuildStopped
+
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    found = lower_bound(inst, reqs, "ncp", release=start, time_limit=0)
+    assert found.value == 0 and not found.complete and "stopped" in found.details
+    with pytest.raises(BuildStopped, match="building the labels of"):
+        encode(inst, reqs, deadline=time.perf_counter() - 1)
+    assert lp_bound(inst, reqs, "ncp", release=start, time_limit=0) is None

@@ -1075,3 +1075,67 @@ def test_join_costs_of_many_labels_take_no_labels_by_values_table():
     assert peak < 2_000 * 2_000
     expected = [0.0] + [10 / 2_000] * 9 + [1.0] * 1_990 + [1.0]
     assert costs.tolist() == pytest.approx(expected)
+
+
+def test_improve_returns_its_start_when_the_time_passes_while_reading_it(monkeypatch):
+    """The time limit passes while the start's labels are read (here a deadline already
+    passed): the start itself is the release, FEASIBLE, no search round, its objective
+    by the metrics, verified, and the provenance says why."""
+    from fairanon.solver.lns import Incumbent
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    real = Incumbent.from_release.__func__
+
+    def passed(cls, *args, **kwargs):
+        return real(cls, *args, **{**kwargs, "deadline": time.perf_counter() - 1})
+
+    monkeypatch.setattr(Incumbent, "from_release", classmethod(passed))
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, time_limit=30)
+    assert rel.status == Status.FEASIBLE and rel.bound is None
+    assert rel.provenance["search"]["rounds"] == 0
+    assert "reading the start's labels" in rel.provenance["search"]["stopped"]
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp") == objective_value(inst, start, "ncp")
+    assert rel.table.astype(str).equals(start.table.astype(str))
+
+
+def test_release_labels_stop_at_the_deadline():
+    from fairanon.solver.local_recoding.encoding import BuildStopped
+
+    from fairanon.solver.lns import Registry, release_labels
+
+    inst = _german()
+    start = fa.anonymize(inst, [fa.KAnonymity(5)], method="mondrian", seed=0)
+    registries = [Registry(inst, name) for name in inst.schema.generalizable]
+    with pytest.raises(BuildStopped, match="reading the start's labels"):
+        release_labels(inst, registries, start, deadline=time.perf_counter() - 1)
+
+
+def test_lns_skips_the_bound_when_no_time_is_left(monkeypatch):
+    """The search ends past lns's deadline (here it sleeps through the limit): no bound
+    is computed (on UCI Adult its set-up alone took a quarter of a second, for 0), and
+    the provenance says so; the release verifies."""
+    from fairanon.methods import lns as lns_module
+
+    real = lns_module.improve
+    calls = []
+
+    def late(*args, **kwargs):
+        out = real(*args, **kwargs)
+        time.sleep(1.0)  # lns's whole limit: its deadline has passed on return
+        return out
+
+    def bound(*args, **kwargs):
+        calls.append(kwargs)
+        raise AssertionError("the bound was computed with no time left")
+
+    monkeypatch.setattr(lns_module, "improve", late)
+    monkeypatch.setattr(lns_module, "best_bound", bound)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, seed=0, time_limit=1, objective="ncp", whole_types=0)
+    assert not calls and rel.bound is None
+    assert rel.provenance["lower_bound"] == {"method": "none", "reason": "no time was left for a bound"}
+    assert fa.verify(inst, rel, reqs).passed

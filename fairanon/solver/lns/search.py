@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..._arrays import unique_rows
 from ...exceptions import SolverError
 from ...models.requirements import (
     AlphaProtection,
@@ -254,10 +255,7 @@ def search(
             return True
         return deadline is not None and time.perf_counter() >= deadline
 
-    distinct = len(
-        np.unique(np.column_stack([inc.protected, *(r.row_value for r in inc.registries)]), axis=0)
-    )
-    if distinct <= whole_types and not out_of_time():
+    if not out_of_time() and _distinct(inc) <= whole_types:
         result.rounds += 1
         tally["whole"]["rounds"] += 1
         whole = ClassIndex(inc, k).whole()
@@ -627,6 +625,11 @@ def every_label(
                 if ranks and ranks[-1] - ranks[0] + 1 != len(ranks):
                     return False
     return True
+
+
+def _distinct(inc: Incumbent) -> int:
+    """Distinct records on the quasi-identifiers and the protected attribute."""
+    return len(unique_rows(np.column_stack([inc.protected, *(r.row_value for r in inc.registries)]))[0])
 
 
 def _finish(result: SearchResult, tally: dict, weights: dict, size: int) -> SearchResult:

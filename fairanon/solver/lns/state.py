@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from ..._arrays import unique_rows
 from ...instances.instance import Instance
 from ...models.objectives import PRIVACY_OBJECTIVES, Lexicographic, Objective, privacy_value
 from ...models.requirements import (
@@ -29,30 +30,38 @@ from ...models.requirements import (
     requirement_targets,
 )
 from ...release import Release
+from ..local_recoding.encoding import check_deadline
 from .labels import Registry
 
 __all__ = ["Incumbent", "release_labels"]
 
 
-def release_labels(instance: Instance, registries: list[Registry], release: Release) -> np.ndarray:
+def release_labels(
+    instance: Instance, registries: list[Registry], release: Release, deadline: float | None = None
+) -> np.ndarray:
     """The registry label id of every record (instance order) on every generalizable
-    quasi-identifier of a release, labels met for the first time registered."""
+    quasi-identifier of a release, labels met for the first time registered. Past
+    `deadline` (a ``time.perf_counter`` value),
+    :class:`~fairanon.solver.local_recoding.encoding.BuildStopped` between attributes."""
     table = release.table
     if not table.index.equals(instance.row_ids):
         table = table.loc[instance.row_ids]
     if not registries:
         return np.zeros((instance.n_rows, 0), dtype=np.int64)
-    return np.column_stack(
-        [reg.parse(table[reg.name].astype(str).to_numpy()) for reg in registries]
-    )
+    columns = []
+    for reg in registries:
+        check_deadline(deadline, f"reading the start's labels of {reg.name!r}")
+        # Each distinct label parsed once (a release has far fewer labels than records).
+        codes, labels = pd.factorize(table[reg.name], use_na_sentinel=False)
+        columns.append(reg.parse([str(label) for label in labels])[codes])
+    return np.column_stack(columns)
 
 
 def _group(keys: np.ndarray) -> dict[tuple, np.ndarray]:
     """Rows of `keys` (n x w ints) grouped by their row: key tuple -> positions."""
     if not len(keys):
         return {}
-    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    uniq, inverse = unique_rows(keys)
     order = np.argsort(inverse, kind="stable")
     bounds = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
     return {tuple(int(x) for x in row): part for row, part in zip(uniq, np.split(order, bounds))}
@@ -126,8 +135,13 @@ class Incumbent:
         registries: list[Registry],
         release: Release,
         objective: str,
+        deadline: float | None = None,
     ) -> Incumbent:
-        labels = release_labels(instance, registries, release)
+        """The incumbent of `release`; past `deadline` (a ``time.perf_counter`` value),
+        :class:`~fairanon.solver.local_recoding.encoding.BuildStopped` before each
+        attribute's labels are read and before the classes are formed."""
+        labels = release_labels(instance, registries, release, deadline)
+        check_deadline(deadline, "forming the start's classes")
         return cls(instance, requirements, registries, labels, objective)
 
     # ------------------------------------------------------------------ costs

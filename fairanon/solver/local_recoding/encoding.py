@@ -147,8 +147,11 @@ def encode(
     *,
     recoding: str = "generalization",
     max_range_values: int = 16,
+    deadline: float | None = None,
 ) -> Encoding:
-    """Aggregate the records into weighted types and build the label spaces.
+    """Aggregate the records into weighted types and build the label spaces; past
+    `deadline` (a ``time.perf_counter`` value), :class:`BuildStopped` before each
+    attribute's labels and before the typing.
 
     A type is a set of records with identical values on the generalizable
     quasi-identifiers, the protected attribute, the targets of l-diversity and
@@ -159,8 +162,11 @@ def encode(
     >>> enc.n_types, int(enc.weight.sum()), [s.texts for s in enc.spaces]
     (13, 17, [['housing', 'car', '*'], ['no', 'yes', '*']])
     """
-    names = list(instance.schema.generalizable)
-    spaces = [_label_space(instance, name, recoding, max_range_values) for name in names]
+    spaces = []
+    for name in instance.schema.generalizable:
+        check_deadline(deadline, f"building the labels of {name!r}")
+        spaces.append(_label_space(instance, name, recoding, max_range_values))
+    check_deadline(deadline, "typing the records")
     return type_table(
         instance,
         requirements,
