@@ -365,6 +365,39 @@ def test_the_pairwise_joins_of_the_chain_vectors_stop_at_the_deadline():
         _chain_vectors(enc, 1, deadline=time.perf_counter() - 1)
 
 
+def test_chain_vectors_in_blocks_of_types_are_the_joins_with_the_nearest_types(monkeypatch):
+    """Each type joined with its 1, 2, 3 nearest types (by the NCP of the pairwise join,
+    ties by position), recomputed type by type here; the same when the costs are taken
+    two types at a time (as a large neighbourhood's are, in blocks of CHAIN_BLOCK type
+    pairs, instead of the whole types x types table)."""
+    from fairanon.models.requirements import validate_requirements
+    from fairanon.solver.local_recoding import encoding as encoding_module
+
+    inst = fa.load("german", qi=["job", "savings"])
+    reqs = validate_requirements(inst, [fa.KAnonymity(5)], caller="cpsat")
+    enc = encode(inst, reqs)
+    ncp = [[float(c) for c in space.ncp] for space in enc.spaces]
+
+    def join(a, x, y):
+        return int(enc.spaces[a].join(np.array([x]), np.array([y]))[0])
+
+    expected = set()
+    for p in set(enc.protected.tolist()):
+        base = np.unique(enc.qi[enc.protected == p], axis=0).tolist()
+        for t in base:
+            cost = [sum(ncp[a][join(a, t[a], u[a])] for a in range(enc.d)) for u in base]
+            current = list(t)
+            expected.add((p, *current))
+            for j in sorted(range(len(base)), key=lambda j: (cost[j], j))[1:4]:
+                current = [join(a, current[a], base[j][a]) for a in range(enc.d)]
+                expected.add((p, *current))
+    whole = encoding_module._chain_vectors(enc, 4)
+    assert set(whole) == expected and len(whole) == len(expected)
+    n = max(len(np.unique(enc.qi[enc.protected == p], axis=0)) for p in set(enc.protected.tolist()))
+    monkeypatch.setattr(encoding_module, "CHAIN_BLOCK", 2 * n)
+    assert encoding_module._chain_vectors(enc, 4) == whole
+
+
 def test_cpsat_returns_the_best_start_when_the_limit_is_far_below_the_build_time():
     """The heuristics run before the model is built; the build stops at its deadline and
     the best verified start is returned (FEASIBLE, a fallback saying why) within the
