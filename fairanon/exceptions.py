@@ -54,3 +54,10 @@ class MemoryLimitError(FairanonError, MemoryError):
         super().__init__(message)
         self.need = need
         self.limit = limit
+
+    def __reduce__(self):
+        # Pickled as the message with `need` and `limit` as state, so that the error
+        # raised in a Dask worker reaches the client as itself: without a __reduce__ of
+        # its own, distributed's pickler (tblib) rebuilds it by MemoryError.__new__,
+        # which refuses a subclass, and the client gets a plain Exception.
+        return type(self), self.args, self.__dict__

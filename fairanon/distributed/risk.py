@@ -44,7 +44,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from .._memory import check_memory
+from .._memory import check_memory, current_limit
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
@@ -277,12 +277,16 @@ def count_population(population, classes: RiskClasses) -> PopulationCounts:
     schema, qi = classes.instance.schema, classes.qi
     if isinstance(population, (Instance, pd.DataFrame)):
         return population_counts(population, schema, qi)
+    # The client's limit, resolved here and checked by every task: the tasks run where
+    # the client's limit is not in force, and the last merge's counts come to the client.
+    limit = current_limit(None, "risk")
 
     def merge(a: PopulationCounts, b: PopulationCounts) -> PopulationCounts:
         return combine_population_counts(qi, [np.concatenate(pair) for pair in zip(a.values, b.values)],
-                                         np.concatenate([a.weights, b.weights]))
+                                         np.concatenate([a.weights, b.weights]), limit)
 
-    parts = [dask.delayed(population_counts)(part, schema, qi) for part in population[list(qi)].to_delayed()]
+    parts = [dask.delayed(population_counts)(part, schema, qi, limit)
+             for part in population[list(qi)].to_delayed()]
     try:
         return compute(tree(parts, merge))
     except FairanonError:

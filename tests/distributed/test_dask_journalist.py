@@ -126,3 +126,18 @@ def test_a_population_on_dask_that_does_not_hold_the_table_is_refused():
     holes = dd.from_pandas(table.assign(age=[np.nan] + list(table["age"][1:])), npartitions=2)
     with pytest.raises(fa.SchemaError, match="population column 'age' has missing values"):
         fa.risk(inst, engine="dask", population=holes, suda_max_size=None)
+
+
+def test_a_population_on_dask_is_counted_within_the_memory_limit(hand_release, client):
+    """The tasks that count a population's combinations keep to the client's memory
+    limit, on a cluster's workers, where the limit the client set is not in force."""
+    from fairanon._memory import memory_limit
+
+    inst, release = hand_release
+    table = pd.concat([inst.table[["city", "age"]].astype({"city": str})] * 2, ignore_index=True)
+    # 16 rows in 2 partitions of 8: counting one, 8 rows of 2 quasi-identifiers at
+    # 8 · (3 · 2 + 3) = 72 bytes a row, needs 576 bytes.
+    pop = dd.from_pandas(table, npartitions=2)
+    with dask.config.set(scheduler=client), memory_limit("575B", "risk"):
+        with pytest.raises(fa.MemoryLimitError, match=r"combinations of a population table \(8 rows\)"):
+            fa.risk(inst, release, engine="dask", population=pop, suda_max_size=None)

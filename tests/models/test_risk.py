@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from scipy.integrate import quad
 
 import fairanon as fa
+from fairanon._memory import memory_limit
 from fairanon._validation import check_fraction
-from fairanon.exceptions import InvalidParameterError, SchemaError
+from fairanon.exceptions import InvalidParameterError, MemoryLimitError, SchemaError
 from fairanon.instances.generalization import label_covers
 from fairanon.instances.synthetic import population as synthetic_population
 from fairanon.models.risk import (
@@ -39,7 +40,8 @@ from fairanon.models.risk import (
     uniqueness,
     zayatz,
 )
-from fairanon.models.risk.sample import HISTOGRAM_EDGES, _above, population_class_sizes, size_summary
+from fairanon.models.risk.sample import (HISTOGRAM_EDGES, _above, population_class_sizes, population_counts,
+                                        size_summary)
 from fairanon.models.risk.suda import minimal_sample_uniques, suda_memory, suda_weight
 from fairanon.models.risk.uniqueness import _pitman_loglik
 from risk_tables import HAND, SCHEMA
@@ -247,6 +249,31 @@ def test_journalist_risk_by_hand(hand):
         journalist_risk(cls, HAND[["age"]])
     with pytest.raises(InvalidParameterError):
         journalist_risk(cls, [1, 2])
+
+
+def test_journalist_risk_refuses_above_the_memory_limit(hand):
+    """The population's distinct combinations, and the bit sets over them of generalized
+    labels, are checked against the memory limit before they are made."""
+    extra = pd.DataFrame({"age": ["old", "young", "young"], "zip": ["b", "a", "a"]})
+    pop = pd.concat([HAND[["age", "zip"]], extra], ignore_index=True)
+    rcls = risk_classes(hand, release_of(hand, zip={3: "*", 4: "*"}))
+    counts = population_counts(pop, hand.schema, rcls.qi)  # under the default limit
+    # Counting: 13 rows, 2 quasi-identifiers, 8 · (3 · 2 + 3) = 72 bytes a row: 936 bytes.
+    with memory_limit("900B", "risk"):
+        with pytest.raises(MemoryLimitError, match=r"combinations of a population table \(13 rows\)"):
+            journalist_risk(rcls, pop)
+        with pytest.raises(MemoryLimitError, match="population table"):
+            fa.risk(hand, release_of(hand, zip={3: "*", 4: "*"}), population=pop, suda_max_size=None)
+    # The bit sets: age's 3 labels (young, old, mid) and zip's 2 (a, *) over the 4
+    # distinct combinations (young a, old b, old c, mid a), a byte each before packing
+    # and twice one 64-bit word packed: 5 · (4 + 16) = 100 bytes.
+    with memory_limit("99B", "risk"):
+        with pytest.raises(MemoryLimitError, match="bit sets of 5 labels .* 4 distinct"):
+            population_class_sizes(rcls, counts)
+    with memory_limit("100B", "risk"):
+        assert sorted(population_class_sizes(rcls, counts).tolist()) == [3, 5, 5]
+    with memory_limit("936B", "risk"):
+        assert journalist_risk(rcls, pop).highest == Fraction(1, 3)
 
 
 def test_journalist_population_sizes_against_brute_force():

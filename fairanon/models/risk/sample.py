@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from ..._memory import check_memory
 from ..._validation import check_fraction
 from ...exceptions import InvalidParameterError, SchemaError
 from ...instances.generalization import label_covers
@@ -310,25 +311,42 @@ class PopulationCounts:
         return int(self.weights.sum())
 
 
-def population_counts(population, schema, qi) -> PopulationCounts:
+def _check_counting(n_rows: int, n_qi: int, limit, *, read: bool) -> None:
+    """Refuse, above the memory limit, to count the distinct combinations of `n_rows`
+    rows over `n_qi` quasi-identifiers: per row, the values (8 bytes each, when `read`
+    from a table), their factorized codes (8 each), the combination's id, weight and
+    first row (8 each). The combinations themselves are at most as many as the rows."""
+    need = n_rows * 8 * ((2 + read) * n_qi + 3)
+    check_memory(need, f"counting the distinct quasi-identifier combinations of a population table ({n_rows} rows)",
+                 "pass a smaller population table, or fewer quasi-identifiers", limit, caller="risk")
+
+
+def population_counts(population, schema, qi, limit=None) -> PopulationCounts:
     """The :class:`PopulationCounts` of a population table (an Instance or a pandas
-    DataFrame, or one partition of a larger table) over the quasi-identifiers `qi`.
+    DataFrame, or one partition of a larger table) over the quasi-identifiers `qi`,
+    within the memory limit `limit` (default: the one in force, :mod:`fairanon._memory`).
 
     Raises
     ------
     SchemaError
         A missing quasi-identifier column, a missing value, a non-number in a numeric
         column.
+    MemoryLimitError
+        If counting would exceed the memory limit.
     """
+    _check_counting(len(population.table if isinstance(population, Instance) else population), len(qi), limit,
+                    read=True)
     values = [_population_values(population, name, schema[name]) for name in qi]
-    return combine_population_counts(qi, values, np.ones(len(values[0]) if values else 0, dtype=np.int64))
+    return combine_population_counts(qi, values, np.ones(len(values[0]) if values else 0, dtype=np.int64), limit)
 
 
-def combine_population_counts(qi, values: list, weights: np.ndarray) -> PopulationCounts:
+def combine_population_counts(qi, values: list, weights: np.ndarray, limit=None) -> PopulationCounts:
     """The :class:`PopulationCounts` of combinations that may repeat (the concatenated
     counts of several partitions, or one per record), with their records: the records of
-    equal combinations summed, in exact int64."""
+    equal combinations summed, in exact int64; within the memory limit `limit` (default:
+    the one in force), else :class:`~fairanon.exceptions.MemoryLimitError`."""
     n = len(weights)
+    _check_counting(n, len(qi), limit, read=False)
     coded = [pd.factorize(v) for v in values]
     combo, n_combo = group_ids([(c, len(u)) for c, u in coded])
     total = np.zeros(n_combo, dtype=np.int64)
@@ -388,6 +406,7 @@ def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
         np.add.at(matched, ids[classes.n_classes:], weight)
         return matched[ids[: classes.n_classes]]
     n_combo = len(weight)
+    _check_bit_sets(schema, classes.qi, masks, pop_values, n_combo)
     # Bit sets over the combinations. Per quasi-identifier, factors whose AND is the set a
     # label covers: categorical and ordered labels one bit set each; a numeric label
     # [lo, hi] the set "value ≥ lo" AND the set "value ≤ hi", one bit set per distinct
@@ -438,6 +457,21 @@ def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
         for b, plane in planes:
             out[start:stop] += _popcount(acc & plane[None, :]).sum(axis=1, dtype=np.int64) << b
     return out
+
+
+def _check_bit_sets(schema, qi, masks: list, pop_values: tuple, n_combo: int) -> None:
+    """Refuse, above the memory limit in force, the bit sets over the population's
+    combinations that :func:`population_class_sizes` builds for generalized labels: per
+    row (a categorical or ordered label; two per distinct population value of a numeric
+    attribute, plus two), a byte per combination before packing and the packed bits twice
+    (as bytes, then as padded 64-bit words)."""
+    rows = 0
+    for name, covers, values in zip(qi, masks, pop_values):
+        rows += 2 * (len(pd.unique(values)) + 1) if schema[name].kind == "numeric" else len(covers.labels)
+    need = rows * (n_combo + 2 * 8 * ((n_combo + 63) // 64))
+    check_memory(need, f"the bit sets of {rows} labels and population values over the population table's "
+                 f"{n_combo} distinct quasi-identifier combinations", "pass a smaller population table",
+                 caller="risk")
 
 
 def _words(packed: np.ndarray, n_words: int) -> np.ndarray:
