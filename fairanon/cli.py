@@ -386,12 +386,18 @@ def _read_release(path: str, instance, command: str):
     from .exceptions import InvalidParameterError
     from .jobs import read_release
 
-    parquet = path.endswith((".parquet", ".pq")) or os.path.isdir(path)
-    manifest = None if parquet else _manifest_of(path)[0]  # its report says whether formulas were neutralized
     try:
-        return read_release(path, instance, neutralized=manifest.get("neutralized_formulas") if manifest else None)
+        return read_release(path, instance, neutralized=_neutralized(path))
     except InvalidParameterError as exc:
         raise _UsageError(f"fairanon {command}: {exc}") from None
+
+
+def _neutralized(path: str) -> bool | None:
+    """Whether the CSV release at `path` was written with formulas neutralized, as the
+    report written with it says; None when no report describes it (or a Parquet file)."""
+    parquet = path.endswith((".parquet", ".pq")) or os.path.isdir(path)
+    manifest = None if parquet else _manifest_of(path)[0]
+    return manifest.get("neutralized_formulas") if manifest else None
 
 
 def _utility(args, step) -> int:
@@ -577,6 +583,9 @@ def _command(argv: Sequence[str] | None, started: float) -> int:
         return _app(args)
     if getattr(args, "engine", "local") == "dask":
         from .distributed import command as dask_command
+
+        if getattr(args, "release", None):  # read as one machine reads it
+            args.neutralized = _neutralized(args.release)
 
         if args.command == "risk":
             return dask_command.risk(args, _risk_options(args))

@@ -164,7 +164,7 @@ def verify(args) -> int:
         dinst, job = _instance(args.job, args.dataset)
         from .instance import read_table
 
-        table = read_table(args.release, **_release_ids(args.release, dinst))
+        table = read_table(args.release, **_release_ids(args.release, dinst, getattr(args, "neutralized", None)))
         report = verify_dask(dinst, table, job.requirements, progress=tty)
         memory = peak_memory(c)
     print(report)
@@ -190,7 +190,7 @@ def risk(args, options: dict) -> int:
         dinst, _ = _instance(args.job, args.dataset)
         release = None
         if args.release:
-            release = read_table(args.release, **_release_ids(args.release, dinst))
+            release = read_table(args.release, **_release_ids(args.release, dinst, getattr(args, "neutralized", None)))
         report = measure(dinst, release, engine="dask", progress=tty, **options)
         memory = peak_memory(c)
     document = report.to_dict()
@@ -202,16 +202,18 @@ def risk(args, options: dict) -> int:
     return 0
 
 
-def _release_ids(path: str, dinst) -> dict:
+def _release_ids(path: str, dinst, neutralized: bool | None = None) -> dict:
     """How :func:`~fairanon.distributed.instance.read_table` reads a release file, as one
-    machine reads it: a CSV file's cells as the text written, its ``record_id`` column as
-    the instance's ids (numbers when they are numbers, else the text written)."""
+    machine reads it: a CSV file's cells as the text written, the formulas the writer
+    neutralized read back (`neutralized`: what the report written with it says, None
+    when none does), its ``record_id`` column as the instance's ids (numbers when they
+    are numbers, else the text written)."""
     if not path.endswith((".csv", ".csv.gz")):
         return {}
     dtype = dinst.data.index.dtype
     numeric = getattr(dtype, "kind", "O") in "iuf"
     return {"id_column": "record_id", "what": "the release", "id_type": dtype if numeric else None,
-            "as_written": True}
+            "as_written": True, "neutralized": neutralized}
 
 
 def _named(figures: dict | None, release) -> dict | None:

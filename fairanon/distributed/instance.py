@@ -30,7 +30,7 @@ def _dd():
 
 
 def read_table(path: str, *, id_column: str | None = None, what: str | None = None, id_type=None,
-               numbered: bool = True, text_columns=(), as_written: bool = False):
+               numbered: bool = True, text_columns=(), as_written: bool = False, neutralized: bool | None = False):
     """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
     `id_column` when given, else by the file's index or (`numbered`) the row numbers.
     Column types come from the Parquet schema.
@@ -39,7 +39,11 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     schema's non-numeric columns) as text, not parsed (``01234`` stays ``'01234'``), the
     others parsed, spaces after a separator skipped (:func:`fairanon.jobs.read_table`);
     with `as_written`, every cell as the text written, nothing read as missing and no
-    space skipped (a release file: :func:`fairanon.jobs.read_release`). Its `id_column`
+    space skipped (a release file: :func:`fairanon.jobs.read_release`), and the formulas
+    the writer neutralized read back as one machine reads them
+    (:func:`~fairanon.instances.files.reads_restored` of `neutralized`, the report's
+    ``neutralized_formulas``: True restored, None restored unless a partition holds a
+    formula written as it is, False as written). Its `id_column`
     is read as text, as one machine reads it
     (:func:`fairanon.jobs.read_table`: the id written ``1`` is ``'1'``, ``007`` stays
     ``'007'``), so that both engines name the same records; or as the numpy type
@@ -70,6 +74,8 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
             dtype[id_column] = str if id_type is None else id_type
         try:  # Dask parses the first rows here
             ddf = dd.read_csv(path, blocksize="64MB", dtype=dtype or None, **options)
+            if as_written:
+                ddf = _restored(ddf, neutralized)
         except (ValueError, TypeError) as exc:
             if not typed:
                 raise
@@ -95,6 +101,24 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     elif ddf.index.name is None and numbered:
         ddf = _row_numbers(ddf)
     return ddf
+
+
+def _restored(ddf, neutralized: bool | None):
+    """`ddf`, a CSV file's cells as written, with the formulas the writer neutralized
+    read back partition by partition by one machine's code
+    (:func:`~fairanon.instances.files.restore_formulas`, a cell at a time), when
+    :func:`~fairanon.instances.files.reads_restored` says so (with `neutralized` None,
+    after a pass that looks for a formula written as it is)."""
+    import dask
+
+    from ..instances.files import reads_restored, restore_formulas, unneutralized_formulas
+
+    def unneutralized() -> bool:
+        return any(dask.compute(*[dask.delayed(unneutralized_formulas)(part) for part in ddf.to_delayed()]))
+
+    if not reads_restored(neutralized, unneutralized):
+        return ddf
+    return ddf.map_partitions(restore_formulas, meta=ddf._meta)
 
 
 def _not_ids(path: str, id_column: str, id_type, exc: Exception) -> InvalidParameterError:

@@ -47,9 +47,11 @@ __all__ = [
     "interrupts_deferred",
     "neutralize_formulas",
     "read_csv_table",
+    "reads_restored",
     "restore_formulas",
     "safe_file_name",
     "sha256_of",
+    "unneutralized_formulas",
     "write_csv",
 ]
 
@@ -162,8 +164,9 @@ def restore_formulas(table: pd.DataFrame) -> pd.DataFrame:
     return _map_cells(table, _restored)
 
 
-def _unneutralized(table: pd.DataFrame) -> bool:
-    """Whether a cell would have been prefixed but is not: the table was written as it is."""
+def unneutralized_formulas(table: pd.DataFrame) -> bool:
+    """Whether a cell would have been prefixed but is not: the table (or this part of
+    it) was written as it is."""
     found = []
 
     def check(text: str) -> str:
@@ -173,6 +176,16 @@ def _unneutralized(table: pd.DataFrame) -> bool:
 
     _map_cells(table, check)
     return bool(found)
+
+
+def reads_restored(neutralized: bool | None, unneutralized: Callable[[], bool]) -> bool:
+    """Whether a table read from a CSV file is read with its formulas restored
+    (:func:`restore_formulas`) first: when `neutralized` (a report written with the file
+    says so), or when it is unknown (None) and no cell would have been prefixed but is
+    not (`unneutralized()`, :func:`unneutralized_formulas` of the whole table, called
+    only then). One machine reads a table so (:func:`formula_readings`), the Dask engine
+    each of its partitions."""
+    return bool(neutralized) or (neutralized is None and not unneutralized())
 
 
 def formula_readings(table: pd.DataFrame, neutralized: bool | None = None) -> list[pd.DataFrame]:
@@ -190,7 +203,7 @@ def formula_readings(table: pd.DataFrame, neutralized: bool | None = None) -> li
     >>> [r["a"].tolist() for r in formula_readings(pd.DataFrame({"a": ["'=x", "=y"]}))]
     [["'=x", '=y']]
     """
-    if neutralized is False or (neutralized is None and _unneutralized(table)):
+    if not reads_restored(neutralized, lambda: unneutralized_formulas(table)):
         return [table]
     restored = restore_formulas(table)
     if neutralized or restored.equals(table):
