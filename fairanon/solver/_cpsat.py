@@ -164,6 +164,10 @@ def run_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> int
     the main thread the solve runs in a helper thread while this one waits where the
     interrupt can land, then stops the search (``StopSearch``), waits for the helper and
     re-raises. Elsewhere (a worker thread) the solve runs directly.
+
+    A process that ignores SIGINT (started in the background by a non-interactive
+    shell, or by nohup) keeps ignoring it here, as Python itself does: it installs no
+    KeyboardInterrupt handler then, and Ctrl-C does not stop the solve.
     """
     solver.parameters.catch_sigint_signal = False
     if threading.current_thread() is not threading.main_thread():
