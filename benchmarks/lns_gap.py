@@ -6,7 +6,7 @@ default 300; ``--no-long`` to skip them; ``--rows N`` for the subset, default 40
 for SCIP's, default 600: it stops at its proof). Prints a table and writes
 ``benchmarks/results/lns_gap.json``.
 
-Target from the project's issue tracker: German credit, the 7 quasi-identifiers of
+The target: German credit, the 7 quasi-identifiers of
 ``benchmarks/exact.py`` (personal status generalizable), NCP, k = 5 and 10, lns for
 60 s should certify a gap of at most 10 % (``benchmarks/lns.py`` measures it).
 
