@@ -526,9 +526,12 @@ def lns(
     -------
     Release
         FEASIBLE (OPTIMAL when the whole table was re-solved to optimality), verified,
-        with ``objective`` (exact), ``bound`` and ``provenance["gap"]``, the starting
-        heuristic and what every heuristic gave (``provenance["starts"]``), and the
-        search's rounds, improvements and history. When no heuristic gives a valid
+        with ``objective`` (exact), ``bound`` and ``provenance["gap"]`` (no bound when
+        the search left no time for one: ``provenance["lower_bound"]["reason"]`` says
+        so), the starting heuristic and what every heuristic gave
+        (``provenance["starts"]``), and the search's rounds, improvements and history
+        (``provenance["search"]["stopped"]`` when the limit passed before the search
+        started: the start is then the release). When no heuristic gives a valid
         release to start from, a table of at most `whole_types` distinct records is
         re-solved whole by the exact model: OPTIMAL when its labels are every label a
         release may use (:func:`fairanon.solver.lns.every_label`), else its release
