@@ -517,10 +517,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupt that a library turns into another error still ends as one (exit 130).
     Without `argv` (the ``fairanon`` program itself) Ctrl-C is ignored once the command
     has ended: Python takes a moment to shut down after a large run, and an interrupt
-    then would only turn the exit code of a finished run into death by SIGINT.
+    then would only turn the exit code of a finished run into death by SIGINT. A process
+    started with SIGINT ignored (``nohup``, a non-interactive shell's ``&``) keeps
+    ignoring it, as Python itself does.
     """
     started = perf_counter()  # a command's time limit counts from here: start-up included
-    main_thread = threading.current_thread() is threading.main_thread()
+    main_thread = (threading.current_thread() is threading.main_thread()
+                   and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN)
     previous = signal.signal(signal.SIGINT, _on_interrupt) if main_thread else None
     _INTERRUPT.clear()
     try:

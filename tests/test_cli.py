@@ -162,3 +162,26 @@ def test_the_time_limit_is_the_commands(tmp_path, capsys, monkeypatch):
     assert given == [pytest.approx(7.0)]
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["report"]["passed"]
+
+
+@pytest.mark.parametrize("start", ["ignored", "default"])
+def test_ctrl_c_is_taken_only_when_the_process_takes_it(start, monkeypatch):
+    """Started with SIGINT ignored (nohup, a non-interactive shell's ``&``), the command
+    keeps ignoring it, as Python does; it installed its own handler, so a Ctrl-C meant
+    for the shell ended a run that had asked to be left alone."""
+    import importlib
+    import signal
+
+    cli = importlib.import_module("fairanon.cli")
+    during = []
+    monkeypatch.setattr(cli, "_run", lambda argv, started: during.append(signal.getsignal(signal.SIGINT)) or 0)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if start == "ignored" else signal.default_int_handler)
+    try:
+        assert main(["describe", "german"]) == 0
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if start == "ignored":
+        assert during == [signal.SIG_IGN] and after is signal.SIG_IGN
+    else:
+        assert during == [cli._on_interrupt] and after is signal.default_int_handler
