@@ -116,6 +116,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", default="1/5", help="count the records whose risk is above it (default: 1/5)")
     p.add_argument("--suda-max-size", type=int, default=3,
                    help="largest attribute set searched for minimal sample uniques (default: 3; 0 skips SUDA)")
+    p.add_argument("--memory-limit", type=memory_limit_type,
+                   help="memory the figures may take (SUDA, a population table's combinations), as for "
+                        "anonymize (default: the job's memory_limit, else half the available memory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--out", help="write the JSON report here")
     engine(p, max_rows=False)
@@ -428,6 +431,7 @@ def _utility(args, step) -> int:
 
 
 def _risk(args, step) -> int:
+    from ._memory import memory_limit_context
     from .api import risk
     from .instances.files import check_output_file, commit
 
@@ -440,11 +444,17 @@ def _risk(args, step) -> int:
         step("reading the release")
         release = _read_release(args.release, job.instance, "risk")
     step("measuring the risk")
-    report = risk(job.instance, release, **_risk_options(args))
+    with memory_limit_context(_memory_limit(args, job), "risk"):
+        report = risk(job.instance, release, **_risk_options(args))
     print(json.dumps(report.to_dict(), indent=2) if args.json else report)
     if args.out is not None:
         commit({args.out: _write_json(report.to_dict())})
     return 0
+
+
+def _memory_limit(args, job):
+    """The memory limit of a command: --memory-limit, else the job's."""
+    return args.memory_limit if args.memory_limit is not None else job.memory_limit
 
 
 def _risk_options(args) -> dict:

@@ -176,7 +176,8 @@ def test_journalist_risk_against_a_population_file(tmp_path, capsys, monkeypatch
 
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_bad_population_files(tmp_path, capsys, monkeypatch, engine):
-    """A missing, unreadable or wrong population file: one line naming it, exit code 2."""
+    """A missing, unreadable or wrong population file, or one above --memory-limit: one
+    line naming it, exit code 2."""
     import contextlib
 
     if engine == "dask":
@@ -196,6 +197,12 @@ def test_bad_population_files(tmp_path, capsys, monkeypatch, engine):
                              tmp_path / name, "--suda-max-size", "0", "--engine", engine)
         assert code == 2 and message in err, (name, err)
         assert len(err.strip().splitlines()) == 1, err
+    # Counting the 13 rows of 3 quasi-identifiers needs 13 · 8 · (3 · 3 + 3) = 1,248 bytes.
+    code, out, err = run(capsys, "risk", job, "--release", tmp_path / "release.csv", "--population",
+                         tmp_path / "population.csv", "--suda-max-size", "0", "--engine", engine,
+                         "--memory-limit", "1000B")
+    assert code == 2 and "population table (13 rows) would need about 1.25 kB" in err, err
+    assert len(err.strip().splitlines()) == 1, err
 
 
 def test_a_release_with_neutralized_formulas_reads_back_the_same_on_both_engines(tmp_path, capsys, monkeypatch):

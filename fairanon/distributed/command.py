@@ -177,6 +177,7 @@ def verify(args) -> int:
 def risk(args, options: dict) -> int:
     """The risk figures of the job's instance, or of a release file, on Dask
     (:func:`fairanon.risk` with ``engine="dask"``; `options` as it takes them)."""
+    from .._memory import memory_limit_context
     from ..api import risk as measure
     from ..instances.files import check_output_file, commit
     from .instance import read_table
@@ -187,11 +188,14 @@ def risk(args, options: dict) -> int:
         raise InvalidParameterError(f"release file {args.release!r} does not exist")
     tty = sys.stderr.isatty()
     with client(args.scheduler, getattr(args, "workers", None)) as c:
-        dinst, _ = _instance(args.job, args.dataset)
+        dinst, job = _instance(args.job, args.dataset)
         release = None
         if args.release:
             release = read_table(args.release, **_release_ids(args.release, dinst, getattr(args, "neutralized", None)))
-        report = measure(dinst, release, engine="dask", progress=tty, **options)
+        # As on one machine: --memory-limit, else the job's.
+        limit = args.memory_limit if args.memory_limit is not None else job.memory_limit
+        with memory_limit_context(limit, "risk"):
+            report = measure(dinst, release, engine="dask", progress=tty, **options)
         memory = peak_memory(c)
     document = report.to_dict()
     print(json.dumps(document, indent=2) if args.json else report)
