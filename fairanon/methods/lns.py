@@ -65,7 +65,7 @@ from ..solver.lns import (
     suppression_only,
 )
 from ..solver.local_recoding.encoding import BuildStopped
-from ..solver.local_recoding.labels import RECODINGS
+from ..solver.local_recoding.labels import RECODINGS, missing_labels
 from ..solver.local_recoding.memory import model_memory
 from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
 from .starts import best_heuristic
@@ -538,7 +538,10 @@ def lns(
         starts the search (``provenance["starts"]`` says so); INFEASIBLE with the reason
         and ``provenance["conflict"]`` naming a minimal set of conflicting requirements
         (as ``cpsat``); UNKNOWN, with the reason, when that does not answer in the time
-        or the table is larger.
+        or the table is larger. When the exact model has no labels for an attribute
+        (more than `max_range_values` values and no hierarchy or nested intervals),
+        the search starts from every cell ``*`` instead, when that meets the
+        requirements, else the release is UNKNOWN and its reason says what to change.
 
     References
     ----------
@@ -590,45 +593,56 @@ def lns(
         ) + " meeting the requirements to start from: " + "; ".join(
             f"{t['method']}: {t.get('skipped') or t.get('status')}" for t in tried
         )
-        whole = None
-        if distinct_records(instance) <= whole_types:
-            # A small table is re-solved whole even without a start: the exact model
-            # finds a release the heuristics missed, or proves that none exists.
-            whole = local_recoding(
-                instance,
-                requirements,
-                seed=seed,
-                time_limit=max(0.01, search_end - time.perf_counter()),
-                recoding=recoding,
-                objective=objective_arg,
-                stretch_k=stretch_k,
-                num_workers=num_workers,
-                hint=None,
-                max_range_values=max_range_values,
-            )
-        if whole is not None and whole.status == Status.OPTIMAL:
-            registries = [Registry(instance, name) for name in instance.schema.generalizable]
-            if every_label(registries, objective, recoding, max_range_values):
-                return _whole_release(whole, params, requirements, seed, started, tried)
-            # Proven over the model's candidate labels only (an attribute with more than
-            # max_range_values values has tree nodes or nested intervals, not every
-            # range): a release with other ranges may cost less, so the optimum is not
-            # claimed; the search starts from it and the bound is computed as for any
-            # start.
-            tried.append({
-                "method": "the whole table re-solved",
-                "objective": value_for_display(whole.objective),
-                "status": "OPTIMAL over the model's candidate labels only (an attribute "
-                          f"has more than max_range_values={max_range_values} values)",
-            })
-        if whole is not None and whole.status in (Status.OPTIMAL, Status.FEASIBLE):
-            first = whole.with_provenance(start_objective=whole.objective)
-        elif whole is not None and whole.status == Status.INFEASIBLE:
-            return _whole_release(whole, params, requirements, seed, started, tried)
+        small = distinct_records(instance) <= whole_types
+        unmodelled = _unmodelled(instance, recoding, max_range_values) if small else None
+        if unmodelled is not None:
+            # The exact model has no labels for an attribute, but the search has its
+            # own (ranges between evenly spaced values): it starts from every cell
+            # '*' when that meets the requirements.
+            first, reason = _suppressed_start(instance, requirements, objective, seed, started,
+                                              tried, reason, unmodelled, max_range_values)
+            if first is None:
+                return _empty(instance, requirements, seed, started, params, tried, reason)
         else:
-            if whole is not None:
-                reason += f"; the whole table re-solved: {whole.reason or whole.status}"
-            return _empty(instance, requirements, seed, started, params, tried, reason)
+            whole = None
+            if small:
+                # A small table is re-solved whole even without a start: the exact model
+                # finds a release the heuristics missed, or proves that none exists.
+                whole = local_recoding(
+                    instance,
+                    requirements,
+                    seed=seed,
+                    time_limit=max(0.01, search_end - time.perf_counter()),
+                    recoding=recoding,
+                    objective=objective_arg,
+                    stretch_k=stretch_k,
+                    num_workers=num_workers,
+                    hint=None,
+                    max_range_values=max_range_values,
+                )
+            if whole is not None and whole.status == Status.OPTIMAL:
+                registries = [Registry(instance, name) for name in instance.schema.generalizable]
+                if every_label(registries, objective, recoding, max_range_values):
+                    return _whole_release(whole, params, requirements, seed, started, tried)
+                # Proven over the model's candidate labels only (an attribute with more than
+                # max_range_values values has tree nodes or nested intervals, not every
+                # range): a release with other ranges may cost less, so the optimum is not
+                # claimed; the search starts from it and the bound is computed as for any
+                # start.
+                tried.append({
+                    "method": "the whole table re-solved",
+                    "objective": value_for_display(whole.objective),
+                    "status": "OPTIMAL over the model's candidate labels only (an attribute "
+                              f"has more than max_range_values={max_range_values} values)",
+                })
+            if whole is not None and whole.status in (Status.OPTIMAL, Status.FEASIBLE):
+                first = whole.with_provenance(start_objective=whole.objective)
+            elif whole is not None and whole.status == Status.INFEASIBLE:
+                return _whole_release(whole, params, requirements, seed, started, tried)
+            else:
+                if whole is not None:
+                    reason += f"; the whole table re-solved: {whole.reason or whole.status}"
+                return _empty(instance, requirements, seed, started, params, tried, reason)
     apart = _bound_apart(first, requirements, objective, searches, num_workers) if bound else None
     beside = None
     if apart is not None:
@@ -821,13 +835,46 @@ def _whole_release(whole: Release, params, requirements, seed, started, tried) -
     )
 
 
-def _empty(instance, requirements, seed, started, params, tried, reason) -> Release:
+def _unmodelled(instance: Instance, recoding: str, max_range_values: int) -> tuple[str, str] | None:
+    """Why the exact model of the whole table has no labels for one of the attributes
+    and what gives it some (:func:`~fairanon.solver.local_recoding.labels.missing_labels`);
+    None when it has labels for all."""
+    for name in instance.schema.generalizable:
+        active = len(np.unique(instance.codes(name)))
+        missing = missing_labels(instance.schema[name], active, recoding, max_range_values)
+        if missing is not None:
+            return missing
+    return None
+
+
+def _suppressed_start(instance, requirements, objective, seed, started, tried: list[dict],
+                      reason: str, unmodelled: tuple[str, str], max_range_values: int
+                      ) -> tuple[Release | None, str]:
+    """The release with every cell ``*`` (one class) as the search's start, when it
+    passes the verifier, recorded in `tried`; else None and `reason` extended with what
+    to do."""
+    why, remedy = unmodelled
+    note = f"the whole table is not re-solved: max_range_values={max_range_values} of lns is smaller than {why}"
+    star = _all_suppressed(instance, provenance("every cell '*'", {}, requirements, seed, started))
+    value = objective_value(instance, star, objective)
+    entry = {"method": "every cell '*'", "objective": value_for_display(value), "why": note}
+    tried.append(entry)
+    if verify(instance, star, requirements, metrics=False).passed:
+        entry["status"] = str(Status.FEASIBLE)
+        return star.with_provenance(start_objective=value), reason
+    entry["status"] = "not verified"
+    return None, (f"{reason}; {note}, and every cell '*' does not meet the requirements: raise "
+                  f"max_range_values, {remedy}, or give lns a start (start=...)")
+
+
+def _all_suppressed(instance: Instance, record: dict, status: Status = Status.FEASIBLE,
+                    reason: str | None = None) -> Release:
+    """One class, every generalizable cell ``*``."""
     groups = np.zeros(instance.n_rows, dtype=np.int64)
     table = generalize_partition(instance, groups, suppress=list(instance.schema.generalizable))
-    return Release(
-        table=table,
-        groups=groups,
-        status=Status.UNKNOWN,
-        reason=reason,
-        provenance=provenance("lns", params, requirements, seed, started, starts=tried),
-    )
+    return Release(table=table, groups=groups, status=status, reason=reason, provenance=record)
+
+
+def _empty(instance, requirements, seed, started, params, tried, reason) -> Release:
+    return _all_suppressed(instance, provenance("lns", params, requirements, seed, started, starts=tried),
+                           Status.UNKNOWN, reason)

@@ -1139,3 +1139,38 @@ def test_lns_skips_the_bound_when_no_time_is_left(monkeypatch):
     assert not calls and rel.bound is None
     assert rel.provenance["lower_bound"] == {"method": "none", "reason": "no time was left for a bound"}
     assert fa.verify(inst, rel, reqs).passed
+
+
+def _twenty_ages(n=20):
+    """Ages 0..n-1 (more values than max_range_values=16, no intervals), sex F/M alternating."""
+    df = pd.DataFrame({"age": list(range(n)), "sex": ["F", "M"] * (n // 2), "d": ["x", "y"] * (n // 2)})
+    schema = fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("sex"),
+                        fa.Attribute("d", role="sensitive")])
+    return fa.Instance(df, schema, name="ages")
+
+
+def test_without_a_start_an_attribute_the_exact_model_cannot_label_starts_from_stars():
+    """20 ages, no intervals, max_range_values=16: the whole table's exact model has no
+    labels for 'age' (it used to raise cpsat's error); lns starts from every cell '*'
+    (NCP 20 x 2 = 40) and searches with its own ranges. By hand, the optimum under k = 3
+    keeps sex (a mixed class costs 1 a record, 20 in all) and cuts each sex's ten ages,
+    2 apart, into runs of 3, 3 and 4: NCP 2 x (3 x 4 + 3 x 4 + 4 x 6) / 19 = 96/19, which
+    six rounds (each stopped by CP-SAT's deterministic time) reach."""
+    inst = _twenty_ages()
+    reqs = [fa.KAnonymity(3)]
+    rel = lns(inst, reqs, start=[], seed=0, max_rounds=6, bound=False)
+    assert fa.verify(inst, rel, reqs).passed
+    first = rel.provenance["starts"][0]
+    assert first["method"] == "every cell '*'" and first["objective"] == 40
+    assert "max_range_values=16 of lns" in first["why"] and "'age'" in first["why"]
+    assert rel.status == Status.FEASIBLE
+    assert rel.objective == objective_value(inst, rel, "ncp") == Fraction(96, 19)
+
+
+def test_without_a_start_and_stars_failing_the_reason_names_lns_and_the_fix():
+    inst = _twenty_ages()
+    reqs = [fa.KAnonymity(2), fa.LDiversity(3)]  # two sensitive values: not even '*' meets it
+    rel = lns(inst, reqs, start=[], seed=0, time_limit=2)
+    assert rel.status == Status.UNKNOWN
+    assert "max_range_values=16 of lns" in rel.reason and "raise max_range_values" in rel.reason
+    assert "intervals=IntervalHierarchy" in rel.reason and "start=" in rel.reason

@@ -37,7 +37,7 @@ from ...instances.instance import Instance
 from ...instances.schema import Attribute
 from ...models.objectives import OBJECTIVES
 
-__all__ = ["OBJECTIVES", "RECODINGS", "LabelSpace"]
+__all__ = ["OBJECTIVES", "RECODINGS", "LabelSpace", "missing_labels"]
 
 #: How cells may change: "generalization" (hierarchy nodes, ranges of ordered and
 #: numeric values, ``*``) or "suppression" (the value itself or ``*``; DIVA's semantics).
@@ -206,6 +206,25 @@ def _nested_intervals(attr: Attribute) -> bool:
     return all(b % a == 0 for a, b in itertools.pairwise(widths))
 
 
+def missing_labels(attr: Attribute, m: int, recoding: str, max_range_values: int) -> tuple[str, str] | None:
+    """Why the exact model has no generalized labels for `attr` with `m` active values,
+    and what gives it some, as text for messages; None when it has them. Ranges cover
+    at most `max_range_values` values; beyond, an ordered attribute needs a hierarchy
+    and a numeric one nested intervals."""
+    if recoding == "suppression":
+        return None
+    if attr.kind == "categorical" or (attr.kind == "ordered" and m > max_range_values):
+        if attr.hierarchy is not None:
+            return None
+        return (f"the {m} values of ordered attribute {attr.name!r}, which has no hierarchy to "
+                "fall back on", "give the attribute a hierarchy")
+    if m <= max_range_values or (attr.intervals is not None and _nested_intervals(attr)):
+        return None
+    return (f"the {m} values of numeric attribute {attr.name!r}, which has no nested intervals "
+            "to fall back on", "give it intervals=IntervalHierarchy(...) with widths that divide "
+            "each other, bin it first")
+
+
 def _label_space(instance: Instance, name: str, recoding: str, max_range_values: int) -> LabelSpace:
     attr = instance.schema[name]
     values, row_value = _active(instance, name)
@@ -219,17 +238,17 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
         mask[i] = True
         return mask
 
+    missing = missing_labels(attr, m, recoding, max_range_values)
+    if missing is not None:
+        why, remedy = missing
+        raise InvalidParameterError(
+            f"The 'max_range_values' parameter of cpsat ({max_range_values}) is smaller than {why}. "
+            f"Raise max_range_values, {remedy}, or use recoding='suppression'."
+        )
     full = np.ones(m, dtype=bool)
     if recoding == "suppression":
         candidates = [(SUPPRESSED, full)]
     elif attr.kind == "categorical" or (attr.kind == "ordered" and m > max_range_values):
-        if attr.hierarchy is None:
-            raise InvalidParameterError(
-                f"The 'max_range_values' parameter of cpsat ({max_range_values}) is smaller than "
-                f"the {m} values of ordered attribute {name!r}, which has no hierarchy to fall "
-                "back on. Raise max_range_values, give the attribute a hierarchy, or use "
-                "recoding='suppression'."
-            )
         h = attr.hierarchy
         check_label_rows(name, m, sum(1 for node in h.nodes if h.children[node]))
         where = tree_positions(h, values)
@@ -262,13 +281,6 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
             for text in dict.fromkeys(labels):
                 candidates.append((text, np.array([lab == text for lab in labels])))
         candidates.append((SUPPRESSED, full))
-    else:
-        raise InvalidParameterError(
-            f"The 'max_range_values' parameter of cpsat ({max_range_values}) is smaller than the "
-            f"{m} values of numeric attribute {name!r}, which has no nested intervals to fall back "
-            "on. Raise max_range_values, give it intervals=IntervalHierarchy(...) with widths that "
-            "divide each other, bin it first, or use recoding='suppression'."
-        )
     if not any(text == SUPPRESSED or mask.all() for text, mask in candidates):
         candidates.append((SUPPRESSED, full))
 
