@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -83,6 +83,7 @@ __all__ = [
     "LP_OBJECTIVES",
     "LP_PAIR_BYTES",
     "LP_VECTOR_BYTES",
+    "ColumnPool",
     "lp_bound",
     "lp_memory",
 ]
@@ -156,6 +157,32 @@ def _valid_families(instance: Instance, objective: str) -> bool:
     return True
 
 
+@dataclass
+class ColumnPool:
+    """What column generation generated, for the integer program over it
+    (:func:`fairanon.solver.master.restricted_master`): filled by :func:`lp_bound`.
+
+    Attributes
+    ----------
+    enc : Encoding or None
+        The record types (None until the closure is built).
+    vectors : list of tuple
+        The join closure: (protected code, label per attribute) per vector.
+    cost : numpy.ndarray
+        Per vector, the integer cost of each of its records (``cost / scale`` in the
+        objective's units).
+    scale : int
+    columns : list of (int, numpy.ndarray, numpy.ndarray)
+        The columns added to the LP: vector, types and records of each type.
+    """
+
+    enc: object = None
+    vectors: list = field(default_factory=list)
+    cost: np.ndarray | None = None
+    scale: int = 1
+    columns: list = field(default_factory=list)
+
+
 def lp_bound(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -167,6 +194,7 @@ def lp_bound(
     columns: int = 1000,
     smoothing: float = SMOOTHING,
     memory_limit=None,
+    pool: ColumnPool | None = None,
 ) -> LowerBound | None:
     """The LP bound of the module docstring, or None when it does not apply (objective,
     no k-anonymity, a join closure of more than `max_vectors` vectors).
@@ -188,6 +216,9 @@ def lp_bound(
         are counted before they are listed (:func:`lp_memory`); columns stop being added
         when the restricted LP would pass it, and the best bound certified so far is
         returned (``complete=False``, ``details["stopped"]`` says why).
+    pool : ColumnPool, optional
+        Receives the closure and every column added to the LP (the columns are the
+        LP's own arrays: no copy).
 
     Raises
     ------
@@ -212,6 +243,8 @@ def lp_bound(
     enc, vectors, pricer, scale = model.enc, model.vectors, model.pricer, model.scale
     w, vec_cost, pair_t = pricer.w, pricer.int_cost, model.pair_t
     n_vec = len(vectors)
+    if pool is not None:
+        pool.enc, pool.vectors, pool.cost, pool.scale = enc, vectors, vec_cost, scale
 
     # Every record pays at least its cheapest vector: u_t = min c_v over the vectors
     # covering t is the per-record bound, and its Lagrangian bound (every mean_k >= 0)
@@ -257,6 +290,8 @@ def lp_bound(
         solver.Objective().SetCoefficient(lam, float(vec_cost[v]) * float(amounts.sum()))
         added[0] += 1
         nonzeros[0] += len(types)
+        if pool is not None:
+            pool.columns.append((v, types, amounts))
 
     def fits(batch: list) -> bool:
         """Whether the LP with the columns of `batch` added stays within the limit."""
