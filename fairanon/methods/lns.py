@@ -87,6 +87,9 @@ FINISH_SHARE = 0.05
 FINISH_FACTOR = 1.5
 #: Seconds the search and the bound get when no time limit is given.
 DEFAULT_SECONDS = 60.0
+#: Seconds left below which lns computes no bound after the search: the bounds' set-up
+#: (reading the records, the first attribute's labels) passes a shorter deadline.
+BOUND_MIN_SECONDS = 0.05
 #: Parts searched at once by default: both cores of a 2-core machine.
 SEARCHES = 2
 #: The requirements lns enforces (those of cpsat).
@@ -313,7 +316,7 @@ def improve(
     except BuildStopped as exc:
         why = f"the time limit passed while {exc.stage}, before the search started"
         return _unsearched(instance, requirements, release, objective, params, seed, started, why,
-                           checked)
+                           checked, guides)
     checked_s = time.perf_counter() - started  # the start checked and set up
     if recoding == "suppression":
         found = _outside_suppression(registries, inc.labels)
@@ -332,6 +335,12 @@ def improve(
         # The release is then built and verified, with its metrics: about what checking
         # and setting up the start took, FINISH_FACTOR times over.
         deadline -= FINISH_FACTOR * checked_s
+    if deadline is not None and time.perf_counter() >= deadline:
+        # No round would run, and building and verifying a release would only pass the
+        # limit: the start, already verified, is the release.
+        why = "the time limit passed while the start was set up, before the search started"
+        return _unsearched(instance, requirements, release, objective, params, seed, started, why,
+                           checked, guides, value=start_value)
     result = search(
         inc,
         requirements,
@@ -397,14 +406,21 @@ def improve(
 
 
 def _unsearched(instance, requirements, release: Release, objective, params, seed, started, why,
-                report) -> Release:
+                report, guides: Sequence[Release], value=None) -> Release:
     """The start itself as :func:`improve`'s release (FEASIBLE, no bound), when the time
     limit passed before the search could start; ``provenance["search"]["stopped"]``
-    says why. Its verification is the start's (`report`, without metrics): the same
-    table, not verified again past the time limit."""
-    value = objective_value(instance, release, objective)
-    stats = {"start": release.method, "start_objective": value, "objective": value, "rounds": 0,
-             "improvements": 0, "proven": False, "stopped": why,
+    says why, and its other keys are those of a search that ran no round. Its
+    verification is the start's (`report`, without metrics): the same table, not
+    verified again past the time limit. Its objective is `value`, else the start's
+    ``provenance["start_objective"]`` (set by lns under the same objective), else
+    computed."""
+    if value is None:
+        value = release.provenance.get("start_objective")
+    if value is None:
+        value = objective_value(instance, release, objective)
+    stats = {"start": release.method, "guides": [g.method for g in guides], "start_objective": value,
+             "objective": value, "rounds": 0, "improvements": 0, "proven": False, "history": [],
+             "strategies": {}, "size": 0, "refused": 0, "parts": 0, "stopped": why,
              "search_s": time.perf_counter() - started}
     out = Release(
         table=release.table,
@@ -687,15 +703,20 @@ def lns(
         if beside is not None:
             found, why = beside.result(deadline - FINISH_SHARE * budget / 2 - time.perf_counter())
         left = deadline - time.perf_counter()
-        # With no time left the bound would only pass the limit: its set-up alone takes
-        # a quarter of a second on UCI Adult, for a bound of 0.
-        if found is None and left > 0:
+        # A lexicographic objective has no bound, whatever the time (best_bound: None).
+        exists = not (isinstance(objective, Objective) and objective.secondary is not None)
+        # With (nearly) no time left the bound would only pass the limit: its set-up
+        # alone takes a quarter of a second on UCI Adult, for a bound of 0.
+        if found is None and exists and left >= BOUND_MIN_SECONDS:
             found = best_bound(instance, requirements, objective, release=release, time_limit=left)
         if found is not None and why is not None:
             found = dataclasses.replace(found, details={**found.details, "beside_search": why})
         if found is None:
-            reason = f"no bound for {objective}" if left > 0 else "no time was left for a bound"
+            reason = (f"no bound for {objective}" if not exists or left >= BOUND_MIN_SECONDS
+                      else "no time was left for a bound")
             low, bound_info = None, {"method": "none", "reason": reason}
+            if why is not None:
+                bound_info["beside_search"] = why
         else:
             low = found.value
             bound_info = found.to_dict()

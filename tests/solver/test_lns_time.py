@@ -1,0 +1,177 @@
+"""lns and improve keep their time limit: what they return when it passes before the
+search or leaves no time for a bound. The clock is never timed: deadlines are already
+past, stubs sleep through the limit, or the floor is raised."""
+
+import time
+
+import pytest
+from test_lns import _bound_beside, _german
+
+import fairanon as fa
+from fairanon.methods import lns as lns_module
+from fairanon.methods.lns import improve, lns
+from fairanon.models.objectives import objective_value
+from fairanon.release import Status
+from fairanon.solver.lns import Incumbent
+
+
+def _slow_set_up(monkeypatch, seconds):
+    """Incumbent.from_release reads the start, then sleeps `seconds`: the set-up ends
+    past improve's limit (a sleeping stub, not a timed assertion)."""
+    real = Incumbent.from_release.__func__
+
+    def slow(cls, *args, **kwargs):
+        inc = real(cls, *args, **kwargs)
+        time.sleep(seconds)
+        return inc
+
+    monkeypatch.setattr(Incumbent, "from_release", classmethod(slow))
+
+
+def _no_search(monkeypatch):
+    def search(*args, **kwargs):
+        raise AssertionError("the search ran past its deadline")
+
+    monkeypatch.setattr(lns_module, "search", search)
+
+
+def test_improve_returns_its_start_when_set_up_ends_past_the_search_deadline(monkeypatch):
+    """The start is read and set up just before (here after) the limit: no search, no
+    release built and verified again with its metrics; the start, already verified, is
+    the release, with its objective by the metrics."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    _slow_set_up(monkeypatch, 0.6)
+    _no_search(monkeypatch)
+    real_verify, with_metrics = lns_module.verify, []
+
+    def verify(*args, **kwargs):
+        with_metrics.append(kwargs.get("metrics", True))
+        return real_verify(*args, **kwargs)
+
+    monkeypatch.setattr(lns_module, "verify", verify)
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, time_limit=0.5)
+    assert with_metrics == [False]  # the start's check only
+    assert rel.status == Status.FEASIBLE and rel.bound is None
+    assert "while the start was set up" in rel.provenance["search"]["stopped"]
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, start, "ncp")
+    assert rel.table.astype(str).equals(start.table.astype(str))
+
+
+def test_an_unsearched_start_takes_its_objective_from_provenance(monkeypatch):
+    """The time passes while the start's labels are read: the start's objective, as lns
+    gave it in provenance["start_objective"], is not computed again past the limit."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    value = objective_value(inst, start, "ncp")
+    start = start.with_provenance(start_objective=value)
+    real = Incumbent.from_release.__func__
+
+    def passed(cls, *args, **kwargs):
+        return real(cls, *args, **{**kwargs, "deadline": time.perf_counter() - 1})
+
+    def recomputed(*args, **kwargs):
+        raise AssertionError("the start's objective was computed again")
+
+    monkeypatch.setattr(Incumbent, "from_release", classmethod(passed))
+    monkeypatch.setattr(lns_module, "objective_value", recomputed)
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, time_limit=30)
+    assert "reading the start's labels" in rel.provenance["search"]["stopped"]
+    assert rel.objective == value == objective_value(inst, rel, "ncp")
+    assert fa.verify(inst, rel, reqs).passed
+
+
+def test_an_unsearched_start_has_the_keys_of_a_search(monkeypatch):
+    """benchmarks/lns_gap.py reads search["history"], benchmarks/lns_scale.py
+    search["parts"]: the start returned unsearched has every key a search that ran
+    has, empty (no round, no part searched), and says why."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    guide = fa.anonymize(inst, reqs, method="kmember", seed=0)
+    searched = improve(inst, reqs, start, objective="ncp", seed=0, max_rounds=1, guides=[guide],
+                       whole_types=0)
+    _slow_set_up(monkeypatch, 0.6)
+    rel = improve(inst, reqs, start, objective="ncp", seed=0, time_limit=0.5, guides=[guide])
+    stats = rel.provenance["search"]
+    assert set(stats) - {"stopped"} == set(searched.provenance["search"]) - {"memory"}
+    assert stats["history"] == [] and stats["parts"] == 0 and stats["rounds"] == 0
+    assert stats["guides"] == [guide.method]
+    assert fa.verify(inst, rel, reqs).passed
+
+
+def _late_search(monkeypatch, seconds):
+    """The search ends `seconds` after it returns: lns's deadline has passed."""
+    real = lns_module.improve
+
+    def late(*args, **kwargs):
+        out = real(*args, **kwargs)
+        time.sleep(seconds)
+        return out
+
+    monkeypatch.setattr(lns_module, "improve", late)
+
+
+def _no_bound(monkeypatch):
+    def bound(*args, **kwargs):
+        raise AssertionError("the bound was computed with no time left")
+
+    monkeypatch.setattr(lns_module, "best_bound", bound)
+
+
+def test_a_failed_bound_process_is_reported_when_no_time_is_left(monkeypatch):
+    """The bound's process fails and the search leaves no time: provenance says both
+    (the failure used to be dropped)."""
+    import os
+
+    _, started = _bound_beside(monkeypatch)
+    parent = os.getpid()
+
+    def bound(*args, **kwargs):
+        if os.getpid() != parent:
+            raise MemoryError("planted in the bound's process")
+        raise AssertionError("the bound was computed with no time left")
+
+    monkeypatch.setattr(lns_module, "best_bound", bound)
+    _late_search(monkeypatch, 1.0)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, seed=0, time_limit=1, objective="ncp", whole_types=0)
+    assert started and rel.bound is None
+    assert rel.provenance["lower_bound"] == {
+        "method": "none",
+        "reason": "no time was left for a bound",
+        "beside_search": "MemoryError: planted in the bound's process",
+    }
+    assert fa.verify(inst, rel, reqs).passed
+
+
+def test_a_lexicographic_objective_has_no_bound_whatever_the_time(monkeypatch):
+    """No bound exists for a lexicographic objective: said so even when the search left
+    no time (it used to say "no time was left")."""
+    _late_search(monkeypatch, 1.0)
+    _no_bound(monkeypatch)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, seed=0, time_limit=1, objective=("privacy_log", "ncp"), whole_types=0)
+    assert rel.bound is None
+    assert rel.provenance["lower_bound"] == {"method": "none",
+                                             "reason": "no bound for privacy_log then ncp"}
+    assert fa.verify(inst, rel, reqs).passed
+
+
+def test_no_bound_is_started_below_the_floor(monkeypatch):
+    """Less than BOUND_MIN_SECONDS left after the search (the floor raised above the
+    whole limit here): no bound is started, the provenance says why."""
+    monkeypatch.setattr(lns_module, "BOUND_MIN_SECONDS", 1e9)
+    monkeypatch.setattr(lns_module, "_bound_apart", lambda *args: None)  # the bound after the search
+    _no_bound(monkeypatch)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, seed=0, time_limit=2, objective="ncp", whole_types=0, max_rounds=1)
+    assert rel.bound is None
+    assert rel.provenance["lower_bound"] == {"method": "none", "reason": "no time was left for a bound"}
+    assert fa.verify(inst, rel, reqs).passed
