@@ -189,9 +189,10 @@ def test_bad_population_files(tmp_path, capsys, monkeypatch, engine):
     (tmp_path / "latin1.csv").write_bytes("age,zip,sex\n34,Z\xfcrich,F\n".encode("latin-1"))
     (tmp_path / "age.csv").write_text("age,zip,sex\nold,02138,F\n", encoding="utf-8")
     (tmp_path / "few.csv").write_text("age,zip,sex\n34,02138,F\n", encoding="utf-8")
+    (tmp_path / "empty.csv").write_text("age,zip,sex\n", encoding="utf-8")
     cases = {"missing.csv": "does not exist", "nozip.csv": "lacks the quasi-identifier column 'zip'",
              "binary.parquet": "binary.parquet", "latin1.csv": "latin1.csv", "age.csv": "'age' is not numeric",
-             "few.csv": "must contain the table's records"}
+             "few.csv": "must contain the table's records", "empty.csv": "must contain the table's records"}
     for name, message in cases.items():
         code, out, err = run(capsys, "risk", job, "--release", tmp_path / "release.csv", "--population",
                              tmp_path / name, "--suda-max-size", "0", "--engine", engine)

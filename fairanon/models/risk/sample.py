@@ -380,6 +380,8 @@ def population_class_sizes(classes: RiskClasses, population) -> np.ndarray:
     counts = population if isinstance(population, PopulationCounts) else \
         population_counts(population, schema, classes.qi)
     pop_values, weight = counts.values, counts.weights
+    if not len(weight):  # an empty population covers no class (and makes no bit sets)
+        return np.zeros(classes.n_classes, dtype=np.int64)
     label_of_class, exact_codes, masks = {}, [], []
     exact = True
     for name in classes.qi:
