@@ -593,6 +593,31 @@ def test_label_join_is_the_first_label_covering_both_in_specificity_order(name):
         assert got == best
 
 
+def test_label_join_keeps_no_table_beyond_the_memory_limit():
+    """The labels x labels table of joins takes 2 bytes a pair and only when it fits in
+    the memory limit; under a 1 kB limit the joins are found pair by pair, the same as
+    the plain scan of the test above."""
+    from fairanon._memory import memory_limit
+    from fairanon.solver.local_recoding.labels import _label_space
+
+    inst = fa.load("adult")
+    rng = np.random.default_rng(1)
+    for limit in ("1GB", 1_000):
+        space = _label_space(inst, "native-country", "generalization", 16)
+        a = rng.integers(space.n_labels, size=300)
+        b = rng.integers(space.n_labels, size=300)
+        with memory_limit(limit):
+            got = space.join(a, b).tolist()
+        kept = space._table
+        assert (kept is None) == (limit == 1_000)
+        assert kept is None or kept.nbytes == 2 * space.n_labels**2
+        own = set(space.own.tolist())
+        for x, y, j in zip(a.tolist(), b.tolist(), got):
+            union = space.masks[x] | space.masks[y]
+            covering = [c for c in range(space.n_labels) if not (union & ~space.masks[c]).any()]
+            assert j == min(covering, key=lambda c: (int(space.masks[c].sum()), c not in own, c))
+
+
 def id_like_instance(n: int) -> fa.Instance:
     """n distinct IDs (a flat quasi-identifier), each twice, with an age."""
     ids = [f"P{i:05d}" for i in range(n)]

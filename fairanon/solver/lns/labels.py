@@ -29,12 +29,55 @@ import numpy as np
 from ...instances.generalization import format_number, format_range, label_covers
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
-from ..local_recoding.labels import LabelSpace, _active, _label_losses, check_unit_labels, tree_positions
+from ..local_recoding.labels import LabelSpace, _active, _label_losses, tree_positions
 
-__all__ = ["JOIN_BLOCK", "Registry", "neighbourhood_space", "suppression_only"]
+__all__ = ["JOIN_BLOCK", "Covers", "Registry", "neighbourhood_space", "suppression_only"]
 
 #: Label-value cells :meth:`Registry.join_costs` reads at a time (a byte each, twice).
 JOIN_BLOCK = 2**20
+
+
+class Covers:
+    """The active values each label of a :class:`Registry` covers, kept small: a run of
+    values in order (a range, an interval, a value's own label, ``*``, a tree node
+    whose leaves are in domain order) as its (start, stop), any other set as packed
+    bits, m / 8 bytes. As boolean rows over every value (m bytes a label), the
+    registry grew by m bytes per label over a long search, and held m x m bytes for
+    the values' own labels alone. ``covers[j]`` is label j's boolean row, made when
+    read."""
+
+    def __init__(self, m: int):
+        self.m = m
+        self._runs: list[tuple[int, int] | np.ndarray] = []
+        self.sizes: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def append(self, mask: np.ndarray) -> None:
+        covered = np.flatnonzero(mask)
+        self.sizes.append(len(covered))
+        if not len(covered):
+            self._runs.append((0, 0))
+        elif covered[-1] - covered[0] + 1 == len(covered):
+            self._runs.append((int(covered[0]), int(covered[-1]) + 1))
+        else:
+            self._runs.append(np.packbits(mask))
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        run = self._runs[j]
+        if isinstance(run, tuple):
+            mask = np.zeros(self.m, dtype=bool)
+            mask[run[0] : run[1]] = True
+            return mask
+        return np.unpackbits(run, count=self.m).astype(bool)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the packed sets (a run holds two integers)."""
+        return sum(r.nbytes if isinstance(r, np.ndarray) else 16 for r in self._runs)
 
 
 class Registry:
@@ -48,8 +91,8 @@ class Registry:
     row_value : numpy.ndarray of int
         Active value index of every instance row.
     texts : list of str
-    masks : list of numpy.ndarray of bool
-        Active values covered by each label.
+    masks : Covers
+        Active values covered by each label (``masks[j]``: a boolean row).
     ncp, lm : list of Fraction
         Cell losses over the whole table.
     star : list of bool
@@ -64,7 +107,7 @@ class Registry:
         self.values, self.row_value = _active(instance, name)
         self.m = len(self.values)
         self.texts: list[str] = []
-        self.masks: list[np.ndarray] = []
+        self.masks = Covers(self.m)
         self.ncp: list[Fraction] = []
         self.lm: list[Fraction] = []
         self.star: list[bool] = []
@@ -77,7 +120,6 @@ class Registry:
             self._coord = np.array([(float(v) - lo) / span for v in self.values])
         else:
             self._coord = np.arange(self.m) / max(self.m - 1, 1)
-        check_unit_labels(name, self.m)
         own = [format_number(v) if numeric else str(v) for v in self.values]
         for i, text in enumerate(own):
             mask = np.zeros(self.m, dtype=bool)
@@ -295,7 +337,7 @@ def neighbourhood_space(
     cost = reg.cost(objective)
 
     def rank(j: int):
-        size = int(reg.masks[j].sum())
+        size = reg.masks.sizes[j]
         return (cost[j] if cost is not None else 0, reg.ncp[j], size, j)
 
     chosen: list[int] = []

@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from ..._memory import check_memory
+from ..._memory import check_memory, current_limit
 from ...exceptions import InvalidParameterError
 from ...instances.generalization import format_number, format_range
 from ...instances.hierarchy import SUPPRESSED, Hierarchy
@@ -38,6 +38,10 @@ from ...instances.schema import Attribute
 from ...models.objectives import OBJECTIVES
 
 __all__ = ["OBJECTIVES", "RECODINGS", "LabelSpace", "missing_labels"]
+
+#: Cells of the table of joins :meth:`LabelSpace.join` keeps at most (labels x labels,
+#: 2 bytes each).
+JOIN_TABLE_CELLS = 4_000_000
 
 #: How cells may change: "generalization" (hierarchy nodes, ranges of ordered and
 #: numeric values, ``*``) or "suppression" (the value itself or ``*``; DIVA's semantics).
@@ -86,6 +90,7 @@ class LabelSpace:
     _bits: np.ndarray | None = field(default=None, repr=False)
     _words: np.ndarray | None = field(default=None, repr=False)
     _table: np.ndarray | None = field(default=None, repr=False)
+    _no_table: bool = field(default=False, repr=False)
     _scan: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -111,14 +116,23 @@ class LabelSpace:
         """Elementwise, the most specific label covering everything labels a and b cover
         (the tight summary of their union)."""
         key = np.asarray(a, dtype=np.int64) * self.n_labels + np.asarray(b, dtype=np.int64)
-        if self.n_labels**2 <= 4_000_000:
-            if self._table is None:
-                self._table = np.full(self.n_labels**2, -1, dtype=np.int64)
+        if self._table is None and not self._no_table:
+            # Label ids fit 16 bits here (at most 2,000 labels): 8 MB at most, not 32.
+            self._no_table = self.n_labels**2 > JOIN_TABLE_CELLS or not self._table_fits()
+            if not self._no_table:
+                self._table = np.full(self.n_labels**2, -1, dtype=np.int16)
+        if self._table is not None:
             missing = pd.unique(key[self._table[key] < 0])
             self._table[missing] = self._join_many(missing)
-            return self._table[key]
+            return self._table[key].astype(np.int64)
         uniq, inv = np.unique(key, return_inverse=True)
         return self._join_many(uniq)[inv.reshape(-1)]
+
+    def _table_fits(self) -> bool:
+        """Whether the labels x labels table of joins fits in the memory limit; without
+        it each call joins its distinct pairs anew, which is slower but takes no more."""
+        limit = current_limit(None, "cpsat").bytes
+        return limit is None or 2 * self.n_labels**2 <= limit
 
     def _join_many(self, keys: np.ndarray) -> np.ndarray:
         """The join of each pair key (a * n_labels + b): the first label, most specific
