@@ -129,6 +129,8 @@ def _journalist_files(tmp_path):
     (tmp_path / "population.csv").write_text(POPULATION, encoding="utf-8")
     table = pd.read_csv(tmp_path / "population.csv", dtype={"zip": str})
     table.to_parquet(tmp_path / "population.parquet", index=False)
+    table.index.name = "rid"  # a named index, stored as a column beside the others
+    table.to_parquet(tmp_path / "population_rid.parquet")
     return job
 
 
@@ -159,7 +161,7 @@ def test_journalist_risk_against_a_population_file(tmp_path, capsys, monkeypatch
         monkeypatch.setattr("fairanon.distributed.command.client", lambda *a: contextlib.nullcontext())
         engines.append(["--engine", "dask"])
     for engine in engines:
-        for population in ("population.csv", "population.parquet"):
+        for population in ("population.csv", "population.parquet", "population_rid.parquet"):
             code, out, err = run(capsys, "risk", job, "--release", tmp_path / "release.csv", "--population",
                                  tmp_path / population, "--json", "--suda-max-size", "0", *engine)
             assert code == 0, err
@@ -172,6 +174,33 @@ def test_journalist_risk_against_a_population_file(tmp_path, capsys, monkeypatch
                          tmp_path / "population.csv", "--suda-max-size", "0")
     assert code == 0, err
     assert "journalist risk, highest" in out and "(1/2)" in out and "(37/120)" in out
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_a_large_population_file_is_read_whole(tmp_path, capsys, monkeypatch, engine):
+    """Past the first 256 kB of a CSV population (where Dask guesses a column's type), an
+    age of 70.5 is read as a number and a blank age is a missing value, on both engines.
+    The 30,000 rows added (70 or 70.5, 99999, M) are in no class (B's ages are 31 to 49),
+    so the figures are those of the hand computation above with N = 13 + 30,000."""
+    import contextlib
+
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+        monkeypatch.setattr("fairanon.distributed.command.client", lambda *a: contextlib.nullcontext())
+    job = _journalist_files(tmp_path)
+    text = POPULATION + "70,99999,M\n" * 29_999
+    assert len(text) > 300_000
+    (tmp_path / "large.csv").write_text(text + "70.5,99999,M\n", encoding="utf-8")
+    (tmp_path / "blank.csv").write_text(text + ",99999,M\n", encoding="utf-8")
+    options = ["--release", tmp_path / "release.csv", "--suda-max-size", "0", "--engine", engine]
+    code, out, err = run(capsys, "risk", job, *options, "--population", tmp_path / "large.csv", "--json")
+    assert code == 0, err
+    journalist = json.loads(out)["journalist"]
+    assert journalist["population_size"] == 30_013
+    assert journalist["highest"]["exact"] == "1/2" and journalist["marketer"]["exact"] == "37/120"
+    code, out, err = run(capsys, "risk", job, *options, "--population", tmp_path / "blank.csv")
+    assert code == 2 and "The population column 'age' has missing values" in err, err
+    assert len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.parametrize("engine", ["local", "dask"])

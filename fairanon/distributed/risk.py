@@ -233,9 +233,10 @@ def check_dask_options(schema, options: dict) -> dict:
 
 def _population_table(population, schema):
     """The population table of the journalist risk: an Instance or a pandas DataFrame as
-    it is (counted on this machine), a Dask DataFrame, or a Parquet or CSV path read by
-    :func:`~fairanon.distributed.instance.read_table`; its quasi-identifier columns
-    checked from its columns, before any pass."""
+    it is (counted on this machine), a Dask DataFrame, a CSV path read by
+    :func:`~fairanon.distributed.instance.read_table` (its quasi-identifiers as text,
+    converted when counted), or a Parquet path read without its index; its
+    quasi-identifier columns checked from its columns, before any pass."""
     import dask.dataframe as dd
 
     if population is None or isinstance(population, (Instance, pd.DataFrame)):
@@ -243,11 +244,18 @@ def _population_table(population, schema):
     if isinstance(population, (str, os.PathLike)):
         path = os.fspath(population)
         try:
-            population = read_table(path, numbered=False,  # its records need no ids
-                                    text_columns=[name for name in schema.qi if schema[name].kind != "numeric"])
+            if path.endswith((".csv", ".csv.gz")):
+                # Every quasi-identifier as text, converted as one machine converts it
+                # (population_counts): Dask infers a numeric column's type from the file's
+                # first bytes only, so a later 33.5 or blank cell would fail the parser.
+                population = read_table(path, numbered=False, text_columns=list(schema.qi))
+            else:
+                # Without its index: Dask cannot select the columns of a file written with
+                # a named pandas index (KeyError), and the records need no ids.
+                population = dd.read_parquet(path, index=False)
         except FairanonError:
             raise
-        except (OSError, ValueError) as exc:  # pyarrow's and the CSV parser's (UnicodeDecodeError among them)
+        except (OSError, ValueError, KeyError) as exc:  # pyarrow's and the CSV parser's (UnicodeDecodeError too)
             raise _unreadable(repr(path), exc) from None
     if not isinstance(population, dd.DataFrame):
         raise InvalidParameterError(
@@ -291,7 +299,7 @@ def count_population(population, classes: RiskClasses) -> PopulationCounts:
         return compute(tree(parts, merge))
     except FairanonError:
         raise
-    except (OSError, ValueError) as exc:  # a CSV's later blocks are parsed only now
+    except (OSError, ValueError, KeyError) as exc:  # a CSV's later blocks are parsed only now
         raise _unreadable("", exc) from None
 
 
