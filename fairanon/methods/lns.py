@@ -473,7 +473,9 @@ def lns(
         through the fixed contribution of the rest of the table.
     time_limit : float, optional
         Seconds for the whole run (default 60): the starting heuristics take at most
-        40 %, the bound 15 % (when `bound`), the search the rest; the best release so far
+        40 %, checking their releases included (the first release is checked whatever
+        the time; ``provenance["starts"]`` says which heuristic ran past its share or
+        was skipped), the bound 15 % (when `bound`), the search the rest; the best release so far
         is returned when it runs out.
     objective : str or pair of str, optional
         Default "ncp" ("stars" with suppression); a loss objective ("ncp", "lm",

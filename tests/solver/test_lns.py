@@ -279,6 +279,37 @@ def test_lns_starts_from_the_best_heuristic_and_certifies_its_gap():
     assert fa.verify(inst, rel, reqs).passed
 
 
+def test_the_starting_heuristics_keep_their_share_of_the_time(monkeypatch):
+    """On a clock moved by hand: three heuristics, each taking all the time it is
+    given, and a verification taking 0.3 s, before a deadline at 1 s. The first runs
+    for 0.5 s and is verified at once (0.8 s); the others are skipped, as checking a
+    release would pass the deadline (the releases were verified after the last
+    heuristic: 1.3 s). The start is the first release, which the verifier passes."""
+    from fairanon.methods import starts
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    made = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    clock = [0.0]
+
+    def heuristic(instance, requirements, *, seed=None, time_limit=None, **options):
+        clock[0] += time_limit
+        return made
+
+    def verify(*args, **kwargs):
+        clock[0] += 0.3
+        return fa.verify(*args, **kwargs)
+
+    monkeypatch.setattr(starts.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(starts, "verify", verify)
+    monkeypatch.setattr(starts, "HEURISTICS", tuple((n, heuristic, None) for n in ("a", "b", "c")))
+    first, tried = starts.best_heuristic(inst, reqs, "ncp", seed=0, deadline=1.0)
+    assert clock[0] == pytest.approx(0.8) and first.method == "mondrian"
+    assert [t.get("skipped", "")[:12] for t in tried] == ["", "no time left", "no time left"]
+    assert "checking a release" in tried[1]["skipped"]
+    assert fa.verify(inst, first, reqs).passed
+
+
 def test_same_seed_same_release():
     inst = _german()
     reqs = [fa.KAnonymity(4), fa.LDiversity(2)]
