@@ -235,6 +235,29 @@ def test_bad_population_files(tmp_path, capsys, monkeypatch, engine):
     assert len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow
+def test_population_errors_on_a_cluster_are_one_line(tmp_path, capfd):
+    """On a LocalCluster a population error found by a worker (a non-number in a numeric
+    column, the memory limit) reaches the terminal as the one-line error alone: no
+    worker's log of a failed task with its traceback (the workers write to this
+    process's standard error, captured at its file descriptor)."""
+    from fairanon.cli import main
+
+    pytest.importorskip("distributed")
+    job = _journalist_files(tmp_path)
+    (tmp_path / "age.csv").write_text("age,zip,sex\nold,02138,F\n", encoding="utf-8")
+    options = ["risk", job, "--release", tmp_path / "release.csv", "--suda-max-size", "0", "--engine", "dask",
+               "--workers", "1"]
+    cases = [(["--population", tmp_path / "age.csv"], "The population column 'age' is not numeric"),
+             (["--population", tmp_path / "population.csv", "--memory-limit", "1000B"],
+              "population table (13 rows) would need about 1.25 kB")]
+    for extra, message in cases:
+        code = main([str(a) for a in options + extra])
+        out, err = capfd.readouterr()
+        assert code == 2 and message in err, err
+        assert "Compute Failed" not in err and "Traceback" not in err, err
+
+
 def test_a_release_with_neutralized_formulas_reads_back_the_same_on_both_engines(tmp_path, capsys, monkeypatch):
     """Cells a spreadsheet would run ('=flu', '-cold', '@z') are written with a leading '
     ('-5', a number, as it is); `fairanon verify` and `fairanon risk` read them back on

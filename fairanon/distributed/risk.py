@@ -51,7 +51,7 @@ from ..instances.instance import Instance
 from ..models.released import id_type, narrow
 from ..models.risk.classes import RiskClasses
 from ..models.risk.report import RiskReport, risk, risk_dict, risk_options
-from ..models.risk.sample import PopulationCounts, combine_population_counts, population_counts
+from ..models.risk.sample import PopulationCounts, merge_population_counts, population_counts
 from ..models.risk.suda import suda_memory
 from .instance import compute, read_table, tree
 
@@ -288,19 +288,38 @@ def count_population(population, classes: RiskClasses) -> PopulationCounts:
     # The client's limit, resolved here and checked by every task: the tasks run where
     # the client's limit is not in force, and the last merge's counts come to the client.
     limit = current_limit(None, "risk")
-
-    def merge(a: PopulationCounts, b: PopulationCounts) -> PopulationCounts:
-        return combine_population_counts(qi, [np.concatenate(pair) for pair in zip(a.values, b.values)],
-                                         np.concatenate([a.weights, b.weights]), limit)
-
-    parts = [dask.delayed(population_counts)(part, schema, qi, limit)
-             for part in population[list(qi)].to_delayed()]
+    parts = [dask.delayed(_counted)(part, schema, qi, limit) for part in population[list(qi)].to_delayed()]
     try:
-        return compute(tree(parts, merge))
+        counts = compute(tree(parts, lambda a, b: _merged(a, b, limit)))
     except FairanonError:
         raise
     except (OSError, ValueError, KeyError) as exc:  # a CSV's later blocks are parsed only now
         raise _unreadable("", exc) from None
+    if isinstance(counts, FairanonError):
+        raise counts
+    return counts
+
+
+# The counting tasks return fairanon's errors (a bad value, the memory limit) rather than
+# raise them: raised, a worker of a cluster logs the task as failed, with its traceback,
+# on the user's terminal before the client raises the one-line error.
+def _counted(part: pd.DataFrame, schema, qi, limit) -> PopulationCounts | FairanonError:
+    """:func:`~fairanon.models.risk.sample.population_counts` of a partition, or its error."""
+    try:
+        return population_counts(part, schema, qi, limit)
+    except FairanonError as exc:
+        return exc
+
+
+def _merged(a, b, limit) -> PopulationCounts | FairanonError:
+    """The counts of two partitions merged, or the first error of either or of the merge."""
+    for side in (a, b):
+        if isinstance(side, FairanonError):
+            return side
+    try:
+        return merge_population_counts(a, b, limit)
+    except FairanonError as exc:
+        return exc
 
 
 def release_risk_dask(classes: DaskRiskClasses, seconds: dict, **options) -> dict | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import tracemalloc
 from fractions import Fraction
 
 import numpy as np
@@ -40,8 +41,8 @@ from fairanon.models.risk import (
     uniqueness,
     zayatz,
 )
-from fairanon.models.risk.sample import (HISTOGRAM_EDGES, _above, population_class_sizes, population_counts,
-                                        size_summary)
+from fairanon.models.risk.sample import (HISTOGRAM_EDGES, PopulationCounts, _above, merge_population_counts,
+                                        population_class_sizes, population_counts, size_summary)
 from fairanon.models.risk.suda import minimal_sample_uniques, suda_memory, suda_weight
 from fairanon.models.risk.uniqueness import _pitman_loglik
 from risk_tables import HAND, SCHEMA
@@ -274,6 +275,28 @@ def test_journalist_risk_refuses_above_the_memory_limit(hand):
         assert sorted(population_class_sizes(rcls, counts).tolist()) == [3, 5, 5]
     with memory_limit("936B", "risk"):
         assert journalist_risk(rcls, pop).highest == Fraction(1, 3)
+
+
+def test_merging_population_counts_by_hand_and_within_the_memory_limit():
+    """Two partitions' counts merged: equal combinations' records summed. Above the memory
+    limit the merge is refused before the two are concatenated."""
+    a = PopulationCounts(("age", "zip"), (np.array([1.0, 2.0]), np.array([0, 1])), np.array([2, 1]))
+    b = PopulationCounts(("age", "zip"), (np.array([2.0, 3.0]), np.array([1, 2])), np.array([4, 1]))
+    merged = merge_population_counts(a, b)
+    found = {(float(x), int(z)): int(w) for x, z, w in zip(*merged.values, merged.weights)}
+    assert found == {(1.0, 0): 2, (2.0, 1): 5, (3.0, 2): 1} and merged.size == 8
+    # 50,000 combinations a side: 100,000 · 8 · (2 · 2 + 3) = 5.6 MB to merge; the
+    # concatenated values and weights alone would take 100,000 · 8 · 3 = 2.4 MB.
+    n = 50_000
+    big = PopulationCounts(("age", "zip"), (np.arange(n, dtype=float), np.arange(n)), np.ones(n, dtype=np.int64))
+    tracemalloc.start()
+    try:
+        with memory_limit("5MB", "risk"), pytest.raises(MemoryLimitError, match=r"\(100000 rows\)"):
+            merge_population_counts(big, big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
 
 
 def test_journalist_population_sizes_against_brute_force():

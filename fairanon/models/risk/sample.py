@@ -45,6 +45,7 @@ __all__ = [
     "PopulationCounts",
     "SampleRisk",
     "combine_population_counts",
+    "merge_population_counts",
     "journalist_risk",
     "population_class_sizes",
     "population_counts",
@@ -345,8 +346,22 @@ def combine_population_counts(qi, values: list, weights: np.ndarray, limit=None)
     counts of several partitions, or one per record), with their records: the records of
     equal combinations summed, in exact int64; within the memory limit `limit` (default:
     the one in force), else :class:`~fairanon.exceptions.MemoryLimitError`."""
+    _check_counting(len(weights), len(qi), limit, read=False)
+    return _grouped(qi, values, weights)
+
+
+def merge_population_counts(a: PopulationCounts, b: PopulationCounts, limit=None) -> PopulationCounts:
+    """The :class:`PopulationCounts` of two tables counted apart (two partitions of one),
+    as :func:`combine_population_counts` of their concatenated combinations; the memory
+    limit `limit` (default: the one in force) is checked before they are concatenated."""
+    _check_counting(len(a.weights) + len(b.weights), len(a.qi), limit, read=False)
+    return _grouped(a.qi, [np.concatenate(pair) for pair in zip(a.values, b.values)],
+                    np.concatenate([a.weights, b.weights]))
+
+
+def _grouped(qi, values: list, weights: np.ndarray) -> PopulationCounts:
+    """:func:`combine_population_counts` once its memory is checked."""
     n = len(weights)
-    _check_counting(n, len(qi), limit, read=False)
     coded = [pd.factorize(v) for v in values]
     combo, n_combo = group_ids([(c, len(u)) for c, u in coded])
     total = np.zeros(n_combo, dtype=np.int64)
