@@ -264,8 +264,9 @@ def improve(
     Two search processes run only on a table of at least 2 x 200 classes, and then one
     when the memory limit does not allow two (``provenance["search"]["memory"]`` says
     so). When the time limit passes while the start's (or a guide's) labels are read,
-    before any search, the start itself is returned (FEASIBLE, its objective, no bound),
-    ``provenance["search"]["stopped"]`` saying so.
+    or the search's deadline while the start is set up, before any search, the start
+    itself is returned (FEASIBLE, its objective, no bound, verified once, without
+    metrics), ``provenance["search"]["stopped"]`` saying so.
 
     Raises
     ------
