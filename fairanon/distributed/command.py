@@ -162,9 +162,9 @@ def verify(args) -> int:
     tty = sys.stderr.isatty()
     with client(args.scheduler, getattr(args, "workers", None)) as c:
         dinst, job = _instance(args.job, args.dataset)
-        from .instance import read_table
+        from .instance import read_table, release_ids
 
-        table = read_table(args.release, **_release_ids(args.release, dinst, getattr(args, "neutralized", None)))
+        table = read_table(args.release, **release_ids(args.release, dinst, getattr(args, "neutralized", None)))
         report = verify_dask(dinst, table, job.requirements, progress=tty)
         memory = peak_memory(c)
     print(report)
@@ -180,7 +180,7 @@ def risk(args, options: dict) -> int:
     from .._memory import memory_limit_context
     from ..api import risk as measure
     from ..instances.files import check_output_file, commit
-    from .instance import read_table
+    from .instance import read_table, release_ids
 
     if args.out is not None:
         check_output_file(args.out)
@@ -191,7 +191,7 @@ def risk(args, options: dict) -> int:
         dinst, job = _instance(args.job, args.dataset)
         release = None
         if args.release:
-            release = read_table(args.release, **_release_ids(args.release, dinst, getattr(args, "neutralized", None)))
+            release = read_table(args.release, **release_ids(args.release, dinst, getattr(args, "neutralized", None)))
         # As on one machine: --memory-limit, else the job's.
         limit = args.memory_limit if args.memory_limit is not None else job.memory_limit
         with memory_limit_context(limit, "risk"):
@@ -204,20 +204,6 @@ def risk(args, options: dict) -> int:
     if args.out is not None:
         commit({args.out: lambda path: _dump_json({**document, "resources": memory}, path)})
     return 0
-
-
-def _release_ids(path: str, dinst, neutralized: bool | None = None) -> dict:
-    """How :func:`~fairanon.distributed.instance.read_table` reads a release file, as one
-    machine reads it: a CSV file's cells as the text written, the formulas the writer
-    neutralized read back (`neutralized`: what the report written with it says, None
-    when none does), its ``record_id`` column as the instance's ids (numbers when they
-    are numbers, else the text written)."""
-    if not path.endswith((".csv", ".csv.gz")):
-        return {}
-    dtype = dinst.data.index.dtype
-    numeric = getattr(dtype, "kind", "O") in "iuf"
-    return {"id_column": "record_id", "what": "the release", "id_type": dtype if numeric else None,
-            "as_written": True, "neutralized": neutralized}
 
 
 def _named(figures: dict | None, release) -> dict | None:

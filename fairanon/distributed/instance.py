@@ -16,7 +16,7 @@ from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
 __all__ = ["DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance", "id_facts",
-           "merge_id_facts", "read_table", "tree", "typed_ids"]
+           "merge_id_facts", "read_table", "release_ids", "tree", "typed_ids"]
 
 
 def _dd():
@@ -63,7 +63,7 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     dd = _dd()
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
-    typed = path.endswith((".csv", ".csv.gz")) and id_column is not None and id_type is not None
+    typed = id_column is not None and id_type is not None
     if path.endswith((".csv", ".csv.gz")):
         if as_written:
             header = pd.read_csv(path, nrows=0, encoding="utf-8").columns
@@ -92,6 +92,8 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     if id_column is not None:
         if id_column not in ddf.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
+        if typed and not path.endswith((".csv", ".csv.gz")):  # a CSV's ids are parsed as id_type
+            ddf = ddf.astype({id_column: id_type})
         try:
             ddf = _index_by(ddf, id_column, what or repr(path))
         except (ValueError, TypeError) as exc:  # the CSV parser's, on an id that is not of `id_type`
@@ -101,6 +103,23 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     elif ddf.index.name is None and numbered:
         ddf = _row_numbers(ddf)
     return ddf
+
+
+def release_ids(path: str, dinst, neutralized: bool | None = None) -> dict:
+    """How :func:`read_table` reads a release file, as one machine reads it
+    (:func:`fairanon.jobs.read_release`): its ``record_id`` column as the instance's ids
+    (numbers when they are numbers, else the ids as stored); a CSV file's cells as the
+    text written, the formulas the writer neutralized read back (`neutralized`: what the
+    report written with it says, None when none does). A Parquet release without a
+    ``record_id`` column (the Dask engine's, its ids the index) is read by its index."""
+    dtype = dinst.data.index.dtype
+    ids = {"id_column": "record_id", "what": "the release",
+           "id_type": dtype if getattr(dtype, "kind", "O") in "iuf" else None}
+    if path.endswith((".csv", ".csv.gz")):
+        return {**ids, "as_written": True, "neutralized": neutralized}
+    if os.path.exists(path) and "record_id" in _dd().read_parquet(path).columns:
+        return ids
+    return {}
 
 
 def _restored(ddf, neutralized: bool | None):
@@ -177,12 +196,19 @@ class _Stats:
     texts: dict = field(default_factory=dict)
     numbers: dict = field(default_factory=dict)
     bad_number: dict = field(default_factory=dict)
+    #: The numeric columns pandas would read as floats from a whole CSV file: a number
+    #: with a fraction, or a missing cell (counted before rows are dropped).
+    floats: set = field(default_factory=set)
     #: The record ids: missing ones and the kinds of the others (:func:`id_facts`).
     ids: tuple = (0, frozenset())
 
 
-def _partition_stats(part: pd.DataFrame, schema: Schema) -> _Stats:
-    out = _Stats(n_rows=len(part), ids=id_facts(part.index))
+def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = None) -> _Stats:
+    """The facts of one partition, its rows missing a value of `drop` dropped first."""
+    floats = {a.name for a in schema if a.kind == "numeric" and a.name in part.columns and part[a.name].isna().any()}
+    if drop is not None:
+        part = part.dropna(subset=drop)
+    out = _Stats(n_rows=len(part), ids=id_facts(part.index), floats=floats)
     for attr in schema:
         if attr.role == "ignore" or attr.name not in part.columns:
             continue
@@ -192,6 +218,8 @@ def _partition_stats(part: pd.DataFrame, schema: Schema) -> _Stats:
         col = col[~na]
         if attr.kind == "numeric":
             values = pd.to_numeric(col, errors="coerce")
+            if values.dtype.kind == "f":
+                out.floats.add(attr.name)
             bad = values.isna()
             if bad.any():
                 out.bad_number[attr.name] = col[bad].iloc[0]
@@ -217,6 +245,7 @@ def _merge_stats(a: _Stats, b: _Stats) -> _Stats:
             parts = [s for s in (left.get(key), right.get(key)) if s is not None]
             table[key] = reduce(lambda x, y: x.add(y, fill_value=0), parts).astype(np.int64)
     out.bad_number = {**b.bad_number, **a.bad_number}
+    out.floats = a.floats | b.floats
     out.ids = merge_id_facts(a.ids, b.ids)
     return out
 
@@ -318,11 +347,16 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
         raise SchemaError(f"An instance needs a Schema; got {type(schema).__name__}.")
     if missing not in MISSING_POLICIES:
         raise SchemaError(f"missing must be one of {MISSING_POLICIES}; got {missing!r}.")
+    parsed = []  # a CSV file's numeric columns, read as text
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
         name = name or os.path.splitext(os.path.basename(path.rstrip("/")))[0]
+        if path.endswith((".csv", ".csv.gz")):
+            # Read as text and parsed once checked (_parsed): Dask guesses a column's type
+            # from the file's first 256 kB and would fail on a later 33.5 or blank cell.
+            parsed = [a.name for a in schema if a.kind == "numeric" and a.role != "ignore"]
         data = read_table(path, id_column=id_column, what=f"instance {name!r}",
-                          text_columns=[a.name for a in schema if a.kind != "numeric"])
+                          text_columns=[a.name for a in schema if a.kind != "numeric"] + parsed)
     elif isinstance(data, dd.DataFrame):
         if id_column is not None:
             data = _index_by(data, id_column, f"instance {name or 'instance'!r}")
@@ -336,10 +370,11 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     if unknown:
         raise SchemaError(f"Unknown column(s) {unknown} in the schema of instance {name!r}; the table has {columns}.")
     used = [a.name for a in schema if a.role != "ignore"]
-    if missing == "drop":
-        data = data.dropna(subset=used)
-    (stats,) = dask.compute(tree([dask.delayed(_partition_stats)(p, schema) for p in data.to_delayed()],
+    drop = used if missing == "drop" else None
+    (stats,) = dask.compute(tree([dask.delayed(_partition_stats)(p, schema, drop) for p in data.to_delayed()],
                                  _merge_stats))
+    if drop is not None:
+        data = data.dropna(subset=drop)
     if stats.n_rows == 0:
         raise SchemaError(f"Instance {name!r} has an empty table: nothing to anonymize.")
     # The ids of a Dask DataFrame or a Parquet file, checked in the same pass.
@@ -353,6 +388,8 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
         )
     for column, value in stats.bad_number.items():
         raise SchemaError(f"Column {column!r} is declared numeric but holds {value!r}.")
+    if parsed:
+        data = _parsed(data, {c: np.float64 if c in stats.floats else np.int64 for c in parsed})
     # The schema is completed by the single-machine instance itself, from one row per
     # distinct value: orders, flat hierarchies and checks are then exactly its own.
     sample = {}
@@ -375,6 +412,15 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
         domains[column] = np.bincount([index[v] for v in counts.index], weights=counts.to_numpy(),
                                       minlength=len(domain)).astype(np.int64)
     return DaskInstance(data, completed, name, stats.n_rows, numbers, domains, missing)
+
+
+def _parsed(data, types: dict):
+    """`data` with the columns of `types`, read as text, as numbers of those types (what
+    pandas makes of the whole file: int64, else float64 for a fraction or a missing cell)."""
+    def parse(part: pd.DataFrame) -> pd.DataFrame:
+        return part.assign(**{c: pd.to_numeric(part[c]).astype(t) for c, t in types.items()})
+
+    return data.map_partitions(parse, meta=data._meta.astype(types))
 
 
 def as_dask_instance(data, schema: Schema | None = None, *, partitions: int | None = None) -> DaskInstance:

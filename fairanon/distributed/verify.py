@@ -78,6 +78,7 @@ from .instance import (
     merge_id_facts,
     persist as _persist,
     read_table,
+    release_ids,
     tree,
     typed_ids,
 )
@@ -396,7 +397,7 @@ def _merge_pairs(a: dict, b: dict) -> dict:
 
 
 # ------------------------------------------------------------------ verify
-def _release_frame(release):
+def _release_frame(release, instance: DaskInstance):
     from .release import DistributedRelease
 
     if isinstance(release, DistributedRelease):
@@ -404,7 +405,7 @@ def _release_frame(release):
         return _persist(release.table[release.columns]), release.method, str(release.status)
     dd = __import__("dask.dataframe", fromlist=["DataFrame"])
     if isinstance(release, str):
-        return read_table(release), "external", "FEASIBLE"
+        return read_table(release, **release_ids(release, instance)), "external", "FEASIBLE"
     if isinstance(release, dd.DataFrame):
         return release, "external", "FEASIBLE"
     raise InvalidParameterError(
@@ -513,7 +514,7 @@ def _verify_dask(instance, release, requirements, *, metrics: bool, progress: bo
                 "(engine='local')."
             )
     schema = instance.schema
-    frame, method, status = _release_frame(release)
+    frame, method, status = _release_frame(release, instance)
     released = [str(c) for c in frame.columns]
     index_name = frame.index.name or "record_id"
     sizes = dask.compute(*[dask.delayed(_size)(p) for p in frame.to_delayed()])

@@ -148,7 +148,7 @@ def test_csv_record_ids_are_the_text_written_on_both_engines(csv_instance):
 
 
 def test_a_csv_release_file_is_read_with_the_instances_ids(csv_instance, inst, tmp_path):
-    from fairanon.distributed.command import _release_ids
+    from fairanon.distributed.instance import release_ids
     from fairanon.distributed.instance import read_table
 
     path, local_inst = csv_instance
@@ -156,7 +156,7 @@ def test_a_csv_release_file_is_read_with_the_instances_ids(csv_instance, inst, t
     file = tmp_path / "release.csv"
     release.table.rename_axis("record_id").reset_index().to_csv(file, index=False)
     text_ids = dask_instance(path, local_inst.schema, id_column="rid")
-    read = read_table(str(file), **_release_ids(str(file), text_ids))
+    read = read_table(str(file), **release_ids(str(file), text_ids))
     assert read.index.compute().tolist() == sorted(release.table.index)  # text, in text order
     reqs = [fa.KAnonymity(10)]
     local = fa.verify(local_inst, release, reqs)
@@ -168,12 +168,12 @@ def test_a_csv_release_file_is_read_with_the_instances_ids(csv_instance, inst, t
     single = mondrian(numbered, [fa.KAnonymity(3)])
     single.table.rename_axis("record_id").reset_index().to_csv(file, index=False)
     int_ids = dask_instance(dd.from_pandas(_plain(inst), npartitions=2), inst.schema)
-    read = read_table(str(file), **_release_ids(str(file), int_ids))
+    read = read_table(str(file), **release_ids(str(file), int_ids))
     assert read.index.dtype == np.int64
     assert _checks(fa.verify(int_ids, read, reqs, engine="dask")) == _checks(fa.verify(numbered, single, reqs))
     single.table.rename_axis("record_id").reset_index().assign(record_id=["x", *range(1, 60)]).to_csv(file, index=False)
     with pytest.raises(fa.InvalidParameterError, match="record_id values of .* are not the instance's record ids"):
-        read_table(str(file), **_release_ids(str(file), int_ids))
+        read_table(str(file), **release_ids(str(file), int_ids))
 
 
 def test_a_csv_file_s_text_columns_are_read_as_written_on_both_engines(tmp_path):
@@ -199,11 +199,40 @@ def test_a_csv_file_s_text_columns_are_read_as_written_on_both_engines(tmp_path)
     assert not local.passed and local["rows"].passed
     assert _checks(fa.verify(dinst, release, reqs, engine="dask")) == _checks(local)
     # The release file: every cell as written, on both engines.
-    from fairanon.distributed.command import _release_ids
+    from fairanon.distributed.instance import release_ids
     from fairanon.distributed.instance import read_table
 
     file = tmp_path / "release.csv"
     release.table.rename_axis("record_id").reset_index().to_csv(file, index=False)
-    read = read_table(str(file), **_release_ids(str(file), dinst))
+    read = read_table(str(file), **release_ids(str(file), dinst))
     assert _checks(fa.verify(dinst, read, reqs, engine="dask")) == \
         _checks(fa.verify(local_inst, fa.jobs.read_release(str(file), local_inst), reqs))
+
+
+def test_a_large_csv_file_s_numbers_are_read_whole_on_both_engines(tmp_path):
+    """Past the first 256 kB of a CSV file (where Dask guesses a column's type), an age of
+    33.5 is a number and a blank age a missing value, as one machine reads them: the same
+    ages, and the same verdict on a release."""
+    n = 25_000
+    text = "rid,age,disease\n" + "".join(f"{i},{20 + i % 40},{'flu' if i % 3 else 'cold'}\n" for i in range(n))
+    assert len(text) > 300_000
+    spec = {"schema": {"age": {"role": "qi", "type": "numeric"}, "disease": {"role": "sensitive"}},
+            "id_column": "rid"}
+    path = tmp_path / "large.csv"
+    path.write_text(text + f"{n},33.5,flu\n", encoding="utf-8")
+    local_inst = fa.jobs.load_instance_spec({**spec, "csv": str(path)})
+    dinst = dask_instance(str(path), local_inst.schema, id_column="rid")
+    values, counts = dinst.value_counts("age")
+    assert values.tolist() == [float(a) for a in range(20, 34)] + [33.5] + [float(a) for a in range(34, 60)]
+    assert counts.sum() == n + 1 and counts[values.tolist().index(33.5)] == 1
+    assert str(dinst.data["age"].dtype) == "float64" == str(local_inst.table["age"].dtype)
+    release = mondrian(local_inst, [fa.KAnonymity(100)])
+    reqs = [fa.KAnonymity(700)]  # fails: a witness class, its labels and records
+    local = fa.verify(local_inst, release, reqs)
+    assert not local.passed and local["rows"].passed
+    assert _checks(fa.verify(dinst, release, reqs, engine="dask")) == _checks(local)
+    path.write_text(text + f"{n},,flu\n", encoding="utf-8")
+    with pytest.raises(fa.SchemaError, match=r"Missing values in 'age' \(1 rows\)"):
+        dask_instance(str(path), local_inst.schema, id_column="rid")
+    dropped = dask_instance(str(path), local_inst.schema, id_column="rid", missing="drop")
+    assert dropped.n_rows == n and str(dropped.data["age"].dtype) == "float64"
