@@ -34,7 +34,7 @@ from .models.requirements import (
     StochasticTCloseness,
     validate_requirements,
 )
-from .models.risk.report import RiskReport, release_risk
+from .models.risk.report import RiskReport, release_risk, risk_options
 from .models.risk.report import risk as _risk_local
 from .models.verify import Report
 from .models.verify import verify as _verify_local
@@ -585,6 +585,10 @@ def risk(instance, release=None, *, engine: str = "local", schema=None, progress
     if unknown:
         raise InvalidParameterError(f"risk has no option(s) {unknown}; its options are {allowed}.")
     if options.get("population") is not None:
+        if engine == "local" and hasattr(instance, "schema"):
+            # The other options first: a mistake in them is found before a large file is read.
+            risk_options(instance.schema, **{k: v for k, v in options.items()
+                                             if k not in ("population", "classes", "classes_seconds")})
         options["population"] = _population_file(options["population"], instance, engine)
     if engine == "local":
         return _risk_local(instance, release, **options)
@@ -619,8 +623,11 @@ def _population_file(population, instance, engine: str):
     from .jobs import read_table
 
     schema = getattr(instance, "schema", None)
-    text = [name for name in schema.qi if schema[name].kind != "numeric"] if schema is not None else []
-    return read_table(path, text_columns=text, what="Population file")
+    if schema is None:
+        return read_table(path, what="Population file")
+    # Its quasi-identifiers only: the journalist risk reads no other column.
+    return read_table(path, text_columns=[name for name in schema.qi if schema[name].kind != "numeric"],
+                      what="Population file", columns=list(schema.qi))
 
 
 def _check_engine(engine, caller: str) -> None:

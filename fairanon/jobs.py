@@ -257,18 +257,24 @@ def _text_columns(schema_spec) -> list[str]:
 
 
 def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_columns=(),
-               id_column: str | None = None, what: str = "Data file") -> pd.DataFrame:
+               id_column: str | None = None, what: str = "Data file", columns=None) -> pd.DataFrame:
     """A CSV or Parquet file, or a directory of them (read in name order), as one
     DataFrame. Parquet column types come from its schema; CSV columns in
     `text_columns` are read as text, the others parsed, and spaces after a separator
     are skipped. The CSV column `id_column` is read as text exactly as written (leading
     spaces and zeros kept, a number not parsed), so that the release's record ids are
-    the file's ids; a blank id reads as missing. `what` names the file in errors."""
+    the file's ids; a blank id reads as missing. `what` names the file in errors. With
+    `columns`, only those of them the file holds are read (the others are not loaded)."""
     kind = kind or ("parquet" if path.endswith((".parquet", ".pq")) or os.path.isdir(path) and any(
         f.endswith((".parquet", ".pq")) for f in os.listdir(path)) else "csv")
     try:
         if kind == "parquet":
-            return pd.read_parquet(path)
+            if columns is not None:
+                import pyarrow.dataset
+
+                held = set(pyarrow.dataset.dataset(path, format="parquet").schema.names)
+                columns = [c for c in columns if c in held]
+            return pd.read_parquet(path, columns=columns)
         files = [path]
         if os.path.isdir(path):
             files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith((".csv", ".csv.gz")))
@@ -277,7 +283,8 @@ def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_colum
         dtype = {c: str for c in text_columns}
         if id_column is not None:
             dtype[id_column] = str
-        frames = [_exact_ids(read_csv_table(f, what=what, sep=sep, skipinitialspace=True, dtype=dtype),
+        wanted = {"usecols": set(columns).__contains__} if columns is not None else {}
+        frames = [_exact_ids(read_csv_table(f, what=what, sep=sep, skipinitialspace=True, dtype=dtype, **wanted),
                              f, sep, id_column) for f in files]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:

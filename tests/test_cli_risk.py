@@ -203,6 +203,24 @@ def test_a_large_population_file_is_read_whole(tmp_path, capsys, monkeypatch, en
     assert len(err.strip().splitlines()) == 1, err
 
 
+def test_a_population_file_is_read_after_the_options_and_by_its_quasi_identifiers(tmp_path, capsys):
+    """On one machine a bad option is refused before the population file is read, and
+    only the file's quasi-identifier columns are loaded."""
+    from fairanon.api import _population_file
+    from fairanon.jobs import read_job
+
+    job = _journalist_files(tmp_path)
+    (tmp_path / "binary.parquet").write_bytes(b"PAR1 not a parquet file")
+    code, out, err = run(capsys, "risk", job, "--release", tmp_path / "release.csv", "--population",
+                         tmp_path / "binary.parquet", "--sampling-fraction", "2")
+    assert code == 2 and "sampling_fraction" in err and "binary.parquet" not in err, err
+    instance = read_job(job).instance
+    (tmp_path / "wide.csv").write_text(POPULATION.replace("\n", ",x\n").replace("sex,x", "sex,name"), encoding="utf-8")
+    for name in ("wide.csv", "population_rid.parquet"):
+        table = _population_file(str(tmp_path / name), instance, "local")
+        assert sorted(table.columns) == sorted(instance.schema.qi) and len(table) == 13, name
+
+
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_bad_population_files(tmp_path, capsys, monkeypatch, engine):
     """A missing, unreadable or wrong population file, or one above --memory-limit: one
