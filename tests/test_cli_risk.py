@@ -201,6 +201,11 @@ def test_a_large_population_file_is_read_whole(tmp_path, capsys, monkeypatch, en
     code, out, err = run(capsys, "risk", job, *options, "--population", tmp_path / "blank.csv")
     assert code == 2 and "The population column 'age' has missing values" in err, err
     assert len(err.strip().splitlines()) == 1, err
+    # A row of too many fields there is found as the file is counted: the error names it.
+    (tmp_path / "long.csv").write_text(text + "70,99999,M,x\n", encoding="utf-8")
+    code, out, err = run(capsys, "risk", job, *options, "--population", tmp_path / "long.csv")
+    assert code == 2 and "long.csv" in err, err
+    assert len(err.strip().splitlines()) == 1, err
 
 
 def test_a_population_file_is_read_after_the_options_and_by_its_quasi_identifiers(tmp_path, capsys):

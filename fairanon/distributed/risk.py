@@ -175,9 +175,11 @@ class DaskRiskClasses(RiskClasses):
         return flat.astype(np.int64).reshape(self.n_classes, len(values)), values
 
 
-def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskReport:
+def measure_risk(classes: DaskRiskClasses, seconds: dict, *, population_file: str = "", **options) -> RiskReport:
     """:func:`fairanon.models.risk.report.risk` of the classes of a table on Dask
     (`options` as there), after the checks the Dask engine needs first.
+    `population_file` names the population table in errors when `options` holds it
+    read from a file already (its path, quoted).
 
     Raises
     ------
@@ -195,7 +197,8 @@ def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskRepo
     checked = check_dask_options(classes.instance.schema, options)
     if checked["population"] is not None:
         started = time.perf_counter()
-        options = {**options, "population": count_population(checked["population"], classes)}
+        what = population_file or checked["population_file"]
+        options = {**options, "population": count_population(checked["population"], classes, what)}
         seconds = {**seconds, "population": time.perf_counter() - started}
     max_size = options.get("suda_max_size", 3)
     if max_size is not None:
@@ -208,8 +211,8 @@ def measure_risk(classes: DaskRiskClasses, seconds: dict, **options) -> RiskRepo
 
 def check_dask_options(schema, options: dict) -> dict:
     """:func:`~fairanon.models.risk.report.risk_options` of `options` (its checked
-    values, and ``population``: the population table as the Dask engine reads it, or
-    None), and the refusal of what the Dask engine does not read: a weight column.
+    values; ``population``: the population table as the Dask engine reads it, or None;
+    ``population_file``: its path quoted, when one was given, else ""), and the refusal of what the Dask engine does not read: a weight column.
     Before any pass over the table.
 
     Raises
@@ -228,7 +231,9 @@ def check_dask_options(schema, options: dict) -> dict:
             "(engine='local', fairanon risk); the Dask engine does not read weights. Pass weights=False "
             "to measure the other figures on Dask (individual risk with F = f)."
         )
-    return {**checked, "population": _population_table(options.get("population"), schema)}
+    population = options.get("population")
+    path = repr(os.fspath(population)) if isinstance(population, (str, os.PathLike)) else ""
+    return {**checked, "population": _population_table(population, schema), "population_file": path}
 
 
 def _population_table(population, schema):
@@ -275,11 +280,12 @@ def _unreadable(what: str, exc: Exception) -> SchemaError:
     return SchemaError(f"Cannot read the population table {what}: {reason}".replace(" :", ":"))
 
 
-def count_population(population, classes: RiskClasses) -> PopulationCounts:
+def count_population(population, classes: RiskClasses, what: str = "") -> PopulationCounts:
     """The distinct combinations of the quasi-identifiers of `classes` in a population
     table (:func:`_population_table`) and their records: on Dask, a group-by per
     partition (:func:`~fairanon.models.risk.sample.population_counts`), merged two by two;
-    a table on this machine, counted here."""
+    a table on this machine, counted here. `what` names the table in the error of a file
+    the reader fails on (its path, quoted)."""
     import dask
 
     schema, qi = classes.instance.schema, classes.qi
@@ -294,7 +300,7 @@ def count_population(population, classes: RiskClasses) -> PopulationCounts:
     except FairanonError:
         raise
     except (OSError, ValueError, KeyError) as exc:  # a CSV's later blocks are parsed only now
-        raise _unreadable("", exc) from None
+        raise _unreadable(what, exc) from None
     if isinstance(counts, FairanonError):
         raise counts
     return counts

@@ -487,7 +487,8 @@ def risk_dask(instance: DaskInstance, release=None, *, progress: bool = False, *
     if release is None:  # the instance's own values as labels
         table = instance.data[[c for c in instance.schema.released if c in instance.data.columns]]
     return _verify_dask(instance, table, (), metrics=False, progress=progress, utility=False, bins=10,
-                        measure=lambda classes, seconds: measure_risk(classes, seconds, **options),
+                        measure=lambda classes, seconds: measure_risk(
+                            classes, seconds, population_file=checked["population_file"], **options),
                         sensitive=sensitive, of_release=release is not None)[1]
 
 
