@@ -73,7 +73,9 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
         if id_column is not None:
             dtype[id_column] = str if id_type is None else id_type
         try:  # Dask parses the first rows here
-            ddf = dd.read_csv(path, blocksize="64MB", dtype=dtype or None, **options)
+            # A compressed file cannot be split into blocks: one partition, without Dask's warning.
+            blocksize = None if path.endswith(".gz") else "64MB"
+            ddf = dd.read_csv(path, blocksize=blocksize, dtype=dtype or None, **options)
             if as_written:
                 ddf = _restored(ddf, neutralized)
         except (ValueError, TypeError) as exc:
@@ -486,12 +488,19 @@ def check_ids(missing: int, kinds: frozenset, what: str) -> str | None:
     Raises
     ------
     SchemaError
-        A missing id, or ids of mixed kinds (numbers beside text).
+        A missing id, ids of mixed kinds (numbers beside text), or ids of one kind
+        that is neither (floats held as Python objects).
     """
     if missing:
         raise SchemaError(
             f"The record ids of {what} include {missing} missing value(s); the Dask engine sorts and joins by "
             "record id: give every record an id (or use engine='local')."
+        )
+    if len(kinds) == 1 and not kinds <= {"integer", "string"} and not next(iter(kinds)).startswith("mixed"):
+        raise SchemaError(
+            f"The record ids of {what} are Python objects of one kind ({next(iter(kinds))}), neither whole numbers "
+            "nor text; the Dask engine sorts and joins by record id: make them whole numbers or text, e.g. "
+            "table.index = table.index.astype(str) (or use engine='local')."
         )
     if len(kinds) > 1 or kinds - {"integer", "string"}:
         kind = next(iter(kinds)) if len(kinds) == 1 else "mixed"

@@ -3,6 +3,8 @@ through the check of a pandas table (a missing id, numbers beside text: the same
 message), and a CSV file's ids and text columns are read as one machine reads them.
 Dask's synchronous scheduler: the tests stay fast."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -63,6 +65,22 @@ def test_a_dask_frame_with_numbers_beside_text_is_refused_as_a_pandas_table_is(i
     with pytest.raises(fa.SchemaError, match=MIXED.format(what="instance 'ids'")):
         fa.risk(fa.Instance(table.set_axis(pd.Index(ids, dtype=object), axis=0), inst.schema, name="ids"),
                 engine="dask")
+
+
+def test_float_ids_held_as_objects_are_refused_as_floats(inst):
+    frame = _objects(_plain(inst), [i + 0.5 for i in range(60)])
+    with pytest.raises(fa.SchemaError, match=r"are Python objects of one kind \(floating\), neither whole numbers "
+                                             r"nor text.*\(or use engine='local'\)"):
+        fa.risk(frame, engine="dask", schema=inst.schema)
+
+
+def test_a_compressed_csv_instance_is_read_without_a_warning(inst, tmp_path):
+    path = tmp_path / "table.csv.gz"
+    _plain(inst).rename_axis("rid").reset_index().to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dinst = dask_instance(str(path), inst.schema, id_column="rid")
+    assert dinst.n_rows == 60 and dinst.data.npartitions == 1
 
 
 def test_a_dask_frame_or_parquet_file_with_a_missing_id_is_refused(inst, tmp_path):
