@@ -297,17 +297,21 @@ def test_a_parquet_release_with_a_record_id_column_on_both_engines(tmp_path, cap
 @pytest.mark.slow
 def test_population_errors_on_a_cluster_are_one_line(tmp_path, capfd):
     """On a LocalCluster a population error found by a worker (a non-number in a numeric
-    column, the memory limit) reaches the terminal as the one-line error alone: no
-    worker's log of a failed task with its traceback (the workers write to this
-    process's standard error, captured at its file descriptor)."""
+    column, the memory limit, a row of too many fields) reaches the terminal as the
+    one-line error alone: no worker's log of a failed task with its traceback (the
+    workers write to this process's standard error, captured at its file descriptor)."""
     from fairanon.cli import main
 
     pytest.importorskip("distributed")
     job = _journalist_files(tmp_path)
     (tmp_path / "age.csv").write_text("age,zip,sex\nold,02138,F\n", encoding="utf-8")
+    # A row of too many fields past the first block Dask parses when the file is opened.
+    text = POPULATION + "70,99999,M\n" * 29_999 + "70,99999,M,x\n"
+    (tmp_path / "long.csv").write_text(text, encoding="utf-8")
     options = ["risk", job, "--release", tmp_path / "release.csv", "--suda-max-size", "0", "--engine", "dask",
                "--workers", "1"]
     cases = [(["--population", tmp_path / "age.csv"], "The population column 'age' is not numeric"),
+             (["--population", tmp_path / "long.csv"], "long.csv"),
              (["--population", tmp_path / "population.csv", "--memory-limit", "1000B"],
               "population table (13 rows) would need about 1.25 kB")]
     for extra, message in cases:

@@ -40,6 +40,11 @@ _SHUFFLE_NOISE = _Drop(r"^Shuffle \S+ initialized by task ", r"^Shuffle \S+ deac
 #: when the cluster closes with a worker still freeing its memory: the end of the run,
 #: not a fault.
 _CLOSING_NOISE = _Drop(r"^Worker process still alive after .* seconds, killing")
+#: A worker logs a task that raised ("Compute Failed", with its traceback) on the
+#: terminal a LocalCluster shares with its client, which raises the same exception: a
+#: bad file's one-line error (a CSV row of too many fields met in a later block), or a
+#: fault's traceback. The log would only repeat it, before the one line.
+_FAILED_TASK = _Drop(r"^Compute Failed")
 
 
 def quiet_dask_logs() -> None:
@@ -135,6 +140,7 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
                 LocalCluster(n_workers=n, threads_per_worker=1, memory_limit=limit,
                              dashboard_address=None) as cluster, \
                 Client(cluster) as c:
+            c.run(_quiet_failed_tasks)
             yield c
     except KeyboardInterrupt:
         from distributed.core import Status
@@ -145,6 +151,14 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
         raise
     finally:
         nanny.removeFilter(_CLOSING_NOISE)
+
+
+def _quiet_failed_tasks() -> None:
+    """In a worker of :func:`local_client`: keep its log of failed tasks off the terminal
+    (:data:`_FAILED_TASK`; a worker its nanny restarts logs them again)."""
+    logger = logging.getLogger("distributed.worker")
+    if _FAILED_TASK not in logger.filters:
+        logger.addFilter(_FAILED_TASK)
 
 
 def _abandon(clusters: list) -> None:
