@@ -600,8 +600,9 @@ def mondrian(
     give O(log n) levels: O(n d log n) in all, as [1]_'s O(n log n) with a linear-time
     median. Each candidate child costs O(m) per l/t requirement (m target values; a
     hierarchical EMD O(m + nodes), over the at most 2m - 1 nodes that cover some of
-    the values); with ``cut_rule="balanced"`` and l/t requirements, a partition whose most balanced cut fails has all its cuts tested
-    at once from prefix sums of the target counts. Memory O(n (d + targets)) int32
+    the values); with ``cut_rule="balanced"`` and l/t requirements, a partition whose
+    most balanced cut fails has all its cuts tested at once from prefix sums of the
+    target counts. Memory O(n (d + targets)) int32
     plus an O(leaves * height) ancestor table per hierarchy. A partition is examined
     once per attribute at most, so the worst case is d failed attempts per partition.
 
