@@ -93,6 +93,10 @@ def group_counts(groups: np.ndarray, codes: np.ndarray, n_groups: int, n_values:
 ORDERED_DOMAINS = ("present", "declared")
 
 
+#: Elements per working array of :meth:`EMDGround.tree_sum` (rows x (m + nodes)).
+_TREE_BLOCK = 1 << 20
+
+
 @dataclass(frozen=True)
 class EMDGround:
     """The ground distance of an EMD over m values (columns of a counts matrix).
@@ -205,18 +209,28 @@ class EMDGround:
     def tree_sum(self, r: np.ndarray) -> np.ndarray:
         """Hierarchical: Σ_N w_N |Σ_{j under N} r_j| per row of `r` (int, float or
         object), before dividing by 2H: each node's sum is a difference of the row's
-        prefix sums in depth-first order, O(m + nodes) per row. Rows are taken in blocks
-        so the prefix sums stay small beside `r`."""
+        prefix sums in depth-first order, O(m + nodes) per row.
+
+        Rows are taken in blocks of rows x (m + nodes) <= :data:`_TREE_BLOCK`
+        elements: the working arrays (a block's columns in depth-first order and their
+        prefix sums, m per row; the prefix sums at the nodes' two ends, nodes per row,
+        subtracted in place) hold about 2 x 2^20 elements (16 MB of int64 or floats,
+        plus the integers of an object `r`) however many rows `r` has; a row wider
+        than the block is taken alone, in 2 (m + nodes) elements."""
         r = np.atleast_2d(r)
         exact = r.dtype == object
         weights = self.weights.astype(object) if exact else self.weights
         out = np.empty(r.shape[0], dtype=object if exact else np.result_type(r.dtype, weights.dtype))
-        block = max(1, (1 << 22) // max(self.m + len(weights), 1))
+        block = max(1, _TREE_BLOCK // max(self.m + len(weights), 1))
         for a in range(0, r.shape[0], block):
             part = r[a : a + block]
             cum = np.zeros((part.shape[0], self.m + 1), dtype=r.dtype)
-            np.cumsum(part[:, self.order], axis=1, out=cum[:, 1:])
-            out[a : a + block] = (np.abs(cum[:, self.node_hi] - cum[:, self.node_lo]) * weights).sum(axis=1)
+            np.cumsum(np.take(part, self.order, axis=1), axis=1, out=cum[:, 1:])
+            high = np.take(cum, self.node_hi, axis=1)
+            low = np.take(cum, self.node_lo, axis=1)
+            np.subtract(high, low, out=high)
+            np.abs(high, out=high)
+            out[a : a + block] = high @ weights
         return out
 
     def ordered_sum(self, r: np.ndarray) -> np.ndarray:
