@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._memory import check_memory
 from ..exceptions import IncompatibleRequirementError, SchemaError
 from ..instances.hierarchy import Hierarchy
 
@@ -189,8 +190,14 @@ class EMDGround:
         return [(int(w), self.order[a:b]) for w, a, b in zip(self.weights, self.node_lo, self.node_hi)]
 
     def matrix(self) -> np.ndarray:
-        """The m x m ground distance matrix (for the transportation-LP oracle)."""
+        """The m x m ground distance matrix: the test oracle's input (the
+        transportation LP, :func:`emd_transport`), never used by the methods. It takes
+        8 m^2 bytes, and a tree's nodes-by-values table nodes x m more, checked
+        against the memory limit first."""
         m = self.m
+        nodes = 0 if self.weights is None else len(self.weights)
+        check_memory(8 * m * m + nodes * m, f"the {m} x {m} ground distance matrix of an EMD",
+                     "use the closed forms (emd, emd_exact) instead of the matrix")
         if self.distance == "equal":
             return 1.0 - np.eye(m)
         if self.distance == "ordered":
@@ -318,11 +325,22 @@ def _emd_numerators(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGr
 def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.ndarray:
     """EMD between each row's distribution and the global one (floats, one per row).
 
-    Closed forms of Li, Li and Venkatasubramanian (ICDE 2007): equal = ½Σ|r_i|; ordered =
-    Σ_i |Σ_{j<=i} r_j| / (m-1) (with gaps between the columns, each term weighted by its
-    step in the domain and the sum divided by the domain's span); hierarchical =
-    Σ_{nodes != root} |extra(N)| / (2H), extra(N) the mass difference of the leaves
-    under N (:meth:`EMDGround.tree_sum`).
+    Closed forms of Li, Li and Venkatasubramanian (t-Closeness, ICDE 2007, Sec. 4.3),
+    r = p - q: equal = ½Σ|r_i|; ordered = Σ_i |Σ_{j<=i} r_j| / (m-1) (with gaps
+    between the columns, each term weighted by its step in the domain and the sum
+    divided by the domain's span); hierarchical = Σ_{N != root} w_N |extra(N)| / (2H),
+    extra(N) = Σ_{leaves j under N} r_j, H the tree's height and w_N the edges above
+    N (1, or more where a leaf above depth H is padded down to H or a chain of single
+    children is merged, :meth:`EMDGround.hierarchical`; :meth:`EMDGround.tree_sum`).
+
+    Li et al. write the hierarchical EMD as Σ_N height(N)/H · min(pos(N), neg(N))
+    over the inner nodes, pos and neg the positive and negative extras of N's
+    children. The two agree: the leaves' distance (H - depth(LCA))/H is a tree
+    metric, each edge 1/(2H) long, along which the optimal flow carries exactly the
+    imbalance |extra| of the subtree below the edge; and since extra(N) = pos - neg,
+    2 min(pos, neg) = Σ_{C child of N} |extra(C)| - |extra(N)|, so Σ_N height(N)
+    · 2 min(pos, neg) telescopes to Σ_{C != root} |extra(C)| (height(parent) -
+    height(C)) = Σ_C w_C |extra(C)| (extra(root) = 0).
     Empty rows get 0.
 
     >>> emd(np.array([[1, 1, 1, 0, 0, 0, 0, 0, 0]]), np.ones(9, dtype=int), EMDGround.ordered(9))

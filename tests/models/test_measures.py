@@ -367,6 +367,62 @@ def test_hierarchical_emd_from_ranges_equals_the_sum_over_nodes(case):
             assert matrix[i, j] == pytest.approx(float(hand), abs=1e-12)
 
 
+def _tree_emd_by_min_pos_neg(hierarchy: Hierarchy, distribution: dict, glob: dict) -> Fraction:
+    """Li, Li and Venkatasubramanian's hierarchical EMD (ICDE 2007, Sec. 4.3) in their
+    own form: Σ over the inner nodes N of height(N)/H · min(pos_extra(N),
+    neg_extra(N)), pos_extra (neg_extra) the sum of N's children's positive (negative)
+    extras, extra(leaf) = p - q; a leaf above depth H hangs at the end of a chain of
+    single children, whose min is 0, so height(N) = H - depth(N)."""
+    size, total = int(sum(distribution.values())), int(sum(glob.values()))
+    if size == 0:
+        return Fraction(0)
+    height = hierarchy.height
+    cost = Fraction(0)
+
+    def extra(node: str) -> Fraction:
+        nonlocal cost
+        if not hierarchy.children[node]:
+            return Fraction(int(distribution.get(node, 0)), size) - Fraction(int(glob.get(node, 0)), total)
+        below = [extra(child) for child in hierarchy.children[node]]
+        pos = sum((e for e in below if e > 0), Fraction(0))
+        neg = -sum((e for e in below if e < 0), Fraction(0))
+        cost += Fraction(height - hierarchy.depth[node], height) * min(pos, neg)
+        return pos - neg
+
+    extra(hierarchy.root)
+    return cost
+
+
+@given(random_trees_and_columns())
+def test_hierarchical_emd_equals_li_et_al_min_of_positive_and_negative_extras(case):
+    """The EMD over the leaf ranges (edge form, Σ w_N |extra(N)| / 2H) equals Li et
+    al.'s Σ height(N)/H · min(pos, neg) over the inner nodes, exactly."""
+    hierarchy, columns, counts, glob = case
+    ground = M.EMDGround.hierarchical(hierarchy, columns)
+    for row in counts:
+        expected = _tree_emd_by_min_pos_neg(hierarchy, dict(zip(columns, row)), dict(zip(columns, glob)))
+        assert M.emd_exact(row, glob, ground) == expected
+
+
+def test_li_et_al_hierarchical_emd_by_hand():
+    """The form above on a tree worked by hand: * -> {a -> {x, y}, z}, H = 2; p puts
+    everything on x, q is uniform. Node a: extras x 2/3, y -1/3, min 1/3 at height
+    1/2; root: extras a 1/3, z -1/3, min 1/3 at height 1. EMD 1/6 + 1/3 = 1/2."""
+    tree = Hierarchy({"*": None, "a": "*", "z": "*", "x": "a", "y": "a"})
+    assert _tree_emd_by_min_pos_neg(tree, {"x": 1}, {"x": 1, "y": 1, "z": 1}) == Fraction(1, 2)
+    ground = M.EMDGround.hierarchical(tree, ["x", "y", "z"])
+    assert M.emd_exact([1, 0, 0], [1, 1, 1], ground) == Fraction(1, 2)
+
+
+def test_ground_matrix_is_checked_against_the_memory_limit():
+    """The m x m matrix of the LP oracle is refused, not built, beyond the limit."""
+    from fairanon._memory import memory_limit
+    from fairanon.exceptions import MemoryLimitError
+
+    with memory_limit("1MB"), pytest.raises(MemoryLimitError, match="1000 x 1000 ground distance matrix"):
+        M.EMDGround.equal(1000).matrix()
+
+
 @given(random_trees(), st.data())
 def test_emd_of_each_value_equals_a_class_of_that_value_alone(tree, data):
     """The EMD of every single value at once equals, value by value, the node-by-node
