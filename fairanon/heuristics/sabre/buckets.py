@@ -302,11 +302,13 @@ def _greedy_tree(counts, hierarchy, values):
             node = kids[0]
 
     def split(bucket):
-        # A bucket's split and its gain, found once: the bucket does not change until split.
+        # A bucket's split, its parts' worst cases and its gain, found once: the bucket
+        # does not change until split.
         node, kids, vals = bucket
         if node not in cache:
             parts = [lowest(k) for k in kids]
-            cache[node] = (wc(node, vals) - sum(wc(p[0], p[2]) for p in parts), parts)
+            part_wcs = [wc(p[0], p[2]) for p in parts]
+            cache[node] = (wc(node, vals) - sum(part_wcs), parts, part_wcs)
         return cache[node]
 
     cache: dict = {}
@@ -318,12 +320,12 @@ def _greedy_tree(counts, hierarchy, values):
         for pos, bucket in enumerate(buckets):
             if not bucket[1]:
                 continue
-            gain, parts = split(bucket)
+            gain, parts, part_wcs = split(bucket)
             if best is None or gain > best[0]:
-                best = (gain, pos, parts)
+                best = (gain, pos, parts, part_wcs)
         if best is None:
             return
-        _, pos, parts = best
+        _, pos, parts, part_wcs = best
         del cache[buckets[pos][0]]
         buckets[pos : pos + 1] = parts
-        wcs[pos : pos + 1] = [wc(p[0], p[2]) for p in parts]
+        wcs[pos : pos + 1] = part_wcs
