@@ -379,7 +379,9 @@ def test_equidistant_candidates_go_by_record_id():
 def _tree_stages_by_pairs(hierarchy, values, counts):
     """The hierarchical greedy (docs/papers.md, B-3) with each bucket's worst case
     summed pair by pair, max_v Σ_{u != v} (H - depth(LCA(u, v))) c_u, the LCA found by
-    parent pointers: every stage as (set of buckets, worst case per bucket)."""
+    parent pointers: every stage as a list of (bucket's values in order, its worst
+    case), the buckets in the order of their first value, which :func:`halve` reads
+    (an odd count's extra unit alternates between the halves in bucket order)."""
     height = hierarchy.height
 
     def under(node):
@@ -399,7 +401,7 @@ def _tree_stages_by_pairs(hierarchy, values, counts):
 
     buckets = [lowest(hierarchy.root)]
     while True:
-        yield {under(n): wc(n) for n, _ in buckets}
+        yield sorted((tuple(sorted(under(n))), wc(n)) for n, _ in buckets)
         best = None
         for pos, (node, kids) in enumerate(buckets):
             if kids:
@@ -425,13 +427,14 @@ def trees_and_counts(draw):
 @PROPERTY
 @given(trees_and_counts(), st.sampled_from([Fraction(0), Fraction(1, 5), Fraction(1, 2)]))
 def test_hierarchical_stages_equal_the_greedy_over_pairs(case, t):
-    """The worst cases from per-node sums give the stages the pairwise LCA heights give."""
+    """The worst cases from per-node sums give the stages the pairwise LCA heights
+    give, bucket by bucket in order."""
     tree, values, counts = case
     by_pairs = list(_tree_stages_by_pairs(tree, values, counts))
     total = int(counts.sum())
-    first = next(i for i, stage in enumerate(by_pairs) if Fraction(sum(stage.values()), total * tree.height) <= t)
+    first = next(i for i, stage in enumerate(by_pairs) if Fraction(sum(w for _, w in stage), total * tree.height) <= t)
     stages = list(bucketize_stages(counts, "hierarchical", t, hierarchy=tree, values=values))
-    assert [{frozenset(b.tolist()): int(w) for b, w in zip(s.buckets, s.wc_num)} for s in stages] == by_pairs[first:]
+    assert [[(tuple(b.tolist()), int(w)) for b, w in zip(s.buckets, s.wc_num)] for s in stages] == by_pairs[first:]
 
 
 @pytest.mark.parametrize("n", [10_000, pytest.param(100_000, marks=pytest.mark.slow)])
@@ -462,7 +465,6 @@ def test_hierarchical_bucketization_of_masked_codes_builds_no_pair_table(n):
     assert peak < 50 * 10**6
     by_hand = sum(9 * 10 ** (j - 1) * j for j in range(1, digits + 1))
     assert root.n_buckets == 1 and root.upper_bound() == Fraction(by_hand, n * digits)
-    assert by_hand == 38_889 or digits != 4
     assert split.n_buckets == 10 and split.wc_num.tolist() == [by_hand - 9 * 10 ** (digits - 1) * digits] * 10
 
 
