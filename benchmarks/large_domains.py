@@ -2,12 +2,15 @@
 a process of its own (CPU seconds and peak resident memory).
 
 Run ``python benchmarks/large_domains.py`` (``--sizes 10000 100000``, ``--memory-limit``
-for each step, default 4GB; ``--label`` names the run in the results). Prints one row
-per step and size and writes ``benchmarks/results/large_domains.json`` (``--out`` to
-change). ``large_domains_before.json`` is the same command on the package as it was
-before these steps read large domains as ranges (commit fd4b980)::
+for each step, default 4GB; ``--label`` names the run in its rows and file). Prints one
+row per step and size and writes ``benchmarks/results/large_domains.json`` (``--out`` to
+change). benchmarks/results/ is not kept in the repository: to compare with the package
+as it was before these steps read large domains as ranges (commit fd4b980), run the
+same command on both and label each run::
 
-    git archive fd4b980 fairanon | tar -x -C /tmp/old
+    python benchmarks/large_domains.py --label after \
+        --out benchmarks/results/large_domains_after.json
+    mkdir -p /tmp/old && git archive fd4b980 fairanon | tar -x -C /tmp/old
     PYTHONPATH=/tmp/old python benchmarks/large_domains.py --label before \
         --out benchmarks/results/large_domains_before.json
 
@@ -20,8 +23,10 @@ before these steps read large domains as ranges (commit fd4b980)::
   ``fa.verify``.
 
 Each step's figures: the CPU seconds of the step alone (the table and its tree built
-before), the peak resident memory of its process (``ru_maxrss``) and the memory already
-resident when the step started; a step refused by the memory limit prints the refusal.
+before), the peak resident memory of its process (``peak_rss_mb``, ``ru_maxrss``: the
+whole process, so it includes importing the package and building the table and its
+tree) and the memory already resident when the step started (``rss_before_mb``, the
+peak up to then); a step refused by the memory limit prints the refusal.
 """
 
 from __future__ import annotations
