@@ -29,6 +29,10 @@ def _dd():
     return dd
 
 
+#: The bytes of a CSV file read by one task (Dask's ``blocksize``).
+CSV_BLOCKSIZE = "64MB"
+
+
 def read_table(path: str, *, id_column: str | None = None, what: str | None = None, id_type=None,
                numbered: bool = True, text_columns=(), as_written: bool = False, neutralized: bool | None = False):
     """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
@@ -74,7 +78,7 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
             dtype[id_column] = str if id_type is None else id_type
         try:  # Dask parses the first rows here
             # A compressed file cannot be split into blocks: one partition, without Dask's warning.
-            blocksize = None if path.endswith(".gz") else "64MB"
+            blocksize = None if path.endswith(".gz") else CSV_BLOCKSIZE
             ddf = dd.read_csv(path, blocksize=blocksize, dtype=dtype or None, **options)
             if as_written:
                 ddf = _restored(ddf, neutralized)
@@ -198,11 +202,43 @@ class _Stats:
     texts: dict = field(default_factory=dict)
     numbers: dict = field(default_factory=dict)
     bad_number: dict = field(default_factory=dict)
-    #: The numeric columns pandas would read as floats from a whole CSV file: a number
-    #: with a fraction, or a missing cell (counted before rows are dropped).
+    #: The numeric columns with a missing cell, which pandas reads as floats from a whole
+    #: CSV file (counted before rows are dropped; a fraction is in `kinds`).
     floats: set = field(default_factory=set)
     #: The record ids: missing ones and the kinds of the others (:func:`id_facts`).
     ids: tuple = (0, frozenset())
+    #: Per numeric column, the kinds of number its partitions parse to (:func:`_number_kind`).
+    kinds: dict = field(default_factory=dict)
+
+
+def _number_kind(values: pd.Series) -> str:
+    """What a partition's parsed numbers need: "f" (a fraction, or too large for any
+    integer type), "u" (a whole number above int64's maximum: uint64), "-" (a negative
+    whole number: int64 but never uint64) or "i" (whole numbers from 0 to int64's maximum)."""
+    if values.dtype.kind in "fu":
+        return values.dtype.kind
+    return "-" if len(values) and values.min() < 0 else "i"
+
+
+def _number_type(column: str, kinds: set, missing_or_fraction: bool):
+    """The numpy type pandas gives a whole CSV column of numbers whose partitions are of
+    `kinds` (:func:`_number_kind`): float64 for a fraction or a missing cell, uint64 for
+    whole numbers of which one is above int64's maximum and none is negative, else int64.
+
+    Raises
+    ------
+    SchemaError
+        Whole numbers above int64's maximum beside negative ones: no integer type holds
+        both (pandas reads them as text on one machine).
+    """
+    if missing_or_fraction or "f" in kinds:
+        return np.float64
+    if "u" in kinds and "-" in kinds:
+        raise SchemaError(
+            f"Column {column!r} is declared numeric but holds whole numbers above {np.iinfo(np.int64).max} beside "
+            "negative ones, which no integer type holds; write them with a decimal point to read them as floats."
+        )
+    return np.uint64 if "u" in kinds else np.int64
 
 
 def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = None) -> _Stats:
@@ -220,9 +256,8 @@ def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = Non
         col = col[~na]
         if attr.kind == "numeric":
             values = pd.to_numeric(col, errors="coerce")
-            if values.dtype.kind == "f":
-                out.floats.add(attr.name)
             bad = values.isna()
+            out.kinds[attr.name] = {_number_kind(values[~bad])}
             if bad.any():
                 out.bad_number[attr.name] = col[bad].iloc[0]
             counts = values[~bad].value_counts(sort=False)
@@ -249,6 +284,7 @@ def _merge_stats(a: _Stats, b: _Stats) -> _Stats:
     out.bad_number = {**b.bad_number, **a.bad_number}
     out.floats = a.floats | b.floats
     out.ids = merge_id_facts(a.ids, b.ids)
+    out.kinds = {c: a.kinds.get(c, set()) | b.kinds.get(c, set()) for c in set(a.kinds) | set(b.kinds)}
     return out
 
 
@@ -391,7 +427,7 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     for column, value in stats.bad_number.items():
         raise SchemaError(f"Column {column!r} is declared numeric but holds {value!r}.")
     if parsed:
-        data = _parsed(data, {c: np.float64 if c in stats.floats else np.int64 for c in parsed})
+        data = _parsed(data, {c: _number_type(c, stats.kinds.get(c, set()), c in stats.floats) for c in parsed})
     # The schema is completed by the single-machine instance itself, from one row per
     # distinct value: orders, flat hierarchies and checks are then exactly its own.
     sample = {}
@@ -418,7 +454,7 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
 
 def _parsed(data, types: dict):
     """`data` with the columns of `types`, read as text, as numbers of those types (what
-    pandas makes of the whole file: int64, else float64 for a fraction or a missing cell)."""
+    pandas makes of the whole file: :func:`_number_type`)."""
     def parse(part: pd.DataFrame) -> pd.DataFrame:
         return part.assign(**{c: pd.to_numeric(part[c]).astype(t) for c, t in types.items()})
 

@@ -1,0 +1,64 @@
+"""A CSV file's numeric columns on the Dask engine, read in blocks of a few bytes (many
+partitions): each column gets the type pandas gives the whole file on one machine,
+whatever the partitions hold. Dask's synchronous scheduler: the tests stay fast."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+
+import fairanon as fa  # noqa: E402
+from fairanon.distributed import instance as dask_instance_module  # noqa: E402
+from fairanon.distributed import dask_instance  # noqa: E402
+from fairanon.exceptions import SchemaError  # noqa: E402
+from fairanon.jobs import read_table  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("synchronous")
+
+BIG = 10_000_000_000_000_000_000  # above int64's maximum 9,223,372,036,854,775,807
+SCHEMA = fa.Schema([fa.Attribute("n", kind="numeric"), fa.Attribute("d", role="sensitive")])
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 16 bytes: a file of a few rows is read as several partitions."""
+    monkeypatch.setattr(dask_instance_module, "CSV_BLOCKSIZE", 16)
+
+
+def _write(tmp_path, values) -> str:
+    path = tmp_path / "t.csv"
+    path.write_text("n,d\n" + "".join(f"{v},{'ab'[i % 2]}\n" for i, v in enumerate(values)))
+    return str(path)
+
+
+def test_a_number_above_int64_in_one_partition_is_read_as_uint64_as_on_one_machine(tmp_path, small_blocks):
+    path = _write(tmp_path, [1, 2, 3, 4, 5, 6, BIG])
+    dinst = dask_instance(path, SCHEMA)
+    assert dinst.data.npartitions > 2
+    column = dinst.data["n"].compute()
+    local = read_table(path)["n"]
+    assert local.dtype == np.uint64  # pandas' own reading of the whole file
+    assert column.dtype == np.uint64
+    assert column.tolist() == [1, 2, 3, 4, 5, 6, BIG]  # not wrapped to a negative int64
+    assert int(dinst.numbers["n"].index.max()) == BIG
+
+
+def test_a_fraction_in_one_partition_makes_the_column_float(tmp_path, small_blocks):
+    path = _write(tmp_path, [1, 2, 3, 4, 5, 6, BIG, 1.5])
+    column = dask_instance(path, SCHEMA).data["n"].compute()
+    assert column.dtype == np.float64
+    assert column.tolist() == [1, 2, 3, 4, 5, 6, float(BIG), 1.5]
+
+
+def test_a_number_above_int64_beside_a_negative_one_is_refused_naming_the_column(tmp_path, small_blocks):
+    path = _write(tmp_path, [-1, 2, 3, 4, 5, 6, BIG])
+    with pytest.raises(SchemaError, match=r"Column 'n' .* above 9223372036854775807 beside negative ones"):
+        dask_instance(path, SCHEMA)
+
+
+def test_whole_numbers_within_int64_stay_int64(tmp_path, small_blocks):
+    path = _write(tmp_path, [-1, 2, 3, 4, 5, 6, 7])
+    column = dask_instance(path, SCHEMA).data["n"].compute()
+    assert column.dtype == np.int64
+    assert column.tolist() == pd.read_csv(path)["n"].tolist()
