@@ -174,6 +174,13 @@ class ColumnPool:
     scale : int
     columns : list of (int, numpy.ndarray, numpy.ndarray)
         The columns added to the LP: vector, types and records of each type.
+    objective : str or None
+        The objective whose costs `cost` holds.
+    k : int or None
+        The k the columns' classes meet.
+    instance : Instance or None
+        The instance whose record types `enc` holds (the object itself: the types and
+        vectors are its codes, meaningless for another table).
     """
 
     enc: object = None
@@ -181,6 +188,9 @@ class ColumnPool:
     cost: np.ndarray | None = None
     scale: int = 1
     columns: list = field(default_factory=list)
+    objective: str | None = None
+    k: int | None = None
+    instance: Instance | None = None
 
 
 def lp_bound(
@@ -245,6 +255,7 @@ def lp_bound(
     n_vec = len(vectors)
     if pool is not None:
         pool.enc, pool.vectors, pool.cost, pool.scale = enc, vectors, vec_cost, scale
+        pool.objective, pool.k, pool.instance = objective, k, instance
 
     # Every record pays at least its cheapest vector: u_t = min c_v over the vectors
     # covering t is the per-record bound, and its Lagrangian bound (every mean_k >= 0)

@@ -1,5 +1,11 @@
 """Price and branch: the integer program over what column generation generated.
 
+A heuristic, not an exact method: CP-SAT's ``OPTIMAL`` (``info["status"]``) means
+optimal over the restricted columns only, not over every release -- the columns the LP
+did not generate are never priced again, so no optimality is proven (Desrosiers and
+Lübbecke, "A primer in column generation", in *Column Generation*, Springer 2005,
+sec. 4, on price and branch as a heuristic). The bound to compare with is the LP's.
+
 Column generation (:func:`fairanon.solver.bounds.lp_bound`) adds columns to the LP: a
 column is a vector v of the join closure (a protected value and a label per
 quasi-identifier) with an integer number of records of each record type it covers, at
@@ -34,7 +40,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from .._memory import check_memory
-from ..exceptions import MemoryLimitError
+from ..exceptions import InvalidParameterError, MemoryLimitError
 from ..instances.instance import Instance
 from ..models.objectives import objective_value
 from ..models.requirements import KAnonymity, Requirement
@@ -50,6 +56,9 @@ __all__ = ["MASTER_OBJECTIVES", "restricted_master"]
 MASTER_OBJECTIVES = ("ncp", "lm")
 #: Assignment variables built between two looks at the deadline.
 CHECK_EVERY = 4096
+#: The share of the time limit kept after the solve for dealing the rows, computing the
+#: objective and verifying the release (as lns keeps ``FINISH_SHARE``).
+FINISH_SHARE = 0.05
 
 
 def restricted_master(
@@ -70,12 +79,15 @@ def restricted_master(
     Parameters
     ----------
     pool : ColumnPool
-        Filled by :func:`~fairanon.solver.bounds.lp_bound` on `instance` under the
-        k of `requirements`.
+        Filled by :func:`~fairanon.solver.bounds.lp_bound` on `instance` (the same
+        object), for `objective` and the k of `requirements`.
     release : Release, optional
         Its classes join the columns and hint the solve.
     time_limit : float, optional
-        Seconds for the build and the solve together.
+        Seconds for the build, the solve and the verification together: the deadline
+        is looked at while the model is built and once its objective and hint are,
+        and :data:`FINISH_SHARE` of it is kept for the verification. What the last
+        steps take past it is recorded (``info["over_s"]``).
     memory_limit : optional
         As in :func:`fairanon.anonymize`: the model is not built when its assignment
         variables (:func:`~fairanon.solver.local_recoding.memory.model_memory`) would
@@ -85,25 +97,54 @@ def restricted_master(
     -------
     (Release or None, dict)
         The release (FEASIBLE, its exact objective) or None, and what was done: the
-        vectors and assignment variables, CP-SAT's status and seconds, or why nothing
-        was (``"skipped"``).
+        vectors and assignment variables, CP-SAT's status (``"OPTIMAL"``: over the
+        columns only, module docstring) and seconds, or why nothing was
+        (``"skipped"``).
+
+    Raises
+    ------
+    InvalidParameterError
+        When `time_limit` is not a positive number of seconds, or `pool` was filled
+        for another instance, objective or k.
     """
     started = time.perf_counter()
+    time_limit = _cpsat.check_time_limit(time_limit, "restricted_master")
     deadline = None if time_limit is None else started + time_limit
+    # The solve ends early enough to leave the rest of the time to the verification.
+    solve_end = None if time_limit is None else deadline - FINISH_SHARE * time_limit
     info: dict = {"columns": len(pool.columns)}
 
+    def done(release: Release | None, **more) -> tuple[Release | None, dict]:
+        now = time.perf_counter()
+        out = {**info, **more, "seconds": now - started}
+        if deadline is not None and now > deadline:
+            out["over_s"] = now - deadline
+        return release, out
+
     def skipped(why: str) -> tuple[None, dict]:
-        return None, {**info, "skipped": why, "seconds": time.perf_counter() - started}
+        return done(None, skipped=why)
 
     others = sorted({type(r).__name__ for r in requirements if not isinstance(r, KAnonymity)})
     if others:
         return skipped(f"the columns' classes are k-anonymous only, not checked for {', '.join(others)}")
     if objective not in MASTER_OBJECTIVES:
         return skipped(f"the LP's vector costs are not every record's cost for {objective}")
+    # Checked after what makes the master not apply, as nothing is solved then.
+    k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
+    if pool.enc is not None and (pool.instance is not instance or pool.objective != objective
+                                 or pool.k != k):
+        # The pool's types, vectors and costs are another table's codes or another
+        # objective's costs: its optimum would be the wrong one.
+        raise InvalidParameterError(
+            f"The 'pool' of restricted_master was filled by lp_bound for objective "
+            f"{pool.objective!r} and k={pool.k}"
+            + ("" if pool.instance is instance else " on another instance")
+            + f"; restricted_master was given objective {objective!r} and k={k}. "
+            "Fill a new ColumnPool with lp_bound on this instance, objective and k."
+        )
     enc = pool.enc
     if enc is None or not pool.columns:
         return skipped("column generation generated no column")
-    k = max([r.k for r in requirements] + [1])
     w = enc.weight.astype(np.int64)
     # Each vector with the types its columns hold (the release's classes among them).
     support: dict[int, set[int]] = {}
@@ -138,7 +179,7 @@ def restricted_master(
         held_v = []
         for t in sorted(types):
             built += 1
-            if built % CHECK_EVERY == 0 and deadline is not None and time.perf_counter() >= deadline:
+            if built % CHECK_EVERY == 0 and solve_end is not None and time.perf_counter() >= solve_end:
                 return skipped(f"the time ran out building the model ({built:,} of {pairs:,} variables)")
             var = model.new_int_var(0, int(w[t]), f"x_{t}_{v}")
             model.add(var <= int(w[t]) * used)  # records go only to a vector in use
@@ -159,14 +200,16 @@ def restricted_master(
         hint = {x[key]: start.get(key, 0) for key in keys}
         in_use = {v for _, v in start}
         hint.update({z[v]: int(v in in_use) for v in z})
-    left = _cpsat.remaining(deadline)
-    if left is not None and left <= 0:
-        return skipped("the time ran out building the model")
+    left = None
+    if solve_end is not None:
+        left = solve_end - time.perf_counter()
+        if left <= 0:
+            return skipped("the time ran out building the model's objective and hint")
     solver, outcome = _cpsat.solve(model, time_limit=left, num_workers=num_workers, seed=seed,
                                    hint=hint)
     info.update(status=outcome.solver_status, solve_s=outcome.stats["wall_time_s"])
     if not outcome.has_solution:
-        return None, {**info, "seconds": time.perf_counter() - started}
+        return done(None)
     # Each type's rows dealt to the vectors in use, in row order.
     vectors = list(pool.vectors)
     assignment = np.full(instance.n_rows, -1, dtype=np.int64)
@@ -183,4 +226,4 @@ def restricted_master(
         table=table, groups=assignment, status=Status.FEASIBLE, objective=value,
         provenance={"method": "restricted master"}), requirements)
     info["objective"] = float(value)
-    return found, {**info, "seconds": time.perf_counter() - started}
+    return done(found)

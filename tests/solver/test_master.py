@@ -3,6 +3,7 @@ release verifies, is never below the brute-force optimum and reaches it when eve
 vector of the closure is a column; a hand-computed example; where it does not apply."""
 
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,8 @@ import fairanon as fa
 from fairanon.models.objectives import objective_value
 from fairanon.release import Release, Status, generalize_partition
 from fairanon.solver.bounds import ColumnPool, _closure_model, lp_bound
+from fairanon.exceptions import InvalidParameterError
+from fairanon.solver import master
 from fairanon.solver.master import restricted_master
 
 PROPERTY = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
@@ -38,7 +41,8 @@ def _every_vector(inst, k, objective) -> ColumnPool:
     for v in range(pr.n_vec):
         types = pr.types[pr.starts[v] : pr.starts[v + 1]]
         columns.append((v, types, pr.w[types]))
-    return ColumnPool(model.enc, model.vectors, pr.int_cost, model.scale, columns)
+    return ColumnPool(model.enc, model.vectors, pr.int_cost, model.scale, columns,
+                      objective=objective, k=k, instance=inst)
 
 
 @pytest.mark.slow
@@ -110,3 +114,107 @@ def test_restricted_master_applies_to_k_anonymity_and_per_record_costs_only():
     reqs = [fa.KAnonymity(2), fa.LDiversity(2)]
     none, info = restricted_master(sens, reqs, "ncp", pool)
     assert none is None and "LDiversity" in info["skipped"]
+
+
+def _hand_clock(monkeypatch) -> list[float]:
+    """The master's clock, standing still at 0 until the test moves it."""
+    now = [0.0]
+    monkeypatch.setattr(master, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    return now
+
+
+def _start(inst):
+    groups = np.zeros(inst.n_rows, dtype=np.int64)
+    return Release(generalize_partition(inst, groups), groups, status=Status.FEASIBLE)
+
+
+def test_time_running_out_while_the_objective_and_hint_are_built(monkeypatch):
+    """The clock passes the deadline while the objective is set: no solve, and the
+    1 s past the 2-s limit (the clock moved by hand to 3) is recorded."""
+    now = _hand_clock(monkeypatch)
+    inst = _ages()
+    pool = _pool_of(inst, 2, ["[20-21]", "[30-31]"])
+    minimize = master.cp_model.CpModel.minimize
+
+    def slow_minimize(self, obj):
+        now[0] = 3.0
+        return minimize(self, obj)
+
+    monkeypatch.setattr(master.cp_model.CpModel, "minimize", slow_minimize)
+    found, info = restricted_master(inst, [fa.KAnonymity(2)], "ncp", pool, _start(inst),
+                                    time_limit=2.0)
+    assert found is None and "time ran out" in info["skipped"] and "status" not in info
+    assert info["over_s"] == 1.0
+
+
+def test_time_kept_for_the_verification_and_its_overrun_recorded(monkeypatch):
+    """CP-SAT gets the limit less FINISH_SHARE of it (the clock stands at 0 until the
+    solve); a verification moving the clock 4 s past the 10-s limit is recorded."""
+    now = _hand_clock(monkeypatch)
+    inst = _ages()
+    pool = _pool_of(inst, 2, ["[20-21]", "[30-31]"])
+    given = {}
+    solve = master._cpsat.solve
+
+    def solve_spy(model, **kwargs):
+        given["time_limit"] = kwargs["time_limit"]
+        return solve(model, **kwargs)
+
+    verified = master._verified
+
+    def slow_verified(*args):
+        now[0] = 14.0
+        return verified(*args)
+
+    monkeypatch.setattr(master._cpsat, "solve", solve_spy)
+    monkeypatch.setattr(master, "_verified", slow_verified)
+    reqs = [fa.KAnonymity(2)]
+    found, info = restricted_master(inst, reqs, "ncp", pool, _start(inst), time_limit=10.0)
+    assert given["time_limit"] == 10.0 - 10.0 * master.FINISH_SHARE
+    assert _verified(inst, found, reqs, "ncp") == Fraction(4, 11)  # the hand computation above
+    assert info["over_s"] == 4.0
+
+
+def test_restricted_master_keeps_within_the_limit_without_recording_an_overrun(monkeypatch):
+    _hand_clock(monkeypatch)
+    inst = _ages()
+    reqs = [fa.KAnonymity(2)]
+    found, info = restricted_master(inst, reqs, "ncp", _pool_of(inst, 2, ["[20-21]", "[30-31]"]),
+                                    _start(inst), time_limit=10.0)
+    assert _verified(inst, found, reqs, "ncp") == Fraction(4, 11)
+    assert "over_s" not in info
+
+
+@pytest.mark.parametrize("limit", [0, -5, float("nan"), "60", True])
+def test_bad_time_limit_is_refused(limit):
+    inst = _ages()
+    pool = _pool_of(inst, 2, ["[20-21]", "[30-31]"])
+    with pytest.raises(InvalidParameterError, match="time_limit"):
+        restricted_master(inst, [fa.KAnonymity(2)], "ncp", pool, time_limit=limit)
+
+
+def test_pool_filled_by_lp_bound_records_what_it_was_built_for():
+    inst = _ages()
+    reqs = [fa.KAnonymity(2)]
+    pool = ColumnPool()
+    assert lp_bound(inst, reqs, "lm", pool=pool) is not None
+    assert (pool.objective, pool.k) == ("lm", 2) and pool.instance is inst
+    # Its own instance, objective and k: a release. The optimum by hand: [20-21] and
+    # [30-31], LM 1/11 per record (the range over the domain's width 11), 4 records.
+    found, _ = restricted_master(inst, reqs, "lm", pool)
+    assert _verified(inst, found, reqs, "lm") == Fraction(4, 11)
+
+
+def test_pool_used_for_another_objective_k_or_instance_is_refused():
+    inst = _ages()
+    reqs = [fa.KAnonymity(2)]
+    pool = ColumnPool()
+    lp_bound(inst, reqs, "lm", pool=pool)
+    with pytest.raises(InvalidParameterError, match="objective 'lm' and k=2; .* objective 'ncp'"):
+        restricted_master(inst, reqs, "ncp", pool)
+    with pytest.raises(InvalidParameterError, match="k=3"):
+        restricted_master(inst, [fa.KAnonymity(3)], "lm", pool)
+    # An equal table, another instance: its codes are not checked to match.
+    other = _ages()
+    with pytest.raises(InvalidParameterError, match="another instance"):
+        restricted_master(other, reqs, "lm", pool)
