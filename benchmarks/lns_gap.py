@@ -76,6 +76,11 @@ def _per_cell(inst, value) -> float | None:
     return None if value is None else float(value) / (inst.n_rows * len(inst.schema.qi))
 
 
+def _shown(value: float | None, places: int) -> str:
+    """`value` to `places` decimals; "none" when there is none (no LP bound in time)."""
+    return "none" if value is None else f"{value:.{places}f}"
+
+
 def _lns(inst, k: int, limit: float) -> tuple[Release, dict]:
     cpu = _cpu()
     rel = fa.anonymize(inst, [fa.KAnonymity(k)], method="lns", seed=0, time_limit=limit,
@@ -134,8 +139,8 @@ def whole(long: float | None, lp_limit: float, master_limit: float) -> list[dict
                               **_master(inst, k, rel, lp_limit, master_limit)})
             for row in found:
                 print(f"  {row['instance']} {row['method']}: {row['loss']:.4f}, bound "
-                      f"{row['bound']:.4f}, gap {row['gap']:.3f}, {row['cpu_s']:.0f} s CPU",
-                      flush=True)
+                      f"{_shown(row['bound'], 4)}, gap {_shown(row['gap'], 3)}, "
+                      f"{row['cpu_s']:.0f} s CPU", flush=True)
             rows += found
     return rows
 
