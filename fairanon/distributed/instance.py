@@ -34,15 +34,17 @@ CSV_BLOCKSIZE = "64MB"
 
 
 def read_table(path: str, *, id_column: str | None = None, what: str | None = None, id_type=None,
-               numbered: bool = True, text_columns=(), as_written: bool = False, neutralized: bool | None = False):
+               numbered: bool = True, all_text: bool = False, as_written: bool = False,
+               neutralized: bool | None = False):
     """A Dask DataFrame of a Parquet file or directory (or a CSV file), indexed by
     `id_column` when given, else by the file's index or (`numbered`) the row numbers.
     Column types come from the Parquet schema.
 
-    A CSV file's columns are read as one machine reads them: `text_columns` (the
-    schema's non-numeric columns) as text, not parsed (``01234`` stays ``'01234'``), the
-    others parsed, spaces after a separator skipped (:func:`fairanon.jobs.read_table`);
-    with `as_written`, every cell as the text written, nothing read as missing and no
+    A CSV file's columns are parsed by Dask, spaces after a separator skipped
+    (:func:`fairanon.jobs.read_table`); with `all_text`, every column as text, not parsed
+    (``01234`` stays ``'01234'``; the caller parses the numbers it uses as one machine
+    does: Dask guesses a parsed column's type from the file's first 256 kB, and would
+    fail on a later 33.5 even in a column nobody reads); with `as_written`, every cell as the text written, nothing read as missing and no
     space skipped (a release file: :func:`fairanon.jobs.read_release`), and the formulas
     the writer neutralized read back as one machine reads them
     (:func:`~fairanon.instances.files.reads_restored` of `neutralized`, the report's
@@ -70,10 +72,9 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     typed = id_column is not None and id_type is not None
     if path.endswith((".csv", ".csv.gz")):
         if as_written:
-            header = pd.read_csv(path, nrows=0, encoding="utf-8").columns
-            dtype, options = dict.fromkeys(map(str, header), str), {"keep_default_na": False}
+            dtype, options = dict.fromkeys(_csv_header(path), str), {"keep_default_na": False}
         else:
-            dtype, options = dict.fromkeys(text_columns, str), {"skipinitialspace": True}
+            dtype, options = dict.fromkeys(_csv_header(path) if all_text else (), str), {"skipinitialspace": True}
         if id_column is not None:
             dtype[id_column] = str if id_type is None else id_type
         try:  # Dask parses the first rows here
@@ -109,6 +110,13 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     elif ddf.index.name is None and numbered:
         ddf = _row_numbers(ddf)
     return ddf
+
+
+def _csv_header(path: str) -> list[str]:
+    """The column names of a CSV file, from its first line: the columns :func:`read_table`
+    is to read as text (Dask would guess the others' types from the file's first 256 kB
+    and fail on a later 33.5)."""
+    return [str(c) for c in pd.read_csv(path, nrows=0, encoding="utf-8").columns]
 
 
 def release_ids(path: str, dinst, neutralized: bool | None = None) -> dict:
@@ -392,9 +400,10 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
         if path.endswith((".csv", ".csv.gz")):
             # Read as text and parsed once checked (_parsed): Dask guesses a column's type
             # from the file's first 256 kB and would fail on a later 33.5 or blank cell.
+            # The columns it does not parse (ignored ones, those outside the schema) stay
+            # text for the same reason; the others are text on one machine too.
             parsed = [a.name for a in schema if a.kind == "numeric" and a.role != "ignore"]
-        data = read_table(path, id_column=id_column, what=f"instance {name!r}",
-                          text_columns=[a.name for a in schema if a.kind != "numeric"] + parsed)
+        data = read_table(path, id_column=id_column, what=f"instance {name!r}", all_text=True)
     elif isinstance(data, dd.DataFrame):
         if id_column is not None:
             data = _index_by(data, id_column, f"instance {name or 'instance'!r}")

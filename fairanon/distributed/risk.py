@@ -239,8 +239,8 @@ def check_dask_options(schema, options: dict) -> dict:
 def _population_table(population, schema):
     """The population table of the journalist risk: an Instance or a pandas DataFrame as
     it is (counted on this machine), a Dask DataFrame, a CSV path read by
-    :func:`~fairanon.distributed.instance.read_table` (its quasi-identifiers as text,
-    converted when counted), or a Parquet path read without its index; its
+    :func:`~fairanon.distributed.instance.read_table` (every column as text, its
+    quasi-identifiers converted when counted), or a Parquet path read without its index; its
     quasi-identifier columns checked from its columns, before any pass."""
     import dask.dataframe as dd
 
@@ -250,10 +250,11 @@ def _population_table(population, schema):
         path = os.fspath(population)
         try:
             if path.endswith((".csv", ".csv.gz")):
-                # Every quasi-identifier as text, converted as one machine converts it
-                # (population_counts): Dask infers a numeric column's type from the file's
-                # first bytes only, so a later 33.5 or blank cell would fail the parser.
-                population = read_table(path, numbered=False, text_columns=list(schema.qi))
+                # Every column as text, the quasi-identifiers converted as one machine
+                # converts them (population_counts): Dask infers a numeric column's type from
+                # the file's first bytes only, so a later 33.5 or blank cell would fail the
+                # parser, in any column.
+                population = read_table(path, numbered=False, all_text=True)
             else:
                 # Without its index: Dask cannot select the columns of a file written with
                 # a named pandas index (KeyError), and the records need no ids.

@@ -254,3 +254,27 @@ def test_a_large_csv_file_s_numbers_are_read_whole_on_both_engines(tmp_path):
         dask_instance(str(path), local_inst.schema, id_column="rid")
     dropped = dask_instance(str(path), local_inst.schema, id_column="rid", missing="drop")
     assert dropped.n_rows == n and str(dropped.data["age"].dtype) == "float64"
+
+
+def test_a_large_csv_file_s_unused_columns_are_read_whole_on_both_engines(tmp_path):
+    """Past the first 256 kB of a CSV file, a 33.5 in an ignored numeric column and in a
+    column outside the schema: Dask reads them as text (it would guess int64 from the
+    first rows and fail), and both engines give the same ages and the same verdict."""
+    n = 25_000
+    text = "rid,age,disease,weight,extra\n" + "".join(
+        f"{i},{20 + i % 40},{'flu' if i % 3 else 'cold'},{i % 7},{i % 5}\n" for i in range(n))
+    assert len(text) > 300_000
+    spec = {"schema": {"age": {"role": "qi", "type": "numeric"}, "disease": {"role": "sensitive"},
+                       "weight": {"role": "ignore", "type": "numeric"}}, "id_column": "rid"}
+    path = tmp_path / "large.csv"
+    path.write_text(text + f"{n},33,flu,33.5,33.5\n", encoding="utf-8")
+    local_inst = fa.jobs.load_instance_spec({**spec, "csv": str(path)})
+    dinst = dask_instance(str(path), local_inst.schema, id_column="rid")
+    values, counts = dinst.value_counts("age")
+    assert values.tolist() == [float(a) for a in range(20, 60)]
+    assert counts.sum() == n + 1 and counts[values.tolist().index(33)] == n // 40 + 1
+    release = mondrian(local_inst, [fa.KAnonymity(100)])
+    reqs = [fa.KAnonymity(700)]  # fails: a witness class, its labels and records
+    local = fa.verify(local_inst, release, reqs)
+    assert not local.passed and local["rows"].passed
+    assert _checks(fa.verify(dinst, release, reqs, engine="dask")) == _checks(local)

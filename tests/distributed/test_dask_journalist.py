@@ -141,3 +141,25 @@ def test_a_population_on_dask_is_counted_within_the_memory_limit(hand_release, c
     with dask.config.set(scheduler=client), memory_limit("575B", "risk"):
         with pytest.raises(fa.MemoryLimitError, match=r"combinations of a population table \(8 rows\)"):
             fa.risk(inst, release, engine="dask", population=pop, suda_max_size=None)
+
+
+def test_a_large_population_csv_file_s_other_columns_are_read_whole(hand_release, tmp_path):
+    """Past the first 256 kB of a population CSV file, a 33.5 in a column that is not a
+    quasi-identifier: Dask reads it as text (it would guess int64 from the first rows and
+    fail), and counts the population as one machine counts the same table."""
+    inst, release = hand_release
+    n = 40_000
+    # The hand example's 8 records, then n records (n1, 60) that fall only in the suppressed block.
+    rows = [(str(c), int(a)) for c, a in zip(inst.table["city"], inst.table["age"])] + [("n1", 60)] * n
+    notes = [str(i % 9) for i in range(len(rows) - 1)] + ["33.5"]
+    path = tmp_path / "population.csv"
+    path.write_text("city,age,note\n" + "".join(f"{c},{a},{x}\n" for (c, a), x in zip(rows, notes)))
+    assert path.stat().st_size > 300_000
+    table = pd.DataFrame(rows, columns=["city", "age"])
+    local = fa.risk(inst, release, population=table, threshold="1/5", suda_max_size=None).journalist
+    dist = fa.risk(inst, release, engine="dask", population=str(path), threshold="1/5", suda_max_size=None).journalist
+    # By hand: (north, [20-29]) of 3 records matches n1 21, n2 22, n1 23, n2 29: F = 4; the
+    # south class of 2, F = 2; (s3, 35) F = 1; the suppressed block of 2, every record.
+    assert dist.population_size == local.population_size == 8 + n
+    assert (dist.highest, dist.marketer) == (local.highest, local.marketer) == (
+        Fraction(1, 1), (Fraction(3, 4) + Fraction(2, 2) + Fraction(1, 1) + Fraction(2, 8 + n)) / 8)
