@@ -42,7 +42,7 @@ import pandas as pd
 
 from ._memory import resolve_memory_limit
 from .exceptions import InvalidParameterError, SchemaError
-from .instances.files import read_csv_table
+from .instances.files import as_record_ids, read_csv_table
 from .instances.instance import Instance
 from .instances.schema import Schema
 from .models.requirements import Requirement, requirement_from_spec
@@ -356,7 +356,7 @@ def external_release(table: pd.DataFrame, instance: Instance):
     ids = table.pop("record_id")
     index_dtype = instance.row_ids.dtype
     try:
-        table.index = pd.Index(ids.astype(index_dtype) if index_dtype.kind in "iuf" else ids)
+        table.index = pd.Index(as_record_ids(ids, index_dtype) if index_dtype.kind in "iuf" else ids)
     except (ValueError, TypeError, OverflowError):
         raise InvalidParameterError("record_id values do not match the instance's record ids") from None
     return Release(table=table, groups=[0] * len(table), provenance={"method": "external"})

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
+from ..instances.files import as_record_ids
 from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
@@ -100,7 +101,8 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
         if id_column not in ddf.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
         if typed and not path.endswith((".csv", ".csv.gz")):  # a CSV's ids are parsed as id_type
-            ddf = ddf.astype({id_column: id_type})
+            ddf = ddf.assign(**{id_column: ddf[id_column].map_partitions(
+                as_record_ids, id_type, meta=ddf._meta[id_column].astype(id_type))})
         try:
             ddf = _index_by(ddf, id_column, what or repr(path))
         except (ValueError, TypeError) as exc:  # the CSV parser's, on an id that is not of `id_type`

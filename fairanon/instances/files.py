@@ -40,6 +40,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
     "FORMULA_TRIGGERS",
+    "as_record_ids",
     "check_output_dir",
     "check_output_file",
     "commit",
@@ -162,6 +163,23 @@ def restore_formulas(table: pd.DataFrame) -> pd.DataFrame:
     True
     """
     return _map_cells(table, _restored)
+
+
+def as_record_ids(values: pd.Series, dtype) -> pd.Series:
+    """A release file's ``record_id`` column as the instance's record ids, of the numpy
+    type `dtype`, on either engine.
+
+    Raises
+    ------
+    ValueError
+        A value the cast would change (``1.5`` read as the id 1) or cannot make.
+    """
+    ids = values.astype(dtype)
+    if values.dtype.kind in "iuf":
+        changed = ids.astype(values.dtype) != values
+        if changed.any():
+            raise ValueError(f"{values[changed].iloc[0]!r} is not a record id of type {np.dtype(dtype)}")
+    return ids
 
 
 def unneutralized_formulas(table: pd.DataFrame) -> bool:

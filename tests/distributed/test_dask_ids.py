@@ -278,3 +278,23 @@ def test_a_large_csv_file_s_unused_columns_are_read_whole_on_both_engines(tmp_pa
     local = fa.verify(local_inst, release, reqs)
     assert not local.passed and local["rows"].passed
     assert _checks(fa.verify(dinst, release, reqs, engine="dask")) == _checks(local)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_release_record_id_that_is_not_whole_is_refused_on_both_engines(inst, tmp_path, suffix):
+    """A release whose record_id 1.5 names no record of an instance with whole ids: an
+    error on both engines, not the record 1 (a cast would truncate it)."""
+    from fairanon.distributed.instance import read_table, release_ids
+
+    dinst = dask_instance(dd.from_pandas(_plain(inst), npartitions=2), inst.schema)
+    assert dinst.data.index.dtype.kind == inst.row_ids.dtype.kind == "i"
+    table = mondrian(inst, [fa.KAnonymity(4)]).table.rename_axis("record_id").reset_index()
+    # Parquet holds the ids as floats (0.0, 1.5, ...); the CSV file as written (0, 1.5, ...).
+    table["record_id"] = table["record_id"].astype(float if suffix == ".parquet" else object)
+    table.loc[1, "record_id"] = 1.5
+    path = str(tmp_path / f"release{suffix}")
+    table.to_parquet(path, index=False) if suffix == ".parquet" else table.to_csv(path, index=False)
+    with pytest.raises(fa.InvalidParameterError, match="record_id values do not match the instance's record ids"):
+        fa.jobs.read_release(path, inst)
+    with pytest.raises(fa.InvalidParameterError, match=r"record_id values of .* are not the instance's record ids"):
+        read_table(path, **release_ids(path, dinst)).index.compute()
