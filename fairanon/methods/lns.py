@@ -305,11 +305,15 @@ def improve(
         "around": around,
         "strategies": list(strategies),
     }
-    registries = [Registry(instance, name) for name in instance.schema.generalizable]
-    # Reading the start's and the guides' labels stops at the time limit (the start is
-    # then the release); under suppression the start is checked whatever the time.
+    # Registering the values' labels and reading the start's and the guides' labels stop
+    # at the time limit (the start is then the release); under suppression the start is
+    # checked whatever the time.
     setup_deadline = None if limit is None or recoding == "suppression" else started + limit
     try:
+        registries = [
+            Registry(instance, name, deadline=setup_deadline)
+            for name in instance.schema.generalizable
+        ]
         inc = Incumbent.from_release(
             instance, requirements, registries, release, objective, deadline=setup_deadline
         )

@@ -1086,6 +1086,82 @@ def test_registry_of_an_id_like_quasi_identifier_keeps_its_labels_as_runs():
     assert row[7] and row.sum() == 1 and reg.masks.sizes[7] == 1
 
 
+
+def _own_label_one_by_one(reg, i):
+    """Active value i's own label as a registry read it before: its text, a row over
+    every value with i alone set, and its losses costed from that row by the general
+    _label_losses (the row's count and span; a numeric label from its text)."""
+    from fairanon.instances.generalization import format_number
+    from fairanon.solver.local_recoding.labels import _label_losses
+
+    numeric = reg.attr.kind == "numeric"
+    text = format_number(reg.values[i]) if numeric else str(reg.values[i])
+    row = np.zeros(reg.m, dtype=bool)
+    row[i] = True
+    ncp, lm = _label_losses(reg.attr, reg.values, row.reshape(1, -1), [text])
+    return text, row, ncp[0], lm[0]
+
+
+def _assert_own_labels(reg, ids):
+    for i in ids:
+        text, row, ncp, lm = _own_label_one_by_one(reg, i)
+        assert reg.index[text] == i and reg.texts[i] == text
+        assert np.array_equal(reg.masks[i], row) and reg.masks.sizes[i] == 1
+        assert (reg.ncp[i], reg.lm[i]) == (ncp, lm) == (0, 0)
+        assert not reg.star[i]
+        assert reg.position[i][0] == reg.position[i][1] == reg._coord[i]
+
+
+def test_registry_own_labels_are_those_registered_one_by_one():
+    """500 id-like values (categorical) and the 70 ages (numeric points, by value),
+    label by label: text, covered values, NCP and LM (0: one value, a point's width 0)
+    and position as each label costed from its own row over all values gives them."""
+    from test_local_recoding import id_like_instance
+
+    from fairanon.solver.lns import Registry
+
+    inst = id_like_instance(500)
+    for name, m in (("pid", 500), ("age", 70)):
+        reg = Registry(inst, name)
+        assert reg.m == len(reg) == m and reg.own.tolist() == list(range(m))
+        _assert_own_labels(reg, range(m))
+    ordered = fa.Attribute("x", kind="ordered", order=list("abcd"))
+    inst = fa.Instance(pd.DataFrame({"x": list("dbca")}), fa.Schema([ordered]))
+    reg = Registry(inst, "x")
+    assert reg.texts == list("abcd")
+    _assert_own_labels(reg, range(4))
+
+
+def test_registry_of_30000_values_registers_its_own_labels_without_rows(monkeypatch):
+    """30,000 id-like values: the values' own labels are made without _add or a
+    covered-values row each (each took a row over all m values: m^2 work, 2.3 s CPU
+    at 30,000 values). Values across the domain read back as registered one by one;
+    labels made later still go through _add."""
+    from test_local_recoding import id_like_instance
+
+    from fairanon.solver.lns import Registry
+    from fairanon.solver.lns.labels import Covers
+
+    calls = []
+    real_add, real_append = Registry._add, Covers.append
+    monkeypatch.setattr(Registry, "_add", lambda *a: calls.append("_add") or real_add(*a))
+    monkeypatch.setattr(Covers, "append", lambda *a: calls.append("row") or real_append(*a))
+    reg = Registry(id_like_instance(30_000), "pid")
+    assert calls == [] and len(reg) == reg.m == 30_000
+    _assert_own_labels(reg, [0, 1, 4_095, 4_096, 17_321, 29_999])
+    assert reg.star_label() == 30_000 and calls == ["_add", "row"]
+
+
+def test_registry_stops_at_its_deadline():
+    """A deadline already passed: BuildStopped, naming the stage, before any label."""
+    from test_local_recoding import id_like_instance
+
+    from fairanon.solver.lns import Registry
+    from fairanon.solver.local_recoding.labels import BuildStopped
+
+    with pytest.raises(BuildStopped, match="own labels"):
+        Registry(id_like_instance(100), "pid", deadline=time.perf_counter() - 1)
+
 def test_registry_labels_read_back_as_the_values_they_cover():
     """Six values a..f in domain order; tree nodes {a, c, e} (not a run: packed bits) and
     {b, d, f}; the range c..e (a run); '*'. Each label's row is the set written here."""

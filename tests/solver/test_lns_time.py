@@ -84,6 +84,29 @@ def test_an_unsearched_start_takes_its_objective_from_provenance(monkeypatch):
     assert fa.verify(inst, rel, reqs).passed
 
 
+
+def test_lns_returns_its_verified_start_when_the_registries_pass_the_deadline(monkeypatch):
+    """The time passes while improve registers the values' own labels (the deadline
+    handed to the registries is already past): the start given, already verified, is
+    the release, with no search."""
+    from fairanon.solver.lns import Registry
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+
+    def passed(instance, name, deadline=None):
+        return Registry(instance, name,
+                        deadline=None if deadline is None else time.perf_counter() - 1)
+
+    monkeypatch.setattr(lns_module, "Registry", passed)
+    _no_search(monkeypatch)
+    rel = lns(inst, reqs, start=start, objective="ncp", seed=0, time_limit=30, bound=False)
+    assert "registering the values' own labels" in rel.provenance["search"]["stopped"]
+    assert rel.status == Status.FEASIBLE and fa.verify(inst, rel, reqs).passed
+    assert rel.table.astype(str).equals(start.table.astype(str))
+    assert rel.objective == objective_value(inst, start, "ncp")
+
 def test_an_unsearched_start_has_the_keys_of_a_search(monkeypatch):
     """benchmarks/lns_gap.py reads search["history"], benchmarks/lns_scale.py
     search["parts"]: the start returned unsearched has every key a search that ran

@@ -29,12 +29,21 @@ import numpy as np
 from ...instances.generalization import format_number, format_range, label_covers
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
-from ..local_recoding.labels import LabelSpace, _active, _label_losses, tree_positions
+from ..local_recoding.labels import (
+    LabelSpace,
+    _active,
+    _label_losses,
+    check_deadline,
+    tree_positions,
+)
 
-__all__ = ["JOIN_BLOCK", "Covers", "Registry", "neighbourhood_space", "suppression_only"]
+__all__ = ["JOIN_BLOCK", "OWN_BLOCK", "Covers", "Registry", "neighbourhood_space",
+           "suppression_only"]
 
 #: Label-value cells :meth:`Registry.join_costs` reads at a time (a byte each, twice).
 JOIN_BLOCK = 2**20
+#: Values whose own labels :class:`Registry` registers between two deadline checks.
+OWN_BLOCK = 4096
 
 
 class Covers:
@@ -53,6 +62,12 @@ class Covers:
 
     def __len__(self) -> int:
         return len(self._runs)
+
+    def append_run(self, start: int, stop: int) -> None:
+        """Add a label covering active values start..stop-1 (a value's own label:
+        (i, i + 1)) without a row over every value."""
+        self.sizes.append(stop - start)
+        self._runs.append((start, stop))
 
     def append(self, mask: np.ndarray) -> None:
         covered = np.flatnonzero(mask)
@@ -99,9 +114,13 @@ class Registry:
     position : list of tuple of float
         Where each label lies in [0, 1]: first and last covered value (by rank;
         numeric: by value), for the distances between classes.
+
+    Past `deadline` (``time.perf_counter``),
+    :class:`~fairanon.solver.local_recoding.labels.BuildStopped` between two blocks
+    of :data:`OWN_BLOCK` values while their own labels are registered.
     """
 
-    def __init__(self, instance: Instance, name: str):
+    def __init__(self, instance: Instance, name: str, deadline: float | None = None):
         self.name = name
         self.attr = instance.schema[name]
         self.values, self.row_value = _active(instance, name)
@@ -121,10 +140,24 @@ class Registry:
         else:
             self._coord = np.arange(self.m) / max(self.m - 1, 1)
         own = [format_number(v) if numeric else str(v) for v in self.values]
-        for i, text in enumerate(own):
-            mask = np.zeros(self.m, dtype=bool)
-            mask[i] = True
-            self._add(text, mask)
+        zero = Fraction(0)
+        for start in range(0, self.m, OWN_BLOCK):
+            check_deadline(deadline, "registering the values' own labels")
+            for i in range(start, min(start + OWN_BLOCK, self.m)):
+                text = own[i]
+                if text in self.index:  # a text met already keeps its label, as in _add
+                    continue
+                # A value's own label covers it alone: the run (i, i + 1), with NCP and
+                # LM 0 (one value: n - 1 = 0, hi - lo = 0, a numeric point's width 0), as
+                # _label_losses gives them. Built through _add, each took a row over all
+                # m values: m^2 work for the m of them.
+                self.index[text] = len(self.texts)
+                self.texts.append(text)
+                self.masks.append_run(i, i + 1)
+                self.ncp.append(zero)
+                self.lm.append(zero)
+                self.star.append(text == SUPPRESSED)
+                self.position.append((float(self._coord[i]), float(self._coord[i])))
         self.own = np.arange(self.m, dtype=np.int64)
         self._ancestors: dict[int, list[int]] = {}
         self._ranges: dict[tuple[int, int], int] = {}
