@@ -325,23 +325,18 @@ def _verify_file(path: str, instance, requirements, *, bound: bool = False, step
     A CSV file is read as the report written with it says (neutralized formulas or
     not); without one, restored first and, if that fails while the cells as they are
     pass, as they are (:func:`~fairanon.instances.files.formula_readings`)."""
+    from .instances.files import verified_reading
     from .jobs import release_readings
     from .models.verify import verify
 
     step("reading the release")
     manifest, notes = _manifest_of(path)
     neutralized = manifest.get("neutralized_formulas") if manifest else None
-    readings = _as_usage(lambda: release_readings(path, neutralized))
+    tables = _as_usage(lambda: release_readings(path, neutralized))
     step("verifying")
-    report = verify(instance, _external_release(readings[0], instance), requirements, bound=bound)
-    if not report.passed and len(readings) > 1:
-        # The file may have been written with --no-neutralize-formulas: cells starting
-        # with ' are then values, not neutralized formulas.
-        as_written = verify(instance, _external_release(readings[1], instance), requirements, bound=bound)
-        if as_written.passed:
-            report = as_written
-            notes.append("cells starting with ' were read as they are (written with --no-neutralize-formulas)")
-    return report, notes
+    report, read_notes = verified_reading([lambda t=t: _external_release(t, instance) for t in tables],
+                                          lambda release: verify(instance, release, requirements, bound=bound))
+    return report, notes + read_notes
 
 
 def _external_release(table, instance):

@@ -150,7 +150,7 @@ def anonymize(args) -> int:
 
 def verify(args) -> int:
     """Verify a released table (Parquet or CSV, file or directory) on Dask."""
-    from ..instances.files import check_output_file, commit
+    from ..instances.files import check_output_file, commit, verified_reading
     from .verify import verify_dask
 
     if args.out is not None:
@@ -162,12 +162,15 @@ def verify(args) -> int:
     tty = sys.stderr.isatty()
     with client(args.scheduler, getattr(args, "workers", None)) as c:
         dinst, job = _instance(args.job, args.dataset)
-        from .instance import read_table, release_ids
+        from .instance import read_table, release_readings
 
-        table = read_table(args.release, **release_ids(args.release, dinst, getattr(args, "neutralized", None)))
-        report = verify_dask(dinst, table, job.requirements, progress=tty)
+        readings = release_readings(args.release, dinst, getattr(args, "neutralized", None))
+        report, notes = verified_reading([lambda options=o: read_table(args.release, **options) for o in readings],
+                                         lambda table: verify_dask(dinst, table, job.requirements, progress=tty))
         memory = peak_memory(c)
     print(report)
+    for note in notes:
+        print(f"  note: {note}")
     print(_memory_text(memory))
     if args.out is not None:
         commit({args.out: lambda path: _dump_json({**report.to_dict(), "resources": memory}, path)})

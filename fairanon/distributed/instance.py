@@ -5,19 +5,20 @@ table would be by :class:`~fairanon.instances.instance.Instance`."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import reduce
+from functools import partial, reduce
 
 import numpy as np
 import pandas as pd
 
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import as_record_ids
 from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
 __all__ = ["DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance", "id_facts",
-           "merge_id_facts", "read_table", "release_ids", "tree", "typed_ids"]
+           "merge_id_facts", "read_table", "release_ids", "release_readings", "tree", "typed_ids"]
 
 
 def _dd():
@@ -71,6 +72,7 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
     typed = id_column is not None and id_type is not None
+    parsing = partial(_parsing, path, id_column, id_type if typed else None)
     if path.endswith((".csv", ".csv.gz")):
         if as_written:
             dtype, options = dict.fromkeys(_csv_header(path), str), {"keep_default_na": False}
@@ -78,16 +80,13 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
             dtype, options = dict.fromkeys(_csv_header(path) if all_text else (), str), {"skipinitialspace": True}
         if id_column is not None:
             dtype[id_column] = str if id_type is None else id_type
-        try:  # Dask parses the first rows here
-            # A compressed file cannot be split into blocks: one partition, without Dask's warning.
-            blocksize = None if path.endswith(".gz") else CSV_BLOCKSIZE
+        # A compressed file cannot be split into blocks: one partition, without Dask's warning.
+        blocksize = None if path.endswith(".gz") else CSV_BLOCKSIZE
+        with parsing():  # Dask parses the first rows here
             ddf = dd.read_csv(path, blocksize=blocksize, dtype=dtype or None, **options)
-            if as_written:
+        if as_written:
+            with parsing():  # a pass when `neutralized` is None
                 ddf = _restored(ddf, neutralized)
-        except (ValueError, TypeError) as exc:
-            if not typed:
-                raise
-            raise _not_ids(path, id_column, id_type, exc) from None
     else:
         try:
             ddf = dd.read_parquet(path)
@@ -103,12 +102,8 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
         if typed and not path.endswith((".csv", ".csv.gz")):  # a CSV's ids are parsed as id_type
             ddf = ddf.assign(**{id_column: ddf[id_column].map_partitions(
                 as_record_ids, id_type, meta=ddf._meta[id_column].astype(id_type))})
-        try:
+        with parsing():  # the pass that reads the ids
             ddf = _index_by(ddf, id_column, what or repr(path))
-        except (ValueError, TypeError) as exc:  # the CSV parser's, on an id that is not of `id_type`
-            if not typed:
-                raise
-            raise _not_ids(path, id_column, id_type, exc) from None
     elif ddf.index.name is None and numbered:
         ddf = _row_numbers(ddf)
     return ddf
@@ -136,6 +131,39 @@ def release_ids(path: str, dinst, neutralized: bool | None = None) -> dict:
     if os.path.exists(path) and "record_id" in _dd().read_parquet(path).columns:
         return ids
     return {}
+
+
+def release_readings(path: str, dinst, neutralized: bool | None = None) -> list[dict]:
+    """The :func:`read_table` options of each reading a release file may be meant in,
+    likeliest first, as one machine reads it (:func:`fairanon.jobs.release_readings`): a
+    CSV file whose report is not known (`neutralized` None) read restored first, then
+    (if that reading fails, :func:`~fairanon.instances.files.verified_reading`) with its
+    cells as written; any other file the one reading of :func:`release_ids`."""
+    first = release_ids(path, dinst, neutralized)
+    if first.get("as_written") and neutralized is None:
+        return [first, {**first, "neutralized": False}]
+    return [first]
+
+
+@contextmanager
+def _parsing(path: str, id_column: str | None = None, id_type=None):
+    """The reader's errors on the blocks of `path` that a pass parses: a row it cannot
+    read, as one machine reports a file it cannot read
+    (:func:`~fairanon.instances.files.read_csv_table`), and (with `id_type`) an id that
+    is not of `id_type` (the CSV parser's or :func:`~fairanon.instances.files.as_record_ids`'
+    ValueError) as :func:`_not_ids`. Any other error is raised as it is."""
+    try:
+        yield
+    except FairanonError:
+        raise
+    except pd.errors.ParserError as exc:
+        raise SchemaError(f"Cannot read {path!r} as CSV: {' '.join(str(exc).split())}") from None
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"{path!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8.") from None
+    except (ValueError, TypeError) as exc:
+        if id_type is None:
+            raise
+        raise _not_ids(path, id_column, id_type, exc) from None
 
 
 def _restored(ddf, neutralized: bool | None):

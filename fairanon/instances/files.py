@@ -45,6 +45,7 @@ __all__ = [
     "check_output_file",
     "commit",
     "formula_readings",
+    "verified_reading",
     "interrupts_deferred",
     "neutralize_formulas",
     "read_csv_table",
@@ -227,6 +228,20 @@ def formula_readings(table: pd.DataFrame, neutralized: bool | None = None) -> li
     if neutralized or restored.equals(table):
         return [restored]
     return [restored, table]
+
+
+def verified_reading(readings: list[Callable[[], object]], verify: Callable[[object], object]) -> tuple[object, list[str]]:
+    """The report of a release read in its `readings` (likeliest first, each a callable
+    giving the release: :func:`formula_readings`, or the Dask engine's), and notes for
+    the user: the first reading's report, unless it fails and the second's passes (a file
+    written with --no-neutralize-formulas, whose cells starting with ' are values, not
+    neutralized formulas). `verify` gives a reading's report, which has ``passed``."""
+    report = verify(readings[0]())
+    if not report.passed and len(readings) > 1:
+        as_written = verify(readings[1]())
+        if as_written.passed:
+            return as_written, ["cells starting with ' were read as they are (written with --no-neutralize-formulas)"]
+    return report, []
 
 
 # ------------------------------------------------------------------ writing CSV

@@ -298,3 +298,21 @@ def test_a_release_record_id_that_is_not_whole_is_refused_on_both_engines(inst, 
         fa.jobs.read_release(path, inst)
     with pytest.raises(fa.InvalidParameterError, match=r"record_id values of .* are not the instance's record ids"):
         read_table(path, **release_ids(path, dinst)).index.compute()
+
+
+def test_a_release_csv_row_the_parser_cannot_read_is_reported_as_such(inst, tmp_path):
+    """A row with a field too many, in a release read without its report (a pass over
+    the whole file looks for formulas written as they are): the parser's error, as one
+    machine reports it, not an error about record ids."""
+    from fairanon.distributed.instance import read_table, release_ids
+
+    dinst = dask_instance(dd.from_pandas(_plain(inst), npartitions=2), inst.schema)
+    path = tmp_path / "release.csv"
+    mondrian(inst, [fa.KAnonymity(4)]).table.rename_axis("record_id").reset_index().to_csv(path, index=False)
+    lines = path.read_text().splitlines()
+    lines[40] += ",surplus"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(fa.SchemaError, match="Cannot read Release file .* as CSV: Error tokenizing data"):
+        fa.jobs.read_release(str(path), inst)
+    with pytest.raises(fa.SchemaError, match=r"Cannot read .*release.csv' as CSV: Error tokenizing data"):
+        read_table(str(path), **release_ids(str(path), dinst)).index.compute()
