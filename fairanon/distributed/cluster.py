@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Iterator
 
-from ..exceptions import InvalidParameterError
+from ..exceptions import FairanonError, InvalidParameterError
 
 __all__ = ["local_client", "peak_rss_mb", "quiet_dask_logs", "trim_workers", "worker_settings"]
 
@@ -40,11 +40,35 @@ _SHUFFLE_NOISE = _Drop(r"^Shuffle \S+ initialized by task ", r"^Shuffle \S+ deac
 #: when the cluster closes with a worker still freeing its memory: the end of the run,
 #: not a fault.
 _CLOSING_NOISE = _Drop(r"^Worker process still alive after .* seconds, killing")
-#: A worker logs a task that raised ("Compute Failed", with its traceback) on the
-#: terminal a LocalCluster shares with its client, which raises the same exception: a
-#: bad file's one-line error (a CSV row of too many fields met in a later block), or a
-#: fault's traceback. The log would only repeat it, before the one line.
-_FAILED_TASK = _Drop(r"^Compute Failed")
+class _ReadingFailed(logging.Filter):
+    """Drops a worker's log of a task that raised ("Compute Failed", with its traceback,
+    on the terminal a LocalCluster shares with its client) when the exception is one the
+    client turns into a one-line error: fairanon's own, or a reader's on a bad file (a
+    CSV row of too many fields met in a later block, text that is not UTF-8, a Parquet
+    file Arrow cannot read, a column whose type Dask guessed from the first blocks).
+    Any other exception is a fault: its log, with the task's traceback, is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Compute Failed"):
+            return True
+        args = record.args if isinstance(record.args, tuple) else ()
+        # Distributed logs the exception as its repr: "ParserError('Error tokenizing ...')".
+        return not (len(args) > 3 and _reading_error().match(str(args[3])))
+
+
+def _subclasses(cls: type) -> list[str]:
+    return [cls.__name__] + [name for sub in cls.__subclasses__() for name in _subclasses(sub)]
+
+
+def _reading_error() -> re.Pattern:
+    """The repr of an exception :class:`_ReadingFailed` drops the log of (fairanon's
+    errors named when a task fails: all their subclasses are defined by then)."""
+    names = "|".join(_subclasses(FairanonError) + ["ParserError", "EmptyDataError", "UnicodeDecodeError",
+                                                   "ArrowInvalid"])
+    return re.compile(rf"({names})\(|ValueError\(['\"]Mismatched dtypes")
+
+
+_FAILED_TASK = _ReadingFailed()
 
 
 def quiet_dask_logs() -> None:
@@ -154,8 +178,8 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
 
 
 def _quiet_failed_tasks() -> None:
-    """In a worker of :func:`local_client`: keep its log of failed tasks off the terminal
-    (:data:`_FAILED_TASK`; a worker its nanny restarts logs them again)."""
+    """In a worker of :func:`local_client`: keep its log of tasks failed on a bad file off
+    the terminal (:class:`_ReadingFailed`; a worker its nanny restarts logs them again)."""
     logger = logging.getLogger("distributed.worker")
     if _FAILED_TASK not in logger.filters:
         logger.addFilter(_FAILED_TASK)

@@ -18,7 +18,7 @@ from ..instances.instance import MISSING_POLICIES, Instance
 from ..instances.schema import Schema
 
 __all__ = ["DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance", "id_facts",
-           "merge_id_facts", "read_table", "release_ids", "release_readings", "tree", "typed_ids"]
+           "merge_id_facts", "read_table", "reading_failed", "release_ids", "release_readings", "tree", "typed_ids"]
 
 
 def _dd():
@@ -109,6 +109,18 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     return ddf
 
 
+def reading_failed(exc: BaseException) -> bool:
+    """Whether `exc` is a reader's error on a bad file, which its caller reports in one
+    line: a file it cannot open, a CSV row the parser cannot read, text that is not
+    UTF-8, a Parquet file Arrow cannot read, or a column whose type Dask guessed from the
+    file's first blocks and a later block contradicts. Any other exception is a fault,
+    to be raised with its traceback."""
+    import pyarrow
+
+    readers = (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowException)
+    return isinstance(exc, readers) or isinstance(exc, ValueError) and str(exc).startswith("Mismatched dtypes")
+
+
 def _csv_header(path: str) -> list[str]:
     """The column names of a CSV file, from its first line: the columns :func:`read_table`
     is to read as text (Dask would guess the others' types from the file's first 256 kB
@@ -160,7 +172,7 @@ def _parsing(path: str, id_column: str | None = None, id_type=None):
         raise SchemaError(f"Cannot read {path!r} as CSV: {' '.join(str(exc).split())}") from None
     except UnicodeDecodeError as exc:
         raise SchemaError(f"{path!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8.") from None
-    except (ValueError, TypeError) as exc:
+    except ValueError as exc:
         if id_type is None:
             raise
         raise _not_ids(path, id_column, id_type, exc) from None

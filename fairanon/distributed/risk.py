@@ -53,7 +53,7 @@ from ..models.risk.classes import RiskClasses
 from ..models.risk.report import RiskReport, risk, risk_dict, risk_options
 from ..models.risk.sample import PopulationCounts, merge_population_counts, population_counts
 from ..models.risk.suda import suda_memory
-from .instance import compute, read_table, tree
+from .instance import compute, read_table, reading_failed, tree
 
 __all__ = ["DaskRiskClasses", "check_dask_options", "count_population", "measure_risk", "release_risk_dask"]
 
@@ -261,7 +261,9 @@ def _population_table(population, schema):
                 population = dd.read_parquet(path, index=False)
         except FairanonError:
             raise
-        except (OSError, ValueError, KeyError) as exc:  # pyarrow's and the CSV parser's (UnicodeDecodeError too)
+        except (OSError, ValueError) as exc:  # pyarrow's and the CSV parser's (UnicodeDecodeError too)
+            if not reading_failed(exc):
+                raise
             raise _unreadable(repr(path), exc) from None
     if not isinstance(population, dd.DataFrame):
         raise InvalidParameterError(
@@ -300,7 +302,9 @@ def count_population(population, classes: RiskClasses, what: str = "") -> Popula
         counts = compute(tree(parts, lambda a, b: _merged(a, b, limit)))
     except FairanonError:
         raise
-    except (OSError, ValueError, KeyError) as exc:  # a CSV's later blocks are parsed only now
+    except (OSError, ValueError) as exc:  # a CSV's later blocks are parsed only now
+        if not reading_failed(exc):
+            raise
         raise _unreadable(what, exc) from None
     if isinstance(counts, FairanonError):
         raise counts

@@ -163,3 +163,44 @@ def test_a_large_population_csv_file_s_other_columns_are_read_whole(hand_release
     assert dist.population_size == local.population_size == 8 + n
     assert (dist.highest, dist.marketer) == (local.highest, local.marketer) == (
         Fraction(1, 1), (Fraction(3, 4) + Fraction(2, 2) + Fraction(1, 1) + Fraction(2, 8 + n)) / 8)
+
+
+def test_a_fault_while_counting_the_population_is_not_reported_as_an_unreadable_file(hand_release, monkeypatch):
+    """Only a reader's error on a bad file becomes "Cannot read the population table": a
+    fault in the counting code (here a KeyError) is raised as it is, with its traceback."""
+    import fairanon.distributed.risk as dask_risk
+
+    inst, release = hand_release
+
+    def broken(*args, **kwargs):
+        raise KeyError("a fault")
+
+    monkeypatch.setattr(dask_risk, "population_counts", broken)
+    table = inst.table[["city", "age"]].astype({"city": str})
+    with pytest.raises(KeyError, match="a fault"):
+        fa.risk(inst, release, engine="dask", population=dd.from_pandas(table, npartitions=2), threshold="1/5",
+                suda_max_size=None)
+
+
+def test_a_worker_s_log_of_a_failed_task_is_dropped_only_for_a_bad_file():
+    """The log of a task that raised: dropped for fairanon's errors and the readers' (the
+    client raises them as one line), kept for any other exception (a fault, whose
+    traceback the log alone shows)."""
+    import logging
+
+    from fairanon.distributed.cluster import _FAILED_TASK
+
+    def kept(exception_text: str) -> bool:
+        record = logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1,
+                                   "Compute Failed\nKey:       %s\nState:     %s\nTask:  %s\nException: %r\n"
+                                   "Traceback: %r\n", ("k", "executing", "task", exception_text, "tb"), None)
+        return _FAILED_TASK.filter(record)
+
+    for dropped in ("SchemaError('Cannot read x')", "MemoryLimitError('too large')",
+                    "ParserError('Error tokenizing data')", "UnicodeDecodeError('utf-8', b'', 0, 1, 'bad')",
+                    "ArrowInvalid('not parquet')", "ValueError('Mismatched dtypes found in `pd.read_csv`')"):
+        assert not kept(dropped), dropped
+    for fault in ("KeyError('age')", "ValueError('operands could not be broadcast')", "TypeError('x')"):
+        assert kept(fault), fault
+    other = logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, "Something else", (), None)
+    assert _FAILED_TASK.filter(other)
