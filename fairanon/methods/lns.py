@@ -560,8 +560,9 @@ def lns(
         release may use (:func:`fairanon.solver.lns.every_label`), else its release
         starts the search (``provenance["starts"]`` says so); INFEASIBLE with the reason
         and ``provenance["conflict"]`` naming a minimal set of conflicting requirements
-        (as ``cpsat``); UNKNOWN, with the reason, when that does not answer in the time
-        or the table is larger. When the exact model has no labels for an attribute
+        (as ``cpsat``), under the same condition on its labels; UNKNOWN, with the reason,
+        when that does not answer in the time, proves infeasibility over its candidate
+        labels only, or the table is larger. When the exact model has no labels for an attribute
         (more than `max_range_values` values and no hierarchy or nested intervals),
         the search starts from every cell ``*`` instead, when that meets the
         requirements, else the release is UNKNOWN and its reason says what to change.
@@ -643,25 +644,28 @@ def lns(
                     hint=None,
                     max_range_values=max_range_values,
                 )
-            if whole is not None and whole.status == Status.OPTIMAL:
+            if whole is not None and whole.status in (Status.OPTIMAL, Status.INFEASIBLE):
                 registries = [Registry(instance, name) for name in instance.schema.generalizable]
                 if every_label(registries, objective, recoding, max_range_values):
                     return _whole_release(whole, params, requirements, seed, started, tried)
                 # Proven over the model's candidate labels only (an attribute with more than
                 # max_range_values values has tree nodes or nested intervals, not every
-                # range): a release with other ranges may cost less, so the optimum is not
-                # claimed; the search starts from it and the bound is computed as for any
-                # start.
+                # range): a release with other ranges may cost less, or meet requirements
+                # that are not kept by merging classes (diversity constraints,
+                # α-protection), so neither the optimum nor infeasibility is claimed; an
+                # optimum starts the search and the bound is computed as for any start.
+                only = ("over the model's candidate labels only (an attribute has more "
+                        f"than max_range_values={max_range_values} values)")
+                if whole.status == Status.INFEASIBLE:
+                    reason += f"; the whole table re-solved: no release {only}"
+                    return _empty(instance, requirements, seed, started, params, tried, reason)
                 tried.append({
                     "method": "the whole table re-solved",
                     "objective": value_for_display(whole.objective),
-                    "status": "OPTIMAL over the model's candidate labels only (an attribute "
-                              f"has more than max_range_values={max_range_values} values)",
+                    "status": f"OPTIMAL {only}",
                 })
             if whole is not None and whole.status in (Status.OPTIMAL, Status.FEASIBLE):
                 first = whole.with_provenance(start_objective=whole.objective)
-            elif whole is not None and whole.status == Status.INFEASIBLE:
-                return _whole_release(whole, params, requirements, seed, started, tried)
             else:
                 if whole is not None:
                     reason += f"; the whole table re-solved: {whole.reason or whole.status}"

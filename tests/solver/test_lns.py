@@ -1306,3 +1306,18 @@ def test_without_a_start_and_stars_failing_the_reason_names_lns_and_the_fix():
     assert rel.status == Status.UNKNOWN
     assert "max_range_values=16 of lns" in rel.reason and "raise max_range_values" in rel.reason
     assert "intervals=IntervalHierarchy" in rel.reason and "start=" in rel.reason
+
+
+def test_a_whole_table_infeasible_over_candidate_labels_only_is_not_claimed(monkeypatch):
+    """The exact model without every label (an attribute beyond max_range_values) proves
+    only that no release over its candidate labels exists: requirements that merging
+    classes does not keep (a diversity constraint here) may be met with other ranges, so
+    lns answers UNKNOWN with the reason, not INFEASIBLE (it claimed INFEASIBLE)."""
+    import fairanon.methods.lns as lns_module
+
+    inst = _tiny()
+    reqs = [fa.KAnonymity(3), fa.DiversityConstraint({"sex": "M"}, 1, 1)]
+    monkeypatch.setattr(lns_module, "every_label", lambda *args: False)
+    rel = lns(inst, reqs, start=[], seed=0, time_limit=20)
+    assert rel.status == Status.UNKNOWN and "candidate labels only" in rel.reason, rel.reason
+    assert fa.verify(inst, rel, [])["truthfulness"].passed
