@@ -33,6 +33,7 @@ says why.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 
@@ -109,6 +110,8 @@ def restricted_master(
     """
     started = time.perf_counter()
     time_limit = _cpsat.check_time_limit(time_limit, "restricted_master")
+    if time_limit is not None and math.isinf(time_limit):
+        time_limit = None  # no limit: its shares below would be inf - inf
     deadline = None if time_limit is None else started + time_limit
     # The solve ends early enough to leave the rest of the time to the verification.
     solve_end = None if time_limit is None else deadline - FINISH_SHARE * time_limit

@@ -104,6 +104,18 @@ def test_hand_computed_example():
     assert none is None and info["skipped"] == "a record type is in no column"
 
 
+def test_an_infinite_time_limit_is_no_limit():
+    """time_limit=inf left the solve inf - 5 % of inf = nan seconds, which CP-SAT refused
+    as an invalid model; it is read as no limit (the hand-computed 4/11 above)."""
+    inst = _ages()
+    reqs = [fa.KAnonymity(2)]
+    groups = np.zeros(4, dtype=np.int64)
+    start = Release(generalize_partition(inst, groups), groups, status=Status.FEASIBLE)
+    found, info = restricted_master(inst, reqs, "ncp", _pool_of(inst, 2, ["[20-21]", "[30-31]"]), start,
+                                    time_limit=float("inf"))
+    assert _verified(inst, found, reqs, "ncp") == Fraction(4, 11) and "over_s" not in info
+
+
 def test_restricted_master_applies_to_k_anonymity_and_per_record_costs_only():
     inst = _ages()
     pool = _pool_of(inst, 2, ["[20-21]", "[30-31]"])
