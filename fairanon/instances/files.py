@@ -175,6 +175,13 @@ def as_record_ids(values: pd.Series, dtype) -> pd.Series:
     ValueError
         A value the cast would change (``1.5`` read as the id 1) or cannot make.
     """
+    if values.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and len(values):
+        # A cast between int64 and uint64 wraps (-1 becomes 2**64 - 1) and casts back
+        # unchanged: the range is checked on Python ints instead.
+        bounds = np.iinfo(dtype)
+        outside = values[(values < int(bounds.min)) | (values > int(bounds.max))]
+        if len(outside):
+            raise ValueError(f"{outside.iloc[0]!r} is not a record id of type {np.dtype(dtype)}")
     ids = values.astype(dtype)
     if values.dtype.kind in "iuf":
         changed = ids.astype(values.dtype) != values

@@ -1,6 +1,8 @@
 """Spreadsheet-safe cells and safe file names (fairanon.instances.files)."""
 
+import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,3 +27,17 @@ def test_neutralized_cells_never_start_a_formula_and_restore_exactly(values):
 def test_safe_file_names_stay_in_their_folder(text):
     name = safe_file_name(text)
     assert name and "/" not in name and "\\" not in name and not name.startswith(".")
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target"),
+    [(-1, "int64", "uint64"), (2**63, "uint64", "int64")],
+)
+def test_as_record_ids_refuses_a_cast_that_wraps(value, source, target):
+    """int64 -1 as uint64 is 2**64 - 1 and uint64 2**63 as int64 is -2**63, each casting
+    back to itself: refused, not taken for another record."""
+    from fairanon.instances.files import as_record_ids
+
+    with pytest.raises(ValueError, match=f"{value}.* is not a record id of type {target}"):
+        as_record_ids(pd.Series([1, value], dtype=source), np.dtype(target))
+    assert as_record_ids(pd.Series([1, 2], dtype=source), np.dtype(target)).tolist() == [1, 2]
