@@ -74,10 +74,12 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     typed = id_column is not None and id_type is not None
     parsing = partial(_parsing, path, id_column, id_type if typed else None)
     if path.endswith((".csv", ".csv.gz")):
+        with parsing():  # an empty file, a header that is not UTF-8
+            header = _csv_header(path) if as_written or all_text else []
         if as_written:
-            dtype, options = dict.fromkeys(_csv_header(path), str), {"keep_default_na": False}
+            dtype, options = dict.fromkeys(header, str), {"keep_default_na": False}
         else:
-            dtype, options = dict.fromkeys(_csv_header(path) if all_text else (), str), {"skipinitialspace": True}
+            dtype, options = dict.fromkeys(header, str), {"skipinitialspace": True}
         if id_column is not None:
             dtype[id_column] = str if id_type is None else id_type
         # A compressed file cannot be split into blocks: one partition, without Dask's warning.
@@ -163,16 +165,18 @@ def _parsing(path: str, id_column: str | None = None, id_type=None):
     read, as one machine reports a file it cannot read
     (:func:`~fairanon.instances.files.read_csv_table`), and (with `id_type`) an id that
     is not of `id_type` (the CSV parser's or :func:`~fairanon.instances.files.as_record_ids`'
-    ValueError) as :func:`_not_ids`. Any other error is raised as it is."""
+    ValueError, TypeError or OverflowError) as :func:`_not_ids`. Any other error is raised as it is."""
     try:
         yield
     except FairanonError:
         raise
     except pd.errors.ParserError as exc:
         raise SchemaError(f"Cannot read {path!r} as CSV: {' '.join(str(exc).split())}") from None
+    except pd.errors.EmptyDataError:
+        raise SchemaError(f"{path!r} holds no header row.") from None
     except UnicodeDecodeError as exc:
         raise SchemaError(f"{path!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8.") from None
-    except ValueError as exc:
+    except (ValueError, TypeError, OverflowError) as exc:  # as fairanon.jobs.read_release
         if id_type is None:
             raise
         raise _not_ids(path, id_column, id_type, exc) from None

@@ -316,3 +316,34 @@ def test_a_release_csv_row_the_parser_cannot_read_is_reported_as_such(inst, tmp_
         fa.jobs.read_release(str(path), inst)
     with pytest.raises(fa.SchemaError, match=r"Cannot read .*release.csv' as CSV: Error tokenizing data"):
         read_table(str(path), **release_ids(str(path), dinst)).index.compute()
+
+
+@pytest.mark.parametrize(
+    ("ids", "id_type"),
+    [(["1", None, "2"], "int64"), (["1", "-1", "2"], "uint64")],
+)
+def test_a_parquet_release_record_id_the_cast_cannot_make_is_an_error(tmp_path, ids, id_type):
+    """Text ids with a null (TypeError in the cast) or a "-1" for uint64 ids
+    (OverflowError): the record id error on Dask, as on one machine, not a traceback."""
+    from fairanon.distributed.instance import read_table
+
+    path = str(tmp_path / "release.parquet")
+    pd.DataFrame({"record_id": pd.Series(ids, dtype=object), "a": ["x", "y", "z"]}).to_parquet(path, index=False)
+    with pytest.raises(fa.InvalidParameterError, match=r"record_id values of .* are not the instance's record ids"):
+        read_table(path, id_column="record_id", what="the release", id_type=np.dtype(id_type)).index.compute()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"", r"holds no header row"), (b"a,\xff\n1,2\n", r"is not UTF-8 text \(byte \d+: ")],
+)
+@pytest.mark.parametrize("options", [{"as_written": True}, {"all_text": True}])
+def test_an_empty_or_non_utf8_csv_file_is_a_schema_error_on_dask(tmp_path, content, message, options):
+    """The header read before Dask's reader: an empty file or a header that is not UTF-8
+    is a one-line SchemaError, as one machine reports it (read_csv_table)."""
+    from fairanon.distributed.instance import read_table
+
+    path = tmp_path / "data.csv"
+    path.write_bytes(content)
+    with pytest.raises(fa.SchemaError, match=message):
+        read_table(str(path), **options)
