@@ -274,24 +274,15 @@ def _number_kind(values: pd.Series) -> str:
     return "-" if len(values) and values.min() < 0 else "i"
 
 
-def _number_type(column: str, kinds: set, missing_or_fraction: bool):
-    """The numpy type pandas gives a whole CSV column of numbers whose partitions are of
-    `kinds` (:func:`_number_kind`): float64 for a fraction or a missing cell, uint64 for
-    whole numbers of which one is above int64's maximum and none is negative, else int64.
-
-    Raises
-    ------
-    SchemaError
-        Whole numbers above int64's maximum beside negative ones: no integer type holds
-        both (pandas reads them as text on one machine).
-    """
-    if missing_or_fraction or "f" in kinds:
+def _number_type(kinds: set, missing_or_fraction: bool):
+    """The numpy type a whole CSV column of numbers whose partitions are of `kinds`
+    (:func:`_number_kind`) is read as, as on one machine: float64 for a fraction or a
+    missing cell, and for whole numbers above int64's maximum beside negative ones (no
+    integer type holds both; one machine's Instance converts such a column to float64),
+    uint64 for whole numbers of which one is above int64's maximum and none is
+    negative, else int64."""
+    if missing_or_fraction or "f" in kinds or {"u", "-"} <= kinds:
         return np.float64
-    if "u" in kinds and "-" in kinds:
-        raise SchemaError(
-            f"Column {column!r} is declared numeric but holds whole numbers above {np.iinfo(np.int64).max} beside "
-            "negative ones, which no integer type holds; write them with a decimal point to read them as floats."
-        )
     return np.uint64 if "u" in kinds else np.int64
 
 
@@ -482,7 +473,7 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     for column, value in stats.bad_number.items():
         raise SchemaError(f"Column {column!r} is declared numeric but holds {value!r}.")
     if parsed:
-        data = _parsed(data, {c: _number_type(c, stats.kinds.get(c, set()), c in stats.floats) for c in parsed})
+        data = _parsed(data, {c: _number_type(stats.kinds.get(c, set()), c in stats.floats) for c in parsed})
     # The schema is completed by the single-machine instance itself, from one row per
     # distinct value: orders, flat hierarchies and checks are then exactly its own.
     sample = {}
