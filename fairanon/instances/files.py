@@ -182,6 +182,13 @@ def as_record_ids(values: pd.Series, dtype) -> pd.Series:
         outside = values[(values < int(bounds.min)) | (values > int(bounds.max))]
         if len(outside):
             raise ValueError(f"{outside.iloc[0]!r} is not a record id of type {np.dtype(dtype)}")
+    if np.dtype(dtype).kind in "iu" and values.dtype.kind not in "iuf" and len(values):
+        # Text is read as plain ASCII digits: Python's int() (what the cast calls) also
+        # takes '1_0' and full-width digits, which the CSV parser of the Dask engine
+        # refuses.
+        plain = values.astype(str).str.fullmatch(r"[+-]?[0-9]+")
+        if not plain.all():
+            raise ValueError(f"{values[~plain].iloc[0]!r} is not a record id of type {np.dtype(dtype)}")
     ids = values.astype(dtype)
     if values.dtype.kind in "iuf":
         changed = ids.astype(values.dtype) != values

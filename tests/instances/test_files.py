@@ -41,3 +41,15 @@ def test_as_record_ids_refuses_a_cast_that_wraps(value, source, target):
     with pytest.raises(ValueError, match=f"{value}.* is not a record id of type {target}"):
         as_record_ids(pd.Series([1, value], dtype=source), np.dtype(target))
     assert as_record_ids(pd.Series([1, 2], dtype=source), np.dtype(target)).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("text", ["1_0", "\uff11", "1.0x", "", "True"])
+def test_as_record_ids_reads_text_as_plain_digits(text):
+    """Python's int(), which the cast calls, reads '1_0' as 10 and a full-width '１' as
+    1, where the Dask engine's CSV parser refuses them: one release file gave the two
+    engines different records."""
+    from fairanon.instances.files import as_record_ids
+
+    with pytest.raises(ValueError, match="is not a record id"):
+        as_record_ids(pd.Series(["7", text], dtype=object), np.dtype("int64"))
+    assert as_record_ids(pd.Series(["7", "-3", "+4"], dtype=object), np.dtype("int64")).tolist() == [7, -3, 4]
