@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import as_record_ids
-from ..instances.instance import MISSING_POLICIES, Instance
+from ..instances.instance import MISSING_POLICIES, Instance, parse_numbers
 from ..instances.schema import Schema
 
 __all__ = ["DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance", "id_facts",
@@ -300,7 +300,7 @@ def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = Non
         out.missing[attr.name] = int(na.sum())
         col = col[~na]
         if attr.kind == "numeric":
-            values = pd.to_numeric(col, errors="coerce")
+            values = parse_numbers(col)  # as one machine's Instance reads the column
             bad = values.isna()
             out.kinds[attr.name] = {_number_kind(values[~bad])}
             if bad.any():
@@ -500,9 +500,10 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
 
 def _parsed(data, types: dict):
     """`data` with the columns of `types`, read as text, as numbers of those types (what
-    pandas makes of the whole file: :func:`_number_type`)."""
+    one machine makes of the whole file: :func:`_number_type`), each partition read by
+    one machine's :func:`~fairanon.instances.instance.parse_numbers`."""
     def parse(part: pd.DataFrame) -> pd.DataFrame:
-        return part.assign(**{c: pd.to_numeric(part[c]).astype(t) for c, t in types.items()})
+        return part.assign(**{c: parse_numbers(part[c]).astype(t) for c, t in types.items()})
 
     return data.map_partitions(parse, meta=data._meta.astype(types))
 

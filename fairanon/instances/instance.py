@@ -12,7 +12,7 @@ from ..exceptions import SchemaError
 from .hierarchy import SUPPRESSED, Hierarchy
 from .schema import Attribute, Schema
 
-__all__ = ["Instance", "MISSING_POLICIES"]
+__all__ = ["Instance", "MISSING_POLICIES", "parse_numbers"]
 
 #: What to do with missing values (NaN/None) in a released attribute.
 MISSING_POLICIES = ("error", "drop")
@@ -29,6 +29,24 @@ def _natural_key(value: str):
         except ValueError:  # spaces float() does not strip, such as \x1f
             pass
     return (1, 0.0, value)
+
+
+def parse_numbers(column: pd.Series) -> pd.Series:
+    """A numeric attribute's column as numbers, NaN where a cell is not a number: one
+    machine's :class:`Instance` reads a column so, the Dask engine each partition of it,
+    so that both give the same numbers and refuse the same cells.
+
+    :func:`pandas.to_numeric` with ``errors="coerce"``: int64, uint64 or float64 as the
+    values need. Its ``errors="raise"`` is not used: when whole numbers fit no integer
+    type (``-1`` beside ``10**19``, or ``2**64``) it returns the text as it is (or
+    Python ints) where this gives float64, as pandas does for a column holding a fraction.
+
+    >>> parse_numbers(pd.Series(["-1", "10000000000000000000"])).tolist()
+    [-1.0, 1e+19]
+    >>> parse_numbers(pd.Series(["1", "x"])).tolist()
+    [1.0, nan]
+    """
+    return pd.to_numeric(column, errors="coerce")
 
 
 def _sampling_weights(column: pd.Series, name: str, instance: str) -> np.ndarray:
@@ -134,13 +152,11 @@ class Instance:
                 completed.append(attr)
                 continue
             if attr.kind == "numeric":
-                try:
-                    values = pd.to_numeric(col, errors="raise")
-                except (ValueError, TypeError):
-                    bad = col[pd.to_numeric(col, errors="coerce").isna()].iloc[0]
+                values = parse_numbers(col)
+                if values.isna().any():  # missing cells are dropped or refused above
                     raise SchemaError(
-                        f"Column {attr.name!r} is declared numeric but holds {bad!r}."
-                    ) from None
+                        f"Column {attr.name!r} is declared numeric but holds {col[values.isna()].iloc[0]!r}."
+                    )
                 numbers = values.to_numpy()
                 infinite = ~np.isfinite(numbers.astype(float))
                 if infinite.any():

@@ -70,3 +70,28 @@ def test_whole_numbers_within_int64_stay_int64(tmp_path, small_blocks):
     column = dask_instance(path, SCHEMA).data["n"].compute()
     assert column.dtype == np.int64
     assert column.tolist() == pd.read_csv(path)["n"].tolist()
+
+
+@pytest.mark.parametrize("values", [[-1, 2, 3, 4, 5, 6, BIG], [1, 2, 3, 4, 5, 6, 2**64]],
+                         ids=["negative-beside-uint64", "above-uint64"])
+@pytest.mark.parametrize("blocksize", [32, None])  # 32 bytes: each block holds a row's start
+def test_whole_numbers_no_integer_type_holds_are_the_same_floats_on_both_engines(tmp_path, monkeypatch, values,
+                                                                                 blocksize):
+    """pandas reads -1 beside 10**19 (or a number above uint64's maximum) as text, which
+    pd.to_numeric(errors="raise") leaves as it is: one machine's Instance held the text
+    and Mondrian failed on it with a traceback. Both engines read the column with
+    parse_numbers (float64), in one partition or in several, and release the same table."""
+    if blocksize is not None:
+        monkeypatch.setattr(dask_instance_module, "CSV_BLOCKSIZE", blocksize)
+    path = _write(tmp_path, values)
+    assert read_table(path)["n"].dtype.kind not in "iuf"  # the parser's text, or Python ints
+    local = fa.Instance(read_table(path), SCHEMA)
+    dinst = dask_instance(path, SCHEMA)
+    assert local.table["n"].dtype == dinst.data["n"].dtype == np.float64
+    floats = [float(v) for v in values]  # Python's float(int): the nearest double
+    assert local.table["n"].tolist() == dinst.data["n"].compute().tolist() == floats
+    reqs = [fa.KAnonymity(2)]
+    single = fa.anonymize(local, reqs, method="mondrian")
+    assert fa.verify(local, single, reqs).passed
+    dist = fa.anonymize(dinst, reqs, method="mondrian", engine="dask").compute()
+    assert dist.table.sort_index().equals(single.table.sort_index())

@@ -34,7 +34,7 @@ from ..._memory import check_memory
 from ..._validation import check_fraction
 from ...exceptions import InvalidParameterError, SchemaError
 from ...instances.generalization import label_covers
-from ...instances.instance import Instance
+from ...instances.instance import Instance, parse_numbers
 from ..released import group_ids
 from .classes import RiskClasses
 
@@ -270,10 +270,10 @@ def _population_values(population, name: str, attr):
     if column.isna().any():
         raise SchemaError(f"The population column {name!r} has missing values.")
     if attr.kind == "numeric":
-        try:
-            return pd.to_numeric(column, errors="raise").to_numpy(dtype=float)
-        except (ValueError, TypeError):
-            raise SchemaError(f"The population column {name!r} is not numeric, as {name!r} is declared.") from None
+        values = parse_numbers(column)  # as the instance's column is read, on either engine
+        if values.isna().any():
+            raise SchemaError(f"The population column {name!r} is not numeric, as {name!r} is declared.")
+        return values.to_numpy(dtype=float)
     position = {v: i for i, v in enumerate(attr.domain)}
     if isinstance(column.dtype, pd.CategoricalDtype):
         lookup = np.array([position.get(str(c), len(position)) for c in column.cat.categories] + [len(position)])
