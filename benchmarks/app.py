@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -53,14 +52,11 @@ class App:
     """A started ``fairanon app`` and a client of it (the token in every address)."""
 
     def __init__(self):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
         self.started = time.perf_counter()
         self.process = subprocess.Popen([sys.executable, "-m", "fairanon.cli", "app", "--no-browser", "--port",
-                                         str(self.port)], stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        self.token = re.search(r"token=([\w-]+)", line).group(1)
+                                         "0"], stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()  # printed once the port is bound
+        self.port, self.token = re.search(r":(\d+)/data\?token=([\w-]+)", line).groups()
         self.csrf = None
         # the cookie the first page sets carries the token through the app's redirects
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())

@@ -125,7 +125,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("app", help="a local web app over the same API (pip install 'fairanon[app]')")
     p.add_argument("job", nargs="?", help="job file (YAML or JSON) to open; default: choose the data in the app")
-    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765)")
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765; 0: any free port)")
     p.add_argument("--no-browser", action="store_true", help="print the address without opening a browser")
 
     from .patterns.command import add_subcommand as _add_patterns

@@ -8,7 +8,7 @@ python-multipart; htmx is served from the package. See ``docs/app.md``.
 
 from __future__ import annotations
 
-__all__ = ["create_app", "serve"]
+__all__ = ["create_app", "listening_socket", "serve"]
 
 
 def create_app(job: str | None = None, *, token: str | None = None, port: int | None = None):
@@ -18,23 +18,81 @@ def create_app(job: str | None = None, *, token: str | None = None, port: int | 
     return _create(job, token=token, port=port)
 
 
+#: Seconds an open connection (a page's progress stream) may hold the server's stop.
+STOP_GRACE = 3
+
+
+class _Stopped(Exception):
+    """SIGINT or SIGTERM, once the server has stopped (uvicorn raises the signal again then)."""
+
+
+def _stop(signum, frame) -> None:
+    raise _Stopped
+
+
+def listening_socket(host: str, port: int):
+    """A socket bound to `host`:`port` and listening; port 0 takes a free one. A port in
+    use, or one the user may not take, is an :class:`~fairanon.exceptions.InvalidParameterError`
+    saying so in one line, before any address is printed."""
+    import errno
+    import socket
+
+    from ..exceptions import InvalidParameterError
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InvalidParameterError(f"The port must be an int in [0, 65535]; got {port!r}.")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a port in TIME_WAIT is free
+    try:
+        sock.bind((host, port))
+        sock.listen(128)  # a browser that connects before the server runs waits in the backlog
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InvalidParameterError(f"Port {port} on {host} is in use (another fairanon app or another "
+                                        "program); choose another with --port, or --port 0 for any free "
+                                        "port.") from None
+        raise InvalidParameterError(f"Cannot listen on {host}:{port}: {exc.strerror}; choose another port "
+                                    "with --port.") from None
+    return sock
+
+
 def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True, host: str = "127.0.0.1") -> int:
-    """Start the app on `host`:`port` (loopback by default), print its address with the
-    access token, open the browser, and serve until Ctrl-C."""
+    """Start the app on `host`:`port` (loopback by default; port 0: any free port), print
+    its address with the access token once the port is bound, open the browser, and
+    serve until Ctrl-C or SIGTERM, which stop it (the runs cancelled, the session's
+    folder removed) and return 0."""
     import secrets
+    import signal
+    import sys
     import threading
     import webbrowser
 
     import uvicorn
 
+    sock = listening_socket(host, port)
+    port = sock.getsockname()[1]
     token = secrets.token_urlsafe(24)
-    app = create_app(job, token=token, port=port)
-    url = f"http://{host}:{port}/data?token={token}"
-    print(f"fairanon app: {url}  (Ctrl-C stops it)", flush=True)
-    if open_browser:  # once the server listens
-        threading.Timer(1.0, webbrowser.open, (url,)).start()
+    # uvicorn handles SIGINT and SIGTERM while it serves, then raises the signal again
+    # for the handler it found: this one, so that a stop is an ordinary return
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
+    app = None
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        app = create_app(job, token=token, port=port)
+        url = f"http://{host}:{port}/data?token={token}"
+        print(f"fairanon app: {url}  (Ctrl-C stops it)", flush=True)
+        if open_browser:
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE))
+        server.run(sockets=[sock])
+    except _Stopped:
+        pass
     finally:
-        app.state.session.close()
+        sock.close()
+        if app is not None:
+            app.state.session.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("fairanon app: stopped", file=sys.stderr, flush=True)
     return 0
