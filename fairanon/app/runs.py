@@ -154,7 +154,7 @@ async def run_events(request: Request, run_id: int):
     session = request.app.state.session
     run = session.runs.get(run_id)
     if run is None:
-        return PlainTextResponse("no such run", status_code=404)
+        return PlainTextResponse(f"There is no run {run_id}.", status_code=404)  # as the pages say it
 
     async def events():
         while True:

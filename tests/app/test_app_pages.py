@@ -176,6 +176,20 @@ def test_pages_before_any_data(client):
     assert response.status_code == 400 and "Choose the data first" in text(response)
 
 
+def test_events_and_cancel_of_a_run_that_does_not_exist(client):
+    events = client.get("/runs/7/events")
+    assert events.status_code == 404 and events.text == "There is no run 7."
+    assert events.headers["content-type"].startswith("text/plain")  # not an event stream that never ends
+    cancelled = client.post("/runs/7/cancel")
+    assert cancelled.status_code == 404 and "There is no run 7." in text(cancelled)
+    for path in ("/runs/x/events", "/runs/-1x/events"):
+        bad = client.get(path)
+        assert bad.status_code == 400 and bad.text == "Bad request: run_id: Input should be a valid integer, " \
+                                                      "unable to parse string as an integer."
+    bad = client.post("/runs/x/cancel")
+    assert bad.status_code == 400 and bad.text.startswith("Bad request: run_id: Input should be a valid integer")
+
+
 def test_data_page_shows_preview_roles_and_figures(client):
     page = text(client.post("/data/dataset", data={"dataset": "ruggieri_loan"}))
     assert "ruggieri_loan: 17 records" in page
