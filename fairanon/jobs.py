@@ -357,8 +357,9 @@ def external_release(table: pd.DataFrame, instance: Instance):
     index_dtype = instance.row_ids.dtype
     try:
         table.index = pd.Index(as_record_ids(ids, index_dtype) if index_dtype.kind in "iuf" else ids)
-    except (ValueError, TypeError, OverflowError):
-        raise InvalidParameterError("record_id values do not match the instance's record ids") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # what the Dask engine's reading says too
+        raise InvalidParameterError(f"record_id values do not match the instance's record ids ({index_dtype}): "
+                                    f"{str(exc).splitlines()[-1]}") from None
     return Release(table=table, groups=[0] * len(table), provenance={"method": "external"})
 
 

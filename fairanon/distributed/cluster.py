@@ -43,9 +43,11 @@ _CLOSING_NOISE = _Drop(r"^Worker process still alive after .* seconds, killing")
 class _ReadingFailed(logging.Filter):
     """Drops a worker's log of a task that raised ("Compute Failed", with its traceback,
     on the terminal a LocalCluster shares with its client) when the exception is one the
-    client turns into a one-line error: fairanon's own, or a reader's on a bad file (a
-    CSV row of too many fields met in a later block, text that is not UTF-8, a Parquet
-    file Arrow cannot read, a column whose type Dask guessed from the first blocks).
+    client turns into a one-line error: fairanon's own (a record id that is not the
+    instance's among them), or a reader's on a bad file
+    (:func:`~fairanon.distributed.instance.reading_failed`: a file it cannot open, a CSV
+    row of too many fields met in a later block, text that is not UTF-8, a Parquet file
+    Arrow cannot read, a column whose type Dask guessed from the first blocks).
     Any other exception is a fault: its log, with the task's traceback, is kept."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -61,11 +63,16 @@ def _subclasses(cls: type) -> list[str]:
 
 
 def _reading_error() -> re.Pattern:
-    """The repr of an exception :class:`_ReadingFailed` drops the log of (fairanon's
-    errors named when a task fails: all their subclasses are defined by then)."""
-    names = "|".join(_subclasses(FairanonError) + ["ParserError", "EmptyDataError", "UnicodeDecodeError",
-                                                   "ArrowInvalid"])
-    return re.compile(rf"({names})\(|ValueError\(['\"]Mismatched dtypes")
+    """The repr of an exception :class:`_ReadingFailed` drops the log of, from its
+    start: fairanon's errors and the readers'
+    (:func:`~fairanon.distributed.instance.reader_errors`), each with its subclasses,
+    named when a task fails (all of them are defined by then), and a reader's OSErrors
+    (:data:`~fairanon.distributed.instance.FILE_ERRORS`)."""
+    from .instance import FILE_ERRORS, MISMATCHED_DTYPES, reader_errors
+
+    names = sorted({name for cls in (FairanonError, *reader_errors()) for name in _subclasses(cls)}
+                   | {cls.__name__ for cls in FILE_ERRORS})
+    return re.compile(rf"({'|'.join(map(re.escape, names))})\(|ValueError\(['\"]{MISMATCHED_DTYPES}")
 
 
 _FAILED_TASK = _ReadingFailed()

@@ -4,6 +4,7 @@ table would be by :class:`~fairanon.instances.instance.Instance`."""
 
 from __future__ import annotations
 
+import gzip
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from ..instances.files import as_record_ids
 from ..instances.instance import MISSING_POLICIES, Instance, parse_numbers
 from ..instances.schema import Schema
 
-__all__ = ["DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance", "id_facts",
-           "merge_id_facts", "read_table", "reading_failed", "release_ids", "release_readings", "tree", "typed_ids"]
+__all__ = ["FILE_ERRORS", "DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance",
+           "id_facts", "merge_id_facts", "read_table", "reader_errors", "reading_failed", "release_ids",
+           "release_readings", "tree", "typed_ids"]
 
 
 def _dd():
@@ -55,8 +57,11 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     is read as text, as one machine reads it
     (:func:`fairanon.jobs.read_table`: the id written ``1`` is ``'1'``, ``007`` stays
     ``'007'``), so that both engines name the same records; or as the numpy type
-    `id_type` (a release's ``record_id`` column read as the instance's ids, as
-    :func:`fairanon.jobs.external_release` reads them on one machine). The ids of
+    `id_type` (a release's ``record_id`` column read as the instance's ids: a CSV
+    file's as text, then each partition by one machine's
+    :func:`~fairanon.instances.files.as_record_ids`, as
+    :func:`fairanon.jobs.external_release` reads them; Dask's parser would read ``1.0``
+    or `` 1`` as the id 1). The ids of
     `id_column` are checked as :func:`dask_ids` checks a table's (`what` names the table
     in the message; default: its path), in the pass that finds whether they are sorted
     already.
@@ -64,7 +69,7 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     Raises
     ------
     InvalidParameterError
-        A missing file, or a CSV id that is not of `id_type`.
+        A missing file, or an id that is not of `id_type` (when the ids are read).
     SchemaError
         An unknown `id_column`, a missing id, ids of mixed kinds.
     """
@@ -72,7 +77,7 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
     typed = id_column is not None and id_type is not None
-    parsing = partial(_parsing, path, id_column, id_type if typed else None)
+    parsing = partial(_parsing, path)
     if path.endswith((".csv", ".csv.gz")):
         with parsing():  # an empty file, a header that is not UTF-8
             header = _csv_header(path) if as_written or all_text else []
@@ -81,7 +86,9 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
         else:
             dtype, options = dict.fromkeys(header, str), {"skipinitialspace": True}
         if id_column is not None:
-            dtype[id_column] = str if id_type is None else id_type
+            # As text, then as one machine reads it: Dask's parser would read 1.0 as the
+            # int64 id 1, which as_record_ids refuses.
+            dtype[id_column] = str
         # A compressed file cannot be split into blocks: one partition, without Dask's warning.
         blocksize = None if path.endswith(".gz") else CSV_BLOCKSIZE
         with parsing():  # Dask parses the first rows here
@@ -101,9 +108,9 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     if id_column is not None:
         if id_column not in ddf.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(ddf.columns)}.")
-        if typed and not path.endswith((".csv", ".csv.gz")):  # a CSV's ids are parsed as id_type
+        if typed:
             ddf = ddf.assign(**{id_column: ddf[id_column].map_partitions(
-                as_record_ids, id_type, meta=ddf._meta[id_column].astype(id_type))})
+                _record_ids, id_type, path, id_column, meta=ddf._meta[id_column].astype(id_type))})
         with parsing():  # the pass that reads the ids
             ddf = _index_by(ddf, id_column, what or repr(path))
     elif ddf.index.name is None and numbered:
@@ -111,16 +118,35 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     return ddf
 
 
-def reading_failed(exc: BaseException) -> bool:
-    """Whether `exc` is a reader's error on a bad file, which its caller reports in one
-    line: a file it cannot open, a CSV row the parser cannot read, text that is not
-    UTF-8, a Parquet file Arrow cannot read, or a column whose type Dask guessed from the
-    file's first blocks and a later block contradicts. Any other exception is a fault,
-    to be raised with its traceback."""
+def reader_errors() -> tuple[type, ...]:
+    """The exceptions, with their subclasses, of the readers on a bad file: a CSV row
+    the parser cannot read, text that is not UTF-8, a Parquet file Arrow cannot read.
+    :func:`reading_failed` and the filter of the workers' logs
+    (:mod:`fairanon.distributed.cluster`) read the same ones, and :data:`FILE_ERRORS`."""
     import pyarrow
 
-    readers = (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowException)
-    return isinstance(exc, readers) or isinstance(exc, ValueError) and str(exc).startswith("Mismatched dtypes")
+    return (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowException)
+
+
+#: The OSErrors of a reader on a file it cannot open or read (a plain OSError is what
+#: Arrow raises on a damaged Parquet file), matched by their exact type: the other
+#: subclasses of OSError (a connection reset, a time-out, a closed comm) are faults of
+#: the cluster, not of a file.
+FILE_ERRORS = (OSError, FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError,
+               gzip.BadGzipFile)
+
+#: How Dask's error on a column whose type it guessed from a file's first blocks, and a
+#: later block contradicts, begins (a ValueError, like many faults).
+MISMATCHED_DTYPES = "Mismatched dtypes"
+
+
+def reading_failed(exc: BaseException) -> bool:
+    """Whether `exc` is a reader's error on a bad file (:func:`reader_errors`,
+    :data:`FILE_ERRORS`, or a column whose type Dask guessed from the file's first blocks and a later block
+    contradicts), which its caller reports in one line. Any other exception is a fault,
+    to be raised with its traceback."""
+    return (isinstance(exc, reader_errors()) or type(exc) in FILE_ERRORS
+            or isinstance(exc, ValueError) and str(exc).startswith(MISMATCHED_DTYPES))
 
 
 def _csv_header(path: str) -> list[str]:
@@ -160,12 +186,10 @@ def release_readings(path: str, dinst, neutralized: bool | None = None) -> list[
 
 
 @contextmanager
-def _parsing(path: str, id_column: str | None = None, id_type=None):
+def _parsing(path: str):
     """The reader's errors on the blocks of `path` that a pass parses: a row it cannot
     read, as one machine reports a file it cannot read
-    (:func:`~fairanon.instances.files.read_csv_table`), and (with `id_type`) an id that
-    is not of `id_type` (the CSV parser's or :func:`~fairanon.instances.files.as_record_ids`'
-    ValueError, TypeError or OverflowError) as :func:`_not_ids`. Any other error is raised as it is."""
+    (:func:`~fairanon.instances.files.read_csv_table`). Any other error is raised as it is."""
     try:
         yield
     except FairanonError:
@@ -176,10 +200,6 @@ def _parsing(path: str, id_column: str | None = None, id_type=None):
         raise SchemaError(f"{path!r} holds no header row.") from None
     except UnicodeDecodeError as exc:
         raise SchemaError(f"{path!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8.") from None
-    except (ValueError, TypeError, OverflowError) as exc:  # as fairanon.jobs.read_release
-        if id_type is None:
-            raise
-        raise _not_ids(path, id_column, id_type, exc) from None
 
 
 def _restored(ddf, neutralized: bool | None):
@@ -200,12 +220,21 @@ def _restored(ddf, neutralized: bool | None):
     return ddf.map_partitions(restore_formulas, meta=ddf._meta)
 
 
-def _not_ids(path: str, id_column: str, id_type, exc: Exception) -> InvalidParameterError:
-    """The error of a CSV id that the parser could not read as `id_type`."""
-    reason = str(exc).splitlines()[-1]  # Dask's wrapper puts the parser's message last
-    return InvalidParameterError(
-        f"The {id_column} values of {path!r} are not the instance's record ids ({id_type}): {reason}"
-    )
+def _record_ids(values: pd.Series, id_type, path: str, id_column: str) -> pd.Series:
+    """One partition's ids of `id_column` (text in a CSV file, as the Parquet file holds
+    them) as the instance's ids of the numpy type `id_type`, by one machine's
+    :func:`~fairanon.instances.files.as_record_ids`. An id that is not of `id_type` (its
+    ValueError, TypeError or OverflowError, as :func:`fairanon.jobs.external_release`
+    catches them) is a fairanon error raised by the task itself, so that a worker logs
+    no traceback for it (:mod:`fairanon.distributed.cluster`) and the client raises it
+    in one line."""
+    try:
+        return as_record_ids(values, id_type)
+    except (ValueError, TypeError, OverflowError) as exc:
+        reason = str(exc).splitlines()[-1]
+        raise InvalidParameterError(
+            f"The {id_column} values of {path!r} are not the instance's record ids ({id_type}): {reason}"
+        ) from None
 
 
 def _row_numbers(ddf):

@@ -347,3 +347,35 @@ def test_an_empty_or_non_utf8_csv_file_is_a_schema_error_on_dask(tmp_path, conte
     path.write_bytes(content)
     with pytest.raises(fa.SchemaError, match=message):
         read_table(str(path), **options)
+
+
+@pytest.mark.parametrize("written", ["0.0", " 0", "0 ", "0e0"])
+def test_a_csv_release_id_one_machine_refuses_is_refused_on_dask(inst, tmp_path, written):
+    """int64 record ids written 0.0 (or with a space, or as 0e0): Dask's CSV parser read
+    them as the id 0, where one machine reads the text and as_record_ids refuses it. Dask
+    now reads the column as text and converts it with as_record_ids: both refuse it."""
+    from fairanon.distributed.instance import read_table, release_ids
+
+    dinst = dask_instance(dd.from_pandas(_plain(inst), npartitions=2), inst.schema)
+    assert dinst.data.index.dtype == inst.row_ids.dtype == np.int64
+    table = mondrian(inst, [fa.KAnonymity(4)]).table.rename_axis("record_id").reset_index()
+    lines = table.to_csv(index=False).splitlines()
+    assert lines[1].startswith("0,")
+    lines[1] = written + lines[1][1:]
+    path = tmp_path / "release.csv"
+    path.write_text("\n".join(lines) + "\n")
+    reason = rf"\(int64\): '{written}' is not a record id of type int64"
+    with pytest.raises(fa.InvalidParameterError, match="record_id values do not match the instance's record ids "
+                                                       + reason):
+        fa.jobs.read_release(str(path), inst)
+    with pytest.raises(fa.InvalidParameterError, match=r"record_id values of .* are not the instance's record ids "
+                                                       + reason):
+        read_table(str(path), **release_ids(str(path), dinst)).index.compute()
+    # Written 0, the same file is read on both engines to the same records.
+    lines[1] = "0" + lines[1][len(written):]
+    path.write_text("\n".join(lines) + "\n")
+    local = fa.jobs.read_release(str(path), inst).table
+    remote = read_table(str(path), **release_ids(str(path), dinst)).compute()
+    assert remote.index.tolist() == sorted(local.index.tolist()) == list(range(60))
+    assert list(remote.columns) == list(local.columns)
+    assert remote.to_numpy().tolist() == local.sort_index().to_numpy().tolist()  # every cell as written

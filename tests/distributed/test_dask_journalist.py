@@ -198,9 +198,16 @@ def test_a_worker_s_log_of_a_failed_task_is_dropped_only_for_a_bad_file():
 
     for dropped in ("SchemaError('Cannot read x')", "MemoryLimitError('too large')",
                     "ParserError('Error tokenizing data')", "UnicodeDecodeError('utf-8', b'', 0, 1, 'bad')",
-                    "ArrowInvalid('not parquet')", "ValueError('Mismatched dtypes found in `pd.read_csv`')"):
+                    "ArrowInvalid('not parquet')", "ValueError('Mismatched dtypes found in `pd.read_csv`')",
+                    "InvalidParameterError(\"The record_id values of 'r.csv' are not the instance's record ids\")",
+                    "FileNotFoundError(2, 'No such file or directory')", "PermissionError(13, 'Permission denied')",
+                    "OSError('Could not open Parquet input source')", "BadGzipFile('Not a gzipped file')"):
         assert not kept(dropped), dropped
-    for fault in ("KeyError('age')", "ValueError('operands could not be broadcast')", "TypeError('x')"):
+    # A connection's errors are OSErrors too, but faults of the cluster, not of a file;
+    # shutil's Error (an OSError) shares its name with other libraries' errors.
+    for fault in ("KeyError('age')", "ValueError('operands could not be broadcast')", "TypeError('x')",
+                  "ConnectionResetError(104, 'Connection reset by peer')", "CommClosedError()", "Error('x')",
+                  "KeyError('FileNotFoundError(')"):
         assert kept(fault), fault
     other = logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, "Something else", (), None)
     assert _FAILED_TASK.filter(other)
