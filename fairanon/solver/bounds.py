@@ -68,6 +68,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._memory import Limit, check_memory, current_limit, format_bytes
+from .._validation import check_option
 from ..exceptions import FairanonError, MemoryLimitError
 from ..instances.instance import Instance
 from ..models.bounds import LowerBound
@@ -75,6 +76,7 @@ from ..models.requirements import KAnonymity, Requirement, validate_requirements
 from ..release import Release
 from .local_recoding.encoding import BuildStopped, ClosureTooLarge, _candidates, encode
 from .local_recoding.model import _pair_costs
+from .pricing import LabelSearch
 
 __all__ = [
     "LP_BYTES",
@@ -90,6 +92,10 @@ __all__ = [
 
 #: Objectives whose model costs are those of the cheapest labels any release can use.
 LP_OBJECTIVES = ("ncp", "lm", "generalized")
+#: How the LP bound prices (:func:`lp_bound`).
+PRICINGS = ("auto", "closure", "search")
+#: Objectives the pricing search handles: a vector's cost is the same for its records.
+SEARCH_OBJECTIVES = ("ncp", "lm")
 #: Weight of the best duals so far in the point where columns are priced (Wentges'
 #: dual smoothing: the LP's own duals jump from round to round on these degenerate LPs).
 SMOOTHING = 0.7
@@ -205,9 +211,11 @@ def lp_bound(
     smoothing: float = SMOOTHING,
     memory_limit=None,
     pool: ColumnPool | None = None,
+    pricing: str = "closure",
 ) -> LowerBound | None:
     """The LP bound of the module docstring, or None when it does not apply (objective,
-    no k-anonymity, a join closure of more than `max_vectors` vectors).
+    no k-anonymity, a join closure of more than `max_vectors` vectors that cannot be
+    priced by search).
 
     Parameters
     ----------
@@ -229,6 +237,15 @@ def lp_bound(
     pool : ColumnPool, optional
         Receives the closure and every column added to the LP (the columns are the
         LP's own arrays: no copy).
+    pricing : {"closure", "search", "auto"}, default="closure"
+        How the minimum mean_k is found: over the join closure, or by the branch and
+        bound of :mod:`fairanon.solver.pricing` (NCP and LM; the vectors are then those
+        found, ``details["pricing"]`` is "search"); "auto" searches when the closure
+        has more than `max_vectors` vectors or does not fit the memory limit. The
+        search is exact but slow where the closure is large (UCI Adult, 8 QIs, LM,
+        k = 5: 3 rounds in 60 s, far below the per-record bound; see
+        ``benchmarks/least_loss.py``), so :func:`fairanon.methods.lns.best_bound`
+        does not use it.
 
     Raises
     ------
@@ -239,6 +256,7 @@ def lp_bound(
     from ortools.linear_solver import pywraplp
 
     started = time.perf_counter()
+    check_option(pricing, "pricing", "lp_bound", PRICINGS)
     requirements = validate_requirements(instance, requirements, caller="lp_bound", sizes=False)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
     if objective not in LP_OBJECTIVES or k <= 1 or not _valid_families(instance, objective):
@@ -247,14 +265,13 @@ def lp_bound(
     if deadline is not None and time.perf_counter() >= deadline:
         return None  # no time to encode the types, the closure's first step
     limit = current_limit(memory_limit, "lp_bound")
-    model = _closure_model(instance, k, objective, max_vectors, deadline, limit)
+    model = _closure_model(instance, k, objective, max_vectors, deadline, limit, pricing)
     if model is None:
         return None
     enc, vectors, pricer, scale = model.enc, model.vectors, model.pricer, model.scale
-    w, vec_cost, pair_t = pricer.w, pricer.int_cost, model.pair_t
-    n_vec = len(vectors)
+    w = pricer.w
     if pool is not None:
-        pool.enc, pool.vectors, pool.cost, pool.scale = enc, vectors, vec_cost, scale
+        pool.enc, pool.vectors, pool.cost, pool.scale = enc, vectors, pricer.int_cost, scale
         pool.objective, pool.k, pool.instance = objective, k, instance
 
     # Every record pays at least its cheapest vector: u_t = min c_v over the vectors
@@ -263,21 +280,20 @@ def lp_bound(
     center = pricer.cheapest()
     best, _, _ = pricer.lagrangian(center)
     rounds, lp_value, solved = 0, None, False
-    # What the closure and the pricer hold while the LP grows, and why columns stopped
-    # being added when the LP would pass the memory limit.
-    held = lp_memory(n_vec, 0, len(pair_t))
+    # Why columns stopped being added when the LP would pass the memory limit.
     stopped = None
 
     def result() -> LowerBound:
         """The best Lagrangian bound so far, rounded up to the objective's grid."""
+        if pool is not None:
+            pool.cost = pricer.int_cost  # the search's vectors grow with its columns
         margin = 1e-7 * max(1.0, abs(best)) + 1e-6
         value = Fraction(max(0, math.ceil(best - margin)), scale)
         details = {
             "rounds": rounds,
             "columns": added[0],
             "nonzeros": nonzeros[0],
-            "closure": n_vec,
-            "pairs": len(pair_t),
+            **pricer.details(),
             "lp": None if lp_value is None else lp_value / scale,
             "seconds": time.perf_counter() - started,
         }
@@ -298,7 +314,7 @@ def lp_bound(
         lam = solver.NumVar(0.0, solver.infinity(), "")
         for t, q in zip(types.tolist(), amounts.tolist()):
             released[t].SetCoefficient(lam, float(q))
-        solver.Objective().SetCoefficient(lam, float(vec_cost[v]) * float(amounts.sum()))
+        solver.Objective().SetCoefficient(lam, float(pricer.int_cost[v]) * float(amounts.sum()))
         added[0] += 1
         nonzeros[0] += len(types)
         if pool is not None:
@@ -307,21 +323,12 @@ def lp_bound(
     def fits(batch: list) -> bool:
         """Whether the LP with the columns of `batch` added stays within the limit."""
         more = sum(len(col[1]) for col in batch)
-        need = held + LP_NONZERO_BYTES * (nonzeros[0] + more)
+        need = pricer.memory() + LP_NONZERO_BYTES * (nonzeros[0] + more)
         return limit.bytes is None or need <= limit.bytes
 
-    first = []
-    for members, _ in pricer.groups:  # the coarsest vector of a group covers all its types
-        v = int(members[np.argmax(np.diff(pricer.starts)[members])])
-        types = pricer.types[pricer.starts[v] : pricer.starts[v + 1]]
-        first.append((v, types, w[types].astype(float)))
-    if release is not None:
-        for v, amounts in _release_columns(enc, vectors, release, k):
-            types = np.array(list(amounts), dtype=np.int64)
-            first.append((v, types, np.array(list(amounts.values()))))
-    first.extend(pricer.cheapest_columns(center))
+    first = pricer.first_columns(center, enc, vectors, release, k)
     if not fits(first):
-        stopped = _memory_stop(held, nonzeros[0], first, limit)
+        stopped = _memory_stop(pricer.memory(), nonzeros[0], first, limit)
         return result()
     for col in first:
         add(*col)
@@ -348,15 +355,20 @@ def lp_bound(
             fresh = [
                 col
                 for col in pricer.columns(u, mean, order, columns)
-                if float(((vec_cost[col[0]] - duals[col[1]]) * col[2]).sum()) < tolerance
+                if float(((pricer.int_cost[col[0]] - duals[col[1]]) * col[2]).sum()) < tolerance
             ]
             if fresh:
                 break
-        if not fresh or best >= lp_value - 1e-7 * max(1.0, abs(lp_value)):
+        if best >= lp_value - 1e-7 * max(1.0, abs(lp_value)):
             solved = True
             break
+        if not fresh:
+            # No column prices out: the LP is solved, unless the pricing search ran out
+            # of time before it could tell.
+            solved = pricer.complete
+            break
         if not fits(fresh):
-            stopped = _memory_stop(held, nonzeros[0], fresh, limit)
+            stopped = _memory_stop(pricer.memory(), nonzeros[0], fresh, limit)
             break
         for col in fresh:
             add(*col)
@@ -380,7 +392,11 @@ class _Pricer:
     dual come first (its cost is the same for all of them, so those are its k cheapest
     records in reduced cost)."""
 
+    #: Pricing over the whole closure is exact.
+    complete = True
+
     def __init__(self, vec_cost, pair_t, pair_v, w, k, group_of_vec, n_g):
+        self.pairs = len(pair_t)
         order = np.argsort(pair_v, kind="stable")
         self.n_vec = len(vec_cost)
         self.starts = np.searchsorted(pair_v[order], np.arange(self.n_vec + 1))
@@ -392,6 +408,30 @@ class _Pricer:
         self.k = k
         self.n_types = len(w)
         self.groups = [(np.flatnonzero(group_of_vec == g), size) for g, size in n_g.items()]
+
+    def details(self) -> dict:
+        """What the LP bound reports of its pricing."""
+        return {"closure": self.n_vec, "pairs": self.pairs}
+
+    def memory(self) -> int:
+        """Bytes the closure and the pricer hold while the LP grows (:func:`lp_memory`)."""
+        return lp_memory(self.n_vec, 0, self.pairs)
+
+    def first_columns(self, center, enc, vectors, release, k) -> list:
+        """The LP's first columns: per protected group its coarsest vector (it covers
+        every type of the group), the classes of `release`, and per type a column of
+        its cheapest vector at `center`."""
+        first = []
+        for members, _ in self.groups:
+            v = int(members[np.argmax(np.diff(self.starts)[members])])
+            types = self.types[self.starts[v] : self.starts[v + 1]]
+            first.append((v, types, self.w[types]))
+        if release is not None:
+            for v, amounts in _release_columns(enc, vectors, release, k):
+                types = np.array(list(amounts), dtype=np.int64)
+                first.append((v, types, np.array(list(amounts.values()))))
+        first.extend(self.cheapest_columns(center))
+        return first
 
     def cheapest(self) -> np.ndarray:
         """Per type, the cost of the cheapest vector covering it."""
@@ -465,6 +505,147 @@ class _Pricer:
         return list(out.values())
 
 
+class _SearchPricer:
+    """Pricing without the closure (:mod:`fairanon.solver.pricing`): the vectors found so
+    far are priced exactly first (a :class:`_Pricer` over them), the least of their
+    mean_k is the search's first incumbent, and the branch and bound over the labels
+    gives each group's minimum, or a lower bound on it when the deadline cuts it.
+    Vectors are registered as they enter the LP; ``vectors`` and ``int_cost`` grow."""
+
+    def __init__(self, enc, k: int, objective: str, n_g: dict, deadline: float | None):
+        self.search = LabelSearch(enc, k, objective)
+        self.scale = self.search.scale
+        self.k, self.n_g, self.deadline = k, n_g, deadline
+        self.w = enc.weight.astype(float)
+        self.group_types = {g: np.flatnonzero(enc.protected == g) for g in n_g}
+        self.vectors: list = []
+        self.index: dict = {}
+        self.covers: list = []
+        self._costs: list = []
+        self.int_cost = np.zeros(0, dtype=np.int64)
+        self._pool: _Pricer | None = None
+        self.pairs = 0
+        self.complete = True
+        self.nodes = self.searches = self.cut = 0
+
+    def details(self) -> dict:
+        return {"closure": None, "pricing": "search", "vectors": len(self.vectors),
+                "pairs": self.pairs, "nodes": self.nodes, "searches": self.searches,
+                "searches_cut": self.cut}
+
+    def memory(self) -> int:
+        """Bytes the vectors found and their pairs hold (:func:`lp_memory`)."""
+        return lp_memory(len(self.vectors), 0, self.pairs)
+
+    def _vector(self, g: int, labels: tuple) -> int:
+        """The id of the vector of group g with `labels`, registered when new."""
+        vec = (g, *labels)
+        v = self.index.get(vec)
+        if v is None:
+            v = self.index[vec] = len(self.vectors)
+            self.vectors.append(vec)
+            self.covers.append(self.search.covered(self.group_types[g], labels))
+            self._costs.append(self.search.int_cost(labels))
+            self.pairs += len(self.covers[-1])
+        return v
+
+    def _sync(self) -> None:
+        """The vectors' costs as one array, after a batch of registrations."""
+        if len(self.int_cost) != len(self._costs):
+            self.int_cost = np.array(self._costs, dtype=np.int64)
+
+    def _column(self, v: int, u: np.ndarray):
+        """Vector v's column of least reduced cost at u (as :meth:`_Pricer.columns`)."""
+        types = self.covers[v]
+        types = types[np.argsort(-u[types], kind="stable")]
+        wt = self.w[types]
+        take = np.clip(self.k - (np.cumsum(wt) - wt), 0.0, wt)
+        amounts = np.where(u[types] > float(self.int_cost[v]), wt, take)
+        keep = amounts > 0
+        return v, types[keep], amounts[keep]
+
+    def cheapest(self) -> np.ndarray:
+        """Per type, a lower bound on the cost of every vector covering it and k
+        records: per attribute, the cheapest label covering its value and k records of
+        its group. Every mean_k is at least 0 there, so it is a valid first centre."""
+        out = np.zeros(len(self.w))
+        for types in self.group_types.values():
+            out[types] = self.search.narrowest(types, range(self.search.d))
+        return out
+
+    def first_columns(self, center, enc, vectors, release, k) -> list:
+        """Per group its coarsest vector (covering all its types), each type of at
+        least k records alone, and the classes of `release`."""
+        first = []
+        for g, types in self.group_types.items():
+            v = self._vector(g, self.search.coarsest(types))
+            first.append((v, self.covers[v], self.w[self.covers[v]]))
+        for t in np.flatnonzero(self.w >= k).tolist():
+            g = int(enc.protected[t])
+            v = self._vector(g, tuple(int(s.own[enc.qi[t, a]]) for a, s in enumerate(enc.spaces)))
+            first.append((v, np.array([t]), self.w[[t]]))
+        if release is not None:
+            lookup = lambda vec: self._vector(vec[0], tuple(vec[1:]))  # noqa: E731
+            for v, amounts in _release_columns(enc, vectors, release, k, lookup):
+                types = np.array(list(amounts), dtype=np.int64)
+                first.append((v, types, np.array(list(amounts.values()))))
+        self._sync()
+        return first
+
+    def lagrangian(self, u):
+        """The Lagrangian bound at u: the vectors found priced exactly, then per group
+        the search below the least of their mean_k."""
+        self._sync()
+        if not self.vectors:  # before the first columns: nothing known, all searched
+            mean, order, groups = np.zeros(0), None, [np.zeros(0, dtype=np.int64)] * len(self.n_g)
+        else:
+            if self._pool is None or self._pool.n_vec != len(self.vectors):
+                pair_v = np.repeat(np.arange(len(self.vectors)), [len(c) for c in self.covers])
+                group_of_vec = np.array([vec[0] for vec in self.vectors], dtype=np.int64)
+                self._pool = _Pricer(self.int_cost, np.concatenate(self.covers), pair_v,
+                                     self.w, self.k, group_of_vec, self.n_g)
+            _, mean, order = self._pool.lagrangian(u)
+            groups = [members for members, _ in self._pool.groups]
+        bound = float(u @ self.w)
+        found = []
+        self.complete = True
+        for (g, size), members in zip(self.n_g.items(), groups):
+            known = float(mean[members].min()) if len(members) else math.inf
+            res = self.search.search(u, self.group_types[g], known, self.deadline)
+            self.nodes += res.nodes
+            self.searches += 1
+            if not res.complete:
+                self.complete = False
+                self.cut += 1
+            bound += size * res.lower
+            found.extend((m, g, labels) for m, labels in res.leaves)
+        return bound, (mean, order, found), None
+
+    def columns(self, u, state, _, most):
+        """The `most` vectors of most negative mean_k, found before or by the search,
+        each with its column of least reduced cost."""
+        mean, order, found = state
+        known = self._pool.columns(u, mean, order, most) if order is not None else []
+        out = [(float(mean[col[0]]), col) for col in known]
+        for m, g, labels in found:
+            if (g, *labels) not in self.index:
+                out.append((m, self._vector(g, labels)))
+        self._sync()
+        out.sort(key=lambda item: item[0])
+        return [col if isinstance(col, tuple) else self._column(col, u) for _, col in out[:most]]
+
+
+def _search_model(enc, k: int, objective: str, deadline: float | None) -> _Model | None:
+    """The LP bound's model priced by search instead of the closure; None when some
+    protected value has fewer than k records (no release meets k)."""
+    w = enc.weight.astype(np.int64)
+    n_g = {int(g): int(w[enc.protected == g].sum()) for g in np.unique(enc.protected).tolist()}
+    if any(size < k for size in n_g.values()):
+        return None
+    pricer = _SearchPricer(enc, k, objective, n_g, deadline)
+    return _Model(enc, pricer.vectors, np.zeros(0, dtype=np.int64), pricer.scale, pricer)
+
+
 @dataclass
 class _Model:
     """The closure's vectors, their pairs and integer costs (cost / scale per record)."""
@@ -477,7 +658,8 @@ class _Model:
 
 
 def _closure_model(
-    instance, k, objective, max_vectors, deadline, limit: Limit | None = None
+    instance, k, objective, max_vectors, deadline, limit: Limit | None = None,
+    pricing: str = "closure",
 ) -> _Model | None:
     """The vectors of the join closure under k and their costs, or None when the
     closure is too large, is not built by `deadline`, or no release meets k.
@@ -485,7 +667,11 @@ def _closure_model(
     Under `limit` the closure is built up to the vectors whose pairing with the types
     fits it (:func:`lp_memory`, counting every vector paired with the types of the
     largest protected value), and its pairs are counted before they are listed:
-    MemoryLimitError when either does not fit."""
+    MemoryLimitError when either does not fit.
+
+    `pricing` (:data:`PRICINGS`): with "search" the closure is not built and the model
+    is priced by search (:class:`_SearchPricer`); with "auto" too when the closure has
+    more than `max_vectors` vectors or does not fit the memory limit (NCP and LM)."""
     widest = max(
         [
             len(np.unique(instance.codes(n)))
@@ -500,12 +686,17 @@ def _closure_model(
         raise  # the caller says why the LP was not computed
     except (FairanonError, BuildStopped):
         return None
+    searchable = pricing != "closure" and objective in SEARCH_OBJECTIVES
+    if pricing == "search" and searchable:
+        return _search_model(enc, k, objective, deadline)
     counts = np.bincount(enc.protected)
     cap, per_group = max_vectors, int(counts.max())
     if limit is not None and limit.bytes is not None:
         # The closure holds at least each type's own vector, paired with the types of
         # its protected value.
         least = lp_memory(enc.n_types, int((counts**2).sum()))
+        if least > limit.bytes and searchable:
+            return _search_model(enc, k, objective, deadline)
         if least > limit.bytes:
             _check_lp_memory(enc, least, f"at least {enc.n_types:,}", limit, at_least=True)
         per_vector = LP_VECTOR_BYTES + LP_CELL_BYTES * per_group
@@ -521,6 +712,8 @@ def _closure_model(
         # The candidates' closure can take longer than the whole limit: it stops there.
         cands = _candidates(enc, True, k, cap, deadline=deadline, on_pairs=pairing)
     except ClosureTooLarge:
+        if searchable:
+            return _search_model(enc, k, objective, deadline)
         if cap < max_vectors:
             need = lp_memory(cap + 1, (cap + 1) * per_group)
             _check_lp_memory(enc, need, f"more than {cap:,}", limit, at_least=True)
@@ -562,9 +755,10 @@ def _check_lp_memory(enc, need: int, vectors: str, limit: Limit, *, pairs: int |
     )
 
 
-def _release_columns(enc, vectors, release: Release, k: int):
-    """Per class of `release`: its tight summary (a closure vector) and its records per
-    type -- the release itself as columns."""
+def _release_columns(enc, vectors, release: Release, k: int, lookup=None):
+    """Per class of `release`: its tight summary (a closure vector; ``lookup(vector)``
+    gives its id, or None, instead when given) and its records per type -- the release
+    itself as columns."""
     from ..models.metrics import equivalence_classes
 
     try:
@@ -572,7 +766,8 @@ def _release_columns(enc, vectors, release: Release, k: int):
         table_order = enc.instance.row_ids.get_indexer(release.table.index)
     except FairanonError:
         return []
-    index = {vec: v for v, vec in enumerate(vectors)}
+    if lookup is None:
+        lookup = {vec: v for v, vec in enumerate(vectors)}.get
     cls = np.empty(enc.instance.n_rows, dtype=np.int64)
     cls[table_order] = classes
     out = []
@@ -586,7 +781,7 @@ def _release_columns(enc, vectors, release: Release, k: int):
             for lab in labels[1:]:
                 joined = space.join(joined, np.array([lab]))
             vec.append(int(joined[0]))
-        v = index.get(tuple(vec))
-        if v is not None and len(rows) >= k:
+        v = lookup(tuple(vec)) if len(rows) >= k else None
+        if v is not None:
             out.append((v, {int(tt): float(q) for tt, q in zip(types, counts)}))
     return out

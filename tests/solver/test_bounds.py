@@ -394,3 +394,85 @@ def test_bounds_out_of_time_stop_before_their_set_up():
     with pytest.raises(BuildStopped, match="building the labels of"):
         encode(inst, reqs, deadline=time.perf_counter() - 1)
     assert lp_bound(inst, reqs, "ncp", release=start, time_limit=0) is None
+
+
+def _closure_minima(model, u):
+    """Per protected group, the least mean_k over the join closure's vectors at u."""
+    _, mean, _ = model.pricer.lagrangian(u)
+    return [float(mean[members].min()) for members, _ in model.pricer.groups]
+
+
+def _random_duals(data, model):
+    top = float(model.pricer.cost.max()) + 1
+    return np.array(data.draw(st.lists(st.floats(-top, 2 * top, allow_nan=False),
+                                       min_size=model.enc.n_types, max_size=model.enc.n_types)))
+
+
+@FEWER
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_pricing_search_finds_the_closure_minimum(data, inst):
+    """The branch and bound over the labels finds, at any duals, the least mean_k of each
+    protected group that enumerating the join closure finds; and a search cut short by
+    its deadline after any number of looks at the clock gives at most that least value."""
+    from unittest import mock
+
+    import fairanon.solver.pricing as pricing
+
+    k = data.draw(st.integers(2, 3))
+    objective = data.draw(st.sampled_from(["ncp", "lm"]))
+    model = _closure_model(inst, k, objective, 10**6, None)
+    if model is None:
+        return
+    u = _random_duals(data, model)
+    search = pricing.LabelSearch(model.enc, k, objective)
+    assert search.scale == model.scale
+    looks = data.draw(st.integers(1, 6))
+    for (members, _), least in zip(model.pricer.groups, _closure_minima(model, u)):
+        types = np.flatnonzero(model.enc.protected == model.vectors[int(members[0])][0])
+        found = search.search(u, types)
+        assert found.complete
+        assert math.isclose(found.lower, least, rel_tol=1e-9, abs_tol=1e-6), (found, least)
+        # Every vector reported below 0 is one, at its mean_k.
+        for mean, labels in found.leaves:
+            covered = search.covered(types, labels)
+            top = np.sort(np.repeat(u[covered], model.enc.weight[covered]))[::-1][:k]
+            assert len(top) == k and mean < 0
+            assert math.isclose(mean, search.int_cost(labels) - top.sum() / k, abs_tol=1e-6)
+        clock = iter([0.0] * looks + [2.0] * 10**6)
+        with mock.patch.object(pricing, "time", mock.Mock(perf_counter=lambda: next(clock))):
+            cut = search.search(u, types, deadline=1.0)
+        assert cut.lower <= least + 1e-6 * max(1.0, abs(least)), (cut, least)
+
+
+@settings(PROPERTY, max_examples=10)
+@given(data=st.data(), inst=tables(max_rows=6))
+def test_lp_bound_priced_by_search_reaches_the_lp(data, inst):
+    """Column generation priced by search, without the closure, stops at the value of the
+    LP over every class solved directly, and never above the brute-force optimum."""
+    k = data.draw(st.integers(2, 3))
+    objective = data.draw(st.sampled_from(["ncp", "lm"]))
+    reqs = [fa.KAnonymity(k)]
+    optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
+    lp = lp_bound(inst, reqs, objective, pricing="search", columns=data.draw(st.sampled_from([1, 1000])))
+    if optimum is None or lp is None:
+        assert optimum is None and lp is None
+        return
+    assert lp.details["pricing"] == "search" and lp.details["closure"] is None
+    assert lp.complete and lp.value <= optimum, (lp, optimum)
+    direct = _set_partitioning_lp(inst, k, objective)
+    assert direct - 1e-6 <= float(lp.value), (lp, direct)
+
+
+def test_lp_bound_prices_by_search_where_the_closure_is_too_large():
+    """German credit with 3 quasi-identifiers, a cap below its closure of 257 vectors:
+    "closure" gives no bound, "auto" searches and reaches the closure's LP value."""
+    inst = fa.load("german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(5)]
+    closure = lp_bound(inst, reqs, "ncp")
+    assert closure.complete and closure.details["closure"] == 257
+    assert lp_bound(inst, reqs, "ncp", max_vectors=100) is None
+    searched = lp_bound(inst, reqs, "ncp", max_vectors=100, pricing="auto")
+    assert searched.complete and searched.details["pricing"] == "search"
+    assert searched.value == closure.value
+    with pytest.raises(fa.InvalidParameterError, match="'pricing' parameter of lp_bound"):
+        lp_bound(inst, reqs, "ncp", pricing="nope")

@@ -1,0 +1,267 @@
+"""Exact pricing of the LP bound by branch and bound over the labels, without the join closure.
+
+The Lagrangian bound of :mod:`fairanon.solver.bounds` needs, for duals u, the minimum
+over every candidate vector v of a protected group of
+
+    mean_k(v) = c_v - top_k(v) / k,
+
+where c_v is the cost per record of v's labels (a sum over the attributes, for NCP and
+LM) and top_k(v) the sum of the k largest duals among the records v covers (records of
+a type count once each). Only vectors covering at least k records count: a class holds
+at least k. The minimum over *every* label combination is the minimum over the join
+closure: the k records that give a vector its top_k have a tight summary (their join)
+that costs no more and covers them, so it is at least as low.
+
+:class:`LabelSearch` finds that minimum without listing the vectors: depth-first branch
+and bound choosing a label per attribute, one attribute after another, each label one
+of the tightest with its cover of the records still covered (labels covering the same
+of them: the cheapest), covering at least k of them. Below a node that has chosen labels
+of cost P and still covers the records S, a vector v covers some k records T of S and
+costs at least P + g(t) for each t of T, where g(t) sums, over the attributes left, the
+cost of the cheapest label covering t's value and at least k records of S (it must
+cover t and the rest of T). So
+
+    mean_k(v) = (1/k) sum over t in T of (c_v - u_t) >= P + (1/k) (sum of the k smallest
+                g(t) - u_t over the records of S),
+
+the node's bound (computed for each child from its parent's g, which only lowers it: a
+label covering k records of the child covers k of the parent). A node whose bound is
+not below the best vector found so far is pruned, so the best found is the minimum when
+the search ends, and when its time runs out the least of it and the bounds of the
+nodes left open is a lower bound on the minimum -- never more than it. The bounds and
+the exact means of the last attribute's labels are computed for all labels at once from
+each attribute value's k records of least (largest) key.
+
+Costs are the labels' exact losses times a common denominator (integers, held as
+floats: sums of at most d of them are exact).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .local_recoding.encoding import Encoding
+from .local_recoding.model import _lcm
+
+__all__ = ["LabelSearch", "SearchResult"]
+
+@dataclass
+class SearchResult:
+    """What one pricing search found in a protected group.
+
+    Attributes
+    ----------
+    lower : float
+        A lower bound on the group's minimum mean_k (the minimum itself when
+        `complete`), in the scaled costs.
+    leaves : list of (float, tuple)
+        Vectors found of mean_k below 0 (their labels, one per attribute), most
+        negative first.
+    complete : bool
+        Whether the search ended (else the time ran out and `lower` is the least bound
+        of the nodes left open).
+    nodes : int
+        Nodes expanded.
+    """
+
+    lower: float
+    leaves: list
+    complete: bool
+    nodes: int
+
+
+class LabelSearch:
+    """The branch and bound of the module docstring over the label spaces of `enc`.
+
+    Parameters
+    ----------
+    enc : Encoding
+        The record types and label spaces (:func:`~fairanon.solver.local_recoding.encode`).
+    k : int
+    objective : {"ncp", "lm"}
+        Per-record costs that are the vector's whatever the record.
+    """
+
+    def __init__(self, enc: Encoding, k: int, objective: str):
+        tables = [space.ncp if objective == "ncp" else space.lm for space in enc.spaces]
+        self.scale = _lcm({c.denominator for table in tables for c in table})
+        self.icost = [[int(c * self.scale) for c in table] for table in tables]
+        self.cost = [np.array(table, dtype=float) for table in self.icost]
+        self.masks = [space.masks for space in enc.spaces]
+        self.values = [np.ascontiguousarray(enc.qi[:, a]) for a in range(enc.d)]
+        self.w = enc.weight.astype(float)
+        self.k = k
+        self.d = enc.d
+        # Attributes with the most labels first: their labels split the records most,
+        # and the bounds below them see the small attributes' costs through g.
+        self.order = sorted(range(enc.d), key=lambda a: -len(self.cost[a]))
+
+    # ---------------------------------------------------------------- helpers
+    def narrowest(self, types: np.ndarray, attrs) -> np.ndarray:
+        """Per type of `types`, the sum over `attrs` of the cost of the cheapest label
+        covering its value and at least k records of `types`."""
+        out = np.zeros(len(types))
+        for a in attrs:
+            x = self.values[a][types]
+            wv = np.bincount(x, weights=self.w[types], minlength=self.masks[a].shape[1])
+            present = np.flatnonzero(wv > 0)
+            cover = self.masks[a][:, present]
+            enough = cover @ wv[present] >= self.k
+            cheapest = np.where(cover & enough[:, None], self.cost[a][:, None], np.inf).min(axis=0)
+            per_value = np.zeros(len(wv))
+            per_value[present] = cheapest
+            out += per_value[x]
+        return out
+
+    def coarsest(self, types: np.ndarray) -> tuple:
+        """The cheapest label per attribute covering every value of `types`."""
+        labels = []
+        for a in range(self.d):
+            present = np.unique(self.values[a][types])
+            full = self.masks[a][:, present].all(axis=1)
+            labels.append(int(np.flatnonzero(full)[np.argmin(self.cost[a][full])]))
+        return tuple(labels)
+
+    def covered(self, types: np.ndarray, labels: tuple) -> np.ndarray:
+        """The types of `types` that every label of `labels` covers."""
+        keep = np.ones(len(types), dtype=bool)
+        for a, label in enumerate(labels):
+            keep &= self.masks[a][label][self.values[a][types]]
+        return types[keep]
+
+    def int_cost(self, labels: tuple) -> int:
+        """c_v of the labels, in the scaled costs."""
+        return sum(self.icost[a][label] for a, label in enumerate(labels))
+
+    def _children(self, types: np.ndarray, a: int):
+        """The labels of attribute a a child may choose under the node covering
+        `types`: per distinct cover of their values, the cheapest label, covering at
+        least k records; with the values present and the covers."""
+        x = self.values[a][types]
+        wv = np.bincount(x, weights=self.w[types], minlength=self.masks[a].shape[1])
+        present = np.flatnonzero(wv > 0)
+        cover = self.masks[a][:, present]
+        ok = np.flatnonzero(cover @ wv[present] >= self.k)
+        if not len(ok):
+            return ok, present, cover[:0], x
+        packed = np.packbits(cover[ok], axis=1)
+        _, group = np.unique(packed, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        pick = np.lexsort((ok, self.cost[a][ok], group))
+        first = np.ones(len(pick), dtype=bool)
+        first[1:] = group[pick][1:] != group[pick][:-1]
+        labels = ok[pick[first]]
+        return labels, present, self.masks[a][labels][:, present], x
+
+    def _per_value(self, x: np.ndarray, key: np.ndarray, types: np.ndarray, present: np.ndarray):
+        """Per value of `present`, its k records of least `key` (a record per unit of
+        weight; +inf where fewer), shape (len(present), k)."""
+        k = self.k
+        slot = np.searchsorted(present, x)
+        order = np.lexsort((key, slot))
+        slot, key, w = slot[order], key[order], self.w[types][order].astype(np.int64)
+        before = np.cumsum(w) - w
+        start = np.searchsorted(slot, slot, side="left")
+        before = before - before[start]
+        units = np.clip(k - before, 0, w)
+        out = np.full((len(present), k), np.inf)
+        rows = np.repeat(slot, units)
+        offsets = np.cumsum(units) - units
+        pos = np.arange(len(rows)) - np.repeat(offsets, units) + np.repeat(before.clip(0, k), units)
+        out[rows, pos] = np.repeat(key, units)
+        return out
+
+    def _k_least(self, covers: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """Per row of `covers` (values covered), the sum of the k least entries of
+        `table` over those values."""
+        k = self.k
+        out = np.empty(len(covers))
+        step = max(1, 2_000_000 // max(table.size, 1))
+        for lo in range(0, len(covers), step):
+            part = covers[lo : lo + step]
+            vals = np.where(part[:, :, None], table[None, :, :], np.inf).reshape(len(part), -1)
+            out[lo : lo + step] = np.partition(vals, k - 1, axis=1)[:, :k].sum(axis=1)
+        return out
+
+    # ---------------------------------------------------------------- search
+    def search(
+        self,
+        u: np.ndarray,
+        types: np.ndarray,
+        incumbent: float = math.inf,
+        deadline: float | None = None,
+        most: int = 1000,
+    ) -> SearchResult:
+        """The minimum of mean_k over the vectors of the group of `types` at duals `u`
+        (module docstring), below `incumbent` (the mean_k of a known vector, or inf).
+
+        Returns the bound, the vectors found of mean_k below 0 (at most `most`), and
+        whether the search ended before `deadline` (``time.perf_counter``)."""
+        k = self.k
+        best = incumbent
+        leaves: list = []
+        # Open nodes: (bound, depth, labels chosen, their cost, the parent's types and
+        # their values on the parent's attribute, the label chosen there); the root has
+        # no parent. A child's types are found when it is expanded, not held meanwhile.
+        stack: list = [(-math.inf, 0, (), 0.0, types, None, None)]
+        nodes = 0
+        while stack:
+            if deadline is not None and time.perf_counter() >= deadline:
+                lower = min([best] + [entry[0] for entry in stack])
+                return SearchResult(lower, _most_negative(leaves, most), False, nodes)
+            bound, depth, labels, partial, parent, parent_x, label = stack.pop()
+            if bound >= best:
+                continue
+            nodes += 1
+            if parent_x is None:
+                here = parent
+            else:
+                here = parent[self.masks[self.order[depth - 1]][label][parent_x]]
+            a = self.order[depth]
+            cands, present, covers, x = self._children(here, a)
+            if not len(cands):
+                continue
+            cost = partial + self.cost[a][cands]
+            if depth == self.d - 1:
+                # The last attribute: the children are vectors, their means exact.
+                top = self._per_value(x, -u[here], here, present)
+                means = cost + self._k_least(covers, top) / k
+                for j in np.flatnonzero(means < 0.0).tolist():
+                    leaves.append((float(means[j]), self._labels(labels, depth, int(cands[j]))))
+                if len(leaves) > 4 * most:
+                    leaves = _most_negative(leaves, most)
+                best = min(best, float(means.min()))
+                continue
+            g = self.narrowest(here, self.order[depth + 1 :])
+            low = self._per_value(x, g - u[here], here, present)
+            bounds = cost + self._k_least(covers, low) / k
+            alive = np.flatnonzero(bounds < best)
+            # Least bound popped first: the best vectors are found early and prune.
+            for j in alive[np.argsort(-bounds[alive], kind="stable")].tolist():
+                stack.append((float(bounds[j]), depth + 1, labels + ((a, int(cands[j])),),
+                              float(cost[j]), here, x, int(cands[j])))
+        return SearchResult(best, _most_negative(leaves, most), True, nodes)
+
+    def _labels(self, chosen: tuple, depth: int, last: int) -> tuple:
+        """The labels of a vector in attribute order, from the (attribute, label) pairs
+        chosen and the last attribute's label."""
+        out = [0] * self.d
+        for a, label in chosen:
+            out[a] = label
+        out[self.order[depth]] = last
+        return tuple(out)
+
+
+def _most_negative(leaves: list, most: int) -> list:
+    """The `most` leaves of least mean_k, distinct vectors, least first."""
+    seen: dict = {}
+    for mean, labels in sorted(leaves):
+        if labels not in seen:
+            seen[labels] = mean
+            if len(seen) == most:
+                break
+    return [(mean, labels) for labels, mean in seen.items()]
