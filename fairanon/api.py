@@ -528,19 +528,27 @@ def verify(instance, release, requirements=(), *, metrics: bool = True, bound: b
     return report
 
 
-def risk(instance, release=None, *, engine: str = "local", schema=None, progress: bool = False,
-         **options) -> RiskReport:
+def risk(instance, release=None, *, sampling_fraction=None, population_size=None, engine: str = "local",
+         schema=None, progress: bool = False, **options) -> RiskReport:
     """Every re-identification and attribute-disclosure risk figure of `instance`, or
-    of a release of it (:func:`fairanon.models.risk.report.risk`, whose parameters
-    `options` are: ``sampling_fraction``, ``population_size``, ``population``,
-    ``weights``, ``threshold``, ``models``, ``individual_method``, ``suda_max_size``,
-    ``sensitive``). ``population`` may also be the path of a CSV or Parquet file, read
-    with `instance`'s schema on either engine.
+    of a release of it (:func:`fairanon.models.risk.report.risk`, whose other parameters
+    `options` are: ``population``, ``weights``, ``threshold``, ``models``,
+    ``individual_method``, ``suda_max_size``, ``sensitive``). ``population`` may also be
+    the path of a CSV or Parquet file, read with `instance`'s schema on either engine.
 
     Parameters
     ----------
     instance, release
         As for :func:`verify`; `release` None measures the instance itself.
+    sampling_fraction : rational in (0, 1], optional
+        The population model: the table is a sample, drawn at fraction π, of a
+        population of N = round(n/π) records (:func:`fairanon.models.risk.population.population_model`).
+        With it the population uniques are estimated (Pitman, Zayatz, SNB and Dankar
+        et al.'s rule), SUDA gives its DIS-SUDA scores, and the individual risk of a
+        table without a weight column takes uniform weights N/n.
+    population_size : int, optional
+        N instead of π (π = n/N), at least the table's n records. At most one of the
+        two; with neither, population uniques are not estimated.
     engine : {"local", "dask"}, default="local"
         "dask" measures on Dask (:func:`fairanon.distributed.risk_dask`): `instance` and
         `release` as for :func:`verify` with ``engine="dask"``. The classes come from the
@@ -576,6 +584,8 @@ def risk(instance, release=None, *, engine: str = "local", schema=None, progress
     >>> rep.sample.highest, rep.uniqueness.sample_uniques
     (Fraction(1, 1), 10)
     """
+    # The named population model goes on with the other options, checked as they are.
+    options = {"sampling_fraction": sampling_fraction, "population_size": population_size, **options}
     allowed = [name for name in inspect.signature(_risk_local).parameters if name not in ("instance", "release")]
     if engine != "local":
         _check_engine(engine, "risk")
@@ -583,7 +593,8 @@ def risk(instance, release=None, *, engine: str = "local", schema=None, progress
         allowed = [name for name in allowed if name not in ("classes", "classes_seconds")]
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise InvalidParameterError(f"risk has no option(s) {unknown}; its options are {allowed}.")
+        raise InvalidParameterError(f"risk has no option(s) {unknown}; its options are "
+                                    f"{allowed + ['engine', 'schema', 'progress']}.")
     if options.get("population") is not None:
         if engine == "local" and hasattr(instance, "schema"):
             # The other options first: a mistake in them is found before a large file is read.

@@ -176,6 +176,24 @@ def test_journalist_risk_against_a_population_file(tmp_path, capsys, monkeypatch
     assert "journalist risk, highest" in out and "(1/2)" in out and "(37/120)" in out
 
 
+def test_the_printed_table_holds_the_risk_histogram(tmp_path, capsys):
+    """The non-empty bands of the risk histogram, by hand. The job's 8 records are unique
+    on (age, zip, sex): one band, risk 1 in ]50 %, 100 %]. The release's classes are
+    A = {1, 4} and C = {5, 6} (f = 2, risk 1/2 in ]1/3, 1/2]) and B = {2, 3, 7, 8}
+    (f = 4, risk 1/4 in ]1/5, 1/4])."""
+    def bands(*options) -> list[str]:
+        """The histogram lines `fairanon risk` prints, white space folded."""
+        code, out, err = run(capsys, "risk", job, "--suda-max-size", "0", *options)
+        assert code == 0, err
+        return [" ".join(line.split()) for line in out.splitlines() if line.strip().startswith("histogram:")]
+
+    job = _journalist_files(tmp_path)
+    assert bands() == ["histogram: risk ]50 %, 100 %] (class size 1) 8 records (100 %) in 8 class(es)"]
+    assert bands("--release", tmp_path / "release.csv") == [
+        "histogram: risk ]20 %, 25 %] (class size 4) 4 records (50 %) in 1 class(es)",
+        "histogram: risk ]33.33 %, 50 %] (class size 2) 4 records (50 %) in 2 class(es)"]
+
+
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_a_large_population_file_is_read_whole(tmp_path, capsys, monkeypatch, engine):
     """Past the first 256 kB of a CSV population (where Dask guesses a column's type), an

@@ -666,6 +666,35 @@ def test_bad_input(hand):
         risk(hand, fa.Release(table=missing.table.drop(columns="zip"), groups=np.zeros(10)))
 
 
+def test_the_population_model_is_named_in_fa_risk(hand):
+    """fa.risk takes sampling_fraction and population_size as keyword-only parameters.
+    N = 20 for the 10 records (π = 1/2) gives p = f/F = 1/2 in every class, so the
+    individual risks are those of weights 2: r_1 = ln 2, r_3 = ln 2 − 1/2,
+    r_5 = ln 2 − 7/12, whose sum over the records is 10 ln 2 − 53/12."""
+    import inspect
+
+    parameters = inspect.signature(fa.risk).parameters
+    for name in ("sampling_fraction", "population_size"):
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY and parameters[name].default is None
+    ln2 = math.log(2)
+    for model in ({"population_size": 20}, {"sampling_fraction": "1/2"}, {"sampling_fraction": Fraction(1, 2)}):
+        # No estimators: what is checked here is the model they would be given.
+        rep = fa.risk(hand, weights=False, suda_max_size=None, models=(), **model)
+        assert rep.population == PopulationModel(10, 20, Fraction(1, 2)), model
+        assert rep.individual.expected_reidentifications == pytest.approx(10 * ln2 - 53 / 12, rel=1e-12)
+        assert rep.individual.highest == pytest.approx(ln2, rel=1e-12)
+    assert fa.risk(hand, suda_max_size=None).population is None
+    with pytest.raises(InvalidParameterError, match="not both"):
+        fa.risk(hand, sampling_fraction="1/2", population_size=20)
+    # A misspelled keyword names itself and the right spelling, on either engine, before any work.
+    for engine in ("local", "dask"):
+        with pytest.raises(InvalidParameterError,
+                           match=r"risk has no option\(s\) \['sampling_fracton'\].*'sampling_fraction'"):
+            fa.risk(hand, sampling_fracton="1/2", engine=engine)
+    with pytest.raises(TypeError):
+        fa.risk(hand, None, "1/2")  # keyword-only
+
+
 def test_figures_and_witnesses_follow_the_record_ids_not_the_row_order():
     inst = synthetic_population(300, n_qi=3, seed=4)
     release = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -91,6 +92,7 @@ class RiskReport:
         if s.threshold is not None:
             out.append((f"records above risk {s.threshold}",
                         f"{s.records_above} ({_share(s.records_above, s.n_records)})"))
+        out.extend(_histogram_rows(s.histogram, s.n_records))
         u = self.uniqueness
         out.append(("sample uniques", f"{u.sample_uniques} ({_share(u.sample_uniques, s.n_records)})"))
         for name, est in u.estimates.items():
@@ -131,6 +133,33 @@ class RiskReport:
         width = max(len(k) for k, _ in rows)
         head = f"Risk of {'a release of ' if self.released else ''}{self.instance!r}"
         return "\n".join([head] + [f"  {k:<{width}}  {v}" for k, v in rows])
+
+
+def _histogram_rows(histogram: list[dict], n_records: int) -> list[tuple[str, str]]:
+    """The non-empty bands ]lo, hi] of the risk histogram
+    (:func:`~fairanon.models.risk.sample.risk_histogram`), each named by the class sizes
+    it holds: lo < 1/f <= hi exactly when ceil(1/hi) <= f <= ceil(1/lo) - 1."""
+    out = []
+    for band in histogram:
+        if not band["classes"]:
+            continue
+        lo, hi = Fraction(band["lo"]), Fraction(band["hi"])
+        smallest = math.ceil(1 / hi)
+        largest = math.ceil(1 / lo) - 1 if lo else None
+        if smallest == largest:
+            sizes = f"class size {smallest}"
+        elif largest is None:
+            sizes = f"class sizes {smallest} and more"
+        else:
+            sizes = f"class sizes {smallest}-{largest}"
+        out.append((f"histogram: risk ]{_percent(lo)}, {_percent(hi)}] ({sizes})",
+                    f"{band['records']} records ({_share(band['records'], n_records)}) "
+                    f"in {band['classes']} class(es)"))
+    return out
+
+
+def _percent(x: Fraction) -> str:
+    return f"{100 * float(x):.4g} %"
 
 
 def _describe_classes(classes) -> str:
