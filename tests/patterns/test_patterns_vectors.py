@@ -27,6 +27,23 @@ def _slift(ps, pattern):
     return measure_value("slift", contingency(ps.support, frozenset(pattern), ps.roles))
 
 
+# --------------------------------------------------------------- §3.2.1: Examples 1 and 2
+def test_examples_1_and_2_inference_channel_and_its_blocking():
+    """Example 1: {vet, yes} (41) and {vet, salary>15000, yes} (40) are 8-anonymous, but
+    their difference 41 − 40 = 1 < 8 reveals {vet, ¬(salary>15000), yes}. Example 2:
+    adding 8 to {vet, yes} and its subsets makes that pattern's support 49 − 40 = 9 >= 8."""
+    ps = _ps({("v", "h", "y"): 40, ("v", "y"): 1, ("v", "C"): 9}, fp.Roles({"f"}, "C"))
+    assert (ps.support({"v", "y"}), ps.support({"v", "h", "y"})) == (41, 40)
+    assert any(ch.lower == {"v", "y"} and ch.upper == {"v", "h", "y"} and ch.support == 1
+               for ch in fp.find_channels(ps, 8))
+    blocked = ps.bump({"v", "y"}, 8)
+    assert blocked.support({"v", "y"}) - blocked.support({"v", "h", "y"}) == 9
+    assert not fp.find_channels(blocked, 8)
+    for patterns, passed in ((ps, False), (blocked, True)):
+        assert fp.verify_patterns(patterns.published(), roles=patterns.roles, empty_support=patterns.empty_support,
+                                  k=8, support_of=patterns.support).passed is passed
+
+
 # --------------------------------------------------------------- §1.5 and §2.2
 EXAMPLE3 = Contingency(a1=20, n1=34, a2=19, n2=47, sB=81, sBC=39)
 
