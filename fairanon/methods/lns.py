@@ -50,7 +50,7 @@ from ..models.risk.requirements import LINEAR_RISK, refuse_risk
 from ..models.verify import verify
 from ..release import Release, Status, generalize_partition, provenance
 from ..solver import _cpsat
-from ..solver.bounds import lp_bound
+from ..solver.bounds import ColumnPool, lp_bound
 from ..solver.lns import (
     NEIGHBOURHOOD_MAX_VARS,
     STRATEGIES,
@@ -65,10 +65,11 @@ from ..solver.lns import (
     suppression_only,
 )
 from ..solver.local_recoding.encoding import BuildStopped
+from ..solver.master import column_guides
 from ..solver.local_recoding.labels import RECODINGS, missing_labels
 from ..solver.local_recoding.memory import model_memory
 from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
-from .starts import best_heuristic
+from .starts import CheckedStart, checked_start, heuristic_start
 
 __all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
 
@@ -135,6 +136,7 @@ def best_bound(
     *,
     release: Release | None = None,
     time_limit: float | None = None,
+    solved_lp: Callable[[ColumnPool], None] | None = None,
 ) -> LowerBound | None:
     """The strongest lower bound found in the time: the LP bound of the type model under
     k (:func:`fairanon.solver.bounds.lp_bound`, when it applies) and the per-record
@@ -171,7 +173,11 @@ def best_bound(
     lp, why = None, None
     try:
         share = left() if found is not None or time_limit is None else LP_BOUND_SHARE * time_limit
-        lp = lp_bound(instance, requirements, objective, release=release, time_limit=share)
+        pool = None if solved_lp is None else ColumnPool()
+        lp = lp_bound(instance, requirements, objective, release=release, time_limit=share,
+                      pool=pool)
+        if pool is not None and lp is not None and lp.complete:
+            solved_lp(pool)  # the LP solved: its columns, before the per-record bound
     except MemoryLimitError as exc:
         why = f"not computed: {exc}"
     if found is None:
@@ -280,11 +286,50 @@ def improve(
     requirements, objective = _check(
         instance, requirements, objective, recoding, "improve", stretch_k
     )
-    checked = verify(instance, release, requirements, metrics=False)
-    if not checked.passed:
+    report = verify(instance, release, requirements, metrics=False)
+    if not report.passed:
         raise InvalidParameterError(
             "improve needs a release that meets the requirements; the verifier rejects this one."
         )
+    # Its objective is read as the search is set up (computed when that stops first).
+    checked = CheckedStart(report.to_dict(), None, 0.0)
+    return _search_from(
+        instance, requirements, objective, release, checked, started, seed=seed,
+        time_limit=time_limit, recoding=recoding, num_workers=num_workers,
+        max_rounds=max_rounds, size=size, max_size=max_size, around=around,
+        move_time=move_time, whole_types=whole_types, strategies=strategies,
+        max_range_values=max_range_values, searches=searches, guides=guides,
+    )
+
+
+def _search_from(
+    instance: Instance,
+    requirements: list[Requirement],
+    objective,
+    release: Release,
+    checked: CheckedStart,
+    started: float,
+    *,
+    seed,
+    time_limit: float | None,
+    recoding: str,
+    num_workers: int,
+    max_rounds: int | None,
+    size: int | None,
+    max_size: int,
+    around: int,
+    move_time: float | None,
+    whole_types: int,
+    strategies: Sequence[str],
+    max_range_values: int,
+    searches: int,
+    guides: Sequence[Release],
+    late_guides=None,
+) -> Release:
+    """:func:`improve` from `release`, which the verifier has passed (`checked`: its
+    report, its objective when known, the seconds the check took), under checked
+    `requirements` and `objective`, its time counted from `started`. :func:`lns` calls
+    it with the start it chose and verified, which is not verified again."""
     limit = _cpsat.check_time_limit(time_limit, "improve")
     workers = check_int(num_workers, "num_workers", "improve", low=1)
     searches = check_int(searches, "searches", "improve", low=1)
@@ -322,7 +367,7 @@ def improve(
         why = f"the time limit passed while {exc.stage}, before the search started"
         return _unsearched(instance, requirements, release, objective, params, seed, started, why,
                            checked, guides)
-    checked_s = time.perf_counter() - started  # the start checked and set up
+    checked_s = time.perf_counter() - started + checked.seconds  # the start checked and set up
     if recoding == "suppression":
         found = _outside_suppression(registries, inc.labels)
         if found is not None:
@@ -345,7 +390,7 @@ def improve(
         # limit: the start, already verified, is the release.
         why = "the time limit passed while the start was set up, before the search started"
         return _unsearched(instance, requirements, release, objective, params, seed, started, why,
-                           checked, guides, value=start_value)
+                           dataclasses.replace(checked, value=start_value), guides)
     result = search(
         inc,
         requirements,
@@ -363,6 +408,7 @@ def improve(
         strategies=strategies,
         searches=parts,
         guides=guide_labels,
+        late_guides=late_guides,
     )
     stats = {
         "start": release.method,
@@ -411,16 +457,16 @@ def improve(
 
 
 def _unsearched(instance, requirements, release: Release, objective, params, seed, started, why,
-                report, guides: Sequence[Release], value=None) -> Release:
+                checked: CheckedStart, guides: Sequence[Release]) -> Release:
     """The start itself as :func:`improve`'s release (FEASIBLE, no bound), when the time
     limit passed before the search could start; ``provenance["search"]["stopped"]``
     says why, and its other keys are those of a search that ran no round. Its
-    verification is the start's (`report`, without metrics): the same table, not
-    verified again past the time limit. Its objective is `value`, else the start's
-    ``provenance["start_objective"]`` (set by lns under the same objective), else
-    computed."""
-    if value is None:
-        value = release.provenance.get("start_objective")
+    verification is the start's (`checked`, without metrics): the same table, not
+    verified again past the time limit. Its objective is the one found when the start
+    was checked or set up, else computed: never the release's own
+    ``provenance["start_objective"]``, which may be under another objective or
+    table."""
+    value = checked.value
     if value is None:
         value = objective_value(instance, release, objective)
     stats = {"start": release.method, "guides": [g.method for g in guides], "start_objective": value,
@@ -434,7 +480,7 @@ def _unsearched(instance, requirements, release: Release, objective, params, see
         objective=value,
         provenance=provenance("lns", params, requirements, seed, started,
                               objective_name=str(objective), search=stats, gap=None,
-                              verification=report.to_dict()),
+                              verification=checked.verification),
     )
     if isinstance(objective, Objective):
         out = out.with_provenance(privacy=privacy_summary(out.groups, objective))
@@ -478,10 +524,11 @@ def lns(
         through the fixed contribution of the rest of the table.
     time_limit : float, optional
         Seconds for the whole run (default 60): the starting heuristics take at most
-        40 %, checking their releases included (the first release is checked whatever
-        the time; ``provenance["starts"]`` says which heuristic ran past its share or
-        was skipped), the bound 15 % (when `bound`), the search the rest; the best release so far
-        is returned when it runs out.
+        40 %, checking their releases included (the first release is checked past
+        that share, but not past the whole limit: it is then not a start;
+        ``provenance["starts"]`` says which heuristic ran past its share or was
+        skipped), the bound 15 % (when `bound`), the search the rest; the best
+        release so far is returned when it runs out. The start is verified once.
     objective : str or pair of str, optional
         Default "ncp" ("stars" with suppression); a loss objective ("ncp", "lm",
         "stars", "generalized", "discernibility"), a privacy objective ("privacy_log",
@@ -561,11 +608,12 @@ def lns(
         starts the search (``provenance["starts"]`` says so); INFEASIBLE with the reason
         and ``provenance["conflict"]`` naming a minimal set of conflicting requirements
         (as ``cpsat``), under the same condition on its labels; UNKNOWN, with the reason,
-        when that does not answer in the time, proves infeasibility over its candidate
-        labels only, or the table is larger. When the exact model has no labels for an attribute
-        (more than `max_range_values` values and no hierarchy or nested intervals),
-        the search starts from every cell ``*`` instead, when that meets the
-        requirements, else the release is UNKNOWN and its reason says what to change.
+        when that does not answer in the time or proves infeasibility over its candidate
+        labels only. A larger table, or one for whose attribute the exact model has no
+        labels (more than `max_range_values` values and no hierarchy or nested
+        intervals), starts the search from every cell ``*`` instead, when that meets
+        the requirements, else the release is UNKNOWN and its reason says what to
+        change; UNKNOWN too when no time is left to try either.
 
     References
     ----------
@@ -597,10 +645,11 @@ def lns(
         start = [start]
     given = bool(start) and all(isinstance(s, Release) for s in start)
     if given:
-        first, guides, tried = _given_start(instance, requirements, objective, recoding, list(start))
+        first, guides, tried, checked = _given_start(instance, requirements, objective, recoding,
+                                                     list(start), deadline)
     else:
         methods = [start] if isinstance(start, str) else start
-        first, tried = best_heuristic(
+        first, tried, checked = heuristic_start(
             instance,
             requirements,
             objective,
@@ -608,6 +657,7 @@ def lns(
             recoding=recoding,
             methods=methods,
             deadline=started + START_SHARE * budget,
+            limit=deadline,
         )
     search_end = deadline - (BOUND_SHARE * budget if bound else 0.0) - FINISH_SHARE * budget
     params = {"objective": str(objective), "recoding": recoding, "time_limit": limit}
@@ -617,36 +667,58 @@ def lns(
         ) + " meeting the requirements to start from: " + "; ".join(
             f"{t['method']}: {t.get('skipped') or t.get('status')}" for t in tried
         )
-        small = distinct_records(instance) <= whole_types
+        if time.perf_counter() >= search_end:
+            # Another start (the whole table re-solved, every cell '*' checked) would
+            # only pass the limit.
+            reason += "; no time was left to try another start"
+            return _empty(instance, requirements, seed, started, params, tried, reason)
+        distinct = distinct_records(instance)
+        small = distinct <= whole_types
         unmodelled = _unmodelled(instance, recoding, max_range_values) if small else None
-        if unmodelled is not None:
-            # The exact model has no labels for an attribute, but the search has its
-            # own (ranges between evenly spaced values): it starts from every cell
-            # '*' when that meets the requirements.
-            first, reason = _suppressed_start(instance, requirements, objective, seed, started,
-                                              tried, reason, unmodelled, max_range_values)
+        if not small or unmodelled is not None:
+            # The whole table is not re-solved: too large, or the exact model has no
+            # labels for an attribute (the search has its own: ranges between evenly
+            # spaced values). The search starts from every cell '*' when that meets
+            # the requirements.
+            if unmodelled is None:
+                why = (f"the whole table is not re-solved: it has {distinct:,} distinct records, "
+                       f"more than whole_types={whole_types}")
+                remedy = "raise whole_types"
+            else:
+                why = ("the whole table is not re-solved: max_range_values="
+                       f"{max_range_values} of lns is smaller than {unmodelled[0]}")
+                remedy = f"raise max_range_values, {unmodelled[1]}"
+            first, checked, reason = _suppressed_start(instance, requirements, objective, seed,
+                                                       started, tried, reason, why, remedy)
             if first is None:
                 return _empty(instance, requirements, seed, started, params, tried, reason)
         else:
-            whole = None
-            if small:
-                # A small table is re-solved whole even without a start: the exact model
-                # finds a release the heuristics missed, or proves that none exists.
-                whole = local_recoding(
-                    instance,
-                    requirements,
-                    seed=seed,
-                    time_limit=max(0.01, search_end - time.perf_counter()),
-                    recoding=recoding,
-                    objective=objective_arg,
-                    stretch_k=stretch_k,
-                    num_workers=num_workers,
-                    hint=None,
-                    max_range_values=max_range_values,
-                )
-            if whole is not None and whole.status in (Status.OPTIMAL, Status.INFEASIBLE):
-                registries = [Registry(instance, name) for name in instance.schema.generalizable]
-                if every_label(registries, objective, recoding, max_range_values):
+            # A small table is re-solved whole even without a start: the exact model
+            # finds a release the heuristics missed, or proves that none exists.
+            whole = local_recoding(
+                instance,
+                requirements,
+                seed=seed,
+                time_limit=max(0.01, search_end - time.perf_counter()),
+                recoding=recoding,
+                objective=objective_arg,
+                stretch_k=stretch_k,
+                num_workers=num_workers,
+                hint=None,
+                max_range_values=max_range_values,
+            )
+            if whole.status in (Status.OPTIMAL, Status.INFEASIBLE):
+                try:
+                    registries = [Registry(instance, name, deadline=deadline)
+                                  for name in instance.schema.generalizable]
+                    every = every_label(registries, objective, recoding, max_range_values)
+                    only = ("over the model's candidate labels only (an attribute has more "
+                            f"than max_range_values={max_range_values} values)")
+                except BuildStopped:
+                    every = False  # not known: neither the optimum nor infeasibility is claimed
+                    only = ("over the model's candidate labels only (the time limit passed "
+                            "before they were compared with every label a release may use)")
+                if every:
                     return _whole_release(whole, params, requirements, seed, started, tried)
                 # Proven over the model's candidate labels only (an attribute with more than
                 # max_range_values values has tree nodes or nested intervals, not every
@@ -654,8 +726,6 @@ def lns(
                 # that are not kept by merging classes (diversity constraints,
                 # α-protection), so neither the optimum nor infeasibility is claimed; an
                 # optimum starts the search and the bound is computed as for any start.
-                only = ("over the model's candidate labels only (an attribute has more "
-                        f"than max_range_values={max_range_values} values)")
                 if whole.status == Status.INFEASIBLE:
                     reason += f"; the whole table re-solved: no release {only}"
                     return _empty(instance, requirements, seed, started, params, tried, reason)
@@ -664,12 +734,12 @@ def lns(
                     "objective": value_for_display(whole.objective),
                     "status": f"OPTIMAL {only}",
                 })
-            if whole is not None and whole.status in (Status.OPTIMAL, Status.FEASIBLE):
-                first = whole.with_provenance(start_objective=whole.objective)
-            else:
-                if whole is not None:
-                    reason += f"; the whole table re-solved: {whole.reason or whole.status}"
+            if whole.status not in (Status.OPTIMAL, Status.FEASIBLE):
+                reason += f"; the whole table re-solved: {whole.reason or whole.status}"
                 return _empty(instance, requirements, seed, started, params, tried, reason)
+            # The exact model's release is verified (with its metrics) before it is returned.
+            first = whole.with_provenance(start_objective=whole.objective)
+            checked = CheckedStart(whole.provenance["verification"], whole.objective, 0.0)
     apart = _bound_apart(first, requirements, objective, searches, num_workers) if bound else None
     beside = None
     if apart is not None:
@@ -679,13 +749,15 @@ def lns(
         beside = _BoundProcess(instance, requirements, objective, first,
                                0.9 * max(0.0, search_end - time.perf_counter()), apart)
     try:
-        release = improve(
+        release = _search_from(
             instance,
             requirements,
+            objective,
             first,
+            checked,
+            time.perf_counter(),
             seed=seed,
             time_limit=max(0.01, search_end - time.perf_counter()),
-            objective=objective,
             recoding=recoding,
             num_workers=num_workers,
             max_rounds=max_rounds,
@@ -698,6 +770,8 @@ def lns(
             max_range_values=max_range_values,
             searches=1 if beside is not None else searches,
             guides=guides,
+            # Not with a number of rounds, whose release depends on the seed alone.
+            late_guides=beside.guides if beside is not None and max_rounds is None else None,
         )
     except BaseException:  # Ctrl-C or an error: the bound's process is not waited for
         if beside is not None:
@@ -763,13 +837,19 @@ def _bound_apart(first: Release, requirements, objective, searches: int, workers
 
 
 def _bound_child(conn, instance, requirements, objective, release, seconds, limit) -> None:
-    """:func:`best_bound` in a forked process, its result (or error) sent to the parent;
-    Ctrl-C is the parent's to handle (it ends this process)."""
+    """:func:`best_bound` in a forked process, its result (or error) sent to the parent,
+    and before it, once the LP is solved, its solution as guides of the search
+    (:func:`fairanon.solver.master.column_guides`); Ctrl-C is the parent's to handle
+    (it ends this process)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def solved_lp(pool: ColumnPool) -> None:
+        conn.send(("guides", column_guides(pool)))
+
     try:
         with memory_limit(limit, "lns"):
             outcome = ("ok", best_bound(instance, requirements, objective, release=release,
-                                        time_limit=seconds))
+                                        time_limit=seconds, solved_lp=solved_lp))
     except BaseException as exc:  # noqa: BLE001 -- the parent reports whatever ended the bound
         outcome = ("error", f"{type(exc).__name__}: {exc}")
     conn.send(outcome)
@@ -791,13 +871,33 @@ class _BoundProcess:
         )
         self._process.start()
         child.close()
+        self._answer = None  # the bound's answer, when read while looking for guides
+
+    def guides(self) -> list:
+        """The LP's solution as guides of the search, once, when the bound's process has
+        sent it (never waits); else an empty list."""
+        try:
+            if self._answer is not None or not self._conn.poll(0):
+                return []
+            message = self._conn.recv()
+        except (EOFError, OSError):
+            return []
+        if message[0] == "guides":
+            return message[1]
+        self._answer = message  # the bound came first (no LP solution to send)
+        return []
 
     def result(self, wait: float) -> tuple[LowerBound | None, str | None]:
         """The bound (or None and why) within `wait` seconds; the process is ended."""
+        ends = time.perf_counter() + max(0.0, wait)
         try:
-            if not self._conn.poll(max(0.0, wait)):
-                return None, "the bound's process did not answer in time"
-            kind, value = self._conn.recv()
+            kind, value = "guides", None
+            if self._answer is not None:
+                kind, value = self._answer
+            while kind == "guides":  # guides the search did not read: skipped
+                if not self._conn.poll(max(0.0, ends - time.perf_counter())):
+                    return None, "the bound's process did not answer in time"
+                kind, value = self._conn.recv()
         except (EOFError, OSError):
             return None, "the bound's process ended without an answer"
         finally:
@@ -812,28 +912,43 @@ class _BoundProcess:
 
 
 def _given_start(
-    instance: Instance, requirements, objective, recoding: str, releases: list[Release]
-) -> tuple[Release | None, list[Release], list[dict]]:
+    instance: Instance, requirements, objective, recoding: str, releases: list[Release],
+    deadline: float | None,
+) -> tuple[Release | None, list[Release], list[dict], CheckedStart | None]:
     """The release that starts the search, of those given: the least `objective` among
     those that fit `recoding` and pass the verifier (tried least first; ties in the
-    order given); the others, which guide it; and what each gave (its objective, and why
-    it did not start the search)."""
-    registries = [Registry(instance, name) for name in instance.schema.generalizable]
+    order given); the others, which guide it; what each gave (its objective, and why
+    it did not start the search); and what checking the one chosen found. Past
+    `deadline` (``time.perf_counter``) no more release is checked (the labels read under
+    suppression stop too), each left saying so."""
+    registries = None
     values = [objective_value(instance, s, objective) for s in releases]
     tried = [{"method": s.method, "objective": value_for_display(v)} for s, v in zip(releases, values)]
     for i in sorted(range(len(releases)), key=lambda i: (values[i], i)):
+        if deadline is not None and time.perf_counter() >= deadline:
+            tried[i]["skipped"] = "no time left to check it"
+            continue
         if recoding == "suppression":
-            found = _outside_suppression(registries, release_labels(instance, registries, releases[i]))
+            try:
+                if registries is None:
+                    registries = [Registry(instance, name, deadline=deadline)
+                                  for name in instance.schema.generalizable]
+                found = _outside_suppression(
+                    registries, release_labels(instance, registries, releases[i], deadline))
+            except BuildStopped as exc:
+                tried[i]["skipped"] = f"the time limit passed while {exc.stage}"
+                continue
             if found is not None:
                 tried[i]["skipped"] = f"recoding='suppression' releases values and '*' only; {found}"
                 continue
-        if not verify(instance, releases[i], requirements, metrics=False).passed:
+        checked = checked_start(instance, releases[i], requirements, values[i])
+        if checked is None:
             tried[i]["status"] = "not verified"
             continue
         tried[i]["status"] = str(releases[i].status)
         first = releases[i].with_provenance(start_objective=values[i])
-        return first, [s for j, s in enumerate(releases) if j != i], tried
-    return None, releases, tried
+        return first, [s for j, s in enumerate(releases) if j != i], tried, checked
+    return None, releases, tried, None
 
 
 def distinct_records(instance: Instance) -> int:
@@ -880,23 +995,22 @@ def _unmodelled(instance: Instance, recoding: str, max_range_values: int) -> tup
 
 
 def _suppressed_start(instance, requirements, objective, seed, started, tried: list[dict],
-                      reason: str, unmodelled: tuple[str, str], max_range_values: int
-                      ) -> tuple[Release | None, str]:
+                      reason: str, why: str, remedy: str
+                      ) -> tuple[Release | None, CheckedStart | None, str]:
     """The release with every cell ``*`` (one class) as the search's start, when it
-    passes the verifier, recorded in `tried`; else None and `reason` extended with what
-    to do."""
-    why, remedy = unmodelled
-    note = f"the whole table is not re-solved: max_range_values={max_range_values} of lns is smaller than {why}"
+    passes the verifier, recorded in `tried` with `why` it is tried, and what checking
+    it found; else None and `reason` extended with what to do (`remedy`)."""
     star = _all_suppressed(instance, provenance("every cell '*'", {}, requirements, seed, started))
     value = objective_value(instance, star, objective)
-    entry = {"method": "every cell '*'", "objective": value_for_display(value), "why": note}
+    entry = {"method": "every cell '*'", "objective": value_for_display(value), "why": why}
     tried.append(entry)
-    if verify(instance, star, requirements, metrics=False).passed:
+    checked = checked_start(instance, star, requirements, value)
+    if checked is not None:
         entry["status"] = str(Status.FEASIBLE)
-        return star.with_provenance(start_objective=value), reason
+        return star.with_provenance(start_objective=value), checked, reason
     entry["status"] = "not verified"
-    return None, (f"{reason}; {note}, and every cell '*' does not meet the requirements: raise "
-                  f"max_range_values, {remedy}, or give lns a start (start=...)")
+    return None, None, (f"{reason}; {why}, and every cell '*' does not meet the requirements: "
+                        f"{remedy}, or give lns a start (start=...)")
 
 
 def _all_suppressed(instance: Instance, record: dict, status: Status = Status.FEASIBLE,

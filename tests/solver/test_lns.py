@@ -281,10 +281,12 @@ def test_lns_starts_from_the_best_heuristic_and_certifies_its_gap():
 
 def test_the_starting_heuristics_keep_their_share_of_the_time(monkeypatch):
     """On a clock moved by hand: three heuristics, each taking all the time it is
-    given, and a verification taking 0.3 s, before a deadline at 1 s. The first runs
-    for 0.5 s and is verified at once (0.8 s); the others are skipped, as checking a
-    release would pass the deadline (the releases were verified after the last
-    heuristic: 1.3 s). The start is the first release, which the verifier passes."""
+    given, and a verification taking 0.3 s, before a deadline at 1 s. Checking a
+    release is expected to take 0.1 s before one has been checked, so the first runs
+    for (1 - 0.1) / 2 = 0.45 s and is verified at once (0.75 s); the others are
+    skipped, as checking a release would pass the deadline (the releases were verified
+    after the last heuristic: 1.3 s). The start is the first release, which the
+    verifier passes."""
     from fairanon.methods import starts
 
     inst = _german()
@@ -303,8 +305,9 @@ def test_the_starting_heuristics_keep_their_share_of_the_time(monkeypatch):
     monkeypatch.setattr(starts.time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(starts, "verify", verify)
     monkeypatch.setattr(starts, "HEURISTICS", tuple((n, heuristic, None) for n in ("a", "b", "c")))
+    monkeypatch.setattr(starts, "_first_check_seconds", lambda instance: 0.1)
     first, tried = starts.best_heuristic(inst, reqs, "ncp", seed=0, deadline=1.0)
-    assert clock[0] == pytest.approx(0.8) and first.method == "mondrian"
+    assert clock[0] == pytest.approx(0.75) and first.method == "mondrian"
     assert [t.get("skipped", "")[:12] for t in tried] == ["", "no time left", "no time left"]
     assert "checking a release" in tried[1]["skipped"]
     assert fa.verify(inst, first, reqs).passed
@@ -331,10 +334,30 @@ def test_bad_input():
         improve(inst, [fa.KAnonymity(2)], bad)
 
 
+def test_a_large_table_without_a_start_starts_from_stars():
+    """123 distinct records, more than whole_types=100, so not re-solved whole, and no
+    heuristic (start=[]): the search starts from every cell '*', which meets 5-anonymity
+    (the release was UNKNOWN). Every cell '*' costs NCP 1 a cell: 1,000 records x 3
+    quasi-identifiers = 3,000."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, start=[], seed=0, whole_types=100, max_rounds=3, bound=False)
+    first = rel.provenance["starts"][0]
+    assert first["method"] == "every cell '*'" and first["objective"] == 3000
+    assert first["status"] == "FEASIBLE" and "more than whole_types=100" in first["why"]
+    assert rel.status == Status.FEASIBLE and fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp") <= 3000
+
+
 def test_no_start_is_unknown_with_the_reason():
-    inst = _german()  # 123 distinct records: more than whole_types, so not re-solved whole
-    rel = lns(inst, [fa.KAnonymity(5)], start=[], seed=0, whole_types=100, time_limit=5)
+    """As above, under a diversity constraint that every cell '*' (no 'rent' shown)
+    does not meet: UNKNOWN, the reason naming what to change."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"housing": "rent"}, 120, 150)]
+    rel = lns(inst, reqs, start=[], seed=0, whole_types=100, time_limit=5)
     assert rel.status == Status.UNKNOWN and "no heuristic" in rel.reason
+    assert "more than whole_types=100" in rel.reason and "raise whole_types" in rel.reason
+    assert rel.provenance["starts"][0]["status"] == "not verified"
 
 
 def _tiny():
@@ -1051,10 +1074,10 @@ def test_the_bound_process_ends_when_the_search_fails(monkeypatch):
 
     lns_module, started = _bound_beside(monkeypatch)
 
-    def improve(*args, **kwargs):
+    def search(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(lns_module, "improve", improve)
+    monkeypatch.setattr(lns_module, "_search_from", search)
     with pytest.raises(KeyboardInterrupt):
         lns(_german(), [fa.KAnonymity(5)], objective="ncp", seed=0, time_limit=30)
     assert len(started) == 1
@@ -1248,7 +1271,7 @@ def test_lns_skips_the_bound_when_no_time_is_left(monkeypatch):
     the provenance says so; the release verifies."""
     from fairanon.methods import lns as lns_module
 
-    real = lns_module.improve
+    real = lns_module._search_from
     calls = []
 
     def late(*args, **kwargs):
@@ -1260,7 +1283,7 @@ def test_lns_skips_the_bound_when_no_time_is_left(monkeypatch):
         calls.append(kwargs)
         raise AssertionError("the bound was computed with no time left")
 
-    monkeypatch.setattr(lns_module, "improve", late)
+    monkeypatch.setattr(lns_module, "_search_from", late)
     monkeypatch.setattr(lns_module, "best_bound", bound)
     inst = _german()
     reqs = [fa.KAnonymity(5)]
