@@ -611,11 +611,12 @@ def risk(instance, release=None, *, sampling_fraction=None, population_size=None
 
 def _population_file(population, instance, engine: str):
     """The population table of the journalist risk as the engine takes it: a CSV or
-    Parquet path read by one machine with `instance`'s schema (its non-numeric
-    quasi-identifiers as text, as :func:`fairanon.jobs.read_table` reads a job's data:
-    ``01234`` stays ``'01234'``), left to the Dask engine, which reads it the same way
-    partition by partition (:func:`fairanon.distributed.risk.count_population`); any
-    other value as it is.
+    Parquet path read by one machine with `instance`'s schema (its quasi-identifier
+    columns only, a CSV file's as text: ``01234`` stays ``'01234'``, and the numeric
+    ones are converted when counted, by
+    :func:`~fairanon.instances.instance.parse_numbers`), left to the Dask engine, which
+    reads it the same way partition by partition
+    (:func:`fairanon.distributed.risk.count_population`); any other value as it is.
 
     Raises
     ------
@@ -636,9 +637,9 @@ def _population_file(population, instance, engine: str):
     schema = getattr(instance, "schema", None)
     if schema is None:
         return read_table(path, what="Population file")
-    # Its quasi-identifiers only: the journalist risk reads no other column.
-    return read_table(path, text_columns=[name for name in schema.qi if schema[name].kind != "numeric"],
-                      what="Population file", columns=list(schema.qi))
+    # Its quasi-identifiers only, which the journalist risk reads, as text: the numeric
+    # ones are converted by parse_numbers, as the Dask engine converts its text.
+    return read_table(path, text_columns=list(schema.qi), what="Population file", columns=list(schema.qi))
 
 
 def _check_engine(engine, caller: str) -> None:

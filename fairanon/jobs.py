@@ -265,7 +265,9 @@ def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_colum
     spaces and zeros kept, a number not parsed), so that the release's record ids are
     the file's ids; a blank id reads as missing. `what` names the file in errors. With
     `columns`, only those of them the file holds are kept: a Parquet file's others are
-    not loaded, a CSV file's are parsed (every row checked) and dropped."""
+    not loaded, a CSV file's are parsed (every row checked) and dropped chunk by chunk
+    (:func:`~fairanon.instances.files.read_csv_table`), so that they are never all in
+    memory either."""
     kind = kind or ("parquet" if path.endswith((".parquet", ".pq")) or os.path.isdir(path) and any(
         f.endswith((".parquet", ".pq")) for f in os.listdir(path)) else "csv")
     try:
@@ -284,11 +286,8 @@ def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_colum
         dtype = {c: str for c in text_columns}
         if id_column is not None:
             dtype[id_column] = str
-        frames = [_exact_ids(read_csv_table(f, what=what, sep=sep, skipinitialspace=True, dtype=dtype),
-                             f, sep, id_column) for f in files]
-        if columns is not None:
-            # Every CSV column is parsed (pandas' usecols would let a row of too many fields pass).
-            frames = [frame[[c for c in columns if c in frame.columns]] for frame in frames]
+        frames = [_exact_ids(read_csv_table(f, what=what, sep=sep, skipinitialspace=True, dtype=dtype,
+                                            columns=columns), f, sep, id_column) for f in files]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
         if isinstance(exc, SchemaError):

@@ -40,6 +40,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
     "FORMULA_TRIGGERS",
+    "READ_CELLS",
     "as_record_ids",
     "check_output_dir",
     "check_output_file",
@@ -64,10 +65,14 @@ _SNIFF_BYTES = 8192
 
 
 # ------------------------------------------------------------------ reading
-def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", **options) -> pd.DataFrame:
+def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns=None, **options) -> pd.DataFrame:
     """Read a CSV file with a header row, or raise a SchemaError saying why it cannot be.
 
-    `options` go to :func:`pandas.read_csv`. A UTF-8 byte-order mark is skipped.
+    `options` go to :func:`pandas.read_csv`. A UTF-8 byte-order mark is skipped. With
+    `columns`, only those of them the file holds are kept, and the file is read in
+    chunks of about :data:`READ_CELLS` cells, each chunk's other columns dropped as it
+    is read: they are never all in memory, and every row is still parsed whole
+    (pandas' ``usecols`` would let a row of too many fields pass).
 
     >>> read_csv_table("no/such.csv")
     Traceback (most recent call last):
@@ -87,7 +92,10 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", **optio
     try:
         header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False,
                              encoding="utf-8", skipinitialspace=options.get("skipinitialspace", False))
-        table = pd.read_csv(path, sep=sep, encoding="utf-8", **options)
+        if columns is None:
+            table = pd.read_csv(path, sep=sep, encoding="utf-8", **options)
+        else:
+            table = _read_columns(path, sep, columns, max(1, READ_CELLS // max(1, header.shape[1])), options)
     except pd.errors.EmptyDataError:
         raise SchemaError(f"{what} {path!r} holds no header row.") from None
     except UnicodeDecodeError as exc:
@@ -107,6 +115,26 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", **optio
     if twice:
         raise SchemaError(f"{what} {path!r} names column(s) {twice} more than once; column names must be unique.")
     return table
+
+
+#: Cells of a CSV file read at a time when only some of its columns are kept.
+READ_CELLS = 1_000_000
+
+
+def _read_columns(path: str, sep: str, columns, rows: int, options: dict) -> pd.DataFrame:
+    """The `columns` a CSV file holds, read `rows` rows at a time, each chunk's other
+    columns dropped; a chunk whose first data row is longer than the header (its index
+    not the row numbers) is kept whole, for :func:`read_csv_table` to refuse."""
+    parts = []
+    with pd.read_csv(path, sep=sep, encoding="utf-8", chunksize=rows, **options) as chunks:
+        for chunk in chunks:
+            if not isinstance(chunk.index, pd.RangeIndex):
+                return chunk
+            parts.append(chunk[[c for c in columns if c in chunk.columns]])
+    if not parts:  # a header only
+        empty = pd.read_csv(path, sep=sep, encoding="utf-8", nrows=0, **options)
+        return empty[[c for c in columns if c in empty.columns]]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
 # ------------------------------------------------------------------ formulas

@@ -53,3 +53,74 @@ def test_as_record_ids_reads_text_as_plain_digits(text):
     with pytest.raises(ValueError, match="is not a record id"):
         as_record_ids(pd.Series(["7", text], dtype=object), np.dtype("int64"))
     assert as_record_ids(pd.Series(["7", "-3", "+4"], dtype=object), np.dtype("int64")).tolist() == [7, -3, 4]
+
+
+def _wide_population(tmp_path, n: int = 2_000, notes: int = 20) -> str:
+    """A population file of `n` rows: its quasi-identifiers age and zip, and `notes`
+    text columns the journalist risk never reads."""
+    path = tmp_path / "wide.csv"
+    path.write_text("age,zip," + ",".join(f"note{j}" for j in range(notes)) + "\n" + "".join(
+        f"{20 + i % 50},{13000 + i % 7}," + ",".join(f"note {i} {j}" for j in range(notes)) + "\n"
+        for i in range(n)), encoding="utf-8")
+    return str(path)
+
+
+def test_a_csv_file_read_by_some_columns_never_holds_the_others_whole(tmp_path, monkeypatch):
+    """read_csv_table with `columns` (one machine's population file, fairanon risk
+    --population) reads chunks of READ_CELLS cells: the largest table pandas gives is a
+    chunk, a small share of the whole file, and the columns kept are the whole file's."""
+    import fairanon.instances.files as files
+
+    path = _wide_population(tmp_path)
+    whole = pd.read_csv(path, dtype=str)
+    monkeypatch.setattr(files, "READ_CELLS", 22 * 100)  # 100 rows of the 22 columns
+    held = []  # the rows of every table pandas gives
+    read_csv = pd.read_csv
+
+    class Chunks:
+        def __init__(self, reader):
+            self.reader = reader
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.reader.close()
+
+        def __iter__(self):
+            for chunk in self.reader:
+                held.append(len(chunk))
+                yield chunk
+
+    def spy(*args, **kwargs):
+        out = read_csv(*args, **kwargs)
+        if isinstance(out, pd.DataFrame):
+            held.append(len(out))
+            return out
+        return Chunks(out)
+
+    monkeypatch.setattr(files.pd, "read_csv", spy)
+    table = files.read_csv_table(path, dtype=str, columns=["zip", "age", "absent"])
+    monkeypatch.undo()
+    assert table.equals(whole[["zip", "age"]])
+    assert max(held) == 100 < len(whole)
+
+
+def test_a_csv_file_read_by_some_columns_is_checked_whole(tmp_path, monkeypatch):
+    """Every row is still parsed whole (usecols would not): a row of too many fields in a
+    later chunk, or as the first data row, is refused; a header alone is an empty table."""
+    import fairanon.instances.files as files
+    from fairanon.exceptions import SchemaError
+
+    monkeypatch.setattr(files, "READ_CELLS", 22 * 100)
+    path = _wide_population(tmp_path)
+    lines = open(path, encoding="utf-8").read().splitlines()
+    for row in (1, 1_500):
+        wrong = lines.copy()
+        wrong[row] += ",surplus"
+        (tmp_path / "long.csv").write_text("\n".join(wrong) + "\n", encoding="utf-8")
+        with pytest.raises(SchemaError, match="more fields|Error tokenizing data"):
+            files.read_csv_table(str(tmp_path / "long.csv"), dtype=str, columns=["age", "zip"])
+    (tmp_path / "header.csv").write_text(lines[0] + "\n", encoding="utf-8")
+    empty = files.read_csv_table(str(tmp_path / "header.csv"), dtype=str, columns=["age", "zip"])
+    assert list(empty.columns) == ["age", "zip"] and len(empty) == 0
