@@ -50,7 +50,7 @@ from ..models.risk.requirements import LINEAR_RISK, refuse_risk
 from ..models.verify import verify
 from ..release import Release, Status, generalize_partition, provenance
 from ..solver import _cpsat
-from ..solver.bounds import ColumnPool, lp_bound
+from ..solver.bounds import lp_bound
 from ..solver.lns import (
     NEIGHBOURHOOD_MAX_VARS,
     STRATEGIES,
@@ -65,7 +65,6 @@ from ..solver.lns import (
     suppression_only,
 )
 from ..solver.local_recoding.encoding import BuildStopped
-from ..solver.master import column_guides
 from ..solver.local_recoding.labels import RECODINGS, missing_labels
 from ..solver.local_recoding.memory import model_memory
 from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
@@ -136,7 +135,6 @@ def best_bound(
     *,
     release: Release | None = None,
     time_limit: float | None = None,
-    solved_lp: Callable[[ColumnPool], None] | None = None,
 ) -> LowerBound | None:
     """The strongest lower bound found in the time: the LP bound of the type model under
     k (:func:`fairanon.solver.bounds.lp_bound`, when it applies) and the per-record
@@ -173,11 +171,7 @@ def best_bound(
     lp, why = None, None
     try:
         share = left() if found is not None or time_limit is None else LP_BOUND_SHARE * time_limit
-        pool = None if solved_lp is None else ColumnPool()
-        lp = lp_bound(instance, requirements, objective, release=release, time_limit=share,
-                      pool=pool)
-        if pool is not None and lp is not None and lp.complete:
-            solved_lp(pool)  # the LP solved: its columns, before the per-record bound
+        lp = lp_bound(instance, requirements, objective, release=release, time_limit=share)
     except MemoryLimitError as exc:
         why = f"not computed: {exc}"
     if found is None:
@@ -324,7 +318,6 @@ def _search_from(
     max_range_values: int,
     searches: int,
     guides: Sequence[Release],
-    late_guides=None,
 ) -> Release:
     """:func:`improve` from `release`, which the verifier has passed (`checked`: its
     report, its objective when known, the seconds the check took), under checked
@@ -408,7 +401,6 @@ def _search_from(
         strategies=strategies,
         searches=parts,
         guides=guide_labels,
-        late_guides=late_guides,
     )
     stats = {
         "start": release.method,
@@ -770,8 +762,6 @@ def lns(
             max_range_values=max_range_values,
             searches=1 if beside is not None else searches,
             guides=guides,
-            # Not with a number of rounds, whose release depends on the seed alone.
-            late_guides=beside.guides if beside is not None and max_rounds is None else None,
         )
     except BaseException:  # Ctrl-C or an error: the bound's process is not waited for
         if beside is not None:
@@ -837,19 +827,13 @@ def _bound_apart(first: Release, requirements, objective, searches: int, workers
 
 
 def _bound_child(conn, instance, requirements, objective, release, seconds, limit) -> None:
-    """:func:`best_bound` in a forked process, its result (or error) sent to the parent,
-    and before it, once the LP is solved, its solution as guides of the search
-    (:func:`fairanon.solver.master.column_guides`); Ctrl-C is the parent's to handle
-    (it ends this process)."""
+    """:func:`best_bound` in a forked process, its result (or error) sent to the parent;
+    Ctrl-C is the parent's to handle (it ends this process)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def solved_lp(pool: ColumnPool) -> None:
-        conn.send(("guides", column_guides(pool)))
-
     try:
         with memory_limit(limit, "lns"):
             outcome = ("ok", best_bound(instance, requirements, objective, release=release,
-                                        time_limit=seconds, solved_lp=solved_lp))
+                                        time_limit=seconds))
     except BaseException as exc:  # noqa: BLE001 -- the parent reports whatever ended the bound
         outcome = ("error", f"{type(exc).__name__}: {exc}")
     conn.send(outcome)
@@ -871,33 +855,13 @@ class _BoundProcess:
         )
         self._process.start()
         child.close()
-        self._answer = None  # the bound's answer, when read while looking for guides
-
-    def guides(self) -> list:
-        """The LP's solution as guides of the search, once, when the bound's process has
-        sent it (never waits); else an empty list."""
-        try:
-            if self._answer is not None or not self._conn.poll(0):
-                return []
-            message = self._conn.recv()
-        except (EOFError, OSError):
-            return []
-        if message[0] == "guides":
-            return message[1]
-        self._answer = message  # the bound came first (no LP solution to send)
-        return []
 
     def result(self, wait: float) -> tuple[LowerBound | None, str | None]:
         """The bound (or None and why) within `wait` seconds; the process is ended."""
-        ends = time.perf_counter() + max(0.0, wait)
         try:
-            kind, value = "guides", None
-            if self._answer is not None:
-                kind, value = self._answer
-            while kind == "guides":  # guides the search did not read: skipped
-                if not self._conn.poll(max(0.0, ends - time.perf_counter())):
-                    return None, "the bound's process did not answer in time"
-                kind, value = self._conn.recv()
+            if not self._conn.poll(max(0.0, wait)):
+                return None, "the bound's process did not answer in time"
+            kind, value = self._conn.recv()
         except (EOFError, OSError):
             return None, "the bound's process ended without an answer"
         finally:
