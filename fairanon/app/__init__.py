@@ -79,11 +79,14 @@ def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
     app = None
     try:
+        from .web import warm_up_after_the_first_page
+
         app = create_app(job, token=token, port=port)
         url = f"http://{host}:{port}/data?token={token}"
         print(f"fairanon app: {url}  (Ctrl-C stops it)", flush=True)
         if open_browser:
             threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        warm_up_after_the_first_page(app)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE))
         server.run(sockets=[sock])
     except _Stopped:

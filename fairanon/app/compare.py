@@ -167,15 +167,21 @@ def shown(runs: dict, chosen: dict[int, dict], by: str) -> dict:
             "groups": groups, "notes": notes}
 
 
+def finished_runs(runs: dict) -> dict[int, dict]:
+    """The report of each finished run, by number: finished as the Results page says it
+    (a cancelled run or a worker that died is not)."""
+    return {i: d for i, r in sorted(runs.items())
+            if run_status(r)["state"] == "done" and (d := worker.read_report(r.folder))}
+
+
 @router.get("/compare", response_class=HTMLResponse)
 async def compare_page(request: Request, runs: list[int] = Query(default=[]), by: str = "instance"):
     session = request.app.state.session
-    # finished as the Results page says it: a cancelled run or a worker that died is not
-    finished = {i: d for i, r in sorted(session.runs.items())
-                if run_status(r)["state"] == "done" and (d := worker.read_report(r.folder))}
+    # every run's report is read, the bench's modules load and matplotlib draws: off the
+    # event loop, so the progress streams keep going
+    finished = await asyncio.to_thread(finished_runs, session.runs)
     unknown = [i for i in runs if i not in finished]
     chosen = {i: finished[i] for i in runs if i in finished}
-    # the bench's modules load and matplotlib draws: off the event loop, so the progress streams keep going
     page = {"status": 200, "error": None, **await asyncio.to_thread(shown, session.runs, chosen, by)}
     if unknown:
         page.update(status=404, error=f"There is no finished run {', '.join(map(str, unknown))} to compare.")

@@ -69,11 +69,11 @@ async def data_page(request: Request, error: str | None = None, status_code: int
     """The Data page, with `error` shown (not a route: the message and status are the
     app's, never a query's)."""
     from ..instances.datasets.registry import DATASETS
-    from ..models.describe import describe
 
     session = request.app.state.session
-    inst = session.instance
-    description = await asyncio.to_thread(describe, inst) if inst is not None else None
+    data = session.data  # one data for the figures and the preview
+    inst = data.instance
+    description = await asyncio.to_thread(session.description, data) if inst is not None else None
     preview = inst.table.head(PREVIEW_ROWS) if inst is not None else None
     return request.app.state.render(request, "data.html", status_code, datasets=list(DATASETS),
                                     description=description, preview=preview, error=error, roles=ROLES,

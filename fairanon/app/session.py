@@ -78,6 +78,8 @@ class Session:
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     #: A column's values as text (:meth:`column_texts`), for one data: (generation, name) -> Series.
     _texts: dict = field(default_factory=dict, repr=False, compare=False)
+    #: :func:`fairanon.describe` of one data: (generation, its description).
+    _description: tuple | None = field(default=None, repr=False, compare=False)
 
     def close(self) -> None:
         from .worker import cancel
@@ -152,6 +154,16 @@ class Session:
             # kept for this data only: another data's columns are never asked for again
             self._texts = {**{k: v for k, v in self._texts.items() if k[0] == data.generation}, key: texts}
         return texts
+
+    def description(self, data: Data) -> object:
+        """:func:`fairanon.describe` of `data`'s instance, computed once per data: the
+        Data page shows it at each visit (0.02 s of CPU on Adult)."""
+        from ..models.describe import describe
+
+        cached = self._description
+        if cached is None or cached[0] != data.generation:
+            cached = self._description = (data.generation, describe(data.instance))
+        return cached[1]
 
     @property
     def source(self) -> dict | None:

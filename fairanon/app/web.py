@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request
@@ -110,8 +111,44 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
                        csrf_header=CSRF_HEADER)
         return templates.TemplateResponse(request, name, context, status_code=status_code)
 
-    app.state.render = page
+    app.state.render, app.state.templates = page, templates
     for module in (data, hierarchies, requirements, runs, compare):  # the steps, in the steward's order
         app.include_router(module.router)
 
     return app
+
+
+def warm_up(app: FastAPI) -> None:
+    """Import what the pages import on their first visit (the API's method table, the
+    bench's comparison and plots, matplotlib with its fonts and SVG writer: about 2 s of
+    CPU in all) and compile every template, so that no page pays for it later: a first
+    Compare page during a long run took 0.27 s loading the bench's modules."""
+    from matplotlib.figure import Figure
+
+    from ..api import METHODS  # noqa: F401
+    from ..bench.compare import compare_runs  # noqa: F401
+    from ..bench.plots import comparison_views  # noqa: F401
+    from ..jobs import read_release  # noqa: F401
+    from ..models.describe import describe  # noqa: F401
+    from ..models.requirements import requirement_from_spec  # noqa: F401
+    from ..solver.fulldomain import Candidates  # noqa: F401
+    from .plots import svg
+
+    svg(Figure(figsize=(1, 1)))  # a first drawing loads the font list and the SVG writer
+    environment = app.state.templates.env
+    for name in environment.list_templates():
+        environment.get_template(name)
+
+
+def warm_up_after_the_first_page(app: FastAPI) -> None:
+    """Run :func:`warm_up` in a thread once the app has answered its first request (so
+    that the first page does not wait for it), while the user reads that page."""
+    started = threading.Event()
+
+    @app.middleware("http")
+    async def warm(request: Request, call_next):
+        response = await call_next(request)
+        if not started.is_set():
+            started.set()
+            threading.Thread(target=warm_up, args=(app,), name="fairanon-app-warm-up", daemon=True).start()
+        return response

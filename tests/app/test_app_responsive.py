@@ -1,9 +1,9 @@
-"""The app stays responsive while a route does slow work: the heavy call of each slow
-route (reading an upload, describing the data, auto's choice, a hierarchy's preview,
-the Results page and its HTML report, the comparison plot, cancelling a run) is held
-on an event while another request, a run's progress stream, is sent; that request is
-answered before the held call returns, so the heavy call does not run on the event
-loop."""
+"""The app stays responsive while a route does slow work: the heavy call of each slow route
+(reading an upload, describing the data, auto's choice, a hierarchy's preview, the
+Results page and its HTML report, the Compare page's reading of the runs' reports and
+its plots, cancelling a run) is held on an event while another request, a run's progress
+stream, is sent; that request is answered before the held call returns, so the heavy
+call does not run on the event loop."""
 
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ CASES = {
     "results": ("GET", "/runs/1/results", {}, runs, "_results"),
     "report": ("GET", "/runs/1/report.html", {}, runs, "_results"),
     "compare": ("GET", "/compare", {"params": {"runs": 1}}, compare, "shown"),
+    "compare-reports": ("GET", "/compare", {}, compare, "finished_runs"),
     "cancel": ("POST", "/runs/2/cancel", {}, None, "cancel"),
 }
 
