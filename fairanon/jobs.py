@@ -201,7 +201,8 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFram
     # The id column too: read as numbers, "007" would become the id 7.
     as_text = [*text_columns, *([id_column] if id_column is not None else [])]
     if table is None or (kind == "csv" and not _holds_text(table, as_text)):
-        table = read_table(path, kind, sep=sep, text_columns=text_columns, id_column=id_column)
+        table = read_table(path, kind, sep=sep, text_columns=text_columns, id_column=id_column,
+                           parsed=_parsed_columns(schema_spec))
     if id_column is not None:
         if id_column not in table.columns:
             raise SchemaError(f"id_column {id_column!r} is not a column of {path!r}; columns: {list(table.columns)}.")
@@ -248,6 +249,18 @@ def _holds_text(table: pd.DataFrame, columns) -> bool:
                for c in columns if c in table.columns)
 
 
+def _parsed_columns(schema_spec) -> list[str]:
+    """Columns the schema declares numeric and uses (not ignored): the only ones of a
+    CSV file parsed as numbers. The others are read as text, as the Dask engine reads
+    them: pandas would guess the type of an ignored column or one outside the schema,
+    which nothing reads, and warn when its guesses differ from block to block."""
+    if not isinstance(schema_spec, Mapping):
+        return []
+    return [str(name) for name, attr in schema_spec.items()
+            if isinstance(attr, Mapping) and attr.get("type", attr.get("kind")) == "numeric"
+            and attr.get("role") != "ignore"]
+
+
 def _text_columns(schema_spec) -> list[str]:
     """Columns the schema does not declare numeric: read as text, not guessed."""
     if not isinstance(schema_spec, Mapping):
@@ -257,7 +270,7 @@ def _text_columns(schema_spec) -> list[str]:
 
 
 def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_columns=(),
-               id_column: str | None = None, what: str = "Data file", columns=None) -> pd.DataFrame:
+               id_column: str | None = None, what: str = "Data file", columns=None, parsed=None) -> pd.DataFrame:
     """A CSV or Parquet file, or a directory of them (read in name order), as one
     DataFrame. Parquet column types come from its schema; CSV columns in
     `text_columns` are read as text, the others parsed, and spaces after a separator
@@ -267,7 +280,7 @@ def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_colum
     `columns`, only those of them the file holds are kept: a Parquet file's others are
     not loaded, a CSV file's are parsed (every row checked) and dropped chunk by chunk
     (:func:`~fairanon.instances.files.read_csv_table`), so that they are never all in
-    memory either."""
+    memory either. With `parsed`, every CSV column but those is read as text."""
     kind = kind or ("parquet" if path.endswith((".parquet", ".pq")) or os.path.isdir(path) and any(
         f.endswith((".parquet", ".pq")) for f in os.listdir(path)) else "csv")
     try:
@@ -287,7 +300,7 @@ def read_table(path: str, kind: str | None = None, *, sep: str = ",", text_colum
         if id_column is not None:
             dtype[id_column] = str
         frames = [_exact_ids(read_csv_table(f, what=what, sep=sep, skipinitialspace=True, dtype=dtype,
-                                            columns=columns), f, sep, id_column) for f in files]
+                                            columns=columns, parsed=parsed), f, sep, id_column) for f in files]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
         if isinstance(exc, SchemaError):

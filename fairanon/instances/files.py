@@ -65,14 +65,17 @@ _SNIFF_BYTES = 8192
 
 
 # ------------------------------------------------------------------ reading
-def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns=None, **options) -> pd.DataFrame:
+def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns=None, parsed=None,
+                   **options) -> pd.DataFrame:
     """Read a CSV file with a header row, or raise a SchemaError saying why it cannot be.
 
     `options` go to :func:`pandas.read_csv`. A UTF-8 byte-order mark is skipped. With
     `columns`, only those of them the file holds are kept, and the file is read in
     chunks of about :data:`READ_CELLS` cells, each chunk's other columns dropped as it
     is read: they are never all in memory, and every row is still parsed whole
-    (pandas' ``usecols`` would let a row of too many fields pass).
+    (pandas' ``usecols`` would let a row of too many fields pass). With `parsed`, every
+    column of the file but those is read as text (``dtype`` str; `options`' ``dtype``
+    still names the type of any column).
 
     >>> read_csv_table("no/such.csv")
     Traceback (most recent call last):
@@ -92,6 +95,9 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns
     try:
         header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False,
                              encoding="utf-8", skipinitialspace=options.get("skipinitialspace", False))
+        if parsed is not None and len(header):
+            options["dtype"] = {**{str(n): str for n in header.iloc[0] if str(n) not in set(parsed)},
+                                **(options.get("dtype") or {})}
         if columns is None:
             table = pd.read_csv(path, sep=sep, encoding="utf-8", **options)
         else:

@@ -280,6 +280,32 @@ def test_a_large_csv_file_s_unused_columns_are_read_whole_on_both_engines(tmp_pa
     assert _checks(fa.verify(dinst, release, reqs, engine="dask")) == _checks(local)
 
 
+@pytest.mark.slow
+def test_a_csv_file_s_unused_columns_are_text_on_both_engines(tmp_path):
+    """An ignored numeric column, and one outside the schema, holding a word past pandas'
+    first blocks: one machine read them as numbers where it could, and warned (a
+    DtypeWarning on the terminal) that their blocks have mixed types. Both engines read
+    them as text, without a warning (a release holds neither column). pandas parses
+    2**18 rows at a time: the word is in the second block."""
+    n = 2**18 + 10
+    text = "rid,age,disease,weight,extra\n" + "".join(
+        f"{i},{20 + i % 40},{'ab'[i % 2]},{i % 7},{i % 5}\n" for i in range(n))
+    path = tmp_path / "large.csv"
+    path.write_text(text + f"{n},33,a,heavy,none\n", encoding="utf-8")
+    spec = {"csv": str(path), "id_column": "rid",
+            "schema": {"age": {"role": "qi", "type": "numeric"}, "disease": {"role": "sensitive"},
+                       "weight": {"role": "ignore", "type": "numeric"}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        local_inst = fa.jobs.load_instance_spec(spec)
+        dinst = dask_instance(str(path), local_inst.schema, id_column="rid")
+    for column in ("weight", "extra"):
+        local = local_inst.extra[column]
+        assert all(type(v) is str for v in local) and local.iloc[-1] in ("heavy", "none")
+        assert dinst.data[column].compute().sort_index().tolist() == local.sort_index().tolist()
+    assert str(local_inst.table["age"].dtype) == "int64" == str(dinst.data["age"].dtype)
+
+
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_a_release_record_id_that_is_not_whole_is_refused_on_both_engines(inst, tmp_path, suffix):
     """A release whose record_id 1.5 names no record of an instance with whole ids: an

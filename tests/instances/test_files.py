@@ -124,3 +124,13 @@ def test_a_csv_file_read_by_some_columns_is_checked_whole(tmp_path, monkeypatch)
     (tmp_path / "header.csv").write_text(lines[0] + "\n", encoding="utf-8")
     empty = files.read_csv_table(str(tmp_path / "header.csv"), dtype=str, columns=["age", "zip"])
     assert list(empty.columns) == ["age", "zip"] and len(empty) == 0
+
+
+def test_a_csv_file_s_columns_but_the_parsed_ones_are_text(tmp_path):
+    import fairanon.instances.files as files
+
+    path = tmp_path / "t.csv"
+    path.write_text("age,code,note\n34,01,5\n41,02,x\n", encoding="utf-8")
+    table = files.read_csv_table(str(path), parsed=["age"], dtype={"note": "object"})
+    assert str(table["age"].dtype) == "int64"
+    assert table["code"].tolist() == ["01", "02"] and table["note"].tolist() == ["5", "x"]
