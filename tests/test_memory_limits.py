@@ -697,8 +697,8 @@ def test_lns_run_reports_the_refused_lp_bound(monkeypatch):
 
 def test_the_ranges_of_an_ordered_attribute_are_refused_before_they_are_built():
     """An ordered attribute of 400 values with max_range_values=400 has 79,800 ranges
-    as candidate labels, each a row over the 400 values kept twice (about 76 MB, cubic
-    in the values): refused under 5 MB before any is built."""
+    as candidate labels (about 32 MB with their texts and losses, quadratic in the
+    values): refused under 5 MB before any is built."""
     import tracemalloc
 
     import pandas as pd

@@ -188,16 +188,17 @@ def size_key(term, sizes, stretch_k=None):
     return sum(int(s) for s in sizes if s < stretch_k)
 
 
-def partition_optimum(instance, requirements, *, recoding, objective, tight=None, stretch_k=None):
+def partition_optimum(instance, requirements, *, recoding, objective, tight=None, stretch_k=None,
+                      max_range_values=16):
     """The optimum of the local recoding/suppression problem by brute force, or None if
-    no release satisfies the requirements.
+    no release satisfies the requirements (`max_range_values` as in cpsat).
 
     `objective` may be a privacy objective or a lexicographic pair (a tuple); their
     optimum is given as :func:`size_key` values (a tuple for a pair). With ``tight``
     (default: every requirement union-monotone and the objective not
     discernibility), each class takes its most specific covering label only."""
     terms = objective if isinstance(objective, tuple) else (objective,)
-    enc = encode(instance, requirements, recoding=recoding)
+    enc = encode(instance, requirements, recoding=recoding, max_range_values=max_range_values)
     spaces = enc.spaces
     table = Table(instance, requirements)
     n = instance.n_rows

@@ -339,3 +339,38 @@ def test_entropy_lazy_cuts_restore_exactness(monkeypatch):
     assert rel.provenance["solver"]["lazy_cuts"] > 0
     assert rel.status == Status.OPTIMAL and rel.objective == expected
     assert fa.verify(inst, rel, reqs).passed
+
+
+# An ordered attribute of three values with more than max_range_values=2 of them falls
+# back on its hierarchy, whose depth-first leaf order (lo, hi, mid) is not the domain
+# order: the exact model keeps each node as a run of values in leaf order.
+_SHUFFLED = fa.Hierarchy.from_mapping({"*": {"E": ["lo", "hi"], "M": ["mid"]}})
+
+
+@PROPERTY
+@given(data=st.data(), n=st.integers(4, 7))
+def test_a_hierarchy_out_of_domain_order_matches_brute_force(data, n):
+    reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES[:2]))(data.draw)
+    objective = data.draw(st.sampled_from(["ncp", "lm", "generalized"]))
+    draw = lambda values: data.draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))  # noqa: E731
+    inst = fa.Instance(
+        pd.DataFrame({"q0": draw(["lo", "mid", "hi"]), "q1": draw(["a", "b", "c"]),
+                      "dis": draw(["flu", "cold", "ulcer"]), "dec": draw(["-", "+"])}),
+        fa.Schema([
+            fa.Attribute("q0", kind="ordered", order=["lo", "mid", "hi"], hierarchy=_SHUFFLED),
+            fa.Attribute("q1", hierarchy=_TREE),
+            fa.Attribute("dis", role="sensitive", kind="ordered", order=["flu", "cold", "ulcer"],
+                         hierarchy=_DISEASE),
+            fa.Attribute("dec", role="decision", kind="ordered", order=["-", "+"], negative="-"),
+        ]),
+        name="tiny",
+    )
+    expected = partition_optimum(inst, reqs, recoding="generalization", objective=objective,
+                                 max_range_values=2)
+    rel = cpsat(inst, reqs, objective=objective, seed=0, num_workers=1, hint=None, max_range_values=2)
+    if expected is None:
+        assert rel.status == Status.INFEASIBLE
+        return
+    assert rel.status == Status.OPTIMAL and rel.objective == expected, (rel.objective, expected)
+    assert fa.verify(inst, rel, reqs).passed
+    assert _metric(objective, inst, rel) == rel.objective

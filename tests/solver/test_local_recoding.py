@@ -626,20 +626,79 @@ def id_like_instance(n: int) -> fa.Instance:
                                          fa.Attribute("age", kind="numeric")]))
 
 
-def test_an_id_like_quasi_identifier_is_refused_before_its_labels_are_built():
-    """2,000 distinct values: the model's one-value labels are 2,000 rows over the
-    2,000 values (4 MB, twice while the space is built); under a 1 MB limit the
-    encoding is refused by the attribute's name before they take that memory."""
+def _masked_codes(n: int, shuffled: bool = False) -> fa.Instance:
+    """n codes of equal width (a 10,000-value attribute at n = 10,000), each once, under
+    a masking tree (one digit masked per level), as a categorical or, `shuffled`, as an
+    ordered attribute whose order is the reverse of the tree's leaf order."""
+    from fairanon.instances.builders import masking_hierarchy
+
+    digits = len(str(n - 1))
+    codes = [f"{i:0{digits}d}" for i in range(n)]
+    tree = masking_hierarchy(codes, levels=digits - 1)
+    attr = (fa.Attribute("dx", kind="ordered", order=codes[::-1], hierarchy=tree) if shuffled
+            else fa.Attribute("dx", hierarchy=tree))
+    return fa.Instance(pd.DataFrame({"dx": codes}), fa.Schema([attr]))
+
+
+def test_the_labels_of_many_values_take_memory_linear_in_them():
+    """10,000 distinct values under a masking tree: their one-value labels as rows over
+    every value took 10,000 x 10,000 bytes twice (200 MB); as runs the 11,111 labels
+    (values and nodes) are built within 10 MB. Under 1 MB they are refused by the
+    attribute's name before they take that memory."""
     import tracemalloc
 
     from fairanon._memory import memory_limit
+    from fairanon.solver.local_recoding.labels import _label_space
 
-    inst = id_like_instance(2_000)
+    inst = _masked_codes(10_000)
     tracemalloc.start()
     try:
-        with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="2,000 values of 'pid'"):
-            encode(inst, [fa.KAnonymity(2)])
+        with memory_limit("10MB"):
+            space = _label_space(inst, "dx", "generalization", 16)
         peak = tracemalloc.get_traced_memory()[1]
+        with memory_limit("1MB"), pytest.raises(fa.MemoryLimitError, match="10,000 values of 'dx'"):
+            _label_space(inst, "dx", "generalization", 16)
     finally:
         tracemalloc.stop()
-    assert peak < 2_000 * 2_000
+    assert peak < 10 * 10**6
+    # 10,000 values, 1,000 + 100 + 10 masked codes and '*'
+    assert space.n_labels == 10_000 + 1_000 + 100 + 10 + 1
+    node = space.texts.index("123*")
+    assert space.sizes[node] == 10
+    assert [space.values[i] for i in range(space.m) if space.covers(node, i)] == [
+        f"123{d}" for d in range(10)]
+
+
+@pytest.mark.parametrize("kind", ["tree", "shuffled", "ranges", "intervals", "suppression"])
+def test_each_label_covers_what_the_verifier_reads_it_to_cover(kind):
+    """Each label's run of values against the verifier's own reading of its text
+    (:func:`~fairanon.instances.generalization.label_covers`): the values of a
+    hierarchy node (in and out of domain order), of a range, of an interval, '*'."""
+    from fairanon.instances.generalization import label_covers
+    from fairanon.solver.local_recoding.labels import _label_space
+
+    recoding, max_range = "generalization", 16
+    if kind in ("tree", "shuffled", "suppression"):
+        inst = _masked_codes(300, shuffled=kind == "shuffled")
+        recoding = "suppression" if kind == "suppression" else recoding
+    elif kind == "ranges":
+        values = [f"v{i:02d}" for i in range(12)]
+        inst = fa.Instance(pd.DataFrame({"dx": values[::2] + values[1::3]}),
+                           fa.Schema([fa.Attribute("dx", kind="ordered", order=values)]))
+    else:
+        inst = fa.Instance(pd.DataFrame({"dx": [1, 4, 5, 12, 13, 27, 40, 41, 77, 99] * 2}),
+                           fa.Schema([fa.Attribute("dx", kind="numeric",
+                                                   intervals=fa.IntervalHierarchy((10, 50)))]))
+    space = _label_space(inst, "dx", recoding, max_range)
+    attr = inst.schema["dx"]
+    covers = label_covers(attr, space.texts)
+    if attr.kind == "numeric":
+        points = np.array(space.values, dtype=float)
+    else:
+        points = np.array([attr.domain.index(v) for v in space.values], dtype=np.int64)
+    labels = np.repeat(np.arange(space.n_labels), space.m)
+    values = np.tile(np.arange(space.m), space.n_labels)
+    expected = covers.contains(labels, points[values]).reshape(space.n_labels, space.m)
+    assert np.array_equal(space.covers(labels, values).reshape(space.n_labels, space.m), expected)
+    assert np.array_equal(space.sizes, expected.sum(axis=1))
+    assert space.star.sum() == 1 and expected[space.star].all()

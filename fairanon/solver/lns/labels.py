@@ -397,11 +397,11 @@ def neighbourhood_space(
         attr=reg.attr,
         values=[reg.values[i] for i in present.tolist()],
         texts=[reg.texts[j] for j in ids],
-        masks=masks,
         own=np.arange(len(present), dtype=np.int64),
         ncp=[reg.ncp[j] for j in ids],
         lm=[reg.lm[j] for j in ids],
         star=np.array([reg.star[j] for j in ids], dtype=bool),
         row_value=np.searchsorted(present, row_value),
+        masks=masks,
     )
     return space, ids

@@ -412,9 +412,7 @@ def _vector_costs(enc: Encoding, rows: np.ndarray) -> np.ndarray:
 def _pairs_count(enc: Encoding) -> int:
     """Type-vector pairs of the full candidate set (every covering label combination)."""
     total = 0
-    counts = [
-        np.array([len(s.covering(i)) for i in range(s.m)], dtype=np.int64) for s in enc.spaces
-    ]
+    counts = [s.covering_counts() for s in enc.spaces]
     prod = np.ones(enc.n_types, dtype=float)
     for s, c in zip(enc.spaces, counts):
         prod *= c[enc.qi[:, enc.spaces.index(s)]]
@@ -450,7 +448,7 @@ def _covering_pairs(
         ok = np.ones((len(vs), len(ts)), dtype=bool)
         for a, space in enumerate(enc.spaces):
             check_deadline(deadline, "pairing the types with the candidate classes")
-            ok &= space.masks[arr[vs, a + 1]][:, enc.qi[ts, a]]
+            ok &= space.covers(arr[vs, a + 1][:, None], enc.qi[ts, a][None, :])
         if on_pairs is not None:
             counted += int(np.count_nonzero(ok))
             on_pairs(len(vectors), counted)

@@ -24,7 +24,6 @@ import itertools
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -71,7 +70,6 @@ def check_deadline(deadline: float | None, stage: str) -> None:
         raise BuildStopped(stage)
 
 
-@dataclass
 class LabelSpace:
     """The candidate labels of one generalizable quasi-identifier.
 
@@ -80,6 +78,14 @@ class LabelSpace:
     same set are merged into the most specific one, except that a value's own label
     (which shows it) is kept apart from the generalized labels.
 
+    The covered sets are kept as *runs*: with `rank` an order of the active values
+    (domain order for ranges, intervals and ``*``; the hierarchy's depth-first leaf
+    order for its nodes), label j covers value i when ``lo[j] <= rank[i] < hi[j]``.
+    That takes 16 bytes a label where a boolean row over the values took m (the
+    values' own labels alone took m x m bytes: 10 GB for 100,000 values). A space made
+    from boolean rows (`masks`, a neighbourhood of the large-neighbourhood search,
+    whose labels need not be runs in one order) keeps them.
+
     Attributes
     ----------
     name : str
@@ -87,8 +93,6 @@ class LabelSpace:
         Active values (domain strings, or floats for numeric attributes).
     texts : list of str
         The released text of each label.
-    masks : numpy.ndarray of bool, shape (L, m)
-        ``masks[j, i]``: label j covers active value i.
     own : numpy.ndarray of int, shape (m,)
         The label id showing value i itself.
     ncp, lm : list of Fraction
@@ -97,24 +101,30 @@ class LabelSpace:
         Labels released as ``*``.
     row_value : numpy.ndarray of int
         Active value index of every instance row.
+    rank, lo, hi : numpy.ndarray of int, or None
+        The runs (see above); None for a space made from `masks`.
     """
 
-    name: str
-    attr: Attribute
-    values: list
-    texts: list[str]
-    masks: np.ndarray
-    own: np.ndarray
-    ncp: list[Fraction]
-    lm: list[Fraction]
-    star: np.ndarray
-    row_value: np.ndarray
-    _cover: list | None = field(default=None, repr=False)
-    _bits: np.ndarray | None = field(default=None, repr=False)
-    _words: np.ndarray | None = field(default=None, repr=False)
-    _table: np.ndarray | None = field(default=None, repr=False)
-    _no_table: bool = field(default=False, repr=False)
-    _scan: np.ndarray | None = field(default=None, repr=False)
+    def __init__(self, name: str, attr: Attribute, values: list, texts: list[str], own: np.ndarray,
+                 ncp: list[Fraction], lm: list[Fraction], star: np.ndarray, row_value: np.ndarray, *,
+                 masks: np.ndarray | None = None, rank: np.ndarray | None = None,
+                 lo: np.ndarray | None = None, hi: np.ndarray | None = None):
+        if (masks is None) == (rank is None or lo is None or hi is None):
+            raise ValueError("a label space takes either masks or runs (rank, lo, hi)")
+        self.name, self.attr, self.values, self.texts = name, attr, values, texts
+        self.own, self.ncp, self.lm, self.star, self.row_value = own, ncp, lm, star, row_value
+        self._masks, self.rank, self.lo, self.hi = masks, rank, lo, hi
+        self._sizes: np.ndarray | None = None
+        self._cover: dict[int, list[int]] = {}
+        self._table: np.ndarray | None = None
+        self._no_table = False
+        self._scan: np.ndarray | None = None
+        self._words: np.ndarray | None = None
+        self._bits: np.ndarray | None = None
+        self._run_keys: np.ndarray | None = None
+        self._run_ids: np.ndarray | None = None
+        self._up: np.ndarray | None = None
+        self._parent: np.ndarray | None = None
 
     @property
     def m(self) -> int:
@@ -126,13 +136,57 @@ class LabelSpace:
 
     @property
     def sizes(self) -> np.ndarray:
-        return self.masks.sum(axis=1)
+        """Active values each label covers."""
+        if self._sizes is None:
+            self._sizes = self._masks.sum(axis=1) if self.rank is None else self.hi - self.lo
+        return self._sizes
+
+    @property
+    def masks(self) -> np.ndarray:
+        """Boolean rows, shape (labels, m): ``masks[j, i]``, label j covers value i. Made
+        when read for a space of runs (labels x m bytes, checked against the memory
+        limit): the model itself reads the runs."""
+        if self._masks is not None:
+            return self._masks
+        check_memory(self.n_labels * self.m, f"the labels of {self.name!r} as rows over its {self.m:,} values",
+                     "read them as runs (LabelSpace.covers)", caller="cpsat")
+        return self.covers(np.arange(self.n_labels)[:, None], np.arange(self.m)[None, :])
+
+    def covers(self, labels: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Elementwise (broadcast), whether label ``labels`` covers active value ``values``."""
+        labels, values = np.asarray(labels, dtype=np.int64), np.asarray(values, dtype=np.int64)
+        if self.rank is None:
+            return self._masks[labels, values]
+        r = self.rank[values]
+        return (self.lo[labels] <= r) & (r < self.hi[labels])
+
+    def containing(self, values: np.ndarray) -> np.ndarray:
+        """Per label, whether it covers every one of `values` (active value indices)."""
+        values = np.asarray(values, dtype=np.int64)
+        if self.rank is None:
+            mask = np.zeros(self.m, dtype=bool)
+            mask[values] = True
+            return ~(mask[None, :] & ~self._masks).any(axis=1)
+        if not len(values):
+            return np.ones(self.n_labels, dtype=bool)
+        r = self.rank[values]
+        return (self.lo <= r.min()) & (r.max() < self.hi)
+
+    def covering_counts(self) -> np.ndarray:
+        """Per active value, how many labels cover it."""
+        if self.rank is None:
+            return self._masks.sum(axis=0)
+        steps = np.zeros(self.m + 1, dtype=np.int64)
+        np.add.at(steps, self.lo, 1)
+        np.add.at(steps, self.hi, -1)
+        return np.cumsum(steps)[:-1][self.rank]
 
     def covering(self, i: int) -> list[int]:
-        """Label ids covering active value i, most specific first."""
-        if self._cover is None:
-            order = np.lexsort((np.arange(self.n_labels), self.sizes))
-            self._cover = [[int(j) for j in order if self.masks[j, v]] for v in range(self.m)]
+        """Label ids covering active value i, most specific first (fewest values, then
+        lowest id)."""
+        if i not in self._cover:
+            ids = np.flatnonzero(self.covers(np.arange(self.n_labels), np.full(self.n_labels, i)))
+            self._cover[i] = ids[np.lexsort((ids, self.sizes[ids]))].tolist()
         return self._cover[i]
 
     def join(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -159,52 +213,117 @@ class LabelSpace:
 
     def _join_many(self, keys: np.ndarray) -> np.ndarray:
         """The join of each pair key (a * n_labels + b): the first label, most specific
-        first (a value's own label before a generalized one), that covers every value
-        of both. Masks are packed into 64-bit words, so a label covers a pair when no
-        word of the pair's union has a bit outside it; pairs go in chunks that keep the
-        pairs x labels x words array to a few million words."""
+        first (fewest values, a value's own label before a generalized one, then the
+        lowest id), that covers every value of both."""
+        a, b = np.divmod(np.asarray(keys, dtype=np.int64), self.n_labels)
+        if self.rank is not None:
+            return self._join_runs(np.minimum(self.lo[a], self.lo[b]), np.maximum(self.hi[a], self.hi[b]))
+        # Masks packed into 64-bit words: a label covers a pair when no word of the
+        # pair's union has a bit outside it; pairs go in chunks that keep the pairs x
+        # labels x words array to a few million words.
         if self._scan is None:
-            own = np.zeros(self.n_labels, dtype=bool)
-            own[self.own] = True
-            self._scan = np.lexsort((np.arange(self.n_labels), ~own, self.sizes))
-            self._words = _packed(self.masks)
+            self._scan = self._scan_order()
+            self._words = _packed(self._masks)
             self._bits = ~self._words[self._scan]
         words = self._words.shape[1]
         out = np.empty(len(keys), dtype=np.int64)
         step = max(1, 4_000_000 // max(self.n_labels * words, 1))
         for lo in range(0, len(keys), step):
-            a, b = np.divmod(np.asarray(keys[lo : lo + step], dtype=np.int64), self.n_labels)
-            union = self._words[a] | self._words[b]
+            union = self._words[a[lo : lo + step]] | self._words[b[lo : lo + step]]
             fits = ~(union[:, None, :] & self._bits[None, :, :]).any(axis=2)
             out[lo : lo + step] = self._scan[np.argmax(fits, axis=1)]
         return out
 
+    def _scan_order(self) -> np.ndarray:
+        """Label ids, most specific first: fewest values, own labels first, lowest id."""
+        own = np.zeros(self.n_labels, dtype=bool)
+        own[self.own] = True
+        return np.lexsort((np.arange(self.n_labels), ~own, self.sizes))
 
-def check_unit_labels(name: str, m: int, copies: int = 1) -> None:
-    """Refuse, before they are built, the one-value labels of an attribute of `m`
-    active values: a boolean row of m values each, `copies` times (m x m bytes each,
-    900 MB for 30,000 values)."""
-    check_memory(
-        copies * m * m,
-        f"the labels of the {m:,} values of {name!r} present, each a row over all of them",
-        f"generalize {name!r} to fewer distinct values before (a hierarchy with fewer leaves), "
-        "or give it the role 'identifier' if it identifies records",
-        at_least=True,
-    )
+    def _join_runs(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The most specific label whose run holds the run [lo, hi) (in rank order).
+
+        A label with that very run is it (among several, the first in specificity
+        order). Otherwise every label holding it is larger: the ranges of an ordered
+        attribute hold every run, so this only happens for hierarchy nodes, nested
+        intervals and ``*``, whose runs are nested or disjoint (a laminar family), so the
+        labels holding a rank form a chain; the walk goes up that chain from the
+        smallest label holding rank `lo` to the first that reaches `hi`."""
+        if self._run_keys is None:
+            scan = self._scan_order()
+            keys = self.lo[scan] * (self.m + 1) + self.hi[scan]
+            # the first label of each run in specificity order
+            uniq, first = np.unique(keys, return_index=True)
+            self._run_keys, self._run_ids = uniq, scan[first]
+        key = lo * (self.m + 1) + hi
+        at = np.minimum(np.searchsorted(self._run_keys, key), len(self._run_keys) - 1)
+        found = self._run_keys[at] == key
+        out = np.where(found, self._run_ids[at], -1)
+        if not found.all():
+            rest = np.flatnonzero(~found)
+            out[rest] = self._walk_up(lo[rest], hi[rest])
+        return out
+
+    def _walk_up(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """:meth:`_join_runs` for runs no label has exactly, up the chain of nested
+        generalized labels holding rank `lo` (the family is laminar then; otherwise each
+        run is matched against every generalized label, in chunks)."""
+        if self._up is None:
+            self._laminar_chains()
+        if self._parent is not None:
+            cur = self._up[lo]
+            short = self.hi[cur] < hi
+            while short.any():
+                cur[short] = self._parent[cur[short]]
+                short = self.hi[cur] < hi
+            return cur
+        general = self._scan_order()
+        general = general[~np.isin(general, self.own)]
+        out = np.empty(len(lo), dtype=np.int64)
+        step = max(1, 4_000_000 // max(len(general), 1))
+        for s in range(0, len(lo), step):
+            fits = (self.lo[general][None, :] <= lo[s : s + step, None]) & (
+                self.hi[general][None, :] >= hi[s : s + step, None])
+            out[s : s + step] = general[np.argmax(fits, axis=1)]
+        return out
+
+    def _laminar_chains(self) -> None:
+        """For a laminar family of generalized runs: each label's parent (the smallest
+        generalized label strictly holding it) and, per rank, the smallest generalized
+        label holding it. Leaves `_parent` None when two runs overlap without nesting."""
+        general = np.setdiff1d(np.arange(self.n_labels), self.own)
+        order = general[np.lexsort((-self.hi[general], self.lo[general]))]
+        parent = np.full(self.n_labels, -1, dtype=np.int64)
+        stack: list[int] = []
+        lo, hi = self.lo.tolist(), self.hi.tolist()
+        for j in order.tolist():
+            while stack and hi[stack[-1]] <= lo[j]:
+                stack.pop()
+            if stack:
+                if hi[j] > hi[stack[-1]]:
+                    self._up = np.zeros(0, dtype=np.int64)
+                    return  # overlapping runs: not laminar
+                parent[j] = stack[-1]
+            stack.append(j)
+        up = np.full(self.m, -1, dtype=np.int64)
+        for j in order[np.argsort(-self.sizes[order], kind="stable")].tolist():
+            up[lo[j] : hi[j]] = j  # larger first, so each rank keeps its smallest
+        self._up, self._parent = up, parent
 
 
-#: Bytes a candidate label holds besides its row of values: its text and the list entry.
-LABEL_OVERHEAD = 150
+#: Bytes a candidate label takes: its text, two exact cell losses, its run and the
+#: list entries (measured: about 330 for the nodes of a 10,000-leaf tree).
+LABEL_BYTES = 400
 
 
 def check_label_rows(name: str, m: int, rows: int) -> None:
     """Refuse, before they are built, `rows` candidate labels of an attribute of `m`
-    active values, each a boolean row over them kept twice (the list and the array):
-    the ranges of an ordered attribute are m(m - 1)/2 of them, cubic in m."""
+    active values besides the values' own (each label a run of values, its text and
+    its losses): the ranges of an ordered attribute are m(m - 1)/2 of them."""
     check_memory(
-        rows * (2 * m + LABEL_OVERHEAD),
-        f"the {rows:,} candidate labels of the {m:,} values of {name!r} present, each a row "
-        "over all of them",
+        (rows + m) * LABEL_BYTES,
+        f"the {rows:,} candidate labels of the {m:,} values of {name!r} present, besides "
+        "each value's own",
         f"lower max_range_values, or generalize {name!r} to fewer distinct values before",
         at_least=True,
     )
@@ -264,23 +383,15 @@ def missing_labels(attr: Attribute, m: int, recoding: str, max_range_values: int
 
 def _label_space(instance: Instance, name: str, recoding: str, max_range_values: int,
                  deadline: float | None = None) -> LabelSpace:
-    """The candidate labels of attribute `name` (see the module docstring); past
-    `deadline` (``time.perf_counter``), :class:`BuildStopped` between two
-    labels: the ranges of an ordered or numeric attribute are m(m - 1)/2 of them (2,556
-    for UCI Adult's 72 ages, about 0.1 s CPU with their losses)."""
+    """The candidate labels of attribute `name` (see the module docstring), each kept as
+    its run of values (:class:`LabelSpace`); past `deadline` (``time.perf_counter``),
+    :class:`BuildStopped` between two labels: the ranges of an ordered or numeric
+    attribute are m(m - 1)/2 of them (2,556 for UCI Adult's 72 ages, about 0.1 s CPU
+    with their losses)."""
     stage = f"building the labels of {name!r}"
     attr = instance.schema[name]
     values, row_value = _active(instance, name)
     m = len(values)
-    check_unit_labels(name, m, copies=2)
-    own_text = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
-    candidates: list[tuple[str, np.ndarray]] = []  # (text, mask), most specific first
-
-    def unit(i):
-        mask = np.zeros(m, dtype=bool)
-        mask[i] = True
-        return mask
-
     missing = missing_labels(attr, m, recoding, max_range_values)
     if missing is not None:
         why, remedy = missing
@@ -288,72 +399,83 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
             f"The 'max_range_values' parameter of cpsat ({max_range_values}) is smaller than {why}. "
             f"Raise max_range_values, {remedy}, or use recoding='suppression'."
         )
-    full = np.ones(m, dtype=bool)
+    own_text = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
+    rank = np.arange(m, dtype=np.int64)  # domain order, but for hierarchy nodes
+    candidates: list[tuple[str, int, int]] = []  # (text, lo, hi) in rank order, most specific first
     if recoding == "suppression":
-        candidates = [(SUPPRESSED, full)]
+        check_label_rows(name, m, 1)
     elif attr.kind == "categorical" or (attr.kind == "ordered" and m > max_range_values):
         h = attr.hierarchy
         check_label_rows(name, m, sum(1 for node in h.nodes if h.children[node]))
+        # A node covers the active values whose leaves lie in its depth-first range:
+        # a run once the values are ranked in depth-first order.
         where = tree_positions(h, values)
-        nodes = sorted(h.nodes, key=lambda node: -h.depth[node])
-        for node in nodes:
+        order = np.argsort(where, kind="stable")
+        rank[order] = np.arange(m)
+        placed = where[order]
+        for node in sorted(h.nodes, key=lambda node: -h.depth[node]):
             if not h.children[node]:
                 continue  # leaves are the own labels
             first, end = h.leaf_range(node)
-            mask = (first <= where) & (where < end)
-            if mask.any():
-                candidates.append((node, mask))
+            lo, hi = np.searchsorted(placed, [first, end])
+            if hi > lo:
+                candidates.append((node, int(lo), int(hi)))
     elif m <= max_range_values:
         check_label_rows(name, m, m * (m - 1) // 2)
         for width in range(1, m):
             for lo in range(m - width):
                 check_deadline(deadline, stage)
                 hi = lo + width
-                mask = np.zeros(m, dtype=bool)
-                mask[lo : hi + 1] = True
                 if lo == 0 and hi == m - 1:
                     text = SUPPRESSED
                 elif attr.kind == "numeric":
                     text = format_range(attr, values[lo], values[hi])
                 else:
                     text = f"[{values[lo]}-{values[hi]}]"
-                candidates.append((text, mask))
+                candidates.append((text, lo, hi + 1))
     elif attr.kind == "numeric" and attr.intervals is not None and _nested_intervals(attr):
         levels = [attr.intervals.generalize(values, level) for level in range(1, attr.intervals.height)]
         check_label_rows(name, m, sum(len(set(labels)) for labels in levels))
         for labels in levels:
-            for text in dict.fromkeys(labels):
-                candidates.append((text, np.array([lab == text for lab in labels])))
-        candidates.append((SUPPRESSED, full))
-    if not any(text == SUPPRESSED or mask.all() for text, mask in candidates):
-        candidates.append((SUPPRESSED, full))
+            check_deadline(deadline, stage)
+            # An interval holds the values (sorted) between its first and its last.
+            first: dict[str, int] = {}
+            last: dict[str, int] = {}
+            for i, text in enumerate(labels):
+                first.setdefault(text, i)
+                last[text] = i
+            candidates.extend((text, first[text], last[text] + 1) for text in first)
+    candidates.append((SUPPRESSED, 0, m))
 
     texts = list(own_text)
-    masks = [unit(i) for i in range(m)]
-    seen: set[bytes] = set()
-    for text, mask in candidates:
-        check_deadline(deadline, stage)
-        key = np.packbits(mask).tobytes()
-        if key in seen:
+    lo_of, hi_of = rank.tolist(), (rank + 1).tolist()
+    seen: set[tuple[int, int]] = set()
+    for text, lo, hi in candidates:
+        if (lo, hi) in seen:
             continue
-        seen.add(key)
+        seen.add((lo, hi))
         # One rule for every kind of label: covering every value present is ``*``.
-        texts.append(SUPPRESSED if mask.all() else text)
-        masks.append(mask)
-    masks_arr = np.array(masks, dtype=bool).reshape(len(masks), m)
-    ncp, lm = _label_losses(attr, values, masks_arr, texts, deadline=deadline, stage=stage)
-    return LabelSpace(
-        name=name,
-        attr=attr,
-        values=values,
-        texts=texts,
-        masks=masks_arr,
-        own=np.arange(m, dtype=np.int64),
-        ncp=ncp,
-        lm=lm,
-        star=np.array([t == SUPPRESSED for t in texts], dtype=bool),
-        row_value=row_value,
-    )
+        texts.append(SUPPRESSED if hi - lo == m else text)
+        lo_of.append(lo)
+        hi_of.append(hi)
+    check_deadline(deadline, stage)
+    lo_arr, hi_arr = np.array(lo_of, dtype=np.int64), np.array(hi_of, dtype=np.int64)
+    if attr.kind == "numeric":
+        ncp, lm = _label_losses(attr, values, None, texts, deadline=deadline, stage=stage)
+    else:
+        # the first and last covered values in domain order: the least and the largest
+        # value index over each run (reduceat over start, stop pairs; a sentinel past
+        # the end lets a run stop at m)
+        by_rank = np.empty(m + 1, dtype=np.int64)
+        by_rank[rank] = np.arange(m)
+        by_rank[m] = 0
+        bounds = np.column_stack([lo_arr, hi_arr]).reshape(-1)
+        first_i = np.minimum.reduceat(by_rank, bounds)[::2] if m else lo_arr
+        last_i = np.maximum.reduceat(by_rank, bounds)[::2] if m else lo_arr
+        ncp, lm = span_losses(attr, m, hi_arr - lo_arr, first_i, last_i)
+    return LabelSpace(name, attr, values, texts, np.arange(m, dtype=np.int64), ncp, lm,
+                      np.array([t == SUPPRESSED for t in texts], dtype=bool), row_value,
+                      rank=rank, lo=lo_arr, hi=hi_arr)
 
 
 def _label_losses(attr: Attribute, values: list, masks: np.ndarray | None, texts: list[str],

@@ -91,7 +91,7 @@ def _hint_from_release(
             if mask.sum() <= 1 and mask.any() and uniq[u] in space.texts[: space.m]:
                 mapped.append(space.texts.index(uniq[u]))
                 continue
-            ok = ~(mask[None, :] & ~space.masks).any(axis=1)
+            ok = space.containing(np.flatnonzero(mask))
             if mask.sum() > 1:
                 ok[space.own] = False
             cand = np.flatnonzero(ok)
