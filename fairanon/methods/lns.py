@@ -344,9 +344,10 @@ def _search_from(
         "strategies": list(strategies),
     }
     # Registering the values' labels and reading the start's and the guides' labels stop
-    # at the time limit (the start is then the release); under suppression the start is
-    # checked whatever the time.
-    setup_deadline = None if limit is None or recoding == "suppression" else started + limit
+    # at the time limit (the start is then the release); under suppression a start not
+    # known to be in suppression form is checked whatever the time.
+    form_unknown = recoding == "suppression" and not checked.values_or_stars
+    setup_deadline = None if limit is None or form_unknown else started + limit
     try:
         registries = [
             Registry(instance, name, deadline=setup_deadline)
@@ -361,7 +362,7 @@ def _search_from(
         return _unsearched(instance, requirements, release, objective, params, seed, started, why,
                            checked, guides)
     checked_s = time.perf_counter() - started + checked.seconds  # the start checked and set up
-    if recoding == "suppression":
+    if form_unknown:
         found = _outside_suppression(registries, inc.labels)
         if found is not None:
             raise InvalidParameterError(
@@ -732,6 +733,9 @@ def lns(
             # The exact model's release is verified (with its metrics) before it is returned.
             first = whole.with_provenance(start_objective=whole.objective)
             checked = CheckedStart(whole.provenance["verification"], whole.objective, 0.0)
+    # Under suppression every start above releases values and '*' only: heuristics' in
+    # suppression form, given ones checked, every cell '*', the exact model's.
+    checked = dataclasses.replace(checked, values_or_stars=recoding == "suppression")
     apart = _bound_apart(first, requirements, objective, searches, num_workers) if bound else None
     beside = None
     if apart is not None:

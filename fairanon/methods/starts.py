@@ -85,11 +85,16 @@ class CheckedStart:
         The start's exact objective.
     seconds : float
         What the verifier took on it.
+    values_or_stars : bool
+        Whether it is known to show each cell as its value or ``*`` (its form under
+        ``recoding="suppression"``), so that the search need not read its labels
+        whatever the time to find out.
     """
 
     verification: dict
     value: object
     seconds: float
+    values_or_stars: bool = False
 
 
 def checked_start(instance: Instance, release: Release, requirements, value) -> CheckedStart | None:

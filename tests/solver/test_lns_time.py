@@ -304,3 +304,30 @@ def test_the_start_registries_have_a_deadline(monkeypatch):
     whole = lns(_tiny(), [fa.KAnonymity(3)], start=[], seed=0, time_limit=30, bound=False)
     assert whole.status == Status.OPTIMAL  # the whole table re-solved, its labels compared
     assert given >= 3 and len(deadlines) > given and None not in deadlines
+
+
+def test_a_suppression_search_sets_up_its_start_under_the_deadline(monkeypatch):
+    """Under suppression, lns's start is known to release values and '*' only (here
+    every cell '*', given), so the search reads its labels under the deadline as under
+    generalization (it read them whatever the time, as for a release given to
+    improve, whose form is checked); improve still checks the form of its start."""
+    from fairanon.exceptions import InvalidParameterError
+    from fairanon.solver.lns import Registry
+
+    deadlines = []
+
+    def recorded(instance, name, deadline=None):
+        deadlines.append(deadline)
+        return Registry(instance, name, deadline=deadline)
+
+    monkeypatch.setattr(lns_module, "Registry", recorded)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = lns_module._all_suppressed(inst, {})
+    rel = lns(inst, reqs, start=start, recoding="suppression", seed=0, time_limit=30, max_rounds=1,
+              bound=False)
+    assert len(deadlines) >= 6 and None not in deadlines  # _given_start's and the search's
+    assert rel.provenance["search"]["rounds"] == 1 and fa.verify(inst, rel, reqs).passed
+    ranged = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    with pytest.raises(InvalidParameterError, match="values and '\\*'"):
+        improve(inst, reqs, ranged, recoding="suppression", seed=0, time_limit=30, max_rounds=1)
