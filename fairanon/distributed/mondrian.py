@@ -201,7 +201,10 @@ def _sparse(keys: np.ndarray, size: int):
 def _histograms(frame: pd.DataFrame, plan: _Plan, upto: int, n_active: int) -> dict:
     """Counts of the records of every frontier part: sizes, per value of each
     quasi-identifier, and (targets read) per (value, target value); sparse (keys,
-    counts) pairs."""
+    counts) pairs; none for an empty partition (rows dropped for a missing value, or a
+    CSV block holding no row's start), which is no instance to code."""
+    if not len(frame):
+        return {}
     inst, eng = _coded(frame, plan)
     state = _descend(plan, eng, plan.root_codes(inst), upto)
     rows = np.flatnonzero(state >= 0)

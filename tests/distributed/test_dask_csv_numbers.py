@@ -95,3 +95,26 @@ def test_whole_numbers_no_integer_type_holds_are_the_same_floats_on_both_engines
     assert fa.verify(local, single, reqs).passed
     dist = fa.anonymize(dinst, reqs, method="mondrian", engine="dask").compute()
     assert dist.table.sort_index().equals(single.table.sort_index())
+
+
+def test_an_empty_partition_is_anonymized_as_on_one_machine(tmp_path, small_blocks):
+    """A partition left empty (every row dropped for a missing value, or the last 16-byte
+    CSV block, inside the 23-byte row of 10**19, holding no row's start): Dask's Mondrian
+    coded it as an instance and failed ("has an empty table"); it releases the table of
+    one machine's Mondrian."""
+    import dask.dataframe as dd
+
+    reqs = [fa.KAnonymity(2)]
+    table = pd.DataFrame({"n": [1.0, 2, 3, 4, None, None, None, None, 5, 6, 7, 8], "d": list("ab" * 6)})
+    frame = dd.from_pandas(table, npartitions=3, sort=False)
+    dropped = dask_instance(frame, SCHEMA, missing="drop")
+    assert [len(p) for p in dropped.data.partitions] == [4, 0, 4]
+    path = _write(tmp_path, [1, 2, 3, 4, 5, 6, BIG])
+    read = dask_instance(path, SCHEMA)
+    assert [len(p) for p in read.data.partitions] == [4, 3, 0]
+    for dinst, local in ((dropped, fa.Instance(table, SCHEMA, missing="drop")),
+                         (read, fa.Instance(read_table(path), SCHEMA))):
+        single = fa.anonymize(local, reqs, method="mondrian")
+        assert fa.verify(local, single, reqs).passed
+        dist = fa.anonymize(dinst, reqs, method="mondrian", engine="dask").compute()
+        assert dist.table.sort_index().equals(single.table.sort_index())
