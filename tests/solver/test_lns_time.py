@@ -331,3 +331,23 @@ def test_a_suppression_search_sets_up_its_start_under_the_deadline(monkeypatch):
     ranged = fa.anonymize(inst, reqs, method="mondrian", seed=0)
     with pytest.raises(InvalidParameterError, match="values and '\\*'"):
         improve(inst, reqs, ranged, recoding="suppression", seed=0, time_limit=30, max_rounds=1)
+
+
+def test_no_per_record_bound_after_an_lp_bound_that_took_all_the_time(monkeypatch):
+    """The LP bound answers as the bound's time ends (a stub sleeping through it): the
+    per-record bound, which with no time bounds no record (0) after its set-up, is not
+    started; the LP's bound is the answer."""
+    from fairanon.models.bounds import LowerBound
+
+    lp = LowerBound("ncp", 7, "LP (column generation)", False, {})
+
+    def slow_lp(*args, time_limit=None, **kwargs):
+        time.sleep(time_limit + 0.05)
+        return lp
+
+    def per_record(*args, **kwargs):
+        raise AssertionError("the per-record bound was started with no time left")
+
+    monkeypatch.setattr(lns_module, "lp_bound", slow_lp)
+    monkeypatch.setattr(lns_module, "lower_bound", per_record)
+    assert lns_module.best_bound(_german(), [fa.KAnonymity(5)], "ncp", time_limit=0.1) is lp
