@@ -96,6 +96,8 @@ LP_OBJECTIVES = ("ncp", "lm", "generalized")
 PRICINGS = ("auto", "closure", "search")
 #: Objectives the pricing search handles: a vector's cost is the same for its records.
 SEARCH_OBJECTIVES = ("ncp", "lm")
+#: The share of the time left one pricing search may take (:class:`_SearchPricer`).
+SEARCH_SHARE = 0.25
 #: Weight of the best duals so far in the point where columns are priced (Wentges'
 #: dual smoothing: the LP's own duals jump from round to round on these degenerate LPs).
 SMOOTHING = 0.7
@@ -537,17 +539,28 @@ class _SearchPricer:
         """Bytes the vectors found and their pairs hold (:func:`lp_memory`)."""
         return lp_memory(len(self.vectors), 0, self.pairs)
 
-    def _vector(self, g: int, labels: tuple) -> int:
-        """The id of the vector of group g with `labels`, registered when new."""
-        vec = (g, *labels)
-        v = self.index.get(vec)
-        if v is None:
-            v = self.index[vec] = len(self.vectors)
-            self.vectors.append(vec)
-            self.covers.append(self.search.covered(self.group_types[g], labels))
-            self._costs.append(self.search.int_cost(labels))
-            self.pairs += len(self.covers[-1])
-        return v
+    def _vectors(self, g: int, labels) -> list[int]:
+        """The ids of the vectors of group g with `labels` (a label per attribute per
+        row), those that are new registered."""
+        labels = [tuple(int(x) for x in row) for row in labels]
+        fresh = list(dict.fromkeys(row for row in labels if (g, *row) not in self.index))
+        for row, cover in zip(fresh, self.search.covered(self.group_types[g], np.array(fresh))):
+            self.index[(g, *row)] = len(self.vectors)
+            self.vectors.append((g, *row))
+            self.covers.append(cover)
+            self._costs.append(self.search.int_cost(row))
+            self.pairs += len(cover)
+        self._sync()
+        return [self.index[(g, *row)] for row in labels]
+
+    def _round_deadline(self) -> float | None:
+        """Where one search stops: a share of the time left (:data:`SEARCH_SHARE`), so
+        that far from the LP's duals, where the least mean_k lies deep, a search still
+        leaves time for the columns it found to move the duals."""
+        if self.deadline is None:
+            return None
+        now = time.perf_counter()
+        return now + SEARCH_SHARE * max(0.0, self.deadline - now)
 
     def _sync(self) -> None:
         """The vectors' costs as one array, after a batch of registrations."""
@@ -577,20 +590,47 @@ class _SearchPricer:
         """Per group its coarsest vector (covering all its types), each type of at
         least k records alone, and the classes of `release`."""
         first = []
+        own = np.column_stack([s.own[enc.qi[:, a]] for a, s in enumerate(enc.spaces)])
         for g, types in self.group_types.items():
-            v = self._vector(g, self.search.coarsest(types))
+            (v,) = self._vectors(g, [self.search.coarsest(types)])
             first.append((v, self.covers[v], self.w[self.covers[v]]))
-        for t in np.flatnonzero(self.w >= k).tolist():
-            g = int(enc.protected[t])
-            v = self._vector(g, tuple(int(s.own[enc.qi[t, a]]) for a, s in enumerate(enc.spaces)))
-            first.append((v, np.array([t]), self.w[[t]]))
+            alone = types[self.w[types] >= k]
+            for t, v in zip(alone.tolist(), self._vectors(g, own[alone])):
+                first.append((v, np.array([t]), self.w[[t]]))
         if release is not None:
-            lookup = lambda vec: self._vector(vec[0], tuple(vec[1:]))  # noqa: E731
-            for v, amounts in _release_columns(enc, vectors, release, k, lookup):
-                types = np.array(list(amounts), dtype=np.int64)
-                first.append((v, types, np.array(list(amounts.values()))))
-        self._sync()
+            first.extend(self._release_columns(enc, release, k))
         return first
+
+    def _release_columns(self, enc, release, k) -> list:
+        """The classes of `release` of at least k records within one protected group,
+        each as its vector of cheapest labels and its records per type (the release as
+        columns, as :func:`_release_columns` for the closure, all classes at once)."""
+        from ..models.metrics import equivalence_classes
+
+        try:
+            classes = equivalence_classes(enc.instance, release)
+            table_order = enc.instance.row_ids.get_indexer(release.table.index)
+        except FairanonError:
+            return []
+        cls = np.empty(enc.instance.n_rows, dtype=np.int64)
+        cls[table_order] = classes
+        n_cls = int(cls.max()) + 1
+        pairs, counts = np.unique(cls * enc.n_types + enc.row_type, return_counts=True)
+        pair_c, pair_t = np.divmod(pairs, enc.n_types)
+        size = np.bincount(pair_c, weights=counts, minlength=n_cls)
+        group = np.full(n_cls, -1)
+        group[pair_c] = enc.protected[pair_t]
+        mixed = np.zeros(n_cls, dtype=bool)
+        mixed[pair_c[enc.protected[pair_t] != group[pair_c]]] = True
+        labels = self.search.summaries(pair_c, pair_t, n_cls)
+        starts = np.searchsorted(pair_c, np.arange(n_cls + 1))
+        out = []
+        for g in self.group_types:
+            chosen = np.flatnonzero((group == g) & ~mixed & (size >= k))
+            for c, v in zip(chosen.tolist(), self._vectors(g, labels[chosen])):
+                lo, hi = starts[c], starts[c + 1]
+                out.append((v, pair_t[lo:hi], counts[lo:hi].astype(float)))
+        return out
 
     def lagrangian(self, u):
         """The Lagrangian bound at u: the vectors found priced exactly, then per group
@@ -611,7 +651,7 @@ class _SearchPricer:
         self.complete = True
         for (g, size), members in zip(self.n_g.items(), groups):
             known = float(mean[members].min()) if len(members) else math.inf
-            res = self.search.search(u, self.group_types[g], known, self.deadline)
+            res = self.search.search(u, self.group_types[g], known, self._round_deadline())
             self.nodes += res.nodes
             self.searches += 1
             if not res.complete:
@@ -627,10 +667,11 @@ class _SearchPricer:
         mean, order, found = state
         known = self._pool.columns(u, mean, order, most) if order is not None else []
         out = [(float(mean[col[0]]), col) for col in known]
-        for m, g, labels in found:
-            if (g, *labels) not in self.index:
-                out.append((m, self._vector(g, labels)))
-        self._sync()
+        fresh = [(m, g, labels) for m, g, labels in found if (g, *labels) not in self.index]
+        for g in self.n_g:
+            mine = [(m, labels) for m, h, labels in fresh if h == g]
+            ids = self._vectors(g, [labels for _, labels in mine])
+            out.extend((m, v) for (m, _), v in zip(mine, ids))
         out.sort(key=lambda item: item[0])
         return [col if isinstance(col, tuple) else self._column(col, u) for _, col in out[:most]]
 
@@ -755,10 +796,9 @@ def _check_lp_memory(enc, need: int, vectors: str, limit: Limit, *, pairs: int |
     )
 
 
-def _release_columns(enc, vectors, release: Release, k: int, lookup=None):
-    """Per class of `release`: its tight summary (a closure vector; ``lookup(vector)``
-    gives its id, or None, instead when given) and its records per type -- the release
-    itself as columns."""
+def _release_columns(enc, vectors, release: Release, k: int):
+    """Per class of `release`: its tight summary (a closure vector) and its records per
+    type -- the release itself as columns."""
     from ..models.metrics import equivalence_classes
 
     try:
@@ -766,8 +806,7 @@ def _release_columns(enc, vectors, release: Release, k: int, lookup=None):
         table_order = enc.instance.row_ids.get_indexer(release.table.index)
     except FairanonError:
         return []
-    if lookup is None:
-        lookup = {vec: v for v, vec in enumerate(vectors)}.get
+    index = {vec: v for v, vec in enumerate(vectors)}
     cls = np.empty(enc.instance.n_rows, dtype=np.int64)
     cls[table_order] = classes
     out = []
@@ -781,7 +820,7 @@ def _release_columns(enc, vectors, release: Release, k: int, lookup=None):
             for lab in labels[1:]:
                 joined = space.join(joined, np.array([lab]))
             vec.append(int(joined[0]))
-        v = lookup(tuple(vec)) if len(rows) >= k else None
-        if v is not None:
+        v = index.get(tuple(vec))
+        if v is not None and len(rows) >= k:
             out.append((v, {int(tt): float(q) for tt, q in zip(types, counts)}))
     return out

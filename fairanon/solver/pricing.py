@@ -49,6 +49,9 @@ from .local_recoding.model import _lcm
 
 __all__ = ["LabelSearch", "SearchResult"]
 
+#: Rounds of raising the bound of the records that give a node's children their bounds.
+REFINE_ROUNDS = 2
+
 @dataclass
 class SearchResult:
     """What one pricing search found in a protected group.
@@ -96,6 +99,11 @@ class LabelSearch:
         self.w = enc.weight.astype(float)
         self.k = k
         self.d = enc.d
+        # Per attribute, the cost of the cheapest label covering each pair of values.
+        self.pair = [
+            np.where(m[:, :, None] & m[:, None, :], c[:, None, None], np.inf).min(axis=0)
+            for m, c in zip(self.masks, self.cost)
+        ]
         # Attributes with the most labels first: their labels split the records most,
         # and the bounds below them see the small attributes' costs through g.
         self.order = sorted(range(enc.d), key=lambda a: -len(self.cost[a]))
@@ -126,12 +134,30 @@ class LabelSearch:
             labels.append(int(np.flatnonzero(full)[np.argmin(self.cost[a][full])]))
         return tuple(labels)
 
-    def covered(self, types: np.ndarray, labels: tuple) -> np.ndarray:
-        """The types of `types` that every label of `labels` covers."""
-        keep = np.ones(len(types), dtype=bool)
-        for a, label in enumerate(labels):
-            keep &= self.masks[a][label][self.values[a][types]]
-        return types[keep]
+    def covered(self, types: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
+        """Per row of `labels` (a label per attribute), the types of `types` it covers."""
+        labels = np.asarray(labels, dtype=np.int64).reshape(-1, self.d)
+        out: list[np.ndarray] = []
+        step = max(1, 2_000_000 // max(len(types), 1))
+        for lo in range(0, len(labels), step):
+            part = labels[lo : lo + step]
+            keep = np.ones((len(part), len(types)), dtype=bool)
+            for a in range(self.d):
+                keep &= self.masks[a][part[:, a]][:, self.values[a][types]]
+            out.extend(types[row] for row in keep)
+        return out
+
+    def summaries(self, classes: np.ndarray, types: np.ndarray, n_classes: int) -> np.ndarray:
+        """Per class, the cheapest label per attribute covering the values of its types
+        (`classes` and `types`: the (class, type) pairs), shape (n_classes, d)."""
+        out = np.empty((n_classes, self.d), dtype=np.int64)
+        for a in range(self.d):
+            present = np.zeros((n_classes, self.masks[a].shape[1]), dtype=np.float32)
+            present[classes, self.values[a][types]] = 1.0
+            # A label covers a class when none of the class's values lies outside it.
+            outside = present @ (~self.masks[a]).T.astype(np.float32)
+            out[:, a] = np.where(outside == 0, self.cost[a][None, :], np.inf).argmin(axis=1)
+        return out
 
     def int_cost(self, labels: tuple) -> int:
         """c_v of the labels, in the scaled costs."""
@@ -157,22 +183,77 @@ class LabelSearch:
         labels = ok[pick[first]]
         return labels, present, self.masks[a][labels][:, present], x
 
-    def _per_value(self, x: np.ndarray, key: np.ndarray, types: np.ndarray, present: np.ndarray):
-        """Per value of `present`, its k records of least `key` (a record per unit of
-        weight; +inf where fewer), shape (len(present), k)."""
+    def _per_value(self, x: np.ndarray, key: np.ndarray, weight: np.ndarray, present: np.ndarray,
+                   ids: bool = False):
+        """Per value of `present`, its k records of least `key` (records of values `x`
+        and weights `weight`, a record per unit of weight; +inf where fewer), shape
+        (len(present), k); with `ids`, shape (len(present), k, 2): each key and the
+        position of its record."""
         k = self.k
         slot = np.searchsorted(present, x)
         order = np.lexsort((key, slot))
-        slot, key, w = slot[order], key[order], self.w[types][order].astype(np.int64)
+        slot, key, w = slot[order], key[order], weight[order].astype(np.int64)
         before = np.cumsum(w) - w
         start = np.searchsorted(slot, slot, side="left")
         before = before - before[start]
         units = np.clip(k - before, 0, w)
-        out = np.full((len(present), k), np.inf)
         rows = np.repeat(slot, units)
         offsets = np.cumsum(units) - units
         pos = np.arange(len(rows)) - np.repeat(offsets, units) + np.repeat(before.clip(0, k), units)
-        out[rows, pos] = np.repeat(key, units)
+        if not ids:
+            out = np.full((len(present), k), np.inf)
+            out[rows, pos] = np.repeat(key, units)
+            return out
+        out = np.full((len(present), k, 2), np.inf)
+        out[rows, pos, 0] = np.repeat(key, units)
+        out[rows, pos, 1] = np.repeat(order, units)
+        return out
+
+    def _refined(self, here, x, present, rest, g, u, rounds: int = REFINE_ROUNDS):
+        """Per value of `present`, its k records of least g(t) - u_t (as
+        :meth:`_per_value`), g raised for the records among them to the pairwise bound:
+        a vector covering t and k - 1 other records s of `here` costs, on the attributes
+        `rest`, at least the (k - 1)-th least of D(t, s), the sum over `rest` of the
+        cheapest label covering both values. Records whose g is raised may leave the k
+        least; those that enter are raised in the next of `rounds` rounds."""
+        done = np.zeros(len(here), dtype=bool)
+        w = self.w[here]
+        for _ in range(rounds):
+            low = self._per_value(x, g - u[here], w, present, ids=True)
+            chosen = np.unique(low[np.isfinite(low[:, :, 0])][:, 1].astype(np.int64))
+            chosen = chosen[~done[chosen]]
+            if not len(chosen):
+                break
+            g[chosen] = np.maximum(g[chosen], self._pairwise(here, chosen, rest))
+            done[chosen] = True
+        return self._per_value(x, g - u[here], w, present)
+
+    def _pairwise(self, here, rows, rest) -> np.ndarray:
+        """For the records at positions `rows` of `here`: the (k - 1)-th least D(t, s)
+        over the other records s of `here` (module docstring; a type's own other records
+        at 0)."""
+        need = self.k - 1
+        out = np.zeros(len(rows))
+        step = max(1, 4_000_000 // max(len(here), 1))
+        w = self.w[here]
+        for lo in range(0, len(rows), step):
+            part = rows[lo : lo + step]
+            dist = np.zeros((len(part), len(here)))
+            for b in rest:
+                vb = self.values[b]
+                dist += self.pair[b][vb[here[part]]][:, vb[here]]
+            weight = np.broadcast_to(w, dist.shape).copy()
+            weight[np.arange(len(part)), part] -= 1  # the type's own other records
+            dist[weight == 0] = np.inf
+            near = np.argpartition(dist, need - 1, axis=1)[:, :need] if need < len(here) else (
+                np.argsort(dist, axis=1)[:, :need])
+            d_near = np.take_along_axis(dist, near, axis=1)
+            w_near = np.take_along_axis(weight, near, axis=1)
+            by = np.argsort(d_near, axis=1)
+            d_near = np.take_along_axis(d_near, by, axis=1)
+            reach = np.cumsum(np.take_along_axis(w_near, by, axis=1), axis=1)
+            first = np.argmax(reach >= need, axis=1)
+            out[lo : lo + step] = d_near[np.arange(len(part)), first]
         return out
 
     def _k_least(self, covers: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -228,7 +309,7 @@ class LabelSearch:
             cost = partial + self.cost[a][cands]
             if depth == self.d - 1:
                 # The last attribute: the children are vectors, their means exact.
-                top = self._per_value(x, -u[here], here, present)
+                top = self._per_value(x, -u[here], self.w[here], present)
                 means = cost + self._k_least(covers, top) / k
                 for j in np.flatnonzero(means < 0.0).tolist():
                     leaves.append((float(means[j]), self._labels(labels, depth, int(cands[j]))))
@@ -236,8 +317,9 @@ class LabelSearch:
                     leaves = _most_negative(leaves, most)
                 best = min(best, float(means.min()))
                 continue
-            g = self.narrowest(here, self.order[depth + 1 :])
-            low = self._per_value(x, g - u[here], here, present)
+            rest = self.order[depth + 1 :]
+            g = self.narrowest(here, rest)
+            low = self._refined(here, x, present, rest, g, u)
             bounds = cost + self._k_least(covers, low) / k
             alive = np.flatnonzero(bounds < best)
             # Least bound popped first: the best vectors are found early and prune.

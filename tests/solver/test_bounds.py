@@ -434,7 +434,7 @@ def test_pricing_search_finds_the_closure_minimum(data, inst):
         assert math.isclose(found.lower, least, rel_tol=1e-9, abs_tol=1e-6), (found, least)
         # Every vector reported below 0 is one, at its mean_k.
         for mean, labels in found.leaves:
-            covered = search.covered(types, labels)
+            (covered,) = search.covered(types, [labels])
             top = np.sort(np.repeat(u[covered], model.enc.weight[covered]))[::-1][:k]
             assert len(top) == k and mean < 0
             assert math.isclose(mean, search.int_cost(labels) - top.sum() / k, abs_tol=1e-6)
@@ -474,5 +474,10 @@ def test_lp_bound_prices_by_search_where_the_closure_is_too_large():
     searched = lp_bound(inst, reqs, "ncp", max_vectors=100, pricing="auto")
     assert searched.complete and searched.details["pricing"] == "search"
     assert searched.value == closure.value
+    # A release's classes start the LP (columns of their cheapest covering labels).
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    from_release = lp_bound(inst, reqs, "ncp", release=start, pricing="search")
+    assert from_release.complete and from_release.value == closure.value
+    assert from_release.details["vectors"] >= start.n_groups
     with pytest.raises(fa.InvalidParameterError, match="'pricing' parameter of lp_bound"):
         lp_bound(inst, reqs, "ncp", pricing="nope")
