@@ -31,6 +31,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
@@ -98,10 +99,16 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns
         if parsed is not None and len(header):
             options["dtype"] = {**{str(n): str for n in header.iloc[0] if str(n) not in set(parsed)},
                                 **(options.get("dtype") or {})}
-        if columns is None:
-            table = pd.read_csv(path, sep=sep, encoding="utf-8", **options)
-        else:
-            table = _read_columns(path, sep, columns, max(1, READ_CELLS // max(1, header.shape[1])), options)
+        with warnings.catch_warnings():
+            # A column whose blocks parse to different types (numbers, then a word) holds
+            # mixed values, which the callers read as they read text (parse_numbers, or
+            # each cell as text); pandas' warning would reach the terminal where the Dask
+            # engine, which reads such columns as text, prints none.
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            if columns is None:
+                table = pd.read_csv(path, sep=sep, encoding="utf-8", **options)
+            else:
+                table = _read_columns(path, sep, columns, max(1, READ_CELLS // max(1, header.shape[1])), options)
     except pd.errors.EmptyDataError:
         raise SchemaError(f"{what} {path!r} holds no header row.") from None
     except UnicodeDecodeError as exc:

@@ -306,6 +306,24 @@ def test_a_csv_file_s_unused_columns_are_text_on_both_engines(tmp_path):
     assert str(local_inst.table["age"].dtype) == "int64" == str(dinst.data["age"].dtype)
 
 
+@pytest.mark.slow
+def test_a_word_in_a_numeric_column_past_pandas_first_block_is_the_same_error_on_both_engines(tmp_path):
+    """A word in the numeric quasi-identifier age after 2**18 rows of numbers: the same
+    one-line error on both engines, without pandas' DtypeWarning on one machine first."""
+    n = 2**18 + 10
+    text = "age,disease\n" + "".join(f"{20 + i % 40},{'ab'[i % 2]}\n" for i in range(n))
+    path = tmp_path / "large.csv"
+    path.write_text(text + "old,a\n", encoding="utf-8")
+    spec = {"csv": str(path), "schema": {"age": {"role": "qi", "type": "numeric"}, "disease": {"role": "sensitive"}}}
+    message = "Column 'age' is declared numeric but holds 'old'."
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(fa.SchemaError, match=message):
+            fa.jobs.load_instance_spec(spec)
+        with pytest.raises(fa.SchemaError, match=message):
+            dask_instance(str(path), fa.Schema.from_spec(spec["schema"]))
+
+
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_a_release_record_id_that_is_not_whole_is_refused_on_both_engines(inst, tmp_path, suffix):
     """A release whose record_id 1.5 names no record of an instance with whole ids: an
