@@ -716,3 +716,50 @@ def test_the_ranges_of_an_ordered_attribute_are_refused_before_they_are_built():
     finally:
         tracemalloc.stop()
     assert peak < 5 * 2**20
+
+
+def _ages_and_codes(n: int = 2_000) -> fa.Instance:
+    """n records: an age (every one of 18..89 present) and a sensitive code of n
+    distinct values in order."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    codes = [f"{i:04d}" for i in range(n)]
+    return fa.Instance(
+        pd.DataFrame({"age": np.arange(n) % 72 + 18, "dx": rng.permutation(codes)}),
+        fa.Schema([fa.Attribute("age", kind="numeric"),
+                   fa.Attribute("dx", role="sensitive", kind="ordered", order=codes)]),
+    )
+
+
+def test_mondrian_refuses_the_counts_of_its_cuts_beyond_the_limit():
+    """Mondrian's first cut of the age reads the counts of the 72 ages' runs over the
+    2,000 codes, three arrays of 8 bytes a cell (72 x 2,000 x 24 = 3,456,000 bytes):
+    refused under 1 MB by name, and met under the default limit (verified)."""
+    from fairanon._memory import memory_limit
+
+    inst = _ages_and_codes()
+    reqs = [fa.KAnonymity(4), fa.TCloseness("0.9", attribute="dx")]
+    with memory_limit("1MB"), pytest.raises(MemoryLimitError, match="72 candidate cuts over 2,000 values") as err:
+        fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    assert err.value.need == 72 * 2_000 * 24
+    release = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    assert fa.verify(inst, release, reqs, metrics=False).passed
+
+
+def test_the_verifier_refuses_its_counts_of_classes_over_values_beyond_the_limit():
+    """The verifier's counts of each class over the 2,000 codes (with the working
+    arrays of the EMD: 24 bytes a cell) are refused under 100 kB by name rather than
+    taken; under the default limit the same release passes."""
+    from fairanon._memory import memory_limit
+
+    inst = _ages_and_codes()
+    reqs = [fa.KAnonymity(4), fa.TCloseness("0.9", attribute="dx")]
+    release = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    classes = release.table.groupby("age").ngroups
+    assert classes > 1 and fa.verify(inst, release, reqs, metrics=False).passed
+    with memory_limit("100kB"), pytest.raises(MemoryLimitError,
+                                              match=f"{classes} classes over 2,000 values") as err:
+        fa.verify(inst, release, reqs, metrics=False)
+    assert err.value.need == classes * 2_000 * 24

@@ -32,6 +32,7 @@ from functools import cached_property
 import numpy as np
 
 from .._arrays import as_index
+from .._memory import check_memory
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError
 from ..instances.instance import Instance
 from ..models import measures as M
@@ -763,8 +764,15 @@ def frequency_runs(
 
 def run_counts(runs: Runs, codes: np.ndarray, m: int) -> np.ndarray:
     """Counts of every run over a channel's m values (runs x m), from the records'
-    runs (``runs.row_run``) and codes."""
+    runs (``runs.row_run``) and codes. The runs x m matrix and its cumulative sums
+    (:func:`cumulative_counts`: three of that shape, 8 bytes a cell) are checked
+    against the memory limit first, so a sensitive attribute of 100,000 values cut
+    over thousands of runs is refused with :class:`MemoryLimitError` rather than
+    killed by the system."""
     n_runs = len(runs.count)
+    check_memory(3 * 8 * n_runs * m, f"The counts of {n_runs:,} candidate cuts over {m:,} values",
+                 "generalize the sensitive attribute to fewer values first (a hierarchy with "
+                 "fewer leaves), or use method='sabre'", caller="mondrian")
     out = np.zeros(n_runs * m, dtype=np.int64)
     for lo, hi in chunk_bounds(len(codes)):
         run = runs.row_run[lo:hi]

@@ -82,8 +82,21 @@ def exact_compare(values: np.ndarray, exact: Callable[[int], Fraction | float], 
     return out
 
 
+#: Copies of the classes x values counts a check of l-diversity or t-closeness holds
+#: at once (the counts, and the EMD's or the entropy's working arrays of the same shape).
+COUNT_COPIES = 3
+
+
 def group_counts(groups: np.ndarray, codes: np.ndarray, n_groups: int, n_values: int) -> np.ndarray:
-    """Counts[g, v] of value index v in group g (dense int64 matrix)."""
+    """Counts[g, v] of value index v in group g (dense int64 matrix).
+
+    The matrix and the working arrays of its readers (:data:`COUNT_COPIES` of them,
+    8 bytes a cell) are checked against the memory limit first: 20,000 classes over
+    100,000 values would take 48 GB, refused with :class:`MemoryLimitError` rather
+    than killed by the system."""
+    check_memory(COUNT_COPIES * 8 * n_groups * n_values,
+                 f"The counts of {n_groups:,} classes over {n_values:,} values",
+                 "", caller="verify")
     flat = np.bincount(groups.astype(np.int64) * n_values + codes.astype(np.int64), minlength=n_groups * n_values)
     return flat.reshape(n_groups, n_values)
 
