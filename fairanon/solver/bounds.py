@@ -44,6 +44,20 @@ mispricing). A vector's cost is the same for all its records, so its k cheapest 
 in reduced cost are its k of largest dual: pricing sorts every vector's types by the
 duals at once (a CSR matrix whose column order is the duals' rank).
 
+Without the closure (``pricing="search"``, or "auto" where the closure is too large to
+list): the minimum of mean_k is found by branch and bound over the labels
+(:mod:`fairanon.solver.pricing`), exact, or a lower bound on it (the least bound of the
+nodes left open) when a search's time runs out -- each search gets a share of the time
+left (:data:`SEARCH_SHARE`) -- so every round's bound stays valid; the vectors are those
+the search and the start found. The LP starts from each group's coarsest vector, each
+type of at least k records alone, and a given release's classes. On UCI Adult (8 QIs,
+18,109 types, LM, k = 5) a node costs tens of milliseconds and the searches at the LP's
+duals are cut: from a 60-s auto release (0.0518 per cell), 60 s give 8 rounds and an LP
+of 0.0510, 8 of 9 searches cut, and a bound still that of the first centre (1e-6 per
+cell; 19.6 s CPU, 2 cores, shared), far below the per-record bound
+(``benchmarks/least_loss.py``), so :func:`fairanon.methods.lns.best_bound` keeps to the
+closure.
+
 On German credit with 7 quasi-identifiers and NCP the LP converges to 0.1767 per cell
 for k = 5 (39 rounds, 18 s CPU, 9 of them for the closure of 68,357 vectors) and to
 0.2693 for k = 10 (45 rounds, 123 s CPU, most in GLOP's degenerate re-solves), against

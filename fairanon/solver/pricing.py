@@ -25,7 +25,11 @@ cover t and the rest of T). So
                 g(t) - u_t over the records of S),
 
 the node's bound (computed for each child from its parent's g, which only lowers it: a
-label covering k records of the child covers k of the parent). A node whose bound is
+label covering k records of the child covers k of the parent). For the records that
+give the children their bounds, g(t) is raised to the pairwise bound: v covers t and
+k - 1 other records s of S, so on the attributes left it costs at least the (k - 1)-th
+least D(t, s), the sum over them of the cheapest label covering both values (the
+per-record bound's argument, :mod:`fairanon.models.bounds`). A node whose bound is
 not below the best vector found so far is pruned, so the best found is the minimum when
 the search ends, and when its time runs out the least of it and the bounds of the
 nodes left open is a lower bound on the minimum -- never more than it. The bounds and
