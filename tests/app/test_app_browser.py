@@ -74,8 +74,10 @@ def browser():
 @pytest.fixture
 def page(server, browser):
     """A browser page of its own (its own cookies) signed in to the app: the address
-    with the token, as printed."""
-    url, _ = server
+    with the token, as printed; the requirement fields blank, as a new user finds them
+    (each scenario opens its own data)."""
+    url, app = server
+    app.state.session.set_requirements({})
     context = browser.new_context(accept_downloads=True, viewport={"width": 1280, "height": 900})
     tab = context.new_page()
     tab.goto(f"{url}/data?token={TOKEN}")
