@@ -86,7 +86,11 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     if job is not None:
         from ..jobs import read_document
 
-        session.open_job(read_document(job), os.path.dirname(os.path.abspath(job)), os.path.basename(job))
+        try:
+            session.open_job(read_document(job), os.path.dirname(os.path.abspath(job)), os.path.basename(job))
+        except BaseException:  # no app holds the session: its folder goes now
+            session.close()
+            raise
 
     @app.middleware("http")
     async def require_token(request: Request, call_next):

@@ -82,3 +82,15 @@ def test_a_port_out_of_range_is_a_one_line_error(capsys):
     assert main(["app", "--no-browser", "--port", "70000"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err == "fairanon: error: The port must be an int in [0, 65535]; got 70000.\n"
+
+
+def test_a_job_file_that_cannot_be_read_is_an_error_without_an_address(capsys, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the session's folder would be
+    job = tmp_path / "job.yaml"
+    job.write_text("instance: {dataset: adult\n")  # the mapping is not closed
+    assert main(["app", str(job), "--no-browser", "--port", "0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"fairanon: error: Job file '{job}'") and err.count("\n") == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["job.yaml"]  # no session folder left behind
