@@ -611,7 +611,8 @@ class _SearchPricer:
             alone = types[self.w[types] >= k]
             for t, v in zip(alone.tolist(), self._vectors(g, own[alone])):
                 first.append((v, np.array([t]), self.w[[t]]))
-        if release is not None:
+        # The release's classes take seconds on large tables: not past the deadline.
+        if release is not None and (self.deadline is None or time.perf_counter() < self.deadline):
             first.extend(self._release_columns(enc, release, k))
         return first
 

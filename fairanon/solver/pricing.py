@@ -55,6 +55,9 @@ __all__ = ["LabelSearch", "SearchResult"]
 
 #: Rounds of raising the bound of the records that give a node's children their bounds.
 REFINE_ROUNDS = 2
+#: Cells of the temporary arrays the search builds a block at a time (8 bytes each at
+#: most: 16 MB).
+CELLS = 2_000_000
 
 @dataclass
 class SearchResult:
@@ -104,10 +107,7 @@ class LabelSearch:
         self.k = k
         self.d = enc.d
         # Per attribute, the cost of the cheapest label covering each pair of values.
-        self.pair = [
-            np.where(m[:, :, None] & m[:, None, :], c[:, None, None], np.inf).min(axis=0)
-            for m, c in zip(self.masks, self.cost)
-        ]
+        self.pair = [_pair_costs(m, c) for m, c in zip(self.masks, self.cost)]
         # Attributes with the most labels first: their labels split the records most,
         # and the bounds below them see the small attributes' costs through g.
         self.order = sorted(range(enc.d), key=lambda a: -len(self.cost[a]))
@@ -142,7 +142,7 @@ class LabelSearch:
         """Per row of `labels` (a label per attribute), the types of `types` it covers."""
         labels = np.asarray(labels, dtype=np.int64).reshape(-1, self.d)
         out: list[np.ndarray] = []
-        step = max(1, 2_000_000 // max(len(types), 1))
+        step = max(1, CELLS // max(len(types), 1))
         for lo in range(0, len(labels), step):
             part = labels[lo : lo + step]
             keep = np.ones((len(part), len(types)), dtype=bool)
@@ -156,11 +156,18 @@ class LabelSearch:
         (`classes` and `types`: the (class, type) pairs), shape (n_classes, d)."""
         out = np.empty((n_classes, self.d), dtype=np.int64)
         for a in range(self.d):
-            present = np.zeros((n_classes, self.masks[a].shape[1]), dtype=np.float32)
-            present[classes, self.values[a][types]] = 1.0
-            # A label covers a class when none of the class's values lies outside it.
-            outside = present @ (~self.masks[a]).T.astype(np.float32)
-            out[:, a] = np.where(outside == 0, self.cost[a][None, :], np.inf).argmin(axis=1)
+            n_labels, m = self.masks[a].shape
+            outside_label = (~self.masks[a]).T.astype(np.float32)
+            # Classes a block at a time: the classes x labels products stay a few MB.
+            step = max(1, CELLS // max(n_labels + m, 1))
+            for lo in range(0, n_classes, step):
+                mine = (classes >= lo) & (classes < lo + step)
+                present = np.zeros((min(step, n_classes - lo), m), dtype=np.float32)
+                present[classes[mine] - lo, self.values[a][types[mine]]] = 1.0
+                # A label covers a class when none of the class's values lies outside it.
+                outside = present @ outside_label
+                out[lo : lo + step, a] = np.where(outside == 0, self.cost[a][None, :],
+                                                  np.inf).argmin(axis=1)
         return out
 
     def int_cost(self, labels: tuple) -> int:
@@ -238,7 +245,7 @@ class LabelSearch:
         at 0)."""
         need = self.k - 1
         out = np.zeros(len(rows))
-        step = max(1, 4_000_000 // max(len(here), 1))
+        step = max(1, CELLS // max(len(here), 1))
         w = self.w[here]
         for lo in range(0, len(rows), step):
             part = rows[lo : lo + step]
@@ -265,7 +272,7 @@ class LabelSearch:
         `table` over those values."""
         k = self.k
         out = np.empty(len(covers))
-        step = max(1, 2_000_000 // max(table.size, 1))
+        step = max(1, CELLS // max(table.size, 1))
         for lo in range(0, len(covers), step):
             part = covers[lo : lo + step]
             vals = np.where(part[:, :, None], table[None, :, :], np.inf).reshape(len(part), -1)
@@ -340,6 +347,19 @@ class LabelSearch:
             out[a] = label
         out[self.order[depth]] = last
         return tuple(out)
+
+
+def _pair_costs(masks: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """The cost of the cheapest label (rows of `masks`, costs `cost`) covering each pair
+    of values, labels a block at a time."""
+    n_labels, m = masks.shape
+    out = np.full((m, m), np.inf)
+    step = max(1, CELLS // max(m * m, 1))
+    for lo in range(0, n_labels, step):
+        part = masks[lo : lo + step]
+        both = part[:, :, None] & part[:, None, :]
+        out = np.minimum(out, np.where(both, cost[lo : lo + step, None, None], np.inf).min(axis=0))
+    return out
 
 
 def _most_negative(leaves: list, most: int) -> list:
