@@ -172,18 +172,24 @@ def lower_bound(
     if k <= 1 and not ls:
         return LowerBound(objective, 0, "none", details={"seconds": time.perf_counter() - started})
     need_l = max([math.ceil(r.l) for r in ls] + [1])
-    dims = [
-        d for name in instance.schema.generalizable for d in _dimensions(instance, name, objective)
-    ]
+    deadline = None if time_limit is None else started + time_limit
+    names = list(instance.schema.generalizable)
+    dims = []
+    for i, name in enumerate(names):
+        # Looked at per attribute: reading every label's cost took 0.03 s on UCI Adult
+        # (0.07-0.1 s wall on a loaded machine), past a deadline already gone.
+        if deadline is not None and time.perf_counter() >= deadline:
+            return _stopped(objective, instance, f"the labels' costs of {i} of {len(names)} "
+                            "attributes", started)
+        dims.extend(_dimensions(instance, name, objective))
     if not dims:
         return LowerBound(objective, 0, "none", details={"seconds": time.perf_counter() - started})
     target = None
     if need_l > 1:
-        names = {n for r in ls for n in requirement_targets(instance.schema, r)}
+        targets = {n for r in ls for n in requirement_targets(instance.schema, r)}
         # one target suffices for a valid bound; take the first (schema order)
-        name = next(n for n in instance.schema.released if n in names)
+        name = next(n for n in instance.schema.released if n in targets)
         target = np.unique(instance.codes(name), return_inverse=True)[1].reshape(-1)
-    deadline = None if time_limit is None else started + time_limit
     if deadline is not None and time.perf_counter() >= deadline:
         return _stopped(objective, instance, "the labels' costs", started)
     upper = _record_costs(instance, release, objective) if release is not None else None

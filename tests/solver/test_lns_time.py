@@ -351,3 +351,24 @@ def test_no_per_record_bound_after_an_lp_bound_that_took_all_the_time(monkeypatc
     monkeypatch.setattr(lns_module, "lp_bound", slow_lp)
     monkeypatch.setattr(lns_module, "lower_bound", per_record)
     assert lns_module.best_bound(_german(), [fa.KAnonymity(5)], "ncp", time_limit=0.1) is lp
+
+
+def test_the_per_record_bound_reads_no_label_cost_past_its_deadline(monkeypatch):
+    """The per-record bound given no time (as lns gives it what the LP bound left) stops
+    before reading any attribute's label costs (it read all of them first), bounding no
+    record: 0, incomplete, saying where it stopped."""
+    from fairanon.models import bounds
+
+    read = []
+    real = bounds._dimensions
+
+    def dimensions(instance, name, objective):
+        read.append(name)
+        return real(instance, name, objective)
+
+    monkeypatch.setattr(bounds, "_dimensions", dimensions)
+    inst = _german()
+    found = bounds.lower_bound(inst, [fa.KAnonymity(5)], "ncp", time_limit=0)
+    assert read == [] and found.value == 0 and not found.complete
+    assert found.details["stopped"] == "the time ran out after the labels' costs of 0 of 3 attributes"
+    assert bounds.lower_bound(inst, [fa.KAnonymity(5)], "ncp").value > 0 and len(read) == 3
