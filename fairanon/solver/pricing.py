@@ -29,7 +29,10 @@ label covering k records of the child covers k of the parent). For the records t
 give the children their bounds, g(t) is raised to the pairwise bound: v covers t and
 k - 1 other records s of S, so on the attributes left it costs at least the (k - 1)-th
 least D(t, s), the sum over them of the cheapest label covering both values (the
-per-record bound's argument, :mod:`fairanon.models.bounds`). A node whose bound is
+per-record bound's argument, :mod:`fairanon.models.bounds`); at nodes of more than
+:data:`NODE_PAIRS` types, over the whole group instead (weaker, as the group holds S,
+but computed once per record and number of attributes left, for every node and
+search). A node whose bound is
 not below the best vector found so far is pruned, so the best found is the minimum when
 the search ends, and when its time runs out the least of it and the bounds of the
 nodes left open is a lower bound on the minimum -- never more than it. The bounds and
@@ -55,6 +58,9 @@ __all__ = ["LabelSearch", "SearchResult"]
 
 #: Rounds of raising the bound of the records that give a node's children their bounds.
 REFINE_ROUNDS = 2
+#: Records of a node up to which the pairwise bound is taken over the node's records
+#: (above, over the group's, computed once).
+NODE_PAIRS = 2000
 #: Cells of the temporary arrays the search builds a block at a time (8 bytes each at
 #: most: 16 MB).
 CELLS = 2_000_000
@@ -108,6 +114,10 @@ class LabelSearch:
         self.d = enc.d
         # Per attribute, the cost of the cheapest label covering each pair of values.
         self.pair = [_pair_costs(m, c) for m, c in zip(self.masks, self.cost)]
+        # The group searched last and, per number of attributes left, its records'
+        # pairwise bounds over the whole group (:meth:`_group_pairwise`).
+        self._group: np.ndarray | None = None
+        self._cache: dict = {}
         # Attributes with the most labels first: their labels split the records most,
         # and the bounds below them see the small attributes' costs through g.
         self.order = sorted(range(enc.d), key=lambda a: -len(self.cost[a]))
@@ -235,9 +245,24 @@ class LabelSearch:
             chosen = chosen[~done[chosen]]
             if not len(chosen):
                 break
-            g[chosen] = np.maximum(g[chosen], self._pairwise(here, chosen, rest))
+            if len(here) <= NODE_PAIRS:
+                g[chosen] = np.maximum(g[chosen], self._pairwise(here, chosen, rest))
+            else:
+                g[chosen] = np.maximum(g[chosen], self._group_pairwise(here[chosen], rest))
             done[chosen] = True
         return self._per_value(x, g - u[here], w, present)
+
+    def _group_pairwise(self, types, rest) -> np.ndarray:
+        """The pairwise bound of `types` over the records of their whole group (weaker
+        than over a node's, which the group holds, but the same at every node of a depth
+        and at any duals: kept from one node and one search to the next)."""
+        key = len(rest)
+        cache = self._cache.setdefault(key, np.full(len(self.w), np.nan))
+        missing = types[np.isnan(cache[types])]
+        if len(missing):
+            rows = np.searchsorted(self._group, missing)
+            cache[missing] = self._pairwise(self._group, rows, rest)
+        return cache[types]
 
     def _pairwise(self, here, rows, rest) -> np.ndarray:
         """For the records at positions `rows` of `here`: the (k - 1)-th least D(t, s)
@@ -295,6 +320,8 @@ class LabelSearch:
         whether the search ended before `deadline` (``time.perf_counter``)."""
         k = self.k
         best = incumbent
+        if self._group is None or not np.array_equal(self._group, types):
+            self._group, self._cache = types, {}
         leaves: list = []
         # Open nodes: (bound, depth, labels chosen, their cost, the parent's types and
         # their values on the parent's attribute, the label chosen there); the root has
