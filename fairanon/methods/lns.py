@@ -90,6 +90,11 @@ DEFAULT_SECONDS = 60.0
 #: Seconds left below which lns computes no bound after the search: the bounds' set-up
 #: (reading the records, the first attribute's labels) passes a shorter deadline.
 BOUND_MIN_SECONDS = 0.05
+#: Seconds the bound would get below which it does not run beside the search: on UCI
+#: Adult (limits of 0.3-0.5 s) the forked bound answered nothing in under 0.25 s (its
+#: LP's set-up alone takes 0.1-0.2 s) while starting and ending its process took
+#: 0.05-0.08 s of the limit; the bound is then computed after the search, if time is left.
+BESIDE_MIN_SECONDS = 0.25
 #: Parts searched at once by default: both cores of a 2-core machine.
 SEARCHES = 2
 #: The requirements lns enforces (those of cpsat).
@@ -548,7 +553,8 @@ def lns(
         Compute a lower bound on the objective (``Release.bound``, ``provenance["gap"]``)
         (:func:`best_bound`). When the search runs in one process and this one has two
         cores, the bound runs beside it in a forked process for the whole search time
-        (within the memory limit less the search's model), else after it in
+        (within the memory limit less the search's model) when that is at least
+        ``BESIDE_MIN_SECONDS``, else after it in
         ``BOUND_SHARE`` of the time; if that process fails, the bound is computed after
         the search and ``provenance["lower_bound"]["beside_search"]`` says why.
     num_workers : int, default=1
@@ -742,6 +748,8 @@ def lns(
     # suppression form, given ones checked, every cell '*', the exact model's.
     checked = dataclasses.replace(checked, values_or_stars=recoding == "suppression")
     apart = _bound_apart(first, requirements, objective, searches, num_workers) if bound else None
+    if 0.9 * (deadline - FINISH_SHARE * budget - time.perf_counter()) < BESIDE_MIN_SECONDS:
+        apart = None
     beside = None
     if apart is not None:
         # The search takes the bound's share too; the bound runs beside it until then.
