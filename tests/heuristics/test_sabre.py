@@ -485,3 +485,38 @@ def test_sabre_over_masked_codes_passes_the_verifier_without_a_pair_table():
         release = sabre(inst, reqs, seed=0)
         report = _passes(inst, release, reqs)
     assert release.n_groups > 1 and report[str(reqs[1])].achieved <= Fraction(2, 5)
+
+
+@pytest.mark.parametrize("distance, m, gaps", [
+    ("equal", 60, False), ("ordered", 7, False), ("ordered", 300, False), ("ordered", 200, True),
+    ("hierarchical", 7, False), ("hierarchical", 1000, False),
+])
+def test_the_plan_bound_from_bucket_sums_is_the_bound_over_every_value(distance, m, gaps):
+    """The plan bound read from per-bucket sums (nodes within one bucket summed once,
+    ordered runs split where their prefix sums change sign) against the bound made value
+    by value in exact fractions (:meth:`_PlanBound.exact`, Bound(x) = D(P', Q) + Σ_B
+    (u_B / w_B) WC(B)), on random plans; the ordered domain with gaps between the values
+    present as well."""
+    from fairanon.instances.builders import masking_hierarchy
+
+    rng = np.random.default_rng(m)
+    digits = len(str(m - 1))
+    values = [f"{i:0{digits}d}" for i in range(m)]
+    counts = rng.integers(1, 6, m)
+    tree = masking_hierarchy(values, levels=digits - 1) if distance == "hierarchical" else None
+    positions = sorted(rng.choice(3 * m, m, replace=False).tolist()) if gaps else None
+    if distance == "hierarchical":
+        ground = M.EMDGround.hierarchical(tree, values)
+    elif distance == "ordered":
+        ground = M.EMDGround.ordered(m, positions=positions, domain_size=3 * m if gaps else None)
+    else:
+        ground = M.EMDGround("equal", m)
+    bucketing = bucketize(counts, distance, Fraction(1, 5), hierarchy=tree, values=values,
+                          positions=positions, span=ground.scale if distance == "ordered" else None)
+    assert bucketing.n_buckets > 1
+    bound = _PlanBound(bucketing, ground)
+    plans = rng.integers(0, 7, (40, bucketing.n_buckets))
+    plans[:, 0] += 1
+    exact = [bound.exact(p) for p in plans]
+    assert np.allclose(bound.values(plans), [float(e) for e in exact], rtol=0, atol=1e-12)
+    assert (bound.within(plans, Fraction(1, 5)) == np.array([e <= Fraction(1, 5) for e in exact])).all()

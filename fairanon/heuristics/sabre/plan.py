@@ -14,6 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
+from scipy import sparse
 
 from ...exceptions import InvalidParameterError
 from ...models import measures as M
@@ -25,7 +26,22 @@ __all__ = ["halve", "plan_classes"]
 class _PlanBound:
     """Sound EMD upper bound of any class with given per-bucket counts (docs/papers.md,
     B-3): Bound(x) = D(P', Q) + Σ_B (u_B / w_B) WC(B), where P' spreads each bucket's
-    share u_B = x_B / |x| over the bucket like Q does."""
+    share u_B = x_B / |x| over the bucket like Q does.
+
+    P' - Q is c_v a_B at every value v of bucket B, with a_B = u_B / w_B - 1 / N, so
+    D(P', Q) is read from per-bucket sums made once instead of a row over the m values
+    per plan (O(plans x m) per split: 118 s CPU at 100,000 values):
+
+    - equal: D = ½ Σ_B |a_B| w_B;
+    - hierarchical: a node within one bucket B adds its edges times |a_B| C(N), so those
+      nodes are summed per bucket once; a node over several buckets adds its edges
+      times |Σ_B a_B C(N ∩ B)| (a sparse nodes x buckets matrix);
+    - ordered, buckets being runs of values in order: the prefix sum at value i of
+      bucket B is P_B + a_B (G_i - G_{s_B}) (G: the global prefix counts, P_B: the sum of
+      the buckets before), of one sign on each side of one point of the run, found by
+      binary search; each side is summed from prefix sums of the steps and of the
+      steps times G. Other bucketings take the row over the values.
+    """
 
     def __init__(self, bucketing: Bucketing, ground: M.EMDGround):
         self.b = bucketing
@@ -38,20 +54,82 @@ class _PlanBound:
         self.wc_over_w = np.array(
             [float(Fraction(int(n), self.sizes[i] * bucketing.scale)) for i, n in enumerate(bucketing.wc_num)]
         )
+        self._runs = None
+        if ground.distance == "hierarchical":
+            self._tree_sums()
+        elif ground.distance == "ordered":
+            self._ordered_sums()
+
+    def _tree_sums(self) -> None:
+        g, counts = self.ground, self.b.counts.astype(np.int64)
+        at = self.b.bucket_of[g.order]  # bucket at each depth-first position
+        cum = np.concatenate([[0], np.cumsum(counts[g.order])])
+        lo, hi = g.node_lo, g.node_hi
+        bounds = np.column_stack([lo, hi]).reshape(-1)  # reduceat over [lo, hi), a sentinel at m
+        first = np.minimum.reduceat(np.append(at, 0), bounds)[::2] if len(lo) else lo
+        last = np.maximum.reduceat(np.append(at, 0), bounds)[::2] if len(lo) else lo
+        single = (first == last) | (hi <= lo)
+        within = (g.weights[single] * (cum[hi[single]] - cum[lo[single]])).astype(float)
+        self.tree_within = np.bincount(first[single], weights=within, minlength=self.b.n_buckets)
+        multi = np.flatnonzero(~single)
+        # C(N ∩ B) of every node over several buckets, from its positions' buckets
+        size = hi[multi] - lo[multi]
+        node = np.repeat(np.arange(len(multi)), size)
+        pos = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size) + np.repeat(lo[multi], size)
+        key, inverse = np.unique(node * self.b.n_buckets + at[pos], return_inverse=True)
+        weight = np.bincount(inverse.reshape(-1), weights=counts[g.order][pos].astype(float))
+        self.tree_cross = sparse.csr_matrix((weight, (key // self.b.n_buckets, key % self.b.n_buckets)),
+                                            shape=(len(multi), self.b.n_buckets))
+        self.tree_cross_weights = g.weights[multi].astype(float)
+
+    def _ordered_sums(self) -> None:
+        m, buckets = self.ground.m, self.b.buckets
+        start = np.array([int(b[0]) for b in buckets], dtype=np.int64)
+        stop = np.array([int(b[-1]) + 1 for b in buckets], dtype=np.int64)
+        if not all(len(b) == e - s for b, s, e in zip(buckets, start, stop)):
+            return  # buckets that are not runs take the row over the values
+        order = np.argsort(start)
+        self._runs = order, start[order], np.minimum(stop[order], m - 1)
+        counts = self.b.counts.astype(np.int64)
+        self.glob = np.cumsum(counts)  # G_i, counts up to value i
+        steps = self.ground.steps.astype(float)
+        self.step_sum = np.concatenate([[0.0], np.cumsum(steps)])
+        self.step_glob = np.concatenate([[0.0], np.cumsum(steps * self.glob[: m - 1])])
+
+    def _distance(self, a: np.ndarray) -> np.ndarray:
+        """D(P', Q) of each row of a (rows x buckets)."""
+        g = self.ground
+        if g.distance == "equal":
+            return 0.5 * (np.abs(a) @ self.sizes.astype(float))
+        if g.distance == "hierarchical":
+            cross = np.abs(self.tree_cross @ a.T).T @ self.tree_cross_weights
+            return (np.abs(a) @ self.tree_within + cross) / (2 * g.height)
+        if self._runs is None:
+            r = a[:, self.b.bucket_of] * self.c
+            return g.ordered_sum(r) / g.scale
+        order, start, stop = self._runs
+        a = a[:, order]
+        before = np.cumsum(a * self.sizes[order].astype(float), axis=1) - a * self.sizes[order]
+        base = np.where(start > 0, self.glob[np.maximum(start - 1, 0)], 0).astype(float)
+        # within [start, stop): R_i = before + a (G_i - base); its sign changes where
+        # G_i = base - before / a, at most once since G grows
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cross = np.where(a != 0, base - before / a, np.inf)
+        split = np.clip(np.searchsorted(self.glob, cross.reshape(-1), side="left").reshape(cross.shape),
+                        start, np.maximum(stop, start))
+        stop = np.maximum(stop, start)
+
+        def part(lo, hi):  # Σ_{lo <= i < hi} (before + a (G_i - base)) step_i
+            steps = self.step_sum[hi] - self.step_sum[lo]
+            return (before - a * base) * steps + a * (self.step_glob[hi] - self.step_glob[lo])
+
+        return (np.abs(part(start, split)) + np.abs(part(split, stop))).sum(axis=1) / g.scale
 
     def values(self, plans: np.ndarray) -> np.ndarray:
         plans = np.atleast_2d(plans).astype(float)
-        size = plans.sum(axis=1, keepdims=True)
-        u = plans / size
-        r = u[:, self.b.bucket_of] * self.share - self.q
-        g = self.ground
-        if g.distance == "equal":
-            d = 0.5 * np.abs(r).sum(axis=1)
-        elif g.distance == "ordered":
-            d = g.ordered_sum(r) / g.scale
-        else:
-            d = g.tree_sum(r) / (2 * g.height)
-        return d + u @ self.wc_over_w
+        u = plans / plans.sum(axis=1, keepdims=True)
+        a = u / self.sizes - 1 / self.total
+        return self._distance(a) + u @ self.wc_over_w
 
     def exact(self, plan: np.ndarray) -> Fraction:
         plan = [int(v) for v in plan]
