@@ -281,10 +281,8 @@ def test_a_first_start_ready_past_the_limit_is_not_checked(monkeypatch):
     assert entry["status"] == "not checked" and "would pass the time limit" in entry["why"]
 
 
-def test_the_start_registries_have_a_deadline(monkeypatch):
-    """The registries lns builds to read given starts under suppression and to compare
-    the whole table's labels with every label are built under the call's deadline
-    (they had none)."""
+def _registry_deadlines(monkeypatch) -> list:
+    """The deadline of every registry lns builds, in order."""
     from fairanon.solver.lns import Registry
 
     deadlines = []
@@ -294,6 +292,14 @@ def test_the_start_registries_have_a_deadline(monkeypatch):
         return Registry(instance, name, deadline=deadline)
 
     monkeypatch.setattr(lns_module, "Registry", recorded)
+    return deadlines
+
+
+def test_the_start_registries_have_a_deadline(monkeypatch):
+    """The registries lns builds to read given starts under suppression and to compare
+    the whole table's labels with every label are built under the call's deadline
+    (they had none)."""
+    deadlines = _registry_deadlines(monkeypatch)
     # The search's own set-up is left out: its start is returned as it is.
     monkeypatch.setattr(lns_module, "_search_from", lambda inst, reqs, obj, start, *a, **k: start)
     inst = _german()
@@ -312,15 +318,8 @@ def test_a_suppression_search_sets_up_its_start_under_the_deadline(monkeypatch):
     generalization (it read them whatever the time, as for a release given to
     improve, whose form is checked); improve still checks the form of its start."""
     from fairanon.exceptions import InvalidParameterError
-    from fairanon.solver.lns import Registry
 
-    deadlines = []
-
-    def recorded(instance, name, deadline=None):
-        deadlines.append(deadline)
-        return Registry(instance, name, deadline=deadline)
-
-    monkeypatch.setattr(lns_module, "Registry", recorded)
+    deadlines = _registry_deadlines(monkeypatch)
     inst = _german()
     reqs = [fa.KAnonymity(5)]
     start = lns_module._all_suppressed(inst, {})
