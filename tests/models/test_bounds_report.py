@@ -15,7 +15,8 @@ def _german():
 def test_report_shows_the_release_bound_and_computed_ones():
     inst = _german()
     reqs = [fa.KAnonymity(5)]
-    exact = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=120)  # proves in ~5 s; the margin is for a busy machine
+    # It proves the optimum in seconds; the long limit is margin for a busy machine.
+    exact = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=120)
     assert exact.status == fa.Status.OPTIMAL
     report = fa.verify(inst, exact, reqs)
     own = report.bounds["ncp"]
