@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
-from ..instances.files import as_record_ids
+from ..instances.files import as_record_ids, check_first_row
 from ..instances.instance import MISSING_POLICIES, Instance, parse_numbers
 from ..instances.schema import Schema
 
@@ -81,6 +81,9 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     if path.endswith((".csv", ".csv.gz")):
         with parsing():  # an empty file, a header that is not UTF-8
             header = _csv_header(path) if as_written or all_text else []
+            # Else Dask would read the first fields of every row as its index, which
+            # _row_numbers replaces: the columns silently shifted.
+            check_first_row(path, skipinitialspace=not as_written)
         if as_written:
             dtype, options = dict.fromkeys(header, str), {"keep_default_na": False}
         else:

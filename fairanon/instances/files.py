@@ -43,6 +43,7 @@ __all__ = [
     "FORMULA_TRIGGERS",
     "READ_CELLS",
     "as_record_ids",
+    "check_first_row",
     "check_output_dir",
     "check_output_file",
     "commit",
@@ -96,6 +97,7 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns
     try:
         header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False,
                              encoding="utf-8", skipinitialspace=options.get("skipinitialspace", False))
+        check_first_row(path, what, sep, skipinitialspace=options.get("skipinitialspace", False))
         if parsed is not None and len(header):
             options["dtype"] = {**{str(n): str for n in header.iloc[0] if str(n) not in set(parsed)},
                                 **(options.get("dtype") or {})}
@@ -109,6 +111,8 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns
                 table = pd.read_csv(path, sep=sep, encoding="utf-8", **options)
             else:
                 table = _read_columns(path, sep, columns, max(1, READ_CELLS // max(1, header.shape[1])), options)
+    except SchemaError:  # check_first_row's, a ValueError
+        raise
     except pd.errors.EmptyDataError:
         raise SchemaError(f"{what} {path!r} holds no header row.") from None
     except UnicodeDecodeError as exc:
@@ -117,17 +121,34 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns
         ) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise SchemaError(f"Cannot read {what} {path!r} as CSV: {str(exc).strip()}") from None
-    if "index_col" not in options and not isinstance(table.index, pd.RangeIndex):
-        # pandas reads a first data row longer than the header as row labels plus data
-        raise SchemaError(
-            f"{what} {path!r} has rows with more fields than its header has names "
-            f"({len(table.columns)}); quote cells holding {sep!r} or name every column."
-        )
     names = [str(n) for n in header.iloc[0]] if len(header) else []
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise SchemaError(f"{what} {path!r} names column(s) {twice} more than once; column names must be unique.")
     return table
+
+
+def check_first_row(path: str, what: str = "CSV file", sep: str = ",", *, skipinitialspace: bool = False) -> None:
+    """Refuse a CSV file whose first data row has more fields than its header has names.
+
+    pandas (and Dask, which parses with it) reads such a file without an error: the
+    first fields of every row become row labels and the others shift into the named
+    columns. The first row is read alone, as text: its labels are then never a
+    RangeIndex, which pandas makes of labels that are consecutive whole numbers (so
+    the table's index does not tell). Both engines call it before reading the rows.
+
+    Raises
+    ------
+    SchemaError
+        Naming the file and the number of names in its header.
+    """
+    first = pd.read_csv(path, sep=sep, nrows=1, dtype=str, keep_default_na=False, encoding="utf-8",
+                        skipinitialspace=skipinitialspace)
+    if not isinstance(first.index, pd.RangeIndex):
+        raise SchemaError(
+            f"{what} {path!r} has rows with more fields than its header has names "
+            f"({len(first.columns)}); quote cells holding {sep!r} or name every column."
+        )
 
 
 #: Cells of a CSV file read at a time when only some of its columns are kept.
@@ -136,13 +157,10 @@ READ_CELLS = 1_000_000
 
 def _read_columns(path: str, sep: str, columns, rows: int, options: dict) -> pd.DataFrame:
     """The `columns` a CSV file holds, read `rows` rows at a time, each chunk's other
-    columns dropped; a chunk whose first data row is longer than the header (its index
-    not the row numbers) is kept whole, for :func:`read_csv_table` to refuse."""
+    columns dropped."""
     parts = []
     with pd.read_csv(path, sep=sep, encoding="utf-8", chunksize=rows, **options) as chunks:
         for chunk in chunks:
-            if not isinstance(chunk.index, pd.RangeIndex):
-                return chunk
             parts.append(chunk[[c for c in columns if c in chunk.columns]])
     if not parts:  # a header only
         empty = pd.read_csv(path, sep=sep, encoding="utf-8", nrows=0, **options)
