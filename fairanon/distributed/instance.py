@@ -117,7 +117,8 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
         with parsing():  # the pass that reads the ids
             ddf = _index_by(ddf, id_column, what or repr(path))
     elif ddf.index.name is None and numbered:
-        ddf = _row_numbers(ddf)
+        with parsing():  # the pass that counts each block's rows parses them all
+            ddf = _row_numbers(ddf)
     return ddf
 
 

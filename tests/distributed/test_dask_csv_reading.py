@@ -37,3 +37,19 @@ def test_a_population_file_whose_first_row_has_a_field_too_many_is_refused_on_bo
     for engine in ("local", "dask"):
         with pytest.raises(fa.SchemaError, match=MORE_FIELDS):
             fa.risk(inst, release, engine=engine, population=str(path), suda_max_size=None)
+
+
+@pytest.mark.usefixtures("synchronous")
+def test_a_row_with_a_field_too_many_past_the_first_blocks_is_a_one_line_error_without_ids(tmp_path):
+    """Past Dask's first 256 kB, without an id column: the pass that numbers the rows is
+    the first to parse the row, and raised pandas' ParserError with its traceback."""
+    lines = ["age,d,n"] + [f"{i % 90},d{i % 7},n{i % 5}" for i in range(40_000)]
+    lines[30_001] += ",extra"  # data row 30,000: line 30,002 of the file
+    path = tmp_path / "long.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size > 256_000
+    expected = r"Cannot read .*long.csv' as CSV: .*Expected 3 fields in line 30002, saw 4"
+    with pytest.raises(fa.SchemaError, match=expected):
+        fa.jobs.read_table(str(path))
+    with pytest.raises(fa.SchemaError, match=expected):
+        dask_instance(str(path), TEXT)
