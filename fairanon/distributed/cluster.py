@@ -54,8 +54,23 @@ class _ReadingFailed(logging.Filter):
         if not str(record.msg).startswith("Compute Failed"):
             return True
         args = record.args if isinstance(record.args, tuple) else ()
-        # Distributed logs the exception as its repr: "ParserError('Error tokenizing ...')".
-        return not (len(args) > 3 and _reading_error().match(str(args[3])))
+        if len(args) < 4:
+            return True
+        # Distributed logs the task's key and the exception as its repr:
+        # "ParserError('Error tokenizing ...')". A plain OSError is a reader's in a reading
+        # task only: elsewhere it is a fault of the cluster ("Timed out trying to connect",
+        # a full disk, too many open files), and its repr does not give the file name.
+        exception = str(args[3])
+        return not (_reading_error().match(exception) or exception.startswith("OSError(") and _reading_task(args[0]))
+
+
+def _reading_task(key) -> bool:
+    """Whether a task's key (a name, or a tuple of a name and a partition) is of a task
+    that reads a file (:data:`~fairanon.distributed.instance.READING_TASKS`)."""
+    from .instance import READING_TASKS
+
+    name = key[0] if isinstance(key, tuple) and key else key
+    return str(name).startswith(READING_TASKS)
 
 
 def _subclasses(cls: type) -> list[str]:
@@ -67,11 +82,12 @@ def _reading_error() -> re.Pattern:
     start: fairanon's errors and the readers'
     (:func:`~fairanon.distributed.instance.reader_errors`), each with its subclasses,
     named when a task fails (all of them are defined by then), and a reader's OSErrors
-    (:data:`~fairanon.distributed.instance.FILE_ERRORS`)."""
+    (:data:`~fairanon.distributed.instance.FILE_ERRORS`) but the plain OSError, which
+    :class:`_ReadingFailed` drops in a reading task only."""
     from .instance import FILE_ERRORS, MISMATCHED_DTYPES, reader_errors
 
     names = sorted({name for cls in (FairanonError, *reader_errors()) for name in _subclasses(cls)}
-                   | {cls.__name__ for cls in FILE_ERRORS})
+                   | {cls.__name__ for cls in FILE_ERRORS if cls is not OSError})
     return re.compile(rf"({'|'.join(map(re.escape, names))})\(|ValueError\(['\"]{MISMATCHED_DTYPES}")
 
 

@@ -18,7 +18,7 @@ from ..instances.files import as_record_ids, check_first_row
 from ..instances.instance import MISSING_POLICIES, Instance, parse_numbers
 from ..instances.schema import Schema
 
-__all__ = ["FILE_ERRORS", "DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance",
+__all__ = ["FILE_ERRORS", "READING_TASKS", "DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance",
            "id_facts", "merge_id_facts", "read_table", "reader_errors", "reading_failed", "release_ids",
            "release_readings", "tree", "typed_ids"]
 
@@ -124,20 +124,28 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
 
 def reader_errors() -> tuple[type, ...]:
     """The exceptions, with their subclasses, of the readers on a bad file: a CSV row
-    the parser cannot read, text that is not UTF-8, a Parquet file Arrow cannot read.
+    the parser cannot read, text that is not UTF-8, a Parquet file Arrow cannot read
+    (ArrowInvalid: Arrow's other errors, such as ArrowMemoryError, are faults).
     :func:`reading_failed` and the filter of the workers' logs
     (:mod:`fairanon.distributed.cluster`) read the same ones, and :data:`FILE_ERRORS`."""
     import pyarrow
 
-    return (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowException)
+    return (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowInvalid)
 
 
 #: The OSErrors of a reader on a file it cannot open or read (a plain OSError is what
 #: Arrow raises on a damaged Parquet file), matched by their exact type: the other
 #: subclasses of OSError (a connection reset, a time-out, a closed comm) are faults of
-#: the cluster, not of a file.
+#: the cluster, not of a file. A plain OSError is also a fault's (distributed's
+#: "Timed out trying to connect", a full disk, too many open files): the workers' log
+#: filter keeps it but in a reading task (:data:`READING_TASKS`).
 FILE_ERRORS = (OSError, FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError,
                gzip.BadGzipFile)
+
+#: How the keys of Dask's tasks that read a file begin ("read-csv-...", the tasks fused
+#: with them "read-_to_string_dtype-...", "read-fused-...", and "read_parquet-..."):
+#: the reader's own steps (the row numbers, the record ids) run fused with them.
+READING_TASKS = ("read-", "read_parquet-")
 
 #: How Dask's error on a column whose type it guessed from a file's first blocks, and a
 #: later block contradicts, begins (a ValueError, like many faults).

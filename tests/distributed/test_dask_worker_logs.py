@@ -95,3 +95,54 @@ def test_a_record_id_of_the_wrong_type_on_a_local_cluster_is_one_line(tmp_path, 
     assert code == 2 and "are not the instance's record ids (int64): 'x' is not a record id of type int64" in err, err
     assert "Compute Failed" not in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def _kept(key, exception_text: str) -> bool:
+    """Whether the filter keeps a worker's log of the task `key` that raised `exception_text`."""
+    record = logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1,
+                               "Compute Failed\nKey:       %s\nState:     %s\nTask:  %s\nException: %r\n"
+                               "Traceback: %r\n", (key, "executing", "task", exception_text, "tb"), None)
+    return _FAILED_TASK.filter(record)
+
+
+def test_a_plain_os_error_s_log_is_dropped_in_a_reading_task_only():
+    """distributed raises a plain OSError on a connection time-out, and a full disk or
+    too many open files are plain OSErrors too: faults, whose log is kept; in a task that
+    reads a file (the keys Dask gives them, seen on a cluster) it is a reader's."""
+    faults = ("OSError('Timed out trying to connect to tcp://10.0.0.2:8786 after 30 s')",
+              "OSError(28, 'No space left on device')", "OSError(24, 'Too many open files')")
+    for key in (("shuffle-transfer-5f1c", 0), ("len-9a2e", 0), "finalize-3b7d", ("mondrian-cut-8c01", 2)):
+        for fault in faults:
+            assert _kept(key, fault), (key, fault)
+    for key in (("read-csv-61ca", 0), ("read-_to_string_dtype-89bc", 3), ("read-fused-getitem-21aa", 0),
+                ("read_parquet-18a8", 1)):
+        assert not _kept(key, "OSError('Could not open Parquet input source')"), key
+    # The subclasses only a file gives are a reader's in any task.
+    assert not _kept(("len-9a2e", 0), "FileNotFoundError(2, 'No such file or directory')")
+
+
+def test_arrow_s_errors_but_arrow_invalid_keep_their_log():
+    """Arrow's errors on a file it cannot read are ArrowInvalid; ArrowMemoryError or
+    ArrowNotImplementedError is a fault, whose log is kept, and the client raises it as it is."""
+    import pyarrow
+
+    from fairanon.distributed.instance import reading_failed
+
+    assert not _kept(("read_parquet-18a8", 0), "ArrowInvalid('Parquet magic bytes not found in footer')")
+    for fault in (pyarrow.ArrowMemoryError("malloc of size 64 failed"), pyarrow.ArrowNotImplementedError("x")):
+        assert _kept(("read_parquet-18a8", 0), repr(fault)), fault
+        assert not reading_failed(fault), fault
+    assert reading_failed(pyarrow.ArrowInvalid("Parquet magic bytes not found in footer"))
+
+
+def test_a_plain_os_error_of_a_task_that_reads_no_file_keeps_its_log(quiet):
+    """On the cluster: a task (not a reader's) that raises distributed's connection
+    time-out keeps the worker's log with its traceback."""
+    def unreachable(part):
+        raise OSError("Timed out trying to connect to tcp://10.0.0.2:8786 after 30 s")
+
+    frame = dd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+    with pytest.raises(OSError, match="Timed out trying to connect"):
+        frame.map_partitions(unreachable, meta=frame._meta).compute()
+    logged = _failed_tasks(quiet)
+    assert logged and "Timed out trying to connect" in logged[0] and "Traceback" in logged[0]
