@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
-from ..instances.files import as_record_ids, check_first_row
+from ..instances.files import GZIP_ERRORS, as_record_ids, check_first_row
 from ..instances.instance import MISSING_POLICIES, Instance, parse_numbers
 from ..instances.schema import Schema
 
@@ -125,12 +125,14 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
 def reader_errors() -> tuple[type, ...]:
     """The exceptions, with their subclasses, of the readers on a bad file: a CSV row
     the parser cannot read, text that is not UTF-8, a Parquet file Arrow cannot read
-    (ArrowInvalid: Arrow's other errors, such as ArrowMemoryError, are faults).
+    (ArrowInvalid: Arrow's other errors, such as ArrowMemoryError, are faults), a
+    damaged ``.csv.gz`` file (:data:`~fairanon.instances.files.GZIP_ERRORS`).
     :func:`reading_failed` and the filter of the workers' logs
     (:mod:`fairanon.distributed.cluster`) read the same ones, and :data:`FILE_ERRORS`."""
     import pyarrow
 
-    return (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowInvalid)
+    return (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowInvalid,
+            *GZIP_ERRORS)
 
 
 #: The OSErrors of a reader on a file it cannot open or read (a plain OSError is what
@@ -212,6 +214,9 @@ def _parsing(path: str):
         raise SchemaError(f"{path!r} holds no header row.") from None
     except UnicodeDecodeError as exc:
         raise SchemaError(f"{path!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8.") from None
+    except GZIP_ERRORS as exc:
+        reason = str(exc).strip() or type(exc).__name__
+        raise SchemaError(f"Cannot read {path!r} as CSV: a damaged gzip file ({reason})") from None
 
 
 def _restored(ddf, neutralized: bool | None):

@@ -261,7 +261,7 @@ def _population_table(population, schema):
                 population = dd.read_parquet(path, index=False)
         except FairanonError:
             raise
-        except (OSError, ValueError) as exc:  # pyarrow's and the CSV parser's (UnicodeDecodeError too)
+        except Exception as exc:  # pyarrow's, the CSV parser's, a damaged gzip file's: reading_failed's
             if not reading_failed(exc):
                 raise
             raise _unreadable(repr(path), exc) from None
@@ -302,7 +302,7 @@ def count_population(population, classes: RiskClasses, what: str = "") -> Popula
         counts = compute(tree(parts, lambda a, b: _merged(a, b, limit)))
     except FairanonError:
         raise
-    except (OSError, ValueError) as exc:  # a CSV's later blocks are parsed only now
+    except Exception as exc:  # a CSV's later blocks are parsed only now: reading_failed's
         if not reading_failed(exc):
             raise
         raise _unreadable(what, exc) from None

@@ -1,8 +1,9 @@
 """Reading and writing the files of a run: CSV tables checked before use, cells made safe
 for spreadsheets, and outputs that appear whole or not at all.
 
-- :func:`read_csv_table` turns every way a CSV file can be unreadable (0 bytes, binary
-  content, not UTF-8, a malformed row, a column named twice) into a
+- :func:`read_csv_table` turns every way a CSV file (or a ``.gz`` one) can be unreadable
+  (0 bytes, binary content, not UTF-8, a malformed row, a column named twice, a damaged
+  gzip file) into a
   :class:`~fairanon.exceptions.SchemaError` naming the file and the problem.
 - :func:`neutralize_formulas` prefixes a ``'`` to every cell a spreadsheet would run as
   a formula (a cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
@@ -22,6 +23,7 @@ for spreadsheets, and outputs that appear whole or not at all.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -32,6 +34,7 @@ import stat
 import tempfile
 import threading
 import warnings
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
@@ -41,6 +44,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
     "FORMULA_TRIGGERS",
+    "GZIP_ERRORS",
     "READ_CELLS",
     "as_record_ids",
     "check_first_row",
@@ -90,8 +94,12 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns
         raise SchemaError(f"{what} {path!r} is a directory, not a CSV file.")
     if os.path.getsize(path) == 0:
         raise SchemaError(f"{what} {path!r} is empty (0 bytes): it needs at least a header row.")
-    with open(path, "rb") as fh:
-        head = fh.read(_SNIFF_BYTES)
+    try:
+        # A gzip file's text is sniffed (pandas reads it by its name, as Dask does).
+        with (gzip.open if path.endswith(".gz") else open)(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except GZIP_ERRORS as exc:
+        raise _damaged(what, path, exc) from None
     if b"\x00" in head:
         raise SchemaError(f"{what} {path!r} is not a text CSV file (it holds binary data).")
     try:
@@ -121,11 +129,22 @@ def read_csv_table(path: str, *, what: str = "CSV file", sep: str = ",", columns
         ) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise SchemaError(f"Cannot read {what} {path!r} as CSV: {str(exc).strip()}") from None
+    except GZIP_ERRORS as exc:
+        raise _damaged(what, path, exc) from None
     names = [str(n) for n in header.iloc[0]] if len(header) else []
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise SchemaError(f"{what} {path!r} names column(s) {twice} more than once; column names must be unique.")
     return table
+
+
+#: A damaged gzip file's errors, past its first bytes as in them: truncated (EOFError),
+#: its compressed data damaged (zlib.error), not gzip or its checksum wrong (BadGzipFile).
+GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _damaged(what: str, path: str, exc: BaseException) -> SchemaError:
+    return SchemaError(f"Cannot read {what} {path!r} as CSV: a damaged gzip file ({str(exc).strip() or type(exc).__name__})")
 
 
 def check_first_row(path: str, what: str = "CSV file", sep: str = ",", *, skipinitialspace: bool = False) -> None:

@@ -53,3 +53,58 @@ def test_a_row_with_a_field_too_many_past_the_first_blocks_is_a_one_line_error_w
         fa.jobs.read_table(str(path))
     with pytest.raises(fa.SchemaError, match=expected):
         dask_instance(str(path), TEXT)
+
+
+def _gzip_files(tmp_path, text: str) -> dict:
+    """The CSV table `text` as a .csv.gz file, and damaged copies of it: cut in half
+    (EOFError), its compressed data overwritten (zlib.error)."""
+    import gzip
+
+    whole = gzip.compress(text.encode())
+    broken = bytearray(whole)
+    broken[30:60] = b"\xff" * 30
+    files = {}
+    for name, content in (("table", whole), ("cut", whole[:len(whole) // 2]), ("overwritten", bytes(broken))):
+        path = tmp_path / f"{name}.csv.gz"
+        path.write_bytes(content)
+        files[name] = str(path)
+    return files
+
+
+@pytest.mark.usefixtures("synchronous")
+def test_a_csv_gz_file_is_read_on_both_engines_and_a_damaged_one_is_one_line(tmp_path):
+    """One machine refused every .csv.gz file as binary data (it sniffed the compressed
+    bytes), which Dask read; a damaged one raised EOFError or zlib.error on Dask."""
+    import io
+
+    text = "age,d,n\n" + "".join(f"{i % 90},d{i % 7},n{i % 5}\n" for i in range(20_000))
+    files = _gzip_files(tmp_path, text)
+    schema = fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("d"), fa.Attribute("n")])
+    local = fa.jobs.read_table(files["table"])
+    expected = pd.read_csv(io.StringIO(text))  # the text itself, read by pandas
+    pd.testing.assert_frame_equal(local, expected, check_dtype=False)
+    dist = dask_instance(files["table"], schema).data.compute()
+    assert dist.index.tolist() == list(range(20_000))
+    assert dist["age"].tolist() == expected["age"].tolist() and dist["n"].tolist() == expected["n"].tolist()
+    for name, reason in (("cut", "Compressed file ended before the end-of-stream marker"),
+                         ("overwritten", "Error -3 while decompressing data")):
+        damaged = rf"Cannot read .*{name}.csv.gz' as CSV: a damaged gzip file \({reason}"
+        with pytest.raises(fa.SchemaError, match=damaged):
+            fa.jobs.read_table(files[name])
+        with pytest.raises(fa.SchemaError, match=damaged):
+            dask_instance(files[name], schema)
+
+
+@pytest.mark.usefixtures("synchronous")
+def test_a_damaged_csv_gz_population_is_one_line_on_dask(hand_release, tmp_path):
+    inst, release = hand_release
+    cities = ("n1", "n2", "s1", "s2", "s3")  # every city beside every age: the table's records are there
+    files = _gzip_files(tmp_path, "city,age\n" + "".join(f"{cities[i % 5]},{20 + i % 41}\n" for i in range(20_000)))
+    local, dist = (fa.risk(inst, release, engine=engine, population=files["table"], suda_max_size=None).journalist
+                   for engine in ("local", "dask"))
+    assert dist.population_size == local.population_size == 20_000
+    assert (dist.highest, dist.marketer) == (local.highest, local.marketer)
+    for name in ("cut", "overwritten"):
+        for engine in ("local", "dask"):
+            with pytest.raises(fa.SchemaError, match="damaged gzip file"):
+                fa.risk(inst, release, engine=engine, population=files[name], suda_max_size=None)

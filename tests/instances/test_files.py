@@ -134,3 +134,29 @@ def test_a_csv_file_s_columns_but_the_parsed_ones_are_text(tmp_path):
     table = files.read_csv_table(str(path), parsed=["age"], dtype={"note": "object"})
     assert str(table["age"].dtype) == "int64"
     assert table["code"].tolist() == ["01", "02"] and table["note"].tolist() == ["5", "x"]
+
+
+def test_a_csv_gz_file_is_read_as_its_text_and_a_damaged_one_is_a_schema_error(tmp_path):
+    """The text of a .csv.gz file is sniffed, not its compressed bytes (every one was
+    refused as binary data); cut short (EOFError) or overwritten (zlib.error) it is a
+    SchemaError, as is gzip text with a NUL byte."""
+    import gzip
+
+    import fairanon.instances.files as files
+    from fairanon.exceptions import SchemaError
+
+    whole = gzip.compress("zip,age\n13053,28\n13068,29\n".encode())
+    (tmp_path / "t.csv.gz").write_bytes(whole)
+    table = files.read_csv_table(str(tmp_path / "t.csv.gz"), dtype=str)
+    assert table.to_dict("list") == {"zip": ["13053", "13068"], "age": ["28", "29"]}
+    large = gzip.compress(("zip,age\n" + "13053,28\n" * 50_000).encode())
+    overwritten = bytearray(large)
+    overwritten[30:60] = b"\xff" * 30
+    for name, content, reason in (("cut", large[:len(large) // 2], "Compressed file ended"),
+                                  ("overwritten", bytes(overwritten), "Error -3 while decompressing")):
+        (tmp_path / f"{name}.csv.gz").write_bytes(content)
+        with pytest.raises(SchemaError, match=f"a damaged gzip file \\({reason}"):
+            files.read_csv_table(str(tmp_path / f"{name}.csv.gz"), dtype=str)
+    (tmp_path / "nul.csv.gz").write_bytes(gzip.compress(b"zip,age\n1\x00,2\n"))
+    with pytest.raises(SchemaError, match="holds binary data"):
+        files.read_csv_table(str(tmp_path / "nul.csv.gz"))
