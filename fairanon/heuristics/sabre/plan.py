@@ -47,13 +47,16 @@ class _PlanBound:
         self.b = bucketing
         self.ground = ground
         self.total = int(bucketing.counts.sum())
-        self.sizes = bucketing.sizes
+        # the records of each bucket, w_B, in one pass over the values (Bucketing.sizes
+        # sums bucket by bucket: 6 s CPU over Sabre's stages at 100,000 values)
+        self.sizes = np.bincount(bucketing.bucket_of, weights=bucketing.counts,
+                                 minlength=bucketing.n_buckets).astype(np.int64)
         self.c = bucketing.counts.astype(float)
         self.q = self.c / self.total
         self.share = self.c / self.sizes[bucketing.bucket_of]  # c_v / W_B(v)
-        self.wc_over_w = np.array(
-            [float(Fraction(int(n), self.sizes[i] * bucketing.scale)) for i, n in enumerate(bucketing.wc_num)]
-        )
+        # WC(B) / w_B: a quotient of two integers below 2^53, correctly rounded as a
+        # Fraction's float is
+        self.wc_over_w = bucketing.wc_num.astype(np.int64) / (self.sizes * bucketing.scale)
         self._runs = None
         if ground.distance == "hierarchical":
             self._tree_sums()
