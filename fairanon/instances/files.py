@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from .._memory import check_memory
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
@@ -176,11 +177,20 @@ READ_CELLS = 1_000_000
 
 def _read_columns(path: str, sep: str, columns, rows: int, options: dict) -> pd.DataFrame:
     """The `columns` a CSV file holds, read `rows` rows at a time, each chunk's other
-    columns dropped."""
+    columns dropped; before each next chunk is read, the bytes held (the columns kept
+    so far, and the next chunk read whole, taken as large as the last) are checked
+    against the memory limit in force (:func:`~fairanon._memory.check_memory`), so a
+    file too large is refused while it is read, not once held."""
     parts = []
+    held = 0
     with pd.read_csv(path, sep=sep, encoding="utf-8", chunksize=rows, **options) as chunks:
         for chunk in chunks:
-            parts.append(chunk[[c for c in columns if c in chunk.columns]])
+            kept = chunk[[c for c in columns if c in chunk.columns]]
+            parts.append(kept)
+            held += int(kept.memory_usage(deep=True).sum())
+            check_memory(held + int(chunk.memory_usage(deep=True).sum()),
+                         f"reading the columns {list(kept.columns)} of {path!r} (past row {sum(map(len, parts))})",
+                         "pass a smaller file")
     if not parts:  # a header only
         empty = pd.read_csv(path, sep=sep, encoding="utf-8", nrows=0, **options)
         return empty[[c for c in columns if c in empty.columns]]

@@ -160,3 +160,33 @@ def test_a_csv_gz_file_is_read_as_its_text_and_a_damaged_one_is_a_schema_error(t
     (tmp_path / "nul.csv.gz").write_bytes(gzip.compress(b"zip,age\n1\x00,2\n"))
     with pytest.raises(SchemaError, match="holds binary data"):
         files.read_csv_table(str(tmp_path / "nul.csv.gz"))
+
+
+def test_a_csv_file_read_by_some_columns_is_refused_above_the_memory_limit_while_it_is_read(tmp_path, monkeypatch):
+    """The columns kept are added up chunk by chunk, with the next chunk read whole: above
+    the memory limit the reading stops there (MemoryLimitError past about row 1,000 of
+    2,000 at half the kept columns' bytes), where the limit used to be checked only on
+    the whole table once read."""
+    import re
+
+    import fairanon.instances.files as files
+    from fairanon._memory import memory_limit
+    from fairanon.exceptions import MemoryLimitError
+
+    path = _wide_population(tmp_path)
+    monkeypatch.setattr(files, "READ_CELLS", 22 * 100)  # chunks of 100 rows
+    # By pandas reading the file apart (a slice of a table would count the whole
+    # table's text buffers): the columns kept, and the largest chunk read whole (the
+    # last: its notes are the longest).
+    kept = pd.read_csv(path, dtype=str, usecols=["age", "zip"])
+    kept_bytes = int(kept.memory_usage(deep=True).sum())
+    last = int(pd.read_csv(path, dtype=str, skiprows=range(1, 1901)).memory_usage(deep=True).sum())
+    with memory_limit(f"{kept_bytes // 2 + last}B"):
+        with pytest.raises(MemoryLimitError, match=r"reading the columns \['age', 'zip'\] of .*wide.csv'") as error:
+            files.read_csv_table(path, dtype=str, columns=["age", "zip"])
+    # Half the kept columns' bytes, give or take a chunk (each part's own index, the
+    # earlier chunks' shorter notes): refused past row 1,000 of 2,000, not at the end.
+    assert 900 <= int(re.search(r"past row (\d+)", str(error.value)).group(1)) <= 1100
+    # Every part's index (its own, about 130 bytes) on top of the kept columns' bytes.
+    with memory_limit(f"{kept_bytes + 20 * 200 + last}B"):
+        assert files.read_csv_table(path, dtype=str, columns=["age", "zip"]).equals(kept)
