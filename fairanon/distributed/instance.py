@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import GZIP_ERRORS, as_record_ids, check_first_row
-from ..instances.instance import MISSING_POLICIES, Instance, parse_numbers
+from ..instances.instance import MISSING_POLICIES, Instance, _plain, parse_numbers
 from ..instances.schema import Schema
 
 __all__ = ["FILE_ERRORS", "READING_TASKS", "DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance",
@@ -302,6 +302,9 @@ class _Stats:
     texts: dict = field(default_factory=dict)
     numbers: dict = field(default_factory=dict)
     bad_number: dict = field(default_factory=dict)
+    #: Per numeric column holding inf or -inf (1e400 parses to inf): the number of such
+    #: cells, the first one and its record id, in table order.
+    infinite: dict = field(default_factory=dict)
     #: The numeric columns with a missing cell, which pandas reads as floats from a whole
     #: CSV file (counted before rows are dropped; a fraction is in `kinds`).
     floats: set = field(default_factory=set)
@@ -351,6 +354,11 @@ def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = Non
             out.kinds[attr.name] = {_number_kind(values[~bad])}
             if bad.any():
                 out.bad_number[attr.name] = col[bad].iloc[0]
+            finite = np.isfinite(values[~bad].to_numpy(dtype=float))
+            if not finite.all():
+                first = int(np.argmin(finite))
+                out.infinite[attr.name] = (int((~finite).sum()), float(values[~bad].iloc[first]),
+                                           values[~bad].index[first])
             counts = values[~bad].value_counts(sort=False)
             out.numbers[attr.name] = counts
         elif isinstance(col.dtype, pd.CategoricalDtype):
@@ -373,6 +381,8 @@ def _merge_stats(a: _Stats, b: _Stats) -> _Stats:
             parts = [s for s in (left.get(key), right.get(key)) if s is not None]
             table[key] = reduce(lambda x, y: x.add(y, fill_value=0), parts).astype(np.int64)
     out.bad_number = {**b.bad_number, **a.bad_number}
+    out.infinite = {c: (a.infinite.get(c, (0,))[0] + b.infinite.get(c, (0,))[0],
+                        *(a.infinite.get(c) or b.infinite[c])[1:]) for c in set(a.infinite) | set(b.infinite)}
     out.floats = a.floats | b.floats
     out.ids = merge_id_facts(a.ids, b.ids)
     out.kinds = {c: a.kinds.get(c, set()) | b.kinds.get(c, set()) for c in set(a.kinds) | set(b.kinds)}
@@ -516,8 +526,15 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
             f"Missing values in {details} of instance {name!r}. Fill them, declare them as a value of the "
             "attribute, or pass missing='drop'."
         )
-    for column, value in stats.bad_number.items():
-        raise SchemaError(f"Column {column!r} is declared numeric but holds {value!r}.")
+    for attr in schema:  # in the schema's order, each column's checks in one machine's order (Instance)
+        if attr.name in stats.bad_number:
+            raise SchemaError(f"Column {attr.name!r} is declared numeric but holds {stats.bad_number[attr.name]!r}.")
+        if attr.name in stats.infinite:
+            count, value, record = stats.infinite[attr.name]
+            raise SchemaError(
+                f"Column {attr.name!r} is declared numeric but holds {value!r} ({count} non-finite value(s), "
+                f"e.g. record {_plain(record)!r}); give finite numbers."
+            )
     if parsed:
         data = _parsed(data, {c: _number_type(stats.kinds.get(c, set()), c in stats.floats) for c in parsed})
     # The schema is completed by the single-machine instance itself, from one row per

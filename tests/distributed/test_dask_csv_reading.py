@@ -108,3 +108,26 @@ def test_a_damaged_csv_gz_population_is_one_line_on_dask(hand_release, tmp_path)
         for engine in ("local", "dask"):
             with pytest.raises(fa.SchemaError, match="damaged gzip file"):
                 fa.risk(inst, release, engine=engine, population=files[name], suda_max_size=None)
+
+
+@pytest.mark.usefixtures("synchronous")
+@pytest.mark.parametrize("written", ["inf", "1e400", "-inf"])
+def test_a_non_finite_number_is_refused_when_the_table_is_read_on_both_engines(tmp_path, written):
+    """inf, or 1e400 (parsed to inf), in a numeric column: one machine refused it when it
+    read the table, Dask only in the first task that coded a partition. Now the partition
+    statistics find it: the same message, the whole table's count and first record."""
+    rows = [f"{20 + i % 50},d{i % 3}" for i in range(60)]
+    for i in (41, 17):  # records 17 and 41 hold it: the first in table order is 17
+        rows[i] = f"{written},d0"
+    path = tmp_path / "numbers.csv"
+    path.write_text("age,d\n" + "\n".join(rows) + "\n")
+    schema = fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("d")])
+    value = repr(float(written))  # 'inf' or '-inf', as one machine prints it
+    expected = rf"Column 'age' is declared numeric but holds {value} \(2 non-finite value\(s\), e.g. record 17\)"
+    table = fa.jobs.read_table(str(path), text_columns=["d"])
+    with pytest.raises(fa.SchemaError, match=expected):
+        fa.Instance(table, schema)
+    with pytest.raises(fa.SchemaError, match=expected):
+        dask_instance(str(path), schema)
+    with pytest.raises(fa.SchemaError, match=expected):  # three partitions: the first one's record
+        dask_instance(dd.from_pandas(table, npartitions=3), schema)
