@@ -23,11 +23,45 @@ STOP_GRACE = 3
 
 
 class _Stopped(Exception):
-    """SIGINT or SIGTERM, once the server has stopped (uvicorn raises the signal again then)."""
+    """A stop signal, once the server has stopped (uvicorn raises the signal again then)."""
 
 
-def _stop(signum, frame) -> None:
-    raise _Stopped
+def _stop_signals() -> tuple:
+    """The signals that stop the app: Ctrl-C, a service manager's SIGTERM and, where it
+    exists, SIGHUP (the terminal closed)."""
+    import signal
+
+    return (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
+
+
+def _server(config, stopping):
+    """A uvicorn server that sets the threading event `stopping` when a signal stops it
+    (the app's progress streams then end instead of holding the stop for
+    :data:`STOP_GRACE` seconds) and that SIGHUP stops as SIGINT and SIGTERM do."""
+    import contextlib
+    import signal
+    import threading
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            stopping.set()
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            extra = [s for s in _stop_signals() if s not in uvicorn.server.HANDLED_SIGNALS]
+            own = threading.current_thread() is threading.main_thread()
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in extra} if own else {}
+            try:
+                with super().capture_signals():
+                    yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server(config)
 
 
 def listening_socket(host: str, port: int):
@@ -60,8 +94,9 @@ def listening_socket(host: str, port: int):
 def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True, host: str = "127.0.0.1") -> int:
     """Start the app on `host`:`port` (loopback by default; port 0: any free port), print
     its address with the access token once the port is bound, open the browser, and
-    serve until Ctrl-C or SIGTERM, which stop it (the runs cancelled, the session's
-    folder removed) and return 0."""
+    serve until Ctrl-C, SIGTERM or SIGHUP, which stop it (the runs cancelled, the
+    session's folder removed) and return 0; a further stop signal meanwhile only says
+    that the runs are being cancelled."""
     import secrets
     import signal
     import sys
@@ -73,29 +108,52 @@ def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True
     sock = listening_socket(host, port)
     port = sock.getsockname()[1]
     token = secrets.token_urlsafe(24)
-    # uvicorn handles SIGINT and SIGTERM while it serves, then raises the signal again
-    # for the handler it found: this one, so that a stop is an ordinary return
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
-    app = None
-    try:
-        from .web import warm_up_after_the_first_page
+    closing, live = False, 0
 
-        app = create_app(job, token=token, port=port)
+    def stop(signum, frame) -> None:
+        if not closing:
+            raise _Stopped
+        # a second Ctrl-C while the runs are cancelled: the stop goes on, and says so
+        print(f"fairanon app: stopping: cancelling {live} run{'s' if live != 1 else ''}...", file=sys.stderr,
+              flush=True)
+
+    # uvicorn handles SIGINT and SIGTERM (and its subclass SIGHUP) while it serves, then
+    # raises the signal again for the handler it found: this one, so that a stop is an
+    # ordinary return
+    signals = _stop_signals() if threading.current_thread() is threading.main_thread() else ()
+    previous = {sig: signal.signal(sig, stop) for sig in signals}
+    session = None
+    try:
+        from .session import Session
+        from .web import create_app as create, warm_up_after_the_first_page
+
+        # held while the folder is made and named here: a stop in between would leave it behind
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, signals) if signals and hasattr(signal, "pthread_sigmask") \
+            else None
+        try:
+            session = Session()
+        finally:
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        app = create(job, token=token, port=port, session=session)
         url = f"http://{host}:{port}/data?token={token}"
         print(f"fairanon app: {url}  (Ctrl-C stops it)", flush=True)
         if open_browser:
             threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
         warm_up_after_the_first_page(app)
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE))
-        server.run(sockets=[sock])
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE)
+        _server(config, app.state.stopping).run(sockets=[sock])
     except _Stopped:
         pass
     finally:
-        sock.close()
-        if app is not None:
-            app.state.session.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        closing = True
+        try:
+            sock.close()
+            if session is not None:
+                live = sum(r.process is not None and r.process.poll() is None for r in session.runs.values())
+                session.close()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     print("fairanon app: stopped", file=sys.stderr, flush=True)
     return 0

@@ -156,8 +156,10 @@ async def run_events(request: Request, run_id: int):
     if run is None:
         return PlainTextResponse(f"There is no run {run_id}.", status_code=404)  # as the pages say it
 
+    stopping = request.app.state.stopping
+
     async def events():
-        while True:
+        while not stopping.is_set():  # the server stopping: the stream ends, the page keeps what it showed
             status = run_status(run)
             yield f"data: {json.dumps(status)}\n\n"
             if status["state"] in ("done", "cancelled", "failed"):

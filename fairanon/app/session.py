@@ -82,11 +82,10 @@ class Session:
     _description: tuple | None = field(default=None, repr=False, compare=False)
 
     def close(self) -> None:
+        """Cancel the runs still running (:func:`~fairanon.app.worker.cancel`) and remove the folder."""
         from .worker import cancel
 
-        for run in self.runs.values():
-            if run.process is not None:
-                cancel(run.process)
+        cancel(*[run.process for run in self.runs.values() if run.process is not None])  # one shared grace
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- the data ---------------------------------------------------------------

@@ -50,7 +50,8 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     token = token or secrets.token_urlsafe(24)
     cookie = COOKIE if port is None else f"{COOKIE}_{port}"
     csrf = secrets.token_urlsafe(24)
-    session = session or Session()
+    owned = session is None  # a session given by the caller is the caller's to close
+    session = Session() if owned else session
 
     async def check_csrf(request: Request) -> None:
         # A page of the app carries the token in each form (and htmx sends it as a header);
@@ -66,6 +67,9 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
     app = FastAPI(title="fairanon", docs_url=None, redoc_url=None, openapi_url=None,
                   dependencies=[Depends(check_csrf)])
     app.state.token, app.state.session, app.state.csrf = token, session, csrf
+    #: Set when the server stops (:func:`fairanon.app.serve`): a progress stream then ends,
+    #: rather than holding the stop until the server cancels it.
+    app.state.stopping = threading.Event()
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError):
@@ -88,8 +92,9 @@ def create_app(job: str | None = None, *, token: str | None = None, session: Ses
 
         try:
             session.open_job(read_document(job), os.path.dirname(os.path.abspath(job)), os.path.basename(job))
-        except BaseException:  # no app holds the session: its folder goes now
-            session.close()
+        except BaseException:  # no app holds the session: its folder goes now, if it is ours
+            if owned:
+                session.close()
             raise
 
     @app.middleware("http")

@@ -83,21 +83,24 @@ def start(job_path: str, run_dir: str, options: dict) -> subprocess.Popen:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def cancel(process: subprocess.Popen) -> None:
-    """End a run started by :func:`start`, with the commands it runs: SIGINT to the
+def cancel(*processes: subprocess.Popen) -> None:
+    """End runs started by :func:`start`, with the commands they run: SIGINT to each
     group, as Ctrl-C in a terminal (the command line then leaves its output folder as it
-    was), and SIGKILL to what is left of the group after :data:`CANCEL_GRACE` seconds."""
-    if process.poll() is not None:
-        return  # ended: its group id may be another's by now
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGINT)
-    try:
-        process.wait(CANCEL_GRACE)
-    except subprocess.TimeoutExpired:
-        pass
-    with contextlib.suppress(ProcessLookupError):  # the worker, or what it left behind in its group
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+    was), and SIGKILL to what is left of each group once :data:`CANCEL_GRACE` seconds
+    have passed. Every group is signalled before any is waited for, and all share one
+    deadline: the app's stop with several runs takes the grace once, not once per run."""
+    running = [p for p in processes if p.poll() is None]  # an ended one's group id may be another's by now
+    for process in running:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGINT)
+    deadline = time.monotonic() + CANCEL_GRACE
+    for process in running:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(max(0.0, deadline - time.monotonic()))
+    for process in running:
+        with contextlib.suppress(ProcessLookupError):  # the worker, or what it left behind in its group
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def run(job_path: str, run_dir: str, options: dict, interrupted: list | None = None) -> None:

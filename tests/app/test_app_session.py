@@ -3,8 +3,10 @@ cannot be copied leaves nothing behind, runs started together get two numbers, t
 applied together both stay, a run never reads half of a change of the requirements, nor the
 Requirements page its data apart from its fields, a numeric column's text is read once and a data file gone
 meanwhile is a message, files of one name are copied apart, and a job archive that
-cannot be written is a message with no half file left. Interleavings are forced with
-events, never with sleeps."""
+cannot be written is a message with no half file left; the app's stop cancels its runs
+against one deadline, a session given to the app stays the caller's, and the warm-up
+draws and compiles every page's parts. Interleavings are forced with events, never
+with sleeps."""
 
 from __future__ import annotations
 
@@ -239,6 +241,84 @@ def test_a_cancel_as_the_worker_starts_is_quiet(tmp_path, capfd):
     assert status["state"] == "cancelled" and status["code"] is None  # the command was not started
     assert not (tmp_path / "out").exists()
     assert capfd.readouterr().err == ""
+
+
+class _Stubborn:
+    """A worker's process (as :func:`fairanon.app.worker.cancel` sees it) that ignores
+    SIGINT: each wait runs out, moving the clock `now` (a one-item list) on by its timeout."""
+
+    def __init__(self, pid: int, now: list, calls: list):
+        self.pid, self.now, self.calls, self.killed = pid, now, calls, False
+
+    def poll(self):
+        return 0 if self.killed else None
+
+    def wait(self, timeout=None):
+        import subprocess
+
+        self.calls.append(("wait", self.pid, timeout))
+        if self.killed:
+            return 0
+        self.now[0] += timeout
+        raise subprocess.TimeoutExpired("worker", timeout)
+
+
+def test_runs_are_cancelled_together_against_one_deadline(monkeypatch):
+    """Two runs that ignore SIGINT: both groups get SIGINT before any wait, the first
+    wait takes the whole grace and the second none of it, then both groups are killed
+    (the stop took the grace once per run, and a second Ctrl-C meanwhile raised)."""
+    import signal
+
+    from fairanon.app import worker
+
+    now, calls = [100.0], []
+    processes = [_Stubborn(pid, now, calls) for pid in (11, 12)]
+
+    def killpg(pid, sig):
+        calls.append(("kill", pid, sig))
+        if sig == signal.SIGKILL:
+            next(p for p in processes if p.pid == pid).killed = True
+
+    monkeypatch.setattr(worker.os, "killpg", killpg)
+    monkeypatch.setattr(worker.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(worker, "CANCEL_GRACE", 10.0)
+    worker.cancel(*processes)
+    assert calls == [("kill", 11, signal.SIGINT), ("kill", 12, signal.SIGINT),
+                     ("wait", 11, 10.0), ("wait", 12, 0.0),
+                     ("kill", 11, signal.SIGKILL), ("wait", 11, None), ("kill", 12, signal.SIGKILL), ("wait", 12, None)]
+
+
+def test_a_session_given_to_the_app_is_not_closed_by_a_job_error(session, tmp_path, monkeypatch):
+    """A job file that cannot be read: the app made with the caller's session leaves
+    it (and its folder) to the caller; one it made itself it removes."""
+    job = tmp_path / "job.yaml"
+    job.write_text("instance: {dataset: adult\n", encoding="utf-8")  # the mapping is not closed
+    with pytest.raises(InvalidParameterError):
+        create_app(str(job), token=TOKEN, session=session)
+    assert os.path.isdir(session.folder)
+    made = []
+    original = Session.__init__
+
+    def spied(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        made.append(self.folder)
+
+    monkeypatch.setattr(Session, "__init__", spied)
+    with pytest.raises(InvalidParameterError):
+        create_app(str(job), token=TOKEN)
+    assert len(made) == 1 and not os.path.exists(made[0])
+
+
+def test_the_warm_up_runs(session):
+    """:func:`~fairanon.app.web.warm_up` imports what the pages import, draws once and
+    compiles every template: a renamed import or a broken template fails here, not in a
+    thread of a running app where nobody sees it."""
+    from fairanon.app.web import warm_up
+
+    app = create_app(token=TOKEN, session=session)
+    environment = app.state.templates.env
+    warm_up(app)
+    assert len(environment.cache) == len(environment.list_templates()) > 0  # each compiled once
 
 
 def test_a_tree_made_for_a_table_is_not_applied_to_another(session):
