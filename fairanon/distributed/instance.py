@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial, reduce
@@ -154,11 +155,23 @@ READING_TASKS = ("read-", "read_parquet-")
 MISMATCHED_DTYPES = "Mismatched dtypes"
 
 
+#: The modules of Dask's readers, by path (a worker's frames reach the client as file
+#: names): an OSError raised within them is a reader's.
+READER_MODULES = ("/dask/dataframe/io/", "/dask/bytes/")
+
+
 def reading_failed(exc: BaseException) -> bool:
     """Whether `exc` is a reader's error on a bad file (:func:`reader_errors`,
     :data:`FILE_ERRORS`, or a column whose type Dask guessed from the file's first blocks and a later block
     contradicts), which its caller reports in one line. Any other exception is a fault,
-    to be raised with its traceback."""
+    to be raised with its traceback. A plain OSError is a reader's only when it names a
+    file or was raised within Dask's readers (:data:`READER_MODULES`: Arrow's on a
+    damaged Parquet file); elsewhere it is a fault of the cluster (distributed's
+    "Timed out trying to connect", a full disk)."""
+    if type(exc) is OSError:
+        return exc.filename is not None or any(
+            module in frame.filename.replace("\\", "/")
+            for frame in traceback.extract_tb(exc.__traceback__) for module in READER_MODULES)
     return (isinstance(exc, reader_errors()) or type(exc) in FILE_ERRORS
             or isinstance(exc, ValueError) and str(exc).startswith(MISMATCHED_DTYPES))
 

@@ -146,3 +146,37 @@ def test_a_plain_os_error_of_a_task_that_reads_no_file_keeps_its_log(quiet):
         frame.map_partitions(unreachable, meta=frame._meta).compute()
     logged = _failed_tasks(quiet)
     assert logged and "Timed out trying to connect" in logged[0] and "Traceback" in logged[0]
+
+
+def _damaged_parquet(tmp_path) -> str:
+    """A Parquet file whose footer is overwritten, read by Dask once its metadata is
+    known: Arrow's plain OSError ("Couldn't deserialize thrift") in the reading task."""
+    path = tmp_path / "population.parquet"
+    pd.DataFrame({"city": ["n1", "s1"] * 500, "age": [21, 24] * 500}).to_parquet(path, index=False)
+    return str(path)
+
+
+def test_a_plain_os_error_is_a_reader_s_only_when_a_file_is_read(tmp_path):
+    """The client's reading_failed: a plain OSError raised within Dask's readers, or
+    naming a file, is a bad file's (one line); distributed's connection time-out raised
+    elsewhere is a fault, raised as it is."""
+    from fairanon.distributed.instance import reading_failed
+
+    path = _damaged_parquet(tmp_path)
+    frame = dd.read_parquet(path)
+    content = bytearray(open(path, "rb").read())
+    content[-200:-8] = b"\x07" * 192
+    open(path, "wb").write(bytes(content))
+    with pytest.raises(OSError) as damaged:
+        frame.compute(scheduler="synchronous")
+    assert type(damaged.value) is OSError and reading_failed(damaged.value)
+    assert reading_failed(OSError(24, "Too many open files", str(tmp_path / "x.csv")))
+
+    def unreachable(part):
+        raise OSError("Timed out trying to connect to tcp://10.0.0.2:8786 after 30 s")
+
+    table = dd.from_pandas(pd.DataFrame({"a": range(4)}), npartitions=2)
+    with pytest.raises(OSError) as fault:
+        table.map_partitions(unreachable, meta=table._meta).compute(scheduler="synchronous")
+    assert not reading_failed(fault.value)
+    assert not reading_failed(OSError(28, "No space left on device"))
