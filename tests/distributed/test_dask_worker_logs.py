@@ -149,8 +149,9 @@ def test_a_plain_os_error_of_a_task_that_reads_no_file_keeps_its_log(quiet):
 
 
 def _damaged_parquet(tmp_path) -> str:
-    """A Parquet file whose footer is overwritten, read by Dask once its metadata is
-    known: Arrow's plain OSError ("Couldn't deserialize thrift") in the reading task."""
+    """A Parquet file of a population, for the test to damage once Dask has read its
+    metadata (its footer overwritten: Arrow's plain OSError "Couldn't deserialize thrift"
+    in the reading task)."""
     path = tmp_path / "population.parquet"
     pd.DataFrame({"city": ["n1", "s1"] * 500, "age": [21, 24] * 500}).to_parquet(path, index=False)
     return str(path)
