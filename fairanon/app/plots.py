@@ -9,10 +9,16 @@ hold; nothing is computed here.
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Mapping
 from fractions import Fraction
 
 __all__ = ["candidates_svg", "risk_svg", "svg", "utility_svg"]
+
+#: Held while a figure is written: ``rc_context`` changes matplotlib's settings for the
+#: whole process, and the warm-up and requests served in threads draw at once (one
+#: drawing's exit would restore the settings under another's feet).
+_RC_LOCK = threading.Lock()
 
 
 def _figure(width: float, height: float, panels: int = 1):
@@ -25,10 +31,11 @@ def _figure(width: float, height: float, panels: int = 1):
 
 
 def svg(fig) -> str:
+    """`fig` as inline SVG text, its text kept as text."""
     from matplotlib import rc_context
 
     out = io.StringIO()
-    with rc_context({"svg.fonttype": "none"}):  # text as <text> (escaped): readable, searchable, smaller
+    with _RC_LOCK, rc_context({"svg.fonttype": "none"}):  # text as <text> (escaped): readable, searchable, smaller
         fig.savefig(out, format="svg")
     text = out.getvalue()
     return text[text.index("<svg"):]  # inline in the page: no XML prologue

@@ -321,6 +321,49 @@ def test_the_warm_up_runs(session):
     assert len(environment.cache) == len(environment.list_templates()) > 0  # each compiled once
 
 
+def test_figures_drawn_at_once_each_keep_their_text_as_text(monkeypatch):
+    """:func:`~fairanon.app.plots.svg` sets matplotlib's settings (process-wide) for one
+    drawing: a second drawing while the first is written waits for it. Without the wait
+    the second was written under the settings the first's end put back (its text drawn
+    as paths) and its own end left the settings changed."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    from fairanon.app import plots
+
+    asked = threading.Event()  # the second drawing asked for the lock (or, without one, went on)
+    monkeypatch.setattr(plots, "_RC_LOCK", _SpiedLock("second", asked))
+    before = matplotlib.rcParams["svg.fonttype"]
+    first, second = Figure(figsize=(1, 1)), Figure(figsize=(1, 1))
+    first.text(0.5, 0.5, "first")
+    second.text(0.5, 0.5, "second")
+    first_written, seen = threading.Event(), {}
+    savefig = Figure.savefig
+
+    def spied(fig, *args, **kwargs):
+        if fig is first:  # the first waits inside its drawing until the second has come
+            started.set()
+            asked.wait()
+        else:
+            asked.set()
+            first_written.wait()  # the second draws once the first is done
+        seen[fig] = matplotlib.rcParams["svg.fonttype"]
+        return savefig(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", spied)
+    started = threading.Event()
+    one, out_one, _ = _in_thread("first", plots.svg, first)
+    started.wait()
+    two, out_two, _ = _in_thread("second", plots.svg, second)
+    one.join()
+    first_written.set()
+    two.join()
+    assert "error" not in out_one and "error" not in out_two, (out_one, out_two)
+    assert seen == {first: "none", second: "none"}
+    assert "<text" in out_one["value"] and "<text" in out_two["value"]
+    assert matplotlib.rcParams["svg.fonttype"] == before
+
+
 def test_a_tree_made_for_a_table_is_not_applied_to_another(session):
     """A tree built while another request chose other data is refused with a message
     (purpose's tree is not written into German credit's schema); a change of the same
