@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import threading
 import time
 
@@ -40,35 +39,45 @@ def server():
     from the pages, since the runs of earlier scenarios stay in the session)."""
     import uvicorn
 
+    from fairanon.app import listening_socket
     from fairanon.app.web import create_app
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    # bound and listening before the server runs, as the command does: no port freed and taken again
+    sock = listening_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
     app = create_app(token=TOKEN)
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.time() + 30
-    while not srv.started and time.time() < deadline:
+    while not srv.started and thread.is_alive():
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app
-    srv.should_exit = True
-    thread.join(10)
-    app.state.session.close()
+    try:
+        assert srv.started, "the app's server ended without starting (its error is in the log above)"
+        yield f"http://127.0.0.1:{port}", app
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+        sock.close()
+        app.state.session.close()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    """One Chromium for the module's scenarios; skipped, saying why, when it cannot start
-    (a ``chromium`` on the path that is only a stub, for one)."""
-    with playwright_api.sync_playwright() as p:
+    """One Chromium for the module's scenarios; skipped, saying why, when Playwright or
+    Chromium cannot start (a ``chromium`` on the path that is only a stub, for one)."""
+    try:
+        playwright = playwright_api.sync_playwright().start()
+    except Exception as exc:  # noqa: BLE001 - whatever stops its driver here (missing, unable to run) is a skip
+        pytest.skip(f"Playwright could not be started: {(str(exc).splitlines() or [type(exc).__name__])[0]}")
+    try:
         try:
-            chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         except playwright_api.Error as exc:
             pytest.skip(f"Chromium at {CHROMIUM} could not be started: {str(exc).splitlines()[0]}")
         yield chromium
         chromium.close()
+    finally:
+        playwright.stop()
 
 
 @pytest.fixture
@@ -85,10 +94,13 @@ def page(server, browser):
     context.close()
 
 
-def screenshot(page, tmp_path, name: str) -> None:
+def screenshot(page, tmp_path, name: str, height: int | None = None) -> None:
+    """The whole page, or its top `height` pixels (a long page's full shot is too large
+    for the docs)."""
     folder = os.environ.get("FAIRANON_APP_SCREENSHOTS") or str(tmp_path)
     os.makedirs(folder, exist_ok=True)
-    page.screenshot(path=os.path.join(folder, f"app-{name}.png"), full_page=True)
+    clip = None if height is None else {"x": 0, "y": 0, "width": page.viewport_size["width"], "height": height}
+    page.screenshot(path=os.path.join(folder, f"app-{name}.png"), full_page=True, clip=clip)
 
 
 def open_dataset(page, name: str) -> None:
@@ -224,7 +236,7 @@ def test_two_adult_releases_compared_with_a_hierarchy_built(page, tmp_path):
     kinds = ("size", "loss", "scatter", "coverage", "dominance", "tradeoff", "winmap")
     assert sorted(i for i, _ in shown) == sorted(f"plot-{k}-1" for k in kinds)
     assert all(width > 100 for _, width in shown), shown
-    screenshot(page, tmp_path, "compare")
+    screenshot(page, tmp_path, "compare", height=1300)  # the table, the risk plots and the first per-record row
 
 
 @pytest.mark.slow
