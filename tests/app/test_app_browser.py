@@ -236,7 +236,7 @@ def test_two_adult_releases_compared_with_a_hierarchy_built(page, tmp_path):
     kinds = ("size", "loss", "scatter", "coverage", "dominance", "tradeoff", "winmap")
     assert sorted(i for i, _ in shown) == sorted(f"plot-{k}-1" for k in kinds)
     assert all(width > 100 for _, width in shown), shown
-    screenshot(page, tmp_path, "compare", height=1300)  # the table, the risk plots and the first per-record row
+    screenshot(page, tmp_path, "compare", height=1525)  # the table, the risk plots and the first per-record row
 
 
 @pytest.mark.slow
