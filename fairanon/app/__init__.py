@@ -22,8 +22,10 @@ def create_app(job: str | None = None, *, token: str | None = None, port: int | 
 STOP_GRACE = 3
 
 
-class _Stopped(Exception):
-    """A stop signal, once the server has stopped (uvicorn raises the signal again then)."""
+class _Stopped(BaseException):
+    """A stop signal before the server is made. A BaseException, as KeyboardInterrupt is:
+    code that turns an Exception into its own error (logging's configuration, a data
+    loader's) lets it through."""
 
 
 def _stop_signals() -> tuple:
@@ -97,6 +99,7 @@ def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True
     serve until Ctrl-C, SIGTERM or SIGHUP, which stop it (the runs cancelled, the
     session's folder removed) and return 0; a further stop signal meanwhile only says
     that the runs are being cancelled."""
+    import contextlib
     import secrets
     import signal
     import sys
@@ -108,18 +111,25 @@ def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True
     sock = listening_socket(host, port)
     port = sock.getsockname()[1]
     token = secrets.token_urlsafe(24)
-    closing, live = False, 0
+    closing, live, server = False, 0, None
 
     def stop(signum, frame) -> None:
         if not closing:
-            raise _Stopped
-        # a second Ctrl-C while the runs are cancelled: the stop goes on, and says so
-        print(f"fairanon app: stopping: cancelling {live} run{'s' if live != 1 else ''}...", file=sys.stderr,
-              flush=True)
+            if server is None:
+                raise _Stopped
+            # from the server's making on, a stop is its own (before it handles the signals, and
+            # when it raises them again after its stop): it ends the progress streams and stops
+            server.handle_exit(signum, frame)
+            return
+        # a second Ctrl-C while the runs are cancelled: the stop goes on, and says so (where it
+        # can: after a SIGHUP the terminal may be gone, and an error here would stop the stop)
+        with contextlib.suppress(OSError):
+            print(f"fairanon app: stopping: cancelling {live} run{'s' if live != 1 else ''}...", file=sys.stderr,
+                  flush=True)
 
-    # uvicorn handles SIGINT and SIGTERM (and its subclass SIGHUP) while it serves, then
-    # raises the signal again for the handler it found: this one, so that a stop is an
-    # ordinary return
+    # before the server is made, a stop signal raises _Stopped; then the server handles it
+    # (uvicorn itself while it serves, this handler before and after: uvicorn raises the
+    # signal again for the handler it found), so that a stop is an ordinary return
     signals = _stop_signals() if threading.current_thread() is threading.main_thread() else ()
     previous = {sig: signal.signal(sig, stop) for sig in signals}
     session = None
@@ -136,13 +146,14 @@ def serve(job: str | None = None, *, port: int = 8765, open_browser: bool = True
             if held is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
         app = create(job, token=token, port=port, session=session)
+        warm_up_after_the_first_page(app)
+        server = _server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE),
+                         app.state.stopping)
         url = f"http://{host}:{port}/data?token={token}"
         print(f"fairanon app: {url}  (Ctrl-C stops it)", flush=True)
         if open_browser:
             threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-        warm_up_after_the_first_page(app)
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE)
-        _server(config, app.state.stopping).run(sockets=[sock])
+        server.run(sockets=[sock])
     except _Stopped:
         pass
     finally:
