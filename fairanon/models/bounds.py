@@ -179,8 +179,9 @@ def lower_bound(
         # Looked at per attribute: reading every label's cost took 0.03 s on UCI Adult
         # (0.07-0.1 s wall on a loaded machine), past a deadline already gone.
         if deadline is not None and time.perf_counter() >= deadline:
-            return _stopped(objective, instance, f"the labels' costs of {i} of {len(names)} "
-                            "attributes", started)
+            stage = (f"after the labels' costs of {i} of {len(names)} attributes" if i
+                     else "before any attribute's label costs")
+            return _stopped(objective, instance, stage, started)
         dims.extend(_dimensions(instance, name, objective))
     if not dims:
         return LowerBound(objective, 0, "none", details={"seconds": time.perf_counter() - started})
@@ -191,10 +192,10 @@ def lower_bound(
         name = next(n for n in instance.schema.released if n in targets)
         target = np.unique(instance.codes(name), return_inverse=True)[1].reshape(-1)
     if deadline is not None and time.perf_counter() >= deadline:
-        return _stopped(objective, instance, "the labels' costs", started)
+        return _stopped(objective, instance, "after the labels' costs", started)
     upper = _record_costs(instance, release, objective) if release is not None else None
     if deadline is not None and time.perf_counter() >= deadline:
-        return _stopped(objective, instance, "the release's record costs", started)
+        return _stopped(objective, instance, "after the release's record costs", started)
     value, counts = _per_record(dims, groups, k, need_l, target, upper, deadline)
     details = {"records": instance.n_rows, **counts, "seconds": time.perf_counter() - started}
     complete = counts["quick"] == 0 and counts["capped"] == 0 and counts["unsolved"] == 0
@@ -202,10 +203,11 @@ def lower_bound(
 
 
 def _stopped(objective: str, instance: Instance, stage: str, started: float) -> LowerBound:
-    """The bound 0, incomplete, when the time ran out after `stage` was read, before any
-    record was bounded (as every record left counts 0): the rest of the set-up would
-    only pass the time limit (a quarter of a second on UCI Adult)."""
-    details = {"records": instance.n_rows, "stopped": f"the time ran out after {stage}",
+    """The bound 0, incomplete, when the time ran out at `stage` of the set-up (e.g.
+    "after the labels' costs"), before any record was bounded (as every record left
+    counts 0): the rest of the set-up would only pass the time limit (a quarter of a
+    second on UCI Adult)."""
+    details = {"records": instance.n_rows, "stopped": f"the time ran out {stage}",
                "seconds": time.perf_counter() - started}
     return LowerBound(objective, 0, "per-record", False, details)
 
