@@ -742,21 +742,23 @@ def lns(
                 reason += f"; the whole table re-solved: {whole.reason or whole.status}"
                 return _empty(instance, requirements, seed, started, params, tried, reason)
             # The exact model's release is verified (with its metrics) before it is returned.
-            first = whole.with_provenance(start_objective=whole.objective)
-            checked = CheckedStart(whole.provenance["verification"], whole.objective, 0.0)
+            first = whole
+            verification = whole.provenance["verification"]
+            checked = CheckedStart(verification, whole.objective, verification["elapsed_s"])
     # Under suppression every start above releases values and '*' only: heuristics' in
     # suppression form, given ones checked, every cell '*', the exact model's.
     checked = dataclasses.replace(checked, values_or_stars=recoding == "suppression")
     apart = _bound_apart(first, requirements, objective, searches, num_workers) if bound else None
-    if 0.9 * (deadline - FINISH_SHARE * budget - time.perf_counter()) < BESIDE_MIN_SECONDS:
+    # The bound beside the search would have until the search ends, less a tenth kept
+    # for its last LP round and its answer.
+    beside_s = 0.9 * max(0.0, deadline - FINISH_SHARE * budget - time.perf_counter())
+    if beside_s < BESIDE_MIN_SECONDS:
         apart = None
     beside = None
     if apart is not None:
         # The search takes the bound's share too; the bound runs beside it until then.
         search_end = deadline - FINISH_SHARE * budget
-        # A tenth of its time is kept for its last LP round and its answer.
-        beside = _BoundProcess(instance, requirements, objective, first,
-                               0.9 * max(0.0, search_end - time.perf_counter()), apart)
+        beside = _BoundProcess(instance, requirements, objective, first, beside_s, apart)
     try:
         release = _search_from(
             instance,
@@ -927,8 +929,7 @@ def _given_start(
             tried[i]["status"] = "not verified"
             continue
         tried[i]["status"] = str(releases[i].status)
-        first = releases[i].with_provenance(start_objective=values[i])
-        return first, [s for j, s in enumerate(releases) if j != i], tried, checked
+        return releases[i], [s for j, s in enumerate(releases) if j != i], tried, checked
     return None, releases, tried, None
 
 
@@ -988,7 +989,7 @@ def _suppressed_start(instance, requirements, objective, seed, started, tried: l
     checked = checked_start(instance, star, requirements, value)
     if checked is not None:
         entry["status"] = str(Status.FEASIBLE)
-        return star.with_provenance(start_objective=value), checked, reason
+        return star, checked, reason
     entry["status"] = "not verified"
     return None, None, (f"{reason}; {why}, and every cell '*' does not meet the requirements: "
                         f"{remedy}, or give lns a start (start=...)")
