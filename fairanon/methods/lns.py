@@ -68,7 +68,7 @@ from ..solver.local_recoding.encoding import BuildStopped
 from ..solver.local_recoding.labels import RECODINGS, missing_labels
 from ..solver.local_recoding.memory import model_memory
 from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
-from .starts import CheckedStart, checked_start, heuristic_start
+from .starts import CheckedStart, _first_check_seconds, checked_start, heuristic_start
 
 __all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
 
@@ -693,7 +693,8 @@ def lns(
                        f"{max_range_values} of lns is smaller than {unmodelled[0]}")
                 remedy = f"raise max_range_values, {unmodelled[1]}"
             first, checked, reason = _suppressed_start(instance, requirements, objective, seed,
-                                                       started, tried, reason, why, remedy)
+                                                       started, tried, reason, why, remedy,
+                                                       deadline)
             if first is None:
                 return _empty(instance, requirements, seed, started, params, tried, reason)
         else:
@@ -977,11 +978,20 @@ def _unmodelled(instance: Instance, recoding: str, max_range_values: int) -> tup
 
 
 def _suppressed_start(instance, requirements, objective, seed, started, tried: list[dict],
-                      reason: str, why: str, remedy: str
+                      reason: str, why: str, remedy: str, deadline: float
                       ) -> tuple[Release | None, CheckedStart | None, str]:
     """The release with every cell ``*`` (one class) as the search's start, when it
     passes the verifier, recorded in `tried` with `why` it is tried, and what checking
-    it found; else None and `reason` extended with what to do (`remedy`)."""
+    it found; else None and `reason` extended with what to do (`remedy`). It is not
+    built nor checked when its check is expected to end past `deadline`
+    (``time.perf_counter``), the rule :func:`~fairanon.methods.starts.heuristic_start`
+    keeps to: None, `reason` saying so."""
+    expected = _first_check_seconds(instance)
+    if time.perf_counter() + expected > deadline:
+        skipped = f"checking it (about {expected:.2f} s) would pass the time limit"
+        tried.append({"method": "every cell '*'", "why": why, "status": "not checked",
+                      "skipped": skipped})
+        return None, None, f"{reason}; {why}, and every cell '*' was not tried: {skipped}"
     star = _all_suppressed(instance, provenance("every cell '*'", {}, requirements, seed, started))
     value = objective_value(instance, star, objective)
     entry = {"method": "every cell '*'", "objective": value_for_display(value), "why": why}

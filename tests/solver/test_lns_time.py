@@ -256,6 +256,27 @@ def test_the_closure_stops_within_a_block_of_joins(monkeypatch):
     assert len(joins) == 1 and enc.d == 3
 
 
+def test_every_cell_star_is_not_checked_past_the_limit(monkeypatch):
+    """No heuristic gives a start and the table is not re-solved whole: every cell '*'
+    is not built nor verified when its check is expected to end past lns's limit (the
+    expected check raised above it here), the rule the heuristics' starts keep to; the
+    release is UNKNOWN, every cell '*' with the reason, verified."""
+    calls = _counted_checks(monkeypatch)
+    monkeypatch.setattr(lns_module, "_first_check_seconds", lambda instance: 1e9)
+    _no_search(monkeypatch)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, start=[], seed=0, whole_types=100, time_limit=30)
+    assert calls == []
+    assert rel.status == Status.UNKNOWN and "every cell '*' was not tried" in rel.reason
+    assert "would pass the time limit" in rel.reason
+    entry = rel.provenance["starts"][-1]
+    assert entry["method"] == "every cell '*'" and entry["status"] == "not checked"
+    assert "more than whole_types=100" in entry["why"]
+    assert fa.verify(inst, rel, reqs).passed
+    assert (rel.table[list(inst.schema.generalizable)].astype(str) == "*").all().all()
+
+
 def test_a_first_start_ready_past_the_limit_is_not_checked(monkeypatch):
     """The only heuristic returns past lns's whole limit (a stub sleeping through it):
     its release is neither verified past the limit nor returned unverified; no other
