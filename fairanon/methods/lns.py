@@ -464,11 +464,12 @@ def _unsearched(instance, requirements, release: Release, objective, params, see
     """The start itself as :func:`improve`'s release (FEASIBLE, no bound), when the time
     limit passed before the search could start; ``provenance["search"]["stopped"]``
     says why, and its other keys are those of a search that ran no round. Its
-    verification is the start's (`checked`, without metrics): the same table, not
-    verified again past the time limit. Its objective is the one found when the start
-    was checked or set up, else computed: never the release's own
-    ``provenance["start_objective"]``, which may be under another objective or
-    table."""
+    verification is the start's (`checked`: without metrics for a heuristic's start, a
+    given one or every cell ``*``, with them for the whole table re-solved): the same
+    table and classes, not verified again past the time limit, under this release's
+    method and status. Its objective is the one found when the start was checked or
+    set up, else computed: never the release's own ``provenance["start_objective"]``,
+    which may be under another objective or table."""
     value = checked.value
     if value is None:
         value = objective_value(instance, release, objective)
@@ -482,9 +483,11 @@ def _unsearched(instance, requirements, release: Release, objective, params, see
         status=Status.FEASIBLE,
         objective=value,
         provenance=provenance("lns", params, requirements, seed, started,
-                              objective_name=str(objective), search=stats, gap=None,
-                              verification=checked.verification),
+                              objective_name=str(objective), search=stats, gap=None),
     )
+    # What the verifier says of this release: the start's report names the start.
+    out = out.with_provenance(verification={**checked.verification, "method": out.method,
+                                            "status": str(out.status)})
     if isinstance(objective, Objective):
         out = out.with_provenance(privacy=privacy_summary(out.groups, objective))
     return out

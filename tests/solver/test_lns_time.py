@@ -277,6 +277,30 @@ def test_every_cell_star_is_not_checked_past_the_limit(monkeypatch):
     assert (rel.table[list(inst.schema.generalizable)].astype(str) == "*").all().all()
 
 
+def test_an_unsearched_suppression_release_has_its_own_verification(monkeypatch):
+    """lns under suppression whose search set-up stops (the registries' deadline
+    already past): the release is its start, unsearched, and its recorded
+    verification, without metrics as the start's was, is what the verifier says of
+    that release now, but for the seconds (it named the start's method,
+    'lattice-local', not 'lns')."""
+    from fairanon.solver.lns import Registry
+
+    def passed(instance, name, deadline=None):
+        return Registry(instance, name,
+                        deadline=None if deadline is None else time.perf_counter() - 1)
+
+    monkeypatch.setattr(lns_module, "Registry", passed)
+    _no_search(monkeypatch)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, seed=0, time_limit=30, recoding="suppression", bound=False)
+    assert "stopped" in rel.provenance["search"] and rel.status == Status.FEASIBLE
+    fresh = fa.verify(inst, rel, reqs, metrics=False).to_dict()
+    recorded = dict(rel.provenance["verification"])
+    del fresh["elapsed_s"], recorded["elapsed_s"]
+    assert recorded == fresh and fresh["passed"]
+
+
 def test_a_first_start_ready_past_the_limit_is_not_checked(monkeypatch):
     """The only heuristic returns past lns's whole limit (a stub sleeping through it):
     its release is neither verified past the limit nor returned unverified; no other
