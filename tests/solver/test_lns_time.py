@@ -256,6 +256,39 @@ def test_the_closure_stops_within_a_block_of_joins(monkeypatch):
     assert len(joins) == 1 and enc.d == 3
 
 
+def test_the_closure_stops_within_a_slice_of_new_keys(monkeypatch):
+    """As above, for the new keys a block of joins adds to the set of seen vectors:
+    the deadline is looked at between slices of KEYS_BLOCK keys (one here), so it
+    passing as the first key is added stops the closure before the second is. The
+    clock is a flag set by the first key added."""
+    import numpy as np
+
+    from fairanon.solver.local_recoding import encoding, labels
+
+    inst = _german(("age", "duration", "job"))
+    widest = max(len(np.unique(inst.codes(n))) for n in inst.schema.generalizable)
+    enc = encoding.encode(inst, [fa.KAnonymity(5)], max_range_values=widest)
+    passed, added = [False], []
+
+    class Seen(set):
+        def add(self, key):
+            added.append(key)
+            passed[0] = True  # the deadline passes as the first new key is added
+            super().add(key)
+
+    def check(deadline, stage):
+        if passed[0]:
+            raise labels.BuildStopped(stage)
+
+    # The sets encoding builds are Seen: the closure's `seen` is the first to be added to.
+    monkeypatch.setattr(encoding, "set", Seen, raising=False)
+    monkeypatch.setattr(encoding, "KEYS_BLOCK", 1)
+    monkeypatch.setattr(encoding, "check_deadline", check)
+    with pytest.raises(labels.BuildStopped, match="joining the candidate classes"):
+        encoding._candidates(enc, True, 5, 300_000, deadline=time.perf_counter() + 60)
+    assert len(added) == 1
+
+
 def test_every_cell_star_is_not_checked_past_the_limit(monkeypatch):
     """No heuristic gives a start and the table is not re-solved whole: every cell '*'
     is not built nor verified when its check is expected to end past lns's limit (the
