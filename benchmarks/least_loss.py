@@ -113,7 +113,13 @@ def adult(args) -> list[dict]:
     cells = inst.n_rows * len(inst.schema.qi)
     searched = {
         "case": "adult k=5 LM", "method": f"LP bound by search {args.limit:g} s", "wall_s": wall,
-        "cpu_s": cpu, "bound": float(lp.value) / cells, "rounds": lp.details["rounds"],
+        "cpu_s": cpu,
+    }
+    if lp is None:  # no bound within the limit
+        searched.update({"bound": None, "target": 0.25})
+        return [row, searched]
+    searched |= {
+        "bound": float(lp.value) / cells, "rounds": lp.details["rounds"],
         "lp": None if lp.details["lp"] is None else lp.details["lp"] / cells,
         "searches": f"{lp.details['searches']} ({lp.details['searches_cut']} cut)",
         "gap": relative_gap(objective_value(inst, rel, "lm"), Fraction(lp.value)), "target": 0.25,

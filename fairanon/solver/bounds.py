@@ -299,8 +299,11 @@ def lp_bound(
     # Why columns stopped being added when the LP would pass the memory limit.
     stopped = None
 
-    def result() -> LowerBound:
-        """The best Lagrangian bound so far, rounded up to the objective's grid."""
+    def result() -> LowerBound | None:
+        """The best Lagrangian bound so far, rounded up to the objective's grid; None
+        when none is finite (no bound)."""
+        if not math.isfinite(best):
+            return None
         if pool is not None:
             pool.cost = pricer.int_cost  # the search's vectors grow with its columns
         margin = 1e-7 * max(1.0, abs(best)) + 1e-6

@@ -326,7 +326,7 @@ class LabelSearch:
         # Open nodes: (bound, depth, labels chosen, their cost, the parent's types and
         # their values on the parent's attribute, the label chosen there); the root has
         # no parent. A child's types are found when it is expanded, not held meanwhile.
-        stack: list = [(-math.inf, 0, (), 0.0, types, None, None)]
+        stack: list = [(self._root_bound(u, types), 0, (), 0.0, types, None, None)]
         nodes = 0
         while stack:
             if deadline is not None and time.perf_counter() >= deadline:
@@ -365,6 +365,15 @@ class LabelSearch:
                 stack.append((float(bounds[j]), depth + 1, labels + ((a, int(cands[j])),),
                               float(cost[j]), here, x, int(cands[j])))
         return SearchResult(best, _most_negative(leaves, most), True, nodes)
+
+    def _root_bound(self, u: np.ndarray, types: np.ndarray) -> float:
+        """The root's bound: costs are at least 0, so every vector's mean_k is at least
+        minus the k largest duals of the group's records over k (finite, so a search cut
+        before the root is expanded still bounds the minimum)."""
+        order = types[np.argsort(-u[types], kind="stable")]
+        w = self.w[order]
+        take = np.clip(self.k - (np.cumsum(w) - w), 0.0, w)
+        return -float(take @ u[order]) / self.k
 
     def _labels(self, chosen: tuple, depth: int, last: int) -> tuple:
         """The labels of a vector in attribute order, from the (attribute, label) pairs

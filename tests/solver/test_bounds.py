@@ -485,3 +485,33 @@ def test_lp_bound_prices_by_search_where_the_closure_is_too_large():
     assert from_release.details["vectors"] >= start.n_groups
     with pytest.raises(fa.InvalidParameterError, match="'pricing' parameter of lp_bound"):
         lp_bound(inst, reqs, "ncp", pricing="nope")
+
+
+def test_lp_bound_whose_searches_are_cut_at_the_root():
+    """A search cut before its root is expanded still bounds the minimum: costs are at
+    least 0, so mean_k is at least minus the k largest duals of the records over k (a
+    hand computation here); lp_bound whose every search is so cut returns a valid bound
+    (at most the closure's LP value), and no bound when a search gives none."""
+    from unittest import mock
+
+    import fairanon.solver.pricing as pricing
+
+    inst = fa.load("german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(5)]
+    enc = encode(inst, reqs)
+    search = pricing.LabelSearch(enc, 5, "ncp")
+    types = np.arange(enc.n_types)
+    u = (types % 7).astype(float)
+    cut = search.search(u, types, deadline=0.0)
+    # Five records of dual 6 at least (the types t = 6 mod 7 hold more than five).
+    assert enc.weight[types % 7 == 6].sum() >= 5
+    assert not cut.complete and cut.nodes == 0 and cut.lower == -6.0
+    closure = lp_bound(inst, reqs, "ncp")
+    late = mock.Mock(perf_counter=lambda: math.inf)
+    with mock.patch.object(pricing, "time", late):
+        bound = lp_bound(inst, reqs, "ncp", pricing="search", time_limit=60)
+    assert not bound.complete and bound.details["searches_cut"] == bound.details["searches"]
+    assert 0 <= bound.value <= closure.value
+    none = pricing.SearchResult(-math.inf, [], False, 0)
+    with mock.patch.object(pricing.LabelSearch, "search", lambda *a, **kw: none):
+        assert lp_bound(inst, reqs, "ncp", pricing="search", time_limit=60) is None
