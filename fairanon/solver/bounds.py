@@ -345,7 +345,10 @@ def lp_bound(
         need = pricer.memory() + LP_NONZERO_BYTES * (nonzeros[0] + more)
         return limit.bytes is None or need <= limit.bytes
 
-    first = pricer.first_columns(center, enc, vectors, release, k)
+    try:
+        first = pricer.first_columns(center, enc, vectors, release, k)
+    except BuildStopped:
+        return result()  # the search's first vectors are not listed by the deadline
     if not fits(first):
         stopped = _memory_stop(pricer.memory(), nonzeros[0], first, limit)
         return result()
@@ -371,9 +374,13 @@ def lp_bound(
             # (a mispricing): adding it leaves the LP and its duals as they were, for
             # ever. Only columns that enter the LP are added; else the LP's duals price.
             tolerance = -1e-9 * max(1.0, abs(lp_value))
+            try:
+                priced = pricer.columns(u, mean, order, columns)
+            except BuildStopped:
+                return result()  # the search's vectors are not listed by the deadline
             fresh = [
                 col
-                for col in pricer.columns(u, mean, order, columns)
+                for col in priced
                 if float(((pricer.int_cost[col[0]] - duals[col[1]]) * col[2]).sum()) < tolerance
             ]
             if fresh:
@@ -532,7 +539,7 @@ class _SearchPricer:
     Vectors are registered as they enter the LP; ``vectors`` and ``int_cost`` grow."""
 
     def __init__(self, enc, k: int, objective: str, n_g: dict, deadline: float | None):
-        self.search = LabelSearch(enc, k, objective)
+        self.search = LabelSearch(enc, k, objective, deadline)
         self.scale = self.search.scale
         self.k, self.n_g, self.deadline = k, n_g, deadline
         self.w = enc.weight.astype(float)
@@ -561,7 +568,8 @@ class _SearchPricer:
         row), those that are new registered."""
         labels = [tuple(int(x) for x in row) for row in labels]
         fresh = list(dict.fromkeys(row for row in labels if (g, *row) not in self.index))
-        for row, cover in zip(fresh, self.search.covered(self.group_types[g], np.array(fresh))):
+        covers = self.search.covered(self.group_types[g], np.array(fresh), self.deadline)
+        for row, cover in zip(fresh, covers):
             self.index[(g, *row)] = len(self.vectors)
             self.vectors.append((g, *row))
             self.covers.append(cover)
@@ -640,7 +648,7 @@ class _SearchPricer:
         group[pair_c] = enc.protected[pair_t]
         mixed = np.zeros(n_cls, dtype=bool)
         mixed[pair_c[enc.protected[pair_t] != group[pair_c]]] = True
-        labels = self.search.summaries(pair_c, pair_t, n_cls)
+        labels = self.search.summaries(pair_c, pair_t, n_cls, self.deadline)
         starts = np.searchsorted(pair_c, np.arange(n_cls + 1))
         out = []
         for g in self.group_types:
@@ -701,7 +709,10 @@ def _search_model(enc, k: int, objective: str, deadline: float | None) -> _Model
     n_g = {int(g): int(w[enc.protected == g].sum()) for g in np.unique(enc.protected).tolist()}
     if any(size < k for size in n_g.values()):
         return None
-    pricer = _SearchPricer(enc, k, objective, n_g, deadline)
+    try:
+        pricer = _SearchPricer(enc, k, objective, n_g, deadline)
+    except BuildStopped:
+        return None  # the search's pairwise costs are not built by the deadline
     return _Model(enc, pricer.vectors, np.zeros(0, dtype=np.int64), pricer.scale, pricer)
 
 

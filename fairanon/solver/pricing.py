@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .local_recoding.encoding import Encoding
+from .local_recoding.labels import check_deadline
 from .local_recoding.model import _lcm
 
 __all__ = ["LabelSearch", "SearchResult"]
@@ -61,6 +62,8 @@ REFINE_ROUNDS = 2
 #: Records of a node up to which the pairwise bound is taken over the node's records
 #: (above, over the group's, computed once).
 NODE_PAIRS = 2000
+#: Children pushed between two reads of the clock.
+CHILDREN_STEP = 4096
 #: Cells of the temporary arrays the search builds a block at a time (8 bytes each at
 #: most: 16 MB).
 CELLS = 2_000_000
@@ -100,9 +103,12 @@ class LabelSearch:
     k : int
     objective : {"ncp", "lm"}
         Per-record costs that are the vector's whatever the record.
+    deadline : float, optional
+        ``time.perf_counter`` value past which building the pairwise costs stops
+        (:class:`~fairanon.solver.local_recoding.labels.BuildStopped`).
     """
 
-    def __init__(self, enc: Encoding, k: int, objective: str):
+    def __init__(self, enc: Encoding, k: int, objective: str, deadline: float | None = None):
         tables = [space.ncp if objective == "ncp" else space.lm for space in enc.spaces]
         self.scale = _lcm({c.denominator for table in tables for c in table})
         self.icost = [[int(c * self.scale) for c in table] for table in tables]
@@ -113,7 +119,7 @@ class LabelSearch:
         self.k = k
         self.d = enc.d
         # Per attribute, the cost of the cheapest label covering each pair of values.
-        self.pair = [_pair_costs(m, c) for m, c in zip(self.masks, self.cost)]
+        self.pair = [_pair_costs(m, c, deadline) for m, c in zip(self.masks, self.cost)]
         # The group searched last and, per number of attributes left, its records'
         # pairwise bounds over the whole group (:meth:`_group_pairwise`).
         self._group: np.ndarray | None = None
@@ -148,12 +154,15 @@ class LabelSearch:
             labels.append(int(np.flatnonzero(full)[np.argmin(self.cost[a][full])]))
         return tuple(labels)
 
-    def covered(self, types: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
-        """Per row of `labels` (a label per attribute), the types of `types` it covers."""
+    def covered(self, types: np.ndarray, labels: np.ndarray,
+                deadline: float | None = None) -> list[np.ndarray]:
+        """Per row of `labels` (a label per attribute), the types of `types` it covers;
+        BuildStopped past `deadline`, checked per block of rows."""
         labels = np.asarray(labels, dtype=np.int64).reshape(-1, self.d)
         out: list[np.ndarray] = []
         step = max(1, CELLS // max(len(types), 1))
         for lo in range(0, len(labels), step):
+            check_deadline(deadline, "listing the types of the vectors found")
             part = labels[lo : lo + step]
             keep = np.ones((len(part), len(types)), dtype=bool)
             for a in range(self.d):
@@ -161,9 +170,11 @@ class LabelSearch:
             out.extend(types[row] for row in keep)
         return out
 
-    def summaries(self, classes: np.ndarray, types: np.ndarray, n_classes: int) -> np.ndarray:
+    def summaries(self, classes: np.ndarray, types: np.ndarray, n_classes: int,
+                  deadline: float | None = None) -> np.ndarray:
         """Per class, the cheapest label per attribute covering the values of its types
-        (`classes` and `types`: the (class, type) pairs), shape (n_classes, d)."""
+        (`classes` and `types`: the (class, type) pairs), shape (n_classes, d);
+        BuildStopped past `deadline`, checked per block of classes."""
         out = np.empty((n_classes, self.d), dtype=np.int64)
         for a in range(self.d):
             n_labels, m = self.masks[a].shape
@@ -171,6 +182,7 @@ class LabelSearch:
             # Classes a block at a time: the classes x labels products stay a few MB.
             step = max(1, CELLS // max(n_labels + m, 1))
             for lo in range(0, n_classes, step):
+                check_deadline(deadline, "summarising the release's classes")
                 mine = (classes >= lo) & (classes < lo + step)
                 present = np.zeros((min(step, n_classes - lo), m), dtype=np.float32)
                 present[classes[mine] - lo, self.values[a][types[mine]]] = 1.0
@@ -328,10 +340,19 @@ class LabelSearch:
         # no parent. A child's types are found when it is expanded, not held meanwhile.
         stack: list = [(self._root_bound(u, types), 0, (), 0.0, types, None, None)]
         nodes = 0
+
+        def late() -> bool:
+            return deadline is not None and time.perf_counter() >= deadline
+
+        def cut(expanding: float = math.inf) -> SearchResult:
+            """The search stopped by its deadline: the least of the best found, the
+            open nodes' bounds and that of the node being expanded (`expanding`)."""
+            lower = min([best, expanding] + [entry[0] for entry in stack])
+            return SearchResult(lower, _most_negative(leaves, most), False, nodes)
+
         while stack:
-            if deadline is not None and time.perf_counter() >= deadline:
-                lower = min([best] + [entry[0] for entry in stack])
-                return SearchResult(lower, _most_negative(leaves, most), False, nodes)
+            if late():
+                return cut()
             bound, depth, labels, partial, parent, parent_x, label = stack.pop()
             if bound >= best:
                 continue
@@ -344,6 +365,8 @@ class LabelSearch:
             cands, present, covers, x = self._children(here, a)
             if not len(cands):
                 continue
+            if late():
+                return cut(bound)
             cost = partial + self.cost[a][cands]
             if depth == self.d - 1:
                 # The last attribute: the children are vectors, their means exact.
@@ -357,11 +380,19 @@ class LabelSearch:
                 continue
             rest = self.order[depth + 1 :]
             g = self.narrowest(here, rest)
+            if late():
+                return cut(bound)
             low = self._refined(here, x, present, rest, g, u)
+            if late():
+                return cut(bound)
             bounds = cost + self._k_least(covers, low) / k
             alive = np.flatnonzero(bounds < best)
             # Least bound popped first: the best vectors are found early and prune.
-            for j in alive[np.argsort(-bounds[alive], kind="stable")].tolist():
+            # A node may have hundreds of thousands of children (the ranges of a wide
+            # numeric attribute): the clock is read every CHILDREN_STEP of them.
+            for i, j in enumerate(alive[np.argsort(-bounds[alive], kind="stable")].tolist()):
+                if i % CHILDREN_STEP == 0 and i and late():
+                    return cut(bound)
                 stack.append((float(bounds[j]), depth + 1, labels + ((a, int(cands[j])),),
                               float(cost[j]), here, x, int(cands[j])))
         return SearchResult(best, _most_negative(leaves, most), True, nodes)
@@ -385,13 +416,15 @@ class LabelSearch:
         return tuple(out)
 
 
-def _pair_costs(masks: np.ndarray, cost: np.ndarray) -> np.ndarray:
+def _pair_costs(masks: np.ndarray, cost: np.ndarray, deadline: float | None = None) -> np.ndarray:
     """The cost of the cheapest label (rows of `masks`, costs `cost`) covering each pair
-    of values, labels a block at a time."""
+    of values, labels a block at a time (O(labels x values^2): BuildStopped past
+    `deadline`, checked per block)."""
     n_labels, m = masks.shape
     out = np.full((m, m), np.inf)
     step = max(1, CELLS // max(m * m, 1))
     for lo in range(0, n_labels, step):
+        check_deadline(deadline, "pairing the values of an attribute")
         part = masks[lo : lo + step]
         both = part[:, :, None] & part[:, None, :]
         out = np.minimum(out, np.where(both, cost[lo : lo + step, None, None], np.inf).min(axis=0))

@@ -515,3 +515,37 @@ def test_lp_bound_whose_searches_are_cut_at_the_root():
     none = pricing.SearchResult(-math.inf, [], False, 0)
     with mock.patch.object(pricing.LabelSearch, "search", lambda *a, **kw: none):
         assert lp_bound(inst, reqs, "ncp", pricing="search", time_limit=60) is None
+
+
+def test_pricing_search_reads_its_deadline_inside_a_node_and_its_build():
+    """A node's expansion reads the clock after listing its children, after their g and
+    after raising g, and every CHILDREN_STEP children pushed: a deadline passed at any of
+    those reads stops the search before the next node, with a bound no higher than the
+    closure's least mean_k (found by enumerating the closure); building the pairwise
+    costs past the deadline stops, and lp_bound then gives no bound."""
+    from unittest import mock
+
+    import fairanon.solver.pricing as pricing
+    from fairanon.solver.local_recoding.labels import BuildStopped
+
+    inst = fa.load("german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"})
+    k = 5
+    model = _closure_model(inst, k, "ncp", 10**6, None)
+    search = pricing.LabelSearch(model.enc, k, "ncp")
+    u = (np.arange(model.enc.n_types) % 7).astype(float)
+    for (members, _), least in zip(model.pricer.groups, _closure_minima(model, u)):
+        types = np.flatnonzero(model.enc.protected == model.vectors[int(members[0])][0])
+        for look in range(2, 6):
+            clock = iter([0.0] * (look - 1) + [2.0] * 10**6)
+            calls = []
+            children = search._children
+            with mock.patch.object(pricing, "time", mock.Mock(perf_counter=lambda: next(clock))), \
+                    mock.patch.object(pricing, "CHILDREN_STEP", 1), \
+                    mock.patch.object(search, "_children", lambda *a: calls.append(1) or children(*a)):
+                cut = search.search(u, types, deadline=1.0)
+            assert not cut.complete and cut.nodes == 1 and len(calls) == 1, (look, cut)
+            assert cut.lower <= least + 1e-6 * max(1.0, abs(least)), (look, cut, least)
+    with pytest.raises(BuildStopped):
+        pricing.LabelSearch(model.enc, k, "ncp", deadline=-math.inf)
+    with mock.patch.object(pricing, "check_deadline", mock.Mock(side_effect=BuildStopped("test"))):
+        assert lp_bound(inst, [fa.KAnonymity(k)], "ncp", pricing="search", time_limit=60) is None
