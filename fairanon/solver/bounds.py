@@ -538,8 +538,9 @@ class _SearchPricer:
     gives each group's minimum, or a lower bound on it when the deadline cuts it.
     Vectors are registered as they enter the LP; ``vectors`` and ``int_cost`` grow."""
 
-    def __init__(self, enc, k: int, objective: str, n_g: dict, deadline: float | None):
-        self.search = LabelSearch(enc, k, objective, deadline)
+    def __init__(self, enc, k: int, objective: str, n_g: dict, deadline: float | None,
+                 limit: Limit | None = None):
+        self.search = LabelSearch(enc, k, objective, deadline, limit)
         self.scale = self.search.scale
         self.k, self.n_g, self.deadline = k, n_g, deadline
         self.w = enc.weight.astype(float)
@@ -560,8 +561,9 @@ class _SearchPricer:
                 "searches_cut": self.cut}
 
     def memory(self) -> int:
-        """Bytes the vectors found and their pairs hold (:func:`lp_memory`)."""
-        return lp_memory(len(self.vectors), 0, self.pairs)
+        """Bytes the vectors found and their pairs hold (:func:`lp_memory`), and the
+        search's arrays (:meth:`LabelSearch.memory`)."""
+        return lp_memory(len(self.vectors), 0, self.pairs) + self.search.memory()
 
     def _vectors(self, g: int, labels) -> list[int]:
         """The ids of the vectors of group g with `labels` (a label per attribute per
@@ -702,15 +704,17 @@ class _SearchPricer:
         return [col if isinstance(col, tuple) else self._column(col, u) for _, col in out[:most]]
 
 
-def _search_model(enc, k: int, objective: str, deadline: float | None) -> _Model | None:
+def _search_model(enc, k: int, objective: str, deadline: float | None,
+                  limit: Limit | None = None) -> _Model | None:
     """The LP bound's model priced by search instead of the closure; None when some
-    protected value has fewer than k records (no release meets k)."""
+    protected value has fewer than k records (no release meets k); MemoryLimitError
+    when the search's arrays do not fit `limit`."""
     w = enc.weight.astype(np.int64)
     n_g = {int(g): int(w[enc.protected == g].sum()) for g in np.unique(enc.protected).tolist()}
     if any(size < k for size in n_g.values()):
         return None
     try:
-        pricer = _SearchPricer(enc, k, objective, n_g, deadline)
+        pricer = _SearchPricer(enc, k, objective, n_g, deadline, limit)
     except BuildStopped:
         return None  # the search's pairwise costs are not built by the deadline
     return _Model(enc, pricer.vectors, np.zeros(0, dtype=np.int64), pricer.scale, pricer)
@@ -758,7 +762,7 @@ def _closure_model(
         return None
     searchable = pricing != "closure" and objective in SEARCH_OBJECTIVES
     if pricing == "search" and searchable:
-        return _search_model(enc, k, objective, deadline)
+        return _search_model(enc, k, objective, deadline, limit)
     counts = np.bincount(enc.protected)
     cap, per_group = max_vectors, int(counts.max())
     if limit is not None and limit.bytes is not None:
@@ -766,7 +770,7 @@ def _closure_model(
         # its protected value.
         least = lp_memory(enc.n_types, int((counts**2).sum()))
         if least > limit.bytes and searchable:
-            return _search_model(enc, k, objective, deadline)
+            return _search_model(enc, k, objective, deadline, limit)
         if least > limit.bytes:
             _check_lp_memory(enc, least, f"at least {enc.n_types:,}", limit, at_least=True)
         per_vector = LP_VECTOR_BYTES + LP_CELL_BYTES * per_group
@@ -783,7 +787,7 @@ def _closure_model(
         cands = _candidates(enc, True, k, cap, deadline=deadline, on_pairs=pairing)
     except ClosureTooLarge:
         if searchable:
-            return _search_model(enc, k, objective, deadline)
+            return _search_model(enc, k, objective, deadline, limit)
         if cap < max_vectors:
             need = lp_memory(cap + 1, (cap + 1) * per_group)
             _check_lp_memory(enc, need, f"more than {cap:,}", limit, at_least=True)

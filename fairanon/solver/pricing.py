@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._memory import check_memory
 from .local_recoding.encoding import Encoding
 from .local_recoding.labels import check_deadline
 from .local_recoding.model import _lcm
@@ -106,14 +107,32 @@ class LabelSearch:
     deadline : float, optional
         ``time.perf_counter`` value past which building the pairwise costs stops
         (:class:`~fairanon.solver.local_recoding.labels.BuildStopped`).
+    limit : optional
+        The memory limit (:mod:`fairanon._memory`) of `caller` the arrays of
+        :meth:`memory` are checked against before they are made (MemoryLimitError).
     """
 
-    def __init__(self, enc: Encoding, k: int, objective: str, deadline: float | None = None):
+    def __init__(self, enc: Encoding, k: int, objective: str, deadline: float | None = None,
+                 limit=None, caller: str = "lp_bound"):
         tables = [space.ncp if objective == "ncp" else space.lm for space in enc.spaces]
         self.scale = _lcm({c.denominator for table in tables for c in table})
         self.icost = [[int(c * self.scale) for c in table] for table in tables]
         self.cost = [np.array(table, dtype=float) for table in self.icost]
-        self.masks = [space.masks for space in enc.spaces]
+        sizes = [(space.n_labels, space.m) for space in enc.spaces]
+        # Held: the label rows (a byte per label and value) and the pairwise costs (8
+        # bytes per pair of values); made per node or release: the float64 labels x
+        # values arrays of narrowest and _children with their bool covers, and the
+        # float32 rows of summaries (at most 9 bytes per label and value, one attribute
+        # at a time).
+        self.held = sum(n * m + 8 * m * m for n, m in sizes)
+        self.temporary = max([9 * n * m for n, m in sizes] + [0])
+        check_memory(self.held + self.temporary,
+                     f"the pricing search's label rows and pairwise costs over the "
+                     f"{enc.n_types:,} record types of {enc.instance.name!r} "
+                     f"(values per attribute {[m for _, m in sizes]})",
+                     "use fewer quasi-identifiers or coarser numeric hierarchies", limit,
+                     caller=caller)
+        self.masks = [space.mask_rows(limit, caller) for space in enc.spaces]
         self.values = [np.ascontiguousarray(enc.qi[:, a]) for a in range(enc.d)]
         self.w = enc.weight.astype(float)
         self.k = k
@@ -127,6 +146,10 @@ class LabelSearch:
         # Attributes with the most labels first: their labels split the records most,
         # and the bounds below them see the small attributes' costs through g.
         self.order = sorted(range(enc.d), key=lambda a: -len(self.cost[a]))
+
+    def memory(self) -> int:
+        """Bytes the search holds at most (its arrays, held and temporary)."""
+        return self.held + self.temporary
 
     # ---------------------------------------------------------------- helpers
     def narrowest(self, types: np.ndarray, attrs) -> np.ndarray:

@@ -549,3 +549,21 @@ def test_pricing_search_reads_its_deadline_inside_a_node_and_its_build():
         pricing.LabelSearch(model.enc, k, "ncp", deadline=-math.inf)
     with mock.patch.object(pricing, "check_deadline", mock.Mock(side_effect=BuildStopped("test"))):
         assert lp_bound(inst, [fa.KAnonymity(k)], "ncp", pricing="search", time_limit=60) is None
+
+
+def test_pricing_search_keeps_lp_bounds_memory_limit():
+    """The search's label rows, pairwise costs and per-node arrays are checked against
+    lp_bound's memory limit before they are made: a numeric attribute of 150 values
+    has 11,325 ranges, 1.7 MB of rows, 180 kB of pairs and 15.3 MB of float64 and bool
+    arrays per node (9 bytes per range and value), above a 12 MB limit."""
+    m = 150
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"zip": rng.permutation(np.repeat(np.arange(m), 2)),
+                       "s": rng.choice(["x", "y"], 2 * m)})
+    schema = fa.Schema([fa.Attribute("zip", kind="numeric", intervals=fa.IntervalHierarchy((10, 100, 1000))),
+                        fa.Attribute("s", role="sensitive")])
+    inst = fa.Instance(df, schema, name="wide")
+    with pytest.raises(fa.MemoryLimitError, match="pricing search's label rows") as refused:
+        lp_bound(inst, [fa.KAnonymity(5)], "lm", pricing="search", memory_limit="12MB")
+    assert refused.value.need == 11_325 * m + 8 * m * m + 9 * 11_325 * m
+

@@ -146,10 +146,15 @@ class LabelSpace:
         """Boolean rows, shape (labels, m): ``masks[j, i]``, label j covers value i. Made
         when read for a space of runs (labels x m bytes, checked against the memory
         limit): the model itself reads the runs."""
+        return self.mask_rows()
+
+    def mask_rows(self, limit=None, caller: str = "cpsat") -> np.ndarray:
+        """:attr:`masks`, a space of runs' checked against `limit` (as in
+        :func:`fairanon._memory.current_limit`) of `caller`."""
         if self._masks is not None:
             return self._masks
         check_memory(self.n_labels * self.m, f"the labels of {self.name!r} as rows over its {self.m:,} values",
-                     "read them as runs (LabelSpace.covers)", caller="cpsat")
+                     "read them as runs (LabelSpace.covers)", limit, caller=caller)
         return self.covers(np.arange(self.n_labels)[:, None], np.arange(self.m)[None, :])
 
     def covers(self, labels: np.ndarray, values: np.ndarray) -> np.ndarray:
