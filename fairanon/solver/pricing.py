@@ -39,8 +39,9 @@ nodes left open is a lower bound on the minimum -- never more than it. The bound
 the exact means of the last attribute's labels are computed for all labels at once from
 each attribute value's k records of least (largest) key.
 
-Costs are the labels' exact losses times a common denominator (integers, held as
-floats: sums of at most d of them are exact).
+Costs are the labels' exact losses times a common denominator `scale` (integers, held as
+floats: a loss is at most 1, so sums of at most d of them are exact while d * scale is
+below 2**53).
 """
 
 from __future__ import annotations
@@ -139,10 +140,13 @@ class LabelSearch:
         self.d = enc.d
         # Per attribute, the cost of the cheapest label covering each pair of values.
         self.pair = [_pair_costs(m, c, deadline) for m, c in zip(self.masks, self.cost)]
-        # The group searched last and, per number of attributes left, its records'
-        # pairwise bounds over the whole group (:meth:`_group_pairwise`).
+        # The group being searched and, per group (its types' bytes) and number of
+        # attributes left, its records' pairwise bounds over the whole group
+        # (:meth:`_group_pairwise`): kept per group, as the LP's rounds search the
+        # protected groups in turn.
         self._group: np.ndarray | None = None
         self._cache: dict = {}
+        self._caches: dict = {}
         # Attributes with the most labels first: their labels split the records most,
         # and the bounds below them see the small attributes' costs through g.
         self.order = sorted(range(enc.d), key=lambda a: -len(self.cost[a]))
@@ -302,7 +306,7 @@ class LabelSearch:
     def _pairwise(self, here, rows, rest) -> np.ndarray:
         """For the records at positions `rows` of `here`: the (k - 1)-th least D(t, s)
         over the other records s of `here` (module docstring; a type's own other records
-        at 0)."""
+        at D(t, t), the sum over `rest` of the cheapest label covering its value)."""
         need = self.k - 1
         out = np.zeros(len(rows))
         step = max(1, CELLS // max(len(here), 1))
@@ -355,8 +359,8 @@ class LabelSearch:
         whether the search ended before `deadline` (``time.perf_counter``)."""
         k = self.k
         best = incumbent
-        if self._group is None or not np.array_equal(self._group, types):
-            self._group, self._cache = types, {}
+        self._group = types
+        self._cache = self._caches.setdefault(types.tobytes(), {})
         leaves: list = []
         # Open nodes: (bound, depth, labels chosen, their cost, the parent's types and
         # their values on the parent's attribute, the label chosen there); the root has

@@ -624,3 +624,26 @@ def test_pricing_search_matches_every_label_combination(data, inst):
     found = search.search(np.array([float(x * search.scale) for x in u]), types)
     assert found.complete
     assert math.isclose(found.lower / search.scale, least, rel_tol=1e-9, abs_tol=1e-9), (found, least)
+
+
+def test_pricing_search_keeps_each_groups_pairwise_bounds():
+    """The pairwise bounds over a protected group are kept per group: searching a group
+    again after another, at the same duals, computes none anew and finds the same
+    minimum."""
+    from unittest import mock
+
+    import fairanon.solver.pricing as pricing
+
+    inst = fa.load("german", qi=["job", "savings", "housing"])
+    enc = encode(inst, [fa.KAnonymity(5)])
+    groups = [np.flatnonzero(enc.protected == g) for g in np.unique(enc.protected)]
+    assert len(groups) >= 2
+    search = pricing.LabelSearch(enc, 5, "ncp")
+    u = (np.arange(enc.n_types) % 7).astype(float)
+    with mock.patch.object(pricing, "NODE_PAIRS", 0):
+        first = [search.search(u, types) for types in groups]
+        calls = []
+        pairwise = search._pairwise
+        with mock.patch.object(search, "_pairwise", lambda *a: calls.append(1) or pairwise(*a)):
+            again = search.search(u, groups[0])
+    assert not calls and again.lower == first[0].lower
