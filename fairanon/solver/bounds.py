@@ -259,7 +259,7 @@ def lp_bound(
         found, ``details["pricing"]`` is "search"); "auto" searches when the closure
         has more than `max_vectors` vectors or does not fit the memory limit. The
         search is exact but slow where the closure is large (UCI Adult, 8 QIs, LM,
-        k = 5: 3 rounds in 60 s, far below the per-record bound; see
+        k = 5: 8 rounds in 60 s, far below the per-record bound; see
         ``benchmarks/least_loss.py``), so :func:`fairanon.methods.lns.best_bound`
         does not use it.
 
