@@ -207,17 +207,18 @@ def partition_optimum(instance, requirements, *, recoding, objective, tight=None
         tight = all(isinstance(r, MONOTONE) for r in requirements) and "discernibility" not in terms
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
     best = None
+    rows = [space.masks for space in spaces]  # made once: a space of runs builds them when read
     for blocks in set_partitions(range(n), k):
         if any(len({table.protected[r] for r in block}) > 1 for block in blocks):
             continue
         choices = []
         for block in blocks:
             per_attr = []
-            for a, space in enumerate(spaces):
+            for a, masks in enumerate(rows):
                 covered = {values[r][a] for r in block}
-                fits = [j for j in range(space.n_labels) if all(space.masks[j, v] for v in covered)]
+                fits = [j for j in range(len(masks)) if all(masks[j, v] for v in covered)]
                 if tight:
-                    fits = [min(fits, key=lambda j: (int(space.masks[j].sum()), j))]
+                    fits = [min(fits, key=lambda j: (int(masks[j].sum()), j))]
                 per_attr.append(fits)
             choices.append(list(itertools.product(*per_attr)))
         for combo in itertools.product(*choices):

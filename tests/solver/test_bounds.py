@@ -102,14 +102,15 @@ def _set_partitioning_lp(inst, k, objective) -> float:
     values = [[int(s.row_value[r]) for s in enc.spaces] for r in range(n)]
     table_of = {"ncp": lambda s: s.ncp, "lm": lambda s: s.lm}[objective]
     blocks, costs = [], []
+    rows = [space.masks for space in enc.spaces]  # made once: a space of runs builds them when read
     for size in range(k, n + 1):
         for block in itertools.combinations(range(n), size):
             if len({table.protected[r] for r in block}) > 1:
                 continue
             cost = Fraction(0)
-            for a, space in enumerate(enc.spaces):
+            for a, (space, masks) in enumerate(zip(enc.spaces, rows)):
                 covered = {values[r][a] for r in block}
-                fits = [j for j in range(space.n_labels) if all(space.masks[j, v] for v in covered)]
+                fits = [j for j in range(len(masks)) if all(masks[j, v] for v in covered)]
                 cost += size * min(table_of(space)[j] for j in fits)
             blocks.append(block)
             costs.append(float(cost))

@@ -586,10 +586,11 @@ def test_label_join_is_the_first_label_covering_both_in_specificity_order(name):
     a = rng.integers(space.n_labels, size=400)
     b = rng.integers(space.n_labels, size=400)
     own = set(space.own.tolist())
+    masks = space.masks  # made once: a space of runs builds them when read
     for x, y, got in zip(a.tolist(), b.tolist(), space.join(a, b).tolist()):
-        union = space.masks[x] | space.masks[y]
-        covering = [j for j in range(space.n_labels) if not (union & ~space.masks[j]).any()]
-        best = min(covering, key=lambda j: (int(space.masks[j].sum()), j not in own, j))
+        union = masks[x] | masks[y]
+        covering = [j for j in range(space.n_labels) if not (union & ~masks[j]).any()]
+        best = min(covering, key=lambda j: (int(masks[j].sum()), j not in own, j))
         assert got == best
 
 
@@ -612,10 +613,11 @@ def test_label_join_keeps_no_table_beyond_the_memory_limit():
         assert (kept is None) == (limit == 1_000)
         assert kept is None or kept.nbytes == 2 * space.n_labels**2
         own = set(space.own.tolist())
+        masks = space.masks
         for x, y, j in zip(a.tolist(), b.tolist(), got):
-            union = space.masks[x] | space.masks[y]
-            covering = [c for c in range(space.n_labels) if not (union & ~space.masks[c]).any()]
-            assert j == min(covering, key=lambda c: (int(space.masks[c].sum()), c not in own, c))
+            union = masks[x] | masks[y]
+            covering = [c for c in range(space.n_labels) if not (union & ~masks[c]).any()]
+            assert j == min(covering, key=lambda c: (int(masks[c].sum()), c not in own, c))
 
 
 def id_like_instance(n: int) -> fa.Instance:
