@@ -23,6 +23,7 @@ lazy import is still a dependency.
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 from pathlib import Path
 
@@ -63,6 +64,20 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
+@functools.lru_cache(maxsize=None)
+def import_statements(text: str) -> tuple[tuple[int, int | None, str, tuple[str, ...]], ...]:
+    """(line, level, module, names) of every import statement in the source `text`; level
+    is None for ``import X``. Cached by text: the planted-breach tests re-read a copy of
+    the package that differs from it in one file, and parsing every file is the cost."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, node.level, node.module or "", tuple(a.name for a in node.names)))
+        elif isinstance(node, ast.Import):
+            found.append((node.lineno, None, "", tuple(a.name for a in node.names)))
+    return tuple(found)
+
+
 def import_graph(root: Path) -> nx.DiGraph:
     """Module -> imported module, for every ``fairanon`` import in the tree at `root`.
 
@@ -73,24 +88,24 @@ def import_graph(root: Path) -> nx.DiGraph:
     graph.add_nodes_from(files)
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        for lineno, level, module, names in import_statements(path.read_text(encoding="utf-8")):
             targets: list[str] = []
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                    source = ".".join(base + ([node.module] if node.module else []))
+            if level is not None:  # from X import names
+                if level:
+                    base = package.split(".")[: len(package.split(".")) - (level - 1)]
+                    source = ".".join(base + ([module] if module else []))
                 else:
-                    source = node.module or ""
-                for alias in node.names:
-                    sub = f"{source}.{alias.name}"
+                    source = module
+                for alias in names:
+                    sub = f"{source}.{alias}"
                     targets.append(sub if sub in files else source)
-            elif isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
+            else:
+                targets = list(names)
             for target in targets:
                 if target.split(".")[0] == root.name and target != name:
                     while target not in files and "." in target:
                         target = target.rpartition(".")[0]
-                    graph.add_edge(name, target, line=node.lineno)
+                    graph.add_edge(name, target, line=lineno)
     return graph
 
 
