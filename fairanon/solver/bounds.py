@@ -88,9 +88,15 @@ from ..instances.instance import Instance
 from ..models.bounds import LowerBound
 from ..models.requirements import KAnonymity, Requirement, validate_requirements
 from ..release import Release
-from .local_recoding.encoding import BuildStopped, ClosureTooLarge, _candidates, encode
+from .local_recoding.encoding import (
+    BuildStopped,
+    ClosureTooLarge,
+    _candidates,
+    check_deadline,
+    encode,
+)
 from .local_recoding.model import _pair_costs
-from .pricing import LabelSearch
+from .pricing import LabelSearch, search_memory
 
 __all__ = [
     "LP_BYTES",
@@ -112,6 +118,9 @@ PRICINGS = ("auto", "closure", "search")
 SEARCH_OBJECTIVES = ("ncp", "lm")
 #: The share of the time left one pricing search may take (:class:`_SearchPricer`).
 SEARCH_SHARE = 0.25
+#: Columns added to the LP, types given their cheapest column or a release's classes
+#: made columns, between two reads of the clock (the LP's set-up stops at its deadline).
+SET_UP_STEP = 1024
 #: Weight of the best duals so far in the point where columns are priced (Wentges'
 #: dual smoothing: the LP's own duals jump from round to round on these degenerate LPs).
 SMOOTHING = 0.7
@@ -239,7 +248,13 @@ def lp_bound(
         Its classes seed the pool of vectors.
     time_limit : float, optional
         Seconds; the best bound certified so far is returned when it runs out
-        (``complete=False`` unless the LP was solved).
+        (``complete=False`` unless the LP was solved). Every step reads the clock:
+        the typing of the records, the labels, the join closure and its costs (or the
+        search's pairwise costs and first centre) between blocks, and no bound is
+        given when it passes there; the LP's rows and first columns per
+        :data:`SET_UP_STEP` types, classes or columns, and the bound at the first
+        centre (the per-record level) is given when it passes there,
+        ``details["stopped"]`` saying where.
     columns : int, default=1000
         Vectors added per round.
     smoothing : float, default=0.7
@@ -247,9 +262,12 @@ def lp_bound(
     memory_limit : optional
         As in :func:`fairanon.anonymize` (:mod:`fairanon._memory`). The join closure is
         built only up to the vectors whose pairing with the types fits it and the pairs
-        are counted before they are listed (:func:`lp_memory`); columns stop being added
-        when the restricted LP would pass it, and the best bound certified so far is
-        returned (``complete=False``, ``details["stopped"]`` says why).
+        are counted before they are listed (:func:`lp_memory`); with
+        ``pricing="search"`` the search's arrays are counted from the labels' number
+        before any label is built (:func:`~fairanon.solver.pricing.search_memory`);
+        columns stop being added when the restricted LP would pass it, and the best
+        bound certified so far is returned (``complete=False``, ``details["stopped"]``
+        says why).
     pool : ColumnPool, optional
         Receives the closure and every column added to the LP (the columns are the
         LP's own arrays: no copy).
@@ -293,10 +311,16 @@ def lp_bound(
     # Every record pays at least its cheapest vector: u_t = min c_v over the vectors
     # covering t is the per-record bound, and its Lagrangian bound (every mean_k >= 0)
     # is that bound. It is the first centre; its cheapest vectors seed the columns.
-    center = pricer.cheapest()
+    # Over the closure it is found at once, whatever the time; the search's stops at
+    # the deadline, and there is then no bound.
+    try:
+        center = pricer.cheapest()
+    except BuildStopped:
+        return None
     best, _, _ = pricer.lagrangian(center)
     rounds, lp_value, solved = 0, None, False
-    # Why columns stopped being added when the LP would pass the memory limit.
+    # Why columns stopped being added when the LP would pass the memory limit, or
+    # the LP's set-up at the deadline.
     stopped = None
 
     def result() -> LowerBound | None:
@@ -321,12 +345,26 @@ def lp_bound(
         value = int(value) if value.denominator == 1 else value
         return LowerBound(objective, value, "LP (column generation)", solved, details)
 
-    solver = pywraplp.Solver.CreateSolver("GLOP")
-    solver.SetSolverSpecificParametersAsString(GLOP_PARAMETERS)
-    released = [solver.Constraint(float(w[t]), float(w[t])) for t in range(enc.n_types)]
-    solver.Objective().SetMinimization()
+    def set_up_stopped(exc: BuildStopped) -> LowerBound | None:
+        """The bound at the first centre, the LP's set-up stopped by its deadline."""
+        nonlocal stopped
+        stopped = f"the time limit passed while {exc.stage}, before the LP's first round"
+        return result()
+
     added = [0]
     nonzeros = [0]
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    solver.SetSolverSpecificParametersAsString(GLOP_PARAMETERS)
+    released = []
+    try:
+        check_deadline(deadline, "bounding each record by its cheapest vector")
+        for lo in range(0, enc.n_types, SET_UP_STEP):
+            check_deadline(deadline, "writing the LP's rows")
+            released.extend(solver.Constraint(float(w[t]), float(w[t]))
+                            for t in range(lo, min(lo + SET_UP_STEP, enc.n_types)))
+    except BuildStopped as exc:
+        return set_up_stopped(exc)
+    solver.Objective().SetMinimization()
 
     def add(v: int, types: np.ndarray, amounts: np.ndarray) -> None:
         """A column: vector v releasing `amounts` records of each of `types`."""
@@ -346,13 +384,15 @@ def lp_bound(
         return limit.bytes is None or need <= limit.bytes
 
     try:
-        first = pricer.first_columns(center, enc, vectors, release, k)
-    except BuildStopped:
-        return result()  # the search's first vectors are not listed by the deadline
+        first = pricer.first_columns(center, enc, vectors, release, k, deadline)
+    except BuildStopped as exc:
+        return set_up_stopped(exc)  # the first vectors are not listed by the deadline
     if not fits(first):
         stopped = _memory_stop(pricer.memory(), nonzeros[0], first, limit)
         return result()
-    for col in first:
+    for i, col in enumerate(first):
+        if i % SET_UP_STEP == 0 and deadline is not None and time.perf_counter() >= deadline:
+            return set_up_stopped(BuildStopped("adding the LP's first columns"))
         add(*col)
     while deadline is None or time.perf_counter() < deadline:
         rounds += 1
@@ -362,6 +402,8 @@ def lp_bound(
         if status != pywraplp.Solver.OPTIMAL:
             break
         lp_value = solver.Objective().Value()
+        if deadline is not None and time.perf_counter() >= deadline:
+            break  # the solve took the time left: no Lagrangian past it
         duals = np.array([c.dual_value() for c in released])
         # Wentges' smoothing: price at a point between the best duals and the LP's.
         tries = [smoothing * center + (1 - smoothing) * duals, duals] if smoothing else [duals]
@@ -443,20 +485,21 @@ class _Pricer:
         """Bytes the closure and the pricer hold while the LP grows (:func:`lp_memory`)."""
         return lp_memory(self.n_vec, 0, self.pairs)
 
-    def first_columns(self, center, enc, vectors, release, k) -> list:
+    def first_columns(self, center, enc, vectors, release, k, deadline=None) -> list:
         """The LP's first columns: per protected group its coarsest vector (it covers
         every type of the group), the classes of `release`, and per type a column of
-        its cheapest vector at `center`."""
+        its cheapest vector at `center`; BuildStopped past `deadline`
+        (``time.perf_counter``), read per :data:`SET_UP_STEP` classes or types."""
         first = []
         for members, _ in self.groups:
             v = int(members[np.argmax(np.diff(self.starts)[members])])
             types = self.types[self.starts[v] : self.starts[v + 1]]
             first.append((v, types, self.w[types]))
         if release is not None:
-            for v, amounts in _release_columns(enc, vectors, release, k):
+            for v, amounts in _release_columns(enc, vectors, release, k, deadline):
                 types = np.array(list(amounts), dtype=np.int64)
                 first.append((v, types, np.array(list(amounts.values()))))
-        first.extend(self.cheapest_columns(center))
+        first.extend(self.cheapest_columns(center, deadline))
         return first
 
     def cheapest(self) -> np.ndarray:
@@ -510,15 +553,18 @@ class _Pricer:
             out.append((v, types[lo:hi][keep], amounts[keep]))
         return out
 
-    def cheapest_columns(self, u):
+    def cheapest_columns(self, u, deadline=None):
         """Per type t, a column of its cheapest vector: t whole, then the other records of
-        largest u up to k."""
+        largest u up to k; BuildStopped past `deadline`, read per :data:`SET_UP_STEP`
+        types."""
         types, wt, _ = self._sorted(u)
         pair_cost = self.cost[self.row]
         by = np.lexsort((pair_cost, self.types))
         first = by[np.searchsorted(self.types[by], np.arange(self.n_types))]
         out = {}
         for t, p in enumerate(first.tolist()):
+            if t % SET_UP_STEP == 0:
+                check_deadline(deadline, "listing each type's cheapest column")
             v = int(self.row[p])
             lo, hi = self.starts[v], self.starts[v + 1]
             ts, ws = types[lo:hi], wt[lo:hi]
@@ -607,19 +653,21 @@ class _SearchPricer:
     def cheapest(self) -> np.ndarray:
         """Per type, a lower bound on the cost of every vector covering it and k
         records: per attribute, the cheapest label covering its value and k records of
-        its group. Every mean_k is at least 0 there, so it is a valid first centre."""
+        its group. Every mean_k is at least 0 there, so it is a valid first centre.
+        BuildStopped past the deadline."""
         out = np.zeros(len(self.w))
         for types in self.group_types.values():
-            out[types] = self.search.narrowest(types, range(self.search.d))
+            out[types] = self.search.narrowest(types, range(self.search.d), self.deadline)
         return out
 
-    def first_columns(self, center, enc, vectors, release, k) -> list:
+    def first_columns(self, center, enc, vectors, release, k, deadline=None) -> list:
         """Per group its coarsest vector (covering all its types), each type of at
-        least k records alone, and the classes of `release`."""
+        least k records alone, and the classes of `release`; BuildStopped past the
+        deadline."""
         first = []
         own = np.column_stack([s.own[enc.qi[:, a]] for a, s in enumerate(enc.spaces)])
         for g, types in self.group_types.items():
-            (v,) = self._vectors(g, [self.search.coarsest(types)])
+            (v,) = self._vectors(g, [self.search.coarsest(types, self.deadline)])
             first.append((v, self.covers[v], self.w[self.covers[v]]))
             alone = types[self.w[types] >= k]
             for t, v in zip(alone.tolist(), self._vectors(g, own[alone])):
@@ -754,13 +802,17 @@ def _closure_model(
         ]
         + [1]
     )
+    searchable = pricing != "closure" and objective in SEARCH_OBJECTIVES
+    if pricing == "search" and searchable:
+        # The labels' count tells what the search would hold before they are built
+        # (the ranges of an attribute of 1,000 values, 500,000 labels, took 6.5 s CPU).
+        _check_search_memory(instance, widest, limit)
     try:
         enc = encode(instance, [KAnonymity(k)], max_range_values=widest, deadline=deadline)
     except MemoryLimitError:
         raise  # the caller says why the LP was not computed
     except (FairanonError, BuildStopped):
         return None
-    searchable = pricing != "closure" and objective in SEARCH_OBJECTIVES
     if pricing == "search" and searchable:
         return _search_model(enc, k, objective, deadline, limit)
     counts = np.bincount(enc.protected)
@@ -797,7 +849,10 @@ def _closure_model(
     except (FairanonError, BuildStopped):
         return None
     vectors, pair_t, pair_v = cands.vectors, cands.pair_t, cands.pair_v
-    costs, scale = _pair_costs(enc, vectors, pair_t, pair_v, objective)
+    try:
+        costs, scale = _pair_costs(enc, vectors, pair_t, pair_v, objective, deadline)
+    except BuildStopped:
+        return None  # the closure took the time: no bound
     w = enc.weight.astype(np.int64)
     # A vector's records cost the same under ncp and lm; where they would not, the
     # cheapest of them is a relaxation (lower costs, a lower bound still).
@@ -810,6 +865,30 @@ def _closure_model(
         return None  # no release meets k: nothing to bound
     pricer = _Pricer(vec_cost, pair_t, pair_v, w, k, group_of_vec, n_g)
     return _Model(enc, vectors, pair_t, scale, pricer)
+
+
+def _check_search_memory(instance: Instance, widest: int, limit: Limit | None) -> None:
+    """Raise MemoryLimitError when the pricing search's arrays (:func:`search_memory`)
+    over at least the labels the encoding of :func:`_closure_model` would build (each
+    value's own and every range of an ordered or numeric attribute's values; ``*`` for
+    the others, whose hierarchy nodes are not counted) would not fit `limit`, before
+    the labels are built."""
+    sizes = []
+    for name in instance.schema.generalizable:
+        attr = instance.schema[name]
+        m = len(np.unique(instance.codes(name)))
+        ranges = attr.kind != "categorical" and m <= widest
+        sizes.append((m + max(m * (m - 1) // 2 if ranges else 0, 1), m))
+    held, temporary = search_memory(sizes)
+    check_memory(
+        held + temporary,
+        f"the pricing search's label rows and pairwise costs over {instance.name!r} "
+        f"(labels per attribute {[n for n, _ in sizes]}, values {[m for _, m in sizes]})",
+        "use fewer quasi-identifiers or coarser numeric hierarchies",
+        limit,
+        caller="lp_bound",
+        at_least=True,
+    )
 
 
 def _check_lp_memory(enc, need: int, vectors: str, limit: Limit, *, pairs: int | None = None,
@@ -829,9 +908,10 @@ def _check_lp_memory(enc, need: int, vectors: str, limit: Limit, *, pairs: int |
     )
 
 
-def _release_columns(enc, vectors, release: Release, k: int):
+def _release_columns(enc, vectors, release: Release, k: int, deadline: float | None = None):
     """Per class of `release`: its tight summary (a closure vector) and its records per
-    type -- the release itself as columns."""
+    type -- the release itself as columns; BuildStopped past `deadline`, read per
+    class (each reads every record's class)."""
     from ..models.metrics import equivalence_classes
 
     try:
@@ -844,6 +924,7 @@ def _release_columns(enc, vectors, release: Release, k: int):
     cls[table_order] = classes
     out = []
     for c in np.unique(cls).tolist():
+        check_deadline(deadline, "making the release's classes columns")
         rows = np.flatnonzero(cls == c)
         types, counts = np.unique(enc.row_type[rows], return_counts=True)
         vec = [int(enc.protected[types[0]])]

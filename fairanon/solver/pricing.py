@@ -42,6 +42,13 @@ each attribute value's k records of least (largest) key.
 Costs are the labels' exact losses times a common denominator `scale` (integers, held as
 floats: a loss is at most 1, so sums of at most d of them are exact while d * scale is
 below 2**53).
+
+Limits: the arrays the search holds and makes (:func:`search_memory`) are checked against
+the memory limit before they are made -- by :func:`~fairanon.solver.bounds.lp_bound`
+from the labels' count, before the labels themselves are built -- and every loop over
+labels, values or records reads the deadline between blocks of at most :data:`CELLS`
+cells (:class:`~fairanon.solver.local_recoding.labels.BuildStopped` past it, which a
+search turns into its bound so far).
 """
 
 from __future__ import annotations
@@ -54,10 +61,10 @@ import numpy as np
 
 from .._memory import check_memory
 from .local_recoding.encoding import Encoding
-from .local_recoding.labels import check_deadline
+from .local_recoding.labels import BuildStopped, check_deadline
 from .local_recoding.model import _lcm
 
-__all__ = ["LabelSearch", "SearchResult"]
+__all__ = ["LabelSearch", "SearchResult", "search_memory"]
 
 #: Rounds of raising the bound of the records that give a node's children their bounds.
 REFINE_ROUNDS = 2
@@ -69,6 +76,24 @@ CHILDREN_STEP = 4096
 #: Cells of the temporary arrays the search builds a block at a time (8 bytes each at
 #: most: 16 MB).
 CELLS = 2_000_000
+
+
+def search_memory(sizes, n_types: int = 0) -> tuple[int, int]:
+    """Bytes the search over label spaces of `sizes` ((labels, values) per attribute) and
+    `n_types` record types holds and makes at most: held, the label rows (a byte per
+    label and value), the pairwise costs (8 bytes per pair of values) and the groups'
+    pairwise bounds (8 bytes per type and number of attributes left below the root);
+    made per node or release, the float64 labels x values arrays of narrowest and
+    _children with their bool covers and the float32 rows of summaries (at most 9 bytes
+    per label and value, one attribute at a time).
+
+    >>> search_memory([(3, 2), (5, 4)], 10)
+    (266, 180)
+    """
+    sizes = list(sizes)
+    held = sum(n * m + 8 * m * m for n, m in sizes) + 8 * max(len(sizes) - 1, 0) * n_types
+    return held, max([9 * n * m for n, m in sizes] + [0])
+
 
 @dataclass
 class SearchResult:
@@ -120,13 +145,7 @@ class LabelSearch:
         self.icost = [[int(c * self.scale) for c in table] for table in tables]
         self.cost = [np.array(table, dtype=float) for table in self.icost]
         sizes = [(space.n_labels, space.m) for space in enc.spaces]
-        # Held: the label rows (a byte per label and value) and the pairwise costs (8
-        # bytes per pair of values); made per node or release: the float64 labels x
-        # values arrays of narrowest and _children with their bool covers, and the
-        # float32 rows of summaries (at most 9 bytes per label and value, one attribute
-        # at a time).
-        self.held = sum(n * m + 8 * m * m for n, m in sizes)
-        self.temporary = max([9 * n * m for n, m in sizes] + [0])
+        self.held, self.temporary = search_memory(sizes, enc.n_types)
         check_memory(self.held + self.temporary,
                      f"the pricing search's label rows and pairwise costs over the "
                      f"{enc.n_types:,} record types of {enc.instance.name!r} "
@@ -142,8 +161,9 @@ class LabelSearch:
         self.pair = [_pair_costs(m, c, deadline) for m, c in zip(self.masks, self.cost)]
         # The group being searched and, per group (its types' bytes) and number of
         # attributes left, its records' pairwise bounds over the whole group
-        # (:meth:`_group_pairwise`): kept per group, as the LP's rounds search the
-        # protected groups in turn.
+        # (:meth:`_group_pairwise`, by position in the group: the groups' types
+        # partition the types, so they hold 8 bytes per type and number left, counted in
+        # `held`): kept per group, as the LP's rounds search the protected groups in turn.
         self._group: np.ndarray | None = None
         self._cache: dict = {}
         self._caches: dict = {}
@@ -152,30 +172,39 @@ class LabelSearch:
         self.order = sorted(range(enc.d), key=lambda a: -len(self.cost[a]))
 
     def memory(self) -> int:
-        """Bytes the search holds at most (its arrays, held and temporary)."""
+        """Bytes the search holds at most (its arrays, held and temporary; the groups'
+        pairwise bounds included)."""
         return self.held + self.temporary
 
     # ---------------------------------------------------------------- helpers
-    def narrowest(self, types: np.ndarray, attrs) -> np.ndarray:
+    def narrowest(self, types: np.ndarray, attrs, deadline: float | None = None) -> np.ndarray:
         """Per type of `types`, the sum over `attrs` of the cost of the cheapest label
-        covering its value and at least k records of `types`."""
+        covering its value and at least k records of `types`; BuildStopped past
+        `deadline`, read per block of labels."""
         out = np.zeros(len(types))
         for a in attrs:
             x = self.values[a][types]
             wv = np.bincount(x, weights=self.w[types], minlength=self.masks[a].shape[1])
             present = np.flatnonzero(wv > 0)
-            cover = self.masks[a][:, present]
-            enough = cover @ wv[present] >= self.k
-            cheapest = np.where(cover & enough[:, None], self.cost[a][:, None], np.inf).min(axis=0)
+            cheapest = np.full(len(present), np.inf)
+            step = max(1, CELLS // max(len(present), 1))
+            for lo in range(0, len(self.cost[a]), step):
+                check_deadline(deadline, "bounding the records' costs")
+                cover = self.masks[a][lo : lo + step, present]
+                enough = cover @ wv[present] >= self.k
+                cost = np.where(cover & enough[:, None], self.cost[a][lo : lo + step, None], np.inf)
+                cheapest = np.minimum(cheapest, cost.min(axis=0))
             per_value = np.zeros(len(wv))
             per_value[present] = cheapest
             out += per_value[x]
         return out
 
-    def coarsest(self, types: np.ndarray) -> tuple:
-        """The cheapest label per attribute covering every value of `types`."""
+    def coarsest(self, types: np.ndarray, deadline: float | None = None) -> tuple:
+        """The cheapest label per attribute covering every value of `types`;
+        BuildStopped past `deadline`, read per attribute."""
         labels = []
         for a in range(self.d):
+            check_deadline(deadline, "listing the groups' coarsest vectors")
             present = np.unique(self.values[a][types])
             full = self.masks[a][:, present].all(axis=1)
             labels.append(int(np.flatnonzero(full)[np.argmin(self.cost[a][full])]))
@@ -269,49 +298,54 @@ class LabelSearch:
         out[rows, pos, 1] = np.repeat(order, units)
         return out
 
-    def _refined(self, here, x, present, rest, g, u, rounds: int = REFINE_ROUNDS):
+    def _refined(self, here, x, present, rest, g, u, rounds: int = REFINE_ROUNDS,
+                 deadline: float | None = None):
         """Per value of `present`, its k records of least g(t) - u_t (as
         :meth:`_per_value`), g raised for the records among them to the pairwise bound:
         a vector covering t and k - 1 other records s of `here` costs, on the attributes
         `rest`, at least the (k - 1)-th least of D(t, s), the sum over `rest` of the
         cheapest label covering both values. Records whose g is raised may leave the k
-        least; those that enter are raised in the next of `rounds` rounds."""
+        least; those that enter are raised in the next of `rounds` rounds. BuildStopped
+        past `deadline`, read per round and per block of records paired."""
         done = np.zeros(len(here), dtype=bool)
         w = self.w[here]
         for _ in range(rounds):
+            check_deadline(deadline, "raising the records' bounds")
             low = self._per_value(x, g - u[here], w, present, ids=True)
             chosen = np.unique(low[np.isfinite(low[:, :, 0])][:, 1].astype(np.int64))
             chosen = chosen[~done[chosen]]
             if not len(chosen):
                 break
             if len(here) <= NODE_PAIRS:
-                g[chosen] = np.maximum(g[chosen], self._pairwise(here, chosen, rest))
+                g[chosen] = np.maximum(g[chosen], self._pairwise(here, chosen, rest, deadline))
             else:
-                g[chosen] = np.maximum(g[chosen], self._group_pairwise(here[chosen], rest))
+                g[chosen] = np.maximum(g[chosen], self._group_pairwise(here[chosen], rest, deadline))
             done[chosen] = True
         return self._per_value(x, g - u[here], w, present)
 
-    def _group_pairwise(self, types, rest) -> np.ndarray:
+    def _group_pairwise(self, types, rest, deadline: float | None = None) -> np.ndarray:
         """The pairwise bound of `types` over the records of their whole group (weaker
         than over a node's, which the group holds, but the same at every node of a depth
-        and at any duals: kept from one node and one search to the next)."""
-        key = len(rest)
-        cache = self._cache.setdefault(key, np.full(len(self.w), np.nan))
-        missing = types[np.isnan(cache[types])]
+        and at any duals: kept from one node and one search to the next, by position in
+        the group)."""
+        cache = self._cache.setdefault(len(rest), np.full(len(self._group), np.nan))
+        rows = np.searchsorted(self._group, types)
+        missing = rows[np.isnan(cache[rows])]
         if len(missing):
-            rows = np.searchsorted(self._group, missing)
-            cache[missing] = self._pairwise(self._group, rows, rest)
-        return cache[types]
+            cache[missing] = self._pairwise(self._group, missing, rest, deadline)
+        return cache[rows]
 
-    def _pairwise(self, here, rows, rest) -> np.ndarray:
+    def _pairwise(self, here, rows, rest, deadline: float | None = None) -> np.ndarray:
         """For the records at positions `rows` of `here`: the (k - 1)-th least D(t, s)
         over the other records s of `here` (module docstring; a type's own other records
-        at D(t, t), the sum over `rest` of the cheapest label covering its value)."""
+        at D(t, t), the sum over `rest` of the cheapest label covering its value);
+        BuildStopped past `deadline`, read per block of rows."""
         need = self.k - 1
         out = np.zeros(len(rows))
         step = max(1, CELLS // max(len(here), 1))
         w = self.w[here]
         for lo in range(0, len(rows), step):
+            check_deadline(deadline, "pairing the records")
             part = rows[lo : lo + step]
             dist = np.zeros((len(part), len(here)))
             for b in rest:
@@ -331,13 +365,15 @@ class LabelSearch:
             out[lo : lo + step] = d_near[np.arange(len(part)), first]
         return out
 
-    def _k_least(self, covers: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def _k_least(self, covers: np.ndarray, table: np.ndarray,
+                 deadline: float | None = None) -> np.ndarray:
         """Per row of `covers` (values covered), the sum of the k least entries of
-        `table` over those values."""
+        `table` over those values; BuildStopped past `deadline`, read per block of rows."""
         k = self.k
         out = np.empty(len(covers))
         step = max(1, CELLS // max(table.size, 1))
         for lo in range(0, len(covers), step):
+            check_deadline(deadline, "bounding the children")
             part = covers[lo : lo + step]
             vals = np.where(part[:, :, None], table[None, :, :], np.inf).reshape(len(part), -1)
             out[lo : lo + step] = np.partition(vals, k - 1, axis=1)[:, :k].sum(axis=1)
@@ -395,24 +431,29 @@ class LabelSearch:
             if late():
                 return cut(bound)
             cost = partial + self.cost[a][cands]
-            if depth == self.d - 1:
-                # The last attribute: the children are vectors, their means exact.
-                top = self._per_value(x, -u[here], self.w[here], present)
-                means = cost + self._k_least(covers, top) / k
-                for j in np.flatnonzero(means < 0.0).tolist():
-                    leaves.append((float(means[j]), self._labels(labels, depth, int(cands[j]))))
-                if len(leaves) > 4 * most:
-                    leaves = _most_negative(leaves, most)
-                best = min(best, float(means.min()))
-                continue
-            rest = self.order[depth + 1 :]
-            g = self.narrowest(here, rest)
-            if late():
+            try:
+                if depth == self.d - 1:
+                    # The last attribute: the children are vectors, their means exact.
+                    top = self._per_value(x, -u[here], self.w[here], present)
+                    means = cost + self._k_least(covers, top, deadline) / k
+                    for j in np.flatnonzero(means < 0.0).tolist():
+                        leaves.append((float(means[j]), self._labels(labels, depth, int(cands[j]))))
+                    if len(leaves) > 4 * most:
+                        leaves = _most_negative(leaves, most)
+                    best = min(best, float(means.min()))
+                    continue
+                rest = self.order[depth + 1 :]
+                g = self.narrowest(here, rest, deadline)
+                if late():
+                    return cut(bound)
+                low = self._refined(here, x, present, rest, g, u, deadline=deadline)
+                if late():
+                    return cut(bound)
+                bounds = cost + self._k_least(covers, low, deadline) / k
+            except BuildStopped:
+                # The clock read inside the node's bounds (per block of labels, records
+                # or children): the node's own bound holds its children's.
                 return cut(bound)
-            low = self._refined(here, x, present, rest, g, u)
-            if late():
-                return cut(bound)
-            bounds = cost + self._k_least(covers, low) / k
             alive = np.flatnonzero(bounds < best)
             # Least bound popped first: the best vectors are found early and prune.
             # A node may have hundreds of thousands of children (the ranges of a wide

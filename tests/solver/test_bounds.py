@@ -648,3 +648,188 @@ def test_pricing_search_keeps_each_groups_pairwise_bounds():
         with mock.patch.object(search, "_pairwise", lambda *a: calls.append(1) or pairwise(*a)):
             again = search.search(u, groups[0])
     assert not calls and again.lower == first[0].lower
+
+
+def _groups_table():
+    """400 records of 3 small quasi-identifiers in 12 protected groups: 179 types."""
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"a": rng.choice(list("abc"), n), "b": rng.choice(list("xyz"), n),
+                       "c": rng.choice(list("pq"), n),
+                       "g": rng.choice([f"g{i}" for i in range(12)], n)})
+    schema = fa.Schema([fa.Attribute("a"), fa.Attribute("b"), fa.Attribute("c"),
+                        fa.Attribute("g", role="protected", protected=["g0"])])
+    return fa.Instance(df, schema, name="groups")
+
+
+def test_pricing_search_counts_its_groups_pairwise_bounds():
+    """The pairwise bounds kept per protected group are counted in the search's memory:
+    after every group is searched (each node bounded over its group), the search holds
+    no more than it says -- its label rows, pairwise costs and kept bounds, measured by
+    their arrays' bytes. 12 groups of 3 attributes (4, 4 and 3 labels) over 179 types:
+    the bounds kept over all the types per group and attribute left took 12 x 2 x 179 x 8
+    = 34,368 bytes, while the search counted 465."""
+    from unittest import mock
+
+    import fairanon.solver.pricing as pricing
+
+    enc = encode(_groups_table(), [fa.KAnonymity(3)])
+    search = pricing.LabelSearch(enc, 3, "ncp")
+    u = (np.arange(enc.n_types) % 5).astype(float)
+    with mock.patch.object(pricing, "NODE_PAIRS", 0):
+        for g in np.unique(enc.protected):
+            assert search.search(u, np.flatnonzero(enc.protected == g)).complete
+    kept = [a.nbytes for cache in search._caches.values() for a in cache.values()]
+    assert len(kept) == 12 * 2
+    held = sum(m.nbytes for m in search.masks) + sum(p.nbytes for p in search.pair) + sum(kept)
+    assert held <= search.memory()
+
+
+def test_pricing_search_refuses_before_building_more_labels_than_fit():
+    """An attribute of 1,000 numeric values has 1,000 x 999 / 2 = 499,500 ranges besides
+    its values' own: the search would hold 500,500 x 1,000 bytes of label rows and
+    8 x 1,000^2 of pairs, and make 9 x 500,500 x 1,000 per node (5.0 GB). lp_bound
+    refuses before a single range is built (it built them all, 6.5 s CPU, then refused)."""
+    from unittest import mock
+
+    from fairanon.solver.local_recoding import labels as labels_module
+
+    m = 1000
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"zip": rng.permutation(np.arange(m)), "s": rng.choice(["x", "y"], m)})
+    schema = fa.Schema([fa.Attribute("zip", kind="numeric"), fa.Attribute("s", role="sensitive")])
+    inst = fa.Instance(df, schema, name="wide")
+    built = mock.Mock(side_effect=AssertionError("a range was built"))
+    with mock.patch.object(labels_module, "format_range", built), \
+            pytest.raises(fa.MemoryLimitError, match="pricing search's label rows") as refused:
+        lp_bound(inst, [fa.KAnonymity(5)], "ncp", pricing="search", memory_limit="1GB")
+    n = m + m * (m - 1) // 2
+    assert refused.value.need == n * m + 8 * m * m + 9 * n * m
+    assert not built.called
+
+
+@pytest.mark.parametrize("stage", ["bounding the records' costs", "raising the records' bounds",
+                                   "pairing the records", "bounding the children"])
+def test_pricing_search_reads_its_clock_inside_a_nodes_bounds(stage):
+    """The records' narrowest costs, the rounds raising them, the records' pairing and
+    the children's bounds read the deadline per block: the deadline passing at any of
+    those reads (a stub clock for that stage) stops the search inside the node, with a
+    bound no higher than the closure's least mean_k (found by enumerating the closure)."""
+    from unittest import mock
+
+    import fairanon.solver.pricing as pricing
+    from fairanon.solver.local_recoding.labels import BuildStopped
+
+    inst = fa.load("german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"})
+    model = _closure_model(inst, 5, "ncp", 10**6, None)
+    search = pricing.LabelSearch(model.enc, 5, "ncp")
+    u = (np.arange(model.enc.n_types) % 7).astype(float)
+    read = []
+
+    def clock(deadline, at):
+        read.append(at)
+        if at == stage and deadline is not None:
+            raise BuildStopped(at)
+
+    for (members, _), least in zip(model.pricer.groups, _closure_minima(model, u)):
+        types = np.flatnonzero(model.enc.protected == model.vectors[int(members[0])][0])
+        with mock.patch.object(pricing, "check_deadline", clock), \
+                mock.patch.object(pricing, "NODE_PAIRS", 0):
+            cut = search.search(u, types, deadline=math.inf)
+        assert stage in read and not cut.complete and cut.nodes >= 1, (stage, cut)
+        assert cut.lower <= least + 1e-6 * max(1.0, abs(least)), (stage, cut, least)
+
+
+def _clock_passing_at(monkeypatch, owner, name) -> list:
+    """time.perf_counter at 0 until `name` of `owner` is called, past any deadline from
+    then on (a tick later at each reading); returns the calls."""
+    import time
+
+    calls = []
+    real = getattr(owner, name)
+
+    def call(*args, **kwargs):
+        calls.append(name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, call)
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "perf_counter", lambda: 1e9 + next(ticks) if calls else 0.0)
+    return calls
+
+
+def _tiny_ages():
+    df = pd.DataFrame({"age": [21, 22, 25, 25, 30, 31, 38, 40],
+                       "zip": ["a", "a", "b", "b", "a", "c", "c", "c"], "d": list("xyxyxyxy")})
+    schema = fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("zip"),
+                        fa.Attribute("d", role="sensitive")])
+    return fa.Instance(df, schema, name="tiny ages")
+
+
+@pytest.mark.parametrize("owner, name, stage", [
+    ("pricer", "lagrangian", "bounding each record by its cheapest vector"),
+    ("pricer", "cheapest_columns", "listing each type's cheapest column"),
+    ("bounds", "_release_columns", "making the release's classes columns"),
+])
+@pytest.mark.parametrize("table", ["german", "tiny"])
+def test_lp_bound_set_up_stops_at_its_deadline_with_the_first_bound(monkeypatch, owner, name,
+                                                                    stage, table):
+    """The deadline passing after the first centre's Lagrangian (the per-record level),
+    while each type's cheapest column or the release's classes are made columns: the LP
+    is not set up further and the bound at the first centre is returned, saying where it
+    stopped; it is the per-record bound in this model (German credit) and at most the
+    brute-force optimum (a table of 8 records)."""
+    import fairanon.solver.bounds as lp_module
+
+    inst = _german() if table == "german" else _tiny_ages()
+    k = 5 if table == "german" else 2
+    reqs = [fa.KAnonymity(k)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    _clock_passing_at(monkeypatch, lp_module._Pricer if owner == "pricer" else lp_module, name)
+    found = lp_bound(inst, reqs, "ncp", release=start, time_limit=10.0)
+    assert found is not None and not found.complete and found.details["rounds"] == 0
+    assert stage in found.details["stopped"] and found.details["columns"] == 0
+    monkeypatch.undo()
+    if table == "german":
+        assert found.value == lower_bound(inst, reqs, "ncp").value
+    else:
+        assert found.value <= partition_optimum(inst, reqs, recoding="generalization", objective="ncp")
+
+
+@pytest.mark.parametrize("pricing", ["closure", "search"])
+def test_lp_bound_gives_none_when_its_costs_pass_the_deadline(monkeypatch, pricing):
+    """The deadline passing as the closure's vectors are costed, or as the search's first
+    centre is (each record's narrowest labels): no bound, nothing more is built."""
+    from unittest import mock
+
+    import fairanon.solver.bounds as lp_module
+    import fairanon.solver.pricing as pricing_module
+
+    owner, name = ((lp_module, "_pair_costs") if pricing == "closure"
+                   else (pricing_module.LabelSearch, "narrowest"))
+    _clock_passing_at(monkeypatch, owner, name)
+    priced = AssertionError("the first centre was priced past the deadline")
+    for pricer in (lp_module._Pricer, lp_module._SearchPricer):
+        monkeypatch.setattr(pricer, "lagrangian", mock.Mock(side_effect=priced))
+    assert lp_bound(_german(), [fa.KAnonymity(5)], "ncp", pricing=pricing, time_limit=10.0) is None
+
+
+def test_lp_bound_prices_nothing_after_a_solve_that_passes_its_deadline(monkeypatch):
+    """The deadline passing while GLOP solves a round's LP: the round stops there (its
+    LP value bounds nothing; pricing at its duals took 0.03-0.1 s past the limit on German
+    credit with 7 QIs) and the bound is the first centre's, at most the converged LP's."""
+    from ortools.linear_solver import pywraplp
+
+    import fairanon.solver.bounds as lp_module
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    converged = lp_bound(inst, reqs, "ncp")
+    priced = []
+    real = lp_module._Pricer.lagrangian
+    monkeypatch.setattr(lp_module._Pricer, "lagrangian",
+                        lambda *a: priced.append(1) or real(*a))
+    _clock_passing_at(monkeypatch, pywraplp.Solver, "Solve")
+    found = lp_bound(inst, reqs, "ncp", time_limit=10.0)
+    assert found.details["rounds"] == 1 and len(priced) == 1 and not found.complete
+    assert found.value <= converged.value

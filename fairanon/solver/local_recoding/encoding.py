@@ -170,7 +170,8 @@ def type_table(
     ``Encoding.rows`` holds instance positions. Targets of l-diversity and t-closeness
     keep the whole table's values and distribution either way. Past `deadline`
     (``time.perf_counter``), :class:`BuildStopped` before the records are sorted into
-    types and before the types are listed."""
+    types, before the types are listed and while their records are (every
+    :data:`TYPES_BLOCK` types)."""
     schema = instance.schema
     names = list(schema.generalizable)
     every = positions is None
@@ -231,7 +232,17 @@ def type_table(
     first = first[order]
     weight = counts[order].astype(np.int64)
     sort = np.argsort(row_type, kind="stable")
-    rows = np.split(pos[sort], np.cumsum(weight)[:-1])
+    # Each type's records, a block of types at a time (np.split took 0.03-0.07 s on UCI
+    # Adult's 18,109 types, without looking at the deadline).
+    placed = pos[sort]
+    ends = np.cumsum(weight).tolist()
+    starts = [0, *ends[:-1]]
+    rows = []
+    for lo in range(0, len(ends), TYPES_BLOCK):
+        check_deadline(deadline, "typing the records")
+        hi = lo + TYPES_BLOCK
+        rows.extend(placed[a:b] for a, b in zip(starts[lo:hi], ends[lo:hi]))
+    check_deadline(deadline, "typing the records")
     qi = (
         np.stack([rv[first] for rv in row_values], axis=1)
         if names
@@ -276,6 +287,10 @@ def type_table(
         neg_flag,
         extra,
     )
+
+
+#: Types whose records :func:`type_table` lists between two looks at the deadline.
+TYPES_BLOCK = 4096
 
 
 # ====================================================================== candidate vectors

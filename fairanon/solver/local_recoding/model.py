@@ -163,16 +163,19 @@ def _lcm(values) -> int:
 
 
 def _pair_costs(
-    enc: Encoding, vectors: list[tuple], pair_t, pair_v, objective: str
+    enc: Encoding, vectors: list[tuple], pair_t, pair_v, objective: str,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, int]:
     """Integer cost of every (type, vector) pair and the scale: cost / scale is the exact
-    objective contribution of one record."""
+    objective contribution of one record. Past `deadline` (``time.perf_counter``),
+    :class:`BuildStopped` between attributes."""
     n_pairs = len(pair_t)
     if objective == "discernibility":
         return np.zeros(n_pairs, dtype=np.int64), 1
     arr = np.array(vectors, dtype=np.int64).reshape(len(vectors), enc.d + 1)
     per_attr = []
     for a, space in enumerate(enc.spaces):
+        check_deadline(deadline, "costing the candidate classes")
         labels = arr[pair_v, a + 1]
         if objective == "stars":
             per_attr.append(([Fraction(int(x)) for x in space.star], labels))
@@ -190,6 +193,7 @@ def _pair_costs(
         )
     costs = np.zeros(n_pairs, dtype=np.int64)
     for table, index in per_attr:
+        check_deadline(deadline, "costing the candidate classes")
         scaled = np.array([int(c * scale) for c in table], dtype=np.int64)
         costs += scaled[index]
     return costs, scale
