@@ -233,11 +233,13 @@ class _Mondrian:
         return leaves, self._finish(level, leaves, deadline)
 
     def _finish(self, level: E.Level, leaves: E.Leaves, deadline: float | None) -> bool:
-        """Split `level` down to its classes; True if the time ran out first. Once every
+        """Split `level` down to its classes; True if the time ran out first: a level is
+        not split when the longest split so far would end past `deadline`. Once every
         part is small, consecutive parts are finished a batch at a time: a batch's
         records stay in the processor's caches from level to level."""
+        longest = 0.0
         while level.n_segments:
-            if deadline is not None and time.perf_counter() > deadline:
+            if deadline is not None and time.perf_counter() + longest > deadline:
                 leaves.add_level(level)
                 return True
             if level.n_rows > _BATCH_ROWS and int(level.sizes.max()) <= _BATCH_ROWS // 2:
@@ -248,7 +250,9 @@ class _Mondrian:
                     else:
                         timed_out = self._finish(batch, leaves, deadline)
                 return timed_out
+            clock = time.perf_counter()
             level = self._step(level, leaves)
+            longest = max(longest, time.perf_counter() - clock)
         return False
 
     def bounds(self, level: E.Level) -> tuple[np.ndarray, np.ndarray]:
@@ -553,8 +557,13 @@ def mondrian(
         Accepted for the common method signature and recorded; the algorithm uses no
         randomness, so the output is the same for every seed.
     time_limit : float, optional
-        Seconds. When exceeded, partitions not yet split become classes as they are
-        (the release stays valid) and ``provenance["time_limit_reached"]`` is True.
+        Seconds, the release's build included: no level is split when the longest
+        split so far would end past the limit less the build's expected time
+        (:data:`~fairanon.heuristics.topdown.RELEASE_SECONDS_PER_CELL` a cell); the
+        partitions not yet split then become classes as they are (the release stays
+        valid) and ``provenance["time_limit_reached"]`` is True. UCI Adult (k = 5,
+        2 cores, shared): returned at 0.086 and 0.185 s for limits of 0.1 and 0.2 s
+        (0.116 s for 0.1 before the look-ahead).
 
     Returns
     -------
@@ -736,7 +745,7 @@ def _mondrian(method, instance, requirements, cut_rule, relaxed, categorical, se
         )
     limit = E.check_time_limit(time_limit, method)
     check_random_state(seed)  # validated only: nothing here is random
-    deadline = None if limit is None else started + limit
+    deadline = E.cut_deadline(started, limit, instance)  # the release is built within the limit
 
     checks = E.Checks(instance, requirements)
     n = instance.n_rows

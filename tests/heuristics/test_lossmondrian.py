@@ -121,3 +121,27 @@ def test_property_release_passes_or_is_truly_infeasible(data):
         assert rel.status == Status.INFEASIBLE and rel.reason and not coarsest_ok
     if inst.schema.protected:
         assert (pd.Series(inst.codes("p")).groupby(rel.groups).nunique() == 1).all()
+
+
+def test_mondrian_loss_returns_within_its_time_limit(monkeypatch):
+    """A part's cut takes 10 units of a clock moved by hand per whole table's records
+    and the release 5: with a limit of 32 no part is cut whose cut, at the longest rate
+    per record so far, would end past 27, so the release is returned at 32 at the latest
+    (it cut while the limit had not passed, and returned at 37)."""
+    from test_mondrian import _hand_clock
+
+    from fairanon.heuristics import lossmondrian as loss_module
+
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    now = _hand_clock(monkeypatch, inst, 5.0)
+    real = loss_module._candidate_cuts
+
+    def cut(scorer, checks, rows):
+        now[0] += 10.0 * len(rows) / inst.n_rows
+        return real(scorer, checks, rows)
+
+    monkeypatch.setattr(loss_module, "_candidate_cuts", cut)
+    rel = mondrian_loss(inst, reqs, time_limit=32.0)
+    assert now[0] <= 32.0 and rel.provenance["time_limit_reached"]
+    assert rel.n_groups > 1 and verify(inst, rel, reqs).passed

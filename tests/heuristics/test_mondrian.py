@@ -654,3 +654,52 @@ def test_mondrian_parts_cut_as_mondrian_does():
     classes, timed_out = mondrian_parts(inst, 10, parts)
     expected = sorted(sorted(np.flatnonzero(rel.groups == g).tolist()) for g in np.unique(rel.groups))
     assert sorted(c.tolist() for c in classes) == expected and not timed_out
+
+
+def _hand_clock(monkeypatch, instance, release_units: float) -> list:
+    """time.perf_counter as a clock moved by hand (returned: [now]); building the release
+    moves it `release_units`, and the release is expected to (RELEASE_SECONDS_PER_CELL
+    set so)."""
+    import time
+
+    from fairanon.heuristics import lossmondrian as loss_module
+    from fairanon.heuristics import mondrian as mondrian_module
+    from fairanon.heuristics import topdown
+
+    now = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    cells = instance.n_rows * len(instance.schema.generalizable)
+    monkeypatch.setattr(topdown, "RELEASE_SECONDS_PER_CELL", release_units / cells, raising=False)
+    for module in (mondrian_module, loss_module):
+        real = module.generalize_partition
+
+        def built(*args, real=real, **kwargs):
+            now[0] += release_units
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "generalize_partition", built)
+    return now
+
+
+@pytest.mark.parametrize("relaxed", [False, True])
+def test_mondrian_returns_within_its_time_limit(monkeypatch, relaxed):
+    """A level's split takes 10 units of a clock moved by hand and the release 5: with a
+    limit of 35 Mondrian splits no level whose split, as long as the longest so far,
+    would end past 30, so the release is returned at 35 at the latest (it split at 30,
+    looking only at whether the limit had passed, and returned at 45)."""
+    from fairanon.heuristics import mondrian as mondrian_module
+    from fairanon.heuristics.mondrian import mondrian_relaxed
+
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    now = _hand_clock(monkeypatch, inst, 5.0)
+    real = mondrian_module._Mondrian._step
+
+    def step(self, level, leaves):
+        now[0] += 10.0
+        return real(self, level, leaves)
+
+    monkeypatch.setattr(mondrian_module._Mondrian, "_step", step)
+    rel = (mondrian_relaxed if relaxed else mondrian)(inst, reqs, time_limit=35.0)
+    assert now[0] <= 35.0 and rel.provenance["time_limit_reached"]
+    assert rel.n_groups > 1 and verify(inst, rel, reqs).passed
