@@ -12,7 +12,7 @@ from fairanon.methods import lns as lns_module
 from fairanon.methods.lns import improve, lns
 from fairanon.models.objectives import objective_value
 from fairanon.release import Status
-from fairanon.solver.lns import Incumbent
+from fairanon.solver.lns import Incumbent, Registry
 
 
 def _slow_set_up(monkeypatch, seconds):
@@ -465,3 +465,62 @@ def test_no_bound_process_for_less_than_its_floor(monkeypatch):
     assert started == [] and "beside_search" not in rel.provenance["lower_bound"]
     assert rel.bound is not None and rel.bound <= rel.objective
     assert fa.verify(inst, rel, reqs).passed
+
+
+def test_the_search_indexes_no_class_past_its_deadline(monkeypatch):
+    """The search's set-up (narrowing the classes, counting the distinct records) ends
+    past its deadline, a clock moved by hand: no round runs and the classes are not
+    indexed for one (the index took 5 ms CPU on UCI Adult past the deadline)."""
+    import importlib
+    from unittest import mock
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    registries = [Registry(inst, name) for name in inst.schema.generalizable]
+    inc = Incumbent.from_release(inst, reqs, registries, start, "ncp")
+    now = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    real = search_module.Incumbent.tighten
+
+    def tighten(self, *args, **kwargs):
+        changed = real(self, *args, **kwargs)
+        now[0] = 2.0  # the narrowing ended past the deadline
+        return changed
+
+    monkeypatch.setattr(search_module.Incumbent, "tighten", tighten)
+    indexed = AssertionError("the classes were indexed past the deadline")
+    monkeypatch.setattr(search_module, "ClassIndex", mock.Mock(side_effect=indexed))
+    value = inc.value
+    result = search_module.search(inc, reqs, seed=0, deadline=1.0, whole_types=0, searches=1)
+    assert result.rounds == 0 and inc.value <= value
+
+
+def test_the_whole_table_check_reads_a_prefix_of_a_table_with_many_records(monkeypatch):
+    """Whether the table is re-solved whole (at most whole_types distinct records) is
+    settled on its first 4 (whole_types + 1) records when they hold more than that
+    (German credit: 44 records, more than 10 distinct), not on all 1,000; a table of
+    few distinct records is counted whole (10 distinct by hand among 1,000)."""
+    import importlib
+
+    import numpy as np
+    import pandas as pd
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+    read = []
+    real = search_module.unique_rows
+    monkeypatch.setattr(search_module, "unique_rows", lambda keys: read.append(len(keys)) or real(keys))
+
+    def incumbent(inst):
+        start = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
+        registries = [Registry(inst, n) for n in inst.schema.generalizable]
+        return Incumbent.from_release(inst, [fa.KAnonymity(2)], registries, start, "ncp")
+
+    assert search_module._distinct(incumbent(_german()), 10) > 10 and read == [44]
+    read.clear()
+    df = pd.DataFrame({"a": np.arange(1000) % 5, "b": np.arange(1000) % 2, "s": ["x"] * 1000})
+    schema = fa.Schema([fa.Attribute("a", kind="numeric"), fa.Attribute("b", kind="numeric"),
+                        fa.Attribute("s", role="sensitive")])
+    few = fa.Instance(df, schema, name="few")
+    assert search_module._distinct(incumbent(few), 10) == 10 and read == [44, 1000]
