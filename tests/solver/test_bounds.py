@@ -833,3 +833,24 @@ def test_lp_bound_prices_nothing_after_a_solve_that_passes_its_deadline(monkeypa
     found = lp_bound(inst, reqs, "ncp", time_limit=10.0)
     assert found.details["rounds"] == 1 and len(priced) == 1 and not found.complete
     assert found.value <= converged.value
+
+
+@pytest.mark.parametrize("table", ["german", "tiny"])
+def test_lp_bound_priced_by_search_stops_listing_its_first_vectors(monkeypatch, table):
+    """Priced by search, the deadline passing as each group's coarsest vector is listed
+    (read per attribute): the LP is not set up further, and the bound at the first
+    centre is returned, saying where it stopped; at most the converged LP (German
+    credit) and the brute-force optimum (a table of 8 records)."""
+    import fairanon.solver.pricing as pricing_module
+
+    inst = _german() if table == "german" else _tiny_ages()
+    reqs = [fa.KAnonymity(5 if table == "german" else 2)]
+    converged = lp_bound(inst, reqs, "ncp")
+    _clock_passing_at(monkeypatch, pricing_module.LabelSearch, "coarsest")
+    found = lp_bound(inst, reqs, "ncp", pricing="search", time_limit=10.0)
+    assert found is not None and not found.complete and found.details["rounds"] == 0
+    assert "coarsest vectors" in found.details["stopped"] and found.details["columns"] == 0
+    monkeypatch.undo()
+    assert found.value <= converged.value
+    if table == "tiny":
+        assert found.value <= partition_optimum(inst, reqs, recoding="generalization", objective="ncp")
