@@ -19,8 +19,10 @@ from fairanon.release import Status
 from fairanon.solver.fulldomain import fulldomain, lattice_local
 
 PROPERTY = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
+#: The same properties on more tables, in the slow run (the default one draws 25).
+MORE = settings(PROPERTY, max_examples=200)
 
 
 def _passes(instance, release, requirements):
@@ -80,6 +82,13 @@ def test_releases_verify_and_never_lose_more_than_fulldomain(data, inst):
         assert stars.sum() >= k
 
 
+@pytest.mark.slow
+@MORE
+@given(data=st.data(), inst=lattice_tables(min_rows=4, max_rows=14))
+def test_releases_verify_and_never_lose_more_than_fulldomain_more(data, inst):
+    test_releases_verify_and_never_lose_more_than_fulldomain.hypothesis.inner_test(data, inst)
+
+
 @PROPERTY
 @given(data=st.data(), inst=lattice_tables(min_rows=4, max_rows=10))
 def test_equals_fulldomain_where_no_record_needs_a_level(data, inst):
@@ -97,6 +106,13 @@ def test_equals_fulldomain_where_no_record_needs_a_level(data, inst):
     pd.testing.assert_frame_equal(
         rel.table.astype(str), optimum.table.astype(str), check_categorical=False
     )
+
+
+@pytest.mark.slow
+@MORE
+@given(data=st.data(), inst=lattice_tables(min_rows=4, max_rows=10))
+def test_equals_fulldomain_where_no_record_needs_a_level_more(data, inst):
+    test_equals_fulldomain_where_no_record_needs_a_level.hypothesis.inner_test(data, inst)
 
 
 def _letters():
