@@ -1,0 +1,97 @@
+"""The join closure found by listing the vectors that cover a type (encoding's
+_listed_closure) against the breadth-first closure of joins and its covering pairs,
+an independent construction of the same set (it joins vectors with types round by
+round), on tables of hierarchies, ranges, nested intervals and local suppression."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairanon as fa
+from fairanon.instances.builders import masking_hierarchy
+from fairanon.solver.local_recoding import encoding
+from fairanon.solver.local_recoding.labels import BuildStopped
+
+
+def _instance(seed: int) -> fa.Instance:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 80))
+    codes = [f"{i:02d}" for i in range(40)]
+    df = pd.DataFrame({
+        "dx": rng.choice(codes[: rng.integers(3, 40)], n),
+        "age": rng.integers(18, 18 + rng.integers(2, 14), n),
+        "w": rng.choice(np.arange(1.0, 9.0), n),
+        "sex": rng.choice(["f", "m"], n),
+    })
+    attrs = [
+        fa.Attribute("dx", hierarchy=masking_hierarchy(codes, levels=1)),
+        fa.Attribute("age", kind="numeric", intervals=fa.IntervalHierarchy((2, 4, 8))),
+        fa.Attribute("w", kind="numeric", intervals=fa.IntervalHierarchy((2, 4))),
+        fa.Attribute("sex", role="protected", protected=["f"], hierarchy=fa.Hierarchy.flat(["f", "m"])),
+    ]
+    return fa.Instance(df, fa.Schema(attrs))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_listed_closure_is_the_breadth_first_closure(seed):
+    inst = _instance(seed)
+    for recoding in ("generalization", "suppression"):
+        # 4: nested intervals for the numeric attributes, 16: every range
+        enc = encoding.encode(inst, [fa.KAnonymity(3)], recoding=recoding, max_range_values=4 + 12 * (seed % 2))
+        for max_cost in (None, 0.5, 1.2):
+            listed = encoding._listed_closure(enc, 10**7, max_cost)
+            assert listed is not None
+            vectors, pair_t, pair_v = listed
+            expected = encoding._closure_vectors(enc, 10**7, max_cost)
+            exp_t, exp_v = encoding._covering_pairs(enc, expected)
+            assert vectors == expected
+            assert sorted(zip(pair_t.tolist(), pair_v.tolist())) == sorted(zip(exp_t.tolist(), exp_v.tolist()))
+
+
+def test_listed_closure_keeps_the_cap_and_the_deadline():
+    enc = encoding.encode(_instance(1), [fa.KAnonymity(3)], max_range_values=16)
+    size = len(encoding._closure_vectors(enc, 10**7))
+    with pytest.raises(encoding.ClosureTooLarge):
+        encoding._listed_closure(enc, size - 1)
+    assert len(encoding._listed_closure(enc, size)[0]) == size
+    with pytest.raises(BuildStopped, match="joining the candidate classes"):
+        encoding._listed_closure(enc, size, deadline=time.perf_counter() - 1)
+
+
+def test_listed_closure_steps_aside_beyond_its_pairs(monkeypatch):
+    """Above LISTED_PAIRS pairs the breadth-first closure is used (same candidates)."""
+    enc = encoding.encode(_instance(2), [fa.KAnonymity(3)], max_range_values=16)
+    monkeypatch.setattr(encoding, "LISTED_PAIRS", 0)
+    assert encoding._listed_closure(enc, 10**7) is None
+    cands = encoding._candidates(enc, True, 3, 10**7)
+    monkeypatch.undo()
+    assert encoding._candidates(enc, True, 3, 10**7).vectors == cands.vectors
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cpsat_over_the_listed_closure_matches_brute_force(seed):
+    """Tiny tables (7 rows, a two-level hierarchy and nested intervals): the optimum
+    over every partition and label choice (tests/solver/_exact_oracle), verified."""
+    from _exact_oracle import partition_optimum
+
+    rng = np.random.default_rng(seed)
+    codes = [f"{i:02d}" for i in range(12)]
+    df = pd.DataFrame({"dx": rng.choice(codes, 7), "age": rng.integers(18, 26, 7)})
+    inst = fa.Instance(df, fa.Schema([
+        fa.Attribute("dx", hierarchy=masking_hierarchy(codes, levels=1)),
+        fa.Attribute("age", kind="numeric", intervals=fa.IntervalHierarchy((2, 4))),
+    ]))
+    reqs = [fa.KAnonymity(2)]
+    enc = encoding.encode(inst, reqs, max_range_values=4)
+    assert encoding._listed_closure(enc, 10**7) is not None
+    rel = fa.anonymize(inst, reqs, method="cpsat", hint=None, seed=0, num_workers=1,
+                       max_range_values=4, objective="lm")
+    assert rel.status == fa.Status.OPTIMAL
+    assert rel.provenance["model"]["candidates"] == "closure"
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == partition_optimum(inst, reqs, recoding="generalization", objective="lm",
+                                              max_range_values=4)
