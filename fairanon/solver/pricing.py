@@ -44,11 +44,15 @@ floats: a loss is at most 1, so sums of at most d of them are exact while d * sc
 below 2**53).
 
 Limits: the arrays the search holds and makes (:func:`search_memory`) are checked against
-the memory limit before they are made -- by :func:`~fairanon.solver.bounds.lp_bound`
-from the labels' count, before the labels themselves are built -- and every loop over
-labels, values or records reads the deadline between blocks of at most :data:`CELLS`
-cells (:class:`~fairanon.solver.local_recoding.labels.BuildStopped` past it, which a
-search turns into its bound so far).
+the memory limit before they are made -- with ``pricing="search"``,
+:func:`~fairanon.solver.bounds.lp_bound` checks them from the labels' count before the
+labels themselves are built ("auto" once it chooses the search). The records' narrowest
+costs, the rounds raising them, the records' pairing, the children's bounds, the
+pairwise costs and the vectors' listing and summaries read the deadline between blocks
+of at most :data:`CELLS` cells, the coarsest vectors per attribute
+(:class:`~fairanon.solver.local_recoding.labels.BuildStopped` past it, which a search
+turns into its bound so far); a node's children are listed (one labels x values array
+per attribute) between two reads.
 """
 
 from __future__ import annotations
