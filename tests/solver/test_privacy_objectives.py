@@ -114,7 +114,7 @@ def _sizes_per_record(inst, rel):
     return [groups.count(g) for g in groups]
 
 
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), inst=tables(max_rows=7))
 def test_lns_whole_table_matches_brute_force(data, inst):
     """With a neighbourhood as large as the table (the whole-table re-solve), lns proves
@@ -141,6 +141,14 @@ def test_lns_whole_table_matches_brute_force(data, inst):
     note(f"{inst.table}\n{rel.table}")
     assert _release_key(inst, rel, objective, stretch_k) == expected
     assert rel.objective == objective_value(inst, rel, objective, stretch_k=stretch_k)
+
+
+@pytest.mark.slow
+@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), inst=tables(max_rows=7))
+def test_lns_whole_table_matches_brute_force_more(data, inst):
+    """The same on more tables (the default run draws 12)."""
+    test_lns_whole_table_matches_brute_force.hypothesis.inner_test(data, inst)
 
 
 def test_log_loss_compares_exactly():
