@@ -37,8 +37,10 @@ def _instance(seed: int) -> fa.Instance:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_listed_closure_is_the_breadth_first_closure(seed):
+def test_listed_closure_is_the_breadth_first_closure(seed, monkeypatch):
     inst = _instance(seed)
+    # slices of one label to a few thousand pairs
+    monkeypatch.setattr(encoding, "LISTED_CHUNK", [1, 50, 4096][seed % 3])
     for recoding in ("generalization", "suppression"):
         # 4: nested intervals for the numeric attributes, 16: every range
         enc = encoding.encode(inst, [fa.KAnonymity(3)], recoding=recoding, max_range_values=4 + 12 * (seed % 2))
@@ -60,6 +62,33 @@ def test_listed_closure_keeps_the_cap_and_the_deadline():
     assert len(encoding._listed_closure(enc, size)[0]) == size
     with pytest.raises(BuildStopped, match="joining the candidate classes"):
         encoding._listed_closure(enc, size, deadline=time.perf_counter() - 1)
+
+
+def test_listed_closure_looks_at_the_deadline_between_slices(monkeypatch):
+    """The deadline passes as the first slice is joined: the listing stops before the
+    second (the clock is a flag set by the first join), and on_pairs heard of the
+    pairs kept so far only."""
+    from fairanon.solver.local_recoding import labels
+
+    enc = encoding.encode(_instance(5), [fa.KAnonymity(3)], max_range_values=16)
+    whole = len(encoding._closure_vectors(enc, 10**7))
+    monkeypatch.setattr(encoding, "LISTED_CHUNK", 1)
+    passed, told = [False], []
+    real = labels.LabelSpace._join_runs
+
+    def join(self, lo, hi):
+        passed[0] = True
+        return real(self, lo, hi)
+
+    def check(deadline, stage):
+        if passed[0]:
+            raise BuildStopped(stage)
+
+    monkeypatch.setattr(labels.LabelSpace, "_join_runs", join)
+    monkeypatch.setattr(encoding, "check_deadline", check)
+    with pytest.raises(BuildStopped, match="joining the candidate classes"):
+        encoding._listed_closure(enc, 10**7, on_pairs=lambda v, p: told.append((v, p)))
+    assert len(told) == 1 and 0 < told[0][0] < whole
 
 
 def test_listed_closure_steps_aside_beyond_its_pairs(monkeypatch):
