@@ -246,14 +246,14 @@ def _even_split(n: int, k: int) -> int:
 @dataclass
 class _Dim:
     """One dimension of D: per record, an index (active value, or position) and a rule
-    for the cost against another record. ``table`` (exact Fractions, m x m) for covers
-    read from a table; ``up``/``down`` for the part of a range above / below."""
+    for the cost against another record. ``table`` (:class:`_PairCosts`, the cover of
+    two values, row by row) for covers read from a table; ``up``/``down`` for the part
+    of a range above / below."""
 
     kind: str
     index: np.ndarray  # per instance row
-    table: list | None = None  # m x m Fractions
+    table: "_PairCosts | None" = None
     positions: list | None = None  # per index, a Fraction position (ranges)
-    ftable: np.ndarray | None = None
     fpos: np.ndarray | None = None
     name: str = ""
 
@@ -271,8 +271,7 @@ def _dimensions(instance: Instance, name: str, objective: str) -> list[_Dim]:
     if m <= 1:
         return []
     if objective == "generalized":
-        table = [[Fraction(int(i != j)) for j in range(m)] for i in range(m)]
-        return [_table_dim(index, table, name)]
+        return [_Dim("table", index, table=_PairCosts(m), name=name)]
     if attr.kind == "numeric":
         if objective == "stars":
             return []  # a range that is not '*' covers any values
@@ -288,47 +287,108 @@ def _dimensions(instance: Instance, name: str, objective: str) -> list[_Dim]:
         pos = [Fraction(i, m - 1) for i in range(m)]
         contiguous = True
         if hierarchy is not None and objective == "lm":
-            rank = {v: i for i, v in enumerate(values)}
-            for node in hierarchy.nodes:
-                covered = sorted(rank[v] for v in values if hierarchy.covers(node, v))
-                if covered and covered[-1] - covered[0] + 1 != len(covered):
-                    contiguous = False
+            contiguous = _contiguous_nodes(hierarchy, values)
         if contiguous or objective == "ncp":
             return _range_dims(index, pos, name)
         # LM with a non-contiguous node: the cheaper of the range and the node
-        cover = _cover_costs(hierarchy, values, "lm")
-        table = [[min(Fraction(abs(i - j), m - 1), cover[i][j]) for j in range(m)] for i in range(m)]
-        return [_table_dim(index, table, name)]
-    return [_table_dim(index, _cover_costs(hierarchy, values, objective), name)]
+        return [_Dim("table", index, table=_PairCosts(m, hierarchy, values, "lm", ranged=True), name=name)]
+    return [_Dim("table", index, table=_PairCosts(m, hierarchy, values, objective), name=name)]
 
 
-def _cover_costs(hierarchy, values, objective: str) -> list[list[Fraction]]:
-    """Per pair of active values i, j: the cost of the lowest hierarchy node covering
-    both (0 on the diagonal)."""
-    m = len(values)
-    by_node: dict = {}
+def _contiguous_nodes(hierarchy, values) -> bool:
+    """Whether every hierarchy node covers a run of `values` (active, in domain order)."""
+    pos = np.array([hierarchy.leaf_positions[hierarchy.leaf_index[v]] for v in values], dtype=np.int64)
+    by_pos = np.argsort(pos, kind="stable")
+    placed, rank = pos[by_pos], by_pos  # the values in depth-first order and their ranks
+    ranges = np.array([hierarchy.leaf_range(node) for node in hierarchy.nodes], dtype=np.int64).reshape(-1, 2)
+    lo, hi = np.searchsorted(placed, ranges[:, 0]), np.searchsorted(placed, ranges[:, 1])
+    held = hi > lo
+    lo, hi = lo[held], hi[held]
+    if not len(lo):
+        return True
+    ends = np.column_stack([lo, hi]).reshape(-1)
+    padded = np.append(rank, 0)  # a run may stop at the end
+    first = np.minimum.reduceat(padded, ends)[::2]
+    last = np.maximum.reduceat(padded, ends)[::2]
+    return bool((last - first + 1 == hi - lo).all())
 
-    def cost(node) -> Fraction:
-        if node not in by_node:
-            if objective == "stars":
-                by_node[node] = Fraction(int(node == hierarchy.root and hierarchy.root == SUPPRESSED))
+
+class _PairCosts:
+    """c(i, j), the cost of the cheapest label covering active values i and j (0 when
+    i = j), row by row: the lowest common hierarchy node's (`hierarchy`), its cheaper
+    with the range between them for ordered LM (`ranged`), or 1 for two different
+    values (no hierarchy: the ``generalized`` objective). A row is made when read, along
+    the ancestors of value i (the last rows read are kept): an m x m table of Fractions
+    took about 100 s CPU and gigabytes for 3,000 values (one lowest common ancestor a
+    pair), 10,000 would have taken 10^8 of them."""
+
+    def __init__(self, m, hierarchy=None, values=None, objective=None, ranged=False):
+        self.m, self.hierarchy, self.objective, self.ranged = m, hierarchy, objective, ranged
+        self._rows: dict[int, np.ndarray] = {}
+        self._costs: dict = {}
+        if hierarchy is not None:
+            self.leaves = [hierarchy.leaf_index[v] for v in values]
+            self.pos = hierarchy.leaf_positions[np.array(self.leaves, dtype=np.int64)]
+            self.placed = np.sort(self.pos)
+
+    def node_cost(self, node) -> Fraction:
+        """The cost of a hierarchy node, as the old table read it per pair."""
+        if node not in self._costs:
+            h = self.hierarchy
+            if self.objective == "stars":
+                self._costs[node] = Fraction(int(node == h.root and h.root == SUPPRESSED))
             else:
-                count = sum(1 for v in values if hierarchy.covers(node, v))
-                if objective == "ncp":
-                    by_node[node] = Fraction(count, m) if count > 1 else Fraction(0)
+                first, end = h.leaf_range(node)
+                count = int(np.searchsorted(self.placed, end) - np.searchsorted(self.placed, first))
+                if self.objective == "ncp":
+                    self._costs[node] = Fraction(count, self.m) if count > 1 else Fraction(0)
                 else:
-                    by_node[node] = Fraction(count - 1, m - 1)
-        return by_node[node]
+                    self._costs[node] = Fraction(count - 1, self.m - 1)
+        return self._costs[node]
 
-    return [
-        [Fraction(0) if i == j else cost(hierarchy.lca([values[i], values[j]])) for j in range(m)]
-        for i in range(m)
-    ]
+    def _chain(self, i: int) -> list:
+        """Value i's proper ancestors, root first, with their leaf ranges and costs."""
+        h = self.hierarchy
+        nodes = h.ancestors(h.leaves[self.leaves[i]])[1:][::-1]
+        return [(*h.leaf_range(node), self.node_cost(node)) for node in nodes]
 
+    def row(self, i: int) -> np.ndarray:
+        """c(i, j) for every j, as floats."""
+        if i in self._rows:
+            return self._rows[i]
+        if self.hierarchy is None:
+            out = np.ones(self.m)
+        else:
+            out = np.zeros(self.m)
+            for first, end, cost in self._chain(i):  # deeper nodes overwrite
+                out[(self.pos >= first) & (self.pos < end)] = float(cost)
+            if self.ranged:
+                out = np.minimum(out, np.abs(np.arange(self.m) - i) / (self.m - 1))
+        out[i] = 0.0
+        if len(self._rows) >= 4:
+            self._rows.pop(next(iter(self._rows)))
+        self._rows[i] = out
+        return out
 
-def _table_dim(index, table, name) -> _Dim:
-    ftable = np.array([[float(c) for c in row] for row in table], dtype=float)
-    return _Dim("table", index, table=table, ftable=ftable, name=name)
+    def exact(self, i: int, j: int) -> Fraction:
+        if i == j:
+            return Fraction(0)
+        if self.hierarchy is None:
+            return Fraction(1)
+        cost = next(c for first, end, c in reversed(self._chain(i)) if first <= self.pos[j] < end)
+        return min(Fraction(abs(i - j), self.m - 1), cost) if self.ranged else cost
+
+    def worst(self) -> Fraction:
+        """The largest c(i, j). Without ranges, value 0's row holds it: a cost grows
+        with what its node covers, and value 0 meets some value at the lowest node
+        over them all (or, with no hierarchy, every other value at 1)."""
+        best, at = -1.0, (0, 0)
+        for i in range(self.m) if self.ranged else [0]:
+            row = self.row(i)
+            j = int(np.argmax(row))
+            if row[j] > best:
+                best, at = float(row[j]), (i, j)
+        return self.exact(*at)
 
 
 def _range_dims(index, pos, name) -> list[_Dim]:
@@ -342,14 +402,14 @@ def _range_dims(index, pos, name) -> list[_Dim]:
 def _exact(dim: _Dim, r: int, s: int) -> Fraction:
     """D of index s against index r on `dim`, exactly."""
     if dim.kind == "table":
-        return dim.table[r][s]
+        return dim.table.exact(r, s)
     diff = dim.positions[s] - dim.positions[r]
     return max(diff, Fraction(0)) if dim.kind == "up" else max(-diff, Fraction(0))
 
 
 def _floats(dim: _Dim, r: int, s: np.ndarray) -> np.ndarray:
     if dim.kind == "table":
-        return dim.ftable[r, s]
+        return dim.table.row(r)[s]
     diff = dim.fpos[s] - dim.fpos[r]
     return np.maximum(diff, 0.0) if dim.kind == "up" else np.maximum(-diff, 0.0)
 
@@ -406,8 +466,7 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
     worst = Fraction(0)
     for d in dims:
         if d.kind == "table":
-            i, j = np.unravel_index(int(np.argmax(d.ftable)), d.ftable.shape)
-            worst += d.table[int(i)][int(j)]
+            worst += d.table.worst()
         elif d.kind == "up":
             worst += d.positions[-1] - d.positions[0]
     ub = [worst] * n_types
@@ -487,12 +546,11 @@ class _Index:
         for j, d in enumerate(self.dims):
             values, types = self.sorted[j]
             if d.kind == "table":
-                allowed = np.flatnonzero(d.ftable[int(own[j])] <= u + 1e-9)
-                lo = np.searchsorted(values, allowed, "left")
-                hi = np.searchsorted(values, allowed, "right")
-                size = int((hi - lo).sum())
+                # the types (in value order) whose value's cover costs at most u
+                near = d.table.row(int(own[j]))[values] <= u + 1e-9
+                size = int(np.count_nonzero(near))
                 if best is None or size < best[0]:
-                    best = (size, ("table", j, lo, hi))
+                    best = (size, ("table", j, near, None))
             else:
                 pos = d.fpos
                 here = pos[int(own[j])]
@@ -507,7 +565,7 @@ class _Index:
         types = self.sorted[j][1]
         if kind == "range":
             return types[lo:hi]
-        return np.concatenate([types[a:b] for a, b in zip(lo.tolist(), hi.tolist())] or [types[:0]])
+        return types[lo]
 
 
 def _feasible(alive, w, need, sens, own_sens, need_l) -> bool:
