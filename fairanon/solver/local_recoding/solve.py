@@ -81,21 +81,28 @@ def _hint_from_release(
         if space.attr.kind != "numeric":
             index = {v: i for i, v in enumerate(space.attr.domain)}
             codes = np.array([index[v] for v in space.values], dtype=np.int64)
+        own_id = {}
+        for i, text in enumerate(space.texts[: space.m]):
+            own_id.setdefault(text, i)
+        points = np.array(space.values) if space.attr.kind == "numeric" else codes
         mapped = []
         for u in range(len(uniq)):
-            if space.attr.kind == "numeric":
-                vals = np.array(space.values)
-                mask = covers.contains(np.full(space.m, u), vals)
+            if u % 256 == 0:  # a label costs a pass over the m values
+                check_deadline(deadline, "mapping the start onto the model")
+            mask = covers.contains(np.full(space.m, u), points)
+            held = np.flatnonzero(mask)
+            if len(held) == 1 and uniq[u] in own_id:
+                mapped.append(own_id[uniq[u]])
+            elif len(held) and space.rank is not None:
+                # the most specific label holding the run of the values covered
+                r = space.rank[held]
+                mapped.append(int(space._join_runs(r.min(keepdims=True), r.max(keepdims=True) + 1)[0]))
             else:
-                mask = covers.contains(np.full(space.m, u), codes)
-            if mask.sum() <= 1 and mask.any() and uniq[u] in space.texts[: space.m]:
-                mapped.append(space.texts.index(uniq[u]))
-                continue
-            ok = space.containing(np.flatnonzero(mask))
-            if mask.sum() > 1:
-                ok[space.own] = False
-            cand = np.flatnonzero(ok)
-            mapped.append(int(cand[np.lexsort((cand, space.sizes[cand]))[0]]) if len(cand) else -1)
+                ok = space.containing(held)
+                if len(held) > 1:
+                    ok[space.own] = False
+                cand = np.flatnonzero(ok)
+                mapped.append(int(cand[np.lexsort((cand, space.sizes[cand]))[0]]) if len(cand) else -1)
         per_attr.append(np.array(mapped, dtype=np.int64)[inv.reshape(-1)])
     check_deadline(deadline, "mapping the start onto the model")
     index = {vec: v for v, vec in enumerate(pm.vectors)}
