@@ -75,14 +75,27 @@ class _PlanBound:
         within = (g.weights[single] * (cum[hi[single]] - cum[lo[single]])).astype(float)
         self.tree_within = np.bincount(first[single], weights=within, minlength=self.b.n_buckets)
         multi = np.flatnonzero(~single)
-        # C(N ∩ B) of every node over several buckets, from its positions' buckets
-        size = hi[multi] - lo[multi]
-        node = np.repeat(np.arange(len(multi)), size)
-        pos = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size) + np.repeat(lo[multi], size)
-        key, inverse = np.unique(node * self.b.n_buckets + at[pos], return_inverse=True)
-        weight = np.bincount(inverse.reshape(-1), weights=counts[g.order][pos].astype(float))
-        self.tree_cross = sparse.csr_matrix((weight, (key // self.b.n_buckets, key % self.b.n_buckets)),
-                                            shape=(len(multi), self.b.n_buckets))
+        # C(N ∩ B) of every node over several buckets, from its positions' buckets: the
+        # positions of a node in runs of one bucket (a bucket of the hierarchical greedy
+        # is a subtree, one run), each run's records from the prefix counts; the sparse
+        # matrix sums the runs of a node and bucket (every node's positions were sorted
+        # at every stage before)
+        change = np.flatnonzero(np.diff(at)) + 1  # depth-first positions where the bucket changes
+        begin = np.searchsorted(change, lo[multi], side="right")
+        inner = np.searchsorted(change, hi[multi], side="left") - begin  # changes inside each node
+        runs = inner + 1
+        node = np.repeat(np.arange(len(multi)), runs)
+        cut = change[np.repeat(begin, inner) + (np.arange(int(inner.sum())) - np.repeat(np.cumsum(inner) - inner, inner))]
+        is_first = np.zeros(len(node), dtype=bool)
+        is_first[np.cumsum(runs) - runs] = True
+        is_last = np.roll(is_first, -1)
+        run_lo = np.empty(len(node), dtype=np.int64)
+        run_hi = np.empty(len(node), dtype=np.int64)
+        run_lo[is_first], run_lo[~is_first] = lo[multi], cut
+        run_hi[is_last], run_hi[~is_last] = hi[multi], cut
+        weight = (cum[run_hi] - cum[run_lo]).astype(float)
+        self.tree_cross = sparse.csr_matrix((weight, (node, at[run_lo])), shape=(len(multi), self.b.n_buckets))
+        self.tree_cross.sum_duplicates()  # one entry per node and bucket, by bucket
         self.tree_cross_weights = g.weights[multi].astype(float)
 
     def _ordered_sums(self) -> None:
