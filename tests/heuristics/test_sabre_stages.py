@@ -1,7 +1,8 @@
 """Sabre's bucketization stages against the implementations they replaced, kept here
 as references: the equal-distance greedy that sums every value's rest anew, and the
-stage loop that sorts every bucket at every stage; every stage equal, on counts with
-many ties, for the three distances."""
+stage loop that sorts every bucket at every stage (the stages now update the buckets
+by each split only); every stage equal, on counts with many ties, for the three
+distances."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def _reference_equal(counts):
 
 
 def _reference_stages(stages, m, total, scale, t):
-    for buckets, wcs in stages:
+    for buckets, wcs, _ in stages:
         if not B._within(sum(wcs), total, scale, t):
             continue
         order = sorted(range(len(buckets)), key=lambda i: min(buckets[i]))
@@ -54,7 +55,7 @@ def test_equal_greedy_is_the_reference(seed):
     rng = np.random.default_rng(seed)
     m = int(rng.integers(1, 40))
     counts = rng.integers(1, [2, 4, 50][seed % 3], m)
-    got = [(list(map(list, b)), w) for b, w in B._greedy_equal(counts)]
+    got = [(list(map(list, b)), w) for b, w, _ in B._greedy_equal(counts)]
     assert got == list(_reference_equal(counts))
 
 
