@@ -11,6 +11,7 @@ every bucket in proportion to the bucket sizes is at most t. Buckets are any val
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -333,19 +334,28 @@ def _greedy_equal(counts):
 def _greedy_tree(counts, hierarchy, values):
     """Stages of the hierarchical greedy: buckets are nodes, split into their children
     (each stage with its split, as :func:`_greedy_ordered`'s)."""
-    index = {v: i for i, v in enumerate(values)}
     wc = _TreeWorstCase(hierarchy, values, counts)
+    # The value at each depth-first position (-1: a leaf with no value present), and how
+    # many values lie before each position: a node's values are read from its range.
+    value_at = np.full(len(hierarchy.leaves), -1, dtype=np.int64)
+    value_at[hierarchy.leaf_positions[[hierarchy.leaf_index[v] for v in values]]] = np.arange(len(values))
+    present = np.concatenate([[0], np.cumsum(value_at >= 0)])
+    leaf_of = hierarchy.depth_first_leaves
+
+    def populated(node) -> bool:
+        first, end = hierarchy.leaf_range(node)
+        return bool(present[end] > present[first])
 
     def leaves_under(node):
         # In leaf order, from the node's depth-first range rather than a mask over all leaves.
         first, end = hierarchy.leaf_range(node)
-        under = (hierarchy.leaves[j] for j in np.sort(hierarchy.depth_first_leaves[first:end]).tolist())
-        return [index[v] for v in under if v in index]
+        under = value_at[first:end][np.argsort(leaf_of[first:end], kind="stable")]
+        return under[under >= 0].tolist()
 
     def lowest(node):
         # Move down unary chains: a node with one populated child covers the same values.
         while True:
-            kids = [k for k in hierarchy.children[node] if leaves_under(k)]
+            kids = [k for k in hierarchy.children[node] if populated(k)]
             if len(kids) != 1:
                 return node, kids, leaves_under(node)
             node = kids[0]
@@ -360,23 +370,33 @@ def _greedy_tree(counts, hierarchy, values):
             cache[node] = (wc(node, vals) - sum(part_wcs), parts, part_wcs)
         return cache[node]
 
+    # The buckets that can split, on a heap by gain and then position: the buckets are
+    # disjoint subtrees in depth-first order, so a bucket's position follows its first
+    # depth-first leaf (`firsts`, in the buckets' order); the largest gain, the first of
+    # them, is split, as a scan of every bucket at every stage found it.
+    heap: list = []
+
+    def push(bucket, first: int) -> None:
+        if bucket[1]:
+            heapq.heappush(heap, (-split(bucket)[0], first, bucket))
+
     cache: dict = {}
     buckets = [lowest(hierarchy.root)]
     wcs = [wc(buckets[0][0], buckets[0][2])]
+    firsts = [hierarchy.leaf_range(buckets[0][0])[0]]
+    push(buckets[0], firsts[0])
     changed = None
     while True:
         yield [b[2] for b in buckets], list(wcs), changed
-        best = None
-        for pos, bucket in enumerate(buckets):
-            if not bucket[1]:
-                continue
-            gain, parts, part_wcs = split(bucket)
-            if best is None or gain > best[0]:
-                best = (gain, pos, parts, part_wcs)
-        if best is None:
+        if not heap:
             return
-        _, pos, parts, part_wcs = best
-        del cache[buckets[pos][0]]
+        _, first, bucket = heapq.heappop(heap)
+        pos = bisect.bisect_left(firsts, first)
+        _, parts, part_wcs = split(bucket)
+        del cache[bucket[0]]
         buckets[pos : pos + 1] = parts
         wcs[pos : pos + 1] = part_wcs
+        firsts[pos : pos + 1] = [hierarchy.leaf_range(p[0])[0] for p in parts]
+        for part, part_first in zip(parts, firsts[pos : pos + len(parts)]):
+            push(part, part_first)
         changed = (pos, len(parts))
