@@ -1,0 +1,252 @@
+"""The local search over record moves, swaps and splits (fairanon.heuristics.moves):
+its releases verify, never lose more than the start (the loss read from the release by
+the metrics, not the search's own counts), keep k and protected values apart, are
+deterministic for a seed, end at a local optimum checked move by move against the
+metrics, are never below the brute-force optimum, and the checks of its inputs."""
+
+import itertools
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from tests.trees import random_trees
+
+import fairanon as fa
+from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
+from fairanon.heuristics.moves import local_search, partition_of
+from fairanon.models.objectives import objective_value
+from fairanon.release import Release, generalize_partition
+
+PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+ORDER = ["lo", "mid", "high", "top"]
+
+
+@st.composite
+def tables(draw, min_rows=4, max_rows=24):
+    """Rows with 1-3 quasi-identifiers: numeric (integers or halves), ordered, or
+    categorical under a random tree (leaves at uneven depths, unary chains); maybe a
+    protected attribute."""
+    n = draw(st.integers(min_rows, max_rows))
+    columns, attrs = {}, []
+    for i in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["numeric", "categorical", "ordered"]))
+        name = f"q{i}"
+        if kind == "numeric":
+            halves = draw(st.lists(st.integers(0, 12), min_size=n, max_size=n))
+            columns[name] = [v / 2 for v in halves]
+            attrs.append(fa.Attribute(name, kind="numeric"))
+        elif kind == "categorical":
+            tree = draw(random_trees(10))
+            columns[name] = draw(st.lists(st.sampled_from(tree.leaves), min_size=n, max_size=n))
+            attrs.append(fa.Attribute(name, hierarchy=tree))
+        else:
+            columns[name] = draw(st.lists(st.sampled_from(ORDER), min_size=n, max_size=n))
+            attrs.append(fa.Attribute(name, kind="ordered", order=ORDER))
+    if draw(st.booleans()):
+        columns["p"] = draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n))
+        attrs.append(fa.Attribute("p", role="protected", protected=["y"],
+                                  hierarchy=fa.Hierarchy.flat(["x", "y"])))
+    return fa.Instance(pd.DataFrame(columns), fa.Schema(attrs), name="random")
+
+
+def _protected(inst):
+    name = inst.schema.protected
+    return np.asarray(inst.codes(name)) if name else np.zeros(inst.n_rows, dtype=np.int64)
+
+
+def random_partition(inst, k, rng):
+    """Records of each protected value shuffled and cut into blocks of k, the last block
+    taking the rest; None when a protected value has fewer than k records."""
+    groups = np.empty(inst.n_rows, dtype=np.int64)
+    next_id = 0
+    for value in np.unique(_protected(inst)):
+        rows = rng.permutation(np.flatnonzero(_protected(inst) == value))
+        if len(rows) < k:
+            return None
+        blocks = max(1, len(rows) // k)
+        for b in range(blocks):
+            part = rows[b * k:] if b == blocks - 1 else rows[b * k:(b + 1) * k]
+            groups[part] = next_id
+            next_id += 1
+    return groups
+
+
+def release_of(inst, groups):
+    return Release(generalize_partition(inst, groups), np.asarray(groups))
+
+
+def loss(inst, groups, objective):
+    """The exact loss of the tight release of a partition, as the metrics read it."""
+    return objective_value(inst, release_of(inst, groups), objective)
+
+
+@PROPERTY
+@given(tables(), st.integers(1, 4), st.sampled_from(["ncp", "lm"]), st.integers(0, 3))
+def test_never_loses_more_keeps_k_and_verifies(inst, k, objective, seed):
+    start = random_partition(inst, k, np.random.default_rng(seed))
+    assume(start is not None)
+    reqs = [fa.KAnonymity(k)]
+    found = local_search(inst, reqs, start, objective=objective, seed=seed, max_kicks=15)
+    rel = release_of(inst, found.groups)
+    report = fa.verify(inst, rel, reqs, metrics=False)
+    assert report.passed, str(report)
+    exact = objective_value(inst, rel, objective)
+    assert exact <= loss(inst, start, objective)
+    # The search's float count is the metrics' exact value.
+    assert found.value == pytest.approx(float(exact), abs=1e-9)
+    # Every class at least k records, of one protected value.
+    sizes = np.bincount(np.unique(found.groups, return_inverse=True)[1])
+    assert sizes.min() >= k
+    per_class = pd.Series(_protected(inst)).groupby(found.groups).nunique()
+    assert (per_class == 1).all()
+
+
+def _moved(groups, r, target):
+    out = groups.copy()
+    out[r] = target
+    return out
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(min_rows=4, max_rows=10), st.integers(1, 3), st.sampled_from(["ncp", "lm"]),
+       st.integers(0, 3))
+def test_the_descent_ends_where_no_move_or_swap_lowers_the_loss(inst, k, objective, seed):
+    """Every move of a record to another class of its protected value (its own class
+    keeping k) and every swap of two records of two classes, each priced by the metrics
+    on its release, loses no less than the descent's end."""
+    start = random_partition(inst, k, np.random.default_rng(seed))
+    assume(start is not None)
+    reqs = [fa.KAnonymity(k)]
+    found = local_search(inst, reqs, start, objective=objective, seed=seed, max_kicks=0)
+    groups = found.groups
+    here = loss(inst, groups, objective)
+    prot = _protected(inst)
+    classes = np.unique(groups)
+    sizes = {g: int((groups == g).sum()) for g in classes}
+    for r in range(inst.n_rows):
+        a = groups[r]
+        for b in classes:
+            if b == a or prot[groups == b][0] != prot[r]:
+                continue
+            if sizes[a] - 1 >= k:
+                assert loss(inst, _moved(groups, r, b), objective) >= here
+            for s in np.flatnonzero(groups == b):
+                swapped = _moved(_moved(groups, r, b), s, a)
+                assert loss(inst, swapped, objective) >= here
+
+
+def _partitions(items):
+    """Every set partition of `items` (a list)."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in _partitions(rest):
+        for i in range(len(part)):
+            yield part[:i] + [[first, *part[i]]] + part[i + 1:]
+        yield [[first], *part]
+
+
+@settings(deadline=None, max_examples=20, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(min_rows=3, max_rows=6), st.integers(1, 3), st.sampled_from(["ncp", "lm"]))
+def test_never_below_the_brute_force_optimum(inst, k, objective):
+    start = random_partition(inst, k, np.random.default_rng(0))
+    assume(start is not None)
+    prot = _protected(inst)
+    best = None
+    for blocks in _partitions(list(range(inst.n_rows))):
+        if any(len(b) < k or len(set(prot[b].tolist())) > 1 for b in blocks):
+            continue
+        groups = np.empty(inst.n_rows, dtype=np.int64)
+        for g, b in enumerate(blocks):
+            groups[b] = g
+        value = loss(inst, groups, objective)
+        best = value if best is None else min(best, value)
+    found = local_search(inst, [fa.KAnonymity(k)], start, objective=objective, seed=0,
+                         max_kicks=20)
+    assert best <= loss(inst, found.groups, objective)
+
+
+def _grid(n=60, seed=4):
+    rng = np.random.default_rng(seed)
+    tree = fa.Hierarchy.from_mapping({"*": {"A": ["a1", "a2", "a3"], "B": ["b1", "b2"]}})
+    df = pd.DataFrame({"age": rng.integers(18, 80, n), "x": rng.choice(tree.leaves, n),
+                       "edu": rng.choice(ORDER, n)})
+    schema = fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("x", hierarchy=tree),
+                        fa.Attribute("edu", kind="ordered", order=ORDER)])
+    return fa.Instance(df, schema, name="grid")
+
+
+def test_same_seed_same_partition_and_a_hand_checked_gain():
+    inst = _grid()
+    reqs = [fa.KAnonymity(4)]
+    start = partition_of(inst, fa.anonymize(inst, reqs, method="mondrian", seed=0))
+    runs = [local_search(inst, reqs, start, objective="ncp", seed=7, max_kicks=40)
+            for _ in range(2)]
+    assert np.array_equal(runs[0].groups, runs[1].groups)
+    assert runs[0].kicks == 40
+    assert loss(inst, runs[0].groups, "ncp") < loss(inst, start, "ncp")
+
+
+def test_two_records_swap_into_the_classes_of_their_values():
+    """Classes {1, 1, 9} and {9, 9, 1} (ages) under k = 3: swapping the odd records out
+    gives {1, 1, 1} and {9, 9, 9}, NCP 0 from 6 (each cell of the two classes loses the
+    whole range)."""
+    inst = fa.Instance(pd.DataFrame({"age": [1, 1, 9, 9, 9, 1]}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    start = np.array([0, 0, 0, 1, 1, 1])
+    assert loss(inst, start, "ncp") == 6
+    found = local_search(inst, [fa.KAnonymity(3)], start, objective="ncp", seed=0)
+    assert loss(inst, found.groups, "ncp") == 0
+    assert found.changes["swap"] == 1
+
+
+def test_a_passed_deadline_returns_the_start():
+    inst = _grid()
+    reqs = [fa.KAnonymity(4)]
+    start = partition_of(inst, fa.anonymize(inst, reqs, method="mondrian", seed=0))
+    found = local_search(inst, reqs, start, objective="ncp", seed=0,
+                         deadline=time.perf_counter() - 1)
+    assert found.stopped == "deadline"
+    assert loss(inst, found.groups, "ncp") == loss(inst, start, "ncp")
+
+
+def test_refusals():
+    inst = _grid()
+    start = np.arange(inst.n_rows) // 5
+    with pytest.raises(IncompatibleRequirementError):
+        local_search(inst, [fa.KAnonymity(2), fa.LDiversity(2, attribute="x")], start)
+    with pytest.raises(InvalidParameterError):
+        local_search(inst, [fa.KAnonymity(6)], start)  # classes of 5
+    with pytest.raises(InvalidParameterError):
+        local_search(inst, [fa.KAnonymity(2)], start, objective="stars")
+    with pytest.raises(InvalidParameterError):
+        local_search(inst, [fa.KAnonymity(2)], start[:-1])
+
+
+def test_lns_runs_the_moves_first_under_k_and_a_per_cell_objective():
+    """lns with a time limit spends part of it on the local search and then re-solves;
+    the release verifies and loses no more than the start. With max_rounds, or a
+    requirement the moves do not keep, the search is the re-solves alone."""
+    inst = _grid(200)
+    reqs = [fa.KAnonymity(4)]
+    rel = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=4, objective="ncp",
+                       bound=False, whole_types=0)
+    search = rel.provenance["search"]
+    assert "moves" in search and search["moves"]["kicks"] >= 0
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp") <= search["start_objective"]
+    counted = fa.anonymize(inst, reqs, method="lns", seed=0, max_rounds=1, objective="ncp",
+                           bound=False, whole_types=0)
+    assert "moves" not in counted.provenance["search"]
+    diverse = [fa.KAnonymity(4), fa.LDiversity(2, attribute="x")]
+    inst_l = fa.Instance(inst.table, fa.Schema([fa.Attribute("age", kind="numeric"),
+                                                fa.Attribute("x", role="sensitive"),
+                                                fa.Attribute("edu", kind="ordered", order=ORDER)]))
+    other = fa.anonymize(inst_l, diverse, method="lns", seed=0, time_limit=3, objective="ncp",
+                         bound=False, whole_types=0)
+    assert "moves" not in other.provenance["search"]
+    assert fa.verify(inst_l, other, diverse).passed
