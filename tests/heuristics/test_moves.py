@@ -250,3 +250,19 @@ def test_lns_runs_the_moves_first_under_k_and_a_per_cell_objective():
                          bound=False, whole_types=0)
     assert "moves" not in other.provenance["search"]
     assert fa.verify(inst_l, other, diverse).passed
+
+
+@settings(deadline=None, max_examples=15, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(min_rows=6), st.integers(2, 3),
+       st.sampled_from(["regroup", "mixed", "dissolve", "merge"]),
+       st.integers(0, 3))
+def test_every_kick_keeps_k_and_never_loses_more(inst, k, kick, seed):
+    start = random_partition(inst, k, np.random.default_rng(seed))
+    assume(start is not None)
+    reqs = [fa.KAnonymity(k)]
+    found = local_search(inst, reqs, start, objective="ncp", seed=seed, max_kicks=10, kick=kick)
+    rel = release_of(inst, found.groups)
+    assert fa.verify(inst, rel, reqs, metrics=False).passed
+    assert objective_value(inst, rel, "ncp") <= loss(inst, start, "ncp")
+    per_class = pd.Series(_protected(inst)).groupby(found.groups).nunique()
+    assert (per_class == 1).all()
