@@ -266,3 +266,20 @@ def test_every_kick_keeps_k_and_never_loses_more(inst, k, kick, seed):
     assert objective_value(inst, rel, "ncp") <= loss(inst, start, "ncp")
     per_class = pd.Series(_protected(inst)).groupby(found.groups).nunique()
     assert (per_class == 1).all()
+
+
+def test_candidates_among_the_nearest_classes_of_a_large_table(monkeypatch):
+    """Above PREFILTER_CLASSES classes a record is priced against the nearest classes of
+    its own class only: the release still verifies and loses no more than the start."""
+    import fairanon.heuristics.moves as moves
+
+    monkeypatch.setattr(moves, "PREFILTER_CLASSES", 4)
+    monkeypatch.setattr(moves, "NEAR_CLASSES", 3)
+    inst = _grid(120, seed=5)
+    reqs = [fa.KAnonymity(3)]
+    start = random_partition(inst, 3, np.random.default_rng(1))
+    found = local_search(inst, reqs, start, objective="lm", seed=0, max_kicks=30)
+    rel = release_of(inst, found.groups)
+    assert fa.verify(inst, rel, reqs, metrics=False).passed
+    assert objective_value(inst, rel, "lm") < loss(inst, start, "lm")
+    assert found.value == pytest.approx(float(objective_value(inst, rel, "lm")), abs=1e-9)
