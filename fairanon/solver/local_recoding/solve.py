@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from ortools.sat.python import cp_model
 
+from ..._arrays import unique_rows
 from ..._memory import current_limit
 from ...exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
 from ...instances.instance import Instance
@@ -61,7 +62,9 @@ def _hint_from_release(
     pm: LocalRecodingModel, release: Release, deadline: float | None = None
 ) -> dict:
     """Map a heuristic release to a (partial) solution: each released label becomes the
-    most specific candidate label covering what it covers. Past `deadline`,
+    most specific candidate label covering what it covers, then the records released
+    alike take their tight summary (:func:`_tightened`), a vector of the model when the
+    mapped one is not. Past `deadline`,
     :class:`~fairanon.solver.local_recoding.encoding.BuildStopped`."""
     from ...instances.generalization import label_covers
 
@@ -105,6 +108,7 @@ def _hint_from_release(
                 mapped.append(int(cand[np.lexsort((cand, space.sizes[cand]))[0]]) if len(cand) else -1)
         per_attr.append(np.array(mapped, dtype=np.int64)[inv.reshape(-1)])
     check_deadline(deadline, "mapping the start onto the model")
+    per_attr = _tightened(enc, per_attr)
     index = {vec: v for v, vec in enumerate(pm.vectors)}
     n_vec = len(pm.vectors)
     # Pairs are sorted by (type, vector), so their keys t * n_vec + v are ascending.
@@ -125,6 +129,33 @@ def _hint_from_release(
     used = {v for _, v in counts}
     hint.update({pm.z[v]: int(v in used) for v in range(n_vec)})
     return hint
+
+
+def _tightened(enc: Encoding, per_attr: list[np.ndarray]) -> list[np.ndarray]:
+    """The records released alike (the same protected value and mapped labels) each
+    given their tight summary: per attribute, the most specific label holding their
+    values, a label no coarser than the mapped one. The groups keep their records, so
+    whatever held for them holds still (k, and l and t, which merging classes keeps),
+    and the summary is a vector of the join closure (the join of a set of types), where
+    the mapped labels need not be one (CP-SAT then had no whole solution to start
+    from). Spaces of masks keep the mapped labels."""
+    if not per_attr or any(s.rank is None for s in enc.spaces):
+        return per_attr
+    mapped = np.column_stack([enc.protected[enc.row_type], *per_attr])
+    if (mapped < 0).any():
+        return per_attr
+    _, group = unique_rows(mapped)
+    group = np.asarray(group).reshape(-1)
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    out = []
+    for a, space in enumerate(enc.spaces):
+        rank = space.rank[enc.qi[enc.row_type, a]]
+        lo = np.full(n_groups, space.m, dtype=np.int64)
+        hi = np.full(n_groups, -1, dtype=np.int64)
+        np.minimum.at(lo, group, rank)
+        np.maximum.at(hi, group, rank)
+        out.append(space._join_runs(lo, hi + 1)[group])
+    return out
 
 
 def solve_model(
