@@ -14,19 +14,20 @@ values (hierarchy leaves in depth-first preorder, ranks, numbers): every class i
 kept as that box, and a move's change of the loss is exact up to float rounding.
 
 :func:`local_search` is iterated local search (Lourenço, Martin and Stützle,
-"Iterated local search", Handbook of Metaheuristics, 2003) over four moves, each kept
+"Iterated local search", Handbook of Metaheuristics, 2003) over three moves, each kept
 only when it lowers the loss and keeps every class at k or more records:
 
 - *move* a record to another class;
 - *swap* two records of two classes;
 - *split* a class of at least 2k records in two at a cut of one attribute's order
-  (Mondrian's cut, LeFevre et al., ICDE 2006, taken only when it lowers the loss);
-- a descent applies, record after record (in a seeded random order), the best move or
-  swap of that record (steepest over its candidates), and after each change re-examines
-  the records of the classes it touched and of their nearest classes, until no record
-  has an improving move (a local optimum). A record's candidates are the classes of its
-  protected value that it joins most cheaply; above :data:`PREFILTER_CLASSES` classes,
-  among the :data:`NEAR_CLASSES` nearest classes of its own class only.
+  (Mondrian's cut, LeFevre et al., ICDE 2006, taken only when it lowers the loss).
+
+A descent applies, record after record (in a seeded random order), the best move or
+swap of that record (steepest over its candidates), and after each change re-examines
+the records of the classes it touched and of their nearest classes, until no record has
+an improving move (a local optimum). A record's candidates are the classes of its
+protected value that it joins most cheaply; above :data:`PREFILTER_CLASSES` classes,
+among the :data:`NEAR_CLASSES` nearest classes of its own class only.
 
 A perturbation (``kick="regroup"``, the default) pools a random class and one or two
 of its nearest classes (drawn) and cuts the pool again greedily: from a random record,
@@ -44,9 +45,10 @@ Only k-anonymity with a per-cell loss (``ncp``, ``lm``): other requirements (l, 
 alpha-protection, diversity constraints, risk) are not kept by these moves, and
 :func:`local_search` refuses them (:class:`IncompatibleRequirementError`). Records of
 different protected values never share a class (classes are released vectors, and
-the protected attribute is released unchanged). Losses are counted in floats; the
-result is returned only when its exact loss (:func:`fairanon.models.objectives.
-objective_value` of its release) is no larger than the start's, else the start.
+the protected attribute is released unchanged). Losses are counted in floats, a change
+kept only when it lowers the loss by more than :data:`EPS`; lns
+(:mod:`fairanon.methods.lns`) keeps the result only when its exact loss
+(:func:`fairanon.models.objectives.objective_value` of its release) is below its start's.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ from ..models.metrics.classes import equivalence_classes
 from ..models.requirements import KAnonymity, Requirement
 from ..release import Release
 
-__all__ = ["KICKS", "MOVE_OBJECTIVES", "MoveSearch", "MovesResult", "local_search", "partition_of"]
+__all__ = ["KICKS", "MOVE_OBJECTIVES", "MoveSearch", "MovesResult", "local_search",
+           "partition_of"]
 
 #: The objectives the moves measure exactly (sums of per-cell losses of tight labels).
 MOVE_OBJECTIVES = ("ncp", "lm")
@@ -481,10 +484,12 @@ class MoveSearch:
                     queue.extend(self.rng.permutation(fresh).tolist())
 
     # ------------------------------------------------------------------ kicks
-    def kick(self, kind: str = "merge") -> tuple[int, np.ndarray]:
-        """Perturb around a random class g: merge it with one of its three nearest
-        ("merge"), or dissolve it, each record joining the class it joins most cheaply
-        ("dissolve"). Returns the class and the records to re-examine."""
+    def kick(self, kind: str = "regroup") -> tuple[int, np.ndarray]:
+        """Perturb around a random class g (one of :data:`KICKS`, module docstring):
+        pool it with one or two of its nearest and cut the pool again ("regroup"),
+        merge it with one of its three nearest ("merge"), dissolve it, each record
+        joining the nearby class it joins most cheaply ("dissolve"), or one of the last
+        two ("mixed"). Returns a class and the records to re-examine."""
         live = np.flatnonzero(self.alive)
         g = int(live[self.rng.integers(len(live))])
         if kind == "mixed":
