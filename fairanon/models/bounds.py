@@ -318,9 +318,9 @@ class _PairCosts:
     i = j), row by row: the lowest common hierarchy node's (`hierarchy`), its cheaper
     with the range between them for ordered LM (`ranged`), or 1 for two different
     values (no hierarchy: the ``generalized`` objective). A row is made when read, along
-    the ancestors of value i (the last rows read are kept): an m x m table of Fractions
-    took about 100 s CPU and gigabytes for 3,000 values (one lowest common ancestor a
-    pair), 10,000 would have taken 10^8 of them."""
+    the ancestors of value i (the last rows read are kept). An m x m table of Fractions
+    (one lowest common ancestor a pair) took the bound 23 s CPU at 3,000 codes one
+    record each (2.3 s now) and would have held 10^8 Fractions at 10,000."""
 
     def __init__(self, m, hierarchy=None, values=None, objective=None, ranged=False):
         self.m, self.hierarchy, self.objective, self.ranged = m, hierarchy, objective, ranged
