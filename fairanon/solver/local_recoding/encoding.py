@@ -374,8 +374,11 @@ def _closure_vectors(
 
 #: (type, vector) pairs of every vector covering a type up to which the join closure is
 #: found by listing those pairs (:func:`_listed_closure`) rather than breadth-first;
-#: up to 8 times more while they are fewer than the breadth-first closure's first
-#: round of joins (every type with every type of its protected value; 10,000 types: 1e8).
+#: up to 8 times more while they are fewer than 8 times the breadth-first closure's
+#: first round of joins over the attributes (every type with every type of its
+#: protected value; 10,000 types: 1e8 an attribute). German credit's 7 quasi-identifiers
+#: (976 types), 11 M pairs: the candidates took 7.0 s CPU breadth-first, 3.3 s listed;
+#: the 7 of the tests' German table (733 types), 3.3 M pairs: the closure 5.4 s and 0.9 s.
 LISTED_PAIRS = 4_000_000
 #: Listed pairs sorted and joined at a time (between two looks at the deadline).
 LISTED_CHUNK = 2**18
@@ -411,7 +414,7 @@ def _listed_closure(
         rest *= counts[a][enc.qi[:, a]]
     listed = float((rest * counts[0][enc.qi[:, 0]]).sum())
     first_round = float((np.bincount(enc.protected).astype(float) ** 2).sum())
-    if listed > max(LISTED_PAIRS, min(first_round, 8 * LISTED_PAIRS)):
+    if listed > max(LISTED_PAIRS, min(8 * enc.d * first_round, 8 * LISTED_PAIRS)):
         return None
     radix = [s.n_labels for s in enc.spaces]
     if math.prod(radix) >= 2**62:
