@@ -1054,6 +1054,44 @@ def test_a_re_solve_cut_by_its_time_returns_the_current_release_or_a_better_one(
         assert objective_value(inst, rel, "ncp") <= before
 
 
+def test_a_neighbourhood_holds_at_most_max_classes_classes_of_the_mean_size(monkeypatch):
+    """Asked for neighbourhoods of 1,000 records, the search frees whole classes up to
+    MAX_CLASSES (40) times the mean class size of the current release (German credit, 7
+    quasi-identifiers, k = 5, from Mondrian's release of about 10 records a class: about
+    400 records): every neighbourhood stops at the first class that reaches that many.
+    The release verifies and the same seed gives the same release."""
+    import importlib
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+    assert search_module.MAX_CLASSES == 40
+    inst = fa.load("german", qi=GERMAN_QI, roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    real = search_module.solve_neighbourhood
+    seen = []
+
+    def recording(inc, requirements, nb, **kwargs):
+        sizes = [len(inc.classes[v]) for v in nb.vectors]
+        seen.append((len(nb.rows), sizes[-1], 40 * inc.instance.n_rows // len(inc.classes)))
+        return real(inc, requirements, nb, **kwargs)
+
+    monkeypatch.setattr(search_module, "solve_neighbourhood", recording)
+    runs = [
+        improve(inst, reqs, start, objective="ncp", seed=4, max_rounds=4, whole_types=0,
+                size=1000, move_time=0.05)
+        for _ in range(2)
+    ]
+    assert len(seen) == 8
+    # The first neighbourhood is cut at the cap, the others at the cap or below (the size
+    # shrinks after a move not proven).
+    assert seen[0][0] >= seen[0][2]
+    for rows, last, cap in seen:
+        assert rows - last < cap
+    assert runs[0].table.equals(runs[1].table)
+    assert fa.verify(inst, runs[0], reqs).passed
+    assert runs[0].objective == objective_value(inst, runs[0], "ncp")
+    assert runs[0].objective <= objective_value(inst, start, "ncp")
+
 def _bound_beside(monkeypatch):
     """Record whether lns started its bound beside the search."""
     from fairanon.methods import lns as lns_module

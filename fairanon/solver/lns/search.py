@@ -6,7 +6,8 @@ weight moves towards 1 when its move improves the release, towards 0.1 when not)
 a neighbourhood of about ``size`` records (:mod:`.neighbourhoods`) and re-solves it
 (:mod:`.subproblem`). The size adapts: it grows by a quarter after a move proven
 optimal in under half its time, shrinks by a fifth after a move that was not proven
-(times in CP-SAT's deterministic clock).
+(times in CP-SAT's deterministic clock), and stays below ``max_size`` records and
+:data:`MAX_CLASSES` classes of the mean size.
 A table small enough is first re-solved whole, which proves the optimum when it fits
 in the time. Unless a requirement reads the labels (diversity constraints,
 alpha-protection) or the recoding is suppression, every class is released as its tight
@@ -101,6 +102,9 @@ COST_CAP = 1.3
 #: Assignment variables of a neighbourhood's model at most (`max_vars` of :func:`search`),
 #: which bounds the memory of each search process.
 NEIGHBOURHOOD_MAX_VARS = 30_000
+#: Classes of the current mean size a neighbourhood holds at most (`max_classes` of
+#: :func:`search`): on German credit about 230 records for k = 5 and 460 for k = 10.
+MAX_CLASSES = 40
 
 
 @dataclass
@@ -146,6 +150,7 @@ def search(
     num_workers: int = 1,
     size: int | None = None,
     max_size: int = 1000,
+    max_classes: int | None = MAX_CLASSES,
     around: int = 50,
     move_time: float | None = None,
     whole_types: int = 300,
@@ -178,6 +183,20 @@ def search(
     size : int, optional
         Records per neighbourhood at the start (default: 4k, at least 24).
     max_size : int, default=1000
+    max_classes : int, optional
+        Records per neighbourhood at most, besides `max_size`: this many times the mean
+        size of the classes searched (at least 2k); None for `max_size` alone. With the
+        default :data:`MAX_CLASSES` (40), on German credit (the 7 quasi-identifiers of
+        ``benchmarks/exact.py``, NCP), 45 CPU seconds of re-solves alone from
+        lattice-local's release (seeds 0-2, 2 cores, shared) ended at 1,413.1, 1,385.3
+        and 1,403.7 for k = 5, against 1,441.5, 1,451.5 and 1,414.1 before (no such
+        limit, and only the used assignment variables hinted: :mod:`.subproblem`),
+        1,434.2, 1,408.6 and 1,436.7 with the limit alone, and 1,451.0, 1,479.5 and
+        1,430.3 with the complete hint alone (quicker proofs let the neighbourhoods grow
+        to 470 records, and about half as many rounds ran); for k = 10 at 2,177.2,
+        2,177.5 and 2,164.2 against 2,201.9, 2,164.8 and 2,190.7 before. A limit of 200
+        records (`max_size`) had helped k = 5 but not k = 10, whose classes are twice
+        as large.
     around : int, default=50
         Classes offered to the freed records to join.
     move_time : float, optional
@@ -256,7 +275,7 @@ def search(
         isinstance(r, (DiversityConstraint, AlphaProtection)) for r in requirements
     )
     loop = _Loop(requirements, solve, k, cap, move_time, max_size, around,
-                 list(zip(guides, allowed)), narrow)
+                 list(zip(guides, allowed)), narrow, max_classes)
     weights = {s: 1.0 for s in strategies}
     # Not a round: max_rounds=0 still narrows, but the deadline stops it between classes.
     if narrow and inc.tighten(deadline=deadline):
@@ -328,10 +347,19 @@ class _Loop:
     """The rounds of the search on one incumbent: the neighbourhood choice, the
     re-solve, the adaptive weights and size (see the module docstring)."""
 
-    def __init__(self, requirements, solve, k, cap, move_time, max_size, around, guides, narrow):
+    def __init__(self, requirements, solve, k, cap, move_time, max_size, around, guides, narrow,
+                 max_classes=MAX_CLASSES):
         self.requirements, self.solve, self.k, self.cap = requirements, solve, k, cap
         self.move_time, self.max_size, self.around = move_time, max_size, around
+        self.max_classes = max_classes
         self.guides, self.narrow = guides, narrow
+
+    def _largest(self, index: ClassIndex) -> int:
+        """The most records a neighbourhood may hold: `max_size`, and `max_classes`
+        classes of the mean size of those in `index` (at least 2k)."""
+        if self.max_classes is None or not len(index.sizes):
+            return self.max_size
+        return min(self.max_size, max(2 * self.k, int(self.max_classes * index.sizes.mean())))
 
     def guided(self, inc: Incumbent, nb) -> list[tuple]:
         """The vectors the guides give the records of `nb` that it does not hold yet,
@@ -370,11 +398,13 @@ class _Loop:
         deadline); returns the neighbourhood size reached."""
         move_time, k = self.move_time, self.k
         index = ClassIndex(inc, k)
+        largest = self._largest(index)
         took_s = 0.0
         while not stop() and (deadline is None or deadline - time.perf_counter() > took_s):
             clock = time.perf_counter()
             p = np.array([weights[s] for s in names])
             strategy = names[int(rng.choice(len(names), p=p / p.sum()))]
+            size = min(size, largest)
             nb = index.neighbourhood(strategy, rng, size, self.around)
             if self.guides:
                 nb.around = nb.around + self.guided(inc, nb)
@@ -410,9 +440,10 @@ class _Loop:
                 tally[strategy]["improvements"] += 1
                 result.history.append((time.perf_counter() - started, inc.value))
                 index = ClassIndex(inc, k)
+                largest = self._largest(index)
             weights[strategy] = 0.8 * weights[strategy] + 0.2 * (1.0 if improved else 0.1)
             if move.proven and took < move_time / 2:
-                size = min(int(size * 1.25) + 1, self.max_size)
+                size = min(int(size * 1.25) + 1, largest)
             elif not move.proven:
                 size = max(int(size * 0.8), 2 * k)
             took_s = time.perf_counter() - clock
