@@ -87,6 +87,8 @@ EPS = 1e-9
 #: Leaves of a hierarchy above which the pairwise table of lowest-common-ancestor losses
 #: (leaves^2 floats) is not built and the search refuses the attribute.
 MAX_TABLE_LEAVES = 2048
+#: The clock the deadline is read on (``time.perf_counter``).
+_clock = time.perf_counter
 
 
 def partition_of(instance: Instance, release: Release) -> np.ndarray:
@@ -102,7 +104,9 @@ class _Attribute:
     """One generalizable quasi-identifier: each record's position in the value order,
     and the loss of the tight label of a box (least, greatest position)."""
 
-    def __init__(self, instance: Instance, name: str, objective: str):
+    def __init__(self, instance: Instance, name: str, objective: str, check=None):
+        """`check` is called now and then while a categorical attribute's table is
+        built (it raises when the deadline has passed)."""
         attr = instance.schema[name]
         codes = instance.codes(name)
         if attr.kind == "numeric":
@@ -138,19 +142,27 @@ class _Attribute:
             for chain in chains:
                 for node in set(chain):
                     under[node] = under.get(node, 0) + 1
-            table = np.zeros((m, m))
-            for a in range(m):
-                for b in range(a, m):
-                    ca, cb = chains[a], chains[b]
-                    depth = 0
-                    while depth + 1 < min(len(ca), len(cb)) and ca[depth + 1] == cb[depth + 1]:
-                        depth += 1
-                    count = under[ca[depth]] if a != b else 1
-                    if objective == "ncp":
-                        loss = count / m if count > 1 else 0.0
-                    else:
-                        loss = (count - 1) / (m - 1) if m > 1 else 0.0
-                    table[a, b] = table[b, a] = loss
+            # Active leaves under the lowest common ancestor of leaves i and i + 1; that
+            # of leaves a < b (preorder) is the highest of those of a..b-1, so the one
+            # with the most leaves under it: a row of the table is a running maximum.
+            between = np.ones(max(m - 1, 0))
+            for i in range(m - 1):
+                ca, cb = chains[i], chains[i + 1]
+                depth = 0
+                while depth + 1 < min(len(ca), len(cb)) and ca[depth + 1] == cb[depth + 1]:
+                    depth += 1
+                between[i] = under[ca[depth]]
+            count = np.ones((m, m))
+            for a in range(m - 1):
+                if check is not None:
+                    check()
+                row = np.maximum.accumulate(between[a:])
+                count[a, a + 1:] = row
+                count[a + 1:, a] = row
+            if objective == "ncp":
+                table = np.where(count > 1, count / m, 0.0)
+            else:
+                table = (count - 1) / (m - 1) if m > 1 else np.zeros((m, m))
             self.kind = "table"
             self.table = table
         else:  # ordered: the rank span over the active values, for NCP and LM alike
@@ -194,7 +206,11 @@ class MovesResult:
     changes : dict of str -> int
         Moves, swaps and splits applied (undone ones included).
     stopped : str
-        Why the search ended: "local optimum", "kicks", "deadline".
+        Why the search ended: "local optimum" (also at once when the start loses
+        nothing, or when every protected value has one class and no class has 2k
+        records: no move, swap, split or kick can change it), "kicks", "deadline", or
+        "set-up" when the deadline passed while the tables and classes were built
+        (`groups` is then the start, `value` and `start_value` NaN).
     """
 
     groups: np.ndarray
@@ -222,14 +238,19 @@ class MoveSearch:
                  *, candidates: int = 48, swap_classes: int = 12, seed=None,
                  deadline: float | None = None):
         self.k = k
-        self.attrs = [_Attribute(instance, name, objective)
+        self.deadline = deadline
+        self._check_time()
+        self.attrs = [_Attribute(instance, name, objective, self._check_time)
                       for name in instance.schema.generalizable]
         n = instance.n_rows
         self.n = n
         self.pos = (np.column_stack([a.pos for a in self.attrs]) if self.attrs
                     else np.zeros((n, 0), dtype=np.int64))
         self.d = self.pos.shape[1]
-        tables = [a.as_table() for a in self.attrs]
+        tables = []
+        for a in self.attrs:
+            self._check_time()
+            tables.append(a.as_table())
         self.tabled = np.array([j for j, t in enumerate(tables) if t is not None], dtype=np.int64)
         self.untabled = [j for j, t in enumerate(tables) if t is None]
         sizes = [t.size for t in tables if t is not None]
@@ -263,6 +284,7 @@ class MoveSearch:
         self.whi = np.zeros((n, self.d), dtype=np.int64)
         self.near_cache: dict[int, np.ndarray] = {}  # class -> its nearest classes
         for g in range(c):
+            self._check_time()
             if len(np.unique(self.key_of[self.members[g]])) > 1:
                 raise InvalidParameterError(
                     "local_search needs a partition whose classes hold one protected value each."
@@ -271,7 +293,6 @@ class MoveSearch:
         self.candidates = candidates
         self.swap_classes = swap_classes
         self.rng = check_random_state(seed)
-        self.deadline = deadline
         self.changes = {"move": 0, "swap": 0, "split": 0}
         self.journal: list[tuple[int, int]] | None = None  # (record, previous class)
 
@@ -339,8 +360,14 @@ class MoveSearch:
         self._refresh(source)
         self._refresh(target)
 
+    def can_change(self) -> bool:
+        """Whether some protected value has two classes or some class 2k records
+        (else no move, swap, split or kick applies)."""
+        keys = self.key[self.alive]
+        return bool(len(np.unique(keys)) < len(keys) or (self.size >= 2 * self.k).any())
+
     def _check_time(self) -> None:
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
+        if self.deadline is not None and _clock() >= self.deadline:
             raise _Stop
 
     def nearest(self, g: int, count: int) -> np.ndarray:
@@ -602,7 +629,8 @@ def local_search(
         and number of kicks give the same partition.
     deadline : float, optional
         ``time.perf_counter()`` value at which the search stops (checked before every
-        record examined) and returns the best partition found.
+        record examined, and while the tables and classes are set up) and returns the
+        best partition found (the start when the set-up did not end in time).
     max_kicks : int, optional
         Perturbations after the first descent (default: until the deadline; 0 without
         a deadline).
@@ -626,7 +654,8 @@ def local_search(
         values.
     MemoryLimitError
         When its arrays (positions, boxes with and without each record: about
-        32 d + 64 bytes a record) exceed the memory limit.
+        32 d + 64 bytes a record; a table of the loss of every box of an attribute's
+        m values, held twice: 16 m^2 bytes) exceed the memory limit.
     """
     check_option(objective, "objective", "local_search", MOVE_OBJECTIVES)
     check_option(kick, "kick", "local_search", KICKS)
@@ -649,17 +678,24 @@ def local_search(
             f"The 'groups' parameter of local_search must give classes of at least k = {k} records."
         )
     d = len(instance.schema.generalizable)
+    # Each table of m values is held twice (the attribute's and the flat copy).
+    values = [len(np.unique(instance.codes(name))) for name in instance.schema.generalizable]
     check_memory(
-        instance.n_rows * (8 * 4 * d + 64),
+        instance.n_rows * (8 * 4 * d + 64)
+        + sum(16 * m * m for m in values if m <= MAX_TABLE_LEAVES),
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",
         "use method='mondrian'",
         caller="local_search",
     )
-    state = MoveSearch(instance, k, groups, objective, candidates=candidates,
-                       swap_classes=swap_classes, seed=seed, deadline=deadline)
+    try:
+        state = MoveSearch(instance, k, groups, objective, candidates=candidates,
+                           swap_classes=swap_classes, seed=seed, deadline=deadline)
+    except _Stop:
+        return MovesResult(groups=groups.copy(), value=float("nan"),
+                           start_value=float("nan"), stopped="set-up")
     start = state.total
     result = MovesResult(groups=state.group.copy(), value=start, start_value=start)
-    if instance.n_rows == 0:
+    if instance.n_rows == 0 or start <= 0 or not state.can_change():
         return result
     try:
         state.descend()

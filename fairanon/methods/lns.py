@@ -499,6 +499,9 @@ def _moves_first(instance, requirements, objective, recoding, inc: Incumbent, se
                              deadline=began + MOVES_SHARE * max(0.0, deadline - began))
     except (IncompatibleRequirementError, MemoryLimitError) as exc:
         return None, {"skipped": str(exc)}
+    if found.stopped == "set-up":
+        return None, {"skipped": "the time limit passed while the local search was set up",
+                      "seconds": time.perf_counter() - began}
     stats = {"seconds": time.perf_counter() - began, "kicks": found.kicks, "kept": found.kept,
              "changes": found.changes, "stopped": found.stopped}
     if not found.value < found.start_value:

@@ -210,8 +210,111 @@ def test_a_passed_deadline_returns_the_start():
     start = partition_of(inst, fa.anonymize(inst, reqs, method="mondrian", seed=0))
     found = local_search(inst, reqs, start, objective="ncp", seed=0,
                          deadline=time.perf_counter() - 1)
-    assert found.stopped == "deadline"
-    assert loss(inst, found.groups, "ncp") == loss(inst, start, "ncp")
+    assert found.stopped == "set-up"
+    assert np.array_equal(found.groups, start)
+
+
+class _Clock:
+    """A fake clock: each read is one second later than the one before."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def _no_descent(self, *args, **kwargs):
+    raise AssertionError("the search went on past its deadline")
+
+
+def _chain_tree(leaves):
+    """A hierarchy of `leaves` leaves under nested binary-ish groups (preorder)."""
+    parent = {"*": None}
+    for i in range(leaves):
+        parent[f"g{i // 4}"] = "*"
+        parent[f"v{i}"] = f"g{i // 4}"
+    return fa.Hierarchy(parent)
+
+
+def test_the_set_up_of_a_large_table_reads_the_deadline(monkeypatch):
+    """A categorical attribute's table of leaves x leaves losses is built row after row,
+    the deadline read at each: with a clock one second later at each read and a deadline
+    5 s away, the set-up of 40 leaves (2 classes) stops within the table (it read the
+    clock only before and after the table, 4 times, and went on to the descent)."""
+    import fairanon.heuristics.moves as moves
+
+    clock = _Clock()
+    monkeypatch.setattr(moves, "_clock", clock)
+    monkeypatch.setattr(moves.MoveSearch, "descend", _no_descent)
+    inst = fa.Instance(pd.DataFrame({"c": [f"v{i}" for i in range(40)]}),
+                       fa.Schema([fa.Attribute("c", hierarchy=_chain_tree(40))]))
+    start = np.arange(40) // 20
+    found = local_search(inst, [fa.KAnonymity(20)], start, objective="ncp", seed=0,
+                         deadline=5.0)
+    assert found.stopped == "set-up"
+    assert np.array_equal(found.groups, start)
+    assert clock.now <= 6
+
+
+def test_the_set_up_of_many_classes_reads_the_deadline(monkeypatch):
+    """The classes' boxes are set up one by one, the deadline read at each: 50 classes
+    of a numeric attribute stop within their set-up under a clock one second later at
+    each read and a deadline 5 s away."""
+    import fairanon.heuristics.moves as moves
+
+    clock = _Clock()
+    monkeypatch.setattr(moves, "_clock", clock)
+    monkeypatch.setattr(moves.MoveSearch, "descend", _no_descent)
+    inst = fa.Instance(pd.DataFrame({"age": np.arange(100) % 7}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    start = np.arange(100) // 2
+    found = local_search(inst, [fa.KAnonymity(2)], start, objective="ncp", seed=0,
+                         deadline=5.0)
+    assert found.stopped == "set-up"
+    assert clock.now <= 6
+
+
+def test_the_table_of_lowest_common_ancestors_by_hand():
+    """Leaves a, b under x; c under y under x; d alone under the root (4 active leaves):
+    NCP of a box = active leaves under the lowest common ancestor / 4 (0 for one leaf),
+    LM = (leaves - 1) / 3."""
+    from fairanon.heuristics.moves import _Attribute
+
+    tree = fa.Hierarchy({"*": None, "x": "*", "a": "x", "b": "x", "y": "x", "c": "y",
+                         "d": "*"})
+    inst = fa.Instance(pd.DataFrame({"h": ["a", "b", "c", "d"]}),
+                       fa.Schema([fa.Attribute("h", hierarchy=tree)]))
+    under = np.array([[1, 3, 3, 4], [3, 1, 3, 4], [3, 3, 1, 4], [4, 4, 4, 1]])
+    for objective, want in (("ncp", np.where(under > 1, under / 4, 0)),
+                            ("lm", (under - 1) / 3)):
+        attr = _Attribute(inst, "h", objective)
+        order = attr.pos  # position of a, b, c, d in the value order
+        got = attr.table[np.ix_(order, order)]
+        assert np.allclose(got, want)
+
+
+def test_nothing_to_change_returns_at_once(monkeypatch):
+    """One class per protected value and none of 2k records, or a start that loses
+    nothing: no move, swap, split or kick can change it, and the search returns before
+    its deadline (a fake clock one second later at each read; the deadline 1,000 s
+    away) without a perturbation."""
+    import fairanon.heuristics.moves as moves
+
+    monkeypatch.setattr(moves, "_clock", _Clock())
+    inst = fa.Instance(pd.DataFrame({"age": np.arange(10)}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    one = np.zeros(10, dtype=np.int64)
+    found = local_search(inst, [fa.KAnonymity(6)], one, objective="ncp", seed=0,
+                         deadline=1000.0)
+    assert (found.stopped, found.kicks, found.value) == ("local optimum", 0, 10.0)
+    flat = fa.Instance(pd.DataFrame({"age": np.zeros(12)}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    monkeypatch.setattr(moves, "_clock", _Clock())
+    found = local_search(flat, [fa.KAnonymity(2)], np.arange(12) // 2, objective="lm",
+                         seed=0, deadline=1000.0)
+    assert (found.stopped, found.kicks, found.value) == ("local optimum", 0, 0.0)
 
 
 def test_refusals():
@@ -231,14 +334,34 @@ def test_lns_runs_the_moves_first_under_k_and_a_per_cell_objective():
     """lns with a time limit spends part of it on the local search and then re-solves;
     the release verifies and loses no more than the start. With max_rounds, or a
     requirement the moves do not keep, the search is the re-solves alone."""
+    import fairanon.methods.lns as lns_module
+
     inst = _grid(200)
     reqs = [fa.KAnonymity(4)]
-    rel = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=4, objective="ncp",
-                       bound=False, whole_types=0)
+    started_from = []
+    resolve = lns_module.search
+
+    def spy(inc, *args, **kwargs):
+        started_from.append(inc.value)
+        return resolve(inc, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lns_module, "search", spy)
+        rel = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=4, objective="ncp",
+                           whole_types=0)
     search = rel.provenance["search"]
-    assert "moves" in search and search["moves"]["kicks"] >= 0
+    moved = search["moves"]
+    assert moved["kicks"] >= 1 and moved["objective"] < search["start_objective"]
+    # The re-solves started from the local search's release, which lost less than the start.
+    assert started_from == [moved["objective"]]
     assert fa.verify(inst, rel, reqs).passed
-    assert rel.objective == objective_value(inst, rel, "ncp") <= search["start_objective"]
+    value = objective_value(inst, rel, "ncp")
+    assert rel.objective == value <= moved["objective"]
+    if rel.bound is not None:
+        assert rel.bound <= value
+        assert rel.provenance["gap"] == pytest.approx(float((value - rel.bound) / value))
+    else:  # no bound in time (a loaded machine)
+        assert rel.provenance["gap"] is None
     counted = fa.anonymize(inst, reqs, method="lns", seed=0, max_rounds=1, objective="ncp",
                            bound=False, whole_types=0)
     assert "moves" not in counted.provenance["search"]
@@ -283,3 +406,20 @@ def test_candidates_among_the_nearest_classes_of_a_large_table(monkeypatch):
     assert fa.verify(inst, rel, reqs, metrics=False).passed
     assert objective_value(inst, rel, "lm") < loss(inst, start, "lm")
     assert found.value == pytest.approx(float(objective_value(inst, rel, "lm")), abs=1e-9)
+
+
+def test_lns_skips_the_moves_whose_set_up_outlasts_their_time(monkeypatch):
+    """When the local search's deadline passes while it is set up (its clock read past
+    every deadline), lns says it skipped it and re-solves from the start."""
+    import fairanon.heuristics.moves as moves
+
+    monkeypatch.setattr(moves, "_clock", lambda: float("inf"))
+    inst = _grid(120)
+    reqs = [fa.KAnonymity(4)]
+    rel = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=3, objective="ncp",
+                       bound=False, whole_types=0)
+    search = rel.provenance["search"]
+    assert "set up" in search["moves"]["skipped"]
+    assert search["rounds"] >= 1
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective == objective_value(inst, rel, "ncp") <= search["start_objective"]
