@@ -854,3 +854,97 @@ def test_lp_bound_priced_by_search_stops_listing_its_first_vectors(monkeypatch, 
     assert found.value <= converged.value
     if table == "tiny":
         assert found.value <= partition_optimum(inst, reqs, recoding="generalization", objective="ncp")
+
+
+def _clock_passing_after(monkeypatch, owner, name, nth=1) -> list:
+    """time.perf_counter at 0 until the `nth` call of `name` of `owner` has returned,
+    past any deadline from then on; returns the calls that returned."""
+    import time
+
+    calls = []
+    real = getattr(owner, name)
+
+    def call(*args, **kwargs):
+        out = real(*args, **kwargs)
+        calls.append(name)
+        return out
+
+    monkeypatch.setattr(owner, name, call)
+    monkeypatch.setattr(time, "perf_counter", lambda: 1e9 if len(calls) >= nth else 0.0)
+    return calls
+
+
+def _counting(monkeypatch, owner, name) -> list:
+    """Counts the calls of `name` of `owner` (each appends the perf_counter then)."""
+    import time
+
+    calls = []
+    real = getattr(owner, name)
+
+    def call(*args, **kwargs):
+        calls.append(time.perf_counter())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, call)
+    return calls
+
+
+def test_lp_bound_stops_after_sorting_the_closures_pairs_at_its_deadline(monkeypatch):
+    """The deadline passing as the candidates' pairs are sorted by type (0.08 s CPU on
+    German credit's 7 QIs, then 0.1 s more of np.unique, unread): no bound, and the
+    closure's costs are not started."""
+    import fairanon.solver.bounds as lp_module
+    from fairanon.solver.local_recoding import encoding
+
+    _clock_passing_after(monkeypatch, encoding.np, "lexsort")
+    costs = _counting(monkeypatch, lp_module, "_pair_costs")
+    assert lp_bound(_german(), [fa.KAnonymity(5)], "ncp", time_limit=10.0) is None
+    assert costs == []
+
+
+def test_lp_bound_gives_none_when_its_costs_end_past_the_deadline(monkeypatch):
+    """The closure's costs done just past the deadline: no bound, the pricer (a sort of
+    every pair, then the first centre's: 0.3 s CPU on German credit's 7 QIs) not made."""
+    import fairanon.solver.bounds as lp_module
+
+    _clock_passing_after(monkeypatch, lp_module, "_pair_costs")
+    made = _counting(monkeypatch, lp_module._Pricer, "__init__")
+    assert lp_bound(_german(), [fa.KAnonymity(5)], "ncp", time_limit=10.0) is None
+    assert made == []
+
+
+def test_lp_bound_lists_no_cheapest_column_past_its_deadline(monkeypatch):
+    """The deadline passing as the first columns' pairs are sorted by the first centre
+    (the second sort of the pairs): the pairs are not sorted again by cost, and the
+    first centre's bound is returned, the per-record bound."""
+    import fairanon.solver.bounds as lp_module
+
+    inst, reqs = _german(), [fa.KAnonymity(5)]
+    _clock_passing_after(monkeypatch, lp_module._Pricer, "_sorted", nth=2)
+    late = _counting(monkeypatch, np, "lexsort")
+    found = lp_bound(inst, reqs, "ncp", time_limit=10.0)
+    assert [t for t in late if t >= 1e9] == []
+    assert "listing each type's cheapest column" in found.details["stopped"]
+    monkeypatch.undo()
+    assert found.value == lower_bound(inst, reqs, "ncp").value
+
+
+def test_lp_bound_prices_no_column_after_a_lagrangian_past_its_deadline(monkeypatch):
+    """The deadline passing while the first round prices at the smoothed duals: its
+    bound is kept (at most the converged LP's), no column is priced or added, and the
+    LP's duals are not priced (each pricing sorts every pair)."""
+    from ortools.linear_solver import pywraplp
+
+    import fairanon.solver.bounds as lp_module
+
+    inst, reqs = _german(), [fa.KAnonymity(5)]
+    converged = lp_bound(inst, reqs, "ncp")
+    _clock_passing_at(monkeypatch, pywraplp.Solver, "Solve")
+    first = lp_bound(inst, reqs, "ncp", time_limit=10.0).details["columns"]
+    monkeypatch.undo()
+    _clock_passing_after(monkeypatch, lp_module._Pricer, "lagrangian", nth=2)
+    priced = _counting(monkeypatch, lp_module._Pricer, "columns")
+    found = lp_bound(inst, reqs, "ncp", time_limit=10.0)
+    assert found.details["rounds"] == 1 and not found.complete
+    assert priced == [] and found.details["columns"] == first
+    assert found.value <= converged.value
