@@ -46,7 +46,11 @@ below 2**53).
 Limits: the arrays the search holds and makes (:func:`search_memory`) are checked against
 the memory limit before they are made -- with ``pricing="search"``,
 :func:`~fairanon.solver.bounds.lp_bound` checks them from the labels' count before the
-labels themselves are built ("auto" once it chooses the search). The records' narrowest
+labels themselves are built. With ``"auto"`` the labels are built first, by
+:func:`~fairanon.solver.local_recoding.encode` (which checks only the labels' count, at
+400 bytes a label, against the limit in force: :func:`fairanon._memory.check_memory`),
+and the search's arrays are checked when "auto" chooses the search, once the closure is
+found larger than ``max_vectors`` or not to fit the limit. The records' narrowest
 costs, the rounds raising them, the records' pairing, the children's bounds, the
 pairwise costs and the vectors' listing and summaries read the deadline between blocks
 of at most :data:`CELLS` cells, the coarsest vectors per attribute
