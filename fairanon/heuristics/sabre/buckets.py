@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -169,9 +170,12 @@ def bucketize_stages(
     values: Sequence[str] | None = None,
     positions: Sequence[int] | None = None,
     span: int | None = None,
+    deadline: float | None = None,
 ):
     """Every stage of :func:`bucketize`'s greedy from the first with U <= t on, one
-    more bucket each, until every value is alone.
+    more bucket each, until every value is alone, or until `deadline` (a
+    ``time.perf_counter()`` value, read at each stage of the greedy) has passed: then no
+    more stages, and none at all if it passed before the first with U <= t.
 
     More buckets lower U, which leaves the redistribution more room to split classes,
     but each class then draws from more buckets; :func:`~fairanon.heuristics.sabre.sabre`
@@ -222,6 +226,8 @@ def bucketize_stages(
 
     made = [0]  # slots handed out
     for buckets, wcs, split in stages:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return
         if split is None:  # the first stage: every bucket
             least = [place(vals, wc) for vals, wc in zip(buckets, wcs)]
             wc_total = sum(int(w) for w in wcs)

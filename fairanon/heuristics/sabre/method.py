@@ -117,8 +117,13 @@ def sabre(
     seed : None, int or numpy.random.Generator
         For the random rules; the same seed gives the same release.
     time_limit : float, optional
-        Seconds for the redistribution; planned classes not yet split stay whole (the
-        release stays valid) and ``provenance["time_limit_reached"]`` is True.
+        Seconds for the bucketization stages and the redistribution, read at each stage
+        of the greedy and each planned split: past it no further stage is tried (the
+        one planning the most classes so far is kept), planned classes not yet split
+        stay whole, and when no stage with U <= t was reached the release is one class
+        per protected value (t-close by the exact check of each); the release stays
+        valid and ``provenance["time_limit_reached"]`` is True (``buckets`` None in the
+        last case). The materialization of the planned classes reads no clock.
 
     Returns
     -------
@@ -252,9 +257,13 @@ def sabre(
 
     stages = bucketize_stages(
         target.counts, req.distance, req.t, hierarchy=hierarchy, values=[str(v) for v in target.values],
-        positions=ground.positions, span=ground.span,
+        positions=ground.positions, span=ground.span, deadline=deadline,
     )
-    chosen = None
+    # The stages read the deadline: past it, the best stage planned so far is kept (the
+    # loop planned each stage past it: 10,000 values under equal 0.4-closeness, one
+    # record each, took 6.3-6.8 s CPU in a time limit of 1 s, now 0.7 s), and without
+    # any stage the coarsest table, t-close by the check above, is released.
+    chosen, late = None, False
     for i, bucketing in enumerate(stages):
         if i == 0:
             most = max(4 * bucketing.n_buckets, bucketing.n_buckets + 32)
@@ -263,6 +272,11 @@ def sabre(
         planned = plan(bucketing)
         if chosen is None or len(planned[0]) > len(chosen[1][0]):
             chosen = (bucketing, planned)
+    else:  # every stage, or the stages stopped at the deadline
+        late = deadline is not None and time.perf_counter() >= deadline
+    if chosen is None:  # the deadline passed before a stage with U <= t
+        return release(part, buckets=None, bucket_bound=None, max_plan_bound=None,
+                       n_planned_classes=len(part_values), time_limit_reached=True)
     bucketing, (plans, parts_of_plan, timed_out, bound) = chosen
     value_bucket = bucketing.bucket_of[target.codes]
     # Root plans are t-close by the exact check above even when their bound is not.
@@ -280,7 +294,7 @@ def sabre(
         bucket_bound=bucketing.upper_bound(),
         max_plan_bound=max_bound,
         n_planned_classes=len(plans),
-        time_limit_reached=timed_out,
+        time_limit_reached=timed_out or late,
     )
 
 
