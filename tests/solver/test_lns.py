@@ -758,6 +758,31 @@ def test_parts_searched_at_once_are_deterministic_and_valid():
     assert runs[0].objective < objective_value(inst, start, "lm")
 
 
+@pytest.mark.parametrize("searches", [1, 2])
+def test_counted_rounds_give_the_same_release_on_a_loaded_machine(monkeypatch, searches):
+    """With max_rounds and no time limit, no wall-clock limit cuts a re-solve: a machine
+    so loaded that every re-solve would overrun WALL_FACTOR times its deterministic
+    budget in seconds (the factor shrunk to nothing here) gives the release of an idle
+    one. Each re-solve used to be cut at 10 x move_time seconds, and under 10 busy
+    processes on 2 cores two runs of the same seed gave different releases."""
+    search_module = sys.modules["fairanon.solver.lns.search"]
+    inst = _adult_part()
+    reqs = [fa.KAnonymity(2)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+
+    def run():
+        return improve(inst, reqs, start, objective="lm", seed=5, searches=searches,
+                       max_rounds=4, whole_types=0, size=16, move_time=0.05)
+
+    idle = run()
+    monkeypatch.setattr(search_module, "WALL_FACTOR", 1e-9)
+    loaded = run()
+    assert loaded.provenance["search"]["parts"] == idle.provenance["search"]["parts"] == searches
+    assert idle.objective < objective_value(inst, start, "lm")  # the moves did something
+    assert loaded.table.equals(idle.table) and loaded.objective == idle.objective
+    assert fa.verify(inst, loaded, reqs).passed
+
+
 def test_parts_stay_in_one_process_under_a_global_requirement():
     inst = _adult_part(1500)
     reqs = [fa.KAnonymity(2), fa.DiversityConstraint({"sex": "Female"}, 100, 1500)]

@@ -38,10 +38,13 @@ count give the same sequence of releases, round after round (with more than one 
 CP-SAT's interleaved search, deterministic too, is used); with several searches, each
 part keeps its own generator (drawn from the caller's) from epoch to epoch, and the
 epochs are counted in rounds, so the same seed and number of searches give the same
-releases. The wall clock decides only how many rounds run -- and, on a machine so
-loaded that a re-solve takes more than ``WALL_FACTOR`` times its deterministic budget
-in seconds, where that re-solve stops, or that a part's process does not answer by the
-deadline (give or take :func:`part_grace`), whether that part's last epoch counts. A
+releases. The wall clock decides only how many rounds run -- and, when the rounds are
+not counted (no `max_rounds`), on a machine so loaded that a re-solve takes more than
+``WALL_FACTOR`` times its deterministic budget in seconds, where that re-solve stops,
+or that a part's process does not answer by the deadline (give or take
+:func:`part_grace`), whether that part's last epoch counts. With `max_rounds`, only the
+deadline (if any) cuts a re-solve in wall-clock time: any load gives the same releases
+as long as the rounds end before the deadline. A
 part whose process dies without answering (killed by the system) or runs out of memory
 (MemoryError) is dropped likewise; a part whose search raises another error makes the
 search raise :class:`~fairanon.exceptions.SolverError` naming it.
@@ -78,7 +81,8 @@ __all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "can_fork", "every_label", 
            "processes_for", "search"]
 
 #: A re-solve stops at `move_time` units of CP-SAT's deterministic time, or at this many
-#: times `move_time` seconds of wall-clock time, whichever comes first. (One unit took
+#: times `move_time` seconds of wall-clock time, whichever comes first (not when the
+#: rounds are counted: `max_rounds` of :func:`search`). (One unit took
 #: about 2.5 s on the 2-core machine of the benchmarks, for these models.)
 WALL_FACTOR = 10.0
 #: Records above which re-solves get a shorter default budget (measured on UCI Adult,
@@ -275,7 +279,7 @@ def search(
         isinstance(r, (DiversityConstraint, AlphaProtection)) for r in requirements
     )
     loop = _Loop(requirements, solve, k, cap, move_time, max_size, around,
-                 list(zip(guides, allowed)), narrow, max_classes)
+                 list(zip(guides, allowed)), narrow, max_classes, max_rounds is not None)
     weights = {s: 1.0 for s in strategies}
     # Not a round: max_rounds=0 still narrows, but the deadline stops it between classes.
     if narrow and inc.tighten(deadline=deadline):
@@ -348,8 +352,9 @@ class _Loop:
     re-solve, the adaptive weights and size (see the module docstring)."""
 
     def __init__(self, requirements, solve, k, cap, move_time, max_size, around, guides, narrow,
-                 max_classes=MAX_CLASSES):
+                 max_classes=MAX_CLASSES, counted=False):
         self.requirements, self.solve, self.k, self.cap = requirements, solve, k, cap
+        self.counted = counted  # the rounds are counted (max_rounds)
         self.move_time, self.max_size, self.around = move_time, max_size, around
         self.max_classes = max_classes
         self.guides, self.narrow = guides, narrow
@@ -409,11 +414,13 @@ class _Loop:
             if self.guides:
                 nb.around = nb.around + self.guided(inc, nb)
             # The deterministic limit decides; the wall-clock one only guards the
-            # deadline and a machine much slower than CP-SAT's deterministic clock
-            # assumes.
-            wall = WALL_FACTOR * move_time
+            # deadline and, unless the rounds are counted (which must give the same
+            # releases under any load), a machine much slower than CP-SAT's
+            # deterministic clock assumes.
+            wall = None if self.counted else WALL_FACTOR * move_time
             if deadline is not None:
-                wall = min(wall, max(0.01, deadline - time.perf_counter()))
+                left = max(0.01, deadline - time.perf_counter())
+                wall = left if wall is None else min(wall, left)
             result.rounds += 1
             tally[strategy]["rounds"] += 1
             move = solve_neighbourhood(
