@@ -1,10 +1,15 @@
-"""Sabre's time limit over its bucketization stages, on a fake clock moved one second
-per stage of the greedy: past the deadline the stage loop stops with the best t-close
-stage planned so far, and without one the coarsest table (t-close, checked exactly) is
-released. The stage loop used to plan every stage past the deadline (10,000 values
-under equal 0.4-closeness, one record each: 6.3-6.8 s CPU in a time limit of 1 s)."""
+"""Sabre's time limit, on a fake clock moved one second per stage of the greedy (and
+per wave of the materialization): the stages after the first t-close one are tried
+until halfway to the deadline and the best planned is kept, without a t-close stage the
+coarsest table (t-close, checked exactly) is released, and the classes not filled at the
+deadline make one class per protected value. The stage loop used to plan every stage
+past the deadline (10,000 values under equal 0.4-closeness, one record each: 6.3-6.8 s
+CPU in a time limit of 1 s), and the materialization read no clock (100,000 codes,
+hierarchical 0.4-closeness: 4.4 s past a limit of 3 s)."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pandas as pd
@@ -13,6 +18,7 @@ import pytest
 import fairanon as fa
 from fairanon import verify
 from fairanon.heuristics.sabre import buckets as B
+from fairanon.heuristics.sabre import materialization as M
 from fairanon.heuristics.sabre import method as S
 from fairanon.heuristics.sabre import plan as P
 
@@ -33,7 +39,7 @@ def _instance():
 def clock(monkeypatch):
     now, steps = [0.0], []
     fake = type("Clock", (), {"perf_counter": staticmethod(lambda: now[0])})
-    for module in (S, B, P):
+    for module in (S, B, P, M):
         monkeypatch.setattr(module, "time", fake)
     greedy = B._greedy_equal
 
@@ -47,17 +53,58 @@ def clock(monkeypatch):
     return now, steps
 
 
-def test_the_stage_loop_stops_at_the_deadline_with_the_first_t_close_stage(clock):
+def test_the_stage_loop_stops_halfway_to_the_deadline_with_the_best_stage(clock, monkeypatch):
     now, steps = clock
     inst, reqs = _instance()
-    rel = S.sabre(inst, reqs, seed=0, time_limit=15.5)  # stage 14 read at 15.0, 15 at 16.0
-    assert len(steps) == 16  # every one of the 30 without the deadline read
+    # The first t-close stage (step 14) is read at 15.0; with the deadline at 29.5 the
+    # later stages are tried until 22.25: steps 15-21 planned, 22 read at 23.0 not.
+    rel = S.sabre(inst, reqs, seed=0, time_limit=29.5)
+    assert len(steps) == 23  # every one of the 30 without the deadline read
     assert verify(inst, rel, reqs, metrics=False).passed
-    assert rel.provenance["time_limit_reached"] and len(rel.provenance["buckets"]) == 15
+    assert rel.provenance["time_limit_reached"]
+    # The same release as without a limit from a greedy that ends after step 21.
+    counted = B._greedy_equal
+
+    def first_22(counts):
+        for _, stage in zip(range(22), counted(counts)):
+            yield stage
+
+    monkeypatch.setattr(B, "_greedy_equal", first_22)
     now[0], steps[:] = 0.0, []
-    first = S.sabre(inst, reqs, seed=0, buckets="fewest")  # the first stage with U <= t
-    assert not first.provenance["time_limit_reached"] and len(first.provenance["buckets"]) == 15
-    assert np.array_equal(rel.groups, first.groups)
+    same = S.sabre(inst, reqs, seed=0)
+    assert not same.provenance["time_limit_reached"]
+    assert np.array_equal(rel.groups, same.groups)
+    assert rel.provenance["buckets"] == same.provenance["buckets"]
+    assert rel.n_groups > 1
+
+
+def test_the_materialization_stops_at_the_deadline(clock, monkeypatch):
+    """Its clock moves one second a wave of neighbour searches: the classes not yet
+    filled at the deadline make one class per protected value, t-close as a union of
+    planned classes."""
+    now, steps = clock
+    inst, reqs = _instance()
+    free = S.sabre(inst, reqs, seed=0)
+    waves = [0.0]
+
+    def tick():  # 101, 102, ... while the stages' clock stops at 30.0
+        waves[0] += 1.0
+        return 100.0 + waves[0]
+
+    monkeypatch.setattr(M, "time", type("Clock", (), {"perf_counter": staticmethod(tick)}))
+    monkeypatch.setattr(S, "materialize", functools.partial(M.materialize, wave=1))  # a class a wave
+    now[0], steps[:] = 0.0, []
+    rel = S.sabre(inst, reqs, seed=0, time_limit=1000.0)
+    assert waves[0] == free.n_groups == 4 and not rel.provenance["time_limit_reached"]
+    assert np.array_equal(rel.groups, free.groups)
+    waves[0], now[0], steps[:] = 0.0, 0.0, []
+    rel = S.sabre(inst, reqs, seed=0, time_limit=102.5)  # 2 classes (read at 101, 102) filled
+    assert waves[0] == 3
+    assert rel.provenance["time_limit_reached"]
+    assert verify(inst, rel, reqs, metrics=False).passed
+    assert rel.n_groups == 3  # and the other two planned classes as one
+    assert [sorted(np.flatnonzero(rel.groups == g)) for g in (0, 1)] == \
+        [sorted(np.flatnonzero(free.groups == g)) for g in (0, 1)]
 
 
 def test_no_t_close_stage_by_the_deadline_releases_the_coarsest_table(clock):

@@ -11,6 +11,7 @@ bucketization.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,8 +41,11 @@ def materialize(
     seed_bucket: str = "size/need",
     seed_tuple: str = "random",
     wave: int = 128,
+    deadline: float | None = None,
 ) -> list[list[int]]:
-    """Fill every planned class from the pool (docs/papers.md, B-3).
+    """Fill every planned class from the pool (docs/papers.md, B-3), or the first ones
+    if `deadline` (a ``time.perf_counter()`` value, read before each wave) passes: the
+    records of the rest are then left live in the pool.
 
     Parameters
     ----------
@@ -84,6 +88,8 @@ def materialize(
     classes: list[list[int]] = []
     start = 0
     while start < len(needs):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         # A wave: classes until `wave` neighbour searches (singletons need none).
         stop, searches = start, 0
         while stop < len(needs) and searches < wave and stop - start < 64 * wave:
