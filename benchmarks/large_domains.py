@@ -31,9 +31,10 @@ same command on both and label each run::
 
 The package's methods are imported before any step's clock starts: the first look-up of
 ``fa.anonymize`` in a process imports them all (``fairanon.api``, OR-Tools among them:
-about 1 s CPU, 2.8-3.7 s wall on 2 shared cores), which no method's time limit covers.
-It was counted in the cpsat step's wall seconds (62-63 s of its 60 s) and in every step's
-CPU seconds that called ``fa.anonymize`` before.
+0.6-0.7 s CPU, 1.0-1.1 s wall after the table is built at load 11 on 2 cores, 2.8-3.7 s
+wall in a bare process), which no method's time limit covers. It was counted before in
+the cpsat step's wall seconds (measured at 62-63 s of its 60 s) and in the CPU seconds of
+every step calling ``fa.anonymize``.
 
 Each step's figures: the CPU seconds of the step alone (the table and its tree built
 before; with those of the processes it started and waited for), the peak resident memory of its process (``peak_rss_mb``, ``ru_maxrss``: the

@@ -1,6 +1,6 @@
 """benchmarks/large_domains.py times its steps only: the package's methods are imported
-before a step's clock starts (their first import, about 1 s CPU and 3 s wall on 2 shared
-cores, was counted in the cpsat step's 62-63 s wall of its 60 s limit)."""
+before a step's clock starts (their first import, 0.6-0.7 s CPU and 1-3.7 s wall on 2
+shared cores, was counted in the cpsat step's wall seconds against its 60 s limit)."""
 
 import json
 import os
