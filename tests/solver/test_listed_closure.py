@@ -37,7 +37,11 @@ def _instance(seed: int) -> fa.Instance:
     return fa.Instance(df, fa.Schema(attrs))
 
 
-@pytest.mark.parametrize("seed", range(12))
+# Seeds 3 and 9 slice their labels to one pair on the larger label spaces (15 s CPU of
+# the file's 20): the slow run; seeds 0 and 6 keep one-pair slices in the default run.
+@pytest.mark.parametrize(
+    "seed", [pytest.param(s, marks=pytest.mark.slow) if s in (3, 9) else s for s in range(12)]
+)
 def test_listed_closure_is_the_breadth_first_closure(seed, monkeypatch):
     inst = _instance(seed)
     # slices of one label to a few thousand pairs
