@@ -44,7 +44,10 @@ not counted (no `max_rounds`), on a machine so loaded that a re-solve takes more
 or that a part's process does not answer by the deadline (give or take
 :func:`part_grace`), whether that part's last epoch counts. With `max_rounds`, only the
 deadline (if any) cuts a re-solve in wall-clock time: any load gives the same releases
-as long as the rounds end before the deadline. A
+as long as the rounds end before the deadline, and without a deadline nothing bounds a
+re-solve's wall-clock time (its deterministic budget applies to each CP-SAT call of
+it: the lazy cuts of entropy l-diversity and the phases of a lexicographic objective
+make several). A
 part whose process dies without answering (killed by the system) or runs out of memory
 (MemoryError) is dropped likewise; a part whose search raises another error makes the
 search raise :class:`~fairanon.exceptions.SolverError` naming it.
