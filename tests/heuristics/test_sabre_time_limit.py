@@ -127,3 +127,85 @@ def test_a_limit_that_does_not_bind_changes_nothing(clock):
     assert np.array_equal(free.groups, limited.groups)
     assert free.provenance["buckets"] == limited.provenance["buckets"]
     assert verify(inst, limited, reqs, metrics=False).passed
+
+
+_G = np.array([f"g{i // 30}" for i in range(90)])
+
+
+def _protected_instance():
+    # Three protected values, 30 records each holding each of the 30 sensitive values
+    # once: every protected value's records are the table's distribution (EMD 0), so
+    # one class per protected value is 1/2-close and has 30 >= 2 records.
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.integers(0, 20, 90), "b": rng.integers(0, 10, 90),
+                       "g": _G,
+                       "s": [f"c{i % 30:02d}" for i in range(90)]})
+    schema = fa.Schema([fa.Attribute("a", kind="numeric"), fa.Attribute("b", kind="numeric"),
+                        fa.Attribute("g", role="protected", protected=("g1",)), fa.Attribute("s", role="sensitive")])
+    return fa.Instance(df, schema), [fa.KAnonymity(2), fa.TCloseness("1/2", attribute="s")]
+
+
+def _check(inst, rel, reqs):
+    """Valid (k and t by the exact check) and no class mixing protected values."""
+    assert rel.status == fa.Status.FEASIBLE
+    assert verify(inst, rel, reqs, metrics=False).passed
+    g = _G
+    for c in np.unique(rel.groups):
+        assert len(set(g[rel.groups == c])) == 1
+    assert rel.provenance["n_released_classes"] == len(np.unique(rel.groups)) == rel.n_groups
+
+
+def test_cuts_of_the_materialization_with_three_protected_values(clock, monkeypatch):
+    now, steps = clock
+    inst, reqs = _protected_instance()
+    free = S.sabre(inst, reqs, seed=0)
+    _check(inst, free, reqs)
+    planned = free.provenance["n_planned_classes"]
+    assert free.n_groups == planned > 3
+    waves = [0.0]
+
+    def tick():
+        waves[0] += 1.0
+        return 100.0 + waves[0]
+
+    monkeypatch.setattr(M, "time", type("Clock", (), {"perf_counter": staticmethod(tick)}))
+    monkeypatch.setattr(S, "materialize", functools.partial(M.materialize, wave=1))
+    for filled in (0, 1, 2, planned // 2, planned - 2):
+        waves[0], now[0], steps[:] = 0.0, 0.0, []
+        rel = S.sabre(inst, reqs, seed=0, time_limit=100.5 + filled)
+        _check(inst, rel, reqs)
+        assert rel.provenance["time_limit_reached"]
+        assert rel.provenance["n_planned_classes"] == planned
+        # the filled classes as without a limit; the rest one class per protected
+        # value that still has records left
+        for c in range(filled):
+            assert sorted(np.flatnonzero(rel.groups == c)) == sorted(np.flatnonzero(free.groups == c))
+        g = _G
+        left = set(g[~np.isin(rel.groups, range(filled))])
+        assert rel.n_groups == filled + len(left)
+        assert rel.n_groups < planned and rel.provenance["max_plan_bound"] is not None
+
+
+def test_deadline_after_the_stages_before_materializing(clock, monkeypatch):
+    """The clock passes the deadline after the last stage is read: no class is filled
+    and the release is one class per protected value, with no stage's buckets in
+    its provenance."""
+    now, steps = clock
+    inst, reqs = _protected_instance()
+    counted = B._greedy_equal
+
+    def then_late(counts):
+        yield from counted(counts)
+        now[0] += 1000.0
+
+    monkeypatch.setattr(B, "_greedy_equal", then_late)
+    rel = S.sabre(inst, reqs, seed=0, time_limit=200.0)
+    assert len(steps) == 30  # every stage read, halfway (> 100) not reached
+    _check(inst, rel, reqs)
+    assert rel.n_groups == 3 and rel.provenance["n_released_classes"] == 3
+    assert rel.provenance["time_limit_reached"]
+    assert rel.provenance["n_planned_classes"] > 3
+    assert rel.provenance["buckets"] is None and rel.provenance["max_plan_bound"] is None
+    g = _G
+    assert sorted(sorted(np.flatnonzero(g == v)) for v in ("g0", "g1", "g2")) == \
+        sorted(sorted(np.flatnonzero(rel.groups == c)) for c in np.unique(rel.groups))

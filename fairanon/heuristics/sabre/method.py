@@ -135,7 +135,12 @@ def sabre(
     Release
         FEASIBLE; or INFEASIBLE (with the coarsest table: one class per protected value)
         when the records of one protected value are not themselves t-close or fewer
-        than k. Provenance holds the buckets, their bound U and the largest plan bound.
+        than k. Provenance holds the buckets, their bound U, the largest plan bound,
+        the number of planned classes and ``n_released_classes``, the number released:
+        fewer than planned when the classes not filled by the deadline were merged into
+        one per protected value (the buckets and plan bound then describe the filled
+        classes and the planned classes merged), and with no class filled (one class
+        per protected value) the buckets, U and plan bound are None.
 
     Raises
     ------
@@ -289,14 +294,16 @@ def sabre(
         late = deadline is not None and time.perf_counter() >= deadline
     if chosen is None:  # the deadline passed before a stage with U <= t
         return release(part, buckets=None, bucket_bound=None, max_plan_bound=None,
-                       n_planned_classes=len(part_values), time_limit_reached=True)
+                       n_planned_classes=len(part_values), n_released_classes=len(part_values),
+                       time_limit_reached=True)
     bucketing, (plans, parts_of_plan, timed_out, bound) = chosen
     value_bucket = bucketing.bucket_of[target.codes]
     # Root plans are t-close by the exact check above even when their bound is not.
     max_bound = float(bound.values(np.vstack(plans)).max())
 
-    if deadline is not None and time.perf_counter() >= deadline:
-        groups, late = part, True  # no class filled: one per protected value (below)
+    whole_parts = deadline is not None and time.perf_counter() >= deadline
+    if whole_parts:
+        groups, late = part, True  # no class filled: one per protected value
     else:
         order = id_order(instance)  # position in `order` = rank of the record id
         coords = QISpace(instance).coords[order]
@@ -315,12 +322,15 @@ def sabre(
             owner = part[order][live]
             classes.extend(live[owner == p].tolist() for p in np.unique(owner).tolist())
         groups = class_ids(classes, order, n)
+    # The stage's buckets and plan bound describe the classes filled from its plan; with
+    # none filled (one class per protected value) they describe nothing released.
     return release(
         groups,
-        buckets=[[_text(target.values[v]) for v in b] for b in bucketing.buckets],
-        bucket_bound=bucketing.upper_bound(),
-        max_plan_bound=max_bound,
+        buckets=None if whole_parts else [[_text(target.values[v]) for v in b] for b in bucketing.buckets],
+        bucket_bound=None if whole_parts else bucketing.upper_bound(),
+        max_plan_bound=None if whole_parts else max_bound,
         n_planned_classes=len(plans),
+        n_released_classes=len(np.unique(groups)),
         time_limit_reached=timed_out or late,
     )
 
