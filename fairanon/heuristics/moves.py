@@ -282,6 +282,20 @@ class MoveSearch:
         self.key = np.full(cap, -1, dtype=np.int64)
         self.wlo = np.zeros((n, self.d), dtype=np.int64)
         self.whi = np.zeros((n, self.d), dtype=np.int64)
+        # Every attribute tabled (the common case): a box's losses are read from `flat`
+        # at offset + lo * stride + hi, so positions are kept premultiplied (`pos_at`,
+        # `wlo_at`: offset + position * stride; min(lo, p) * stride = min(lo * stride,
+        # p * stride) as strides are positive), and best_change reads the boxes, sizes
+        # and losses of the classes of a protected value from arrays kept per value
+        # (`_key_cache`: a class's row rewritten when it changes) and each class's records
+        # as one block (`_block_cache`, dropped when it changes): the same integers and
+        # the same float sums as through `unit`, so the same changes.
+        self.fast = not self.untabled and np.array_equal(self.tabled, np.arange(self.d))
+        if self.fast:
+            self.pos_at = self.pos * self.stride + self.offset
+            self.wlo_at = np.zeros((n, self.d), dtype=np.int64)
+        self._key_cache: dict[int, tuple] = {}
+        self._block_cache: dict[int, np.ndarray] = {}
         self.near_cache: dict[int, np.ndarray] = {}  # class -> its nearest classes
         for g in range(c):
             self._check_time()
@@ -299,6 +313,8 @@ class MoveSearch:
     # ------------------------------------------------------------------ state
     def unit(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Loss per record of boxes (..., d): the sum of their labels' cell losses."""
+        if self.fast:
+            return self.flat[self.offset + lo * self.stride + hi].sum(axis=-1)
         tab = self.tabled
         out = self.flat[self.offset + lo[..., tab] * self.stride + hi[..., tab]].sum(axis=-1)
         for j in self.untabled:
@@ -315,6 +331,24 @@ class MoveSearch:
         m = len(rows)
         self.size[g] = m
         self.near_cache.pop(g, None)
+        self._block_cache.pop(g, None)
+        was = (bool(self.alive[g]), int(self.key[g]))
+        self._set_class(g, rows, m)
+        # The cached arrays of the classes of g's value: g's row updated in place, or
+        # dropped when g died, came alive or changed value.
+        now = (bool(self.alive[g]), int(self.key[g]))
+        if now != was:
+            self._key_cache.pop(was[1], None)
+            self._key_cache.pop(now[1], None)
+        elif now[0] and now[1] in self._key_cache:
+            same, lo_at, hi, grown, cost = self._key_cache[now[1]]
+            j = int(np.searchsorted(same, g))
+            lo_at[j] = self.lo[g] * self.stride + self.offset
+            hi[j] = self.hi[g]
+            grown[j] = self.size[g] + 1
+            cost[j] = self.cost[g]
+
+    def _set_class(self, g: int, rows, m: int) -> None:
         if m == 0:
             if self.alive[g]:
                 self.free.append(g)
@@ -331,6 +365,8 @@ class MoveSearch:
         if m == 1:
             self.wlo[rows] = np.iinfo(np.int64).max // 4
             self.whi[rows] = -1
+            if self.fast:  # min(wlo, p) = p for every position p < stride
+                self.wlo_at[rows] = (self.stride - 1) * self.stride + self.offset
             return
         part = np.partition(x, 1, axis=0)
         second_lo = part[1]
@@ -338,6 +374,8 @@ class MoveSearch:
         second_hi = part[m - 2]
         self.wlo[rows] = np.where(x == lo, second_lo, lo)
         self.whi[rows] = np.where(x == hi, second_hi, hi)
+        if self.fast:
+            self.wlo_at[rows] = self.wlo[rows] * self.stride + self.offset
 
     def _assign(self, rows: np.ndarray, g: int) -> None:
         """Move `rows` into class g (a slot, possibly free), journaled; boxes not
@@ -383,8 +421,99 @@ class MoveSearch:
         return same[np.argpartition(grow, count)[:count]]
 
     # ------------------------------------------------------------------ moves
+    def _candidates(self, a: int, key: int) -> np.ndarray:
+        """The classes record of class a (protected value `key`) may join: the live
+        classes of its value but a, among the nearest of a above PREFILTER_CLASSES."""
+        same = np.flatnonzero(self.alive & (self.key == key))
+        if len(same) > PREFILTER_CLASSES:
+            near = self.near_cache.get(a)
+            if near is None:
+                near = self.near_cache[a] = self.nearest(a, NEAR_CLASSES)
+            same = near[self.alive[near] & (self.key[near] == key)]
+        return same[same != a]
+
+    def _block(self, b: int) -> np.ndarray:
+        """Class b's records as columns: premultiplied positions, positions,
+        premultiplied wlo, whi, record, class, size (d, d, d, d, 1, 1, 1)."""
+        block = self._block_cache.get(b)
+        if block is None:
+            rows = self.members[b]
+            block = np.empty((len(rows), 4 * self.d + 3), dtype=np.int64)
+            d = self.d
+            block[:, :d] = self.pos_at[rows]
+            block[:, d:2 * d] = self.pos[rows]
+            block[:, 2 * d:3 * d] = self.wlo_at[rows]
+            block[:, 3 * d:4 * d] = self.whi[rows]
+            block[:, 4 * d] = rows
+            block[:, 4 * d + 1] = b
+            block[:, 4 * d + 2] = self.size[b]
+            self._block_cache[b] = block
+        return block
+
     def best_change(self, r: int):
         """The best move or swap of record r: (delta, kind, target class, other record)."""
+        if not self.fast:
+            return self._best_change_any(r)
+        a = int(self.group[r])
+        key = int(self.key[a])
+        entry = self._key_cache.get(key)
+        if entry is None:
+            same = np.flatnonzero(self.alive & (self.key == key))
+            entry = (same, self.lo[same] * self.stride + self.offset, self.hi[same],
+                     self.size[same] + 1, self.cost[same])
+            if len(same) <= PREFILTER_CLASSES:
+                self._key_cache[key] = entry
+        same, lo_at, hi, grown, cost = entry
+        if len(same) > PREFILTER_CLASSES:
+            same = self._candidates(a, key)
+            lo_at, hi = self.lo[same] * self.stride + self.offset, self.hi[same]
+            grown, cost = self.size[same] + 1, self.cost[same]
+        else:  # the classes of its value but a
+            other = same != a
+            same, lo_at, hi, grown, cost = (same[other], lo_at[other], hi[other],
+                                            grown[other], cost[other])
+        if not len(same):
+            return 0.0, None, -1, -1
+        flat = self.flat
+        p = self.pos[r]
+        p_at = self.pos_at[r]
+        add = grown * flat[np.minimum(lo_at, p_at) + np.maximum(hi, p)].sum(axis=-1) - cost
+        if len(same) > self.candidates:
+            keep = np.argpartition(add, self.candidates)[: self.candidates]
+            same, add = same[keep], add[keep]
+        best = (0.0, None, -1, -1)
+        size_a = self.size[a]
+        wlo_r, whi_r = self.wlo_at[r], self.whi[r]
+        if size_a - 1 >= self.k:
+            removed = self.cost[a] - (size_a - 1) * float(
+                flat[(wlo_r + whi_r)[None, :]].sum(axis=-1)[0])
+            delta = add - removed
+            i = int(np.argmin(delta))
+            if delta[i] < best[0]:
+                best = (float(delta[i]), "move", int(same[i]), -1)
+        # Swaps with the records of the classes it joins most cheaply.
+        if len(same) > self.swap_classes:
+            near = same[np.argpartition(add, self.swap_classes)[: self.swap_classes]]
+        else:
+            near = same
+        cache = self._block_cache
+        block = np.concatenate([cache[b] if b in cache else self._block(b)
+                                for b in near.tolist()])
+        if len(block):
+            d = self.d
+            new_a = size_a * flat[np.minimum(wlo_r, block[:, :d])
+                                  + np.maximum(whi_r, block[:, d:2 * d])].sum(axis=-1)
+            gs = block[:, 4 * d + 1]
+            new_b = block[:, 4 * d + 2] * flat[np.minimum(block[:, 2 * d:3 * d], p_at)
+                                               + np.maximum(block[:, 3 * d:4 * d], p)].sum(axis=-1)
+            delta = new_a + new_b - self.cost[a] - self.cost[gs]
+            i = int(np.argmin(delta))
+            if delta[i] < best[0]:
+                best = (float(delta[i]), "swap", int(gs[i]), int(block[i, 4 * d]))
+        return best
+
+    def _best_change_any(self, r: int):
+        """best_change when some attribute has no table (see `fast`)."""
         a = int(self.group[r])
         p = self.pos[r]
         key = self.key_of[r]
