@@ -159,12 +159,18 @@ class _Attribute:
                 row = np.maximum.accumulate(between[a:])
                 count[a, a + 1:] = row
                 count[a + 1:, a] = row
+            # In place: the table is the one m x m array of floats being built (its
+            # memory is what local_search counts).
             if objective == "ncp":
-                table = np.where(count > 1, count / m, 0.0)
+                count[count <= 1] = 0.0
+                count /= m
+            elif m > 1:
+                count -= 1
+                count /= m - 1
             else:
-                table = (count - 1) / (m - 1) if m > 1 else np.zeros((m, m))
+                count[:] = 0.0
             self.kind = "table"
-            self.table = table
+            self.table = count
         else:  # ordered: the rank span over the active values, for NCP and LM alike
             values, pos = np.unique(codes, return_inverse=True)
             m = len(values)
@@ -807,11 +813,13 @@ def local_search(
             f"The 'groups' parameter of local_search must give classes of at least k = {k} records."
         )
     d = len(instance.schema.generalizable)
-    # Each table of m values is held twice (the attribute's and the flat copy).
+    # Each table of m values is held twice (the attribute's and the flat copy), and
+    # building one takes a mask of m x m bytes besides.
     values = [len(np.unique(instance.codes(name))) for name in instance.schema.generalizable]
     check_memory(
         instance.n_rows * (8 * 4 * d + 64)
-        + sum(16 * m * m for m in values if m <= MAX_TABLE_LEAVES),
+        + sum(16 * m * m for m in values if m <= MAX_TABLE_LEAVES)
+        + max((m * m for m in values if m <= MAX_TABLE_LEAVES), default=0),
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",
         "use method='mondrian'",
         caller="local_search",
