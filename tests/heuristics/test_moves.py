@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tests.solver._exact_oracle import set_partitions
 from tests.trees import random_trees
 
 import fairanon as fa
@@ -138,18 +139,6 @@ def test_the_descent_ends_where_no_move_or_swap_lowers_the_loss(inst, k, objecti
                 assert loss(inst, swapped, objective) >= here
 
 
-def _partitions(items):
-    """Every set partition of `items` (a list)."""
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in _partitions(rest):
-        for i in range(len(part)):
-            yield part[:i] + [[first, *part[i]]] + part[i + 1:]
-        yield [[first], *part]
-
-
 @settings(deadline=None, max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(min_rows=3, max_rows=6), st.integers(1, 3), st.sampled_from(["ncp", "lm"]))
 def test_never_below_the_brute_force_optimum(inst, k, objective):
@@ -157,8 +146,8 @@ def test_never_below_the_brute_force_optimum(inst, k, objective):
     assume(start is not None)
     prot = _protected(inst)
     best = None
-    for blocks in _partitions(list(range(inst.n_rows))):
-        if any(len(b) < k or len(set(prot[b].tolist())) > 1 for b in blocks):
+    for blocks in set_partitions(range(inst.n_rows), min_size=k):
+        if any(len(set(prot[b].tolist())) > 1 for b in blocks):
             continue
         groups = np.empty(inst.n_rows, dtype=np.int64)
         for g, b in enumerate(blocks):
