@@ -484,24 +484,11 @@ class MoveSearch:
         p = self.pos[r]
         p_at = self.pos_at[r]
         add = grown * flat[np.minimum(lo_at, p_at) + np.maximum(hi, p)].sum(axis=-1) - cost
-        if len(same) > self.candidates:
-            keep = np.argpartition(add, self.candidates)[: self.candidates]
-            same, add = same[keep], add[keep]
-        best = (0.0, None, -1, -1)
         size_a = self.size[a]
         wlo_r, whi_r = self.wlo_at[r], self.whi[r]
-        if size_a - 1 >= self.k:
-            removed = self.cost[a] - (size_a - 1) * float(
-                flat[(wlo_r + whi_r)[None, :]].sum(axis=-1)[0])
-            delta = add - removed
-            i = int(np.argmin(delta))
-            if delta[i] < best[0]:
-                best = (float(delta[i]), "move", int(same[i]), -1)
-        # Swaps with the records of the classes it joins most cheaply.
-        if len(same) > self.swap_classes:
-            near = same[np.argpartition(add, self.swap_classes)[: self.swap_classes]]
-        else:
-            near = same
+        own = (float(flat[(wlo_r + whi_r)[None, :]].sum(axis=-1)[0])
+               if size_a - 1 >= self.k else None)
+        best, near = self._move_and_swap_classes(a, same, add, own)
         cache = self._block_cache
         block = np.concatenate([cache[b] if b in cache else self._block(b)
                                 for b in near.tolist()])
@@ -517,6 +504,25 @@ class MoveSearch:
             if delta[i] < best[0]:
                 best = (float(delta[i]), "swap", int(gs[i]), int(block[i, 4 * d]))
         return best
+
+    def _move_and_swap_classes(self, a: int, same: np.ndarray, add: np.ndarray,
+                               own: float | None):
+        """Of the candidate classes `same` (what record r of class a adds to each: `add`),
+        the `candidates` cheapest kept, r's best move to one of them (`own`: the cell
+        loss of a's box without r, None when a cannot give r up) and the `swap_classes`
+        of them r joins most cheaply, whose records r may swap with."""
+        if len(same) > self.candidates:
+            keep = np.argpartition(add, self.candidates)[: self.candidates]
+            same, add = same[keep], add[keep]
+        best = (0.0, None, -1, -1)
+        if own is not None:
+            delta = add - (self.cost[a] - (self.size[a] - 1) * own)
+            i = int(np.argmin(delta))
+            if delta[i] < best[0]:
+                best = (float(delta[i]), "move", int(same[i]), -1)
+        if len(same) > self.swap_classes:
+            return best, same[np.argpartition(add, self.swap_classes)[: self.swap_classes]]
+        return best, same
 
     def _best_change_any(self, r: int):
         """best_change when some attribute has no table (see `fast`)."""
@@ -534,22 +540,9 @@ class MoveSearch:
             return 0.0, None, -1, -1
         joined = self.unit(np.minimum(self.lo[same], p), np.maximum(self.hi[same], p))
         add = (self.size[same] + 1) * joined - self.cost[same]
-        if len(same) > self.candidates:
-            keep = np.argpartition(add, self.candidates)[: self.candidates]
-            same, add = same[keep], add[keep]
-        best = (0.0, None, -1, -1)
-        if self.size[a] - 1 >= self.k:
-            removed = self.cost[a] - (self.size[a] - 1) * float(
-                self.unit(self.wlo[r][None, :], self.whi[r][None, :])[0])
-            delta = add - removed
-            i = int(np.argmin(delta))
-            if delta[i] < best[0]:
-                best = (float(delta[i]), "move", int(same[i]), -1)
-        # Swaps with the records of the classes it joins most cheaply.
-        if len(same) > self.swap_classes:
-            near = same[np.argpartition(add, self.swap_classes)[: self.swap_classes]]
-        else:
-            near = same
+        own = (float(self.unit(self.wlo[r][None, :], self.whi[r][None, :])[0])
+               if self.size[a] - 1 >= self.k else None)
+        best, near = self._move_and_swap_classes(a, same, add, own)
         others = np.concatenate([self.members[b] for b in near])
         if len(others):
             ps = self.pos[others]
