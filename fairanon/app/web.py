@@ -134,7 +134,7 @@ def warm_up(app: FastAPI) -> None:
     Compare page during a long run took 0.27 s loading the bench's modules."""
     from matplotlib.figure import Figure
 
-    from ..api import METHODS  # noqa: F401
+    from ..api import METHODS
     from ..bench.compare import compare_runs  # noqa: F401
     from ..bench.plots import comparison_views  # noqa: F401
     from ..jobs import read_release  # noqa: F401
@@ -142,6 +142,8 @@ def warm_up(app: FastAPI) -> None:
     from ..models.requirements import requirement_from_spec  # noqa: F401
     from ..solver.fulldomain import Candidates  # noqa: F401
     from .plots import svg
+
+    METHODS.load()  # the methods themselves, imported on first use
 
     svg(Figure(figsize=(1, 1)))  # a first drawing loads the font list and the SVG writer
     environment = app.state.templates.env

@@ -53,6 +53,8 @@ def _preload() -> None:
     from ..models import metrics, verify  # noqa: F401
     from . import child, spec  # noqa: F401
 
+    api.METHODS.load()  # the methods too (imported on first use, else in each run's time limit)
+
 
 def _fork(task: dict) -> int:
     from .child import run_child

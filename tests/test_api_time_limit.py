@@ -1,0 +1,113 @@
+"""``fa.anonymize``'s time limit counts the import of the method it runs: the first
+look-up of ``fa.anonymize`` in a process imports no method (it used to import them all,
+OR-Tools among them: 0.6-0.7 s CPU that no time limit covered), and the first call of a
+method imports it inside the call, the method getting what that import left. On a fake
+clock; the look-up in a fresh process."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import fairanon as fa
+from fairanon import api
+
+PROBE = """
+import json, sys
+import fairanon as fa
+fa.anonymize, fa.verify, fa.risk, fa.METHODS
+methods = fa.METHODS
+known = "mondrian" in methods and "cpsat" in methods and len(methods) == len(list(methods))
+heavy = sorted(m for m in sys.modules if m == "ortools" or m.startswith(("fairanon.heuristics",
+               "fairanon.methods", "fairanon.solver", "fairanon.models.verify", "scipy")))
+methods["mondrian"]
+print(json.dumps({"heavy": heavy, "known": known,
+                  "mondrian": "fairanon.heuristics.mondrian" in sys.modules,
+                  "ortools": "ortools" in sys.modules}))
+"""
+
+
+def test_the_look_up_of_anonymize_imports_no_method():
+    """In a fresh process, looking up fa.anonymize, fa.verify, fa.risk and fa.METHODS
+    and asking METHODS which names it holds imports no method, no solver, no verifier
+    and neither OR-Tools nor scipy; METHODS["mondrian"] imports Mondrian, not OR-Tools."""
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=300)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"heavy": [], "known": True, "mondrian": True, "ortools": False}
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """api's clock at 100 s, moved 0.75 s by each import of a method module; the
+    methods' fake module holds `record`, which notes the time limit it is given and
+    returns a real (Mondrian) release."""
+    now, given, imports = [100.0], [], []
+    real = fa.METHODS["mondrian"]
+
+    def record(instance, requirements, *, seed=None, time_limit=None):
+        given.append(time_limit)
+        return real(instance, requirements, seed=seed, time_limit=time_limit)
+
+    def import_module(name):
+        if name != "fake.module":
+            return importlib.import_module(name)
+        imports.append(name)
+        now[0] += 0.75
+        return types.SimpleNamespace(record=record)
+
+    monkeypatch.setattr(api, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(api, "importlib", types.SimpleNamespace(import_module=import_module))
+    monkeypatch.setattr(api, "METHODS", api._Methods({"slow": ("fake.module", "record")}))
+    return now, given, imports
+
+
+def test_the_import_of_a_method_counts_in_its_time_limit(clock):
+    """The first call imports the method (0.75 s on the fake clock): of a 1 s limit
+    the method gets 1 - 0.75 = 0.25 s, noted as import_s; the second call imports
+    nothing and the method gets the whole second, as without a limit it gets None.
+    Each release verifies (k = 3 on DIVA's Table 1)."""
+    now, given, imports = clock
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    first = fa.anonymize(inst, reqs, method="slow", time_limit=1.0)
+    second = fa.anonymize(inst, reqs, method="slow", time_limit=1.0)
+    third = fa.anonymize(inst, reqs, method="slow")
+    assert imports == ["fake.module"]
+    assert given == [0.25, 1.0, None]
+    assert first.provenance["import_s"] == 0.75
+    assert "import_s" not in second.provenance and "import_s" not in third.provenance
+    for release in (first, second, third):
+        assert fa.verify(inst, release, reqs).passed
+
+
+def test_an_import_longer_than_the_limit_leaves_the_least_time(clock):
+    """An import of 0.75 s in a limit of 0.5 s leaves the method MIN_METHOD_SECONDS
+    (0.01 s), as the command line does when start-up took the limit."""
+    now, given, imports = clock
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    release = fa.anonymize(inst, reqs, method="slow", time_limit=0.5)
+    assert given == [0.01]
+    assert fa.verify(inst, release, reqs).passed
+
+
+def test_methods_is_a_mapping_like_the_dict_it_was(clock, monkeypatch):
+    """METHODS knows its names before any import, imports a method on its look-up
+    only, and takes new names and removals as a dict does."""
+    now, given, imports = clock
+    methods = api.METHODS
+    assert list(methods) == ["slow"] and "slow" in methods and len(methods) == 1 and imports == []
+    assert methods.load() == 0.75 and imports == ["fake.module"] and methods.load() == 0.0
+
+    def custom(instance, requirements, *, seed=None, time_limit=None):
+        raise AssertionError("not called")
+
+    methods["custom"] = custom
+    assert methods["custom"] is custom and list(methods) == ["slow", "custom"]
+    del methods["slow"]
+    assert list(methods) == ["custom"] and "slow" not in methods
+    with pytest.raises(KeyError):
+        methods["slow"]
