@@ -482,15 +482,20 @@ def _search_from(
 MOVES_SHARE = 0.75
 
 
+def _moves_apply(requirements, objective, recoding: str, max_rounds) -> bool:
+    """Whether a search with a deadline starts with the local search (:data:`MOVES_SHARE`):
+    k-anonymity alone, a loss it prices, generalization, not counted in rounds."""
+    return (MOVES_SHARE > 0 and max_rounds is None and recoding == "generalization"
+            and isinstance(objective, str) and objective in MOVE_OBJECTIVES
+            and all(isinstance(r, KAnonymity) for r in requirements))
+
+
 def _moves_first(instance, requirements, objective, recoding, inc: Incumbent, seed, deadline,
                  max_rounds) -> tuple[Release | None, dict] | None:
     """The release of the local search from `inc`'s classes, in :data:`MOVES_SHARE` of
     the time to `deadline`, when it applies (else None), and what it did; the release is
     None when it loses no less than `inc` (exactly, as the verifier counts)."""
-    if (MOVES_SHARE <= 0 or deadline is None or max_rounds is not None
-            or recoding != "generalization"
-            or not isinstance(objective, str) or objective not in MOVE_OBJECTIVES
-            or not all(isinstance(r, KAnonymity) for r in requirements)):
+    if deadline is None or not _moves_apply(requirements, objective, recoding, max_rounds):
         return None
     began = time.perf_counter()
     try:
@@ -609,7 +614,12 @@ def lns(
         Compute a lower bound on the objective (``Release.bound``, ``provenance["gap"]``)
         (:func:`best_bound`). When the search runs in one process and this one has two
         cores, the bound runs beside it in a forked process for the whole search time
-        (within the memory limit less the search's model) when that is at least
+        (within the memory limit less the search's model); when the search's re-solves
+        run in several processes but it starts with the local search (k-anonymity with
+        NCP or LM, :data:`MOVES_SHARE`), which runs in this one, the bound runs beside
+        the local search for its share of the time (UCI Adult, k = 5, LM, 60 s: the
+        per-record bound then has about 34 s on the second core, where it had the 9 s
+        of ``BOUND_SHARE`` after the search). Beside the search when that is at least
         ``BESIDE_MIN_SECONDS``, else after it in
         ``BOUND_SHARE`` of the time; if that process fails, the bound is computed after
         the search and ``provenance["lower_bound"]["beside_search"]`` says why.
@@ -805,10 +815,14 @@ def lns(
     # Under suppression every start above releases values and '*' only: heuristics' in
     # suppression form, given ones checked, every cell '*', the exact model's.
     checked = dataclasses.replace(checked, values_or_stars=recoding == "suppression")
-    apart = _bound_apart(first, requirements, objective, searches, num_workers) if bound else None
-    # The bound beside the search would have until the search ends, less a tenth kept
-    # for its last LP round and its answer.
+    moves = _moves_apply(requirements, objective, recoding, max_rounds)
+    apart, whole = (_bound_apart(first, requirements, objective, searches, num_workers, moves)
+                    if bound else (None, True))
+    # The bound beside the search would have until the search ends (or, beside the local
+    # search only, until that ends), less a tenth kept for its last LP round and its answer.
     beside_s = 0.9 * max(0.0, deadline - FINISH_SHARE * budget - time.perf_counter())
+    if not whole:
+        beside_s *= MOVES_SHARE
     if beside_s < BESIDE_MIN_SECONDS:
         apart = None
     beside = None
@@ -836,7 +850,7 @@ def lns(
             whole_types=whole_types,
             strategies=strategies,
             max_range_values=max_range_values,
-            searches=1 if beside is not None else searches,
+            searches=1 if beside is not None and whole else searches,
             guides=guides,
         )
     except BaseException:  # Ctrl-C or an error: the bound's process is not waited for
@@ -882,24 +896,32 @@ def lns(
     )
 
 
-def _bound_apart(first: Release, requirements, objective, searches: int, workers: int) -> Limit | None:
+def _bound_apart(first: Release, requirements, objective, searches: int, workers: int,
+                 moves: bool = False) -> tuple[Limit | None, bool]:
     """Whether the lower bound runs in a process of its own while the search runs in
     this one: with a loss objective and at least two cores for this process, when the
     search would run in one process anyway
-    (:func:`fairanon.solver.lns.processes_for`, counted on the start's classes) and the
-    memory limit leaves room beside the search's model. Returns the limit the bound
-    keeps to then (the limit in force less the search's model), else None."""
+    (:func:`fairanon.solver.lns.processes_for`, counted on the start's classes) -- for
+    the whole search -- or, when it would not but starts with the local search (`moves`,
+    which runs in this process alone), for the local search's share of the time; and
+    when the memory limit leaves room beside the search's models (one, or `searches`
+    when the bound runs beside the local search only: it may end a little after the
+    re-solves begin). Returns the limit the bound keeps to then (the limit in force
+    less the search's models), else None, and whether the bound has the whole search
+    (the search then runs in one process)."""
     if isinstance(objective, Objective) or not can_fork() or len(os.sched_getaffinity(0)) < 2:
-        return None
-    if processes_for(first.n_groups, objective, requirements, searches) > 1:
-        return None
+        return None, True
+    whole = processes_for(first.n_groups, objective, requirements, searches) <= 1
+    if not whole and not moves:
+        return None, True
     limit = current_limit(None, "lns")
     if limit.bytes is None:
-        return limit
-    left = limit.bytes - model_memory(NEIGHBOURHOOD_MAX_VARS, workers)
+        return limit, whole
+    models = 1 if whole else searches
+    left = limit.bytes - models * model_memory(NEIGHBOURHOOD_MAX_VARS, workers)
     if left < BOUND_MIN_BYTES:
-        return None
-    return Limit(left, f"{limit.source}, less the search's model")
+        return None, True
+    return Limit(left, f"{limit.source}, less the search's model" + ("" if whole else "s")), whole
 
 
 def _bound_child(conn, instance, requirements, objective, release, seconds, limit) -> None:

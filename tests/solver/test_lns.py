@@ -1444,3 +1444,54 @@ def test_a_whole_table_infeasible_over_candidate_labels_only_is_not_claimed(monk
     rel = lns(inst, reqs, start=[], seed=0, time_limit=20)
     assert rel.status == Status.UNKNOWN and "candidate labels only" in rel.reason, rel.reason
     assert fa.verify(inst, rel, [])["truthfulness"].passed
+
+
+def test_the_bound_runs_beside_the_local_search_when_the_re_solves_take_two_processes(monkeypatch):
+    """German credit, k = 2, with the classes per search process lowered to 20: the start
+    (about 100 classes) makes the re-solves run in two processes; the local search before
+    them runs in this one, so the bound runs beside it, for its share of the time
+    (MOVES_SHARE of what the search has), and the re-solves still run in two processes."""
+    import importlib
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+
+    monkeypatch.setattr(search_module, "MIN_PART_CLASSES", 20)
+    lns_module, started = _bound_beside(monkeypatch)
+    seconds = []
+    real = lns_module._BoundProcess.__init__
+
+    def init(self, *args):
+        seconds.append(args[4])
+        real(self, *args)
+
+    monkeypatch.setattr(lns_module._BoundProcess, "__init__", init)
+    inst = _german()
+    reqs = [fa.KAnonymity(2)]
+    limit = 6.0
+    rel = lns(inst, reqs, objective="ncp", seed=0, time_limit=limit, whole_types=0)
+    start = fa.anonymize(inst, reqs, method=rel.provenance["search"]["start"], seed=0, objective="ncp")
+    assert start.n_groups >= 2 * 20  # the re-solves' two processes are due
+    assert len(started) == 1 and rel.provenance["search"]["parts"] == 2
+    # the local search's share of at most the whole limit, less a tenth for the answer
+    assert 0 < seconds[0] <= 0.9 * lns_module.MOVES_SHARE * limit
+    assert fa.verify(inst, rel, reqs).passed
+    assert "beside_search" not in rel.provenance["lower_bound"]
+    assert 0 < rel.bound <= rel.objective == objective_value(inst, rel, "ncp")
+
+
+def test_without_the_local_search_two_search_processes_leave_the_bound_after(monkeypatch):
+    """German credit, k = 2, 2-diversity too, 20 classes per search process: no local
+    search (it keeps k-anonymity alone) and two re-solve processes, so no bound beside
+    the search: the bound comes after it."""
+    import importlib
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+
+    monkeypatch.setattr(search_module, "MIN_PART_CLASSES", 20)
+    lns_module, started = _bound_beside(monkeypatch)
+    inst = _german()
+    reqs = [fa.KAnonymity(2), fa.LDiversity(2)]
+    rel = lns(inst, reqs, objective="ncp", seed=0, time_limit=4, whole_types=0)
+    assert started == [] and rel.provenance["search"]["parts"] == 2
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.bound is not None and rel.bound <= rel.objective

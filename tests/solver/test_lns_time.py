@@ -217,7 +217,7 @@ def test_no_bound_is_started_below_the_floor(monkeypatch):
     """Less than BOUND_MIN_SECONDS left after the search (the floor raised above the
     whole limit here): no bound is started, the provenance says why."""
     monkeypatch.setattr(lns_module, "BOUND_MIN_SECONDS", 1e9)
-    monkeypatch.setattr(lns_module, "_bound_apart", lambda *args: None)  # the bound after the search
+    monkeypatch.setattr(lns_module, "_bound_apart", lambda *args: (None, True))  # the bound after the search
     _no_bound(monkeypatch)
     inst = _german()
     reqs = [fa.KAnonymity(5)]
