@@ -197,7 +197,7 @@ def bucketize_stages(
         stages = _greedy_equal(counts)
     else:
         scale = max(hierarchy.height, 1)
-        stages = _greedy_tree(counts, hierarchy, list(values))
+        stages = _greedy_tree(counts, hierarchy, list(values), deadline)
     # The buckets kept in order of their least value, each sorted once as a read-only
     # array, and updated by each stage's split only (every bucket was sorted and
     # converted again at every stage, O(m) in Python per stage: Sabre under equal
@@ -337,10 +337,17 @@ def _greedy_equal(counts):
         split = (0, 2)
 
 
-def _greedy_tree(counts, hierarchy, values):
+def _greedy_tree(counts, hierarchy, values, deadline: float | None = None):
     """Stages of the hierarchical greedy: buckets are nodes, split into their children
-    (each stage with its split, as :func:`_greedy_ordered`'s)."""
+    (each stage with its split, as :func:`_greedy_ordered`'s); none when `deadline` (a
+    ``time.perf_counter()`` value) passes during the set-up, read between its blocks
+    (its per-node sums, then the first bucket and its split: 0.25 s and 0.05 s CPU at
+    100,000 values, where the first read was at the first stage)."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        return
     wc = _TreeWorstCase(hierarchy, values, counts)
+    if deadline is not None and time.perf_counter() >= deadline:
+        return
     # The value at each depth-first position (-1: a leaf with no value present), and how
     # many values lie before each position: a node's values are read from its range.
     value_at = np.full(len(hierarchy.leaves), -1, dtype=np.int64)
