@@ -527,3 +527,56 @@ def test_the_whole_table_check_reads_a_prefix_of_a_table_with_many_records(monke
                         fa.Attribute("s", role="sensitive")])
     few = fa.Instance(df, schema, name="few")
     assert search_module._distinct(incumbent(few), 10) == 10 and read == [44, 1000]
+
+
+def test_a_re_solve_gets_the_time_left_after_its_set_up(monkeypatch):
+    """A round sets its re-solve's time_limit before the neighbourhood's model is built;
+    CP-SAT gets at most the time left after that set-up less LOAD_FACTOR (1) times it,
+    and is not run when none is left (a round ending at the deadline used to pass it by
+    the set-up and CP-SAT's loading: up to 0.34 s on UCI Adult). On subproblem's clock,
+    moved 1 s by the build from 1000: a deadline at 1005 and a limit of 4 s give CP-SAT
+    1005 - 1001 - 1 = 3 s (the move's labels make a verified release no worse than the
+    start); a deadline at 1001.5 gives it none (UNKNOWN, no labels, nothing proven)."""
+    import importlib
+    import types
+
+    import numpy as np
+
+    from fairanon.release import Release
+    from fairanon.solver.lns.neighbourhoods import ClassIndex
+
+    sub = importlib.import_module("fairanon.solver.lns.subproblem")
+    assert sub.LOAD_FACTOR == 1.0
+    now, given = [1000.0], []
+    monkeypatch.setattr(sub, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    build, solve = sub.build_model, sub.solve_model
+
+    def slow_build(*args, **kwargs):
+        now[0] += 1.0
+        # the build's own deadline, on the real clock, is far
+        return build(*args, **{**kwargs, "deadline": None})
+
+    def recorded(*args, time_limit=None, **kwargs):
+        given.append(time_limit)
+        return solve(*args, time_limit=time_limit, **kwargs)
+
+    monkeypatch.setattr(sub, "build_model", slow_build)
+    monkeypatch.setattr(sub, "solve_model", recorded)
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    registries = [Registry(inst, name) for name in inst.schema.generalizable]
+    inc = Incumbent.from_release(inst, reqs, registries, start, "ncp")
+    before = inc.value
+    nb = ClassIndex(inc, 5).neighbourhood("random", np.random.default_rng(0), 60, 10)
+    options = dict(recoding="generalization", max_range_values=8, deterministic_limit=None,
+                   seed=0, num_workers=1, max_vars=30_000, max_contexts=1000, alpha_cells=None)
+    move = sub.solve_neighbourhood(inc, reqs, nb, time_limit=4.0, deadline=1005.0, **options)
+    assert given == [3.0] and move.labels is not None
+    inc.replace(nb.vectors, nb.rows, move.labels)
+    assert fa.verify(inst, Release(inc.table(), inc.groups()), reqs).passed and inc.value <= before
+    now[0] = 1000.0
+    late = sub.solve_neighbourhood(inc, reqs, nb, time_limit=4.0, deadline=1001.5, **options)
+    assert given == [3.0]  # CP-SAT not run
+    assert late.status == Status.UNKNOWN and late.labels is None and not late.proven
+    assert late.stats["stopped"] == "before CP-SAT"
