@@ -14,9 +14,9 @@ release's status, the search rounds, why the search stopped early
 heuristic ran past its share of the time (``start_over_s``, from
 ``provenance["starts"]``; 0 when none did). The target: the call
 returns within its limit plus a small constant. One warm-up run comes first and is not
-counted: a fresh process's first call imports the solver modules (about 1.4 s CPU),
-which no limit can stop. The machine is shared: wall-clock seconds are inflated by
-other work, CPU seconds are not.
+counted: a fresh process's first call imports the methods and solver modules (about
+1.4 s CPU), which its time limit counts, leaving lns the rest. The machine is shared:
+wall-clock seconds are inflated by other work, CPU seconds are not.
 """
 
 from __future__ import annotations
