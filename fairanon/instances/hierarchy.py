@@ -26,6 +26,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -122,6 +123,7 @@ class Hierarchy:
         self._position = np.empty(len(self.leaves), dtype=np.int64)
         self._position[self._leaf_at] = np.arange(len(self.leaves), dtype=np.int64)
         self._levels: dict[str, tuple[str, ...]] = self._level_rows(levels)
+        self._arrays: NodeArrays | None = None  # node_arrays(), made on first use
 
     def _level_rows(self, levels: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
         """Each leaf's row of labels per level (see the `levels` parameter), checked."""
@@ -328,6 +330,28 @@ class Hierarchy:
         view.flags.writeable = False
         return view
 
+    def node_arrays(self) -> NodeArrays:
+        """Every node's leaf range, parent and depth as arrays, for passes over all the
+        nodes without a Python call per node (:meth:`leaf_range` over 111,111 nodes took
+        0.2 s CPU); made on first use and kept.
+
+        >>> a = Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "b": None}}).node_arrays()
+        >>> a.first.tolist(), a.end.tolist(), a.parent.tolist(), a.depth.tolist(), a.leaf_node.tolist()
+        ([0, 0, 0, 1, 2], [3, 2, 1, 2, 3], [-1, 0, 1, 1, 0], [0, 1, 2, 2, 1], [2, 3, 4])
+        """
+        if self._arrays is None:
+            index = self._node_index
+            n = len(self._nodes)
+            parent = np.fromiter((-1 if self.parent[v] is None else index[self.parent[v]] for v in self._nodes),
+                                 dtype=np.int64, count=n)
+            depth = np.fromiter((self.depth[v] for v in self._nodes), dtype=np.int64, count=n)
+            leaf_node = np.fromiter((index[v] for v in self.leaves), dtype=np.int64, count=len(self.leaves))
+            arrays = [self._first.copy(), self._end.copy(), parent, depth, leaf_node]
+            for a in arrays:
+                a.flags.writeable = False
+            self._arrays = NodeArrays(*arrays)
+        return self._arrays
+
     def covers(self, label: str, value: str) -> bool:
         """Whether the node `label` generalizes the leaf `value`."""
         i = self._node_index[self.node(label)]
@@ -411,6 +435,21 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         return f"Hierarchy(root={self.root!r}, leaves={len(self.leaves)}, height={self.height})"
+
+
+class NodeArrays(NamedTuple):
+    """A hierarchy's nodes as read-only int64 arrays, indexed by position in
+    :attr:`Hierarchy.nodes` (depth-first, each parent before its children):
+    ``first``, ``end``: the depth-first positions ``first <= p < end`` of the leaves under
+    each node (:meth:`Hierarchy.leaf_range`); ``parent``: its parent's position (-1 for
+    the root); ``depth``: its depth (0 for the root); and ``leaf_node``: the position of
+    each leaf of :attr:`Hierarchy.leaves`, in that order."""
+
+    first: np.ndarray
+    end: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray
+    leaf_node: np.ndarray
 
 
 def _level_rows(rows: Iterable[Sequence[str]], what: str) -> list[list[str]]:

@@ -185,12 +185,15 @@ class EMDGround:
         where = hierarchy.leaf_positions[[hierarchy.leaf_index[v] for v in values]]
         order = np.argsort(where, kind="stable")
         ranked = where[order]
-        nodes = [node for node in hierarchy.nodes if node != hierarchy.root]
-        first, end, weight = (np.empty(len(nodes), dtype=np.int64) for _ in range(3))
-        for i, node in enumerate(nodes):
-            first[i], end[i] = hierarchy.leaf_range(node)
-            # A leaf above depth H stands for a chain of unary nodes down to depth H.
-            weight[i] = height - hierarchy.depth[node] + 1 if not hierarchy.children[node] else 1
+        # Every node but the root, in depth-first order, from the hierarchy's node arrays
+        # (a loop over the nodes took 0.2 s CPU at 111,111 nodes).
+        nodes = hierarchy.node_arrays()
+        below = nodes.parent >= 0
+        leaf = np.ones(len(below), dtype=bool)
+        leaf[nodes.parent[below]] = False
+        first, end = nodes.first[below], nodes.end[below]
+        # A leaf above depth H stands for a chain of unary nodes down to depth H.
+        weight = np.where(leaf[below], height - nodes.depth[below] + 1, 1).astype(np.int64)
         lo, hi = np.searchsorted(ranked, first), np.searchsorted(ranked, end)
         keep = hi > lo
         key, where_key = np.unique(lo[keep] * (len(values) + 1) + hi[keep], return_inverse=True)

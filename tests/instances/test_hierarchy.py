@@ -4,9 +4,11 @@ import io
 
 import numpy as np
 import pytest
+from hypothesis import given
 
 from fairanon.exceptions import SchemaError
 from fairanon.instances.hierarchy import SUPPRESSED, Hierarchy, IntervalHierarchy
+from tests.trees import random_trees
 
 MARITAL = {
     "*": {
@@ -402,3 +404,17 @@ def test_an_instance_with_a_quasi_identifier_of_200000_values_takes_modest_memor
     tree = inst.schema["patient"].hierarchy
     assert tree.leaf_count("*") == n and tree.height == 1
     assert tree.covers("*", "P0199999") and not tree.covers("P0000001", "P0000002")
+
+
+@given(random_trees(max_nodes=30))
+def test_node_arrays_are_the_nodes_leaf_ranges_parents_and_depths(tree):
+    """Hierarchy.node_arrays against the per-node API: each node's leaf_range, its
+    parent's position in nodes (-1 for the root) and its depth, and each leaf's
+    position in nodes; read-only, and the same arrays on a second call."""
+    a = tree.node_arrays()
+    nodes = list(tree.nodes)
+    assert [tree.leaf_range(v) for v in nodes] == list(zip(a.first.tolist(), a.end.tolist()))
+    assert a.parent.tolist() == [-1 if tree.parent[v] is None else nodes.index(tree.parent[v]) for v in nodes]
+    assert a.depth.tolist() == [tree.depth[v] for v in nodes]
+    assert a.leaf_node.tolist() == [nodes.index(v) for v in tree.leaves]
+    assert not any(x.flags.writeable for x in a) and tree.node_arrays() is a

@@ -78,19 +78,26 @@ class _TreeWorstCase:
     def __init__(self, hierarchy, values: Sequence[str], counts: np.ndarray):
         self.height = hierarchy.height
         self.counts = counts
-        where = hierarchy.leaf_positions[[hierarchy.leaf_index[v] for v in values]]
+        leaf = np.array([hierarchy.leaf_index[v] for v in values], dtype=np.int64)
         at = np.zeros(len(hierarchy.leaves) + 1, dtype=np.int64)
-        at[where + 1] = counts
+        at[hierarchy.leaf_positions[leaf] + 1] = counts
         cum = np.cumsum(at)
-        # Nodes come parents first, so each Q is its parent's plus its own count.
-        self.q: dict[str, int] = {}
-        for node in hierarchy.nodes:
-            parent = hierarchy.parent[node]
-            first, end = hierarchy.leaf_range(node)
-            self.q[node] = 0 if parent is None else self.q[parent] + int(cum[end] - cum[first])
+        # Each Q is its parent's plus the node's own count, computed a depth at a time
+        # over the node arrays (a loop over the nodes took 0.2 s CPU at 111,111 nodes).
+        nodes = hierarchy.node_arrays()
+        own = cum[nodes.end] - cum[nodes.first]
+        q = np.zeros(len(own), dtype=np.int64)
+        by_depth = np.argsort(nodes.depth, kind="stable")
+        bounds = np.searchsorted(nodes.depth[by_depth], np.arange(self.height + 2))
+        for d in range(1, self.height + 1):
+            at_d = by_depth[bounds[d] : bounds[d + 1]]
+            q[at_d] = q[nodes.parent[at_d]] + own[at_d]
+        self.q: dict[str, int] = dict(zip(hierarchy.nodes, q.tolist()))
         self.depth = hierarchy.depth
-        self.q_above = np.array([self.q[hierarchy.parent[v]] for v in values], dtype=np.int64)
-        self.value_depth = np.array([hierarchy.depth[v] for v in values], dtype=np.int64)
+        value_node = nodes.leaf_node[leaf]
+        above = nodes.parent[value_node]
+        self.q_above = np.where(above >= 0, q[above], 0)
+        self.value_depth = nodes.depth[value_node]
 
     def __call__(self, node: str, vals: list[int]) -> int:
         """Numerator of WC of the bucket `vals` under `node` (over N * H)."""
@@ -341,7 +348,7 @@ def _greedy_tree(counts, hierarchy, values, deadline: float | None = None):
     """Stages of the hierarchical greedy: buckets are nodes, split into their children
     (each stage with its split, as :func:`_greedy_ordered`'s); none when `deadline` (a
     ``time.perf_counter()`` value) passes during the set-up, read between its blocks
-    (its per-node sums, then the first bucket and its split: 0.25 s and 0.05 s CPU at
+    (its per-node sums, then the first bucket and its split: 0.03 s and 0.05 s CPU at
     100,000 values, where the first read was at the first stage)."""
     if deadline is not None and time.perf_counter() >= deadline:
         return
