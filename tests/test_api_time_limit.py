@@ -111,3 +111,37 @@ def test_methods_is_a_mapping_like_the_dict_it_was(clock, monkeypatch):
     assert list(methods) == ["custom"] and "slow" not in methods
     with pytest.raises(KeyError):
         methods["slow"]
+
+
+@pytest.mark.parametrize("then_lns", [False, True])
+def test_auto_counts_its_choice_in_the_time_limit(monkeypatch, then_lns):
+    """auto's choice (the models' sizes) takes 0.5 s on api's fake clock: the chosen
+    method, or lns after it, gets 12 - 0.5 = 11.5 s of a 12 s limit, and whether lns
+    follows is decided on the 12 s given (recorded as auto_time_limit). The release
+    verifies (k = 3 on DIVA's Table 1)."""
+    import fairanon.methods.lns as lns_module
+
+    now, given = [100.0], []
+    monkeypatch.setattr(api, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    api.METHODS.load()
+    mondrian = api.METHODS["mondrian"]
+
+    def choose(instance, requirements, time_limit, options):
+        now[0] += 0.5
+        return "mondrian", "chosen by hand", {}
+
+    def record(name):
+        def method(instance, requirements, *, seed=None, time_limit=None, **options):
+            given.append((name, time_limit))
+            return mondrian(instance, requirements, seed=seed)
+        return method
+
+    monkeypatch.setattr(api, "_choose", choose)
+    monkeypatch.setattr(api, "_lns_after", lambda name, reqs, limit, options: then_lns and limit == 12.0)
+    monkeypatch.setitem(api.METHODS, "mondrian", record("mondrian"))
+    monkeypatch.setattr(lns_module, "lns", record("lns"))
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    release = fa.anonymize(inst, reqs, time_limit=12.0)
+    assert given == [("lns" if then_lns else "mondrian", 11.5)]
+    assert release.provenance["auto_time_limit"] == 12.0
+    assert fa.verify(inst, release, reqs).passed
