@@ -360,7 +360,7 @@ def test_lp_bound_returns_the_per_record_level_when_time_ends_before_the_lp():
         found = lp_bound(inst, reqs, "ncp", time_limit=10.0)
     assert found is not None and not found.complete and found.details["rounds"] == 0
     # In this model the Lagrangian at the per-record duals is the per-record bound.
-    assert found.value == lower_bound(inst, reqs, "ncp").value
+    assert found.value == lower_bound(inst, reqs, "ncp", shared=False).value
 
 
 def test_the_lp_bound_says_when_its_types_do_not_fit_the_memory_limit(monkeypatch):
@@ -791,7 +791,7 @@ def test_lp_bound_set_up_stops_at_its_deadline_with_the_first_bound(monkeypatch,
     assert stage in found.details["stopped"] and found.details["columns"] == 0
     monkeypatch.undo()
     if table == "german":
-        assert found.value == lower_bound(inst, reqs, "ncp").value
+        assert found.value == lower_bound(inst, reqs, "ncp", shared=False).value
     else:
         assert found.value <= partition_optimum(inst, reqs, recoding="generalization", objective="ncp")
 
@@ -926,7 +926,7 @@ def test_lp_bound_lists_no_cheapest_column_past_its_deadline(monkeypatch):
     assert [t for t in late if t >= 1e9] == []
     assert "listing each type's cheapest column" in found.details["stopped"]
     monkeypatch.undo()
-    assert found.value == lower_bound(inst, reqs, "ncp").value
+    assert found.value == lower_bound(inst, reqs, "ncp", shared=False).value
 
 
 def test_lp_bound_prices_no_column_after_a_lagrangian_past_its_deadline(monkeypatch):

@@ -1,0 +1,102 @@
+"""The classes' shared cost added to the per-record bound (fairanon.models.bounds):
+hand-computed values, never above the brute-force optimum or the LP over every class
+solved directly, never below the sum of m(r), and what it adds when its time runs out."""
+
+from fractions import Fraction
+
+import pandas as pd
+from _exact_oracle import partition_optimum
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from test_bounds import _set_partitioning_lp
+from test_bruteforce import MONOTONE_FAMILIES, tables
+
+import fairanon as fa
+from fairanon.models import bounds
+from fairanon.models.bounds import SHARED_MARGIN, lower_bound
+from fairanon.models.objectives import objective_value
+
+
+def _numeric(values) -> fa.Instance:
+    table = pd.DataFrame({"x": values})
+    return fa.Instance(table, fa.Schema([fa.Attribute("x", kind="numeric")]))
+
+
+def test_an_outlier_pays_for_the_classmates_it_widens():
+    """Ten records at 0 and one at 9, k = 5, LM (a range over 0-9 costs 1 a cell). m(r):
+    1 for the outlier (any class of 5 holding it spans 0-9), 0 for the others (ten alike
+    form classes): 1 in all. The optimum puts the outlier with four zeros: 5 x 1 = 5.
+    Shared cost: every box holding the outlier costs 1 and its 5 largest m are 1, 0, 0,
+    0, 0, so s = 1 - 1/5 = 4/5; a zero's own value is a box of excess 0. Bound: 1 + 4/5,
+    less the margin for the floats."""
+    inst = _numeric([0] * 10 + [9])
+    reqs = [fa.KAnonymity(5)]
+    assert lower_bound(inst, reqs, "lm", shared=False).value == 1
+    found = lower_bound(inst, reqs, "lm")
+    assert found.value == Fraction(9, 5) - SHARED_MARGIN
+    assert found.details["shared"]["raised"] == 1
+    optimum = fa.anonymize(inst, reqs, method="cpsat", objective="lm", seed=0)
+    assert fa.verify(inst, optimum, reqs).passed
+    assert objective_value(inst, optimum, "lm") == 5 > found.value
+
+
+def test_records_with_a_box_of_no_excess_add_nothing():
+    """Values 0, 0, 0, 0, 5, 9 and k = 2, LM (ranges over 0-9): m = 4/9 for 5 and for 9
+    (their pair; 0-5 costs 5/9), 0 for the zeros. The box 5-9 holds both at cost 4/9 with
+    mean m 4/9: excess 0, so the shared cost adds nothing and the bound is 8/9, the
+    optimum (the class {5, 9})."""
+    inst = _numeric([0, 0, 0, 0, 5, 9])
+    reqs = [fa.KAnonymity(2)]
+    found = lower_bound(inst, reqs, "lm")
+    assert found.value == Fraction(8, 9) and found.details["shared"]["raised"] == 0
+    optimum = fa.anonymize(inst, reqs, method="cpsat", objective="lm", seed=0)
+    assert fa.verify(inst, optimum, reqs).passed
+    assert objective_value(inst, optimum, "lm") == Fraction(8, 9)
+
+
+SHARED = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SHARED
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_the_shared_cost_keeps_the_bound_below_the_optimum(data, inst):
+    """Random tiny tables and requirements (k, l-diversity, t-closeness families): the
+    sum of m(r) <= the bound with the shared cost <= the brute-force optimum."""
+    reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES[:4]))(data.draw)
+    objective = data.draw(st.sampled_from(["ncp", "lm"]))
+    optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
+    if optimum is None:
+        return
+    alone = lower_bound(inst, reqs, objective, shared=False).value
+    found = lower_bound(inst, reqs, objective)
+    event("raised" if found.value > alone else "not raised")
+    assert alone <= found.value <= optimum, (alone, found, optimum)
+
+
+@settings(SHARED, max_examples=25)
+@given(data=st.data(), inst=tables(max_rows=7))
+def test_the_shared_cost_stays_below_the_set_partitioning_lp(data, inst):
+    """Under k alone the bound is a Lagrangian bound of set partitioning (module
+    docstring), so it lies below that LP, solved directly over every class."""
+    k = data.draw(st.integers(2, 3))
+    objective = data.draw(st.sampled_from(["ncp", "lm"]))
+    if partition_optimum(inst, [fa.KAnonymity(k)], recoding="generalization", objective=objective) is None:
+        return
+    found = lower_bound(inst, [fa.KAnonymity(k)], objective)
+    assert float(found.value) <= _set_partitioning_lp(inst, k, objective) + 1e-9
+
+
+def test_the_shared_cost_stops_at_the_deadline(monkeypatch):
+    """The clock passes the deadline once m(r) is found for every record: the shared
+    cost adds nothing and says that its types went unsearched."""
+    inst = _numeric([0] * 10 + [9])
+    reqs = [fa.KAnonymity(5)]
+    real = bounds._shared
+
+    def late(dims, types, k, need_l, deadline):
+        return real(dims, types, k, need_l, 0.0)  # a deadline long past
+
+    monkeypatch.setattr(bounds, "_shared", late)
+    found = lower_bound(inst, reqs, "lm", time_limit=60)
+    assert found.value == 1
+    assert found.details["shared"]["unsearched"] == 1 and found.details["shared"]["raised"] == 0
