@@ -198,3 +198,53 @@ def test_tiny_time_limit_still_verifies():
     rel = lattice_local(inst, reqs, time_limit=1e-4, seed=0)
     assert rel.status == Status.FEASIBLE
     _passes(inst, rel, reqs)
+
+
+def test_a_rounds_descent_stops_at_the_deadline(monkeypatch):
+    """A round's beam descent reads the deadline before each node's check: on a fake
+    clock moved 1 s by each check, with a limit of 20 s (rounds until 14 s, the last
+    round's descent until 17 s), the first descent stops at 14 with the best node found
+    (without a deadline it checks 90 nodes and more on German credit's 7
+    quasi-identifiers, k = 5, which it did whatever the limit), the last round's by 17,
+    and the release verifies. A limit that does not bind changes nothing."""
+    import importlib
+    import time
+    import types
+
+    local = importlib.import_module("fairanon.solver.fulldomain.local")
+    inst = fa.load("german", qi=["personal_status", "job", "savings", "housing", "employment",
+                                 "credit_history", "purpose"])
+    reqs = [fa.KAnonymity(5)]
+    base, ticks, descents = time.perf_counter(), [0.0], []
+    real_best, real_check = local._best_node, local._Checker.check
+
+    def clock():
+        return base + ticks[0]
+
+    def best_node(checker, top, need, beam, deadline=None):
+        found = real_best(checker, top, need, beam, *([] if deadline is None else [deadline]))
+        descents.append((len(found[1]), clock() - base))
+        return found
+
+    monkeypatch.setattr(local, "_best_node", best_node)
+    free = lattice_local(inst, reqs, seed=0, objective="ncp")
+    unlimited = descents[0][0]
+    assert unlimited >= 90
+    descents.clear()
+
+    def check(self, node):
+        ticks[0] += 1.0
+        return real_check(self, node)
+
+    monkeypatch.setattr(local, "time", types.SimpleNamespace(perf_counter=clock, process_time=time.process_time))
+    monkeypatch.setattr(local._Checker, "check", check)
+    rel = lattice_local(inst, reqs, seed=0, objective="ncp", time_limit=20.0)
+    _passes(inst, rel, reqs)
+    assert rel.status == Status.FEASIBLE
+    # the first descent: its top node, then one node per second until the clock reads 14
+    assert descents[0] == (13, 14.0) and len(descents) >= 2
+    # the last round keeps all it can, its descent stopped by 17
+    assert all(at <= 17.0 for _, at in descents[1:])
+    monkeypatch.undo()
+    again = lattice_local(inst, reqs, seed=0, objective="ncp", time_limit=600.0)
+    pd.testing.assert_frame_equal(free.table, again.table)

@@ -187,12 +187,15 @@ class _Checker:
         return float(cost[counted].sum()), int(self.base.sizes @ kept)
 
 
-def _best_node(checker: _Checker, top: tuple, need: int, beam: int):
+def _best_node(checker: _Checker, top: tuple, need: int, beam: int, deadline: float | None = None):
     """A node keeping at least `need` records at a low average scaled loss per kept
     record: a beam descent from the top node (which keeps every record that can be
     kept), each step lowering one attribute by one level and keeping the `beam` best
     nodes that still keep enough (see the module docstring); None when even the top
-    node does not."""
+    node does not. Past `deadline` (a ``time.perf_counter`` value, read before each
+    node's check below the top) the best node found so far, which keeps enough: a round's
+    descent read no clock (UCI Adult, k = 5: 0.23-0.33 s for the first, 439 nodes, which
+    took lattice-local 0.1-0.45 s past limits of 0.05-0.4 s)."""
     costs = {}
 
     def check(x: tuple):
@@ -211,6 +214,8 @@ def _best_node(checker: _Checker, top: tuple, need: int, beam: int):
         }
         passing = []
         for x in sorted(children):
+            if deadline is not None and time.perf_counter() >= deadline:
+                return best, costs
             found = check(x)
             if found is not None:
                 passing.append((found[0] / found[1], x))
@@ -249,11 +254,13 @@ def _pack(checker: _Checker, nodes: list[tuple]):
 
 
 def _rounds(
-    problem: _Problem, checks, share: Fraction, beam: int, mix: int, numbers, deadline
+    problem: _Problem, checks, share: Fraction, beam: int, mix: int, numbers, deadline,
+    final_deadline=None,
 ) -> list[_Round]:
     """Rounds until no record is left or no node keeps enough of them (the records
     left are then the remainder); once the time is up, one last round keeps all it
-    can."""
+    can. A round's descent stops at `deadline`, the last round's at `final_deadline`
+    (:func:`_best_node`)."""
     recs, space = problem.recs, problem.space
     top = tuple(space.heights)
     left = np.ones(recs.base.n, dtype=bool)
@@ -282,7 +289,7 @@ def _rounds(
             spread = math.ceil(total * (1 - (checker.k / total) ** (1 / allowed)))
             need = max(need, min(most, spread))
         last = now
-        best, costs = _best_node(checker, top, need, beam)
+        best, costs = _best_node(checker, top, need, beam, final_deadline if final else deadline)
         if best is None:
             break
         passing = sorted((v[0] / v[1], x) for x, v in costs.items() if v is not None)
@@ -507,7 +514,11 @@ def lattice_local(
     ----------
     instance, seed, time_limit
         As in :func:`fairanon.anonymize`. When the time runs out the records left are
-        released as the block of ``*``.
+        released as the block of ``*``: the rounds stop at 0.7 of the limit (a round's
+        descent there, with its best node so far), the last round, keeping every record
+        it can, at 0.85. UCI Adult, k = 5, LM: returned 0.07, 0.04, 0.02 and 0.00 s past
+        limits of 0.05, 0.1, 0.2 and 0.4 s (0.17, 0.11, 0.33 and 0.10 s when the
+        descents read no clock); the set-up (about 0.1 s CPU) is not cut.
     requirements : sequence of Requirement
         KAnonymity, LDiversity, TCloseness (against the whole table's distribution).
     objective : {"lm", "ncp", "generalized", "stars"}, default="lm"
@@ -654,7 +665,7 @@ def lattice_local(
         if objective in ("lm", "ncp") and instance.schema[attr.name].kind == "numeric"
         for vals in [_active(instance, attr.name)[0]]
     ]
-    rounds = _rounds(problem, requirements, share, beam, nodes, numbers, rounds_deadline)
+    rounds = _rounds(problem, requirements, share, beam, nodes, numbers, rounds_deadline, refine_deadline)
 
     sizes = base.sizes
     candidates = [("rounds", _partition(space, base, rounds))]
