@@ -145,3 +145,29 @@ def test_auto_counts_its_choice_in_the_time_limit(monkeypatch, then_lns):
     assert given == [("lns" if then_lns else "mondrian", 11.5)]
     assert release.provenance["auto_time_limit"] == 12.0
     assert fa.verify(inst, release, reqs).passed
+
+
+def test_the_dask_engine_counts_its_import_and_conversion(monkeypatch):
+    """With engine="dask" the import of the Dask engine and the instance's conversion
+    (0.75 s on api's fake clock) count in the time limit: the distributed Mondrian gets
+    1 - 0.75 = 0.25 s; without a limit, none."""
+    pytest.importorskip("dask")
+    import fairanon.distributed as distributed
+
+    now, given = [100.0], []
+    monkeypatch.setattr(api, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+
+    def inputs(instance, release, schema):
+        now[0] += 0.75
+        return instance, None
+
+    def mondrian_dask(dinst, requirements, *, seed=None, time_limit=None, **options):
+        given.append(time_limit)
+        return "released"
+
+    monkeypatch.setattr(api, "_dask_inputs", inputs)
+    monkeypatch.setattr(distributed, "mondrian_dask", mondrian_dask)
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    assert fa.anonymize(inst, reqs, method="mondrian", engine="dask", time_limit=1.0) == "released"
+    assert fa.anonymize(inst, reqs, method="mondrian", engine="dask") == "released"
+    assert given == [0.25, None]
