@@ -62,9 +62,13 @@ def __getattr__(name: str):
 ENGINES = ("local", "dask")
 
 
-def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None, time_limit=None, **options) -> Release:
-    """Pick a method for the instance and the requirements, and say which in provenance."""
-    started = time.perf_counter()
+def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None, time_limit=None, _started=None,
+          **options) -> Release:
+    """Pick a method for the instance and the requirements, and say which in provenance.
+    The time limit counts from `_started` (a ``time.perf_counter`` value; default: now),
+    :func:`anonymize`'s start, so that the import of the methods counts in it while the
+    choice is made on the limit as given."""
+    started = time.perf_counter() if _started is None else _started
     name, why, extra = _choose(instance, requirements, time_limit, options)
     options = {**extra, **options}
     check_options(name, options)
@@ -467,7 +471,8 @@ def anonymize(
         It counts from the call: the first call of a method in a process imports it (every
         method for "auto"; OR-Tools among them: 0.6-0.7 s CPU on 2 shared cores), and the
         method gets what that import left (at least 0.01 s), noted in
-        ``provenance["import_s"]``.
+        ``provenance["import_s"]``; "auto" makes its choice on the limit as given and
+        gives the method it runs what is left of it.
     engine : {"local", "dask"}, default="local"
         "dask" runs the method on a Dask DataFrame (:mod:`fairanon.distributed`;
         ``pip install 'fairanon[dask]'``): `instance` is then a Dask DataFrame or a
@@ -540,10 +545,15 @@ def anonymize(
         raise InvalidParameterError(
             f"The 'time_limit' parameter of anonymize must be a positive number of seconds or None. Got {time_limit!r} instead."
         )
-    if imported and time_limit is not None:
-        time_limit = max(MIN_METHOD_SECONDS, time_limit - imported)
     with limit:
-        release = func(instance, requirements, seed=seed, time_limit=time_limit, **options)
+        if func is _auto:
+            # It decides on the limit as given (lns after a heuristic from 10 s, say) and
+            # counts it from here, the import of every method included.
+            release = _auto(instance, requirements, seed=seed, time_limit=time_limit, _started=started, **options)
+        else:
+            if imported and time_limit is not None:
+                time_limit = max(MIN_METHOD_SECONDS, time_limit - imported)
+            release = func(instance, requirements, seed=seed, time_limit=time_limit, **options)
     if not isinstance(release, Release):
         raise InvalidParameterError(f"Method {name!r} returned {type(release).__name__}, not a Release.")
     extra = {"import_s": imported} if imported else {}

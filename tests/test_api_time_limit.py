@@ -171,3 +171,33 @@ def test_the_dask_engine_counts_its_import_and_conversion(monkeypatch):
     assert fa.anonymize(inst, reqs, method="mondrian", engine="dask", time_limit=1.0) == "released"
     assert fa.anonymize(inst, reqs, method="mondrian", engine="dask") == "released"
     assert given == [0.25, None]
+
+
+def test_auto_counts_the_import_from_the_call_and_decides_on_the_limit_given(clock, monkeypatch):
+    """auto's first call imports every method (0.75 s on the fake clock): the chosen
+    method gets 12 - 0.75 = 11.25 s of a 12 s limit, while the choice and whether lns
+    follows are made on the 12 s given (a limit cut by the import to 11.25 s would
+    not run lns from AUTO_LNS_SECONDS = 12 here, in a fresh process only). The release
+    verifies (k = 3 on DIVA's Table 1)."""
+    now, given, imports = clock
+    seen = []
+    methods = api._Methods({"auto": (api.__name__, "_auto"), "slow": ("fake.module", "record")})
+    monkeypatch.setattr(api, "METHODS", methods)
+    monkeypatch.setattr(api, "AUTO_LNS_SECONDS", 12.0)
+
+    def choose(instance, requirements, time_limit, options):
+        seen.append(("choice", time_limit))
+        return "slow", "chosen by hand", {}
+
+    def lns_after(name, requirements, time_limit, options):
+        seen.append(("lns after", time_limit))
+        return False
+
+    monkeypatch.setattr(api, "_choose", choose)
+    monkeypatch.setattr(api, "_lns_after", lns_after)
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    release = fa.anonymize(inst, reqs, time_limit=12.0)
+    assert imports == ["fake.module"] and given == [11.25]
+    assert seen == [("choice", 12.0), ("lns after", 12.0)]
+    assert release.provenance["auto_time_limit"] == 12.0 and release.provenance["import_s"] == 0.75
+    assert fa.verify(inst, release, reqs).passed
