@@ -60,9 +60,10 @@ HEURISTICS: tuple[tuple[str, Callable[..., Release], int | None], ...] = (
 QUADRATIC_RATES = {"kmember": (1e8, False), "oka": (7e7, True)}
 #: Per heuristic that builds its release whatever its time limit, the least it takes
 #: (seconds per run, per record): it is not started in a share below that, which it
-#: would pass. DIVA clusters the rest and suppresses, its whole work under k-anonymity
-#: alone: 0.04-0.075 s CPU on UCI Adult (30,162 records), 0.006-0.011 s on German
-#: credit (1,000), 2 shared cores; in lns's shares of 0.01-0.03 s it passed them by
+#: would pass, when a start is already in hand (without one it may be the only start).
+#: DIVA clusters the rest and suppresses, its whole work under k-anonymity alone:
+#: 0.04-0.075 s CPU on UCI Adult (30,162 records), 0.006-0.011 s on German credit
+#: (1,000), 2 shared cores; in lns's shares of 0.01-0.03 s it passed them by
 #: 0.02-0.10 s.
 LEAST_SECONDS = {"diva": (0.005, 2e-6)}
 #: The heuristics that are told the objective's cell loss ("lm", else "ncp").
@@ -186,12 +187,15 @@ def heuristic_start(
     before the first, :data:`CHECK_SECONDS` plus a second per
     :data:`CHECK_CELLS_PER_SECOND` cells), and starts only when that much is left;
     heuristics whose table limit is exceeded are skipped, and so are those whose share
-    is below the least they take (:data:`LEAST_SECONDS`). A heuristic that stopped at
-    its time limit says so (``"stopped"``), and one that ran past its share says by
-    how much (``"over_s"``). With ``recoding="suppression"`` each release is first put
-    in suppression form. Each release with less loss than the best so far is verified
-    at once, so nothing is left to do past `deadline` (the releases used to be
-    verified after the last heuristic, least loss first: on UCI Adult, k = 5, at a
+    is below the least they take (:data:`LEAST_SECONDS`) when a start is already in
+    hand: without one such a heuristic runs, past its share, as it may be the only one
+    that can enforce the requirements (DIVA under a diversity constraint, where lns
+    would otherwise have no start and return UNKNOWN with time left). A heuristic that
+    stopped at its time limit says so (``"stopped"``), and one that ran past its share
+    says by how much (``"over_s"``). With ``recoding="suppression"`` each release is
+    first put in suppression form. Each release with less loss than the best so far is
+    verified at once, so nothing is left to do past `deadline` (the releases used to
+    be verified after the last heuristic, least loss first: on UCI Adult, k = 5, at a
     deadline of 0.4 s the objective and the verification took 0.5 s more, wall-clock
     on a shared machine); the one chosen carries ``provenance["start_objective"]``.
     The first release found is checked even past `deadline`, without it there is no
@@ -214,7 +218,7 @@ def heuristic_start(
             tried.append({"method": name, "skipped": why})
             continue
         share = None if left is None else (left if i == len(chosen) - 1 else left / 2)
-        if share is not None and name in LEAST_SECONDS:
+        if share is not None and best is not None and name in LEAST_SECONDS:
             least = LEAST_SECONDS[name][0] + LEAST_SECONDS[name][1] * instance.n_rows
             if share < least:
                 tried.append({"method": name, "skipped": f"its share ({share:.3f} s) is below the "

@@ -585,11 +585,11 @@ def test_a_re_solve_gets_the_time_left_after_its_set_up(monkeypatch):
 def test_a_start_is_not_run_in_a_share_below_the_least_it_takes(monkeypatch):
     """DIVA builds its release whatever its limit (under k-anonymity alone its whole
     work: 0.04-0.075 s CPU on UCI Adult) and passed lns's shares below that by
-    0.02-0.10 s: heuristic_start does not start it in a share below LEAST_SECONDS
-    (0.005 + 2e-6 n s: 0.007 s on German credit's 1,000 records). On a clock standing
-    still, with 0.1 s of checking expected: 0.012 s left give DIVA a share of 0.006 s,
-    skipped, and Mondrian (after it) all of it; 0.016 s give DIVA 0.008 s, and it runs.
-    Each start verifies."""
+    0.02-0.10 s: with a start in hand, heuristic_start does not start it in a share
+    below LEAST_SECONDS (0.005 + 2e-6 n s: 0.007 s on German credit's 1,000 records).
+    On a clock moved only by Mondrian (before it, its start in hand), 0.106 s: a
+    deadline of 0.112 s leaves DIVA, the last, 0.006 s, skipped; 0.114 s leave it
+    0.008 s, and it runs. Each start verifies."""
     import types
 
     from fairanon.methods import starts
@@ -597,22 +597,59 @@ def test_a_start_is_not_run_in_a_share_below_the_least_it_takes(monkeypatch):
     inst = _german()
     reqs = [fa.KAnonymity(5)]
     made = fa.anonymize(inst, reqs, method="mondrian", seed=0)
-    ran = []
+    now, ran = [0.0], []
+
+    def mondrian(instance, requirements, *, seed=None, time_limit=None, **options):
+        now[0] += 0.106
+        return made
 
     def diva(instance, requirements, *, seed=None, time_limit=None, **options):
         ran.append(time_limit)
         return made
 
-    monkeypatch.setattr(starts, "time", types.SimpleNamespace(perf_counter=lambda: 0.0))
-    monkeypatch.setattr(starts, "_first_check_seconds", lambda instance: 0.1)
-    mondrian = dict((n, f) for n, f, _ in starts.HEURISTICS)["mondrian"]
-    monkeypatch.setattr(starts, "HEURISTICS", (("diva", diva, 100_000), ("mondrian", mondrian, None)))
+    monkeypatch.setattr(starts, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(starts, "_first_check_seconds", lambda instance: 0.0)
+    monkeypatch.setattr(starts, "HEURISTICS", (("mondrian", mondrian, None), ("diva", diva, 100_000)))
     first, tried, _ = starts.heuristic_start(inst, reqs, "ncp", seed=0, deadline=0.112,
                                              methods=None)
-    assert ran == [] and tried[0]["method"] == "diva" and "below the 0.007 s" in tried[0]["skipped"]
+    assert ran == [] and tried[1]["method"] == "diva" and "below the 0.007 s" in tried[1]["skipped"]
     assert first.method == "mondrian" and fa.verify(inst, first, reqs).passed
-    first, tried, _ = starts.heuristic_start(inst, reqs, "ncp", seed=0, deadline=0.116,
+    now[0] = 0.0
+    first, tried, _ = starts.heuristic_start(inst, reqs, "ncp", seed=0, deadline=0.114,
                                              methods=None)
-    assert ran == [pytest.approx(0.008)] and "skipped" not in tried[0]
+    assert ran == [pytest.approx(0.008)] and "skipped" not in tried[1]
     assert fa.verify(inst, first, reqs).passed
     assert starts.LEAST_SECONDS["diva"] == (0.005, 2e-6)
+
+
+def test_a_start_below_the_least_it_takes_runs_when_no_start_is_in_hand(monkeypatch):
+    """Under a diversity constraint DIVA is the only heuristic that can enforce the
+    requirements (Mondrian refuses it: the constraint is not union-monotone), so it is
+    started in a share below LEAST_SECONDS when no start is in hand: skipping it left
+    lns without a start, UNKNOWN with time left (UCI Adult, 0.3-0.4 s). On a clock
+    standing still, with 0.1 s of checking expected, 0.012 s left give DIVA 0.006 s
+    (below its 0.007 s on German credit); it runs and its release verifies."""
+    import types
+
+    from fairanon.methods import starts
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"housing": "own"}, 100, 1000)]
+    real = dict((n, f) for n, f, _ in starts.HEURISTICS)
+    given = []
+
+    def diva(instance, requirements, *, seed=None, time_limit=None, **options):
+        given.append(time_limit)
+        return real["diva"](instance, requirements, seed=seed, time_limit=time_limit, **options)
+
+    monkeypatch.setattr(starts, "time", types.SimpleNamespace(perf_counter=lambda: 0.0))
+    monkeypatch.setattr(starts, "_first_check_seconds", lambda instance: 0.1)
+    monkeypatch.setattr(starts, "HEURISTICS", (("mondrian", real["mondrian"], None),
+                                               ("diva", diva, 100_000),
+                                               ("fulldomain", real["fulldomain"], None)))
+    first, tried, checked = starts.heuristic_start(inst, reqs, "ncp", seed=0, deadline=0.112,
+                                                   methods=None)
+    assert "IncompatibleRequirementError" in tried[0]["skipped"]
+    assert given == [pytest.approx(0.006)] and "skipped" not in tried[1]
+    assert first is not None and first.method == "diva" and checked is not None
+    assert fa.verify(inst, first, reqs).passed
