@@ -72,13 +72,18 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     name, why, extra = _choose(instance, requirements, time_limit, options)
     options = {**extra, **options}
     check_options(name, options)
+    given = time_limit
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
     if name == "portfolio":
         return _auto_portfolio(instance, requirements, seed, time_limit, why, options, started)
-    # The choice (the models' sizes: 0.1 s CPU on UCI Adult) counts in the time limit;
-    # what follows is decided on the limit as given.
-    left = None if time_limit is None else max(MIN_METHOD_SECONDS, time_limit - (time.perf_counter() - started))
+    # The choice (the models' sizes: 0.1 s CPU on UCI Adult) counts in a time limit given;
+    # what follows is decided on the limit as given. Without one, an exact model gets
+    # all of AUTO_EXACT_SECONDS.
+    if given is None:
+        left = time_limit
+    else:
+        left = max(MIN_METHOD_SECONDS, time_limit - (time.perf_counter() - started))
     if name not in _EXACT and _lns_after(name, requirements, time_limit, options):
         from .methods.lns import lns
 
@@ -243,8 +248,9 @@ class _Methods(MutableMapping):
 #: The functions are imported on first use (:class:`_Methods`).
 METHODS: MutableMapping[str, Callable[..., Release]] = _Methods(_METHOD_SOURCES)
 _EXACT = ("cpsat", "fulldomain")
-#: Seconds the exact models get under "auto" when no time limit is given, and the budget
-#: the size rule of :func:`choose_method` is calibrated for (benchmarks/exact.py).
+#: Seconds the exact models get under "auto" when no time limit is given (all of them:
+#: the import and the choice are not taken from them then), and the budget the size
+#: rule of :func:`choose_method` is calibrated for (benchmarks/exact.py).
 AUTO_EXACT_SECONDS = 60.0
 #: The local model is chosen when it has at most this many weighted types and
 #: assignment variables (per minute of time limit). In benchmarks/exact.py most models

@@ -201,3 +201,20 @@ def test_auto_counts_the_import_from_the_call_and_decides_on_the_limit_given(clo
     assert seen == [("choice", 12.0), ("lns after", 12.0)]
     assert release.provenance["auto_time_limit"] == 12.0 and release.provenance["import_s"] == 0.75
     assert fa.verify(inst, release, reqs).passed
+
+
+def test_auto_gives_an_exact_model_all_of_its_seconds_without_a_limit(clock, monkeypatch):
+    """Without a time limit "auto" gives the exact model it chose AUTO_EXACT_SECONDS
+    (60 s), the budget its size rule is calibrated for: the import of the methods
+    (0.75 s on the fake clock) and the choice are not taken from it, as no limit given
+    counts them (it was given 60 - 0.75 = 59.25 s). The release verifies."""
+    now, given, imports = clock
+    monkeypatch.setattr(api, "METHODS", api._Methods({"auto": (api.__name__, "_auto"),
+                                                      "slow": ("fake.module", "record")}))
+    monkeypatch.setattr(api, "_EXACT", ("slow",))
+    monkeypatch.setattr(api, "_choose", lambda instance, requirements, time_limit, options:
+                        ("slow", "chosen by hand", {}))
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    release = fa.anonymize(inst, reqs)
+    assert imports == ["fake.module"] and given == [api.AUTO_EXACT_SECONDS] == [60.0]
+    assert fa.verify(inst, release, reqs).passed
