@@ -110,7 +110,7 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
     budget = None
     if time_limit is not None:
         share = time_limit * AUTO_PORTFOLIO_SHARE if after else time_limit
-        budget = max(share - (time.perf_counter() - started), 1e-3)
+        budget = max(share - (time.perf_counter() - started), MIN_METHOD_SECONDS)
     releases = ranked(instance, requirements, seed=seed, time_limit=budget, **options)
     release = releases[0]
     tried = release.provenance["portfolio"]

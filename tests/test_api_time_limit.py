@@ -218,3 +218,30 @@ def test_auto_gives_an_exact_model_all_of_its_seconds_without_a_limit(clock, mon
     release = fa.anonymize(inst, reqs)
     assert imports == ["fake.module"] and given == [api.AUTO_EXACT_SECONDS] == [60.0]
     assert fa.verify(inst, release, reqs).passed
+
+
+def test_the_portfolio_gets_at_least_the_least_a_method_gets(clock, monkeypatch):
+    """An import of 0.75 s in a limit of 0.5 s leaves auto's portfolio
+    MIN_METHOD_SECONDS (0.01 s), the least anonymize promises a method (it got 1e-3 s).
+    The release verifies."""
+    from fairanon.heuristics.mondrian import mondrian
+    from fairanon.methods import portfolio
+
+    now, given, imports = clock
+    monkeypatch.setattr(api, "METHODS", api._Methods({"auto": (api.__name__, "_auto"),
+                                                      "slow": ("fake.module", "record"),
+                                                      "portfolio": api._METHOD_SOURCES["portfolio"]}))
+    monkeypatch.setattr(api, "_choose", lambda instance, requirements, time_limit, options:
+                        ("portfolio", "chosen by hand", {}))
+    monkeypatch.setattr(api, "_lns_after", lambda *args: False)
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    made = mondrian(inst, reqs, seed=0)
+
+    def ranked(instance, requirements, *, seed=None, time_limit=None, **options):
+        given.append(time_limit)
+        return [made.with_provenance(portfolio=[], portfolio_winner="mondrian")]
+
+    monkeypatch.setattr(portfolio, "ranked", ranked)
+    release = fa.anonymize(inst, reqs, time_limit=0.5)
+    assert given == [api.MIN_METHOD_SECONDS] == [0.01]
+    assert fa.verify(inst, release, reqs).passed
