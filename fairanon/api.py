@@ -478,7 +478,10 @@ def anonymize(
         method for "auto"; OR-Tools among them: 0.6-0.7 s CPU on 2 shared cores), and the
         method gets what that import left (at least 0.01 s), noted in
         ``provenance["import_s"]``; "auto" makes its choice on the limit as given and
-        gives the method it runs what is left of it.
+        gives the method it runs what is left of it. ``provenance["time_limit_given"]``
+        is the limit as given, ``provenance["params"]["time_limit"]`` the method's own
+        share of it; when the import (on Dask: the engine's import and the instance's
+        conversion) took half the limit or more, the release's reason says so.
     engine : {"local", "dask"}, default="local"
         "dask" runs the method on a Dask DataFrame (:mod:`fairanon.distributed`;
         ``pip install 'fairanon[dask]'``): `instance` is then a Dask DataFrame or a
@@ -551,6 +554,7 @@ def anonymize(
         raise InvalidParameterError(
             f"The 'time_limit' parameter of anonymize must be a positive number of seconds or None. Got {time_limit!r} instead."
         )
+    given = time_limit
     with limit:
         if func is _auto:
             # It decides on the limit as given (lns after a heuristic from 10 s, say) and
@@ -563,9 +567,34 @@ def anonymize(
     if not isinstance(release, Release):
         raise InvalidParameterError(f"Method {name!r} returned {type(release).__name__}, not a Release.")
     extra = {"import_s": imported} if imported else {}
-    return release.with_provenance(
+    if given is not None:
+        extra["time_limit_given"] = given
+    release = release.with_provenance(
         method=release.provenance.get("method", name), total_elapsed_s=time.perf_counter() - started, **extra
     )
+    what = "the methods" if func is _auto else name
+    return _before_the_method(release, f"the first call's import of {what}", imported, given,
+                              " (later calls in this process do not import)")
+
+
+#: When what anonymize does before the method (the first call's import of the method,
+#: the Dask engine's import and conversion) takes at least this share of the time limit,
+#: the release's reason says so.
+BEFORE_METHOD_NOTED = 0.5
+
+
+def _before_the_method(release, what: str, seconds: float, given, after: str = ""):
+    """`release` with its reason saying that `what` took `seconds` of the time limit
+    `given`, when that is at least :data:`BEFORE_METHOD_NOTED` of it: the method's own
+    limit (``provenance["params"]["time_limit"]``) was then what was left, at least
+    :data:`MIN_METHOD_SECONDS`."""
+    if given is None or not seconds or seconds < BEFORE_METHOD_NOTED * given:
+        return release
+    left = max(MIN_METHOD_SECONDS, given - seconds)
+    note = (f"{what} took {seconds:.2f} s of the {given:g} s time limit, leaving the method "
+            f"{left:.2f} s{after}")
+    reason = note if not release.reason else f"{release.reason}; {note}"
+    return dataclasses.replace(release, reason=reason)
 
 
 def _anonymize_distributed(instance, requirements, method, engine, schema, *, seed, time_limit, started,
@@ -586,9 +615,17 @@ def _anonymize_distributed(instance, requirements, method, engine, schema, *, se
             f"{', '.join(DISTRIBUTED_METHODS)}. Use engine='local' for {name!r}."
         )
     dinst, _ = _dask_inputs(instance, None, schema)
+    before = time.perf_counter() - started
+    given = time_limit
     if isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool) and time_limit > 0:
-        time_limit = max(MIN_METHOD_SECONDS, time_limit - (time.perf_counter() - started))
-    return mondrian_dask(dinst, requirements, seed=seed, time_limit=time_limit, **options)
+        time_limit = max(MIN_METHOD_SECONDS, time_limit - before)
+    else:
+        given = None
+    release = mondrian_dask(dinst, requirements, seed=seed, time_limit=time_limit, **options)
+    extra = {"import_s": before} if given is None else {"import_s": before, "time_limit_given": given}
+    release = dataclasses.replace(release, provenance={**release.provenance, **extra})
+    return _before_the_method(release, "the import of the Dask engine (in the first call) and "
+                              "the instance's conversion", before, given)
 
 
 def verify(instance, release, requirements=(), *, metrics: bool = True, bound: bool = False, engine: str = "local",

@@ -66,7 +66,9 @@ class Release:
     objective, bound : number, optional
         The objective value and, for exact methods, the proven bound.
     reason : str, optional
-        Why the status is INFEASIBLE or UNKNOWN (which requirements conflict).
+        Why the status is INFEASIBLE or UNKNOWN (which requirements conflict); also
+        when most of a time limit went before the method (:func:`fairanon.anonymize`'s
+        first call importing it).
     provenance : mapping
         Method, parameters, requirements, seed, elapsed seconds, versions, solver data.
     """

@@ -153,6 +153,7 @@ def test_the_dask_engine_counts_its_import_and_conversion(monkeypatch):
     1 - 0.75 = 0.25 s; without a limit, none."""
     pytest.importorskip("dask")
     import fairanon.distributed as distributed
+    from fairanon.distributed.release import DistributedRelease
 
     now, given = [100.0], []
     monkeypatch.setattr(api, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
@@ -163,14 +164,23 @@ def test_the_dask_engine_counts_its_import_and_conversion(monkeypatch):
 
     def mondrian_dask(dinst, requirements, *, seed=None, time_limit=None, **options):
         given.append(time_limit)
-        return "released"
+        return DistributedRelease(None, provenance={"params": {"time_limit": time_limit}})
 
     monkeypatch.setattr(api, "_dask_inputs", inputs)
     monkeypatch.setattr(distributed, "mondrian_dask", mondrian_dask)
     inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
-    assert fa.anonymize(inst, reqs, method="mondrian", engine="dask", time_limit=1.0) == "released"
-    assert fa.anonymize(inst, reqs, method="mondrian", engine="dask") == "released"
+    limited = fa.anonymize(inst, reqs, method="mondrian", engine="dask", time_limit=1.0)
+    unlimited = fa.anonymize(inst, reqs, method="mondrian", engine="dask")
     assert given == [0.25, None]
+    # The limit as given, what the import and conversion took, and the reason saying
+    # so (they took 0.75 s of 1 s); without a limit only what they took.
+    assert limited.provenance == {"params": {"time_limit": 0.25}, "import_s": 0.75,
+                                  "time_limit_given": 1.0}
+    assert limited.reason == ("the import of the Dask engine (in the first call) and the "
+                              "instance's conversion took 0.75 s of the 1 s time limit, "
+                              "leaving the method 0.25 s")
+    assert unlimited.provenance == {"params": {"time_limit": None}, "import_s": 0.75}
+    assert unlimited.reason is None
 
 
 def test_auto_counts_the_import_from_the_call_and_decides_on_the_limit_given(clock, monkeypatch):
@@ -245,3 +255,29 @@ def test_the_portfolio_gets_at_least_the_least_a_method_gets(clock, monkeypatch)
     release = fa.anonymize(inst, reqs, time_limit=0.5)
     assert given == [api.MIN_METHOD_SECONDS] == [0.01]
     assert fa.verify(inst, release, reqs).passed
+
+
+def test_the_provenance_keeps_the_limit_given_and_the_reason_names_the_import(clock, monkeypatch):
+    """The method's own limit (params' time_limit) is what the import left: 0.25 s of
+    1 s after an import of 0.75 s on the fake clock. The provenance keeps the limit as
+    given (time_limit_given, 1 s) beside import_s, and the reason says that the import
+    took most of it; the second call imports nothing, and says nothing of it. An import
+    of 0.75 s of 3 s (less than half) is not said either. Each release verifies."""
+    now, given, imports = clock
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    first = fa.anonymize(inst, reqs, method="slow", time_limit=1.0)
+    second = fa.anonymize(inst, reqs, method="slow", time_limit=1.0)
+    assert given == [0.25, 1.0]
+    assert first.provenance["params"]["time_limit"] == 0.25
+    assert first.provenance["time_limit_given"] == 1.0 and first.provenance["import_s"] == 0.75
+    assert first.reason == ("the first call's import of slow took 0.75 s of the 1 s time limit, "
+                            "leaving the method 0.25 s (later calls in this process do not import)")
+    assert second.provenance["params"]["time_limit"] == 1.0
+    assert second.provenance["time_limit_given"] == 1.0 and "import_s" not in second.provenance
+    assert second.reason is None
+    for release in (first, second):
+        assert fa.verify(inst, release, reqs).passed
+    monkeypatch.setattr(api, "METHODS", api._Methods({"slow": ("fake.module", "record")}))
+    third = fa.anonymize(inst, reqs, method="slow", time_limit=3.0)
+    assert third.provenance["import_s"] == 0.75 and third.reason is None
+    assert fa.anonymize(inst, reqs, method="slow").provenance.get("time_limit_given") is None
