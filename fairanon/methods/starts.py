@@ -176,6 +176,7 @@ def heuristic_start(
     limit: float | None = None,
     recoding: str = "generalization",
     methods: Sequence[str] | None = None,
+    quadratic_seconds: float = QUADRATIC_SECONDS,
 ) -> tuple[Release | None, list[dict], CheckedStart | None]:
     """The verified heuristic release with the least `objective`, what each tried
     heuristic gave (name, status, objective, seconds, or why it was skipped), and what
@@ -201,7 +202,9 @@ def heuristic_start(
     The first release found is checked even past `deadline`, without it there is no
     start, but not when its check would end past `limit` (a ``time.perf_counter``
     value, the caller's own time limit): it is then left unchecked, and not returned,
-    its entry saying so -- never a release the verifier has not passed.
+    its entry saying so -- never a release the verifier has not passed. Without a
+    `deadline` a quadratic heuristic runs when it is expected to take at most
+    `quadratic_seconds`.
     """
     tried: list[dict] = []
     best: tuple | None = None  # (value, release, checked)
@@ -225,7 +228,7 @@ def heuristic_start(
                                                          f"{least:.3f} s it takes at least"})
                 continue
         quadratic = _expected_seconds(name, instance, requirements)
-        if quadratic is not None and quadratic > (QUADRATIC_SECONDS if left is None else left):
+        if quadratic is not None and quadratic > (quadratic_seconds if left is None else left):
             tried.append({"method": name, "skipped": f"expected to take about {quadratic:.0f} s"})
             continue
         clock = time.perf_counter()
