@@ -131,10 +131,12 @@ def sabre(
         valid and ``provenance["time_limit_reached"]`` is True. 10,000 values under
         equal 0.4-closeness, one record each, 1 s: 0.7 s CPU (6.3 s when the stages
         read no clock); 100,000 codes, hierarchical 0.4-closeness, 3 s: returned 0.06-0.1 s
-        late (2.2 s when the materialization read none); 0.05 s: 0.08-0.16 s CPU (0.55 s
-        when the set-up read none; the ground distance and the greedy's per-node sums,
-        the longest blocks between two reads, take about 0.03 s each from the
-        hierarchy's node arrays, 0.2 s each from a loop over the nodes).
+        late (2.2 s when the materialization read none); 0.05 s: 0.10-0.13 s CPU once the
+        hierarchy's node arrays are made, 0.16-0.21 s in the first call on a hierarchy,
+        which makes them (0.07-0.10 s alone; 0.55 s in all when the set-up read no
+        clock; the ground distance and the greedy's per-node sums, the longest blocks
+        between two reads, take about 0.03 s each from the node arrays, 0.2 s each
+        from a loop over the nodes).
 
     Returns
     -------
