@@ -5,6 +5,7 @@ import io
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from fairanon.exceptions import SchemaError
 from fairanon.instances.hierarchy import SUPPRESSED, Hierarchy, IntervalHierarchy
@@ -411,6 +412,10 @@ def test_node_arrays_are_the_nodes_leaf_ranges_parents_and_depths(tree):
     """Hierarchy.node_arrays against the per-node API: each node's leaf_range, its
     parent's position in nodes (-1 for the root) and its depth, and each leaf's
     position in nodes; read-only, and the same arrays on a second call."""
+    _node_arrays_match(tree)
+
+
+def _node_arrays_match(tree):
     a = tree.node_arrays()
     nodes = list(tree.nodes)
     assert [tree.leaf_range(v) for v in nodes] == list(zip(a.first.tolist(), a.end.tolist()))
@@ -418,3 +423,28 @@ def test_node_arrays_are_the_nodes_leaf_ranges_parents_and_depths(tree):
     assert a.depth.tolist() == [tree.depth[v] for v in nodes]
     assert a.leaf_node.tolist() == [nodes.index(v) for v in tree.leaves]
     assert not any(x.flags.writeable for x in a) and tree.node_arrays() is a
+
+
+@given(random_trees(max_nodes=30), st.data())
+def test_node_arrays_under_a_custom_leaf_order(tree, data):
+    """The same against the per-node API when the leaves are given in another order
+    than depth-first (leaf_node follows that order, the ranges stay depth-first)."""
+    parent = {v: tree.parent[v] for v in tree.nodes}
+    tree = Hierarchy(parent, leaf_order=data.draw(st.permutations(tree.leaves)))
+    _node_arrays_match(tree)
+
+
+def test_node_arrays_by_hand():
+    """A tree of one node, the root its only leaf: range [0, 1), no parent, depth 0,
+    the leaf at node 0. Under * with A = {a1, a2} and b, leaves in the order b, a2, a1:
+    the ranges over the depth-first positions (a1 0, a2 1, b 2): * [0, 3), A [0, 2),
+    a1 [0, 1), a2 [1, 2), b [2, 3); parents -1, 0, 1, 1, 0; depths 0, 1, 2, 2, 1; the
+    leaves b, a2, a1 at nodes 4, 3, 2."""
+    one = Hierarchy({"*": None}).node_arrays()
+    assert [x.tolist() for x in one] == [[0], [1], [-1], [0], [0]]
+    tree = Hierarchy({"*": None, "A": "*", "a1": "A", "a2": "A", "b": "*"}, leaf_order=["b", "a2", "a1"])
+    assert list(tree.nodes) == ["*", "A", "a1", "a2", "b"]
+    a = tree.node_arrays()
+    assert a.first.tolist() == [0, 0, 0, 1, 2] and a.end.tolist() == [3, 2, 1, 2, 3]
+    assert a.parent.tolist() == [-1, 0, 1, 1, 0] and a.depth.tolist() == [0, 1, 2, 2, 1]
+    assert a.leaf_node.tolist() == [4, 3, 2]
