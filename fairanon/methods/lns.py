@@ -618,8 +618,10 @@ def lns(
         run in several processes but it starts with the local search (k-anonymity with
         NCP or LM, :data:`MOVES_SHARE`), which runs in this one, the bound runs beside
         the local search for its share of the time (UCI Adult, k = 5, LM, 60 s: the
-        per-record bound then has about 34 s on the second core, where it had the 9 s
-        of ``BOUND_SHARE`` after the search). Beside the search when that is at least
+        per-record bound then had 33 s on the second core, where it had 11 s, the
+        ``BOUND_SHARE`` after the search; should the local search end early, the bound
+        keeps running beside the re-solves' processes until its time is up). Beside
+        the search when that is at least
         ``BESIDE_MIN_SECONDS``, else after it in
         ``BOUND_SHARE`` of the time; if that process fails, the bound is computed after
         the search and ``provenance["lower_bound"]["beside_search"]`` says why.
