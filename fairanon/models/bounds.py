@@ -468,6 +468,88 @@ def _floats(dim: _Dim, r: int, s: np.ndarray) -> np.ndarray:
     return np.maximum(diff, 0.0) if dim.kind == "up" else np.maximum(-diff, 0.0)
 
 
+def _values(dim: _Dim) -> int:
+    """How many values the dimension's index takes (every one present)."""
+    return len(dim.fpos) if dim.kind != "table" else int(dim.index.max()) + 1
+
+
+#: Values of a table up to which the trie of :class:`_Index` reads all its rows to order
+#: its levels (beyond, the table's level comes last).
+SPREAD_VALUES = 128
+
+#: Values per dimension up to which its float D is kept as an m x m matrix (8 MB at most).
+MATRIX_VALUES = 1_024
+
+
+class _Costs:
+    """The float D of a record type against many, as :func:`_floats` gives it column by
+    column: from one m x m matrix per dimension of at most :data:`MATRIX_VALUES` values
+    (a row filled when first read; the ranges' in full, the tables' by
+    :meth:`_PairCosts.row`), read for every dimension at once by one gather when all
+    dimensions have one. Building D per dimension (a table row, or a range's difference
+    and maximum, then ``np.column_stack``) took a third of the per-record pass on UCI
+    Adult."""
+
+    def __init__(self, dims: list[_Dim], idx: np.ndarray):
+        self.dims, self.idx = dims, idx
+        sizes = [_values(d) for d in dims]
+        small = [m <= MATRIX_VALUES for m in sizes]
+        self.flat = np.empty(sum(m * m for m, ok in zip(sizes, small) if ok))
+        self.mats, self.filled, self.offsets = [], [], []
+        at = 0
+        for d, m, ok in zip(dims, sizes, small):
+            if not ok:
+                self.mats.append(None)
+                self.filled.append(None)
+                self.offsets.append(-1)
+                continue
+            mat = self.flat[at: at + m * m].reshape(m, m)
+            if d.kind == "table":
+                self.filled.append(np.zeros(m, dtype=bool))
+            else:
+                diff = d.fpos[None, :] - d.fpos[:, None]  # diff[r, s] = fpos[s] - fpos[r]
+                mat[:] = np.maximum(diff, 0.0) if d.kind == "up" else np.maximum(-diff, 0.0)
+                self.filled.append(None)
+            self.mats.append(mat)
+            self.offsets.append(at)
+            at += m * m
+        self.sizes = sizes
+        self.all_small = all(small)
+        if self.all_small:
+            # per type and dimension, where its value's column starts in `flat`
+            self.base = idx + np.array(self.offsets, dtype=np.int64)[None, :]
+
+    def row(self, j: int, r: int) -> np.ndarray:
+        """Dimension j's D against value r, for every value (j a table, or a range of
+        at most :data:`MATRIX_VALUES` values)."""
+        mat = self.mats[j]
+        if mat is None:
+            d = self.dims[j]
+            return d.table.row(r) if d.kind == "table" else _floats(d, r, np.arange(self.sizes[j]))
+        filled = self.filled[j]
+        if filled is not None and not filled[r]:
+            mat[r] = self.dims[j].table.row(r)
+            filled[r] = True
+        return mat[r]
+
+    def against(self, t: int, types: np.ndarray) -> np.ndarray:
+        """D of type t against `types`, an (n, q) C-ordered array of floats."""
+        own = self.idx[t]
+        if self.all_small:
+            shift = np.empty(len(own), dtype=np.int64)
+            for j, r in enumerate(own.tolist()):
+                self.row(j, r)
+                shift[j] = r * self.sizes[j]
+            return self.flat[self.base[types] + shift]
+        out = np.empty((len(types), len(own)))
+        for j, r in enumerate(own.tolist()):
+            if self.mats[j] is None:
+                out[:, j] = _floats(self.dims[j], r, self.idx[types, j])
+            else:
+                out[:, j] = self.row(j, r)[self.idx[types, j]]
+        return out
+
+
 # ---------------------------------------------------------------------- per record
 def _record_costs(instance, release, objective) -> tuple[list, np.ndarray] | None:
     """Each record's exact cost in `release`, as the distinct costs (Fractions, sorted)
@@ -533,7 +615,9 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
     counts = {"types": n_types, "solved": 0, "quick": 0, "capped": 0, "unsolved": 0}
     total = Fraction(0)
     pi = [Fraction(0)] * n_types  # m(r) or the lower bound found for it, per type
-    by_group = {g: _Index(np.flatnonzero(group == g), idx, dims) for g in np.unique(group).tolist()}
+    table = _Costs(dims, idx)
+    by_group = {g: _Index(np.flatnonzero(group == g), idx, dims, table)
+                for g in np.unique(group).tolist()}
     # The types that can add the most (weight times upper cost) first, so that a bound
     # cut short by its time holds most of what the whole would.
     most = np.array([float(u) for u in ub]) * weight
@@ -548,11 +632,10 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
             counts["solved"] += 1  # m(r) <= u(r) = 0, or r's type alone is a class
             continue
         u = float(ub[t])
-        members = by_group[int(group[t])].within(idx[t], u)
-        members = members[members != t]
-        D = np.column_stack(
-            [_floats(d, int(idx[t, j]), idx[members, j]) for j, d in enumerate(dims)]
-        )
+        index = by_group[int(group[t])]
+        members = index.near(idx[t], u + 1e-6)  # all those within u (sums round below 1e-6)
+        members = index.within(idx[t], u, members[members != t])
+        D = table.against(t, members)
         total_d = D.sum(axis=1)
         keep = total_d <= u + 1e-9
         cand, D, total_d = members[keep], D[keep], total_d[keep]
@@ -580,7 +663,7 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
                 exact += _exact(d, int(idx[t, j]), int(idx[cand[chosen[j]], j]))
         pi[t] = min(exact, ub[t])
         total += pi[t] * w_t
-    types = _Types(weight, idx, group, sens, ub, pi, by_group)
+    types = _Types(weight, idx, group, sens, ub, pi, by_group, table)
     return (int(total) if total.denominator == 1 else total), counts, types
 
 
@@ -588,7 +671,7 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
 class _Types:
     """The distinct records of :func:`_per_record` and what it found for them: weight,
     per-dimension index, protected group, sensitive value (or None), upper cost u(r),
-    m(r) (or the lower bound found for it) and the groups' indexes."""
+    m(r) (or the lower bound found for it), the groups' indexes and the float D."""
 
     weight: np.ndarray
     idx: np.ndarray
@@ -597,6 +680,7 @@ class _Types:
     ub: list
     pi: list
     by_group: dict
+    costs: _Costs
 
 
 def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fraction, dict]:
@@ -738,45 +822,134 @@ class _Nothing(Exception):
 
 
 class _Index:
-    """The types of one protected group, indexed per dimension by value, to find those
-    whose D can be at most a given cost without scanning them all."""
+    """The types of one protected group, indexed to find those within a cost without
+    scanning them all: per dimension by value (:meth:`within`, the most selective
+    dimension's superset, whose order the searches keep), and in a trie over the
+    attributes (:meth:`near`, the types whose D sums to at most a cost, plus a few)."""
 
-    def __init__(self, members: np.ndarray, idx: np.ndarray, dims: list[_Dim]):
+    def __init__(self, members: np.ndarray, idx: np.ndarray, dims: list[_Dim], costs: _Costs):
         self.members = members
         self.dims = dims
+        self.costs = costs
+        self.idx = idx
         self.sorted = []
-        for j in range(len(dims)):
+        self.counts = []  # per table dimension, the group's types per value
+        for j, d in enumerate(dims):
             values = idx[members, j]
             order = np.argsort(values, kind="stable")
             self.sorted.append((values[order], members[order]))
+            table = d.kind == "table"
+            self.counts.append(np.bincount(values, minlength=_values(d)) if table else None)
+        self.levels = None  # the trie, made on the first call of near()
 
-    def within(self, own: np.ndarray, u: float) -> np.ndarray:
-        """Types whose D on every dimension can be at most `u` (a superset, taken from
-        the most selective dimension)."""
+    def _trie(self) -> None:
+        """The trie: a level per attribute (a range's two dimensions together), the
+        costliest first (:meth:`_spread`); the types sorted by their values level by
+        level, so that a node's types, and its children, are contiguous. Made when
+        first read, after the deadline was read for a type (it reads the tables' rows
+        of at most SPREAD_VALUES values)."""
+        dims, members, idx = self.dims, self.members, self.idx
+        levels: list[list[int]] = []
+        for j, d in enumerate(dims):
+            before = dims[levels[-1][0]] if levels else None  # a range's up, then its down
+            if d.kind == "down" and before is not None and before.name == d.name:
+                levels[-1].append(j)
+            else:
+                levels.append([j])
+        levels.sort(key=lambda js: -self._spread(js, idx[members, js[0]]))
+        keys = idx[members][:, [js[0] for js in levels]]
+        order = np.lexsort(keys.T[::-1])
+        keys = keys[order]
+        self.leaf_types = members[order]
+        n = len(members)
+        change = np.ones((n, len(levels)), dtype=bool)
+        if n > 1:
+            change[1:] = np.logical_or.accumulate(keys[1:] != keys[:-1], axis=1)
+        self.starts = [np.flatnonzero(change[:, i]) for i in range(len(levels))]
+        self.values = [keys[start, i] for i, start in enumerate(self.starts)]
+        self.children = []  # per level but the last, each node's first child and end
+        for i in range(len(levels) - 1):
+            first = np.searchsorted(self.starts[i + 1], self.starts[i])
+            self.children.append((first, np.append(first[1:], len(self.starts[i + 1]))))
+        self.leaf_end = np.append(self.starts[-1][1:], n)
+        self.levels = levels
+
+    def _spread(self, js: list, values: np.ndarray) -> float:
+        """The mean summed D of an attribute's dimensions between two of the group's
+        types (0 without their matrices): the trie reads the costliest first, where
+        most nodes fall beyond a cost."""
+        costs = self.costs
+        if any(costs.mats[j] is None
+               or (costs.filled[j] is not None and costs.sizes[j] > SPREAD_VALUES) for j in js):
+            return 0.0
+        counts = np.bincount(values, minlength=self.costs.sizes[js[0]]).astype(float)
+        for j in js:
+            if self.costs.filled[j] is not None:
+                for r in np.flatnonzero(counts).tolist():
+                    self.costs.row(j, r)
+        mean = sum(float(counts @ costs.mats[j] @ counts) for j in js)
+        return mean / max(len(values), 1) ** 2
+
+    def near(self, own: np.ndarray, u: float) -> np.ndarray:
+        """The types (in no set order) whose D, summed an attribute at a time, is at
+        most `u`: a superset of those whose summed D is (give `u` a margin for the
+        rounding of the sums)."""
+        if self.levels is None:
+            self._trie()
+        nodes = np.arange(len(self.starts[0]))
+        cost = np.zeros(len(nodes))
+        for i, js in enumerate(self.levels):
+            if i:
+                first, end = self.children[i - 1]
+                first, many = first[nodes], end[nodes] - first[nodes]
+                nodes = _ranges(first, many)
+                cost = np.repeat(cost, many)
+            values = self.values[i][nodes]
+            for j in js:
+                cost = cost + self.costs.row(j, int(own[j]))[values]
+            keep = cost <= u
+            nodes, cost = nodes[keep], cost[keep]
+        first = self.starts[-1][nodes]
+        return self.leaf_types[_ranges(first, self.leaf_end[nodes] - first)]
+
+    def within(self, own: np.ndarray, u: float, types: np.ndarray) -> np.ndarray:
+        """Those of `types` whose D on the most selective dimension (by how many of the
+        group's types it holds) can be at most `u`, in that dimension's value order
+        (ties by type): as the group's types in that order would be read."""
         best = None
         for j, d in enumerate(self.dims):
-            values, types = self.sorted[j]
             if d.kind == "table":
-                # the types (in value order) whose value's cover costs at most u
-                near = d.table.row(int(own[j]))[values] <= u + 1e-9
-                size = int(np.count_nonzero(near))
+                # the values whose cover costs at most u, counted by the types holding them
+                near = self.costs.row(j, int(own[j])) <= u + 1e-9
+                size = int(self.counts[j] @ near)
                 if best is None or size < best[0]:
-                    best = (size, ("table", j, near, None))
+                    best = (size, j, near, None)
             else:
+                values = self.sorted[j][0]
                 pos = d.fpos
                 here = pos[int(own[j])]
                 inside = np.flatnonzero((pos >= here - u - 1e-9) & (pos <= here + u + 1e-9))
                 lo = np.searchsorted(values, inside.min(), "left")
                 hi = np.searchsorted(values, inside.max(), "right")
                 if best is None or hi - lo < best[0]:
-                    best = (int(hi - lo), ("range", j, lo, hi))
-        if best is None:
-            return self.members
-        kind, j, lo, hi = best[1]
-        types = self.sorted[j][1]
-        if kind == "range":
-            return types[lo:hi]
-        return types[lo]
+                    best = (int(hi - lo), j, inside.min(), inside.max())
+        _, j, near, top = best
+        values = self.idx[types, j]
+        if top is None:
+            types, values = types[near[values]], values[near[values]]
+        else:
+            held = (values >= near) & (values <= top)
+            types, values = types[held], values[held]
+        return types[np.lexsort((types, values))]
+
+
+def _ranges(first: np.ndarray, many: np.ndarray) -> np.ndarray:
+    """first[i], first[i] + 1, ..., first[i] + many[i] - 1, for each i in turn."""
+    total = int(many.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(many)
+    return np.arange(total) + np.repeat(first - (ends - many), many)
 
 
 def _feasible(alive, w, need, sens, own_sens, need_l) -> bool:
@@ -787,6 +960,136 @@ def _feasible(alive, w, need, sens, own_sens, need_l) -> bool:
     values = set(sens[alive].tolist())
     values.add(int(own_sens))
     return len(values) >= need_l
+
+
+class _Ranked:
+    """The candidates of a box search, each dimension of D sorted once: the dimensions
+    in the search's order (fewest distinct values first), and per dimension (a row
+    each, in that order) the candidates in ascending D (ties by position), their D and
+    their weights. A node reads its bounds for every dimension left from one cumulative
+    sum over these rows of the weights alive, instead of a sum and a search per
+    dimension, and of their first :data:`CHUNK` positions only while those hold the
+    weight sought; its children (the distinct alive values of its own dimension) are
+    read as the loop over them goes on. A node of at least :data:`COMPACT_FROM`
+    candidates with at most 1 / :data:`COMPACT_SHARE` of them alive searches on a copy
+    holding those alone (:meth:`compact`), in the same order, so that deeper nodes
+    read short arrays. The thresholds, bounds and nodes are those of sorting the alive
+    candidates per dimension at every node, as the searches did before."""
+
+    def __init__(self, D: np.ndarray, w: np.ndarray, sens=None, by_lam=None):
+        DT = np.ascontiguousarray(D.T)  # a row per dimension
+        orders = np.argsort(DT, axis=1, kind="stable")
+        values = np.take_along_axis(DT, orders, axis=1)
+        distinct = 1 + np.count_nonzero(values[:, 1:] != values[:, :-1], axis=1)
+        self.dims = np.argsort(distinct, kind="stable")  # as np.unique would count them
+        self.order = orders[self.dims]  # a row per dimension, in the search's order
+        self.values = values[self.dims]
+        self.weights = w[self.order]
+        self.DT, self.w, self.sens, self.by_lam = DT, w, sens, by_lam
+        self.first = 0  # the depth of the arrays' first row
+        self.ids = None  # the rows of the whole search, when a copy holds fewer
+        self._rows = np.arange(D.shape[1])
+
+    def compact(self, alive: np.ndarray, depth: int) -> "_Ranked":
+        """The search from `depth` on over the `alive` rows only (as rows 0, 1, ...)."""
+        out = object.__new__(_Ranked)
+        dims = slice(depth - self.first, None)
+        kept = alive[self.order[dims]]  # per dimension, the alive rows in its order
+        size = int(np.count_nonzero(alive))
+        renumber = np.cumsum(alive) - 1
+        out.order = renumber[self.order[dims][kept]].reshape(-1, size)
+        out.values = self.values[dims][kept].reshape(-1, size)
+        out.weights = self.weights[dims][kept].reshape(-1, size)
+        out.dims, out.first = self.dims, depth
+        out._rows = np.arange(out.values.shape[0])
+        out.DT, out.w = self.DT[:, alive], self.w[alive]
+        out.sens = self.sens[alive] if self.sens is not None else None
+        out.by_lam = renumber[self.by_lam[alive[self.by_lam]]] if self.by_lam is not None else None
+        rows = np.flatnonzero(alive)
+        out.ids = rows if self.ids is None else self.ids[rows]
+        return out
+
+    def rows(self, local: np.ndarray) -> np.ndarray:
+        """Rows of the whole search of rows `local` of this one."""
+        return local if self.ids is None else self.ids[local]
+
+    def column(self, depth: int) -> np.ndarray:
+        """D on the depth-th dimension, per row."""
+        return self.DT[self.dims[depth]]
+
+    def node(self, alive: np.ndarray, depth: int, need: int):
+        """At a node of `depth` (its dimension the depth-th in order): the bound on the
+        dimensions after it -- the sum, in order, of each one's smallest threshold
+        dominating `need` weight of `alive` (0.0 if `need` is 0) -- and, for the node's
+        own dimension, the children: (threshold, alive weight at D <= threshold + 1e-15,
+        as alive & (col <= v + 1e-15) holds it) per distinct alive value, ascending,
+        made as they are read (a node's loop mostly stops at its first few)."""
+        c = depth - self.first
+        n = self.order.shape[1]
+        rest = 0.0
+        if need > 0 and len(self.order) > c + 1:
+            # the first `need` alive weight on each later dimension lies in its first
+            # few positions mostly: read CHUNK of them, four times more until it does
+            b = min(n, CHUNK)
+            while True:
+                order = self.order[c + 1:, :b]
+                reached = np.cumsum(alive[order] * self.weights[c + 1:, :b], axis=1)
+                if b == n or bool((reached[:, -1] >= need).all()):
+                    break
+                b = min(n, 4 * b)
+            at = np.argmax(reached >= need, axis=1)
+            rest = sum(self.values[self._rows[c + 1:], at].tolist())
+        return rest, self._children(c, alive)
+
+    def _children(self, c: int, alive: np.ndarray):
+        order, weights, column = self.order[c], self.weights[c], self.values[c]
+        n = len(order)
+        # positions read, and how many to read next (a short order at once)
+        done, size = 0, (n if n <= 16 * CHUNK else CHUNK)
+        reached = np.zeros(0, dtype=np.int64)  # alive weight up to each position read
+        positions = np.zeros(0, dtype=np.int64)  # the alive ones among them
+        at = 0  # the next child's place in `positions`
+        while True:
+            while at >= len(positions) and done < n:
+                end = min(n, done + size)
+                reached, positions = _read(order, weights, alive, reached, positions, done, end)
+                done, size = end, 4 * size
+            if at >= len(positions):
+                return
+            v = float(column[positions[at]])
+            hi = int(np.searchsorted(column, v + 1e-15, "right"))
+            if done < hi:  # the weight at D <= v + 1e-15 reaches beyond what was read
+                end = min(n, max(hi, done + size))
+                reached, positions = _read(order, weights, alive, reached, positions, done, end)
+                done, size = end, 4 * size
+            yield v, int(reached[hi - 1])
+            # on to the first alive position past every one at v
+            at = int(np.searchsorted(positions, np.searchsorted(column, v, "right")))
+
+    def pick(self, alive: np.ndarray, depth: int, v: float) -> int:
+        """The first alive row (of the whole search) at D = v on the depth-th dimension
+        (-1 for v = 0)."""
+        if not v > 0:
+            return -1
+        return int(self.rows(np.flatnonzero(alive & (self.column(depth) == v))[:1])[0])
+
+
+def _read(order, weights, alive, reached, positions, done, end):
+    """`reached` and `positions` (of :meth:`_Ranked._children`) read on to `end`."""
+    held = alive[order[done:end]]
+    sums = np.cumsum(held * weights[done:end])
+    if len(reached):
+        sums += reached[-1]
+    return np.concatenate([reached, sums]), np.concatenate([positions, done + np.flatnonzero(held)])
+
+
+#: Positions a node first reads of each dimension's order (:class:`_Ranked`).
+CHUNK = 256
+
+#: Candidates from which a node with at most 1 / COMPACT_SHARE of them alive searches on
+#: a copy holding those alone.
+COMPACT_FROM = 1024
+COMPACT_SHARE = 4
 
 
 def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
@@ -804,49 +1107,49 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
         return _quick(D, w, need, total_d), "quick"
     best = [ub + 1e-9, None]
     nodes = [0]
-    order_dims = np.argsort([len(np.unique(D[:, j])) for j in range(q)], kind="stable")
-    # Each dimension sorted once: the thresholds and bounds below are then read from the
-    # alive candidates in that order, without sorting them again at every node.
-    orders = [np.argsort(D[:, j], kind="stable") for j in range(q)]
-    ranked = [(D[order, j], w[order], order) for j, order in enumerate(orders)]
+    distinct = sens is not None and need_l > 1
+    path = []  # per depth above the node, (its search, alive, threshold)
 
-    def kth(j, alive) -> float:
-        """The smallest threshold on dimension j dominating `need` weight of the alive
-        candidates (whose weight is at least `need`)."""
-        values, weights, order = ranked[j]
-        reach = int(np.searchsorted(np.cumsum(weights * alive[order]), need))
-        return float(values[min(reach, len(values) - 1)])
+    def picks() -> list:
+        out = [-1] * q
+        for depth, (at, alive, v) in enumerate(path):
+            out[int(at.dims[depth])] = at.pick(alive, depth, v)
+        return out
 
-    def lb_rest(alive, depth):
-        return sum(kth(int(order_dims[i]), alive) for i in range(depth, q)) if need > 0 else 0.0
-
-    def dfs(depth, alive, partial, picks):
+    def dfs(depth, at, alive, partial):
+        # Each call is one node; at the last dimension its children, the leaves, are
+        # counted and compared here rather than called.
         nodes[0] += 1
         if nodes[0] > MAX_NODES:
             raise _Capped
-        if depth == q:
-            if partial < best[0] - 1e-12:
-                best[0], best[1] = partial, list(picks)
-            return
-        j = order_dims[depth]
-        col = D[:, j]
-        rest = lb_rest(alive, depth + 1)
-        values, _, order = ranked[j]
-        vals = values[alive[order]]
-        vals = vals[np.r_[True, vals[1:] != vals[:-1]]] if len(vals) else vals
-        for v in vals.tolist():
+        if len(alive) >= COMPACT_FROM and COMPACT_SHARE * np.count_nonzero(alive) <= len(alive):
+            at = at.compact(alive, depth)
+            alive = np.ones(len(at.w), dtype=bool)
+        col = at.column(depth)
+        rest, children = at.node(alive, depth, need)
+        last = depth == q - 1
+        for v, held in children:
             if partial + v + rest > best[0] + 1e-12:
                 break
-            sub = alive & (col <= v + 1e-15)
-            if not _feasible(sub, w, need, sens, own_sens, need_l):
+            if held < need:
                 continue
-            hit = int(np.flatnonzero(alive & (col == v))[0]) if v > 0 else -1
-            picks[j] = hit
-            dfs(depth + 1, sub, partial + v, picks)
-            picks[j] = -1
+            if distinct or not last:
+                sub = alive & (col <= v + 1e-15)
+                if distinct and not _feasible(sub, at.w, need, at.sens, own_sens, need_l):
+                    continue
+            path.append((at, alive, v))
+            if last:
+                nodes[0] += 1
+                if nodes[0] > MAX_NODES:
+                    raise _Capped
+                if partial + v < best[0] - 1e-12:
+                    best[0], best[1] = partial + v, picks()
+            else:
+                dfs(depth + 1, at, sub, partial + v)
+            path.pop()
 
     try:
-        dfs(0, everything, 0.0, [-1] * q)
+        dfs(0, _Ranked(D, w, sens), everything, 0.0)
     except _Capped:
         return _quick(D, w, need, total_d), "capped"
     if best[1] is None:
