@@ -692,6 +692,7 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fractio
     weight, idx, group, sens, pi = types.weight, types.idx, types.group, types.sens, types.pi
     counts = {"raised": 0, "searched": 0, "cut": 0, "unsearched": 0}
     lam = np.array([float(p) for p in pi])
+    highest = {}  # per group, the largest m
     total = Fraction(0)
     for t in np.argsort(-lam * weight, kind="stable").tolist():
         if pi[t] == 0:
@@ -700,13 +701,21 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fractio
             counts["unsearched"] += 1
             continue
         index = types.by_group[int(group[t])]
-        members = index.members
+        best0 = float(types.ub[t])
         # The boxes that could cost less than u(r) in excess: those whose cost minus
         # the largest m(s) of a record s within it is below u(r) (module docstring).
-        D = np.column_stack([_floats(d, int(idx[t, j]), idx[members, j]) for j, d in enumerate(dims)])
+        # None holds a record s whose summed D is above u(r) plus the group's largest m
+        # (its cost less any m is above u(r)): the types within that, all of them
+        # (those the trie finds, within a margin of the sums' rounding, then the sum).
+        if int(group[t]) not in highest:
+            highest[int(group[t])] = float(lam[index.members].max())
+        reachable = best0 + highest[int(group[t])] + 1e-7
+        members = np.sort(index.near(idx[t], reachable + 1e-6))
+        D = types.costs.against(t, members)
         reach = D.sum(axis=1)
+        inside = reach <= reachable
+        members, D, reach = members[inside], D[inside], reach[inside]
         order = np.argsort(reach, kind="stable")
-        best0 = float(types.ub[t])
         lows = reach[order] - np.maximum.accumulate(lam[members[order]])
         under = np.flatnonzero(lows < best0 + 1e-9)
         radius = reach[order[under[-1]]] if len(under) else 0.0
@@ -757,8 +766,17 @@ def _least_excess(D, w, lam, k, sens, need_l, best0):
     n, q = D.shape
     by_lam = np.argsort(-lam, kind="stable")
 
-    def top(alive) -> float:
-        rows = by_lam[alive[by_lam]][:k]
+    lam_list, w_list = lam.tolist(), w.tolist()
+
+    def top(rows) -> float:
+        """The sum of the k largest lam over the records of `rows`, the first k alive
+        types in descending lam."""
+        if k < 8:  # numpy sums fewer than 8 numbers one after the other, as here
+            out, left = 0.0, k
+            for r in rows.tolist():
+                out += lam_list[r] * min(w_list[r], max(0, left))
+                left -= w_list[r]
+            return out
         ws = w[rows]
         taken = np.minimum(ws, np.maximum(0, k - (np.cumsum(ws) - ws)))
         return float((lam[rows] * taken).sum())
@@ -767,47 +785,54 @@ def _least_excess(D, w, lam, k, sens, need_l, best0):
     own = sens[0] if sens is not None else None
     if not _feasible(everything, w, k, sens, own, need_l):
         return None, "searched"
-    order_dims = np.argsort([len(np.unique(D[:, j])) for j in range(q)], kind="stable")
-    orders = [np.argsort(D[:, j], kind="stable") for j in range(q)]
-    ranked = [(D[o, j], w[o], o) for j, o in enumerate(orders)]
-
-    def kth(j, alive) -> float:
-        values, weights, o = ranked[j]
-        reach = int(np.searchsorted(np.cumsum(weights * alive[o]), k))
-        return float(values[min(reach, n - 1)])
-
+    distinct = sens is not None and need_l > 1
     best = [best0, None]
     nodes = [0]
+    path = []  # per depth above the node, (its search, alive, threshold)
 
-    def dfs(depth, alive, partial, picks):
+    def picks() -> list:
+        out = [-1] * q
+        for depth, (at, alive, v) in enumerate(path):
+            out[int(at.dims[depth])] = at.pick(alive, depth, v)
+        return out
+
+    def dfs(depth, at, alive, partial):
+        # Each call is one node; at the last dimension its children, the leaves, are
+        # counted and compared here rather than called.
         nodes[0] += 1
         if nodes[0] > SHARED_NODES:
             raise _Capped
-        mean = top(alive) / k
-        if depth == q:
-            if partial - mean < best[0] - 1e-12:
-                best[0], best[1] = partial - mean, (list(picks), np.flatnonzero(alive))
-                if best[0] <= 0:
-                    raise _Nothing
-            return
-        j = order_dims[depth]
-        rest = sum(kth(int(order_dims[i]), alive) for i in range(depth + 1, q))
-        values, _, o = ranked[j]
-        vals = values[alive[o]]
-        vals = vals[np.r_[True, vals[1:] != vals[:-1]]] if len(vals) else vals
-        col = D[:, j]
-        for v in vals.tolist():
+        if len(alive) >= COMPACT_FROM and COMPACT_SHARE * np.count_nonzero(alive) <= len(alive):
+            at = at.compact(alive, depth)
+            alive = np.ones(len(at.w), dtype=bool)
+        mean = top(at.rows(_first(at.by_lam, alive, k))) / k  # the alive rows, largest lam first
+        col = at.column(depth)
+        rest, children = at.node(alive, depth, k)
+        last = depth == q - 1
+        for v, held in children:
             if partial + v + rest - mean >= best[0] - 1e-12:
                 break  # larger thresholds cost more and cover no more than `alive`
-            sub = alive & (col <= v + 1e-15)
-            if not _feasible(sub, w, k, sens, own, need_l):
+            if held < k:
                 continue
-            picks[j] = int(np.flatnonzero(alive & (col == v))[0]) if v > 0 else -1
-            dfs(depth + 1, sub, partial + v, picks)
-            picks[j] = -1
+            sub = alive & (col <= v + 1e-15)
+            if distinct and not _feasible(sub, at.w, k, at.sens, own, need_l):
+                continue
+            path.append((at, alive, v))
+            if last:
+                nodes[0] += 1
+                if nodes[0] > SHARED_NODES:
+                    raise _Capped
+                excess = (partial + v) - top(at.rows(_first(at.by_lam, sub, k))) / k
+                if excess < best[0] - 1e-12:
+                    best[0], best[1] = excess, (picks(), at.rows(np.flatnonzero(sub)))
+                    if best[0] <= 0:
+                        raise _Nothing
+            else:
+                dfs(depth + 1, at, sub, partial + v)
+            path.pop()
 
     try:
-        dfs(0, everything, 0.0, [-1] * q)
+        dfs(0, _Ranked(D, w, sens, by_lam), everything, 0.0)
     except _Capped:
         return None, "cut"
     except _Nothing:
@@ -1081,6 +1106,18 @@ def _read(order, weights, alive, reached, positions, done, end):
     if len(reached):
         sums += reached[-1]
     return np.concatenate([reached, sums]), np.concatenate([positions, done + np.flatnonzero(held)])
+
+
+def _first(rows: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
+    """The first k of `rows` whose `mask` holds (fewer if fewer do), read CHUNK rows at
+    first, four times more until k are found."""
+    b = CHUNK
+    while True:
+        part = rows[:b]
+        found = part[mask[part]]
+        if len(found) >= k or b >= len(rows):
+            return found[:k]
+        b *= 4
 
 
 #: Positions a node first reads of each dimension's order (:class:`_Ranked`).
