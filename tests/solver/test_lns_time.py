@@ -689,3 +689,42 @@ def test_counted_rounds_without_a_limit_give_the_same_release_whatever_the_clock
     assert not any("skipped" in t and "time" in t["skipped"] for t in second.provenance["starts"])
     assert first.objective == second.objective
     assert first.table.astype(str).equals(second.table.astype(str))
+
+
+def test_without_a_start_in_hand_the_heuristics_time_runs_to_the_callers_limit(monkeypatch):
+    """lns at 0.04 s gives its starts 40 % (to 0.016 s) and passes its own limit less
+    its finishing share (0.038 s). Under a diversity constraint Mondrian refuses and
+    DIVA alone can give a start: on a clock that Mondrian moves to 0.017 s, past the
+    starts' share, DIVA is not skipped for want of time (lns returned UNKNOWN with
+    time left, German credit) but gets half of the 0.021 s left to 0.038 s; its start
+    verifies."""
+    import types
+
+    from fairanon.methods import starts
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"housing": "own"}, 100, 1000)]
+    real = dict((n, f) for n, f, _ in starts.HEURISTICS)
+    now, given = [0.0], []
+
+    def mondrian(instance, requirements, **options):
+        now[0] = 0.017
+        return real["mondrian"](instance, requirements, **options)
+
+    def diva(instance, requirements, *, seed=None, time_limit=None, **options):
+        given.append(time_limit)
+        return real["diva"](instance, requirements, seed=seed, time_limit=time_limit, **options)
+
+    monkeypatch.setattr(starts, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(starts, "_first_check_seconds", lambda instance: 0.0)
+    monkeypatch.setattr(starts, "HEURISTICS", (("mondrian", mondrian, None),
+                                               ("diva", diva, 100_000),
+                                               ("fulldomain", real["fulldomain"], None)))
+    budget = 0.04
+    first, tried, checked = starts.heuristic_start(
+        inst, reqs, "ncp", seed=0, deadline=lns_module.START_SHARE * budget,
+        limit=budget - lns_module.FINISH_SHARE * budget, methods=None)
+    assert "IncompatibleRequirementError" in tried[0]["skipped"]
+    assert given == [pytest.approx((0.038 - 0.017) / 2)] and "skipped" not in tried[1]
+    assert first is not None and first.method == "diva" and checked is not None
+    assert fa.verify(inst, first, reqs).passed
