@@ -618,6 +618,8 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
     table = _Costs(dims, idx)
     by_group = {g: _Index(np.flatnonzero(group == g), idx, dims, table)
                 for g in np.unique(group).tolist()}
+    for index in by_group.values():
+        index.worst = float(worst)  # u(r) of all '*' is every type's within reach
     # The types that can add the most (weight times upper cost) first, so that a bound
     # cut short by its time holds most of what the whole would.
     most = np.array([float(u) for u in ub]) * weight
@@ -866,6 +868,7 @@ class _Index:
             table = d.kind == "table"
             self.counts.append(np.bincount(values, minlength=_values(d)) if table else None)
         self.levels = None  # the trie, made on the first call of near()
+        self.worst = math.inf  # a cost no summed D exceeds: near() of more is every type
 
     def _trie(self) -> None:
         """The trie: a level per attribute (a range's two dimensions together), the
@@ -919,6 +922,8 @@ class _Index:
         """The types (in no set order) whose D, summed an attribute at a time, is at
         most `u`: a superset of those whose summed D is (give `u` a margin for the
         rounding of the sums)."""
+        if u >= self.worst:
+            return self.members
         if self.levels is None:
             self._trie()
         nodes = np.arange(len(self.starts[0]))
