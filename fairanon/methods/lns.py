@@ -591,8 +591,11 @@ def lns(
         40 %, checking their releases included (the first release is checked past
         that share, but not past the whole limit: it is then not a start;
         ``provenance["starts"]`` says which heuristic ran past its share or was
-        skipped), the bound 15 % (when `bound`), the search the rest; the best
-        release so far is returned when it runs out. The start is verified once.
+        skipped; while none has given a start they run to the whole limit less the
+        finishing 5 %), the bound 15 % (when `bound`), the search the rest; the best
+        release so far is returned when it runs out. The start is verified once. With
+        `max_rounds` and no time limit the run is counted, not timed, and may take
+        longer than 60 s on large tables (see `max_rounds`).
     objective : str or pair of str, optional
         Default "ncp" ("stars" with suppression); a loss objective ("ncp", "lm",
         "stars", "generalized", "discernibility"), a privacy objective ("privacy_log",
@@ -628,10 +631,14 @@ def lns(
     num_workers : int, default=1
         CP-SAT workers per re-solve.
     max_rounds : int, optional
-        Stop after this many re-solves. Without a time limit the starts and the search
-        then read no clock, so that the release depends on the seed, workers and rounds
-        alone (a quadratic heuristic starts when expected to take at most 12 s); only
-        the bound is computed in what is left of the default 60 s.
+        Stop after this many re-solves. Without a time limit the run is counted, not
+        timed: the starts, the whole table's re-solve (when no heuristic gave a start),
+        every cell '*' as a start and the search then read no clock, so that the release
+        depends on the seed, workers and rounds alone (a quadratic heuristic starts when
+        expected to take at most 12 s). The starts run to their end, so such a run may
+        take longer than the default 60 s on large tables; the bound has an allotment
+        of its own, ``BOUND_SHARE`` of the default 60 s (9 s), beside the search or
+        after it.
     size, max_size : int
         Records per neighbourhood at the start (default 4k, at least 24) and at most.
     around : int, default=50
@@ -753,7 +760,7 @@ def lns(
         ) + " meeting the requirements to start from: " + "; ".join(
             f"{t['method']}: {t.get('skipped') or t.get('status')}" for t in tried
         )
-        if time.perf_counter() >= search_end:
+        if not counted and time.perf_counter() >= search_end:
             # Another start (the whole table re-solved, every cell '*' checked) would
             # only pass the limit.
             reason += "; no time was left to try another start"
@@ -776,7 +783,7 @@ def lns(
                 remedy = f"raise max_range_values, {unmodelled[1]}"
             first, checked, reason = _suppressed_start(instance, requirements, objective, seed,
                                                        started, tried, reason, why, remedy,
-                                                       deadline)
+                                                       None if counted else deadline)
             if first is None:
                 return _empty(instance, requirements, seed, started, params, tried, reason)
         else:
@@ -786,7 +793,7 @@ def lns(
                 instance,
                 requirements,
                 seed=seed,
-                time_limit=max(0.01, search_end - time.perf_counter()),
+                time_limit=None if counted else max(0.01, search_end - time.perf_counter()),
                 recoding=recoding,
                 objective=objective_arg,
                 stretch_k=stretch_k,
@@ -796,7 +803,7 @@ def lns(
             )
             if whole.status in (Status.OPTIMAL, Status.INFEASIBLE):
                 try:
-                    registries = [Registry(instance, name, deadline=deadline)
+                    registries = [Registry(instance, name, deadline=None if counted else deadline)
                                   for name in instance.schema.generalizable]
                     every = every_label(registries, objective, recoding, max_range_values)
                     only = ("over the model's candidate labels only (an attribute has more "
@@ -837,6 +844,10 @@ def lns(
     # The bound beside the search would have until the search ends (or, beside the local
     # search only, until that ends), less a tenth kept for its last LP round and its answer.
     beside_s = 0.9 * max(0.0, deadline - FINISH_SHARE * budget - time.perf_counter())
+    if counted:
+        # A run counted in rounds is not timed: the bound has an allotment of its own,
+        # BOUND_SHARE of the default, beside the search or after it.
+        beside_s = 0.9 * BOUND_SHARE * budget
     if not whole:
         beside_s *= MOVES_SHARE
     if beside_s < BESIDE_MIN_SECONDS:
@@ -846,6 +857,7 @@ def lns(
         # The search takes the bound's share too; the bound runs beside it until then.
         search_end = deadline - FINISH_SHARE * budget
         beside = _BoundProcess(instance, requirements, objective, first, beside_s, apart)
+        beside_began = time.perf_counter()
     try:
         release = _search_from(
             instance,
@@ -881,8 +893,15 @@ def lns(
         bound_info = {"method": "whole table solved", "value": value_for_display(low)}
     elif bound:
         found, why = None, None
-        if beside is not None:
+        if counted and beside is not None:
+            # Its own allotment, however long the search took.
+            found, why = beside.result(beside_began + BOUND_SHARE * budget - time.perf_counter())
+        elif beside is not None:
             found, why = beside.result(deadline - FINISH_SHARE * budget / 2 - time.perf_counter())
+        if counted:
+            # After the search, not what is left of DEFAULT_SECONDS: the starts run to
+            # their end and often used it all (200,000 records, 7 QIs: 155 s, no bound).
+            deadline = time.perf_counter() + BOUND_SHARE * budget
         left = deadline - time.perf_counter()
         # A lexicographic objective has no bound, whatever the time (best_bound: None).
         exists = not (isinstance(objective, Objective) and objective.secondary is not None)
@@ -1072,16 +1091,17 @@ def _unmodelled(instance: Instance, recoding: str, max_range_values: int) -> tup
 
 
 def _suppressed_start(instance, requirements, objective, seed, started, tried: list[dict],
-                      reason: str, why: str, remedy: str, deadline: float
+                      reason: str, why: str, remedy: str, deadline: float | None
                       ) -> tuple[Release | None, CheckedStart | None, str]:
     """The release with every cell ``*`` (one class) as the search's start, when it
     passes the verifier, recorded in `tried` with `why` it is tried, and what checking
     it found; else None and `reason` extended with what to do (`remedy`). It is not
     built nor checked when its check is expected to end past `deadline`
     (``time.perf_counter``), the rule :func:`~fairanon.methods.starts.heuristic_start`
-    keeps to: None, `reason` saying so."""
+    keeps to: None, `reason` saying so. Without a `deadline` (rounds counted, no time
+    limit) it is always built and checked."""
     expected = _first_check_seconds(instance)
-    if time.perf_counter() + expected > deadline:
+    if deadline is not None and time.perf_counter() + expected > deadline:
         skipped = f"checking it (about {expected:.2f} s) would pass the time limit"
         tried.append({"method": "every cell '*'", "why": why, "status": "not checked",
                       "skipped": skipped})

@@ -728,3 +728,76 @@ def test_without_a_start_in_hand_the_heuristics_time_runs_to_the_callers_limit(m
     assert given == [pytest.approx((0.038 - 0.017) / 2)] and "skipped" not in tried[1]
     assert first is not None and first.method == "diva" and checked is not None
     assert fa.verify(inst, first, reqs).passed
+
+
+def _counted_clock(monkeypatch, seconds):
+    """One fake clock for lns and its starts, moved `seconds` by each heuristic: a run
+    counted in rounds whose starts took far more than DEFAULT_SECONDS."""
+    import types
+
+    from fairanon.methods import starts
+
+    base, ticks = time.perf_counter(), [0.0]
+
+    def moving(func):
+        def run(*args, **kwargs):
+            ticks[0] += seconds
+            return func(*args, **kwargs)
+        return run
+
+    clock = types.SimpleNamespace(perf_counter=lambda: base + ticks[0])
+    monkeypatch.setattr(starts, "time", clock)
+    monkeypatch.setattr(lns_module, "time", clock)
+    monkeypatch.setattr(starts, "HEURISTICS", tuple((n, moving(f), m) for n, f, m in starts.HEURISTICS))
+
+
+def test_counted_rounds_give_the_bound_an_allotment_of_its_own(monkeypatch):
+    """lns(max_rounds=N) without a time limit lets its starts run to their end; the bound
+    after the search got what was left of DEFAULT_SECONDS, often nothing (200,000
+    records, 7 QIs: 155 s, "no time was left for a bound"). On a fake clock moved 100 s
+    by each heuristic, the bound after the search gets BOUND_SHARE x DEFAULT_SECONDS
+    (0.15 x 60 = 9 s) and is found; the release verifies."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    _counted_clock(monkeypatch, 100.0)
+    monkeypatch.setattr(lns_module, "_bound_apart", lambda *args, **kwargs: (None, True))
+    real, given = lns_module.best_bound, []
+
+    def best_bound(*args, time_limit=None, **kwargs):
+        given.append(time_limit)
+        return real(*args, time_limit=time_limit, **kwargs)
+
+    monkeypatch.setattr(lns_module, "best_bound", best_bound)
+    rel = lns(inst, reqs, seed=0, max_rounds=2, whole_types=1)
+    assert fa.verify(inst, rel, reqs).passed
+    assert given == [pytest.approx(9.0)], (rel.status, rel.provenance["lower_bound"])
+    assert rel.provenance["lower_bound"]["method"] != "none" and rel.bound is not None
+    assert rel.bound <= rel.objective
+
+
+def test_counted_rounds_try_every_cell_star_whatever_the_clock(monkeypatch):
+    """Without a heuristic's start, a table too large to be re-solved whole starts from
+    every cell '*' when that meets the requirements; in a run counted in rounds (no time
+    limit) that was skipped by the clock (the starts past the 60 s default: "no time
+    was left to try another start", or its check "would pass the time limit"), so the
+    release depended on the machine's load. On a fake clock moved 100 s by the only
+    heuristic, which gives nothing, the search starts from every cell '*'; the release
+    verifies and loses no more than it (a hand count: every cell '*' costs NCP 1 per
+    generalizable cell)."""
+    from fairanon.methods import starts
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+
+    def nothing(instance, requirements, **options):
+        raise fa.exceptions.IncompatibleRequirementError("no release here")
+
+    monkeypatch.setattr(starts, "HEURISTICS", tuple(
+        (n, nothing if n == "mondrian" else f, m) for n, f, m in starts.HEURISTICS))
+    _counted_clock(monkeypatch, 100.0)
+    rel = lns(inst, reqs, seed=0, max_rounds=2, start="mondrian", whole_types=1, bound=False)
+    assert rel.status == Status.FEASIBLE, rel.reason
+    assert any(t["method"] == "every cell '*'" and t.get("status") == "FEASIBLE"
+               for t in rel.provenance["starts"])
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.objective <= inst.n_rows * len(inst.schema.generalizable)
