@@ -75,15 +75,18 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     given = time_limit
     if name in _EXACT and time_limit is None:
         time_limit = AUTO_EXACT_SECONDS  # the size rule promises an answer in about this time
+    # What came before the method: anonymize's import of the methods and the choice.
+    before = time.perf_counter() - started
     if name == "portfolio":
-        return _auto_portfolio(instance, requirements, seed, time_limit, why, options, started)
+        return _auto_portfolio(instance, requirements, seed, time_limit, why, options,
+                               started).with_provenance(auto_before_s=before)
     # The choice (the models' sizes: 0.1 s CPU on UCI Adult) counts in a time limit given;
     # what follows is decided on the limit as given. Without one, an exact model gets
     # all of AUTO_EXACT_SECONDS.
     if given is None:
         left = time_limit
     else:
-        left = max(MIN_METHOD_SECONDS, time_limit - (time.perf_counter() - started))
+        left = max(MIN_METHOD_SECONDS, time_limit - before)
     if name not in _EXACT and _lns_after(name, requirements, time_limit, options):
         from .methods.lns import lns
 
@@ -93,9 +96,11 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
             f"improves {name}'s release by re-solving groups of its classes exactly, and "
             "bounds the loss from below"
         )
-        return release.with_provenance(auto_choice=f"{name}+lns", auto_reason=why, auto_time_limit=time_limit)
+        return release.with_provenance(auto_choice=f"{name}+lns", auto_reason=why, auto_time_limit=time_limit,
+                                       auto_before_s=before)
     release = METHODS[name](instance, requirements, seed=seed, time_limit=left, **options)
-    return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit)
+    return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit,
+                                   auto_before_s=before)
 
 
 def _auto_portfolio(instance, requirements, seed, time_limit, why, options, started) -> Release:
@@ -480,7 +485,9 @@ def anonymize(
         ``provenance["import_s"]``; "auto" makes its choice on the limit as given and
         gives the method it runs what is left of it. ``provenance["time_limit_given"]``
         is the limit as given, ``provenance["params"]["time_limit"]`` the method's own
-        share of it; when the import (on Dask: the engine's import and the instance's
+        share of it; "auto" records in ``provenance["auto_before_s"]`` what came before
+        the method it runs (the import and its choice). When what came before the method
+        (the import, and auto's choice; on Dask the engine's import and the instance's
         conversion) took half the limit or more, the release's reason says so.
     engine : {"local", "dask"}, default="local"
         "dask" runs the method on a Dask DataFrame (:mod:`fairanon.distributed`;
@@ -572,8 +579,13 @@ def anonymize(
     release = release.with_provenance(
         method=release.provenance.get("method", name), total_elapsed_s=time.perf_counter() - started, **extra
     )
-    what = "the methods" if func is _auto else name
-    return _before_the_method(release, f"the first call's import of {what}", imported, given,
+    if func is _auto:
+        # The method's share is what the import and the choice left (params' time_limit).
+        before = release.provenance.get("auto_before_s", imported) if imported else 0.0
+        return _before_the_method(release, "the first call's import of the methods and auto's "
+                                  "choice", before, given,
+                                  " (later calls in this process do not import)")
+    return _before_the_method(release, f"the first call's import of {name}", imported, given,
                               " (later calls in this process do not import)")
 
 

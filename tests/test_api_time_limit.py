@@ -281,3 +281,29 @@ def test_the_provenance_keeps_the_limit_given_and_the_reason_names_the_import(cl
     third = fa.anonymize(inst, reqs, method="slow", time_limit=3.0)
     assert third.provenance["import_s"] == 0.75 and third.reason is None
     assert fa.anonymize(inst, reqs, method="slow").provenance.get("time_limit_given") is None
+
+
+def test_autos_note_counts_the_choice_as_the_method_does(clock, monkeypatch):
+    """auto gives the method what the import of the methods and its choice left: on the
+    fake clock an import of 0.75 s and a choice of 0.125 s of a 1.5 s limit leave the
+    method 1.5 - 0.875 = 0.625 s (params' time_limit). The reason said "leaving the
+    method 0.75 s", the import alone taken from the limit; it now says 0.875 s and
+    0.625 s, as params. The release verifies."""
+    now, given, imports = clock
+    monkeypatch.setattr(api, "METHODS", api._Methods({"auto": (api.__name__, "_auto"),
+                                                      "slow": ("fake.module", "record")}))
+
+    def choose(instance, requirements, time_limit, options):
+        now[0] += 0.125
+        return "slow", "chosen by hand", {}
+
+    monkeypatch.setattr(api, "_choose", choose)
+    monkeypatch.setattr(api, "_lns_after", lambda *args: False)
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    release = fa.anonymize(inst, reqs, time_limit=1.5)
+    assert given == [0.625] and release.provenance["params"]["time_limit"] == 0.625
+    assert release.provenance["import_s"] == 0.75 and release.provenance["auto_before_s"] == 0.875
+    assert release.reason == ("the first call's import of the methods and auto's choice took "
+                              "0.88 s of the 1.5 s time limit, leaving the method 0.62 s (later "
+                              "calls in this process do not import)")
+    assert fa.verify(inst, release, reqs).passed
