@@ -6,6 +6,7 @@ import dataclasses
 import importlib
 import inspect
 import os
+import sys
 import time
 from collections.abc import Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING
@@ -488,7 +489,10 @@ def anonymize(
         share of it; "auto" records in ``provenance["auto_before_s"]`` what came before
         the method it runs (the import and its choice). When what came before the method
         (the import, and auto's choice; on Dask the engine's import and the instance's
-        conversion) took half the limit or more, the release's reason says so.
+        conversion) took half the limit or more, the release's reason says so. On Dask
+        ``provenance["import_s"]`` is the engine's import (Dask with it), recorded only
+        in the call that imported it, as locally, and ``provenance["conversion_s"]``
+        the instance's conversion to the engine's input, recorded in every call.
     engine : {"local", "dask"}, default="local"
         "dask" runs the method on a Dask DataFrame (:mod:`fairanon.distributed`;
         ``pip install 'fairanon[dask]'``): `instance` is then a Dask DataFrame or a
@@ -616,7 +620,12 @@ def _anonymize_distributed(instance, requirements, method, engine, schema, *, se
     with Dask (0.44 s CPU, 1 s wall on 2 shared cores), which was outside the limit, as
     was the instance's conversion."""
     _check_engine(engine, "anonymize")
-    from .distributed import DISTRIBUTED_METHODS, mondrian_dask
+    # The first call in a process imports the engine (Dask with it); later ones do not.
+    fresh = "fairanon.distributed" not in sys.modules
+    began = time.perf_counter()
+    distributed = importlib.import_module("fairanon.distributed")
+    imported = time.perf_counter() - began if fresh else 0.0
+    DISTRIBUTED_METHODS, mondrian_dask = distributed.DISTRIBUTED_METHODS, distributed.mondrian_dask
 
     name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
     if name == "auto":
@@ -626,7 +635,9 @@ def _anonymize_distributed(instance, requirements, method, engine, schema, *, se
             f"Method {name!r} does not run on Dask; the methods that run distributed are "
             f"{', '.join(DISTRIBUTED_METHODS)}. Use engine='local' for {name!r}."
         )
+    began = time.perf_counter()
     dinst, _ = _dask_inputs(instance, None, schema)
+    converted = time.perf_counter() - began
     before = time.perf_counter() - started
     given = time_limit
     if isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool) and time_limit > 0:
@@ -634,10 +645,14 @@ def _anonymize_distributed(instance, requirements, method, engine, schema, *, se
     else:
         given = None
     release = mondrian_dask(dinst, requirements, seed=seed, time_limit=time_limit, **options)
-    extra = {"import_s": before} if given is None else {"import_s": before, "time_limit_given": given}
+    extra = {"import_s": imported} if imported else {}
+    extra["conversion_s"] = converted
+    if given is not None:
+        extra["time_limit_given"] = given
     release = dataclasses.replace(release, provenance={**release.provenance, **extra})
-    return _before_the_method(release, "the import of the Dask engine (in the first call) and "
-                              "the instance's conversion", before, given)
+    what = ("the first call's import of the Dask engine and the instance's conversion"
+            if imported else "the instance's conversion")
+    return _before_the_method(release, what, before, given)
 
 
 def verify(instance, release, requirements=(), *, metrics: bool = True, bound: bool = False, engine: str = "local",
