@@ -1063,11 +1063,11 @@ class _Ranked:
             b = min(n, CHUNK)
             while True:
                 order = self.order[c + 1:, :b]
-                reached = np.cumsum(alive[order] * self.weights[c + 1:, :b], axis=1)
+                reached = (alive[order] * self.weights[c + 1:, :b]).cumsum(axis=1)
                 if b == n or bool((reached[:, -1] >= need).all()):
                     break
                 b = min(n, 4 * b)
-            at = np.argmax(reached >= need, axis=1)
+            at = (reached >= need).argmax(axis=1)
             rest = sum(self.values[self._rows[c + 1:], at].tolist())
         return rest, self._children(c, alive)
 
@@ -1087,14 +1087,14 @@ class _Ranked:
             if at >= len(positions):
                 return
             v = float(column[positions[at]])
-            hi = int(np.searchsorted(column, v + 1e-15, "right"))
+            hi = int(column.searchsorted(v + 1e-15, "right"))
             if done < hi:  # the weight at D <= v + 1e-15 reaches beyond what was read
                 end = min(n, max(hi, done + size))
                 reached, positions = _read(order, weights, alive, reached, positions, done, end)
                 done, size = end, 4 * size
             yield v, int(reached[hi - 1])
             # on to the first alive position past every one at v
-            at = int(np.searchsorted(positions, np.searchsorted(column, v, "right")))
+            at = int(positions.searchsorted(column.searchsorted(v, "right")))
 
     def pick(self, alive: np.ndarray, depth: int, v: float) -> int:
         """The first alive row (of the whole search) at D = v on the depth-th dimension
@@ -1107,10 +1107,11 @@ class _Ranked:
 def _read(order, weights, alive, reached, positions, done, end):
     """`reached` and `positions` (of :meth:`_Ranked._children`) read on to `end`."""
     held = alive[order[done:end]]
-    sums = np.cumsum(held * weights[done:end])
-    if len(reached):
-        sums += reached[-1]
-    return np.concatenate([reached, sums]), np.concatenate([positions, done + np.flatnonzero(held)])
+    sums = (held * weights[done:end]).cumsum()
+    if not len(reached):
+        return sums, held.nonzero()[0] + done
+    sums += reached[-1]
+    return np.concatenate([reached, sums]), np.concatenate([positions, held.nonzero()[0] + done])
 
 
 def _first(rows: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
