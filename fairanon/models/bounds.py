@@ -52,8 +52,8 @@ than as one minimum over all boxes, so it never exceeds that LP. Measured (2 cor
 German credit, the 7 QIs of ``benchmarks/exact.py``, NCP: 815.5 -> 1,020.2 for k = 5
 (LP 1,237), 1,180.7 -> 1,512.1 for k = 10 (LP 1,885), 888.0 -> 1,084.0 with 2-diversity
 too (which the LP does not count), 4-5 s CPU more; UCI Adult (8 QIs, LM, k = 5, pruned
-by a lattice-local release): 0.0180 -> 0.0222 per cell, 133 s CPU more than m(r)'s
-18-23 s (the records with the most m(r) first: 0.0202 after 40 s).
+by a lattice-local release): 0.0180 -> 0.0222 per cell, 100-118 s CPU more than
+m(r)'s 12-17 s (the records with the most m(r) first: 0.0202 after 40 s).
 
 Discernibility (C_DM: n per suppressed record, |E| per record of any other class E, as
 :func:`~fairanon.models.metrics.discernibility` reads it): classes of at least k records
