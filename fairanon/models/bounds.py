@@ -37,11 +37,13 @@ since the means over E_r add up, over the records, to the sum of lam. Each term 
 least lam(r) + s(r), with s(r) the least, over the boxes B that hold r and at least k
 records (and l sensitive values), of B's cost (a threshold per dimension of D) minus
 the mean of the k largest lam among the records B covers (a class's box covers it, and
-no mean of lam over k records or more of it exceeds that). With lam = m, every box's k
-largest m are each at most its cost (each of those records lies in the box, which holds
-k records), so s(r) >= 0: a record whose every box holds records that are cheaper
-elsewhere adds s(r) > 0 to the sum of m(r) -- the share of its classmates' cost that
-is its own. s(r) is found by branch and bound over the thresholds, as m(r) is, with the
+no mean of lam over k records or more of it exceeds that). With lam = m, each term is
+also at least m(r): every record s of E_r has m(s) <= w(E_r) (E_r is a class holding
+s), so the mean of m over E_r is at most w(E_r). So r adds max(0, s(r)) to the sum of
+m(r): a record whose every box holds records that are cheaper elsewhere adds the share
+of its classmates' cost that is its own. (A box's excess can be below 0, as for an
+ordered attribute whose LM cover is the cheaper of a range and a hierarchy node that is
+not a run of values: D is then no metric; the class argument holds all the same.) s(r) is found by branch and bound over the thresholds, as m(r) is, with the
 records whose D sums to more than u(r) plus the largest m within that sum left out (a
 box holding one costs more than u(r) in excess, and the release's class of r, a box,
 costs at most u(r)); a record whose search finds a box of excess 0 or less, passes
@@ -106,6 +108,8 @@ MAX_CANDIDATES = 3_000
 MAX_NODES = 20_000
 #: Branch-and-bound nodes per record of the shared-cost pass before it adds nothing.
 SHARED_NODES = 5_000
+#: Nodes of a record's shared-cost search between two reads of the deadline.
+SHARED_CLOCK = 32
 #: Subtracted from each record's shared cost: the floats that chose its box may have
 #: missed one cheaper by their rounding (sums of at most a few dozen costs of at most 1).
 SHARED_MARGIN = Fraction(1, 10**9)
@@ -687,7 +691,7 @@ class _Types:
 
 def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fraction, dict]:
     """What the shared cost of the classes adds to the sum of m(r): the sum over the
-    types of their weight times s(r) (see the module docstring), the types with the most
+    types of their weight times max(0, s(r)) (see the module docstring), the types with the most
     m(r) first, until `deadline` (types left add 0). Returns the sum and how many types
     added something, were searched to the end, were cut by :data:`SHARED_NODES` or by
     the time (each adds 0 then)."""
@@ -728,7 +732,8 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fractio
         cand = np.concatenate([[t], cand])
         D = np.vstack([np.zeros((1, D.shape[1])), D])
         found, how = _least_excess(D, weight[cand].astype(np.int64), lam[cand], k,
-                                   sens[cand] if sens is not None else None, need_l, best0)
+                                   sens[cand] if sens is not None else None, need_l, best0,
+                                   deadline)
         counts[how] += 1
         if found is None:
             continue
@@ -757,14 +762,16 @@ def _top_k(rows: np.ndarray, lam: np.ndarray, pi: list, weight: np.ndarray, k: i
     return out
 
 
-def _least_excess(D, w, lam, k, sens, need_l, best0):
+def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     """min over boxes (a threshold per dimension on D) covering at least k records (and
     l sensitive values) of the box's cost minus the mean of the k largest lam among the
     records it covers; row 0, the record's own type, has D = 0 and is always covered.
     Returns ((per-dimension row giving each threshold or -1, the rows covered), how):
     None when no box is below `best0` ("searched"), stops at the first box of excess 0
-    or less (None: the record adds nothing), and None when the search passes
-    :data:`SHARED_NODES` nodes ("cut")."""
+    or less (None: the record adds nothing), None when the search passes
+    :data:`SHARED_NODES` nodes ("cut"), and None once `deadline` (``time.perf_counter``,
+    read every :data:`SHARED_CLOCK` nodes) has passed ("unsearched"): a search over
+    20,000 candidates of 16 dimensions took 3-6 s to reach its node cap."""
     n, q = D.shape
     by_lam = np.argsort(-lam, kind="stable")
 
@@ -789,7 +796,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0):
         return None, "searched"
     distinct = sens is not None and need_l > 1
     best = [best0, None]
-    nodes = [0]
+    nodes, read = [0], [0]
     path = []  # per depth above the node, (its search, alive, threshold)
 
     def picks() -> list:
@@ -804,6 +811,10 @@ def _least_excess(D, w, lam, k, sens, need_l, best0):
         nodes[0] += 1
         if nodes[0] > SHARED_NODES:
             raise _Capped
+        if deadline is not None and nodes[0] - read[0] >= SHARED_CLOCK:
+            read[0] = nodes[0]  # leaves count as nodes too: the clock is read by the count
+            if time.perf_counter() >= deadline:
+                raise _Late
         if len(alive) >= COMPACT_FROM and COMPACT_SHARE * np.count_nonzero(alive) <= len(alive):
             at = at.compact(alive, depth)
             alive = np.ones(len(at.w), dtype=bool)
@@ -837,6 +848,8 @@ def _least_excess(D, w, lam, k, sens, need_l, best0):
         dfs(0, _Ranked(D, w, sens, by_lam), everything, 0.0)
     except _Capped:
         return None, "cut"
+    except _Late:
+        return None, "unsearched"
     except _Nothing:
         return None, "searched"
     if best[1] is None:
@@ -846,6 +859,10 @@ def _least_excess(D, w, lam, k, sens, need_l, best0):
 
 class _Nothing(Exception):
     """A box of excess 0 or less was found: the record adds nothing."""
+
+
+class _Late(Exception):
+    """The shared-cost search of a record passed the bound's deadline."""
 
 
 class _Index:

@@ -100,3 +100,40 @@ def test_the_shared_cost_stops_at_the_deadline(monkeypatch):
     found = lower_bound(inst, reqs, "lm", time_limit=60)
     assert found.value == 1
     assert found.details["shared"]["unsearched"] == 1 and found.details["shared"]["raised"] == 0
+
+
+class _Clock:
+    """A clock that moves one second each time it is read."""
+
+    def __init__(self):
+        self.now, self.reads = 0.0, 0
+
+    def perf_counter(self):
+        self.reads += 1
+        self.now += 1.0
+        return self.now
+
+
+def _long_search():
+    """A record's shared-cost search over 3,000 candidates of 8 dimensions with small
+    multipliers: it reaches its node cap (SHARED_NODES) without a box of excess 0."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    D = rng.integers(0, 20, size=(3000, 8)) / 20.0
+    D[0] = 0
+    lam = rng.random(3000) * 0.05
+    return D, np.ones(3000, dtype=np.int64), lam
+
+
+def test_a_long_shared_search_reads_the_deadline(monkeypatch):
+    """The search of one record reads the clock every SHARED_CLOCK nodes and stops once
+    its deadline has passed, adding nothing ("unsearched"); the same search without a
+    deadline runs to its node cap ("cut"). It read no clock before: one search over
+    20,000 candidates took 3-6 s past a deadline."""
+    D, w, lam = _long_search()
+    assert bounds._least_excess(D, w, lam, 10, None, 1, 8.0) == (None, "cut")
+    clock = _Clock()
+    monkeypatch.setattr(bounds, "time", clock)
+    assert bounds._least_excess(D, w, lam, 10, None, 1, 8.0, deadline=3.0) == (None, "unsearched")
+    assert clock.reads == 3  # stopped at the third read, after 3 x SHARED_CLOCK nodes at most
