@@ -146,7 +146,9 @@ seed: 0
 """
 
 FAMILIES = {
-    "mondrian": (["--method", "mondrian", "--dataset", "adult_full"], 1.5, [0.3, 0.8, 2.0]),
+    # Mondrian with least-loss cuts on 48,842 records takes about 2.1 s (plain Mondrian's
+    # 1.35 s, with the methods imported on first use, ended before an interrupt at 1.5 s).
+    "mondrian-loss": (["--method", "mondrian-loss", "--dataset", "adult_full"], 1.0, [0.3, 0.6, 1.6]),
     "lns": (["--method", "lns", "--time-limit", "60"], 6.0, [2.0, 10.0, 16.0]),
     "cpsat": (["--method", "cpsat", "--dataset", "german", "--time-limit", "60"], 5.0, [1.0, 9.0, 15.0]),
     "diva": (["diva.yaml"], 4.0, [1.0, 7.0, 10.0]),
@@ -156,7 +158,7 @@ FAMILIES = {
 }
 
 #: By default the one family that interrupts within seconds; the others are slow.
-DEFAULT_FAMILIES = ("mondrian",)
+DEFAULT_FAMILIES = ("mondrian-loss",)
 
 CASES = [
     pytest.param(family, delay, id=f"{family}-{delay}s",
