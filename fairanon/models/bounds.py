@@ -799,11 +799,6 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     nodes, read = [0], [0]
     path = []  # per depth above the node, (its search, alive, threshold)
 
-    def picks() -> list:
-        out = [-1] * q
-        for depth, (at, alive, v) in enumerate(path):
-            out[int(at.dims[depth])] = at.pick(alive, depth, v)
-        return out
 
     def dfs(depth, at, alive, partial):
         # Each call is one node; at the last dimension its children, the leaves, are
@@ -815,9 +810,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
             read[0] = nodes[0]  # leaves count as nodes too: the clock is read by the count
             if time.perf_counter() >= deadline:
                 raise _Late
-        if len(alive) >= COMPACT_FROM and COMPACT_SHARE * np.count_nonzero(alive) <= len(alive):
-            at = at.compact(alive, depth)
-            alive = np.ones(len(at.w), dtype=bool)
+        at, alive = _compacted(at, alive, depth)
         mean = top(at.rows(_first(at.by_lam, alive, k))) / k  # the alive rows, largest lam first
         col = at.column(depth)
         rest, children = at.node(alive, depth, k)
@@ -837,7 +830,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
                     raise _Capped
                 excess = (partial + v) - top(at.rows(_first(at.by_lam, sub, k))) / k
                 if excess < best[0] - 1e-12:
-                    best[0], best[1] = excess, (picks(), at.rows(np.flatnonzero(sub)))
+                    best[0], best[1] = excess, (_picks(path, q), at.rows(np.flatnonzero(sub)))
                     if best[0] <= 0:
                         raise _Nothing
             else:
@@ -855,6 +848,24 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     if best[1] is None:
         return None, "searched"
     return best[1], "searched"
+
+
+def _picks(path: list, q: int) -> list:
+    """Per dimension, the candidate row giving the threshold chosen on the search's path
+    (its (search, alive, threshold) per depth), or -1 for a threshold of 0."""
+    out = [-1] * q
+    for depth, (at, alive, v) in enumerate(path):
+        out[int(at.dims[depth])] = at.pick(alive, depth, v)
+    return out
+
+
+def _compacted(at, alive: np.ndarray, depth: int):
+    """The search `at` and its `alive` mask, moved to a copy of the alive candidates when
+    at most one in COMPACT_SHARE of at least COMPACT_FROM is alive."""
+    if len(alive) >= COMPACT_FROM and COMPACT_SHARE * np.count_nonzero(alive) <= len(alive):
+        at = at.compact(alive, depth)
+        alive = np.ones(len(at.w), dtype=bool)
+    return at, alive
 
 
 class _Nothing(Exception):
@@ -1170,11 +1181,6 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
     distinct = sens is not None and need_l > 1
     path = []  # per depth above the node, (its search, alive, threshold)
 
-    def picks() -> list:
-        out = [-1] * q
-        for depth, (at, alive, v) in enumerate(path):
-            out[int(at.dims[depth])] = at.pick(alive, depth, v)
-        return out
 
     def dfs(depth, at, alive, partial):
         # Each call is one node; at the last dimension its children, the leaves, are
@@ -1182,9 +1188,7 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
         nodes[0] += 1
         if nodes[0] > MAX_NODES:
             raise _Capped
-        if len(alive) >= COMPACT_FROM and COMPACT_SHARE * np.count_nonzero(alive) <= len(alive):
-            at = at.compact(alive, depth)
-            alive = np.ones(len(at.w), dtype=bool)
+        at, alive = _compacted(at, alive, depth)
         col = at.column(depth)
         rest, children = at.node(alive, depth, need)
         last = depth == q - 1
@@ -1203,7 +1207,7 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
                 if nodes[0] > MAX_NODES:
                     raise _Capped
                 if partial + v < best[0] - 1e-12:
-                    best[0], best[1] = partial + v, picks()
+                    best[0], best[1] = partial + v, _picks(path, q)
             else:
                 dfs(depth + 1, at, sub, partial + v)
             path.pop()
