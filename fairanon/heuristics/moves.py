@@ -529,13 +529,7 @@ class MoveSearch:
         a = int(self.group[r])
         p = self.pos[r]
         key = self.key_of[r]
-        same = np.flatnonzero(self.alive & (self.key == key))
-        if len(same) > PREFILTER_CLASSES:
-            near = self.near_cache.get(a)
-            if near is None:
-                near = self.near_cache[a] = self.nearest(a, NEAR_CLASSES)
-            same = near[self.alive[near] & (self.key[near] == key)]
-        same = same[same != a]
+        same = self._candidates(a, key)
         if not len(same):
             return 0.0, None, -1, -1
         joined = self.unit(np.minimum(self.lo[same], p), np.maximum(self.hi[same], p))
