@@ -46,7 +46,10 @@ ordered attribute whose LM cover is the cheaper of a range and a hierarchy node 
 not a run of values: D is then no metric; the class argument holds all the same.) s(r) is found by branch and bound over the thresholds, as m(r) is, with the
 records whose D sums to more than u(r) plus the largest m within that sum left out (a
 box holding one costs more than u(r) in excess, and the release's class of r, a box,
-costs at most u(r)); a record whose search finds a box of excess 0 or less, passes
+costs at most u(r)). The box attaining m(r) is one of those boxes, so its excess
+bounds s(r) from above: a record whose box has none adds 0 unsearched, and the others
+are searched below it (a far smaller radius than u(r)), adding it when no box has
+less. A record whose search finds a box of excess 0 or less, passes
 :data:`SHARED_NODES` nodes or is not reached in the time adds 0. This is the
 Lagrangian relaxation of the set-partitioning model at the per-record multipliers
 (cf. the LP bound of :mod:`fairanon.solver.bounds`), taken record by record rather
@@ -54,8 +57,9 @@ than as one minimum over all boxes, so it never exceeds that LP. Measured (2 cor
 German credit, the 7 QIs of ``benchmarks/exact.py``, NCP: 815.5 -> 1,020.2 for k = 5
 (LP 1,237), 1,180.7 -> 1,512.1 for k = 10 (LP 1,885), 888.0 -> 1,084.0 with 2-diversity
 too (which the LP does not count), 4-5 s CPU more; UCI Adult (8 QIs, LM, k = 5, pruned
-by a lattice-local release): 0.0180 -> 0.0222 per cell, 100-118 s CPU more than
-m(r)'s 12-17 s (the records with the most m(r) first: 0.0202 after 40 s).
+by a lattice-local release): 0.0180 -> 0.0222 per cell, about 40 s CPU more than
+m(r)'s 12-17 s, where a search from u(r) took 100-118 s (the records with the most
+weight times excess first: 0.0212 after 33 s in all).
 
 Discernibility (C_DM: n per suppressed record, |E| per record of any other class E, as
 :func:`~fairanon.models.metrics.discernibility` reads it): classes of at least k records
@@ -619,6 +623,7 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
     counts = {"types": n_types, "solved": 0, "quick": 0, "capped": 0, "unsolved": 0}
     total = Fraction(0)
     pi = [Fraction(0)] * n_types  # m(r) or the lower bound found for it, per type
+    boxes = [None] * n_types  # per type whose m(r) a box attains: (its other types, cost)
     table = _Costs(dims, idx)
     by_group = {g: _Index(np.flatnonzero(group == g), idx, dims, table)
                 for g in np.unique(group).tolist()}
@@ -669,7 +674,10 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
                 exact += _exact(d, int(idx[t, j]), int(idx[cand[chosen[j]], j]))
         pi[t] = min(exact, ub[t])
         total += pi[t] * w_t
-    types = _Types(weight, idx, group, sens, ub, pi, by_group, table)
+        if how == "solved":  # a box (the quicker bound's picks are none)
+            th = np.array([D[c, j] if c >= 0 else 0.0 for j, c in enumerate(chosen)])
+            boxes[t] = (cand[(D <= th + 1e-15).all(axis=1)], exact)
+    types = _Types(weight, idx, group, sens, ub, pi, by_group, table, boxes)
     return (int(total) if total.denominator == 1 else total), counts, types
 
 
@@ -677,7 +685,9 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
 class _Types:
     """The distinct records of :func:`_per_record` and what it found for them: weight,
     per-dimension index, protected group, sensitive value (or None), upper cost u(r),
-    m(r) (or the lower bound found for it), the groups' indexes and the float D."""
+    m(r) (or the lower bound found for it), the groups' indexes, the float D and, per
+    type whose m(r) a box attains (a search of :func:`_min_box` run to its end), that
+    box: the other types it covers and its exact cost (None for the other types)."""
 
     weight: np.ndarray
     idx: np.ndarray
@@ -687,31 +697,50 @@ class _Types:
     pi: list
     by_group: dict
     costs: _Costs
+    boxes: list
 
 
 def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fraction, dict]:
     """What the shared cost of the classes adds to the sum of m(r): the sum over the
-    types of their weight times max(0, s(r)) (see the module docstring), the types with the most
-    m(r) first, until `deadline` (types left add 0). Returns the sum and how many types
-    added something, were searched to the end, were cut by :data:`SHARED_NODES` or by
-    the time (each adds 0 then)."""
+    types of their weight times max(0, s(r)) (see the module docstring), until
+    `deadline` (types left add 0).
+
+    The box that attains m(r) holds r and k records, so its excess -- m(r) less the mean
+    of the k largest m it covers -- is at least s(r): a type whose box has no excess adds
+    nothing unsearched, and the others are searched for a box of less excess than their
+    own, the most weight times excess first (a bound cut short by its time holds most of
+    what the whole would); a search that finds none adds that excess. The types whose
+    m(r) no box attains (the quicker bound, or u(r)) are searched last, from u(r) (an
+    excess no box below it reaches adds 0 then). Returns the sum and how many types
+    added something, were searched to the end, had a box of no excess, were cut by
+    :data:`SHARED_NODES` or by the time (each adds 0 then).
+    """
     weight, idx, group, sens, pi = types.weight, types.idx, types.group, types.sens, types.pi
-    counts = {"raised": 0, "searched": 0, "cut": 0, "unsearched": 0}
+    counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0}
     lam = np.array([float(p) for p in pi])
+    own = {}  # per type with a box: its excess, exact
+    for t, box in enumerate(types.boxes):
+        if box is not None and pi[t] > 0:
+            covers, cost = box
+            own[t] = cost - _top_k(np.concatenate([[t], covers]), lam, pi, weight, k) / k
+    boxed = [t for t, e in own.items() if e > 0]
+    counts["no_excess"] = len(own) - len(boxed)
+    excess_f = np.array([float(own[t]) for t in boxed])
+    boxed = np.array(boxed, dtype=np.int64)[np.argsort(-excess_f * weight[boxed], kind="stable")]
+    rest = np.array([t for t in range(len(pi)) if t not in own and pi[t] > 0], dtype=np.int64)
+    rest = rest[np.argsort(-lam[rest] * weight[rest], kind="stable")]
     highest = {}  # per group, the largest m
     total = Fraction(0)
-    for t in np.argsort(-lam * weight, kind="stable").tolist():
-        if pi[t] == 0:
-            break  # every type left has m(r) = 0: its own values form a class (s(r) = 0)
+    for t in boxed.tolist() + rest.tolist():
         if deadline is not None and time.perf_counter() >= deadline:
             counts["unsearched"] += 1
             continue
         index = types.by_group[int(group[t])]
-        best0 = float(types.ub[t])
-        # The boxes that could cost less than u(r) in excess: those whose cost minus
-        # the largest m(s) of a record s within it is below u(r) (module docstring).
-        # None holds a record s whose summed D is above u(r) plus the group's largest m
-        # (its cost less any m is above u(r)): the types within that, all of them
+        best0 = float(own[t]) if t in own else float(types.ub[t])
+        # The boxes that could cost less than best0 in excess: those whose cost minus
+        # the largest m(s) of a record s within it is below best0 (module docstring).
+        # None holds a record s whose summed D is above best0 plus the group's largest
+        # m (its cost less any m is above best0): the types within that, all of them
         # (those the trie finds, within a margin of the sums' rounding, then the sum).
         if int(group[t]) not in highest:
             highest[int(group[t])] = float(lam[index.members].max())
@@ -735,14 +764,21 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fractio
                                    sens[cand] if sens is not None else None, need_l, best0,
                                    deadline)
         counts[how] += 1
-        if found is None:
+        if how != "searched":
             continue
-        picks, covered = found
-        excess = Fraction(0)
-        for j, d in enumerate(dims):
-            if picks[j] >= 0:
-                excess += _exact(d, int(idx[t, j]), int(idx[cand[picks[j]], j]))
-        excess -= _top_k(cand[covered], lam, pi, weight, k) / k
+        if found is None:
+            if t not in own:
+                continue
+            excess = own[t]  # no box has less excess than r's own
+        else:
+            picks, covered = found
+            excess = Fraction(0)
+            for j, d in enumerate(dims):
+                if picks[j] >= 0:
+                    excess += _exact(d, int(idx[t, j]), int(idx[cand[picks[j]], j]))
+            excess -= _top_k(cand[covered], lam, pi, weight, k) / k
+            if t in own:
+                excess = min(excess, own[t])
         excess -= SHARED_MARGIN  # the floats that chose the box may have missed a cheaper one
         if excess > 0:
             counts["raised"] += 1
@@ -768,7 +804,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     records it covers; row 0, the record's own type, has D = 0 and is always covered.
     Returns ((per-dimension row giving each threshold or -1, the rows covered), how):
     None when no box is below `best0` ("searched"), stops at the first box of excess 0
-    or less (None: the record adds nothing), None when the search passes
+    or less (None, "no_excess": the record adds nothing), None when the search passes
     :data:`SHARED_NODES` nodes ("cut"), and None once `deadline` (``time.perf_counter``,
     read every :data:`SHARED_CLOCK` nodes) has passed ("unsearched"): a search over
     20,000 candidates of 16 dimensions took 3-6 s to reach its node cap."""
@@ -844,7 +880,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     except _Late:
         return None, "unsearched"
     except _Nothing:
-        return None, "searched"
+        return None, "no_excess"
     if best[1] is None:
         return None, "searched"
     return best[1], "searched"

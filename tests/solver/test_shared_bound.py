@@ -49,9 +49,28 @@ def test_records_with_a_box_of_no_excess_add_nothing():
     reqs = [fa.KAnonymity(2)]
     found = lower_bound(inst, reqs, "lm")
     assert found.value == Fraction(8, 9) and found.details["shared"]["raised"] == 0
+    assert found.details["shared"]["no_excess"] == 2  # 5 and 9, left unsearched
     optimum = fa.anonymize(inst, reqs, method="cpsat", objective="lm", seed=0)
     assert fa.verify(inst, optimum, reqs).passed
     assert objective_value(inst, optimum, "lm") == Fraction(8, 9)
+
+
+def test_the_search_starts_from_the_excess_of_the_box_of_m(monkeypatch):
+    """The outlier of the first test: the box attaining its m(r) = 1 (0-9, all eleven
+    records) has excess 1 - 1/5 = 4/5, so its search looks below 4/5 alone (from u(r) =
+    1, the all-'*' cost, before) and, finding nothing, adds 4/5."""
+    inst = _numeric([0] * 10 + [9])
+    seen = []
+    real = bounds._least_excess
+
+    def spy(D, w, lam, k, sens, need_l, best0, deadline=None):
+        seen.append(best0)
+        return real(D, w, lam, k, sens, need_l, best0, deadline)
+
+    monkeypatch.setattr(bounds, "_least_excess", spy)
+    found = lower_bound(inst, [fa.KAnonymity(5)], "lm")
+    assert seen == [0.8]
+    assert found.value == 1 + Fraction(4, 5) - SHARED_MARGIN
 
 
 SHARED = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
