@@ -620,11 +620,10 @@ def lns(
         (within the memory limit less the search's model); when the search's re-solves
         run in several processes but it starts with the local search (k-anonymity with
         NCP or LM, :data:`MOVES_SHARE`), which runs in this one, the bound runs beside
-        the local search for its share of the time (UCI Adult, k = 5, LM, 60 s: the
-        per-record bound then had 33 s on the second core, where it had 11 s, the
-        ``BOUND_SHARE`` after the search; should the local search end early, the bound
-        keeps running beside the re-solves' processes until its time is up). Beside
-        the search when that is at least
+        the local search on the second core and then beside the re-solves' processes,
+        for the whole search time too (UCI Adult, k = 5, LM, 60 s: the per-record bound
+        then has about 50 s, where it had 11 s, the ``BOUND_SHARE`` after the search).
+        Beside the search when that is at least
         ``BESIDE_MIN_SECONDS``, else after it in
         ``BOUND_SHARE`` of the time; if that process fails, the bound is computed after
         the search and ``provenance["lower_bound"]["beside_search"]`` says why.
@@ -841,15 +840,16 @@ def lns(
     moves = _moves_apply(requirements, objective, recoding, max_rounds)
     apart, whole = (_bound_apart(first, requirements, objective, searches, num_workers, moves)
                     if bound else (None, True))
-    # The bound beside the search would have until the search ends (or, beside the local
-    # search only, until that ends), less a tenth kept for its last LP round and its answer.
+    # The bound beside the search has until the search ends, less a tenth kept for its
+    # last LP round and its answer; beside the local search too, and then beside the
+    # re-solves' processes: on UCI Adult (k = 5, LM, 60 s) the per-record bound needs
+    # about 50 s, and the re-solves, which improve the release by 0.2 % there, lose a
+    # third of their CPU for the rest.
     beside_s = 0.9 * max(0.0, deadline - FINISH_SHARE * budget - time.perf_counter())
     if counted:
         # A run counted in rounds is not timed: the bound has an allotment of its own,
         # BOUND_SHARE of the default, beside the search or after it.
         beside_s = 0.9 * BOUND_SHARE * budget
-    if not whole:
-        beside_s *= MOVES_SHARE
     if beside_s < BESIDE_MIN_SECONDS:
         apart = None
     beside = None

@@ -1449,8 +1449,9 @@ def test_a_whole_table_infeasible_over_candidate_labels_only_is_not_claimed(monk
 def test_the_bound_runs_beside_the_local_search_when_the_re_solves_take_two_processes(monkeypatch):
     """German credit, k = 2, with the classes per search process lowered to 20: the start
     (about 100 classes) makes the re-solves run in two processes; the local search before
-    them runs in this one, so the bound runs beside it, for its share of the time
-    (MOVES_SHARE of what the search has), and the re-solves still run in two processes."""
+    them runs in this one, so the bound runs beside it and then beside the re-solves,
+    for the whole search time (not the local search's MOVES_SHARE of it alone), and the
+    re-solves still run in two processes."""
     import importlib
 
     search_module = importlib.import_module("fairanon.solver.lns.search")
@@ -1461,19 +1462,23 @@ def test_the_bound_runs_beside_the_local_search_when_the_re_solves_take_two_proc
     real = lns_module._BoundProcess.__init__
 
     def init(self, *args):
-        seconds.append(args[4])
+        seconds.append((args[4], time.perf_counter()))
         real(self, *args)
 
     monkeypatch.setattr(lns_module._BoundProcess, "__init__", init)
     inst = _german()
     reqs = [fa.KAnonymity(2)]
     limit = 6.0
+    began = time.perf_counter()
     rel = lns(inst, reqs, objective="ncp", seed=0, time_limit=limit, whole_types=0)
     start = fa.anonymize(inst, reqs, method=rel.provenance["search"]["start"], seed=0, objective="ncp")
     assert start.n_groups >= 2 * 20  # the re-solves' two processes are due
     assert len(started) == 1 and rel.provenance["search"]["parts"] == 2
-    # the local search's share of at most the whole limit, less a tenth for the answer
-    assert 0 < seconds[0] <= 0.9 * lns_module.MOVES_SHARE * limit
+    # what the search has left, less a tenth for the answer: from at least when the
+    # call began to at most when the bound started
+    given, at = seconds[0]
+    search_end = limit - lns_module.FINISH_SHARE * limit
+    assert 0.9 * (began + search_end - at) <= given <= 0.9 * search_end
     assert fa.verify(inst, rel, reqs).passed
     assert "beside_search" not in rel.provenance["lower_bound"]
     assert 0 < rel.bound <= rel.objective == objective_value(inst, rel, "ncp")
