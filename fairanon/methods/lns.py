@@ -622,7 +622,8 @@ def lns(
         NCP or LM, :data:`MOVES_SHARE`), which runs in this one, the bound runs beside
         the local search on the second core and then beside the re-solves' processes,
         for the whole search time too (UCI Adult, k = 5, LM, 60 s: the per-record bound
-        then has about 50 s, where it had 11 s, the ``BOUND_SHARE`` after the search).
+        then has about 50 s, where it had 33 s beside the local search alone, and 11 s,
+        the ``BOUND_SHARE`` after the search, before that).
         Beside the search when that is at least
         ``BESIDE_MIN_SECONDS``, else after it in
         ``BOUND_SHARE`` of the time; if that process fails, the bound is computed after
@@ -938,12 +939,11 @@ def _bound_apart(first: Release, requirements, objective, searches: int, workers
     search would run in one process anyway
     (:func:`fairanon.solver.lns.processes_for`, counted on the start's classes) -- for
     the whole search -- or, when it would not but starts with the local search (`moves`,
-    which runs in this process alone), for the local search's share of the time; and
-    when the memory limit leaves room beside the search's models (one, or `searches`
-    when the bound runs beside the local search only: it may end a little after the
-    re-solves begin). Returns the limit the bound keeps to then (the limit in force
-    less the search's models), else None, and whether the bound has the whole search
-    (the search then runs in one process)."""
+    which runs in this process alone), beside the local search and then beside the
+    re-solves' processes; and when the memory limit leaves room beside the search's
+    models (one, or `searches` when the re-solves run in several processes). Returns
+    the limit the bound keeps to then (the limit in force less the search's models),
+    else None, and whether the search runs in one process."""
     if isinstance(objective, Objective) or not can_fork() or len(os.sched_getaffinity(0)) < 2:
         return None, True
     whole = processes_for(first.n_groups, objective, requirements, searches) <= 1
