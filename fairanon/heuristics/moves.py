@@ -27,7 +27,10 @@ swap of that record (steepest over its candidates), and after each change re-exa
 the records of the classes it touched and of their nearest classes, until no record has
 an improving move (a local optimum). A record's candidates are the classes of its
 protected value that it joins most cheaply; above :data:`PREFILTER_CLASSES` classes,
-among the :data:`NEAR_CLASSES` nearest classes of its own class only.
+among the :data:`NEAR_CLASSES` nearest classes of its own class only. Records next in
+the descent's queue are priced together on the partition as it is (up to :data:`BATCH`,
+doubling after each batch without an improving change), and the first with an
+improving change is applied: the same changes in the same order as one by one.
 
 A perturbation (``kick="regroup"``, the default) pools a random class and one or two
 of its nearest classes (drawn) and cuts the pool again greedily: from a random record,
@@ -87,6 +90,11 @@ EPS = 1e-9
 #: Leaves of a hierarchy above which the pairwise table of lowest-common-ancestor losses
 #: (leaves^2 floats) is not built and the search refuses the attribute.
 MAX_TABLE_LEAVES = 2048
+#: Records a descent prices together at most (:meth:`MoveSearch.best_changes`): after a
+#: change it prices one record, then twice as many after each batch without one.
+BATCH = 64
+#: Box cells (records x candidate classes x attributes) a batch prices at most.
+BATCH_CELLS = 1 << 18
 #: The clock the deadline is read on (``time.perf_counter``).
 _clock = time.perf_counter
 
@@ -301,6 +309,7 @@ class MoveSearch:
             self.pos_at = self.pos * self.stride + self.offset
             self.wlo_at = np.zeros((n, self.d), dtype=np.int64)
         self._key_cache: dict[int, tuple] = {}
+        self._large_keys: set[int] = set()  # values of more than PREFILTER_CLASSES classes
         self._block_cache: dict[int, np.ndarray] = {}
         self.near_cache: dict[int, np.ndarray] = {}  # class -> its nearest classes
         for g in range(c):
@@ -346,6 +355,8 @@ class MoveSearch:
         if now != was:
             self._key_cache.pop(was[1], None)
             self._key_cache.pop(now[1], None)
+            self._large_keys.discard(was[1])
+            self._large_keys.discard(now[1])
         elif now[0] and now[1] in self._key_cache:
             same, lo_at, hi, grown, cost = self._key_cache[now[1]]
             j = int(np.searchsorted(same, g))
@@ -456,12 +467,10 @@ class MoveSearch:
             self._block_cache[b] = block
         return block
 
-    def best_change(self, r: int):
-        """The best move or swap of record r: (delta, kind, target class, other record)."""
-        if not self.fast:
-            return self._best_change_any(r)
-        a = int(self.group[r])
-        key = int(self.key[a])
+    def _key_entry(self, key: int) -> tuple:
+        """The live classes of protected value `key` (ascending) with their premultiplied
+        lows, highs, sizes plus one and losses; kept (`_key_cache`) up to
+        :data:`PREFILTER_CLASSES` classes."""
         entry = self._key_cache.get(key)
         if entry is None:
             same = np.flatnonzero(self.alive & (self.key == key))
@@ -469,7 +478,15 @@ class MoveSearch:
                      self.size[same] + 1, self.cost[same])
             if len(same) <= PREFILTER_CLASSES:
                 self._key_cache[key] = entry
-        same, lo_at, hi, grown, cost = entry
+        return entry
+
+    def best_change(self, r: int):
+        """The best move or swap of record r: (delta, kind, target class, other record)."""
+        if not self.fast:
+            return self._best_change_any(r)
+        a = int(self.group[r])
+        key = int(self.key[a])
+        same, lo_at, hi, grown, cost = self._key_entry(key)
         if len(same) > PREFILTER_CLASSES:
             same = self._candidates(a, key)
             lo_at, hi = self.lo[same] * self.stride + self.offset, self.hi[same]
@@ -504,6 +521,74 @@ class MoveSearch:
             if delta[i] < best[0]:
                 best = (float(delta[i]), "swap", int(gs[i]), int(block[i, 4 * d]))
         return best
+
+    def best_changes(self, rows: np.ndarray):
+        """best_change of each of `rows` (records of one protected value, whose classes
+        are kept in `_key_cache`, every attribute tabled), priced together on the
+        partition as it is: arrays of the deltas, kinds (0 none, 1 move, 2 swap), target
+        classes and other records. Each row reads the same table entries, sums them in
+        the same order and breaks ties as best_change does (argpartition and argmin
+        row by row), so the same changes."""
+        flat, d, k = self.flat, self.d, self.k
+        count = len(rows)
+        at = np.arange(count)
+        a = self.group[rows]
+        same, lo_at, hi, grown, cost = self._key_entry(int(self.key[a[0]]))
+        c = len(same) - 1  # candidates of each record: its value's classes but its own
+        delta = np.zeros(count)
+        kind = np.zeros(count, dtype=np.int64)
+        target = np.full(count, -1, dtype=np.int64)
+        other = np.full(count, -1, dtype=np.int64)
+        if c < 1:
+            return delta, kind, target, other
+        p = self.pos[rows]
+        p_at = self.pos_at[rows]
+        add = grown * flat[np.minimum(lo_at, p_at[:, None, :])
+                           + np.maximum(hi, p[:, None, :])].sum(axis=-1) - cost
+        cols = np.arange(c)
+        cols = cols + (cols >= np.searchsorted(same, a)[:, None])  # a's column left out
+        add = np.take_along_axis(add, cols, axis=1)
+        cand = same[cols]
+        if c > self.candidates:
+            keep = np.argpartition(add, self.candidates, axis=1)[:, : self.candidates]
+            cand = np.take_along_axis(cand, keep, axis=1)
+            add = np.take_along_axis(add, keep, axis=1)
+        size_a = self.size[a]
+        wlo_r, whi_r = self.wlo_at[rows], self.whi[rows]
+        own = flat[wlo_r + whi_r].sum(axis=-1)
+        can = size_a - 1 >= k
+        removed = self.cost[a] - (size_a - 1) * own
+        move = add - removed[:, None]
+        i = move.argmin(axis=1)
+        best = move[at, i]
+        moved = can & (best < 0.0)
+        delta[moved] = best[moved]
+        kind[moved] = 1
+        target[moved] = cand[at, i][moved]
+        if cand.shape[1] > self.swap_classes:
+            keep = np.argpartition(add, self.swap_classes, axis=1)[:, : self.swap_classes]
+            cand = np.take_along_axis(cand, keep, axis=1)
+        cache = self._block_cache
+        block = np.concatenate([cache[b] if b in cache else self._block(b)
+                                for b in cand.reshape(-1).tolist()])
+        lengths = self.size[cand].sum(axis=1)
+        row = np.repeat(at, lengths)
+        new_a = size_a[row] * flat[np.minimum(wlo_r[row], block[:, :d])
+                                   + np.maximum(whi_r[row], block[:, d:2 * d])].sum(axis=-1)
+        gs = block[:, 4 * d + 1]
+        new_b = block[:, 4 * d + 2] * flat[np.minimum(block[:, 2 * d:3 * d], p_at[row])
+                                           + np.maximum(block[:, 3 * d:4 * d], p[row])].sum(axis=-1)
+        swap = new_a + new_b - self.cost[a][row] - self.cost[gs]
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        low = np.minimum.reduceat(swap, starts)
+        hits = np.flatnonzero(swap == low[row])
+        i = hits[np.searchsorted(row[hits], at)]  # each row's first least (as argmin)
+        swapped = low < delta
+        delta[swapped] = low[swapped]
+        kind[swapped] = 2
+        target[swapped] = gs[i][swapped]
+        other[swapped] = block[i, 4 * d][swapped]
+        return delta, kind, target, other
 
     def _move_and_swap_classes(self, a: int, same: np.ndarray, add: np.ndarray,
                                own: float | None):
@@ -604,6 +689,7 @@ class MoveSearch:
         queued = np.zeros(self.n, dtype=bool)
         queued[queue] = True
         near_count = 4
+        batch = 1
         while queue or split_queue:
             self._check_time()
             touched: tuple[int, ...] = ()
@@ -616,12 +702,12 @@ class MoveSearch:
                     continue
                 touched = (g, self.split(g, part))
             else:
-                r = int(queue.pop())
-                queued[r] = False
-                delta, kind, b, s = self.best_change(r)
-                if kind is None or delta >= -EPS:
+                change = self._first_change(queue, queued, batch)
+                if change is None:
+                    batch = min(2 * batch, BATCH)
                     continue
-                touched = self.apply(r, kind, b, s)
+                batch = 1
+                touched = self.apply(*change)
             for g in touched:
                 if not self.alive[g]:
                     continue
@@ -631,6 +717,39 @@ class MoveSearch:
                     fresh = rows_h[~queued[rows_h]]
                     queued[fresh] = True
                     queue.extend(self.rng.permutation(fresh).tolist())
+
+    def _first_change(self, queue: list, queued: np.ndarray, batch: int):
+        """Pop records off the end of `queue` up to the first that has an improving move
+        or swap, and return (record, kind, class, other record) of that change, or None
+        when none of those popped has one. Up to `batch` records of one protected value
+        are priced together (best_changes) when every attribute is tabled and the
+        value's classes are kept; those after the first with a change stay queued."""
+        key = int(self.key_of[queue[-1]])
+        if self.fast and batch > 1 and key not in self._large_keys:
+            entry = self._key_entry(key)
+            if len(entry[0]) > PREFILTER_CLASSES:
+                self._large_keys.add(key)  # until its number of classes changes
+            else:
+                cells = len(entry[0]) * max(self.d, 1)
+                batch = min(batch, len(queue), max(1, BATCH_CELLS // cells))
+                rows = np.array(queue[-batch:][::-1], dtype=np.int64)
+                rows = rows[: np.argmin(np.append(self.key_of[rows] == key, False))]
+                delta, kind, target, other = self.best_changes(rows)
+                found = np.flatnonzero((kind > 0) & (delta < -EPS))
+                popped = len(rows) if not len(found) else int(found[0]) + 1
+                del queue[-popped:]
+                queued[rows[:popped]] = False
+                if not len(found):
+                    return None
+                i = int(found[0])
+                return (int(rows[i]), "move" if kind[i] == 1 else "swap", int(target[i]),
+                        int(other[i]))
+        r = int(queue.pop())
+        queued[r] = False
+        delta, kind, b, s = self.best_change(r)
+        if kind is None or delta >= -EPS:
+            return None
+        return r, kind, b, s
 
     # ------------------------------------------------------------------ kicks
     def kick(self, kind: str = "regroup") -> tuple[int, np.ndarray]:
@@ -751,7 +870,8 @@ def local_search(
         and number of kicks give the same partition.
     deadline : float, optional
         ``time.perf_counter()`` value at which the search stops (checked before every
-        record examined, and while the tables and classes are set up) and returns the
+        record examined or batch of at most :data:`BATCH` records priced together, and
+        while the tables and classes are set up) and returns the
         best partition found (the start when the set-up did not end in time).
     max_kicks : int, optional
         Perturbations after the first descent (default: until the deadline; 0 without
