@@ -278,18 +278,20 @@ def _short_of_time(now: float, began: float, kept: int, total: int, deadline: fl
 def _rounds(
     problem: _Problem, checks, share: Fraction, beam: int, mix: int, numbers, deadline,
     final_deadline=None,
-) -> list[_Round]:
+) -> tuple[list[_Round], bool]:
     """Rounds until no record is left or no node keeps enough of them (the records
     left are then the remainder); once the time is up, one last round keeps all it
     can. A round's descent stops at `deadline`, the last round's at `final_deadline`
     (:func:`_best_node`). When the time left is short (:func:`_short_of_time`) a round
-    keeps more records; else the rounds are those without a deadline."""
+    keeps more records; else the rounds are those without a deadline. Also returns
+    whether a round kept more for being short of time: the rounds then differ from
+    those without a deadline though they may end well before it."""
     recs, space = problem.recs, problem.space
     top = tuple(space.heights)
     left = np.ones(recs.base.n, dtype=bool)
     rounds: list[_Round] = []
     last = began = time.perf_counter()
-    final = False
+    final = short = False
     while left.any() and not final:
         now = time.perf_counter()
         final = deadline is not None and now >= deadline
@@ -311,6 +313,7 @@ def _rounds(
             # as the records left shrink (the last one's time, thrice, sets the pace).
             allowed = max(3 * (deadline - now) / max(now - last, 1e-3), 1.0)
             spread = math.ceil(total * (1 - (checker.k / total) ** (1 / allowed)))
+            short |= min(most, spread) > need
             need = max(need, min(most, spread))
         last = now
         best, costs = _best_node(checker, top, need, beam, final_deadline if final else deadline)
@@ -322,7 +325,7 @@ def _rounds(
         keep = pick >= 0
         rounds.append(_Round(levels, where[keep], pick[keep], int(checker.base.sizes[keep].sum())))
         left[where[keep]] = False
-    return rounds
+    return rounds, short
 
 
 @dataclasses.dataclass
@@ -577,7 +580,8 @@ def lattice_local(
         ``provenance["fulldomain_stopped"]``, when the memory limit ended that node's
         search early (its best node so far then competes), why;
         ``provenance["time_limit_reached"]`` whether the limit shaped the release (the
-        full-domain search, the rounds or the lowering stopped at their deadlines).
+        full-domain search, the rounds or the lowering stopped at their deadlines, or
+        the rounds kept more records each for being short of time).
 
     Raises
     ------
@@ -704,11 +708,15 @@ def lattice_local(
         if objective in ("lm", "ncp") and instance.schema[attr.name].kind == "numeric"
         for vals in [_active(instance, attr.name)[0]]
     ]
-    rounds = _rounds(problem, requirements, share, beam, nodes, numbers, rounds_deadline, refine_deadline)
-    # Whether the limit shaped the release: the full-domain search stopped, or the rounds
-    # ran to their deadline (a descent stopped there, or the last round kept all it could).
+    rounds, short = _rounds(problem, requirements, share, beam, nodes, numbers, rounds_deadline,
+                            refine_deadline)
+    # Whether the limit shaped the release: the full-domain search stopped, the rounds
+    # kept more records each for being short of time (they may then end well before
+    # their deadline: German credit, k = 5, LM at 0.4-2 s), or they ran to their
+    # deadline (a descent stopped there, or the last round kept all it could).
     cut = deadline is not None and (
         (outcome.stopped is None and outcome.status not in (Status.OPTIMAL, Status.INFEASIBLE))
+        or short
         or time.perf_counter() >= rounds_deadline
     )
 
