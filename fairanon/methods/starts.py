@@ -67,6 +67,17 @@ QUADRATIC_RATES = {"kmember": (1e8, False), "oka": (7e7, True)}
 #: (1,000), 2 shared cores; in lns's shares of 0.01-0.03 s it passed them by
 #: 0.02-0.10 s.
 LEAST_SECONDS = {"diva": (0.005, 2e-6)}
+#: Without a start in hand such a heuristic's limit is the time left less this share of
+#: the least it takes: it finishes a step begun before its limit (DIVA's Suppress and
+#: Anonymize), and a release ending past the time left is not checked. DIVA alone on
+#: UCI Adult under diversity constraints (k = 5; least 0.065 s), 2 shared cores, at
+#: limits of 0.05 and 0.06 s: FEASIBLE, ending 0.006-0.02 s past them (once 0.04 s);
+#: as lns's only start with all the time left (0.05-0.08 s at lns limits of 0.12-0.15
+#: s) it ended 0.003-0.039 s past it, unchecked, and lns returned UNKNOWN (at 0.15 s
+#: in 2 of 3 runs). With a third of its least kept: at 0.15 s FEASIBLE in 6 of 6 runs
+#: (DIVA 0.005-0.007 s past its limit, checked; lns 0.118-0.122 s CPU); at 0.12 s DIVA
+#: has 0.03 s and is UNKNOWN, as is lns (its release and check need about 0.12 s).
+LAST_STEP_SHARE = 1 / 3
 #: The heuristics that are told the objective's cell loss ("lm", else "ncp").
 LOSS_LED = ("mondrian-loss", "lattice-local")
 #: Seconds a quadratic heuristic may be expected to take when there is no time limit.
@@ -191,7 +202,8 @@ def heuristic_start(
     heuristics whose table limit is exceeded are skipped, and so are those whose share
     is below the least they take (:data:`LEAST_SECONDS`) when a start is already in
     hand; without one such a heuristic runs, whatever its share, with all the time left
-    (to `limit`, less the check), as it may be the only one that can enforce the
+    (to `limit`, less the check and :data:`LAST_STEP_SHARE` of its least time, the step
+    it may finish past its limit), as it may be the only one that can enforce the
     requirements (DIVA under a diversity constraint, where lns would otherwise have no
     start and return UNKNOWN with time left). A heuristic that
     stopped at its time limit says so (``"stopped"``), and one that ran past its share
@@ -238,12 +250,13 @@ def heuristic_start(
                                                          f"{least:.3f} s it takes at least"})
                 continue
             if best is None:
-                # No start in hand: it runs with all the time left to the caller's limit.
-                # DIVA stops at its own limit, so a share it cannot build a release in
-                # ends it with none, where it used to run past the share and give lns
-                # its start (UCI Adult under diversity constraints, 2 shared cores: its
-                # release takes 0.1-0.15 s wall; lns at 0.3 s gave it 0.11 s).
-                share = left
+                # No start in hand: it runs with all the time left to the caller's limit,
+                # less the step it may finish past its own (LAST_STEP_SHARE of its
+                # least). DIVA stops at its own limit, so a share it cannot build a
+                # release in ends it with none, where it used to run past the share and
+                # give lns its start (UCI Adult under diversity constraints, 2 shared
+                # cores: its release takes 0.1-0.15 s wall; lns at 0.3 s gave it 0.11 s).
+                share = max(left - LAST_STEP_SHARE * least, left / 2)
         quadratic = _expected_seconds(name, instance, requirements)
         if quadratic is not None and quadratic > (quadratic_seconds if left is None else left):
             tried.append({"method": name, "skipped": f"expected to take about {quadratic:.0f} s"})
