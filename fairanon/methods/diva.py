@@ -373,10 +373,12 @@ def diva(
                 why = f"DIVA's coloring could not be completed: {info['coloring']['finish']}"
             else:
                 gave_up = "gave up (budget or time limit)" if found.gave_up else "exhausted its candidate clusterings"
-                names = ", ".join(d.label(i) for i in range(len(encoded)))
+                names = ", ".join(d.label(i) for i in range(len(encoded))) or f"{k}-anonymity"
                 why = f"DIVA's coloring {gave_up} without satisfying {names}"
-            return _blank_release(instance, Status.UNKNOWN, f"{why} (not a proof that no release exists; "
-                                  "fallback=True repairs or decides).", prov(search=info))
+            # Past the time limit the repair would have had no time either: no advice.
+            advice = "" if run.timed_out() else "; fallback=True repairs or decides"
+            return _blank_release(instance, Status.UNKNOWN, f"{why} (not a proof that no release exists"
+                                  f"{advice}).", prov(search=info))
     else:
         hint = None
         if complete_pool_size(d, exact_pool_cap) > exact_pool_cap:
@@ -558,13 +560,19 @@ class _Run:
         self.memory_limit = memory_limit
 
     def out_of_time(self, step: str) -> tuple[Status, str] | None:
-        """(UNKNOWN, reason) once the deadline has passed, before `step`: the release
+        """(UNKNOWN, reason) once the deadline has passed, before `step` (the reason
+        quotes diva's own limit: :func:`fairanon.anonymize` gives it less than its own,
+        the first call's import deducted): the release
         is not built past the time limit (:data:`FINISH_SECONDS` is an estimate; on UCI
         Adult the steps took 0.05-0.09 s whatever the limit, and in lns's share of
         0.017 s DIVA ran 0.09 s past it, lns 0.014-0.038 s past its own 0.1 s)."""
         if self.clock.deadline is not None and time.perf_counter() >= self.clock.deadline:
-            return Status.UNKNOWN, f"the time limit ({self.clock.time_limit} s) ran out before {step}"
+            return Status.UNKNOWN, f"the method's time limit ({self.clock.time_limit} s) ran out before {step}"
         return None
+
+    def timed_out(self) -> bool:
+        """Whether the time limit has passed."""
+        return self.clock.deadline is not None and time.perf_counter() >= self.clock.deadline
 
     def finish(self, chosen, starred, status, bound, planned=None):
         """Suppress, Anonymize and Integrate (Alg. 1, lines 3-6): a Release, or (status,

@@ -540,9 +540,45 @@ def test_the_release_is_not_built_past_the_time_limit(monkeypatch):
     monkeypatch.setattr(module, "integrate", charged(module.integrate, 1.0))
     rel = diva(inst, reqs, seed=0, time_limit=10.0)
     assert ticks[0] == 12.0
-    assert rel.status == Status.UNKNOWN and "time limit (10.0 s) ran out before" in rel.reason
+    assert rel.status == Status.UNKNOWN and "the method's time limit (10.0 s) ran out before" in rel.reason
     assert fa.verify(inst, rel, reqs)[str(reqs[0])].passed
     monkeypatch.undo()
     free = diva(inst, reqs, seed=0, time_limit=600.0)
     assert free.status == Status.FEASIBLE
     _passes(inst, free, reqs)
+
+
+def _diva_on_a_slow_clock(monkeypatch, seconds: float):
+    """diva's clock, moved `seconds` by its coloring (past a limit of 10 s)."""
+    import importlib
+    import time
+    import types
+
+    module = importlib.import_module("fairanon.methods.diva")
+    base, ticks = time.perf_counter(), [0.0]
+    real = module.run_coloring
+
+    def coloring(*args, **kwargs):
+        out = real(*args, **kwargs)
+        ticks[0] += seconds
+        return out
+
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: base + ticks[0]))
+    monkeypatch.setattr(module, "run_coloring", coloring)
+
+
+def test_a_coloring_out_of_time_gets_no_fallback_advice(monkeypatch):
+    """With fallback=False, a coloring found but not finished before the limit passed
+    was told "fallback=True repairs or decides", which would have had no time either:
+    on a fake clock where the coloring takes 12 s of a 10 s limit the reason says that
+    the method's time limit ran out, and gives no such advice. k-anonymity holds on
+    the blank release."""
+    inst = fa.load("german", qi=["job", "savings", "housing"])
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"housing": "own"}, 100, 1000)]
+    _diva_on_a_slow_clock(monkeypatch, 12.0)
+    rel = diva(inst, reqs, seed=0, time_limit=10.0, fallback=False)
+    assert rel.status == Status.UNKNOWN
+    assert rel.provenance["search"]["coloring"]["found"]
+    assert "the method's time limit (10.0 s) ran out before Suppress and Anonymize" in rel.reason
+    assert "fallback=True" not in rel.reason
+    assert fa.verify(inst, rel, reqs)[str(reqs[0])].passed
