@@ -189,7 +189,10 @@ def diva(
         takes part) when no release exists, or UNKNOWN only when the time ran out first:
         then the best release found, whose ``reason`` lists the constraints it misses,
         or, when the limit passed before any release was built, every generalizable
-        cell ``*`` with the ``reason`` saying before which step.
+        cell ``*`` (its records listed in ``suppressed``) with the ``reason`` saying
+        before which step and which constraints it misses -- FEASIBLE when it misses
+        none (``provenance["repaired"]`` then says so). With ``fallback=False`` that
+        release is UNKNOWN whatever it meets.
         Objective: the number of suppressed cells. ``provenance["diversity_counts"]``
         gives, per constraint, the count the release shows, its bounds and whether it
         holds; ``provenance["repaired"]`` says how a failed coloring was completed.
@@ -676,10 +679,7 @@ def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray]
     # The time ran out: the greedy solution is the best release found.
     best = run.finish_signatures(sigs, greedy, [], Status.UNKNOWN)
     if not isinstance(best, Release):
-        why = f" ({best[1]}: no release was built)" if best[0] == Status.UNKNOWN else ""
-        return _blank_release(d.instance, Status.UNKNOWN,
-                              f"The time ran out before a release satisfying every constraint was found{why}.",
-                              {})
+        return _blank_or_feasible(d, best[1] if best[0] == Status.UNKNOWN else None)
     missed = [row for row in best.provenance["diversity_counts"] if not row["holds"]]
     if not missed:  # the classes show more than the signatures planned, and that is enough
         return dataclasses.replace(best, status=Status.FEASIBLE).with_provenance(repaired="signatures (greedy)")
@@ -778,9 +778,47 @@ def _counts_table(d: Problem, table) -> list[dict]:
 
 def _blank_release(instance: Instance, status: Status, reason: str, prov: dict) -> Release:
     """The release of a failed run: every generalizable cell suppressed, one class per
-    protected value (a release that is never handed out as a table)."""
+    protected value (a release that is never handed out as a table); its records are
+    listed as suppressed (``Release.suppressed``, as fulldomain lists its block of
+    ``*``)."""
     groups = np.zeros(instance.n_rows, dtype=np.int64)
     for g, (_, rows) in enumerate(protected_classes(instance)):
         groups[rows] = g
-    table = generalize_partition(instance, groups, suppress=tuple(instance.schema.generalizable))
-    return Release(table=table, groups=groups, status=status, reason=reason, provenance=prov)
+    gen = tuple(instance.schema.generalizable)
+    table = generalize_partition(instance, groups, suppress=gen)
+    suppressed = tuple(instance.row_ids.tolist()) if gen else ()
+    return Release(table=table, groups=groups, status=status, reason=reason, suppressed=suppressed,
+                   provenance=prov)
+
+
+def _blank_or_feasible(d: Problem, stopped: str | None) -> Release:
+    """Every generalizable cell ``*`` when the time ran out before any release was built
+    (`stopped` says before which step): FEASIBLE when that meets every requirement,
+    else UNKNOWN, the reason saying which constraints it misses; either way with its
+    objective (the suppressed cells) and ``provenance["diversity_counts"]``.
+
+    Its classes are the protected values, each of at least k records (:func:`precheck`
+    refused the run otherwise), and the constraints on attributes released unchanged
+    hold (the same precheck), so it meets every requirement exactly when each other
+    constraint's visible count is within its bounds, which is counted on the table as
+    the verifier reads it (:func:`_counts_table`), at no more cost than a release's
+    counts. UCI Adult, k = 5, race Black in [2,000, 3,000] (race is released
+    unchanged) at a limit of 0.005 s: it passes the verifier, and was UNKNOWN saying
+    that no release satisfying every constraint was built. A FEASIBLE one says why in
+    ``provenance["repaired"]`` and ``provenance["time_limit_reached"]``."""
+    why = "" if stopped is None else f" ({stopped}: no release was built)"
+    reason = f"The time ran out before a release satisfying every constraint was found{why}"
+    blank = _blank_release(d.instance, Status.UNKNOWN, reason, {})
+    counts = _counts_table(d, blank.table)
+    info = {"objective": "suppressed cells", "diversity_counts": counts, "time_limit_reached": True}
+    stars = _stars(blank.table, d.gen)
+    missed = [row for row in counts if not row["holds"]]
+    if not missed:
+        return dataclasses.replace(blank, status=Status.FEASIBLE, reason=None, objective=stars,
+                                   provenance={**info, "repaired": "every generalizable cell *, which meets every "
+                                               f"requirement ({stopped or 'the time ran out'}: no other release "
+                                               "was built)"})
+    text = "; ".join(f"{row['constraint']}: {row['count']} visible, bounds [{row['lower']}, {row['upper']}]"
+                     for row in missed)
+    return dataclasses.replace(blank, objective=stars, provenance=info,
+                               reason=f"{reason}; every generalizable cell * misses {text}.")

@@ -542,6 +542,8 @@ def test_the_release_is_not_built_past_the_time_limit(monkeypatch):
     assert ticks[0] == 12.0
     assert rel.status == Status.UNKNOWN and "the method's time limit (10.0 s) ran out before" in rel.reason
     assert fa.verify(inst, rel, reqs)[str(reqs[0])].passed
+    # every generalizable cell *: no record shows housing = own, below the bound of 100
+    assert "misses DiversityConstraint(housing[own], 100, 1000): 0 visible" in rel.reason
     monkeypatch.undo()
     free = diva(inst, reqs, seed=0, time_limit=600.0)
     assert free.status == Status.FEASIBLE
@@ -565,6 +567,37 @@ def _diva_on_a_slow_clock(monkeypatch, seconds: float):
 
     monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: base + ticks[0]))
     monkeypatch.setattr(module, "run_coloring", coloring)
+
+
+def test_every_cell_star_is_feasible_when_it_meets_every_requirement(monkeypatch):
+    """When the time runs out before any release is built DIVA answers with every
+    generalizable cell *, one class per protected value. That release meets k (the
+    precheck asks k records of each protected value) and the constraints on the
+    protected attribute, released unchanged; when the other constraints' counts hold
+    too it meets every requirement, and it is FEASIBLE (it was UNKNOWN, its reason
+    saying that no release satisfying every constraint was built; UCI Adult, k = 5,
+    race Black in [2,000, 3,000] at 0.005 s). Its records are listed as suppressed (it
+    listed none) and its objective is its stars, 1,000 records x 3 generalizable
+    quasi-identifiers. On a fake clock where the coloring takes 12 s of a 10 s
+    limit; the release verifies."""
+    from fairanon.models.metrics import suppressed_cells
+
+    inst = fa.load("german", qi=["job", "savings", "housing"])
+    reqs = [fa.KAnonymity(5),
+            fa.DiversityConstraint({"personal_status": "female div/sep/married"}, 300, 320),  # 310
+            fa.DiversityConstraint({"housing": "own"}, 0, 700)]
+    _diva_on_a_slow_clock(monkeypatch, 12.0)
+    rel = diva(inst, reqs, seed=0, time_limit=10.0)
+    assert rel.status == Status.FEASIBLE and rel.reason is None
+    _passes(inst, rel, reqs)
+    assert (rel.table[["job", "savings", "housing"]].astype(str) == "*").all().all()
+    assert rel.objective == 1000 * 3 == suppressed_cells(inst, rel)
+    assert sorted(rel.suppressed) == sorted(inst.row_ids) and rel.summary()["n_suppressed"] == 1000
+    assert rel.provenance["diversity_counts"] == [
+        {"constraint": "DiversityConstraint(housing[own], 0, 700)", "count": 0, "lower": 0, "upper": 700,
+         "holds": True}]
+    assert rel.provenance["time_limit_reached"] is True
+    assert "the method's time limit (10.0 s) ran out before" in rel.provenance["repaired"]
 
 
 def test_a_coloring_out_of_time_gets_no_fallback_advice(monkeypatch):
