@@ -615,3 +615,36 @@ def test_a_coloring_out_of_time_gets_no_fallback_advice(monkeypatch):
     assert "the method's time limit (10.0 s) ran out before Suppress and Anonymize" in rel.reason
     assert "fallback=True" not in rel.reason
     assert fa.verify(inst, rel, reqs)[str(reqs[0])].passed
+
+
+def test_a_coloring_with_no_constraint_to_color_names_k(monkeypatch):
+    """A constraint on the protected attribute, released unchanged, is settled by the
+    precheck and leaves the coloring nothing to color; when the coloring then gave up
+    its reason named an empty list ("without satisfying  (not a proof..."; UCI Adult,
+    k = 5, race Black in [2,000, 3,000], fallback=False at 0.02 s). On a fake clock
+    where the greedy signatures take 12 s of a 10 s limit the coloring is not started
+    and the reason names 5-anonymity, with no fallback advice, the limit having
+    passed."""
+    import importlib
+    import time
+    import types
+
+    module = importlib.import_module("fairanon.methods.diva")
+    inst = fa.load("german", qi=["job", "savings", "housing"])
+    reqs = [fa.KAnonymity(5),
+            fa.DiversityConstraint({"personal_status": "female div/sep/married"}, 300, 320)]  # 310
+    base, ticks = time.perf_counter(), [0.0]
+    real = module.descend
+
+    def descend(*args, **kwargs):
+        out = real(*args, **kwargs)
+        ticks[0] += 12.0
+        return out
+
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: base + ticks[0]))
+    monkeypatch.setattr(module, "descend", descend)
+    rel = diva(inst, reqs, seed=0, time_limit=10.0, fallback=False)
+    assert rel.status == Status.UNKNOWN
+    assert rel.reason == ("DIVA's coloring gave up (budget or time limit) without satisfying 5-anonymity "
+                          "(not a proof that no release exists).")
+    assert fa.verify(inst, rel, reqs).passed  # every generalizable cell *, one class per protected value
