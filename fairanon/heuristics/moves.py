@@ -95,8 +95,37 @@ MAX_TABLE_LEAVES = 2048
 BATCH = 64
 #: Box cells (records x candidate classes x attributes) a batch prices at most.
 BATCH_CELLS = 1 << 18
+#: Records times values (summed over the attributes) up to which the loss of every box
+#: joined with every value is kept (:class:`MoveSearch`, `joins`; 8 bytes a cell for the
+#: records, as many for the classes at most).
+JOIN_CELLS = 1 << 21
 #: The clock the deadline is read on (``time.perf_counter``).
 _clock = time.perf_counter
+
+
+def _sum_rows(x: np.ndarray) -> np.ndarray:
+    """x summed over its first axis, in the order numpy's sum over a contiguous last
+    axis of that length adds (one after the other below 8 terms, then in 8 running sums
+    paired up, then the rest; numpy's pairwise summation): the same floats as
+    ``x.T.sum(axis=-1)`` on a contiguous copy, without the pass per short row."""
+    d = len(x)
+    if d < 8:
+        out = x[0].copy()
+        for j in range(1, d):
+            out += x[j]
+        return out
+    if d <= 128:
+        r = [x[j].copy() for j in range(8)]
+        i = 8
+        while i < d - d % 8:
+            for j in range(8):
+                r[j] += x[i + j]
+            i += 8
+        out = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for i in range(i, d):
+            out += x[i]
+        return out
+    return np.ascontiguousarray(np.moveaxis(x, 0, -1)).sum(axis=-1)
 
 
 def partition_of(instance: Instance, release: Release) -> np.ndarray:
@@ -308,6 +337,23 @@ class MoveSearch:
         if self.fast:
             self.pos_at = self.pos * self.stride + self.offset
             self.wlo_at = np.zeros((n, self.d), dtype=np.int64)
+        # Up to JOIN_CELLS, the loss per record of each class's box joined with each
+        # value of each attribute (`join_box`, a row per class) and of each record's box
+        # without it joined with each value (`join_without`, a row per record), read by
+        # best_changes at a record's columns (`pofs`: the attribute's first column plus
+        # its position): the same table entries, one read instead of a minimum, a
+        # maximum and a sum of indices per cell.
+        width = int(self.stride.sum()) if self.fast else 0
+        self.joins = self.fast and self.d > 0 and n * width <= JOIN_CELLS
+        if self.joins:
+            self.width = width
+            first = np.concatenate([[0], np.cumsum(self.stride)[:-1]]).astype(np.int64)
+            self.pofs = self.pos + first
+            jj = np.repeat(np.arange(self.d), self.stride)  # attribute of each column
+            jp = np.arange(width) - first[jj]  # value of each column
+            self._jcols = (jj, jp, self.offset[jj], self.stride[jj])
+            self.join_box = np.zeros((cap, width))
+            self.join_without = np.zeros((n, width))
         self._key_cache: dict[int, tuple] = {}
         self._large_keys: set[int] = set()  # values of more than PREFILTER_CLASSES classes
         self._block_cache: dict[int, np.ndarray] = {}
@@ -384,6 +430,8 @@ class MoveSearch:
             self.whi[rows] = -1
             if self.fast:  # min(wlo, p) = p for every position p < stride
                 self.wlo_at[rows] = (self.stride - 1) * self.stride + self.offset
+            if self.joins:
+                self._set_joins(g, rows)
             return
         part = np.partition(x, 1, axis=0)
         second_lo = part[1]
@@ -393,6 +441,17 @@ class MoveSearch:
         self.whi[rows] = np.where(x == hi, second_hi, hi)
         if self.fast:
             self.wlo_at[rows] = self.wlo[rows] * self.stride + self.offset
+        if self.joins:
+            self._set_joins(g, rows)
+
+    def _set_joins(self, g: int, rows) -> None:
+        """Class g's row of `join_box` and its records' rows of `join_without`."""
+        jj, jp, joff, jstride = self._jcols
+        flat = self.flat
+        self.join_box[g] = flat[joff + np.minimum(self.lo[g][jj], jp) * jstride
+                                + np.maximum(self.hi[g][jj], jp)]
+        self.join_without[rows] = flat[joff + np.minimum(self.wlo[rows][:, jj], jp) * jstride
+                                       + np.maximum(self.whi[rows][:, jj], jp)]
 
     def _assign(self, rows: np.ndarray, g: int) -> None:
         """Move `rows` into class g (a slot, possibly free), journaled; boxes not
@@ -451,11 +510,14 @@ class MoveSearch:
 
     def _block(self, b: int) -> np.ndarray:
         """Class b's records as columns: premultiplied positions, positions,
-        premultiplied wlo, whi, record, class, size (d, d, d, d, 1, 1, 1)."""
+        premultiplied wlo, whi, record, class, size (d, d, d, d, 1, 1, 1), and with
+        `joins` their columns in a join row (`pofs`, d) and first cell in `join_without`
+        (1)."""
         block = self._block_cache.get(b)
         if block is None:
             rows = self.members[b]
-            block = np.empty((len(rows), 4 * self.d + 3), dtype=np.int64)
+            block = np.empty((len(rows), 5 * self.d + 4 if self.joins else 4 * self.d + 3),
+                             dtype=np.int64)
             d = self.d
             block[:, :d] = self.pos_at[rows]
             block[:, d:2 * d] = self.pos[rows]
@@ -464,6 +526,9 @@ class MoveSearch:
             block[:, 4 * d] = rows
             block[:, 4 * d + 1] = b
             block[:, 4 * d + 2] = self.size[b]
+            if self.joins:
+                block[:, 4 * d + 3:5 * d + 3] = self.pofs[rows]
+                block[:, 5 * d + 3] = rows * self.width
             self._block_cache[b] = block
         return block
 
@@ -543,8 +608,13 @@ class MoveSearch:
             return delta, kind, target, other
         p = self.pos[rows]
         p_at = self.pos_at[rows]
-        add = grown * flat[np.minimum(lo_at, p_at[:, None, :])
-                           + np.maximum(hi, p[:, None, :])].sum(axis=-1) - cost
+        if self.joins:  # cells as (attribute, record, class): attributes summed in rows
+            pofs = self.pofs[rows].T
+            add = grown * _sum_rows(self.join_box.reshape(-1)[
+                pofs[:, :, None] + same * self.width]) - cost
+        else:
+            add = grown * flat[np.minimum(lo_at, p_at[:, None, :])
+                               + np.maximum(hi, p[:, None, :])].sum(axis=-1) - cost
         cols = np.arange(c)
         cols = cols + (cols >= np.searchsorted(same, a)[:, None])  # a's column left out
         add = np.take_along_axis(add, cols, axis=1)
@@ -573,11 +643,19 @@ class MoveSearch:
                                 for b in cand.reshape(-1).tolist()])
         lengths = self.size[cand].sum(axis=1)
         row = np.repeat(at, lengths)
-        new_a = size_a[row] * flat[np.minimum(wlo_r[row], block[:, :d])
-                                   + np.maximum(whi_r[row], block[:, d:2 * d])].sum(axis=-1)
         gs = block[:, 4 * d + 1]
-        new_b = block[:, 4 * d + 2] * flat[np.minimum(block[:, 2 * d:3 * d], p_at[row])
-                                           + np.maximum(block[:, 3 * d:4 * d], p[row])].sum(axis=-1)
+        if self.joins:
+            without = self.join_without.reshape(-1)
+            new_a = size_a[row] * _sum_rows(without[block[:, 4 * d + 3:5 * d + 3].T
+                                                    + (rows * self.width)[row]])
+            new_b = block[:, 4 * d + 2] * _sum_rows(without[pofs[:, row]
+                                                            + block[:, 5 * d + 3]])
+        else:
+            new_a = size_a[row] * flat[np.minimum(wlo_r[row], block[:, :d])
+                                       + np.maximum(whi_r[row], block[:, d:2 * d])].sum(axis=-1)
+            new_b = block[:, 4 * d + 2] * flat[np.minimum(block[:, 2 * d:3 * d], p_at[row])
+                                               + np.maximum(block[:, 3 * d:4 * d], p[row])
+                                               ].sum(axis=-1)
         swap = new_a + new_b - self.cost[a][row] - self.cost[gs]
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         low = np.minimum.reduceat(swap, starts)
@@ -896,7 +974,8 @@ def local_search(
         values.
     MemoryLimitError
         When its arrays (positions, boxes with and without each record: about
-        32 d + 64 bytes a record; a table of the loss of every box of an attribute's
+        32 d + 64 bytes a record, and 16 bytes a record and value when records times
+        values are at most :data:`JOIN_CELLS`; a table of the loss of every box of an attribute's
         m values, held twice: 16 m^2 bytes) exceed the memory limit.
     """
     check_option(objective, "objective", "local_search", MOVE_OBJECTIVES)
@@ -923,8 +1002,12 @@ def local_search(
     # Each table of m values is held twice (the attribute's and the flat copy), and
     # building one takes a mask of m x m bytes besides.
     values = [len(np.unique(instance.codes(name))) for name in instance.schema.generalizable]
+    width = sum(values)  # the joins' row (MoveSearch, JOIN_CELLS), every attribute tabled
+    joins = (all(m <= MAX_TABLE_LEAVES for m in values)
+             and instance.n_rows * width <= JOIN_CELLS)
     check_memory(
         instance.n_rows * (8 * 4 * d + 64)
+        + (16 * instance.n_rows * width if joins else 0)
         + sum(16 * m * m for m in values if m <= MAX_TABLE_LEAVES)
         + max((m * m for m in values if m <= MAX_TABLE_LEAVES), default=0),
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",

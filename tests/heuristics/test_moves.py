@@ -481,11 +481,11 @@ def _reference_best_changes(state, rows):
 
 @PROPERTY
 @given(tables(min_rows=12, max_rows=60), st.integers(1, 4), st.sampled_from(["ncp", "lm"]),
-       st.integers(0, 3), st.booleans())
-def test_same_partition_as_the_reference_pricing(inst, k, objective, seed, prefilter):
+       st.integers(0, 3), st.booleans(), st.booleans())
+def test_same_partition_as_the_reference_pricing(inst, k, objective, seed, prefilter, joins):
     """For a seed and a number of kicks, the search returns the partition it returns
-    when every record is priced by the reference above, one by one (kept arrays and
-    records priced together change nothing);
+    when every record is priced by the reference above, one by one (kept arrays, the
+    boxes' joins with every value and records priced together change nothing);
     with few candidates and the nearest-classes prefilter at 2 classes, every branch
     of the pricing is taken."""
     from fairanon.heuristics import moves
@@ -495,6 +495,8 @@ def test_same_partition_as_the_reference_pricing(inst, k, objective, seed, prefi
     reqs = [fa.KAnonymity(k)]
     options = dict(objective=objective, seed=seed, max_kicks=12, candidates=3, swap_classes=2)
     with pytest.MonkeyPatch.context() as mp:
+        if not joins:
+            mp.setattr(moves, "JOIN_CELLS", 0)
         if prefilter:
             mp.setattr(moves, "PREFILTER_CLASSES", 2)
             mp.setattr(moves, "NEAR_CLASSES", 2)
@@ -506,3 +508,16 @@ def test_same_partition_as_the_reference_pricing(inst, k, objective, seed, prefi
     assert found.value == expected.value and found.changes == expected.changes
     report = fa.verify(inst, release_of(inst, found.groups), reqs, metrics=False)
     assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 8, 9, 16, 17, 40, 128, 129, 131])
+def test_sums_over_the_first_axis_add_in_numpy_order(d):
+    """_sum_rows gives the floats numpy's sum over a contiguous last axis gives (values
+    of many magnitudes, so that the order of the additions shows)."""
+    from fairanon.heuristics.moves import _sum_rows
+
+    rng = np.random.default_rng(d)
+    for shape in [(d, 1), (d, 3), (d, 200), (d, 4, 50)]:
+        x = rng.random(shape) * 10.0 ** rng.integers(-8, 8, size=shape)
+        expected = np.ascontiguousarray(np.moveaxis(x, 0, -1)).sum(axis=-1)
+        np.testing.assert_array_equal(_sum_rows(x), expected)
