@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...instances.instance import Instance
+from ...models.released import factorize
 from ...models.requirements import (
     AlphaProtection,
     DiversityConstraint,
@@ -191,7 +192,10 @@ def records(instance: Instance, requirements, space: Space, values: list[np.ndar
                 matches.append((a, [_matches_text(attr, t, value) for t in grain_texts]))
                 star &= bool(_matches_text(attr, ["*"], value)[0])
             else:
-                match &= _matches_text(attr, instance.table[name].astype(str), value)
+                # Each distinct text once, not a string per row (0.02 s a constraint on
+                # UCI Adult's 30,162 rows, which the time limit did not cut).
+                codes, texts = factorize(instance.table[name])
+                match &= _matches_text(attr, texts, value)[codes]
         diversity.append(DiversityTarget(req, len(rows), matches, star))
         rows.append(match.astype(np.int64))
     targets: dict[str, Target] = {}
