@@ -186,7 +186,8 @@ def diva(
         Status FEASIBLE (coloring, repair, or exact choice over capped candidates),
         OPTIMAL (exact choice over every cluster, proven optimal), INFEASIBLE with a
         reason naming every member of a conflicting set (k-anonymity included when it
-        takes part) when no release exists, or UNKNOWN only when the time ran out first:
+        takes part) when no release exists, or UNKNOWN only when the time ran out first
+        (or the existence model had more options than :data:`SIGNATURE_OPTIONS_CAP`):
         then the best release found, whose ``reason`` lists the constraints it misses,
         or, when the limit passed before any release was built, every generalizable
         cell ``*`` (its records listed in ``suppressed``) with the ``reason`` saying
@@ -260,8 +261,12 @@ def diva(
       constraints and k. The records of each signature are then clustered among
       themselves (sorted blocks, or k-member when small), and Integrate's fallback
       stars what a class shows beyond its signature, so the release keeps the
-      signature solution's counts. When the time runs out first, the greedy solution
-      is released as the best found, UNKNOWN, with the constraints it misses. When the
+      signature solution's counts. When the time runs out first, or the existence
+      model has more options than :data:`SIGNATURE_OPTIONS_CAP` (without a time limit
+      too), the greedy solution is released as the best found, UNKNOWN, with the
+      constraints it misses and ``provenance["time_limit_reached"]`` saying whether the
+      time limit was the cause (every generalizable cell ``*`` when Integrate cannot
+      complete it, its reason quoted). When the
       greedy solution misses a bound, the existence model runs before the coloring
       (:data:`EXISTENCE_SHARE` of the time), so that a proof that no release exists
       ends the run at once.
@@ -676,18 +681,51 @@ def _repair(run: _Run, sigs: Signatures, greedy: dict, partial: list[np.ndarray]
         repair["exact_finish"] = outcome[1]
     elif exact.status == Status.INFEASIBLE:
         return _blank_release(d.instance, Status.INFEASIBLE, _conflict_text(exact), {})
-    # The time ran out: the greedy solution is the best release found.
+    # The exact model decided nothing (the time ran out, or its options exceed the cap):
+    # the greedy solution is the best release found.
+    undecided, timed = _undecided(run, exact)
     best = run.finish_signatures(sigs, greedy, [], Status.UNKNOWN)
     if not isinstance(best, Release):
-        return _blank_or_feasible(d, best[1] if best[0] == Status.UNKNOWN else None)
+        if best[0] == Status.UNKNOWN:  # the time ran out before a step, or in Integrate
+            why, timed = f"{best[1]}: no other release was built", run.clock.deadline is not None
+        else:  # Integrate's proof that the greedy release cannot be completed
+            why = f"the greedy signatures' release could not be completed: {best[1][:1].lower()}{best[1][1:]}"
+            why = why.rstrip(".")
+        timed = timed or run.timed_out()
+        why = "; ".join(part for part in (undecided, why) if part)
+        return _blank_or_feasible(d, f"{_undecided_head(timed)} ({why})", why, timed)
+    timed = timed or run.timed_out()
     missed = [row for row in best.provenance["diversity_counts"] if not row["holds"]]
     if not missed:  # the classes show more than the signatures planned, and that is enough
-        return dataclasses.replace(best, status=Status.FEASIBLE).with_provenance(repaired="signatures (greedy)")
+        return dataclasses.replace(best, status=Status.FEASIBLE).with_provenance(repaired="signatures (greedy)",
+                                                                                  time_limit_reached=timed)
     text = "; ".join(f"{row['constraint']}: {row['count']} visible, bounds [{row['lower']}, {row['upper']}]"
                      for row in missed)
-    reason = ("The time ran out before a release satisfying every constraint was found; the best release found "
-              f"misses {text}.")
-    return dataclasses.replace(best, reason=reason)
+    why = f" ({undecided})" if undecided else ""
+    reason = f"{_undecided_head(timed)}{why}; the best release found misses {text}."
+    return dataclasses.replace(best, reason=reason).with_provenance(time_limit_reached=timed)
+
+
+def _undecided(run: _Run, exact: SignatureSolution) -> tuple[str, bool]:
+    """Why the exact existence model left the repair undecided ('' when the method's
+    time limit did), and whether the method's time limit did: its options exceeded
+    :data:`SIGNATURE_OPTIONS_CAP` (with or without a limit), it found nothing in
+    :data:`FALLBACK_TIME` (without a limit), or, under a limit, it had no time to be
+    built or solved."""
+    if exact.stats.get("options") == "over the cap":
+        return (f"the exact existence model was not built, the signatures having more than "
+                f"SIGNATURE_OPTIONS_CAP ({SIGNATURE_OPTIONS_CAP:,}) options"), False
+    if run.clock.deadline is None:
+        return f"the exact existence model decided nothing in FALLBACK_TIME ({FALLBACK_TIME} s)", False
+    return "", True
+
+
+def _undecided_head(timed: bool) -> str:
+    """The start of the reason of an UNKNOWN repair: the time ran out, or the repair
+    found no release satisfying every constraint (which proves nothing)."""
+    if timed:
+        return "The time ran out before a release satisfying every constraint was found"
+    return "No release satisfying every constraint was found, and none was proven not to exist"
 
 
 def _solve_signatures(run: _Run, sigs: Signatures, greedy: dict, share: float) -> SignatureSolution:
@@ -791,11 +829,13 @@ def _blank_release(instance: Instance, status: Status, reason: str, prov: dict) 
                    provenance=prov)
 
 
-def _blank_or_feasible(d: Problem, stopped: str | None) -> Release:
-    """Every generalizable cell ``*`` when the time ran out before any release was built
-    (`stopped` says before which step): FEASIBLE when that meets every requirement,
-    else UNKNOWN, the reason saying which constraints it misses; either way with its
-    objective (the suppressed cells) and ``provenance["diversity_counts"]``.
+def _blank_or_feasible(d: Problem, reason: str, why: str, timed: bool) -> Release:
+    """Every generalizable cell ``*`` when no other release was built: FEASIBLE when that
+    meets every requirement (``provenance["repaired"]`` giving `why` no other release
+    was built), else UNKNOWN, its reason `reason` followed by the constraints it
+    misses; either way with its objective (the suppressed cells),
+    ``provenance["diversity_counts"]`` and ``provenance["time_limit_reached"]``
+    (`timed`: whether the method's time limit kept another release from being built).
 
     Its classes are the protected values, each of at least k records (:func:`precheck`
     refused the run otherwise), and the constraints on attributes released unchanged
@@ -804,20 +844,16 @@ def _blank_or_feasible(d: Problem, stopped: str | None) -> Release:
     the verifier reads it (:func:`_counts_table`), at no more cost than a release's
     counts. UCI Adult, k = 5, race Black in [2,000, 3,000] (race is released
     unchanged) at a limit of 0.005 s: it passes the verifier, and was UNKNOWN saying
-    that no release satisfying every constraint was built. A FEASIBLE one says why in
-    ``provenance["repaired"]`` and ``provenance["time_limit_reached"]``."""
-    why = "" if stopped is None else f" ({stopped}: no release was built)"
-    reason = f"The time ran out before a release satisfying every constraint was found{why}"
+    that no release satisfying every constraint was built."""
     blank = _blank_release(d.instance, Status.UNKNOWN, reason, {})
     counts = _counts_table(d, blank.table)
-    info = {"objective": "suppressed cells", "diversity_counts": counts, "time_limit_reached": True}
+    info = {"objective": "suppressed cells", "diversity_counts": counts, "time_limit_reached": timed}
     stars = _stars(blank.table, d.gen)
     missed = [row for row in counts if not row["holds"]]
     if not missed:
         return dataclasses.replace(blank, status=Status.FEASIBLE, reason=None, objective=stars,
                                    provenance={**info, "repaired": "every generalizable cell *, which meets every "
-                                               f"requirement ({stopped or 'the time ran out'}: no other release "
-                                               "was built)"})
+                                               f"requirement ({why})"})
     text = "; ".join(f"{row['constraint']}: {row['count']} visible, bounds [{row['lower']}, {row['upper']}]"
                      for row in missed)
     return dataclasses.replace(blank, objective=stars, provenance=info,

@@ -648,3 +648,36 @@ def test_a_coloring_with_no_constraint_to_color_names_k(monkeypatch):
     assert rel.reason == ("DIVA's coloring gave up (budget or time limit) without satisfying 5-anonymity "
                           "(not a proof that no release exists).")
     assert fa.verify(inst, rel, reqs).passed  # every generalizable cell *, one class per protected value
+
+
+def test_a_repair_undecided_without_a_time_limit_does_not_say_the_time_ran_out(monkeypatch):
+    """Four records, all b = p and of the protected value f, k = 2, b[p] in [3, 3]:
+    the classes showing b hold 0, 2 or 4 records (sizes of at least 2 summing to at
+    most 4), never 3, so no release exists. With the exact existence model's options
+    over the cap (SIGNATURE_OPTIONS_CAP = 0 stands in for a table whose options exceed
+    the real one) the repair cannot prove it, and Integrate refuses the greedy
+    signatures' release (4 visible, and starring a class of 2 leaves 2). Without a time
+    limit the release said "The time ran out before a release satisfying every
+    constraint was found" with provenance["time_limit_reached"] True; now it names the
+    cap and Integrate's reason, and the flag is False. The release is every
+    generalizable cell *, and the verifier fails b[p] (0 visible) as the reason says."""
+    import importlib
+
+    module = importlib.import_module("fairanon.methods.diva")
+    monkeypatch.setattr(module, "SIGNATURE_OPTIONS_CAP", 0)
+    inst = fa.Instance(pd.DataFrame({"a": list("xxyy"), "b": list("pppp"), "g": list("ffff")}),
+                       fa.Schema([fa.Attribute("a"), fa.Attribute("b"),
+                                  fa.Attribute("g", role="protected", protected=["f"])]))
+    reqs = [fa.KAnonymity(2), fa.DiversityConstraint({"b": "p"}, 3, 3)]
+    rel = diva(inst, reqs, seed=0)
+    assert rel.status == Status.UNKNOWN
+    assert "time ran out" not in rel.reason
+    assert "SIGNATURE_OPTIONS_CAP (0)" in rel.reason
+    assert "the greedy signatures' release could not be completed: the classes exceed the upper bound of " \
+           "DiversityConstraint(b[p], 3, 3)" in rel.reason
+    assert rel.reason.endswith("every generalizable cell * misses DiversityConstraint(b[p], 3, 3): 0 visible, "
+                               "bounds [3, 3].")
+    assert rel.provenance["time_limit_reached"] is False
+    report = fa.verify(inst, rel, reqs)
+    assert report[str(reqs[0])].passed and not report[str(reqs[1])].passed
+    assert (rel.table[["a", "b"]].astype(str) == "*").all().all()
