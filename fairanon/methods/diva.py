@@ -354,7 +354,8 @@ def diva(
     partial: list[np.ndarray] = []
     if clustering == "coloring":
         stage = time.perf_counter()
-        if run.clock.searching():
+        started_coloring = run.clock.searching()
+        if started_coloring:
             found = run_coloring(d, chooser, order, rng, max_candidates, max_tries,
                                  run.clock.share(COLORING_SHARE), trace, lookahead)
         else:
@@ -379,6 +380,12 @@ def diva(
         if not fallback:
             if found.found:
                 why = f"DIVA's coloring could not be completed: {info['coloring']['finish']}"
+            elif not started_coloring:
+                # It did not give up: it was not started (nothing to color is no failure).
+                why = (f"The method's time limit ({run.clock.time_limit} s) ran out before the coloring"
+                       if run.timed_out() else
+                       f"No search time of the method's time limit ({run.clock.time_limit} s) was left for "
+                       "the coloring, the rest being kept to build a release")
             else:
                 gave_up = "gave up (budget or time limit)" if found.gave_up else "exhausted its candidate clusterings"
                 names = ", ".join(d.label(i) for i in range(len(encoded))) or f"{k}-anonymity"

@@ -617,14 +617,16 @@ def test_a_coloring_out_of_time_gets_no_fallback_advice(monkeypatch):
     assert fa.verify(inst, rel, reqs)[str(reqs[0])].passed
 
 
-def test_a_coloring_with_no_constraint_to_color_names_k(monkeypatch):
+def test_a_coloring_not_started_says_the_time_ran_out(monkeypatch):
     """A constraint on the protected attribute, released unchanged, is settled by the
     precheck and leaves the coloring nothing to color; when the coloring then gave up
     its reason named an empty list ("without satisfying  (not a proof..."; UCI Adult,
-    k = 5, race Black in [2,000, 3,000], fallback=False at 0.02 s). On a fake clock
-    where the greedy signatures take 12 s of a 10 s limit the coloring is not started
-    and the reason names 5-anonymity, with no fallback advice, the limit having
-    passed."""
+    k = 5, race Black in [2,000, 3,000], fallback=False at 0.02 s), then k-anonymity
+    ("gave up (budget or time limit) without satisfying 5-anonymity"), though the
+    coloring was not started and the release passes the verifier. On a fake clock
+    where the greedy signatures take 12 s of a 10 s limit the reason says that the
+    method's time limit ran out before the coloring, with no fallback advice, the
+    limit having passed."""
     import importlib
     import time
     import types
@@ -645,7 +647,7 @@ def test_a_coloring_with_no_constraint_to_color_names_k(monkeypatch):
     monkeypatch.setattr(module, "descend", descend)
     rel = diva(inst, reqs, seed=0, time_limit=10.0, fallback=False)
     assert rel.status == Status.UNKNOWN
-    assert rel.reason == ("DIVA's coloring gave up (budget or time limit) without satisfying 5-anonymity "
+    assert rel.reason == ("The method's time limit (10.0 s) ran out before the coloring "
                           "(not a proof that no release exists).")
     assert fa.verify(inst, rel, reqs).passed  # every generalizable cell *, one class per protected value
 
