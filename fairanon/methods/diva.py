@@ -148,7 +148,10 @@ def diva(
         (:func:`fairanon.solver.diva_model.solve_diva`).
     fallback : bool, default=True
         When the coloring fails or gives up, repair (Notes); False reports the
-        coloring's failure, UNKNOWN (a capped search proves nothing).
+        coloring's failure, UNKNOWN (a capped search proves nothing), with every
+        generalizable cell ``*`` as the release: FEASIBLE instead when that meets every
+        requirement (its counts are checked; no search), the failure then in
+        ``provenance["repaired"]``.
     anonymize : {"auto", "kmember", "mondrian", "blocks"}, default="auto"
         Anonymizer of the records outside the diverse clustering; "auto" uses k-member
         (quadratic) up to `kmember_max_rows` records when it fits the time left, and
@@ -192,8 +195,10 @@ def diva(
         or, when the limit passed before any release was built, every generalizable
         cell ``*`` (its records listed in ``suppressed``) with the ``reason`` saying
         before which step and which constraints it misses -- FEASIBLE when it misses
-        none (``provenance["repaired"]`` then says so). With ``fallback=False`` that
-        release is UNKNOWN whatever it meets.
+        none (``provenance["repaired"]`` then says so). With ``fallback=False`` a
+        coloring that fails or is not finished gives that release too (FEASIBLE when it
+        meets every requirement, the coloring's failure in ``provenance["repaired"]``),
+        not a repair.
         Objective: the number of suppressed cells. ``provenance["diversity_counts"]``
         gives, per constraint, the count the release shows, its bounds and whether it
         holds; ``provenance["repaired"]`` says how a failed coloring was completed.
@@ -379,12 +384,12 @@ def diva(
             info["coloring"]["partial_nodes"] = found.partial_nodes
         if not fallback:
             if found.found:
-                why = f"DIVA's coloring could not be completed: {info['coloring']['finish']}"
+                why = f"DIVA's coloring could not be completed: {info['coloring']['finish'].rstrip('.')}"
             elif not started_coloring:
                 # It did not give up: it was not started (nothing to color is no failure).
-                why = (f"The method's time limit ({run.clock.time_limit} s) ran out before the coloring"
+                why = (f"the method's time limit ({run.clock.time_limit} s) ran out before the coloring"
                        if run.timed_out() else
-                       f"No search time of the method's time limit ({run.clock.time_limit} s) was left for "
+                       f"no search time of the method's time limit ({run.clock.time_limit} s) was left for "
                        "the coloring, the rest being kept to build a release")
             else:
                 gave_up = "gave up (budget or time limit)" if found.gave_up else "exhausted its candidate clusterings"
@@ -392,8 +397,15 @@ def diva(
                 why = f"DIVA's coloring {gave_up} without satisfying {names}"
             # Past the time limit the repair would have had no time either: no advice.
             advice = "" if run.timed_out() else "; fallback=True repairs or decides"
-            return _blank_release(instance, Status.UNKNOWN, f"{why} (not a proof that no release exists"
-                                  f"{advice}).", prov(search=info))
+            # The coloring gave up on its deadline (not after max_tries), or was not
+            # started, or its release was not built in time.
+            timed = run.clock.deadline is not None and (
+                not started_coloring or (found.gave_up and found.tries <= max_tries) or run.timed_out())
+            # Every generalizable cell * is no repair: it is FEASIBLE when its counts show
+            # that it meets every requirement, as when the repair is on.
+            head = f"{why[:1].upper()}{why[1:]} (not a proof that no release exists{advice})"
+            blank = _blank_or_feasible(d, head, why, timed)
+            return blank.with_provenance(**prov(search=info, **blank.provenance))
     else:
         hint = None
         if complete_pool_size(d, exact_pool_cap) > exact_pool_cap:

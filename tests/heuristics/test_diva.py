@@ -569,7 +569,8 @@ def _diva_on_a_slow_clock(monkeypatch, seconds: float):
     monkeypatch.setattr(module, "run_coloring", coloring)
 
 
-def test_every_cell_star_is_feasible_when_it_meets_every_requirement(monkeypatch):
+@pytest.mark.parametrize("fallback", [True, False])
+def test_every_cell_star_is_feasible_when_it_meets_every_requirement(monkeypatch, fallback):
     """When the time runs out before any release is built DIVA answers with every
     generalizable cell *, one class per protected value. That release meets k (the
     precheck asks k records of each protected value) and the constraints on the
@@ -579,7 +580,11 @@ def test_every_cell_star_is_feasible_when_it_meets_every_requirement(monkeypatch
     race Black in [2,000, 3,000] at 0.005 s). Its records are listed as suppressed (it
     listed none) and its objective is its stars, 1,000 records x 3 generalizable
     quasi-identifiers. On a fake clock where the coloring takes 12 s of a 10 s
-    limit; the release verifies."""
+    limit; the release verifies. With fallback=False (no repair; the coloring is found
+    but its release not built) the same release was UNKNOWN, its reason saying the
+    coloring could not be completed, with no diversity_counts, though README called
+    it FEASIBLE when it meets every requirement; the failure is now in
+    provenance["repaired"]."""
     from fairanon.models.metrics import suppressed_cells
 
     inst = fa.load("german", qi=["job", "savings", "housing"])
@@ -587,7 +592,7 @@ def test_every_cell_star_is_feasible_when_it_meets_every_requirement(monkeypatch
             fa.DiversityConstraint({"personal_status": "female div/sep/married"}, 300, 320),  # 310
             fa.DiversityConstraint({"housing": "own"}, 0, 700)]
     _diva_on_a_slow_clock(monkeypatch, 12.0)
-    rel = diva(inst, reqs, seed=0, time_limit=10.0)
+    rel = diva(inst, reqs, seed=0, time_limit=10.0, fallback=fallback)
     assert rel.status == Status.FEASIBLE and rel.reason is None
     _passes(inst, rel, reqs)
     assert (rel.table[["job", "savings", "housing"]].astype(str) == "*").all().all()
@@ -624,9 +629,10 @@ def test_a_coloring_not_started_says_the_time_ran_out(monkeypatch):
     k = 5, race Black in [2,000, 3,000], fallback=False at 0.02 s), then k-anonymity
     ("gave up (budget or time limit) without satisfying 5-anonymity"), though the
     coloring was not started and the release passes the verifier. On a fake clock
-    where the greedy signatures take 12 s of a 10 s limit the reason says that the
-    method's time limit ran out before the coloring, with no fallback advice, the
-    limit having passed."""
+    where the greedy signatures take 12 s of a 10 s limit the release (every
+    generalizable cell *, one class per protected value, k records each by the
+    precheck) is FEASIBLE, and says that the method's time limit ran out before the
+    coloring."""
     import importlib
     import time
     import types
@@ -646,10 +652,22 @@ def test_a_coloring_not_started_says_the_time_ran_out(monkeypatch):
     monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: base + ticks[0]))
     monkeypatch.setattr(module, "descend", descend)
     rel = diva(inst, reqs, seed=0, time_limit=10.0, fallback=False)
-    assert rel.status == Status.UNKNOWN
-    assert rel.reason == ("The method's time limit (10.0 s) ran out before the coloring "
-                          "(not a proof that no release exists).")
-    assert fa.verify(inst, rel, reqs).passed  # every generalizable cell *, one class per protected value
+    assert rel.status == Status.FEASIBLE and rel.reason is None
+    assert rel.provenance["repaired"] == ("every generalizable cell *, which meets every requirement (the "
+                                          "method's time limit (10.0 s) ran out before the coloring)")
+    assert rel.provenance["time_limit_reached"] is True
+    assert rel.provenance["diversity_counts"] == []  # personal_status is released unchanged
+    _passes(inst, rel, reqs)
+    # with a constraint to color that every cell * misses (no record shows housing = own)
+    ticks[0] = 0.0
+    reqs.append(fa.DiversityConstraint({"housing": "own"}, 100, 1000))
+    rel = diva(inst, reqs, seed=0, time_limit=10.0, fallback=False)
+    assert rel.status == Status.UNKNOWN and rel.reason == (
+        "The method's time limit (10.0 s) ran out before the coloring (not a proof that no release exists); "
+        "every generalizable cell * misses DiversityConstraint(housing[own], 100, 1000): 0 visible, bounds "
+        "[100, 1000].")
+    report = fa.verify(inst, rel, reqs)
+    assert [r.passed for r in (report[str(q)] for q in reqs)] == [True, True, False]
 
 
 def test_a_repair_undecided_without_a_time_limit_does_not_say_the_time_ran_out(monkeypatch):
