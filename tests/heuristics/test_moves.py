@@ -501,6 +501,10 @@ def test_same_partition_as_the_reference_pricing(inst, k, objective, seed, prefi
             mp.setattr(moves, "PREFILTER_CLASSES", 2)
             mp.setattr(moves, "NEAR_CLASSES", 2)
         found = local_search(inst, reqs, start, **options)
+        # The expected run prices one record at a time (no batch: _first_change pops
+        # one record and calls best_change), so that the batching is checked too.
+        mp.setattr(moves, "BATCH", 1)
+        mp.setattr(moves, "FIRST_BATCH", 1)
         mp.setattr(moves.MoveSearch, "best_change", _reference_best_change)
         mp.setattr(moves.MoveSearch, "best_changes", _reference_best_changes)
         expected = local_search(inst, reqs, start, **options)
