@@ -514,6 +514,51 @@ def test_same_partition_as_the_reference_pricing(inst, k, objective, seed, prefi
     assert report.passed, str(report)
 
 
+@pytest.mark.parametrize("swap_rows", [None, 10**9])
+def test_batches_of_large_classes_stay_within_the_cell_budget(swap_rows):
+    """A batch priced together reads, for each record, the records of its swap classes
+    (at most the swap_classes largest classes of its value): records x those records x
+    the block's columns stay within BATCH_CELLS, also with classes of 40 records (480
+    swap records a record, 64 records a batch would read 430,080 cells), and above
+    SWAP_ROWS records a record is priced alone; with classes of 4 records batches are
+    still priced. The same partition as one record at a time, and it verifies."""
+    from fairanon.heuristics import moves
+
+    rng = np.random.default_rng(0)
+    for k, n in [(40, 800), (4, 200)]:
+        inst = fa.Instance(pd.DataFrame({"q0": rng.integers(0, 60, n), "q1": rng.integers(0, 60, n)}),
+                           fa.Schema([fa.Attribute("q0", kind="numeric"),
+                                      fa.Attribute("q1", kind="numeric")]), name="wide")
+        start = random_partition(inst, k, rng)
+        reqs = [fa.KAnonymity(k)]
+        seen = []
+        real = moves.MoveSearch.best_changes
+
+        def spy(state, rows):
+            key = state.key_of[rows[0]]
+            sizes = np.sort(state.size[state.alive & (state.key == key)])[::-1]
+            # At least a row's swap records: the largest classes of its value but one.
+            read = int(sizes[: min(state.swap_classes, len(sizes) - 1)].sum())
+            width = 5 * state.d + 4 if state.joins else 4 * state.d + 3
+            seen.append((len(rows), read))
+            assert len(rows) * read * width <= moves.BATCH_CELLS
+            assert swap_rows is not None or read <= moves.SWAP_ROWS
+            return real(state, rows)
+
+        with pytest.MonkeyPatch.context() as mp:
+            if swap_rows is not None:
+                mp.setattr(moves, "SWAP_ROWS", swap_rows)
+            mp.setattr(moves.MoveSearch, "best_changes", spy)
+            found = local_search(inst, reqs, start, seed=0, max_kicks=3)
+            mp.setattr(moves, "BATCH", 1)
+            mp.setattr(moves, "FIRST_BATCH", 1)
+            expected = local_search(inst, reqs, start, seed=0, max_kicks=3)
+        if k == 4 or swap_rows is not None:
+            assert any(count > 1 for count, _ in seen)
+        np.testing.assert_array_equal(found.groups, expected.groups)
+        assert fa.verify(inst, release_of(inst, found.groups), reqs, metrics=False).passed
+
+
 @pytest.mark.parametrize("d", [1, 2, 7, 8, 9, 16, 17, 40, 128, 129, 131])
 def test_sums_over_the_first_axis_add_in_numpy_order(d):
     """_sum_rows gives the floats numpy's sum over a contiguous last axis gives (values
