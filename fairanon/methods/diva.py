@@ -593,7 +593,7 @@ class _Run:
         is not built past the time limit (:data:`FINISH_SECONDS` is an estimate; on UCI
         Adult the steps took 0.05-0.09 s whatever the limit, and in lns's share of
         0.017 s DIVA ran 0.09 s past it, lns 0.014-0.038 s past its own 0.1 s)."""
-        if self.clock.deadline is not None and time.perf_counter() >= self.clock.deadline:
+        if self.timed_out():
             return Status.UNKNOWN, f"the method's time limit ({self.clock.time_limit} s) ran out before {step}"
         return None
 
