@@ -43,9 +43,10 @@ s), so the mean of m over E_r is at most w(E_r). So r adds max(0, s(r)) to the s
 m(r): a record whose every box holds records that are cheaper elsewhere adds the share
 of its classmates' cost that is its own. (A box's excess can be below 0, as for an
 ordered attribute whose LM cover is the cheaper of a range and a hierarchy node that is
-not a run of values: D is then no metric; the class argument holds all the same.) s(r) is found by branch and bound over the thresholds, as m(r) is, with the
-records whose D sums to more than u(r) plus the largest m within that sum left out (a
-box holding one costs more than u(r) in excess, and the release's class of r, a box,
+not a run of values: D is then no metric; the class argument holds all the same.)
+s(r) is found by branch and bound over the thresholds, as m(r) is, with the records
+whose D sums to more than u(r) plus the largest m within that sum left out (a box
+holding one costs more than u(r) in excess, and the release's class of r, a box,
 costs at most u(r)). The box attaining m(r) is one of those boxes, so its excess
 bounds s(r) from above: a record whose box has none adds 0 unsearched, and the others
 are searched below it (a far smaller radius than u(r)), adding it when no box has

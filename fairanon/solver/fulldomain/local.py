@@ -70,7 +70,7 @@ from .evaluate import Evaluator
 from .frequency import FrequencySet, Records, records, roll_up
 from .lattice import Space
 from .memory import check_lattice_local_memory, lattice_local_memory
-from .method import LATTICE_NODES, _Problem, _release_table, _run, lattice_space
+from .method import LATTICE_NODES, _Problem, _release_table, _run, lattice_space, release_reserve
 
 __all__ = ["OBJECTIVES", "lattice_local"]
 
@@ -260,12 +260,6 @@ def _pack(checker: _Checker, nodes: list[tuple]):
 #: objectives in 6 runs at a limit of 12 s that did not bind (the rounds end in 0.7 s
 #: CPU), and so lns's starts changed from run to run.
 SPREAD_SHARE = 1 / 3
-#: The time kept for the release, its objective and its verification once the rounds and
-#: the lowering of classes end: this many times the set-up's time (the lattice, the
-#: records' frequency set), at most half the limit. UCI Adult, k = 5, LM: set-up
-#: 0.015 s, the repair of the blocks, the release, its objective and its verification
-#: 0.035-0.05 s; German credit 0.005 s and 0.02 s.
-FINISH_FACTOR = 3.0
 
 
 def _short_of_time(now: float, began: float, kept: int, total: int, deadline: float) -> bool:
@@ -544,7 +538,8 @@ def lattice_local(
     instance, seed, time_limit
         As in :func:`fairanon.anonymize`. When the time runs out the records left are
         released as the block of ``*``. The release, its objective and its verification
-        are kept :data:`FINISH_FACTOR` times the set-up's time (at most half the limit);
+        are kept :func:`~fairanon.solver.fulldomain.method.release_reserve` (three times the
+        set-up's time, at most half the limit);
         of the rest, the full-domain search has a quarter, the rounds stop at 0.7 (a
         round's descent there, with its best node so far) and the last round, keeping
         every record it can, at 0.85. UCI Adult, k = 5, LM (``fa.anonymize``, 2 shared
@@ -683,10 +678,10 @@ def lattice_local(
             provenance=record(),
         )
 
-    # The release, its objective and its verification after the rounds and the lowering
-    # are kept FINISH_FACTOR times the set-up's time (the same passes over the records,
-    # on this machine now), at most half the limit.
-    reserve = 0.0 if deadline is None else min(time_limit / 2, FINISH_FACTOR * (time.perf_counter() - started))
+    # Time is kept for the release, its objective and its verification after the rounds
+    # and the lowering.
+    reserve = (0.0 if deadline is None
+               else release_reserve(time_limit, time.perf_counter() - started))
     # The optimal full-domain node without suppression first (a fraction of the
     # time): the rounds must beat it, and it stands when they are cut short.
     share_deadline = None if deadline is None else started + (time_limit - reserve) / 4
