@@ -109,6 +109,10 @@ FIRST_BATCH = 8
 #: x the records of their swap classes x the columns of a class's block (4 d + 3, or
 #: 5 d + 4 with the joins), so about 2 MB an array.
 BATCH_CELLS = 1 << 18
+#: Arrays of up to :data:`BATCH_CELLS` 8-byte cells a batch holds at once at most (a swap
+#: block, the lows and highs it joins with, their sum; 8 MB), which the memory check of
+#: :func:`local_search` counts.
+BATCH_ARRAYS = 4
 #: Records a record's swaps may read (the sizes of its value's `swap_classes` largest
 #: classes summed) above which records are priced one at a time: with larger classes
 #: the swaps dominate, and pricing records after the first with a change costs more
@@ -1016,7 +1020,9 @@ def local_search(
         When its arrays (positions, boxes with and without each record: about
         32 d + 64 bytes a record, and 16 bytes a record and value when records times
         values are at most :data:`JOIN_CELLS`; a table of the loss of every box of an attribute's
-        m values, held twice: 16 m^2 bytes) exceed the memory limit.
+        m values, held twice: 16 m^2 bytes; every class's records as a block of 4 d + 3
+        columns, 5 d + 4 with the joins, 8 bytes each; a batch's :data:`BATCH_ARRAYS`
+        arrays of :data:`BATCH_CELLS` cells, 8 MB) exceed the memory limit.
     """
     check_option(objective, "objective", "local_search", MOVE_OBJECTIVES)
     check_option(kick, "kick", "local_search", KICKS)
@@ -1049,7 +1055,10 @@ def local_search(
         instance.n_rows * (8 * 4 * d + 64)
         + (16 * instance.n_rows * width if joins else 0)
         + sum(16 * m * m for m in values if m <= MAX_TABLE_LEAVES)
-        + max((m * m for m in values if m <= MAX_TABLE_LEAVES), default=0),
+        + max((m * m for m in values if m <= MAX_TABLE_LEAVES), default=0)
+        # The classes' blocks (kept once read, every class at most) and a batch's arrays.
+        + 8 * instance.n_rows * (5 * d + 4 if joins else 4 * d + 3)
+        + BATCH_ARRAYS * 8 * BATCH_CELLS,
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",
         "use method='mondrian'",
         caller="local_search",
