@@ -245,9 +245,7 @@ def _anonymize(args, step) -> int:
         outputs[release_path] = lambda path: write_csv(written, path, index_label="record_id")
     # The report is the manifest, renamed last: it names the release by its checksum.
     commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES], manifest=(report_path, document))
-    print(report)
-    if release.reason:
-        print(f"  reason: {release.reason}")
+    print(report)  # with the method's reason, when it gives one
     _print_best_effort(release)
     print(f"  peak memory: {memory['process_peak_rss_mb']:.0f} MB")
     if release_path is None:

@@ -93,7 +93,8 @@ class CheckResult:
 @dataclass(frozen=True)
 class Report:
     """What :func:`verify` found: one :class:`CheckResult` per integrity check and per
-    requirement, plus the information-loss metrics of the release."""
+    requirement, plus the information-loss metrics of the release and the method's
+    reason for its status (``Release.reason``: why it stopped, when it gives one)."""
 
     instance: str
     method: str
@@ -105,6 +106,7 @@ class Report:
     elapsed_s: float = 0.0
     bounds: dict = field(default_factory=dict)
     risk: dict = field(default_factory=dict)
+    reason: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -138,6 +140,7 @@ class Report:
             },
             "elapsed_s": self.elapsed_s,
             "risk": self.risk,
+            "reason": self.reason,
         }
 
     def __str__(self) -> str:
@@ -148,6 +151,9 @@ class Report:
             f"  ({self.status}: {STATUS_MEANINGS.get(self.status, 'as the method reports it')}; "
             f"{verdict}: {VERDICT_MEANINGS[verdict]})",
         ]
+        if self.reason:
+            # Why the method stopped, in its own words: the time, a cap of its search, ...
+            lines.append(f"  reason: {self.reason}")
         width = max([len(c.name) for c in self.checks] + [5])
         for c in self.checks:
             achieved = _display(c.achieved)
@@ -185,7 +191,8 @@ STATUS_MEANINGS = {
     "OPTIMAL": "the method proved that no release meeting the requirements loses less",
     "FEASIBLE": "the method gave a release meeting the requirements, not proven to lose least",
     "INFEASIBLE": "the method proved that no release can meet the requirements, or found none",
-    "UNKNOWN": "the method found no release meeting the requirements in its time",
+    "UNKNOWN": "the method stopped before it found a release meeting the requirements (its reason "
+               "says why: the time limit, a cap of its search, ...)",
 }
 #: ... and what the verdict says.
 VERDICT_MEANINGS = {
@@ -903,5 +910,6 @@ def verify(
         elapsed_s=time.perf_counter() - started,
         bounds=bounds,
         risk=risk,
+        reason=release.reason,
     )
 

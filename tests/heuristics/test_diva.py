@@ -680,7 +680,8 @@ def test_a_repair_undecided_without_a_time_limit_does_not_say_the_time_ran_out(m
     limit the release said "The time ran out before a release satisfying every
     constraint was found" with provenance["time_limit_reached"] True; now it names the
     cap and Integrate's reason, and the flag is False. The release is every
-    generalizable cell *, and the verifier fails b[p] (0 visible) as the reason says."""
+    generalizable cell *, and the verifier fails b[p] (0 visible) as the reason says; its
+    report gives that reason, and its legend no longer says the time ran out."""
     import importlib
 
     module = importlib.import_module("fairanon.methods.diva")
@@ -701,3 +702,5 @@ def test_a_repair_undecided_without_a_time_limit_does_not_say_the_time_ran_out(m
     report = fa.verify(inst, rel, reqs)
     assert report[str(reqs[0])].passed and not report[str(reqs[1])].passed
     assert (rel.table[["a", "b"]].astype(str) == "*").all().all()
+    assert report.reason == rel.reason and f"  reason: {rel.reason}" in str(report).splitlines()
+    assert "in its time" not in str(report) and "time ran out" not in str(report)
