@@ -584,7 +584,8 @@ def test_the_memory_check_counts_the_blocks_and_a_batchs_arrays():
     inst = fa.load("german")
     reqs = [fa.KAnonymity(5)]
     start = fa.anonymize(inst, reqs, method="mondrian", seed=0).groups
-    with memory_limit("4MB"), pytest.raises(MemoryLimitError, match="local search over the classes") as refused:
+    refusal = pytest.raises(MemoryLimitError, match="local search over the classes")
+    with memory_limit("4MB"), refusal as refused:
         local_search(inst, reqs, start, seed=0, max_kicks=1)
     assert refused.value.need >= 4 * 2**18 * 8 + 1000 * (5 * 7 + 4) * 8
     with memory_limit("64MB"):
