@@ -29,7 +29,7 @@ from ...models.requirements import (
     TCloseness,
     requirement_targets,
 )
-from .lattice import Space
+from .lattice import Space, check_deadline
 
 __all__ = ["FrequencySet", "Records", "Target", "records", "roll_up"]
 
@@ -148,9 +148,14 @@ def _factorize_columns(columns: list[np.ndarray], sizes: list[int]) -> np.ndarra
     return pd.factorize(key)[0].astype(np.int64)
 
 
-def records(instance: Instance, requirements, space: Space, values: list[np.ndarray]) -> Records:
+def records(
+    instance: Instance, requirements, space: Space, values: list[np.ndarray],
+    deadline: float | None = None,
+) -> Records:
     """Aggregate the records into the base frequency set with every count row the
-    requirements read; `values[a]` gives each row's active value of attribute a."""
+    requirements read; `values[a]` gives each row's active value of attribute a. Past
+    `deadline`, read before each requirement's rows and before the counts,
+    :class:`~.lattice.OutOfTime`."""
     schema = instance.schema
     n = instance.n_rows
     names = [attr.name for attr in space.attributes]
@@ -179,6 +184,7 @@ def records(instance: Instance, requirements, space: Space, values: list[np.ndar
     for req in requirements:
         if not isinstance(req, DiversityConstraint):
             continue
+        check_deadline(deadline)
         match = np.ones(n, dtype=bool)
         matches = []
         star = True
@@ -207,6 +213,7 @@ def records(instance: Instance, requirements, space: Space, values: list[np.ndar
         for name in requirement_targets(schema, req):
             if name in targets:
                 continue
+            check_deadline(deadline)
             present, dense = np.unique(instance.codes(name), return_inverse=True)
             dense = dense.reshape(-1)
             attr = schema[name]
@@ -221,6 +228,7 @@ def records(instance: Instance, requirements, space: Space, values: list[np.ndar
             )
             one_hot.append((dense, m))
             offset += m
+    check_deadline(deadline)
     cols = np.zeros((offset, n_classes), dtype=np.int64)
     for i, row in enumerate(rows):
         cols[i] = np.bincount(row_class, weights=row, minlength=n_classes)

@@ -26,13 +26,13 @@ from ...models.requirements import (
     TCloseness,
     validate_requirements,
 )
-from ...release import Release, Status, provenance
+from ...release import Release, Status, generalize_partition, provenance
 from .. import _cpsat
 from ..local_recoding.labels import OBJECTIVES, _active
 from ..local_recoding.solve import _verified
 from .evaluate import Evaluator, whole_table_alpha
 from .frequency import Records, records, roll_up
-from .lattice import Space, build_space, ladders
+from .lattice import OutOfTime, Space, build_space, ladders
 from .master import MasterFrontier
 from .memory import check_fulldomain_memory, fulldomain_memory
 from .node import chosen_node, node_outcome
@@ -208,16 +208,19 @@ def lattice_frontier(problem: _Problem, evaluator: Evaluator, excluded: list) ->
     return LatticeFrontier(space, lower, separable, closed)
 
 
-def lattice_space(instance: Instance, objective: str) -> tuple[Space, list[np.ndarray]]:
+def lattice_space(
+    instance: Instance, objective: str, deadline: float | None = None
+) -> tuple[Space, list[np.ndarray]]:
     """The lattice of `instance` under `objective`, and each row's active value per
-    attribute."""
-    lads = ladders(instance)
+    attribute; past `deadline`, read before each attribute's steps, OutOfTime."""
+    lads = ladders(instance, deadline)
     values = [_active(instance, lad.name)[1] for lad in lads]
     space = build_space(
         instance,
         lads,
         objective,
         [np.bincount(v, minlength=len(lad.codes[0])) for v, lad in zip(values, lads)],
+        deadline,
     )
     return space, values
 
@@ -231,8 +234,11 @@ def fulldomain_problem(
     deadline: float | None = None,
     seed=None,
     caller: str = "fulldomain",
+    set_up_deadline: float | None = None,
 ) -> tuple[_Problem, list]:
-    """The checked options and requirements of a fulldomain call, as a problem."""
+    """The checked options and requirements of a fulldomain call, as a problem. The
+    set-up (the lattice, the records' frequency set) reads `set_up_deadline` between
+    its steps and, past it, raises OutOfTime; the options are checked first."""
     if not isinstance(instance, Instance):
         raise InvalidParameterError(
             f"The 'instance' parameter of {caller} must be an Instance. "
@@ -247,11 +253,11 @@ def fulldomain_problem(
             )
     limit = _check(objective, max_suppressed, search_, instance.n_rows)
     check_fulldomain_memory(instance, LATTICE_NODES, search_)
-    space, values = lattice_space(instance, objective)
+    space, values = lattice_space(instance, objective, set_up_deadline)
     problem = _Problem(
         instance,
         space,
-        records(instance, requirements, space, values),
+        records(instance, requirements, space, values, set_up_deadline),
         values,
         limit,
         deadline,
@@ -316,14 +322,18 @@ def fulldomain(
     instance, seed, time_limit
         As in :func:`fairanon.anonymize`; the CP-SAT master's seed derives from `seed`.
         The set-up (the lattice and the records' frequency set, 0.01-0.015 s CPU on
-        UCI Adult) reads no clock; the search then stops :data:`FINISH_FACTOR` times
-        the set-up's time (at most half the limit) before the limit, kept for the
-        release and its verification (0.02-0.04 s on Adult). UCI Adult, k = 5 under
-        three race constraints (``fa.anonymize``, 2 shared cores at a load of 3, 6
-        runs): at 0.05 s returned after 0.043-0.048 s (0.021-0.024 s CPU), UNKNOWN; at
-        0.1 s after 0.059-0.132 s (0.030-0.065 s CPU), UNKNOWN or FEASIBLE; at 0.2 s
-        OPTIMAL in 4 of 6. Without the reserve 0.060-0.144 s (0.030-0.072 s CPU) at
-        0.05 s and 0.145-0.153 s (0.072-0.077 s CPU) at 0.1 s, OPTIMAL there in 5 of 6.
+        UCI Adult) reads the deadline before each attribute's steps and each
+        requirement's counts and stops at half the limit, UNKNOWN (past it the search
+        would get no time); the search then stops :data:`FINISH_FACTOR` times the
+        set-up's time (at most half the limit) before the limit, kept for the release
+        and its verification (0.02-0.04 s on Adult), and so does a climb to a maximal
+        failing node. UCI Adult, k = 5 under three race constraints (``fa.anonymize``,
+        2 shared cores at a load of 3.5, 6 runs): at 0.01 s returned after
+        0.010-0.018 s (0.006-0.011 s CPU), UNKNOWN; at 0.05 s after 0.034-0.037 s
+        (0.022-0.025 s CPU), UNKNOWN; at 0.1 s after 0.060-0.063 s, UNKNOWN; at 0.2 s
+        after 0.095-0.177 s, OPTIMAL in 5 of 6. When the set-up and the climbs read no
+        clock: 0.030-0.034 s (0.021-0.022 s CPU) at 0.01 s and 0.088-0.164 s
+        (0.059-0.109 s CPU) at 0.1 s, FEASIBLE there.
     requirements : sequence of Requirement
         KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection.
     objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, default="lm"
@@ -355,10 +365,12 @@ def fulldomain(
     Release
         OPTIMAL with the node's exact objective, FEASIBLE with a proven bound when the
         time ran out or the CP-SAT master reached the memory limit during the search,
-        INFEASIBLE (no node works) or UNKNOWN (no node found before either stop).
+        INFEASIBLE (no node works) or UNKNOWN (no node found before either stop; when
+        the time ran out during the set-up, every generalizable cell ``*``).
         ``provenance["levels"]`` gives the chosen level of each attribute,
         ``provenance["search"]`` the lattice size, the nodes checked, the frequency
-        sets computed and, when the memory limit ended the search, why (``"stopped"``);
+        sets computed and, when the memory limit or the set-up's deadline ended the
+        search, why (``"stopped"``);
         ``provenance["verification"]`` holds the verifier's report.
 
     Raises
@@ -405,9 +417,27 @@ def fulldomain(
     cpu_started = time.process_time()
     time_limit = _cpsat.check_time_limit(time_limit, "fulldomain")
     deadline = None if time_limit is None else started + time_limit
-    problem, requirements = fulldomain_problem(
-        instance, requirements, objective, max_suppressed, search, deadline, seed
-    )
+    # release_reserve keeps FINISH_FACTOR times the set-up's time, at most half the
+    # limit: a set-up that passes half the limit leaves the search nothing, so it stops
+    # there (it took 0.013-0.015 s on UCI Adult, read no clock and ended 0.01-0.017 s
+    # past a limit of 0.01 s).
+    set_up_deadline = None if deadline is None else started + time_limit / 2
+    params = {
+        "objective": objective,
+        "max_suppressed": (
+            max_suppressed if isinstance(max_suppressed, int) else str(max_suppressed)
+        ),
+        "search": search,
+        "time_limit": time_limit,
+        "explain": explain,
+    }
+    try:
+        problem, requirements = fulldomain_problem(
+            instance, requirements, objective, max_suppressed, search, deadline, seed,
+            set_up_deadline=set_up_deadline,
+        )
+    except OutOfTime:
+        return _set_up_stopped(instance, requirements, params, seed, started)
     if deadline is not None:
         # The search (and the explanation of an infeasibility) stops early enough for
         # the release and its verification.
@@ -420,15 +450,6 @@ def fulldomain(
         node = chosen_node(space, levels)
         evaluator = Evaluator(space, problem.recs, instance.schema, requirements, limit)
         outcome = node_outcome(evaluator, node, requirements)
-    params = {
-        "objective": objective,
-        "max_suppressed": (
-            max_suppressed if isinstance(max_suppressed, int) else str(max_suppressed)
-        ),
-        "search": search,
-        "time_limit": time_limit,
-        "explain": explain,
-    }
     if levels is not None:
         params["levels"] = dict(zip([attr.name for attr in space.attributes], outcome.best))
     info = {
@@ -482,6 +503,36 @@ def fulldomain(
             else f"the search stopped before any lattice node passed: {outcome.stopped}"
         ),
         provenance=record(),
+    )
+
+
+def _set_up_stopped(
+    instance: Instance, requirements, params: dict, seed, started: float
+) -> Release:
+    """UNKNOWN when the time ran out during the set-up: no lattice is built, so every
+    generalizable cell is ``*`` (one class per protected value, its records listed as
+    suppressed), which is not handed out as a table."""
+    requirements = validate_requirements(instance, requirements, caller="fulldomain")
+    schema = instance.schema
+    groups = (
+        instance.codes(schema.protected).astype(np.int64)
+        if schema.protected
+        else np.zeros(instance.n_rows, dtype=np.int64)
+    )
+    gen = tuple(schema.generalizable)
+    return Release(
+        table=generalize_partition(instance, groups, suppress=gen),
+        groups=groups,
+        status=Status.UNKNOWN,
+        reason=(
+            f"the time limit ({params['time_limit']} s) ran out during the set-up (the lattice "
+            "and the records' frequency set), before any lattice node was checked"
+        ),
+        suppressed=tuple(instance.row_ids.tolist()) if gen else (),
+        provenance=provenance(
+            "fulldomain", params, requirements, seed, started,
+            search={"stopped": "time limit during the set-up"},
+        ),
     )
 
 
