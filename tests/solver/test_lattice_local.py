@@ -326,6 +326,44 @@ def test_the_set_up_time_is_kept_for_the_release(monkeypatch):
     assert free.provenance["time_limit_reached"] is False
 
 
+def test_no_round_starts_past_the_last_rounds_deadline(monkeypatch):
+    """A round's set-up (the records left's labels and costs per level: 0.01-0.018 s on
+    UCI Adult, where the first round started past its deadline at a limit of 0.05 s and
+    ended 0.012 s past the limit) is not started past the last round's deadline: on a
+    fake clock where the full-domain search ends at 18 s of a 20 s limit (rounds until
+    14 s, the last round until 17 s) and a round's set-up takes 6 s, no round starts
+    (the last round ran to 24 s) and the full-domain node wins. The release
+    verifies."""
+    import importlib
+    import time
+    import types
+
+    local = importlib.import_module("fairanon.solver.fulldomain.local")
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    base, ticks, built = time.perf_counter(), [0.0], []
+    real_init, real_run = local._Checker.__init__, local._run
+
+    def init(self, *args, **kwargs):
+        built.append(ticks[0])
+        ticks[0] += 6.0
+        real_init(self, *args, **kwargs)
+
+    def run(*args, **kwargs):
+        ticks[0] += 18.0
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(local, "time", types.SimpleNamespace(perf_counter=lambda: base + ticks[0],
+                                                             process_time=time.process_time))
+    monkeypatch.setattr(local._Checker, "__init__", init)
+    monkeypatch.setattr(local, "_run", run)
+    rel = lattice_local(inst, reqs, seed=0, objective="ncp", time_limit=20.0)
+    assert built == [] and ticks[0] == 18.0
+    assert rel.status == Status.FEASIBLE and rel.provenance["time_limit_reached"] is True
+    assert rel.provenance["rounds"] == [] and rel.provenance["winner"] == "fulldomain"
+    _passes(inst, rel, reqs)
+
+
 def test_rounds_short_of_time_say_the_limit_shaped_the_release(monkeypatch):
     """When the rounds keep more records each for being short of time they give another
     release, yet may end well before their deadline: on a fake clock moved 1e-3 s by

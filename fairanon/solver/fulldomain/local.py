@@ -276,8 +276,9 @@ def _rounds(
     """Rounds until no record is left or no node keeps enough of them (the records
     left are then the remainder); once the time is up, one last round keeps all it
     can. A round's descent stops at `deadline`, the last round's at `final_deadline`
-    (:func:`_best_node`). When the time left is short (:func:`_short_of_time`) a round
-    keeps more records; else the rounds are those without a deadline. Also returns
+    (:func:`_best_node`), and no round starts past `final_deadline`. When the time left
+    is short (:func:`_short_of_time`) a round keeps more records; else the rounds are
+    those without a deadline. Also returns
     whether a round kept more for being short of time: the rounds then differ from
     those without a deadline though they may end well before it."""
     recs, space = problem.recs, problem.space
@@ -289,6 +290,11 @@ def _rounds(
     while left.any() and not final:
         now = time.perf_counter()
         final = deadline is not None and now >= deadline
+        if final and final_deadline is not None and now >= final_deadline:
+            # Not even the last round's descent has time: its set-up alone (the records
+            # left's labels and costs per level) took 0.01-0.018 s on UCI Adult, 0.012 s
+            # past a limit of 0.05 s. The records left are the block of *.
+            break
         where = np.flatnonzero(left)
         sub = _subset(recs, where)
         evaluator = Evaluator(space, sub, problem.instance.schema, checks, 0)
