@@ -442,8 +442,8 @@ def time_margin(n_rows: int) -> float:
 
     Every searching stage stops at its share of the limit, and no step of building a
     release (clustering, Suppress and Anonymize) starts past the limit, but a step
-    started before it runs to its end (Integrate too), and the time kept for them is
-    an estimate. The margin covers the overruns measured on Census-Income and
+    started before it runs to its end (Suppress reads the limit again after clustering
+    the rest; Integrate runs to its end), and the time kept for them is an estimate. The margin covers the overruns measured on Census-Income and
     synthetic tables of 50,000 to 300,000 records on 2 busy cores
     (``benchmarks/diva.py``: at most about 0.6 s, before the steps read the limit).
     """
@@ -604,7 +604,8 @@ class _Run:
     def finish(self, chosen, starred, status, bound, planned=None):
         """Suppress, Anonymize and Integrate (Alg. 1, lines 3-6): a Release, or (status,
         reason) when the rest cannot be completed or the deadline has passed before
-        Suppress (:meth:`out_of_time`; Integrate, a few ms, completes what is built)."""
+        Suppress (:meth:`out_of_time`) or during its clustering of the rest (Integrate,
+        a few ms, completes what is built)."""
         d = self.d
         stopped = self.out_of_time("Suppress and Anonymize")
         if stopped is not None:
@@ -612,6 +613,9 @@ class _Run:
         started = time.perf_counter()
         built = release_by_suppression(d, chosen, starred, Status.FEASIBLE, bound, self.anonymize,
                                        self.kmember_max_rows, self.rng, self.clock.deadline, planned)
+        if built[0] == Status.UNKNOWN:  # the deadline passed during the step
+            limit = self.clock.time_limit
+            return Status.UNKNOWN, f"the method's time limit ({limit} s) ran out during {built[1]}"
         if not isinstance(built[0], Release):
             return built
         suppressed, unplanned = built

@@ -140,7 +140,8 @@ def release_by_suppression(d: Problem, chosen: list[np.ndarray], starred: dict[s
 
     Returns (Release with `status` and `bound`, whose provenance counts the diverse
     clusters, their records and the left-over records; the fallback pairs), or (status,
-    reason) when some left-over record fits nowhere.
+    reason) when some left-over record fits nowhere (INFEASIBLE) or `deadline` passed
+    during the clustering of the rest (UNKNOWN, the release not built).
     """
     covered = np.zeros(d.n, dtype=bool)
     for c in chosen:
@@ -148,6 +149,10 @@ def release_by_suppression(d: Problem, chosen: list[np.ndarray], starred: dict[s
     rest = np.flatnonzero(~covered)
     rest_clusters, leftovers, rest_method = anonymize_rest(d, rest, anonymize, kmember_max_rows, rng,
                                                            deadline)
+    if deadline is not None and time.perf_counter() >= deadline:
+        # The rest's clustering (0.02-0.025 s by sorted blocks on UCI Adult) ended past
+        # the limit: the table and the fallback pairs (0.015-0.02 s more) are not built.
+        return Status.UNKNOWN, "the clustering of the records outside the diverse clustering"
     clusters = list(chosen) + rest_clusters
     if len(leftovers):
         clusters, why = attach(d, clusters, leftovers, starred=starred)
