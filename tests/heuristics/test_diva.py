@@ -597,6 +597,45 @@ def test_suppress_stops_after_clustering_the_rest_past_the_deadline(monkeypatch)
     assert fa.verify(inst, rel, reqs)[str(reqs[0])].passed
 
 
+def test_no_record_types_are_found_past_the_deadline(monkeypatch):
+    """DIVA reads the deadline before finding the record types and their signatures
+    (0.01 s on UCI Adult, which at a limit of 0.01 s it found after the problem's arrays
+    had taken the limit, then built no release from them): on a fake clock where the
+    problem's arrays take 12 s of a 10 s limit no types are found, and the release is
+    every generalizable cell *, its reason saying the time ran out; the verifier finds
+    k met and the constraint missed, as the reason says."""
+    import importlib
+    import time
+    import types
+
+    module = importlib.import_module("fairanon.methods.diva")
+    inst = fa.load("german", qi=["job", "savings", "housing"])
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"housing": "own"}, 100, 1000)]
+    base, ticks, found = time.perf_counter(), [0.0], []
+    real_problem, real_signatures = module.Problem, module.Signatures
+
+    def problem(*args, **kwargs):
+        out = real_problem(*args, **kwargs)
+        ticks[0] += 12.0
+        return out
+
+    def signatures(*args, **kwargs):
+        found.append(ticks[0])
+        return real_signatures(*args, **kwargs)
+
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: base + ticks[0]))
+    monkeypatch.setattr(module, "Problem", problem)
+    monkeypatch.setattr(module, "Signatures", signatures)
+    rel = diva(inst, reqs, seed=0, time_limit=10.0)
+    assert found == []
+    assert rel.status == Status.UNKNOWN
+    assert rel.reason.startswith("The method's time limit (10.0 s) ran out before the record types were found")
+    assert rel.provenance["time_limit_reached"] is True
+    report = fa.verify(inst, rel, reqs)
+    assert report[str(reqs[0])].passed and not report[str(reqs[1])].passed
+    assert "misses DiversityConstraint(housing[own], 100, 1000): 0 visible" in rel.reason
+
+
 def _diva_on_a_slow_clock(monkeypatch, seconds: float):
     """diva's clock, moved `seconds` by its coloring (past a limit of 10 s)."""
     import importlib
