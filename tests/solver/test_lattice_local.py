@@ -364,6 +364,54 @@ def test_no_round_starts_past_the_last_rounds_deadline(monkeypatch):
     _passes(inst, rel, reqs)
 
 
+@pytest.mark.parametrize("limit", [10.0, None])
+def test_the_set_up_stops_at_half_the_limit(monkeypatch, limit):
+    """The set-up reads the deadline as fulldomain's does: on a fake clock where each
+    attribute's ladder takes 2 s, at a limit of 10 s it stops after the third (6 s;
+    it built all 8, 16 s, before) and each protected value's records are one block of
+    *, FEASIBLE by the verifier (German credit, k = 5: each block holds at least 5), its
+    objective the stars' NCP (every generalizable cell, 1 each); at k = 600, more than
+    any protected value's records, INFEASIBLE, as the verifier finds. Without a limit
+    the set-up runs to its end. The releases verify."""
+    import importlib
+    import time
+    import types
+
+    local = importlib.import_module("fairanon.solver.fulldomain.local")
+    lattice = importlib.import_module("fairanon.solver.fulldomain.lattice")
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    base, ticks, built = time.perf_counter(), [0.0], []
+    real_ladder = lattice._ladder
+
+    def ladder(*args, **kwargs):
+        built.append(ticks[0])
+        ticks[0] += 2.0
+        return real_ladder(*args, **kwargs)
+
+    clock = types.SimpleNamespace(perf_counter=lambda: base + ticks[0],
+                                  process_time=time.process_time)
+    monkeypatch.setattr(local, "time", clock)
+    monkeypatch.setattr(lattice, "time", clock)
+    monkeypatch.setattr(lattice, "_ladder", ladder)
+    rel = lattice_local(inst, reqs, seed=0, objective="ncp", time_limit=limit)
+    gen = list(inst.schema.generalizable)
+    if limit is None:
+        assert len(built) == len(gen) and rel.provenance["winner"] != "set-up stopped"
+    else:
+        assert built == [0.0, 2.0, 4.0] and ticks[0] == 6.0
+        assert rel.status == Status.FEASIBLE and rel.provenance["winner"] == "set-up stopped"
+        assert (rel.table[gen].astype(str) == "*").all().all()
+        assert len(rel.suppressed) == inst.n_rows
+        assert rel.objective == inst.n_rows * len(gen)
+    _passes(inst, rel, reqs)
+    # k = 600: every protected value has fewer records, so no release exists.
+    ticks[0] = 0.0
+    none = lattice_local(inst, [fa.KAnonymity(600)], seed=0, objective="ncp", time_limit=limit)
+    assert none.status == Status.INFEASIBLE and "600-anonymity" in none.reason
+    assert not fa.verify(inst, none, [fa.KAnonymity(600)]).passed
+
+
 def test_rounds_short_of_time_say_the_limit_shaped_the_release(monkeypatch):
     """When the rounds keep more records each for being short of time they give another
     release, yet may end well before their deadline: on a fake clock moved 1e-3 s by
