@@ -471,8 +471,9 @@ def _reference_best_change(state, r):
     return best
 
 
-def _reference_best_changes(state, rows):
-    """best_changes as a loop of the reference, record by record."""
+def _reference_best_changes(state, rows, cand=None):
+    """best_changes as a loop of the reference, record by record (each finding its own
+    candidates: `cand` is not read)."""
     found = [_reference_best_change(state, int(r)) for r in rows]
     kinds = {None: 0, "move": 1, "swap": 2}
     return (np.array([f[0] for f in found]), np.array([kinds[f[1]] for f in found]),
@@ -514,6 +515,52 @@ def test_same_partition_as_the_reference_pricing(inst, k, objective, seed, prefi
     assert report.passed, str(report)
 
 
+@pytest.mark.parametrize("joins", [True, False])
+def test_records_of_a_value_of_many_classes_are_priced_together(joins):
+    """Above PREFILTER_CLASSES classes of a value, records are priced together, each on
+    the nearest classes of its own class (classes of 3 records, 40 of them, the
+    prefilter at 4): the search returns the partition it returns when every record is
+    priced one by one by the reference above, and it verifies. A batch keeps records x
+    candidates x attributes, and records x the records of each one's swap_classes
+    largest candidates x the block's columns, within BATCH_CELLS (2,000 here, so that
+    it binds)."""
+    from fairanon.heuristics import moves
+
+    inst = _grid(120, seed=5)
+    reqs = [fa.KAnonymity(3)]
+    start = random_partition(inst, 3, np.random.default_rng(1))
+    options = dict(objective="lm", seed=0, max_kicks=30, candidates=4, swap_classes=2)
+    batched = []
+    real = moves.MoveSearch.best_changes
+
+    def spy(state, rows, cand=None):
+        if cand is not None:
+            batched.append(len(rows))
+            width = 5 * state.d + 4 if state.joins else 4 * state.d + 3
+            swap = np.sort(state.size[cand], axis=1)[:, ::-1][:, : state.swap_classes].sum()
+            assert cand.size * state.d <= moves.BATCH_CELLS
+            assert swap * width <= moves.BATCH_CELLS
+        return real(state, rows, cand)
+
+    with pytest.MonkeyPatch.context() as mp:
+        if not joins:
+            mp.setattr(moves, "JOIN_CELLS", 0)
+        mp.setattr(moves, "PREFILTER_CLASSES", 4)
+        mp.setattr(moves, "NEAR_CLASSES", 6)
+        mp.setattr(moves, "BATCH_CELLS", 2000)
+        mp.setattr(moves.MoveSearch, "best_changes", spy)
+        found = local_search(inst, reqs, start, **options)
+        mp.setattr(moves, "BATCH", 1)
+        mp.setattr(moves, "FIRST_BATCH", 1)
+        mp.setattr(moves.MoveSearch, "best_change", _reference_best_change)
+        expected = local_search(inst, reqs, start, **options)
+    assert batched and max(batched) > 1
+    np.testing.assert_array_equal(found.groups, expected.groups)
+    assert found.value == expected.value and found.changes == expected.changes
+    assert found.changes["move"] + found.changes["swap"] > 0
+    assert fa.verify(inst, release_of(inst, found.groups), reqs, metrics=False).passed
+
+
 @pytest.mark.parametrize("swap_rows", [None, 10**9])
 def test_batches_of_large_classes_stay_within_the_cell_budget(swap_rows):
     """A batch priced together reads, for each record, the records of its swap classes
@@ -534,7 +581,7 @@ def test_batches_of_large_classes_stay_within_the_cell_budget(swap_rows):
         seen = []
         real = moves.MoveSearch.best_changes
 
-        def spy(state, rows):
+        def spy(state, rows, cand=None):
             key = state.key_of[rows[0]]
             sizes = np.sort(state.size[state.alive & (state.key == key)])[::-1]
             # At least a row's swap records: the largest classes of its value but one.
@@ -543,7 +590,7 @@ def test_batches_of_large_classes_stay_within_the_cell_budget(swap_rows):
             seen.append((len(rows), read))
             assert len(rows) * read * width <= moves.BATCH_CELLS
             assert swap_rows is not None or read <= moves.SWAP_ROWS
-            return real(state, rows)
+            return real(state, rows, cand)
 
         with pytest.MonkeyPatch.context() as mp:
             if swap_rows is not None:
