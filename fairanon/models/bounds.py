@@ -57,10 +57,15 @@ Lagrangian relaxation of the set-partitioning model at the per-record multiplier
 than as one minimum over all boxes, so it never exceeds that LP. Measured (2 cores):
 German credit, the 7 QIs of ``benchmarks/exact.py``, NCP: 815.5 -> 1,020.2 for k = 5
 (LP 1,237), 1,180.7 -> 1,512.1 for k = 10 (LP 1,885), 888.0 -> 1,084.0 with 2-diversity
-too (which the LP does not count), 4-5 s CPU more; UCI Adult (8 QIs, LM, k = 5, pruned
-by a lattice-local release): 0.0180 -> 0.0222 per cell, about 40 s CPU more than
-m(r)'s 12-17 s, where a search from u(r) took 100-118 s (the records with the most
-weight times excess first: 0.0212 after 33 s in all).
+too (which the LP does not count), 0.5-1.6 s CPU more than m(r)'s 0.4-0.6 s; UCI Adult
+(8 QIs, LM, k = 5, pruned by a lattice-local release): 0.0180 -> 0.0222 per cell, about
+15 s CPU more than m(r)'s 9-10 s. With the box searches on numpy arrays (a dozen calls
+a node, where they now work on sets held in the bits of Python ints, :class:`_Boxes`)
+and every record's search reading the types within the group's largest m (where it now
+reads those within L', :func:`_shared`), the same bounds, from the same nodes, took
+1.4-3.1 s and 1-1.3 s on German credit, 33 s and 12-13 s on Adult. A search from u(r)
+took 100-118 s on Adult (the records with the most weight times excess first: 0.0212
+after 33 s in all).
 
 Discernibility (C_DM: n per suppressed record, |E| per record of any other class E, as
 :func:`~fairanon.models.metrics.discernibility` reads it): classes of at least k records
@@ -118,6 +123,9 @@ SHARED_CLOCK = 32
 #: Types of the shared-cost pass between two reads of the deadline while their boxes'
 #: excesses are worked out.
 SHARED_CLOCK_TYPES = 256
+#: Types of a protected group with the largest m whose reach the shared-cost pass reads
+#: for each record, to bound the summed D of the records its search needs.
+SHARED_HIGH = 256
 #: Subtracted from each record's shared cost: the floats that chose its box may have
 #: missed one cheaper by their rounding (sums of at most a few dozen costs of at most 1).
 SHARED_MARGIN = Fraction(1, 10**9)
@@ -739,7 +747,7 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fractio
     boxed = np.array(boxed, dtype=np.int64)[np.argsort(-excess_f * weight[boxed], kind="stable")]
     rest = np.array([t for t in range(len(pi)) if t not in own and pi[t] > 0], dtype=np.int64)
     rest = rest[np.argsort(-lam[rest] * weight[rest], kind="stable")]
-    highest = {}  # per group, the largest m
+    highest = {}  # per group, the types of its largest m and the largest m of the others
     total = Fraction(0)
     for t in boxed.tolist() + rest.tolist():
         if deadline is not None and time.perf_counter() >= deadline:
@@ -749,12 +757,21 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fractio
         best0 = float(own[t]) if t in own else float(types.ub[t])
         # The boxes that could cost less than best0 in excess: those whose cost minus
         # the largest m(s) of a record s within it is below best0 (module docstring).
-        # None holds a record s whose summed D is above best0 plus the group's largest
-        # m (its cost less any m is above best0): the types within that, all of them
-        # (those the trie finds, within a margin of the sums' rounding, then the sum).
+        # None holds a record s whose summed D is above best0 plus the largest m of a
+        # record within it (its cost less any m is above best0), so none beyond best0
+        # plus L', the larger of L, the largest m but the group's SHARED_HIGH largest,
+        # and the largest m of those whose summed D less their m is below best0 (the
+        # largest m within a box beyond best0 + L is one of them): the types within
+        # that, all of them (those the trie finds, within a margin of the sums' rounding,
+        # then the sum). The group's largest m instead of L' kept nearly every type on
+        # UCI Adult, a third of the pass.
         if int(group[t]) not in highest:
-            highest[int(group[t])] = float(lam[index.members].max())
-        reachable = best0 + highest[int(group[t])] + 1e-7
+            ranked = index.members[np.argsort(-lam[index.members], kind="stable")]
+            floor = float(lam[ranked[SHARED_HIGH]]) if len(ranked) > SHARED_HIGH else 0.0
+            highest[int(group[t])] = (ranked[:SHARED_HIGH], floor)
+        high, floor = highest[int(group[t])]
+        near = lam[high] - types.costs.against(t, high).sum(axis=1) > -best0 - 1e-6
+        reachable = best0 + max([floor] + lam[high[near]].tolist()) + 1e-7
         members = np.sort(index.near(idx[t], reachable + 1e-6))
         D = types.costs.against(t, members)
         reach = D.sum(axis=1)
@@ -819,34 +836,41 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     read every :data:`SHARED_CLOCK` nodes) has passed ("unsearched"): a search over
     20,000 candidates of 16 dimensions took 3-6 s to reach its node cap."""
     n, q = D.shape
+    own = sens[0] if sens is not None else None
+    if not _feasible(np.ones(n, dtype=bool), w, k, sens, own, need_l):
+        return None, "searched"
     by_lam = np.argsort(-lam, kind="stable")
+    at = _Boxes(D, w, by_lam, sens if need_l > 1 else None, own, need_l)
+    lam_list, w_list = lam[by_lam].tolist(), at.w
+    lam_np, w_np = lam[by_lam], w[by_lam]
 
-    lam_list, w_list = lam.tolist(), w.tolist()
-
-    def top(rows) -> float:
-        """The sum of the k largest lam over the records of `rows`, the first k alive
-        types in descending lam."""
+    def top(x: int) -> float:
+        """The sum of the k largest lam over the records of the set x: its first bits
+        (the candidates are numbered in descending lam)."""
         if k < 8:  # numpy sums fewer than 8 numbers one after the other, as here
             out, left = 0.0, k
-            for r in rows.tolist():
-                out += lam_list[r] * min(w_list[r], max(0, left))
+            while left > 0 and x:
+                low = x & -x
+                r = low.bit_length() - 1
+                x ^= low
+                out += lam_list[r] * min(w_list[r], left)
                 left -= w_list[r]
             return out
-        ws = w[rows]
+        rows = []
+        while len(rows) < k and x:
+            low = x & -x
+            rows.append(low.bit_length() - 1)
+            x ^= low
+        ws = w_np[rows]
         taken = np.minimum(ws, np.maximum(0, k - (np.cumsum(ws) - ws)))
-        return float((lam[rows] * taken).sum())
+        return float((lam_np[rows] * taken).sum())
 
-    everything = np.ones(n, dtype=bool)
-    own = sens[0] if sens is not None else None
-    if not _feasible(everything, w, k, sens, own, need_l):
-        return None, "searched"
-    distinct = sens is not None and need_l > 1
     best = [best0, None]
     nodes, read = [0], [0]
-    path = []  # per depth above the node, (its search, alive, threshold)
+    path = []  # per depth above the node, (its alive set, the index of its threshold)
+    weighs, diverse, last = at.weighs, at.diverse, q - 1
 
-
-    def dfs(depth, at, alive, partial):
+    def dfs(depth, alive, partial, lo):
         # Each call is one node; at the last dimension its children, the leaves, are
         # counted and compared here rather than called.
         nodes[0] += 1
@@ -856,35 +880,36 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
             read[0] = nodes[0]  # leaves count as nodes too: the clock is read by the count
             if time.perf_counter() >= deadline:
                 raise _Late
-        at, alive = _compacted(at, alive, depth)
-        mean = top(at.rows(_first(at.by_lam, alive, k))) / k  # the alive rows, largest lam first
-        col = at.column(depth)
-        rest, children = at.node(alive, depth, k)
-        last = depth == q - 1
-        for v, held in children:
+        mean = top(alive) / k
+        rest, below = at.rest(alive, depth, k, lo)
+        values, eq, held = at.values[depth], at.eq[depth], at.held[depth]
+        for i in range(at.start(depth, lo[depth]), len(values)):
+            if not alive & eq[i]:
+                continue  # no alive candidate at this value: not a child
+            v = values[i]
             if partial + v + rest - mean >= best[0] - 1e-12:
                 break  # larger thresholds cost more and cover no more than `alive`
-            if held < k:
+            sub = alive & held[i]
+            if sub.bit_count() < k and not weighs(sub, k):
                 continue
-            sub = alive & (col <= v + 1e-15)
-            if distinct and not _feasible(sub, at.w, k, at.sens, own, need_l):
+            if diverse is not None and not diverse(sub):
                 continue
-            path.append((at, alive, v))
-            if last:
+            path.append((alive, i))
+            if depth == last:
                 nodes[0] += 1
                 if nodes[0] > SHARED_NODES:
                     raise _Capped
-                excess = (partial + v) - top(at.rows(_first(at.by_lam, sub, k))) / k
+                excess = (partial + v) - top(sub) / k
                 if excess < best[0] - 1e-12:
-                    best[0], best[1] = excess, (_picks(path, q), at.rows(np.flatnonzero(sub)))
+                    best[0], best[1] = excess, (at.picks(path), at.rows(sub))
                     if best[0] <= 0:
                         raise _Nothing
             else:
-                dfs(depth + 1, at, sub, partial + v)
+                dfs(depth + 1, sub, partial + v, below)
             path.pop()
 
     try:
-        dfs(0, _Ranked(D, w, sens, by_lam), everything, 0.0)
+        dfs(0, at.everything, 0.0, [0] * q)
     except _Capped:
         return None, "cut"
     except _Late:
@@ -894,24 +919,6 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     if best[1] is None:
         return None, "searched"
     return best[1], "searched"
-
-
-def _picks(path: list, q: int) -> list:
-    """Per dimension, the candidate row giving the threshold chosen on the search's path
-    (its (search, alive, threshold) per depth), or -1 for a threshold of 0."""
-    out = [-1] * q
-    for depth, (at, alive, v) in enumerate(path):
-        out[int(at.dims[depth])] = at.pick(alive, depth, v)
-    return out
-
-
-def _compacted(at, alive: np.ndarray, depth: int):
-    """The search `at` and its `alive` mask, moved to a copy of the alive candidates when
-    at most one in COMPACT_SHARE of at least COMPACT_FROM is alive."""
-    if len(alive) >= COMPACT_FROM and COMPACT_SHARE * np.count_nonzero(alive) <= len(alive):
-        at = at.compact(alive, depth)
-        alive = np.ones(len(at.w), dtype=bool)
-    return at, alive
 
 
 class _Nothing(Exception):
@@ -1066,147 +1073,178 @@ def _feasible(alive, w, need, sens, own_sens, need_l) -> bool:
     return len(values) >= need_l
 
 
-class _Ranked:
-    """The candidates of a box search, each dimension of D sorted once: the dimensions
-    in the search's order (fewest distinct values first), and per dimension (a row
-    each, in that order) the candidates in ascending D (ties by position), their D and
-    their weights. A node reads its bounds for every dimension left from one cumulative
-    sum over these rows of the weights alive, instead of a sum and a search per
-    dimension, and of their first :data:`CHUNK` positions only while those hold the
-    weight sought; its children (the distinct alive values of its own dimension) are
-    read as the loop over them goes on. A node of at least :data:`COMPACT_FROM`
-    candidates with at most 1 / :data:`COMPACT_SHARE` of them alive searches on a copy
-    holding those alone (:meth:`compact`), in the same order, so that deeper nodes
-    read short arrays. The thresholds, bounds and nodes are those of sorting the alive
-    candidates per dimension at every node, as the searches did before."""
+class _Boxes:
+    """The candidates of a box search, as sets held in the bits of Python ints (bit i
+    for the i-th candidate of `by_lam`, or of D's rows without it): a node's work is a
+    few operations on whole sets, where numpy's cost per call on the short arrays of a
+    node took most of the search. Per dimension, in the search's order (fewest distinct
+    values first): its distinct D values ascending (`values`) and, by their places, the
+    candidates at each (`eq`), at or below each (`le`) and at or below each plus 1e-15
+    (`held`, a threshold's box; `upto`, the place of the last value it holds, None when
+    that is each value's own). A search over these reads the same thresholds, bounds
+    and nodes as one sorting the alive candidates per dimension at every node."""
 
-    def __init__(self, D: np.ndarray, w: np.ndarray, sens=None, by_lam=None):
+    def __init__(self, D, w, by_lam=None, sens=None, own_sens=None, need_l=1):
+        n, q = D.shape
+        if by_lam is not None:
+            D, w = D[by_lam], w[by_lam]
+            sens = sens[by_lam] if sens is not None else None
+        self.ids, self.n, self.q = by_lam, n, q
+        self.everything = (1 << n) - 1
+        self.w = w.tolist()
+        self.unit = bool((w == 1).all())
         DT = np.ascontiguousarray(D.T)  # a row per dimension
         orders = np.argsort(DT, axis=1, kind="stable")
-        values = np.take_along_axis(DT, orders, axis=1)
-        distinct = 1 + np.count_nonzero(values[:, 1:] != values[:, :-1], axis=1)
-        self.dims = np.argsort(distinct, kind="stable")  # as np.unique would count them
-        self.order = orders[self.dims]  # a row per dimension, in the search's order
-        self.values = values[self.dims]
-        self.weights = w[self.order]
-        self.DT, self.w, self.sens, self.by_lam = DT, w, sens, by_lam
-        self.first = 0  # the depth of the arrays' first row
-        self.ids = None  # the rows of the whole search, when a copy holds fewer
-        self._rows = np.arange(D.shape[1])
+        ranked = np.take_along_axis(DT, orders, axis=1)
+        new = np.ones((q, n), dtype=bool)
+        np.not_equal(ranked[:, 1:], ranked[:, :-1], out=new[:, 1:])
+        counts = new.sum(axis=1)
+        dims = np.argsort(counts, kind="stable")  # as np.unique would count them
+        self.dims = dims.tolist()
+        rank = np.empty((q, n), dtype=np.int32)  # per dimension and row, its value's place
+        np.put_along_axis(rank, orders, new.cumsum(axis=1, dtype=np.int32) - 1, axis=1)
+        rank, counts = rank[dims], counts[dims].tolist()
+        flat = ranked[dims][new[dims]]
+        close = bool((flat[1:] <= flat[:-1] + 1e-15).any())  # (across dimensions too)
+        flat = flat.tolist()
+        eager = None
+        if len(flat) * n <= EAGER_BITS:
+            # few enough to make every set at once (one comparison and one packing)
+            level = np.arange(len(flat)) - np.repeat(np.cumsum(counts) - counts, counts)
+            eager = _bitsets(np.repeat(rank, counts, axis=0) <= level[:, None])
+        self.values, self.le, self.eq, self.held, self.upto = [], [], [], [], []
+        at = 0
+        for j, m in enumerate(counts):
+            values = flat[at: at + m]
+            upto = None
+            if close:
+                upto = [bisect.bisect_right(values, v + 1e-15) - 1 for v in values]
+                if all(u == i for i, u in enumerate(upto)):
+                    upto = None
+            self.values.append(values)
+            self.upto.append(upto)
+            if eager is None:
+                self.le.append(_Sets(rank[j], "le"))
+                self.eq.append(_Sets(rank[j], "eq"))
+                self.held.append(self.le[j] if upto is None else _Sets(rank[j], "le", upto))
+            else:
+                sets = eager[at: at + m]
+                self.le.append(sets)
+                self.eq.append([sets[0]] + [a ^ b for a, b in zip(sets[1:], sets[:-1])])
+                self.held.append(sets if upto is None else [sets[u] for u in upto])
+            at += m
+        self.diverse = None
+        if sens is not None and need_l > 1:
+            others = np.unique(sens[sens != own_sens]).tolist()
+            self.others = [_bitset(sens == other) for other in others]
+            self.need_l = need_l
+            self.diverse = self._diverse
 
-    def compact(self, alive: np.ndarray, depth: int) -> "_Ranked":
-        """The search from `depth` on over the `alive` rows only (as rows 0, 1, ...)."""
-        out = object.__new__(_Ranked)
-        dims = slice(depth - self.first, None)
-        kept = alive[self.order[dims]]  # per dimension, the alive rows in its order
-        size = int(np.count_nonzero(alive))
-        renumber = np.cumsum(alive) - 1
-        out.order = renumber[self.order[dims][kept]].reshape(-1, size)
-        out.values = self.values[dims][kept].reshape(-1, size)
-        out.weights = self.weights[dims][kept].reshape(-1, size)
-        out.dims, out.first = self.dims, depth
-        out._rows = np.arange(out.values.shape[0])
-        out.DT, out.w = self.DT[:, alive], self.w[alive]
-        out.sens = self.sens[alive] if self.sens is not None else None
-        out.by_lam = renumber[self.by_lam[alive[self.by_lam]]] if self.by_lam is not None else None
-        rows = np.flatnonzero(alive)
-        out.ids = rows if self.ids is None else self.ids[rows]
+    def weighs(self, x: int, need: int) -> bool:
+        """Whether the records of the set x, fewer than `need` candidates (each weighs 1
+        at least, so `need` candidates always weigh enough), weigh `need` or more."""
+        if self.unit:
+            return False
+        total, w = 0, self.w
+        while x:
+            low = x & -x
+            total += w[low.bit_length() - 1]
+            x ^= low
+        return total >= need
+
+    def _diverse(self, x: int) -> bool:
+        """Whether the set x and the record's own sensitive value make `need_l` values."""
+        found = 1
+        for other in self.others:
+            if x & other:
+                found += 1
+                if found >= self.need_l:
+                    return True
+        return False
+
+    def start(self, depth: int, lo: int) -> int:
+        """The first value of the depth-th dimension whose box reaches the lo-th value."""
+        upto = self.upto[depth]
+        return lo if upto is None else bisect.bisect_left(upto, lo)
+
+    def rest(self, alive: int, depth: int, need: int, lo: list) -> tuple[float, list]:
+        """At a node of `depth` (its dimension the depth-th in order): the bound on the
+        dimensions after it -- the sum, in order, of each one's smallest value at or
+        below which `alive` weighs `need` (0.0 if `need` is 0) -- and the places of
+        those values. `lo`, the places at the node's parent, are where to start: a
+        node's alive set is in its parent's, so its places are no lower."""
+        if need <= 0 or depth + 1 >= self.q:
+            return 0.0, lo
+        below, parts = list(lo), []
+        for e in range(depth + 1, self.q):
+            sets, i = self.le[e], lo[e]
+            while True:
+                x = alive & sets[i]
+                if x.bit_count() >= need or self.weighs(x, need):
+                    break
+                i += 1
+            below[e] = i
+            parts.append(self.values[e][i])
+        return sum(parts), below
+
+    def rows(self, x: int) -> np.ndarray:
+        """The rows of D (ascending) of the set x."""
+        raw = np.frombuffer(x.to_bytes((self.n + 7) // 8, "little"), dtype=np.uint8)
+        held = np.flatnonzero(np.unpackbits(raw, count=self.n, bitorder="little"))
+        return held if self.ids is None else np.sort(self.ids[held])
+
+    def picks(self, path: list) -> list:
+        """Per dimension, the first row of D giving the threshold chosen on the search's
+        `path` (per depth, the node's alive set and the threshold's place), or -1 for a
+        threshold of 0."""
+        out = [-1] * self.q
+        for depth, (alive, i) in enumerate(path):
+            if self.values[depth][i] > 0:
+                out[self.dims[depth]] = int(self.rows(alive & self.eq[depth][i])[0])
         return out
 
-    def rows(self, local: np.ndarray) -> np.ndarray:
-        """Rows of the whole search of rows `local` of this one."""
-        return local if self.ids is None else self.ids[local]
 
-    def column(self, depth: int) -> np.ndarray:
-        """D on the depth-th dimension, per row."""
-        return self.DT[self.dims[depth]]
-
-    def node(self, alive: np.ndarray, depth: int, need: int):
-        """At a node of `depth` (its dimension the depth-th in order): the bound on the
-        dimensions after it -- the sum, in order, of each one's smallest threshold
-        dominating `need` weight of `alive` (0.0 if `need` is 0) -- and, for the node's
-        own dimension, the children: (threshold, alive weight at D <= threshold + 1e-15,
-        as alive & (col <= v + 1e-15) holds it) per distinct alive value, ascending,
-        made as they are read (a node's loop mostly stops at its first few)."""
-        c = depth - self.first
-        n = self.order.shape[1]
-        rest = 0.0
-        if need > 0 and len(self.order) > c + 1:
-            # the first `need` alive weight on each later dimension lies in its first
-            # few positions mostly: read CHUNK of them, four times more until it does
-            b = min(n, CHUNK)
-            while True:
-                order = self.order[c + 1:, :b]
-                reached = (alive[order] * self.weights[c + 1:, :b]).cumsum(axis=1)
-                if b == n or bool((reached[:, -1] >= need).all()):
-                    break
-                b = min(n, 4 * b)
-            at = (reached >= need).argmax(axis=1)
-            rest = sum(self.values[self._rows[c + 1:], at].tolist())
-        return rest, self._children(c, alive)
-
-    def _children(self, c: int, alive: np.ndarray):
-        order, weights, column = self.order[c], self.weights[c], self.values[c]
-        n = len(order)
-        # positions read, and how many to read next (a short order at once)
-        done, size = 0, (n if n <= 16 * CHUNK else CHUNK)
-        reached = np.zeros(0, dtype=np.int64)  # alive weight up to each position read
-        positions = np.zeros(0, dtype=np.int64)  # the alive ones among them
-        at = 0  # the next child's place in `positions`
-        while True:
-            while at >= len(positions) and done < n:
-                end = min(n, done + size)
-                reached, positions = _read(order, weights, alive, reached, positions, done, end)
-                done, size = end, 4 * size
-            if at >= len(positions):
-                return
-            v = float(column[positions[at]])
-            hi = int(column.searchsorted(v + 1e-15, "right"))
-            if done < hi:  # the weight at D <= v + 1e-15 reaches beyond what was read
-                end = min(n, max(hi, done + size))
-                reached, positions = _read(order, weights, alive, reached, positions, done, end)
-                done, size = end, 4 * size
-            yield v, int(reached[hi - 1])
-            # on to the first alive position past every one at v
-            at = int(positions.searchsorted(column.searchsorted(v, "right")))
-
-    def pick(self, alive: np.ndarray, depth: int, v: float) -> int:
-        """The first alive row (of the whole search) at D = v on the depth-th dimension
-        (-1 for v = 0)."""
-        if not v > 0:
-            return -1
-        return int(self.rows(np.flatnonzero(alive & (self.column(depth) == v))[:1])[0])
+#: Values times candidates up to which a box search makes all its sets at once (beyond,
+#: each when first read).
+EAGER_BITS = 1 << 16
 
 
-def _read(order, weights, alive, reached, positions, done, end):
-    """`reached` and `positions` (of :meth:`_Ranked._children`) read on to `end`."""
-    held = alive[order[done:end]]
-    sums = (held * weights[done:end]).cumsum()
-    if not len(reached):
-        return sums, held.nonzero()[0] + done
-    sums += reached[-1]
-    return np.concatenate([reached, sums]), np.concatenate([positions, held.nonzero()[0] + done])
+class _Sets(dict):
+    """The candidates at (`how` "eq"), or at and below ("le"), each value of a dimension
+    of :class:`_Boxes`, by the value's place (or up to the place `upto` gives), each set
+    made when first read: a search reads few of them, and making them all took most of
+    the search on UCI Adult (a node of a few thousand candidates and 300 values)."""
+
+    __slots__ = ("how", "rank", "upto")
+
+    def __init__(self, rank: np.ndarray, how: str, upto: list | None = None):
+        super().__init__()
+        self.rank, self.how, self.upto = rank, how, upto
+
+    def __missing__(self, i: int) -> int:
+        if self.how == "eq":
+            out = _bitset(self.rank == i)
+        else:
+            out = _bitset(self.rank <= (i if self.upto is None else self.upto[i]))
+        self[i] = out
+        return out
 
 
-def _first(rows: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
-    """The first k of `rows` whose `mask` holds (fewer if fewer do), read CHUNK rows at
-    first, four times more until k are found."""
-    b = CHUNK
-    while True:
-        part = rows[:b]
-        found = part[mask[part]]
-        if len(found) >= k or b >= len(rows):
-            return found[:k]
-        b *= 4
+def _bitsets(rows: np.ndarray) -> list:
+    """Each row of a boolean matrix as a Python int (bit j for column j)."""
+    packed = np.packbits(rows, axis=1, bitorder="little")
+    size = packed.shape[1]
+    if size <= 8:  # one word a row: read as unsigned 64-bit integers in one call
+        wide = np.zeros((len(packed), 8), dtype=np.uint8)
+        wide[:, :size] = packed
+        return wide.view("<u8").reshape(-1).tolist()
+    blob = packed.tobytes()
+    return [int.from_bytes(blob[i: i + size], "little") for i in range(0, len(blob), size)]
 
 
-#: Positions a node first reads of each dimension's order (:class:`_Ranked`).
-CHUNK = 256
-
-#: Candidates from which a node with at most 1 / COMPACT_SHARE of them alive searches on
-#: a copy holding those alone.
-COMPACT_FROM = 1024
-COMPACT_SHARE = 4
+def _bitset(mask: np.ndarray) -> int:
+    """A boolean array as a Python int (bit j for item j)."""
+    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
 
 
 def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
@@ -1216,50 +1254,49 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
     sens = sens_all[cand] if sens_all is not None else None
     if len(cand) == 0:
         return None, "solved"
-    everything = np.ones(len(cand), dtype=bool)
-    if not _feasible(everything, w, need, sens, own_sens, need_l):
+    if not _feasible(np.ones(len(cand), dtype=bool), w, need, sens, own_sens, need_l):
         return None, "solved"
     q = D.shape[1]
     if len(cand) > MAX_CANDIDATES:
         return _quick(D, w, need, total_d), "quick"
+    at = _Boxes(D, w, None, sens, own_sens, need_l)
     best = [ub + 1e-9, None]
     nodes = [0]
-    distinct = sens is not None and need_l > 1
-    path = []  # per depth above the node, (its search, alive, threshold)
+    path = []  # per depth above the node, (its alive set, the index of its threshold)
+    weighs, diverse, last = at.weighs, at.diverse, q - 1
 
-
-    def dfs(depth, at, alive, partial):
+    def dfs(depth, alive, partial, lo):
         # Each call is one node; at the last dimension its children, the leaves, are
         # counted and compared here rather than called.
         nodes[0] += 1
         if nodes[0] > MAX_NODES:
             raise _Capped
-        at, alive = _compacted(at, alive, depth)
-        col = at.column(depth)
-        rest, children = at.node(alive, depth, need)
-        last = depth == q - 1
-        for v, held in children:
+        rest, below = at.rest(alive, depth, need, lo)
+        values, eq, held = at.values[depth], at.eq[depth], at.held[depth]
+        for i in range(at.start(depth, lo[depth]), len(values)):
+            if not alive & eq[i]:
+                continue  # no alive candidate at this value: not a child
+            v = values[i]
             if partial + v + rest > best[0] + 1e-12:
                 break
-            if held < need:
+            sub = alive & held[i]
+            if sub.bit_count() < need and not weighs(sub, need):
                 continue
-            if distinct or not last:
-                sub = alive & (col <= v + 1e-15)
-                if distinct and not _feasible(sub, at.w, need, at.sens, own_sens, need_l):
-                    continue
-            path.append((at, alive, v))
-            if last:
+            if diverse is not None and not diverse(sub):
+                continue
+            path.append((alive, i))
+            if depth == last:
                 nodes[0] += 1
                 if nodes[0] > MAX_NODES:
                     raise _Capped
                 if partial + v < best[0] - 1e-12:
-                    best[0], best[1] = partial + v, _picks(path, q)
+                    best[0], best[1] = partial + v, at.picks(path)
             else:
-                dfs(depth + 1, at, sub, partial + v)
+                dfs(depth + 1, sub, partial + v, below)
             path.pop()
 
     try:
-        dfs(0, _Ranked(D, w, sens), everything, 0.0)
+        dfs(0, at.everything, 0.0, [0] * q)
     except _Capped:
         return _quick(D, w, need, total_d), "capped"
     if best[1] is None:

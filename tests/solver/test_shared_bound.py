@@ -174,3 +174,38 @@ def test_a_long_shared_search_reads_the_deadline(monkeypatch):
     monkeypatch.setattr(bounds, "time", clock)
     assert bounds._least_excess(D, w, lam, 10, None, 1, 8.0, deadline=3.0) == (None, "unsearched")
     assert clock.reads == 3  # stopped at the third read, after 3 x SHARED_CLOCK nodes at most
+
+
+@settings(SHARED, max_examples=40)
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_the_reach_read_from_the_largest_m_keeps_the_bound(data, inst):
+    """Each record's search reads the types within best0 plus L' (the largest m but the
+    group's SHARED_HIGH largest, or the largest m of those among them close enough): the
+    types its radius needs, as when it read those within best0 plus the group's largest
+    m (SHARED_HIGH = 0), so the bound is the same, and below the brute-force optimum."""
+    from unittest import mock
+
+    reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES[:2]))(data.draw)
+    objective = data.draw(st.sampled_from(["ncp", "lm"]))
+    optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
+    if optimum is None:
+        return
+    found = {}
+    for high in (0, 1, 2):
+        with mock.patch.object(bounds, "SHARED_HIGH", high):
+            found[high] = lower_bound(inst, reqs, objective).value
+    assert found[0] == found[1] == found[2] <= optimum, (found, optimum)
+
+
+def test_a_threshold_holds_the_values_within_1e_15_above_it():
+    """Two candidates at D = 0.3 and at the next floats above it (within 1e-15), two
+    needed: the box at 0.3 holds both (as a node's children read thresholds), so the
+    threshold is the candidate at 0.3 itself (row 1), not the one above it."""
+    import numpy as np
+
+    above = 0.3 + 2e-16
+    assert above != 0.3
+    D = np.array([[above], [0.3]])
+    picks, how = bounds._min_box(D, np.ones(2, dtype=np.int64), 2, None, np.arange(2), None, 1,
+                                 10.0, D.sum(axis=1))
+    assert (picks, how) == ([1], "solved")
