@@ -42,11 +42,14 @@ on their own candidates, from the first record's class up to the first record wh
 class's nearest classes are not kept yet (one by one they would be found later, on
 the partition as it is then); the arrays of a value's classes are kept for every
 value, so neither the prefilter nor the nearest classes gather every class's box again
-for each record. UCI Adult (race as the protected QI, 3,790 classes of white
-records), k = 5, LM, from lattice-local's release, the first descent: 22.4-22.6 s CPU
-with the arrays gathered again for each record, 10.6-11.5 s with them kept, 10.5-10.8 s
-with the records batched too (the same partition); 30 s CPU, seed 0: 304, 2,029 and
-2,409 kicks, LM_avg 0.0354, 0.0345 and 0.0344.
+for each record; and a class a change touched keeps its nearest classes, found with
+those whose records the descent queues again (one search, not two). UCI Adult (race as
+the protected QI, 3,790 classes of white records), k = 5, LM, from lattice-local's
+release, the first descent: 22.4-22.6 s CPU with the arrays gathered again for each
+record, 10.6-11.5 s with them kept, 10.5-10.8 s with the records batched too (the same
+partition), 9.4-9.5 s with the nearest classes kept on a change; 30 s CPU, seed 0:
+304, 2,029, 2,409-2,716 and 3,124-3,169 kicks, LM_avg 0.0354, 0.0345, 0.0343-0.0344
+and 0.0340-0.0341.
 
 A perturbation (``kick="regroup"``, the default) pools a random class and one or two
 of its nearest classes (drawn) and cuts the pool again greedily: from a random record,
@@ -518,24 +521,31 @@ class MoveSearch:
         if self.deadline is not None and _clock() >= self.deadline:
             raise _Stop
 
-    def nearest(self, g: int, count: int) -> np.ndarray:
+    def nearest(self, g: int, count: int, keep: bool = False) -> np.ndarray:
         """The `count` live classes of g's protected value (g excluded) whose box
-        joined with g's grows the loss least."""
+        joined with g's grows the loss least. With `keep`, above
+        :data:`PREFILTER_CLASSES` classes of the value, g's :data:`NEAR_CLASSES` nearest
+        are kept too (`near_cache`, the candidates of its records), from the same
+        losses: a class just changed needs both."""
+        key = int(self.key[g])
         if self.fast:  # the value's kept arrays: the same entries summed, g's left out
-            same, lo_at, hi, grown, cost = self._key_entry(int(self.key[g]))
-            if len(same) <= count + 1:
-                return same[same != g]
+            same, lo_at, hi, grown, cost = self._key_entry(key)
             j = int(np.searchsorted(same, g))
             joined = self.flat[np.minimum(lo_at, lo_at[j]) + np.maximum(hi, hi[j])].sum(axis=-1)
             grow = np.delete((grown - 1 + self.size[g]) * joined - cost - self.cost[g], j)
-            return np.delete(same, j)[np.argpartition(grow, count)[:count]]
-        same = np.flatnonzero(self.alive & (self.key == self.key[g]))
-        same = same[same != g]
+            same = np.delete(same, j)
+        else:
+            same = np.flatnonzero(self.alive & (self.key == key))
+            same = same[same != g]
+            lo = np.minimum(self.lo[same], self.lo[g])
+            hi = np.maximum(self.hi[same], self.hi[g])
+            grow = ((self.size[same] + self.size[g]) * self.unit(lo, hi) - self.cost[same]
+                    - self.cost[g])
+        if keep and len(same) >= PREFILTER_CLASSES:
+            self.near_cache[g] = (same if len(same) <= NEAR_CLASSES
+                                  else same[np.argpartition(grow, NEAR_CLASSES)[:NEAR_CLASSES]])
         if len(same) <= count:
             return same
-        lo = np.minimum(self.lo[same], self.lo[g])
-        hi = np.maximum(self.hi[same], self.hi[g])
-        grow = (self.size[same] + self.size[g]) * self.unit(lo, hi) - self.cost[same] - self.cost[g]
         return same[np.argpartition(grow, count)[:count]]
 
     # ------------------------------------------------------------------ moves
@@ -850,7 +860,7 @@ class MoveSearch:
                 if not self.alive[g]:
                     continue
                 split_queue.append(g)
-                for h in (g, *self.nearest(g, near_count).tolist()):
+                for h in (g, *self.nearest(g, near_count, keep=True).tolist()):
                     rows_h = self.members[h]
                     fresh = rows_h[~queued[rows_h]]
                     queued[fresh] = True

@@ -561,6 +561,39 @@ def test_records_of_a_value_of_many_classes_are_priced_together(joins):
     assert fa.verify(inst, release_of(inst, found.groups), reqs, metrics=False).passed
 
 
+def test_a_changed_class_keeps_its_nearest_classes(monkeypatch):
+    """Above PREFILTER_CLASSES classes of a value, the classes a change touched keep
+    their NEAR_CLASSES nearest (their records' candidates), found with the nearest
+    classes whose records the descent queues again: the classes a search of their own
+    finds on the partition after the change."""
+    from fairanon.heuristics import moves
+
+    monkeypatch.setattr(moves, "PREFILTER_CLASSES", 4)
+    monkeypatch.setattr(moves, "NEAR_CLASSES", 6)
+    inst = _grid(120, seed=5)
+    state = moves.MoveSearch(inst, 3, random_partition(inst, 3, np.random.default_rng(1)),
+                             "lm", seed=0)
+    touched = []
+    real_apply, real_first = moves.MoveSearch.apply, moves.MoveSearch._first_change
+
+    def apply(self, *change):
+        touched.extend(real_apply(self, *change))
+        return touched
+
+    def first_change(self, *args):
+        if touched:  # the descent has queued the records around the first change
+            raise moves._Stop
+        return real_first(self, *args)
+
+    monkeypatch.setattr(moves.MoveSearch, "apply", apply)
+    monkeypatch.setattr(moves.MoveSearch, "_first_change", first_change)
+    with pytest.raises(moves._Stop):
+        state.descend()
+    assert len(touched) == 2
+    for g in touched:
+        assert set(state.near_cache[g].tolist()) == set(state.nearest(g, 6).tolist())
+
+
 @pytest.mark.parametrize("swap_rows", [None, 10**9])
 def test_batches_of_large_classes_stay_within_the_cell_budget(swap_rows):
     """A batch priced together reads, for each record, the records of its swap classes
