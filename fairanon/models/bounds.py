@@ -59,7 +59,7 @@ German credit, the 7 QIs of ``benchmarks/exact.py``, NCP: 815.5 -> 1,020.2 for k
 (LP 1,237), 1,180.7 -> 1,512.1 for k = 10 (LP 1,885), 888.0 -> 1,084.0 with 2-diversity
 too (which the LP does not count), 0.5-1.6 s CPU more than m(r)'s 0.4-0.6 s; UCI Adult
 (8 QIs, LM, k = 5, pruned by a lattice-local release): 0.0180 -> 0.0222 per cell, about
-15 s CPU more than m(r)'s 9-10 s. With the box searches on numpy arrays (a dozen calls
+15 s CPU more than m(r)'s 8-10 s. With the box searches on numpy arrays (a dozen calls
 a node, where they now work on sets held in the bits of Python ints, :class:`_Boxes`)
 and every record's search reading the types within the group's largest m (where it now
 reads those within L', :func:`_shared`), the same bounds, from the same nodes, took
@@ -1105,7 +1105,9 @@ class _Boxes:
         np.put_along_axis(rank, orders, new.cumsum(axis=1, dtype=np.int32) - 1, axis=1)
         rank, counts = rank[dims], counts[dims].tolist()
         flat = ranked[dims][new[dims]]
-        close = bool((flat[1:] <= flat[:-1] + 1e-15).any())  # (across dimensions too)
+        close = flat[1:] <= flat[:-1] + 1e-15
+        close[np.cumsum(counts)[:-1] - 1] = False  # a dimension's last and the next's first
+        close = bool(close.any())
         flat = flat.tolist()
         eager = None
         if len(flat) * n <= EAGER_BITS:
