@@ -850,10 +850,10 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
         if k < 8:  # numpy sums fewer than 8 numbers one after the other, as here
             out, left = 0.0, k
             while left > 0 and x:
-                low = x & -x
-                r = low.bit_length() - 1
-                x ^= low
-                out += lam_list[r] * min(w_list[r], left)
+                rest = x & (x - 1)
+                r = (x ^ rest).bit_length() - 1
+                x = rest
+                out += lam_list[r] * (w_list[r] if w_list[r] < left else left)
                 left -= w_list[r]
             return out
         rows = []
