@@ -654,7 +654,7 @@ def test_sums_over_the_first_axis_add_in_numpy_order(d):
 
 def test_the_memory_check_counts_the_blocks_and_a_batchs_arrays():
     """The memory check counts every class's block of records and a batch's arrays: on
-    German credit's 1,000 records, which the other arrays need about 1.4 MB for, a limit
+    German credit's 1,000 records, which the other arrays need about 1.7 MB for, a limit
     of 4 MB refuses (it did not: a batch alone holds up to 4 arrays of 2^18 cells of 8
     bytes, 8 MiB, the blocks 1,000 x (5 x 7 + 4) x 8 = 312,000 bytes with the joins), the
     refusal's need at least those; at 64 MB the search runs and its release verifies."""

@@ -368,7 +368,7 @@ def test_no_round_starts_past_the_last_rounds_deadline(monkeypatch):
 def test_the_set_up_stops_at_half_the_limit(monkeypatch, limit):
     """The set-up reads the deadline as fulldomain's does: on a fake clock where each
     attribute's ladder takes 2 s, at a limit of 10 s it stops after the third (6 s;
-    it built all 8, 16 s, before) and each protected value's records are one block of
+    it built all 7, 14 s, before) and each protected value's records are one block of
     *, FEASIBLE by the verifier (German credit, k = 5: each block holds at least 5), its
     objective the stars' NCP (every generalizable cell, 1 each); at k = 600, more than
     any protected value's records, INFEASIBLE, as the verifier finds. Without a limit
