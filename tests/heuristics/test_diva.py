@@ -811,3 +811,17 @@ def test_the_constraint_graph_counts_shared_targets(m):
     found = {(i, j): w for i, j, w in graph.edges(data="overlap")}
     assert found == {e: w for e, w in expected.items() if w}
     assert [graph.nodes[i]["targets"] for i in range(m)] == targets.sum(axis=0).tolist()
+
+
+def test_the_constraint_graph_of_no_records_has_no_edges():
+    """Constraints read on no records give a node each and no edge (the distinct rows of
+    target memberships were read from a first row that is not there: IndexError)."""
+    import types
+
+    from fairanon.heuristics.diva.graph import encoded_graph
+
+    encoded = [types.SimpleNamespace(requirement=i, n_targets=0, target=np.zeros(0, dtype=bool))
+               for i in range(3)]
+    graph = encoded_graph(encoded)
+    assert sorted(graph.nodes(data="targets")) == [(0, 0), (1, 0), (2, 0)]
+    assert graph.number_of_edges() == 0

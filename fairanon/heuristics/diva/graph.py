@@ -55,7 +55,7 @@ def encoded_graph(encoded: Sequence[EncodedConstraint]) -> nx.Graph:
     g = nx.Graph()
     for i, e in enumerate(encoded):
         g.add_node(i, constraint=e.requirement, targets=e.n_targets)
-    if encoded:
+    if encoded and len(encoded[0].target):  # no records: no overlaps (and no first row)
         # Over the distinct rows of target memberships, weighted by their counts: a
         # small product instead of one over every record.
         targets = np.column_stack([e.target for e in encoded])
