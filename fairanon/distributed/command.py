@@ -124,7 +124,9 @@ def anonymize(args) -> int:
             with memory_limit_context(memory_limit, "anonymize"):
                 report = verify_dask(dinst, staging, job.requirements, progress=tty, utility=True, risk=True)
             utility, risk = _named(report.utility, release), report.risk_report
-            report = dataclasses.replace(report, method=release.method, status=str(release.status))
+            # As on one machine, the report gives the method's reason for its status.
+            report = dataclasses.replace(report, method=release.method, status=str(release.status),
+                                         reason=release.reason)
             memory = peak_memory(c)
         status = str(release.status)
         passed = report.passed and status in ("OPTIMAL", "FEASIBLE")
@@ -140,9 +142,7 @@ def anonymize(args) -> int:
                remove=[os.path.join(args.out, n) for n in RELEASE_FILES])
     finally:
         remove_output(staging)
-    print(report)
-    if release.reason:
-        print(f"  reason: {release.reason}")
+    print(report)  # with the method's reason, when it gives one
     print(_memory_text(memory))
     print(f"Wrote {release_path} and {report_path}")
     return 0 if passed else 1

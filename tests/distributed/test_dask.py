@@ -342,6 +342,29 @@ def test_cli_time_limit_on_dask(tmp_path, client, monkeypatch, capsys):
     capsys.readouterr()
 
 
+def test_cli_on_dask_gives_the_reason_in_the_report(tmp_path, client, monkeypatch, capsys):
+    """As on one machine (tests/heuristics/test_diva.py's report of a reason): the report
+    the command writes and prints gives the method's reason, printed once. Under k = 300
+    the records of race Asian (125) fail k: INFEASIBLE. The Dask report had no reason,
+    and the command printed it after the report (twice once the report gives it)."""
+    inst = population(2_000, n_qi=4, seed=1)
+    inst.table.reset_index().to_parquet(tmp_path / "data.parquet", index=False)
+    (tmp_path / "job.yaml").write_text(JOB.replace("parquet: data", "parquet: data.parquet")
+                                       .replace("{k: 10}", "{k: 300}"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("fairanon.distributed.command.client", _reuse(client))
+    capsys.readouterr()
+    assert main(["anonymize", "job.yaml", "--engine", "dask", "--out", "out"]) == 1
+    document = json.loads((tmp_path / "out" / "report.json").read_text())
+    reason = document["release"]["reason"]
+    assert document["report"]["status"] == "INFEASIBLE" and "300-anonymity" in reason
+    assert document["report"]["reason"] == reason
+    # The verifier, reading the written release, finds k failed as the reason says.
+    assert [c["passed"] for c in document["report"]["checks"] if c["name"] == "300-anonymity"] == [False]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed.count(f"  reason: {reason}") == 1
+
+
 def test_cli_time_limit_on_dask_counts_from_the_command_start(tmp_path, monkeypatch):
     """The method gets the command's limit less what start-up and loading took, as on one
     machine (it used to get the whole limit)."""
