@@ -132,10 +132,13 @@ def diva(
         it, the repair the rest, and some is kept to build the release; no step of
         building a release (clustering, Suppress and Anonymize) starts once the limit
         has passed, so the run ends within the limit plus the step under way (at most
-        :func:`time_margin`). UCI Adult under diversity constraints, k = 5 (2 shared
-        cores): at limits of 0.02 and 0.05 s UNKNOWN after 0.017-0.027 and 0.037-0.050 s
-        CPU, at 0.08 and 0.12 s FEASIBLE after 0.07-0.09 s (it built its release in
-        0.065-0.07 s CPU whatever the limit). Without a limit the coloring stops after
+        :func:`time_margin`: Suppress builds its table after clustering the rest when
+        that ends within it). UCI Adult under three race constraints, k = 5 and 10
+        (``fa.anonymize``, 2 shared cores at a load of 1-2, 24 runs a limit, twice): at
+        limits of 0.02, 0.03, 0.04 and 0.05 s FEASIBLE in 13-23, 14-24, 21-24 and 23-24
+        of 24 runs, after at most 0.060 s CPU; when Suppress stopped once the clustering
+        of the rest ended past the limit, in 0, 0, 0-22 and 23-24 (at most 0.057 s CPU).
+        Without a limit the coloring stops after
         `max_tries` candidates and each CP-SAT stage after :data:`FALLBACK_TIME`.
     next_node : {"basic", "minchoice", "maxfanout"}, callable or sequence of int, default="maxfanout"
         DIVA's node order (:data:`~fairanon.heuristics.diva.NEXT_NODES`) or a fixed order of
@@ -450,10 +453,13 @@ def time_margin(n_rows: int) -> float:
 
     Every searching stage stops at its share of the limit, and no step of building a
     release (clustering, Suppress and Anonymize) starts past the limit, but a step
-    started before it runs to its end (Suppress reads the limit again after clustering
-    the rest; Integrate runs to its end), and the time kept for them is an estimate. The margin covers the overruns measured on Census-Income and
-    synthetic tables of 50,000 to 300,000 records on 2 busy cores
-    (``benchmarks/diva.py``: at most about 0.6 s, before the steps read the limit).
+    started before it runs to its end (Suppress's clustering of the rest stops at the
+    limit, and the table and Integrate after it are built when the time kept for
+    building a release, :data:`FINISH_SECONDS` and more, ends within this margin;
+    Integrate runs to its end), and the time kept for them is an estimate. The margin
+    covers the overruns measured on Census-Income and synthetic tables of 50,000 to
+    300,000 records on 2 busy cores (``benchmarks/diva.py``: at most about 0.6 s, before
+    the steps read the limit).
     """
     return 1.0 + 1e-5 * n_rows
 
@@ -558,13 +564,16 @@ class _Clock:
         self.time_limit = time_limit
         self.deadline = None if time_limit is None else started + time_limit
         self.reserve = 0.0
+        self.finish_seconds = 0.0
         self.calibrate(FINISH_SECONDS_PER_ROW * n_rows)
 
     def calibrate(self, linear_seconds: float) -> None:
-        """Size the reserve from the measured time of the linear passes so far."""
+        """Size the reserve from the measured time of the linear passes so far;
+        ``finish_seconds`` is the estimate before the cap at half the limit."""
         if self.time_limit is not None:
-            wanted = FINISH_SECONDS + max(FINISH_FACTOR * linear_seconds, self.reserve - FINISH_SECONDS)
-            self.reserve = min(self.time_limit / 2, wanted)
+            self.finish_seconds = FINISH_SECONDS + max(FINISH_FACTOR * linear_seconds,
+                                                       self.finish_seconds - FINISH_SECONDS)
+            self.reserve = min(self.time_limit / 2, self.finish_seconds)
 
     def searching(self) -> bool:
         """Whether search time is left before the reserve."""
@@ -611,16 +620,25 @@ class _Run:
 
     def finish(self, chosen, starred, status, bound, planned=None):
         """Suppress, Anonymize and Integrate (Alg. 1, lines 3-6): a Release, or (status,
-        reason) when the rest cannot be completed or the deadline has passed before
-        Suppress (:meth:`out_of_time`) or during its clustering of the rest (Integrate,
-        a few ms, completes what is built)."""
+        reason) when the rest cannot be completed, the deadline has passed before
+        Suppress (:meth:`out_of_time`) or the clustering of the rest ended too late for
+        the rest of the step to end within :func:`time_margin`."""
         d = self.d
         stopped = self.out_of_time("Suppress and Anonymize")
         if stopped is not None:
             return stopped
         started = time.perf_counter()
+        # The clustering of the rest stops at the deadline; the table, the fallback pairs
+        # (0.015-0.02 s on UCI Adult) and Integrate (a few ms) are built after it when the
+        # time kept for building a release, from there, ends within the margin: on Adult
+        # at 0.05 s that clustering often ended past the limit, and stopping there left
+        # UNKNOWN what was FEASIBLE 0.01-0.02 s later.
+        finish_by = None
+        if self.clock.deadline is not None:
+            finish_by = self.clock.deadline + time_margin(d.n) - self.clock.finish_seconds
         built = release_by_suppression(d, chosen, starred, Status.FEASIBLE, bound, self.anonymize,
-                                       self.kmember_max_rows, self.rng, self.clock.deadline, planned)
+                                       self.kmember_max_rows, self.rng, self.clock.deadline, planned,
+                                       finish_by)
         if built[0] == Status.UNKNOWN:  # the deadline passed during the step
             limit = self.clock.time_limit
             return Status.UNKNOWN, f"the method's time limit ({limit} s) ran out during {built[1]}"

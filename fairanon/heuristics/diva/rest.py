@@ -122,8 +122,8 @@ def attach(d: Problem, clusters: list[np.ndarray], leftovers: np.ndarray, *, str
 
 def release_by_suppression(d: Problem, chosen: list[np.ndarray], starred: dict[str, np.ndarray],
                            status: Status, bound: int | None, anonymize: str, kmember_max_rows: int, rng,
-                           deadline: float | None, planned: list | None = None
-                           ) -> tuple[Release, set] | tuple[Status, str]:
+                           deadline: float | None, planned: list | None = None,
+                           finish_by: float | None = None) -> tuple[Release, set] | tuple[Status, str]:
     """Anonymize and Suppress (Alg. 1, lines 3-5) around the diverse clustering `chosen`.
 
     The records outside it are clustered (:func:`anonymize_rest`), those left over join
@@ -138,9 +138,13 @@ def release_by_suppression(d: Problem, chosen: list[np.ndarray], starred: dict[s
     each count back to the plan's: those (class, attribute) pairs are returned as the
     fallback of Integrate.
 
+    The clustering of the rest stops at `deadline`; the table and the fallback pairs
+    are built after it unless `finish_by` (default `deadline`) has passed: the caller
+    sets it so that they, and what it does with them, end within its time margin.
+
     Returns (Release with `status` and `bound`, whose provenance counts the diverse
     clusters, their records and the left-over records; the fallback pairs), or (status,
-    reason) when some left-over record fits nowhere (INFEASIBLE) or `deadline` passed
+    reason) when some left-over record fits nowhere (INFEASIBLE) or `finish_by` passed
     during the clustering of the rest (UNKNOWN, the release not built).
     """
     covered = np.zeros(d.n, dtype=bool)
@@ -149,9 +153,10 @@ def release_by_suppression(d: Problem, chosen: list[np.ndarray], starred: dict[s
     rest = np.flatnonzero(~covered)
     rest_clusters, leftovers, rest_method = anonymize_rest(d, rest, anonymize, kmember_max_rows, rng,
                                                            deadline)
-    if deadline is not None and time.perf_counter() >= deadline:
-        # The rest's clustering (0.02-0.025 s by sorted blocks on UCI Adult) ended past
-        # the limit: the table and the fallback pairs (0.015-0.02 s more) are not built.
+    finish_by = deadline if finish_by is None else finish_by
+    if finish_by is not None and time.perf_counter() >= finish_by:
+        # The rest's clustering (0.02-0.025 s by sorted blocks on UCI Adult) ended too
+        # late for the table and the fallback pairs (0.015-0.02 s more): not built.
         return Status.UNKNOWN, "the clustering of the records outside the diverse clustering"
     clusters = list(chosen) + rest_clusters
     if len(leftovers):
