@@ -1056,13 +1056,15 @@ def test_the_climb_stops_at_the_deadline(monkeypatch):
     past it, closes the nodes below the failing node it has reached. On a fake clock
     where each node's check takes 1 s (the set-up none, so nothing is kept for the
     release) and the limit is 3.5 s, UCI Adult, k = 5 checks 4 nodes; without the read
-    the first climb alone checked 18. The release (UNKNOWN: no node passed, every
-    attribute at its top) holds k-anonymity by the verifier."""
-    from fairanon.solver.fulldomain import method, search
+    the first climb alone checked 18. Every clock the call reads is the fake one: the
+    method's, the search's and the set-up's (lattice, read through check_deadline by the
+    frequency set too). The release (UNKNOWN: no node passed, every attribute at its
+    top) holds k-anonymity by the verifier."""
+    from fairanon.solver.fulldomain import lattice, method, search
     from fairanon.solver.fulldomain.evaluate import Evaluator
 
     inst, reqs = fa.load("adult"), [fa.KAnonymity(5)]
-    ticks, charge = _fake_clock(monkeypatch, method, search)
+    ticks, charge = _fake_clock(monkeypatch, method, search, lattice)
     charge(Evaluator, "_evaluate", 1.0)
     rel = fulldomain(inst, reqs, time_limit=3.5, seed=0)
     assert ticks[0] == 4.0
