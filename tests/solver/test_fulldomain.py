@@ -1028,27 +1028,45 @@ def _fake_clock(monkeypatch, *modules):
 @pytest.mark.parametrize("step", ["_ladder", "_attribute"])
 def test_the_set_up_stops_at_half_the_limit(monkeypatch, step):
     """The set-up reads the deadline before each attribute's ladder and levels: past half
-    the limit (release_reserve's most, so the search would get no time) it stops,
-    UNKNOWN, every generalizable cell * and the reason naming the set-up. On a fake clock
-    where each of German credit's 7 attributes' `step` takes 2 s, at a limit of 10 s it
-    stops after the third (6 s); it read no clock and ran all seven (14 s). The
-    verifier's report holds k-anonymity (each protected value is a class of at least 5)
-    and says UNKNOWN with the method's reason."""
+    the limit (release_reserve's most, so the search would get no time) it stops, every
+    generalizable cell *. On a fake clock where each of German credit's 7 attributes'
+    `step` takes 2 s, at a limit of 10 s it stops after the third (6 s); it read no clock
+    and ran all seven (14 s). Under k = 5 the verifier finds that release meets k (each
+    protected value is a class of at least 5): FEASIBLE, its LM 1,000 x 7 (1 a star), the
+    verifier's report in provenance (it was UNKNOWN, with no report). Under a constraint
+    of 100 to 1,000 records shown with housing own, which every cell * misses (0 shown)
+    and the node at housing's bottom level may meet, UNKNOWN, not INFEASIBLE, the reason
+    naming the set-up and the constraint, as the report does."""
     from fairanon.solver.fulldomain import lattice, method
 
-    inst, reqs = fa.load("german"), [fa.KAnonymity(5)]
+    inst = fa.load("german")
     ticks, charge = _fake_clock(monkeypatch, method, lattice)
     charge(lattice, step, 2.0)
+    gen = list(inst.schema.generalizable)
+    reqs = [fa.KAnonymity(5)]
     rel = fulldomain(inst, reqs, time_limit=10.0, seed=0)
     assert ticks[0] == 6.0
-    assert rel.status == Status.UNKNOWN
-    assert "ran out during the set-up" in rel.reason
-    gen = list(inst.schema.generalizable)
+    assert rel.status == Status.FEASIBLE and rel.objective == 1_000 * 7 == 1_000 * len(gen)
     assert (rel.table[gen] == "*").all().all()
     assert len(rel.suppressed) == inst.n_rows
+    assert rel.provenance["search"]["stopped"] == "time limit during the set-up"
+    # The report in provenance is the verifier's, as a call of it gives it now.
+    mine, again = dict(rel.provenance["verification"]), _passes(inst, rel, reqs).to_dict()
+    mine.pop("elapsed_s")
+    again.pop("elapsed_s")
+    assert mine == again and mine["method"] == "fulldomain" and mine["metrics"]
+
+    ticks[0] = 0.0
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"housing": "own"}, 100, 1_000)]
+    rel = fulldomain(inst, reqs, time_limit=10.0, seed=0)
+    assert ticks[0] == 6.0
+    assert rel.status == Status.UNKNOWN and rel.objective is None
+    assert "ran out during the set-up" in rel.reason and str(reqs[1]) in rel.reason
     report = fa.verify(inst, rel, reqs)
-    assert report[str(reqs[0])].passed
+    assert report[str(reqs[0])].passed and not report[str(reqs[1])].passed
     assert report.status == "UNKNOWN" and f"  reason: {rel.reason}" in str(report).splitlines()
+    assert rel.provenance["verification"]["status"] == "UNKNOWN"
+    assert rel.provenance["verification"]["reason"] == rel.reason
 
 
 def test_the_climb_stops_at_the_deadline(monkeypatch):

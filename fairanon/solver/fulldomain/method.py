@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import time
@@ -13,9 +14,15 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import check_fraction
-from ...exceptions import IncompatibleRequirementError, InvalidParameterError, MemoryLimitError
+from ...exceptions import (
+    IncompatibleRequirementError,
+    InvalidParameterError,
+    MemoryLimitError,
+    SolverError,
+)
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
+from ...models.objectives import objective_value
 from ...models.requirements import (
     RISK_REQUIREMENTS,
     AlphaProtection,
@@ -323,17 +330,21 @@ def fulldomain(
         As in :func:`fairanon.anonymize`; the CP-SAT master's seed derives from `seed`.
         The set-up (the lattice and the records' frequency set, 0.01-0.015 s CPU on
         UCI Adult) reads the deadline before each attribute's steps and each
-        requirement's counts and stops at half the limit, UNKNOWN (past it the search
-        would get no time); the search then stops :data:`FINISH_FACTOR` times the
-        set-up's time (at most half the limit) before the limit, kept for the release
-        and its verification (0.02-0.04 s on Adult), and so does a climb to a maximal
-        failing node. UCI Adult, k = 5 under three race constraints (``fa.anonymize``,
-        2 shared cores at a load of 3.5, 6 runs): at 0.01 s returned after
-        0.010-0.018 s (0.006-0.011 s CPU), UNKNOWN; at 0.05 s after 0.034-0.037 s
-        (0.022-0.025 s CPU), UNKNOWN; at 0.1 s after 0.060-0.063 s, UNKNOWN; at 0.2 s
-        after 0.095-0.177 s, OPTIMAL in 5 of 6. When the set-up and the climbs read no
-        clock: 0.030-0.034 s (0.021-0.022 s CPU) at 0.01 s and 0.088-0.164 s
-        (0.059-0.109 s CPU) at 0.1 s, FEASIBLE there.
+        requirement's counts and stops at half the limit (past it the search would get
+        no time) with every generalizable cell ``*``, verified; the search then stops
+        :data:`FINISH_FACTOR` times the set-up's time (at most half the limit) before
+        the limit, kept for the release and its verification (0.02-0.04 s on Adult), and
+        so does a climb to a maximal failing node. UCI Adult, k = 5 under three race
+        constraints (``fa.anonymize``, 2 shared cores at a load of 3.5, 6 runs): at
+        0.01 s returned after 0.010-0.018 s (0.006-0.011 s CPU), UNKNOWN; at 0.05 s
+        after 0.034-0.037 s (0.022-0.025 s CPU), UNKNOWN; at 0.1 s after 0.060-0.063 s,
+        UNKNOWN; at 0.2 s after 0.095-0.177 s, OPTIMAL in 5 of 6. When the set-up and
+        the climbs read no clock: 0.030-0.034 s (0.021-0.022 s CPU) at 0.01 s and
+        0.088-0.164 s (0.059-0.109 s CPU) at 0.1 s, FEASIBLE there. The release of a
+        stopped set-up is verified (0.015-0.02 s CPU on Adult): at 0.01 s 0.025-0.030 s
+        CPU, FEASIBLE under k = 5 alone, UNKNOWN under the race constraints (every cell
+        ``*`` shows no Amer-Indian-Eskimo woman); unverified, UNKNOWN after
+        0.009-0.011 s (8 runs each, a load of 1-2).
     requirements : sequence of Requirement
         KAnonymity, LDiversity, TCloseness, DiversityConstraint, AlphaProtection.
     objective : {"stars", "generalized", "discernibility", "ncp", "lm"}, default="lm"
@@ -365,8 +376,9 @@ def fulldomain(
     Release
         OPTIMAL with the node's exact objective, FEASIBLE with a proven bound when the
         time ran out or the CP-SAT master reached the memory limit during the search,
-        INFEASIBLE (no node works) or UNKNOWN (no node found before either stop; when
-        the time ran out during the set-up, every generalizable cell ``*``).
+        INFEASIBLE (no node works) or UNKNOWN (no node found before either stop). When
+        the time ran out during the set-up, every generalizable cell ``*``: FEASIBLE
+        (no bound) when the verifier finds that it meets the requirements, else UNKNOWN.
         ``provenance["levels"]`` gives the chosen level of each attribute,
         ``provenance["search"]`` the lattice size, the nodes checked, the frequency
         sets computed and, when the memory limit or the set-up's deadline ended the
@@ -437,7 +449,7 @@ def fulldomain(
             set_up_deadline=set_up_deadline,
         )
     except OutOfTime:
-        return _set_up_stopped(instance, requirements, params, seed, started)
+        return _set_up_stopped(instance, requirements, params, seed, started, objective)
     if deadline is not None:
         # The search (and the explanation of an infeasibility) stops early enough for
         # the release and its verification.
@@ -506,13 +518,11 @@ def fulldomain(
     )
 
 
-def _set_up_stopped(
-    instance: Instance, requirements, params: dict, seed, started: float
-) -> Release:
-    """UNKNOWN when the time ran out during the set-up: no lattice is built, so every
-    generalizable cell is ``*`` (one class per protected value, its records listed as
-    suppressed), which is not handed out as a table."""
-    requirements = validate_requirements(instance, requirements, caller="fulldomain")
+def stars_release(instance: Instance, record: dict, objective: str) -> Release:
+    """Every generalizable cell ``*``, one class per protected value, its records listed
+    as suppressed: the release when the time ran out during the set-up, before any
+    lattice was built. FEASIBLE, its objective the stars' `objective`, until
+    :func:`judged` reads it; `record` is its provenance."""
     schema = instance.schema
     groups = (
         instance.codes(schema.protected).astype(np.int64)
@@ -520,20 +530,66 @@ def _set_up_stopped(
         else np.zeros(instance.n_rows, dtype=np.int64)
     )
     gen = tuple(schema.generalizable)
-    return Release(
+    release = Release(
         table=generalize_partition(instance, groups, suppress=gen),
         groups=groups,
-        status=Status.UNKNOWN,
-        reason=(
-            f"the time limit ({params['time_limit']} s) ran out during the set-up (the lattice "
-            "and the records' frequency set), before any lattice node was checked"
-        ),
         suppressed=tuple(instance.row_ids.tolist()) if gen else (),
-        provenance=provenance(
-            "fulldomain", params, requirements, seed, started,
-            search={"stopped": "time limit during the set-up"},
-        ),
     )
+    value = Fraction(objective_value(instance, release, objective))
+    value = int(value) if value.denominator == 1 else value
+    return dataclasses.replace(release, objective=value, provenance=record)
+
+
+def judged(instance: Instance, release: Release, requirements, failing) -> Release:
+    """`release` when the verifier finds that it meets `requirements`, else
+    ``failing(names)``, a release of the same table for the requirements it fails; either
+    with the verifier's report in ``provenance["verification"]``, as
+    :func:`~fairanon.solver.local_recoding.solve._verified` gives it. The verdict reads the
+    requirements' checks only: a failed integrity check is a bug of the method
+    (SolverError), not a sign that no release exists."""
+    from ...models.verify import verify
+
+    report = verify(instance, release, requirements)
+    broken = [c for c in report.failures if c.integrity]
+    if broken:
+        failed = "; ".join(f"{c.name}: {c.detail or c.achieved}" for c in broken)
+        raise SolverError(
+            f"The verifier rejected a {release.method} release ({failed}); this is a bug, "
+            "please report it."
+        )
+    failed = [c.name for c in report.failures]
+    if failed:
+        release = failing(failed)
+        # The checks read the table alone, which is the same.
+        report = dataclasses.replace(report, status=str(release.status), reason=release.reason)
+    return release.with_provenance(verification=report.to_dict())
+
+
+def _set_up_stopped(
+    instance: Instance, requirements, params: dict, seed, started: float, objective: str
+) -> Release:
+    """The release when the time ran out during the set-up (:func:`stars_release`):
+    FEASIBLE when the verifier finds that it meets the requirements, else UNKNOWN naming
+    those it misses (not INFEASIBLE: a lower node may meet a diversity constraint or
+    alpha-protection that it fails)."""
+    requirements = validate_requirements(instance, requirements, caller="fulldomain")
+    record = provenance(
+        "fulldomain", params, requirements, seed, started,
+        search={"stopped": "time limit during the set-up"}, objective_name=objective,
+    )
+    release = stars_release(instance, record, objective)
+    reason = (
+        f"the time limit ({params['time_limit']} s) ran out during the set-up (the lattice "
+        "and the records' frequency set), before any lattice node was checked"
+    )
+
+    def failing(names):
+        return dataclasses.replace(
+            release, status=Status.UNKNOWN, objective=None,
+            reason=f"{reason}; every generalizable cell * fails {'; '.join(names)}",
+        )
+
+    return judged(instance, release, requirements, failing)
 
 
 def _optimum(problem: _Problem, evaluator: Evaluator, outcome: Outcome, record) -> Release:
