@@ -364,23 +364,15 @@ def test_no_round_starts_past_the_last_rounds_deadline(monkeypatch):
     _passes(inst, rel, reqs)
 
 
-@pytest.mark.parametrize("limit", [10.0, None])
-def test_the_set_up_stops_at_half_the_limit(monkeypatch, limit):
-    """The set-up reads the deadline as fulldomain's does: on a fake clock where each
-    attribute's ladder takes 2 s, at a limit of 10 s it stops after the third (6 s;
-    it built all 7, 14 s, before) and each protected value's records are one block of
-    *, FEASIBLE by the verifier (German credit, k = 5: each block holds at least 5), its
-    objective the stars' NCP (every generalizable cell, 1 each); at k = 600, more than
-    any protected value's records, INFEASIBLE, as the verifier finds. Without a limit
-    the set-up runs to its end. The releases verify."""
+def _stopped_set_up(monkeypatch):
+    """A fake clock on which each attribute's ladder takes 2 s, and the times at which
+    ladders were built."""
     import importlib
     import time
     import types
 
     local = importlib.import_module("fairanon.solver.fulldomain.local")
     lattice = importlib.import_module("fairanon.solver.fulldomain.lattice")
-    inst = fa.load("german")
-    reqs = [fa.KAnonymity(5)]
     base, ticks, built = time.perf_counter(), [0.0], []
     real_ladder = lattice._ladder
 
@@ -394,6 +386,33 @@ def test_the_set_up_stops_at_half_the_limit(monkeypatch, limit):
     monkeypatch.setattr(local, "time", clock)
     monkeypatch.setattr(lattice, "time", clock)
     monkeypatch.setattr(lattice, "_ladder", ladder)
+    return ticks, built
+
+
+def _verification_of(inst, rel, reqs):
+    """The report in provenance and a fresh one of the verifier, without their times."""
+    mine, again = dict(rel.provenance["verification"]), fa.verify(inst, rel, reqs).to_dict()
+    mine.pop("elapsed_s")
+    again.pop("elapsed_s")
+    return mine, again
+
+
+@pytest.mark.parametrize("limit", [10.0, None])
+def test_the_set_up_stops_at_half_the_limit(monkeypatch, limit):
+    """The set-up reads the deadline as fulldomain's does: on a fake clock where each
+    attribute's ladder takes 2 s, at a limit of 10 s it stops after the third (6 s;
+    it built all 7, 14 s, before) and each protected value's records are one block of
+    *, FEASIBLE by the verifier (German credit, k = 5: each block holds at least 5), its
+    objective the stars' NCP (every generalizable cell, 1 each); at k = 600, more than
+    any protected value's records, INFEASIBLE, as the verifier finds. Both carry the
+    provenance keys of the release of the rounds, winner "set-up stopped", and the
+    verifier's report of the release as it is returned, method, status, reason and
+    metrics (it was of a release without provenance, method '?', without metrics; the
+    INFEASIBLE one had set_up_stopped instead of the keys). Without a limit the set-up
+    runs to its end. The releases verify."""
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    ticks, built = _stopped_set_up(monkeypatch)
     rel = lattice_local(inst, reqs, seed=0, objective="ncp", time_limit=limit)
     gen = list(inst.schema.generalizable)
     if limit is None:
@@ -404,12 +423,51 @@ def test_the_set_up_stops_at_half_the_limit(monkeypatch, limit):
         assert (rel.table[gen].astype(str) == "*").all().all()
         assert len(rel.suppressed) == inst.n_rows
         assert rel.objective == inst.n_rows * len(gen)
+        mine, again = _verification_of(inst, rel, reqs)
+        assert mine == again and mine["method"] == "lattice-local" and mine["metrics"]
+        rounds = lattice_local(inst, reqs, seed=0, objective="ncp")
+        assert set(rel.provenance) == set(rounds.provenance)
     _passes(inst, rel, reqs)
     # k = 600: every protected value has fewer records, so no release exists.
     ticks[0] = 0.0
     none = lattice_local(inst, [fa.KAnonymity(600)], seed=0, objective="ncp", time_limit=limit)
     assert none.status == Status.INFEASIBLE and "600-anonymity" in none.reason
     assert not fa.verify(inst, none, [fa.KAnonymity(600)]).passed
+    if limit is not None:
+        assert set(none.provenance) == set(rel.provenance)
+        assert none.provenance["winner"] == "set-up stopped"
+        mine, again = _verification_of(inst, none, [fa.KAnonymity(600)])
+        assert mine == again and mine["status"] == "INFEASIBLE" and mine["reason"] == none.reason
+
+
+def test_a_stopped_set_ups_broken_release_is_a_bug_not_infeasibility(monkeypatch):
+    """Whether no release exists is read from the requirements' checks alone: a block of
+    * whose table changed a protected value (an integrity check fails, k = 5 holds)
+    raises SolverError; it was INFEASIBLE, its reason naming the integrity check."""
+    import importlib
+
+    from fairanon.exceptions import SolverError
+
+    local = importlib.import_module("fairanon.solver.fulldomain.local")
+    method = importlib.import_module("fairanon.solver.fulldomain.method")
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    _stopped_set_up(monkeypatch)
+    real = local.generalize_partition
+
+    def broken(instance, groups, **kwargs):
+        table = real(instance, groups, **kwargs)
+        column = table["personal_status"]
+        first, other = column.iloc[0], next(c for c in column.cat.categories if c != column.iloc[0])
+        table["personal_status"] = column.where(np.arange(len(column)) != 0, other)
+        assert first != table["personal_status"].iloc[0]
+        return table
+
+    # The blocks' table is built in either module, as the method stands.
+    monkeypatch.setattr(local, "generalize_partition", broken)
+    monkeypatch.setattr(method, "generalize_partition", broken)
+    with pytest.raises(SolverError, match="lattice-local release"):
+        lattice_local(inst, reqs, seed=0, objective="ncp", time_limit=10.0)
 
 
 def test_rounds_short_of_time_say_the_limit_shaped_the_release(monkeypatch):
