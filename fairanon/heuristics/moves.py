@@ -43,8 +43,8 @@ class's nearest classes are not kept yet (one by one they would be found later, 
 the partition as it is then); the arrays of a value's classes are kept for every
 value, so neither the prefilter nor the nearest classes gather every class's box again
 for each record; and a class a change touched keeps its nearest classes, found with
-those whose records the descent queues again (one search, not two). UCI Adult (race as
-the protected QI, 3,790 classes of white records), k = 5, LM, from lattice-local's
+those whose records the descent queues again (one search, not two). UCI Adult (race
+protected, 7 QIs, 3,790 classes of white records), k = 5, LM, from lattice-local's
 release, the first descent: 22.4-22.6 s CPU with the arrays gathered again for each
 record, 10.6-11.5 s with them kept, 10.5-10.8 s with the records batched too (the same
 partition), 9.4-9.5 s with the nearest classes kept on a change; 30 s CPU, seed 0:
@@ -1094,11 +1094,13 @@ def local_search(
         values.
     MemoryLimitError
         When its arrays (positions, boxes with and without each record: about
-        32 d + 64 bytes a record, and 16 bytes a record and value when records times
+        40 d + 64 bytes a record, and 16 bytes a record and value when records times
         values are at most :data:`JOIN_CELLS`; a table of the loss of every box of an attribute's
         m values, held twice: 16 m^2 bytes; every class's records as a block of 4 d + 3
         columns, 5 d + 4 with the joins, 8 bytes each; a batch's :data:`BATCH_ARRAYS`
-        arrays of :data:`BATCH_CELLS` cells, 8 MB) exceed the memory limit.
+        arrays of :data:`BATCH_CELLS` cells, 8 MB; kept per class, at most n / k + 2 of
+        them, its box's arrays, 24 + 16 d bytes, and its :data:`NEAR_CLASSES` nearest
+        classes, 8 bytes each) exceed the memory limit.
     """
     check_option(objective, "objective", "local_search", MOVE_OBJECTIVES)
     check_option(kick, "kick", "local_search", KICKS)
@@ -1127,14 +1129,17 @@ def local_search(
     width = sum(values)  # the joins' row (MoveSearch, JOIN_CELLS), every attribute tabled
     joins = (all(m <= MAX_TABLE_LEAVES for m in values)
              and instance.n_rows * width <= JOIN_CELLS)
+    classes = instance.n_rows // max(k, 1) + 2
     check_memory(
-        instance.n_rows * (8 * 4 * d + 64)
+        instance.n_rows * (8 * 5 * d + 64)
         + (16 * instance.n_rows * width if joins else 0)
         + sum(16 * m * m for m in values if m <= MAX_TABLE_LEAVES)
         + max((m * m for m in values if m <= MAX_TABLE_LEAVES), default=0)
         # The classes' blocks (kept once read, every class at most) and a batch's arrays.
         + 8 * instance.n_rows * (5 * d + 4 if joins else 4 * d + 3)
-        + BATCH_ARRAYS * 8 * BATCH_CELLS,
+        + BATCH_ARRAYS * 8 * BATCH_CELLS
+        # Kept per class: its box's arrays and its nearest classes.
+        + classes * (24 + 16 * d + 8 * min(NEAR_CLASSES, classes)),
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",
         "use method='mondrian'",
         caller="local_search",

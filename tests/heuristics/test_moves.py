@@ -671,3 +671,20 @@ def test_the_memory_check_counts_the_blocks_and_a_batchs_arrays():
     with memory_limit("64MB"):
         found = local_search(inst, reqs, start, seed=0, max_kicks=1)
     assert fa.verify(inst, release_of(inst, found.groups), reqs, metrics=False).passed
+
+
+def test_the_memory_check_counts_the_arrays_kept_per_class():
+    """Each class keeps its box's arrays (24 + 16 d bytes) and its NEAR_CLASSES (128)
+    nearest classes (8 bytes each), and each record's boxes take 40 d + 64 bytes: on
+    German credit (d = 7) at k = 5, at most 1,000 / 5 + 2 = 202 classes, 202 x 1,160 =
+    234,320 bytes, and 1,000 x 7 x 8 = 56,000 more for the records than the 10,399,561
+    bytes counted without them. A limit of 10.5 MB between the two is refused."""
+    from fairanon._memory import memory_limit
+    from fairanon.exceptions import MemoryLimitError
+
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0).groups
+    with memory_limit("10.5MB"), pytest.raises(MemoryLimitError) as refused:
+        local_search(inst, reqs, start, seed=0, max_kicks=1)
+    assert refused.value.need == 10_399_561 + 234_320 + 56_000
