@@ -16,7 +16,6 @@ process). Writes ``benchmarks/results/lns_moves.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
@@ -24,6 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _table import write_results  # noqa: E402
 from exact import GERMAN_QI  # noqa: E402
 
 import fairanon as fa  # noqa: E402
@@ -92,13 +92,13 @@ def main() -> None:
                 print(
                     f"{task:12s} seed {seed} share {share:.2f}: loss {row['loss']:.4f} "
                     f"(start {row['start']} {row['start_value'] / (inst.n_rows * len(inst.schema.qi)):.4f}) "
-                    f"gap_lp {row.get('gap_to_lp', float('nan')):.3f} rounds {row['rounds']} "
+                    f"gap_lp {row.get('gap_to_lp', float('nan')):.3f} gap {row['gap'] or float('nan'):.3f} "
+                    f"bound {(row['bound'] or float('nan')) / (inst.n_rows * len(inst.schema.qi)):.4f} rounds {row['rounds']} "
                     f"{row['seconds']:.1f} s, cpu {row['cpu_s']:.1f}+{row['children_cpu_s']:.1f} s "
                     f"load {row['load']:.1f} verified {row['verified']} moves {row.get('moves', {}).get('kicks')}",
                     flush=True,
                 )
-                with open(args.out, "w") as fh:
-                    json.dump({"limit": args.limit, "rows": rows}, fh, indent=1, default=str)
+                write_results(args.out, {"limit": args.limit, "rows": rows})
 
 
 if __name__ == "__main__":
