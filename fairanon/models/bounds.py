@@ -118,7 +118,7 @@ MAX_CANDIDATES = 3_000
 MAX_NODES = 20_000
 #: Branch-and-bound nodes per record of the shared-cost pass before it adds nothing.
 SHARED_NODES = 5_000
-#: Nodes of a record's shared-cost search between two reads of the deadline.
+#: Nodes of a record's search (m(r) or its shared cost) between two reads of the deadline.
 SHARED_CLOCK = 32
 #: Types of the shared-cost pass between two reads of the deadline while their boxes'
 #: excesses are worked out.
@@ -673,6 +673,7 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
             need_l,
             u,
             total_d,
+            deadline,
         )
         counts[how] += 1
         if value is None:
@@ -1249,10 +1250,14 @@ def _bitset(mask: np.ndarray) -> int:
     return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
 
 
-def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
+def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d, deadline=None):
     """min over thresholds e of sum(e) with enough candidates dominated (D <= e): the
     per-dimension candidate attaining each threshold, and how it was found. None when no
-    box costs less than `ub`."""
+    box costs less than `ub`. Past `deadline` (``time.perf_counter``, read every
+    :data:`SHARED_CLOCK` nodes) the search settles for the quicker bound, as at
+    :data:`MAX_NODES`: a node's cost grows with the values of a dimension (the sets of
+    each value held in bits), so on attributes of thousands of values the node cap alone
+    no longer bounds the time."""
     sens = sens_all[cand] if sens_all is not None else None
     if len(cand) == 0:
         return None, "solved"
@@ -1264,6 +1269,7 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
     at = _Boxes(D, w, None, sens, own_sens, need_l)
     best = [ub + 1e-9, None]
     nodes = [0]
+    read = [0]
     path = []  # per depth above the node, (its alive set, the index of its threshold)
     weighs, diverse, last = at.weighs, at.diverse, q - 1
 
@@ -1273,6 +1279,10 @@ def _min_box(D, w, need, sens_all, cand, own_sens, need_l, ub, total_d):
         nodes[0] += 1
         if nodes[0] > MAX_NODES:
             raise _Capped
+        if deadline is not None and nodes[0] - read[0] >= SHARED_CLOCK:
+            read[0] = nodes[0]
+            if time.perf_counter() >= deadline:
+                raise _Capped
         rest, below = at.rest(alive, depth, need, lo)
         values, eq, held = at.values[depth], at.eq[depth], at.held[depth]
         for i in range(at.start(depth, lo[depth]), len(values)):

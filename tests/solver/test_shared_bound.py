@@ -209,3 +209,24 @@ def test_a_threshold_holds_the_values_within_1e_15_above_it():
     picks, how = bounds._min_box(D, np.ones(2, dtype=np.int64), 2, None, np.arange(2), None, 1,
                                  10.0, D.sum(axis=1))
     assert (picks, how) == ([1], "solved")
+
+
+def test_a_records_box_search_settles_for_the_quicker_bound_past_the_deadline():
+    """m(r)'s box search reads the deadline every SHARED_CLOCK nodes: without one it
+    finds the least box (solved); with a deadline already passed it stops at its first
+    read and gives the quicker bound, at most the least box's cost (a bound holds either
+    way). Its nodes' cost grows with a dimension's values, so the node cap alone did not
+    keep the bound's time limit on attributes of thousands of values."""
+    import time
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    D = rng.random((60, 3))
+    args = (D, np.ones(60, dtype=np.int64), 4, None, np.arange(60), None, 1, 10.0, D.sum(axis=1))
+    picks, how = bounds._min_box(*args)
+    assert how == "solved"
+    least = sum(D[c, j] for j, c in enumerate(picks))
+    quick, how = bounds._min_box(*args, deadline=time.perf_counter() - 1.0)
+    assert how == "capped"
+    assert sum(D[c, j] for j, c in enumerate(quick) if c >= 0) <= least + 1e-12
