@@ -1036,7 +1036,9 @@ def test_the_set_up_stops_at_half_the_limit(monkeypatch, step):
     verifier's report in provenance (it was UNKNOWN, with no report). Under a constraint
     of 100 to 1,000 records shown with housing own, which every cell * misses (0 shown)
     and the node at housing's bottom level may meet, UNKNOWN, not INFEASIBLE, the reason
-    naming the set-up and the constraint, as the report does."""
+    naming the set-up and the constraint, as the report does. Its records are listed as
+    suppressed only under a limit of every record (max_suppressed=1.0): under the
+    default limit of none they were listed all the same."""
     from fairanon.solver.fulldomain import lattice, method
 
     inst = fa.load("german")
@@ -1048,13 +1050,21 @@ def test_the_set_up_stops_at_half_the_limit(monkeypatch, step):
     assert ticks[0] == 6.0
     assert rel.status == Status.FEASIBLE and rel.objective == 1_000 * 7 == 1_000 * len(gen)
     assert (rel.table[gen] == "*").all().all()
-    assert len(rel.suppressed) == inst.n_rows
+    # Under the default limit of no suppressed record its records are released as the
+    # classes of the lattice's top, not listed as suppressed (which broke that limit);
+    # under a limit of every record they are listed.
+    assert rel.suppressed == ()
     assert rel.provenance["search"]["stopped"] == "time limit during the set-up"
     # The report in provenance is the verifier's, as a call of it gives it now.
     mine, again = dict(rel.provenance["verification"]), _passes(inst, rel, reqs).to_dict()
     mine.pop("elapsed_s")
     again.pop("elapsed_s")
     assert mine == again and mine["method"] == "fulldomain" and mine["metrics"]
+    ticks[0] = 0.0
+    every = fulldomain(inst, reqs, time_limit=10.0, seed=0, max_suppressed=1.0)
+    assert every.status == Status.FEASIBLE and len(every.suppressed) == inst.n_rows
+    assert every.table.equals(rel.table) and every.objective == rel.objective
+    _passes(inst, every, reqs)
 
     ticks[0] = 0.0
     reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"housing": "own"}, 100, 1_000)]

@@ -449,7 +449,9 @@ def fulldomain(
             set_up_deadline=set_up_deadline,
         )
     except OutOfTime:
-        return _set_up_stopped(instance, requirements, params, seed, started, objective)
+        return _set_up_stopped(
+            instance, requirements, params, seed, started, objective, max_suppressed
+        )
     if deadline is not None:
         # The search (and the explanation of an infeasibility) stops early enough for
         # the release and its verification.
@@ -518,11 +520,14 @@ def fulldomain(
     )
 
 
-def stars_release(instance: Instance, record: dict, objective: str) -> Release:
+def stars_release(
+    instance: Instance, record: dict, objective: str, suppress: bool = True
+) -> Release:
     """Every generalizable cell ``*``, one class per protected value, its records listed
-    as suppressed: the release when the time ran out during the set-up, before any
-    lattice was built. FEASIBLE, its objective the stars' `objective`, until
-    :func:`judged` reads it; `record` is its provenance."""
+    as suppressed (with `suppress`; else released as the classes of every hierarchy's
+    top, as under a suppression limit below the table's records): the release when the
+    time ran out during the set-up, before any lattice was built. FEASIBLE, its objective
+    the stars' `objective`, until :func:`judged` reads it; `record` is its provenance."""
     schema = instance.schema
     groups = (
         instance.codes(schema.protected).astype(np.int64)
@@ -533,7 +538,7 @@ def stars_release(instance: Instance, record: dict, objective: str) -> Release:
     release = Release(
         table=generalize_partition(instance, groups, suppress=gen),
         groups=groups,
-        suppressed=tuple(instance.row_ids.tolist()) if gen else (),
+        suppressed=tuple(instance.row_ids.tolist()) if gen and suppress else (),
     )
     value = Fraction(objective_value(instance, release, objective))
     value = int(value) if value.denominator == 1 else value
@@ -566,18 +571,22 @@ def judged(instance: Instance, release: Release, requirements, failing) -> Relea
 
 
 def _set_up_stopped(
-    instance: Instance, requirements, params: dict, seed, started: float, objective: str
+    instance: Instance, requirements, params: dict, seed, started: float, objective: str,
+    max_suppressed,
 ) -> Release:
     """The release when the time ran out during the set-up (:func:`stars_release`):
     FEASIBLE when the verifier finds that it meets the requirements, else UNKNOWN naming
     those it misses (not INFEASIBLE: a lower node may meet a diversity constraint or
-    alpha-protection that it fails)."""
+    alpha-protection that it fails). Its records are listed as suppressed only when the
+    suppression limit allows every one (else the release would break the limit the
+    caller set: they are the classes of the lattice's top node)."""
     requirements = validate_requirements(instance, requirements, caller="fulldomain")
+    limit = _check(objective, max_suppressed, params["search"], instance.n_rows)
     record = provenance(
         "fulldomain", params, requirements, seed, started,
         search={"stopped": "time limit during the set-up"}, objective_name=objective,
     )
-    release = stars_release(instance, record, objective)
+    release = stars_release(instance, record, objective, suppress=limit >= instance.n_rows)
     reason = (
         f"the time limit ({params['time_limit']} s) ran out during the set-up (the lattice "
         "and the records' frequency set), before any lattice node was checked"
