@@ -295,3 +295,37 @@ def test_the_bound_on_the_dimensions_after_a_node_reads_few_sets_of_many_values(
     total, places = at.rest(at.everything, 0, 900, [0, 0])
     assert (total, places[1]) == (899.0, 899)
     assert reads.reads <= 2 * 10 + 2
+
+
+@given(data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_children_read_from_the_candidates_are_those_the_sets_give(data):
+    """A node's children read from its alive candidates' values (LIVE_VALUES = 0) are
+    the values whose sets hold an alive candidate (LIVE_VALUES past every dimension's
+    values): m(r)'s box search and the shared-cost search give the same boxes either
+    way, on random D with ties, weights and a sensitive value under 2-diversity."""
+    import numpy as np
+
+    n = data.draw(st.integers(2, 40))
+    q = data.draw(st.integers(1, 4))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    D = rng.integers(0, data.draw(st.integers(1, 30)), size=(n, q)) / 7.0
+    D[0] = 0
+    w = rng.integers(1, 3, size=n)
+    sens = rng.integers(0, 3, size=n)
+    lam = rng.random(n)
+    need, need_l = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 2))
+    found = {}
+    for live in (0, 10**9):
+        with mock.patch.object(bounds, "LIVE_VALUES", live):
+            found[live] = (
+                bounds._min_box(D, w, need, sens, np.arange(n), int(sens[0]), need_l, 10.0,
+                                D.sum(axis=1)),
+                bounds._least_excess(D, w, lam, need, sens, need_l, 5.0),
+            )
+    (box0, least0), (box1, least1) = found[0], found[10**9]
+    assert box0 == box1
+    assert least0[1] == least1[1]
+    if least0[0] is not None:
+        assert least0[0][0] == least1[0][0]
+        assert least0[0][1].tolist() == least1[0][1].tolist()
