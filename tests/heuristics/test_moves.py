@@ -521,9 +521,10 @@ def test_records_of_a_value_of_many_classes_are_priced_together(joins):
     the nearest classes of its own class (classes of 3 records, 40 of them, the
     prefilter at 4): the search returns the partition it returns when every record is
     priced one by one by the reference above, and it verifies. A batch keeps records x
-    candidates x attributes, and records x the records of each one's swap_classes
-    largest candidates x the block's columns, within BATCH_CELLS (2,000 here, so that
-    it binds)."""
+    the records of each one's swap_classes largest candidates x the block's columns
+    within BATCH_CELLS (2,000 here, so that it binds; its records x candidates x
+    attributes, at most 64 x 6 x 3 = 1,152 cells here, are checked with 39 candidates
+    below)."""
     from fairanon.heuristics import moves
 
     inst = _grid(120, seed=5)
@@ -538,7 +539,6 @@ def test_records_of_a_value_of_many_classes_are_priced_together(joins):
             batched.append(len(rows))
             width = 5 * state.d + 4 if state.joins else 4 * state.d + 3
             swap = np.sort(state.size[cand], axis=1)[:, ::-1][:, : state.swap_classes].sum()
-            assert cand.size * state.d <= moves.BATCH_CELLS
             assert swap * width <= moves.BATCH_CELLS
         return real(state, rows, cand)
 
@@ -559,6 +559,102 @@ def test_records_of_a_value_of_many_classes_are_priced_together(joins):
     assert found.value == expected.value and found.changes == expected.changes
     assert found.changes["move"] + found.changes["swap"] > 0
     assert fa.verify(inst, release_of(inst, found.groups), reqs, metrics=False).passed
+
+
+def _forty_classes_of_three(moves, **options):
+    """A search over _grid(120)'s records (d = 3) in 40 classes of 3 records, every class's
+    nearest classes kept (above PREFILTER_CLASSES classes of the value)."""
+    inst = _grid(120, seed=5)
+    state = moves.MoveSearch(inst, 3, random_partition(inst, 3, np.random.default_rng(1)),
+                             "lm", seed=0, **options)
+    assert np.array_equal(state.size[state.alive], np.full(40, 3))
+    if 40 > moves.PREFILTER_CLASSES:
+        for g in np.flatnonzero(state.alive).tolist():
+            state.nearest(g, 4, keep=True)
+    return state
+
+
+@pytest.mark.parametrize("joins", [True, False])
+def test_a_batch_of_many_candidates_stays_within_the_cell_budget(monkeypatch, joins):
+    """A batch priced on its records' own candidates holds records x candidates x
+    attributes within BATCH_CELLS. 40 classes of 3 records, NEAR_CLASSES = 39: each
+    record's candidates are the 39 other classes, d = 3, so with BATCH_CELLS = 2,000 a
+    batch holds at most 2,000 // (39 x 3) = 2,000 // 117 = 17 records (117 x 17 =
+    1,989, 117 x 18 = 2,106). swap_classes = 1: a record's swaps read one class of 3
+    records, and the swap cap alone would allow i records while 3 i x 19 <= 2,000 (a
+    block of 5 d + 4 = 19 columns with the joins), 35, or 3 i x 15 <= 2,000 (4 d + 3 =
+    15 without), 44: the candidate cap binds, at 17. A search under these settings
+    (kicks changing the classes, so fewer candidates at times) prices no batch of c
+    candidates of more than 2,000 // (3 c) records, and some batch of 39 at 17."""
+    from fairanon.heuristics import moves
+
+    if not joins:
+        monkeypatch.setattr(moves, "JOIN_CELLS", 0)
+    monkeypatch.setattr(moves, "PREFILTER_CLASSES", 4)
+    monkeypatch.setattr(moves, "NEAR_CLASSES", 39)
+    monkeypatch.setattr(moves, "BATCH_CELLS", 2000)
+    state = _forty_classes_of_three(moves, swap_classes=1)
+    assert state.joins == joins
+    rows, cand = state._near_rows(np.arange(120), 0)
+    assert cand.shape == (17, 39)
+    np.testing.assert_array_equal(rows, np.arange(17))
+    batches = []
+    real = moves.MoveSearch.best_changes
+
+    def spy(state, rows, cand=None):
+        if cand is not None:
+            batches.append((len(rows), cand.shape[1]))
+        return real(state, rows, cand)
+
+    monkeypatch.setattr(moves.MoveSearch, "best_changes", spy)
+    inst = _grid(120, seed=5)
+    start = random_partition(inst, 3, np.random.default_rng(1))
+    local_search(inst, [fa.KAnonymity(3)], start, objective="lm", seed=0, max_kicks=30,
+                 swap_classes=1)
+    assert all(count <= 2000 // (3 * c) for count, c in batches)
+    assert max(count for count, c in batches if c == 39) == 17
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_records_whose_swaps_read_more_than_swap_rows_are_priced_alone(monkeypatch, prefilter):
+    """A record whose swaps may read more than SWAP_ROWS records is priced alone. Classes
+    of at least k = 3 records, swap_classes = 12: a record's swap classes are its 2 or
+    more largest candidate classes (of its value's 40 classes at the start, or of its
+    class's NEAR_CLASSES = 6 nearest above PREFILTER_CLASSES = 4), at least 2 x 3 = 6
+    records, so with SWAP_ROWS = 5 no batch of more than one record is priced (the same
+    search at the default 256 prices some). At the start (40 classes of 3): without the
+    prefilter the 12 largest of the 39 other classes, 36 records, so a batch is 0 records
+    at SWAP_ROWS = 35 and at 36 as many as keep 40 x 3 candidate cells and 36 x 19 swap
+    cells each within 2^18: 262,144 // 684 = 383; with it the 6 nearest, 18 records, so
+    0 records of 120 at 17 and all 120 at 18 (120 x 18 x 19 = 41,040 cells)."""
+    from fairanon.heuristics import moves
+
+    if prefilter:
+        monkeypatch.setattr(moves, "PREFILTER_CLASSES", 4)
+        monkeypatch.setattr(moves, "NEAR_CLASSES", 6)
+    state = _forty_classes_of_three(moves)
+    for limit, expected in ([(17, 0), (18, 120)] if prefilter else [(35, 0), (36, 383)]):
+        monkeypatch.setattr(moves, "SWAP_ROWS", limit)
+        if prefilter:
+            rows, cand = state._near_rows(np.arange(120), 0)
+            assert len(rows) == len(cand) == expected
+        else:
+            assert state._batch_rows(state._key_entry(0)) == expected
+    inst = _grid(120, seed=5)
+    start = random_partition(inst, 3, np.random.default_rng(1))
+    real = moves.MoveSearch.best_changes
+    batches = []
+
+    def spy(state, rows, cand=None):
+        batches.append(len(rows))
+        return real(state, rows, cand)
+
+    monkeypatch.setattr(moves.MoveSearch, "best_changes", spy)
+    for limit in (5, 256):
+        batches.clear()
+        monkeypatch.setattr(moves, "SWAP_ROWS", limit)
+        local_search(inst, [fa.KAnonymity(3)], start, objective="lm", seed=0, max_kicks=10)
+        assert (max(batches, default=1) <= 1) == (limit == 5)
 
 
 def test_a_changed_class_keeps_its_nearest_classes(monkeypatch):
