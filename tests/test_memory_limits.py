@@ -507,7 +507,8 @@ def test_master_stops_the_search_at_a_later_limit_with_the_best_node_so_far(monk
 
 def test_master_stopped_before_any_node_passes_is_unknown(monkeypatch):
     """The decision attribute (credit) has two values, so no class is 3-diverse: stopped
-    at its second solve, the search has no node, UNKNOWN with the stop as the reason."""
+    at its second solve, the search has no node, UNKNOWN with the stop as the reason,
+    the lattice's top node, judged by the verifier, failing 3-diversity."""
     reqs = [fa.LDiversity(3)]
     proven, sizes, _ = _master_sizes(monkeypatch, reqs, memory_limit="none")
     assert proven.status == fa.Status.INFEASIBLE and len(sizes) > 2
@@ -515,6 +516,8 @@ def test_master_stopped_before_any_node_passes_is_unknown(monkeypatch):
     release, _, _ = _master_sizes(monkeypatch, reqs, memory_limit=_master_need(sizes[2]) - 1)
     assert release.status == fa.Status.UNKNOWN and len(solves) == 1
     assert release.reason.startswith("the search stopped before any lattice node passed: memory limit:")
+    assert release.reason.endswith(f"; the lattice's top node fails {reqs[0]}")
+    assert release.objective is None and release.provenance["top_node"]
 
 
 def test_lattice_local_master_counts_what_lattice_local_holds(monkeypatch):

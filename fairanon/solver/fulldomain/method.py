@@ -376,9 +376,13 @@ def fulldomain(
     Release
         OPTIMAL with the node's exact objective, FEASIBLE with a proven bound when the
         time ran out or the CP-SAT master reached the memory limit during the search,
-        INFEASIBLE (no node works) or UNKNOWN (no node found before either stop). When
-        the time ran out during the set-up, every generalizable cell ``*``: FEASIBLE
-        (no bound) when the verifier finds that it meets the requirements, else UNKNOWN.
+        INFEASIBLE (no node works); when no node passed before either stop, the
+        lattice's top node (``provenance["top_node"]``): FEASIBLE (no bound) when the
+        verifier finds that it meets the requirements, else UNKNOWN naming those it
+        fails. When the time ran out during the set-up, every generalizable cell ``*``:
+        FEASIBLE (no bound) when the verifier finds that it meets the requirements, else
+        UNKNOWN (its records listed as suppressed only when `max_suppressed` allows
+        every one).
         ``provenance["levels"]`` gives the chosen level of each attribute,
         ``provenance["search"]`` the lattice size, the nodes checked, the frequency
         sets computed and, when the memory limit or the set-up's deadline ended the
@@ -506,18 +510,29 @@ def fulldomain(
             reason=reason,
             provenance=record(conflict=names),
         )
-    return Release(
-        table=table,
-        groups=groups,
-        status=Status.UNKNOWN,
-        reason=(
-            f"the time limit ({time_limit} s, less the time kept for the release) ran "
-            "out before any lattice node passed"
-            if outcome.stopped is None
-            else f"the search stopped before any lattice node passed: {outcome.stopped}"
-        ),
-        provenance=record(),
+    reason = (
+        f"the time limit ({time_limit} s, less the time kept for the release) ran "
+        "out before any lattice node passed"
+        if outcome.stopped is None
+        else f"the search stopped before any lattice node passed: {outcome.stopped}"
     )
+    # The lattice's top node, unchecked by the search, is judged by the verifier: a
+    # release as the set-up stopped earlier gives it (FEASIBLE when it meets the
+    # requirements), not UNKNOWN for a longer limit.
+    release = Release(table=table, groups=groups, provenance=record(top_node=True))
+    value = Fraction(objective_value(instance, release, objective))
+    release = dataclasses.replace(
+        release, objective=int(value) if value.denominator == 1 else value,
+        reason=f"{reason}; the lattice's top node (every attribute at its top level) is released",
+    )
+
+    def failing(names):
+        return dataclasses.replace(
+            release, status=Status.UNKNOWN, objective=None,
+            reason=f"{reason}; the lattice's top node fails {'; '.join(names)}",
+        )
+
+    return judged(instance, release, requirements, failing)
 
 
 def stars_release(
