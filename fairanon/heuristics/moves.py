@@ -1100,7 +1100,9 @@ def local_search(
         columns, 5 d + 4 with the joins, 8 bytes each; a batch's :data:`BATCH_ARRAYS`
         arrays of :data:`BATCH_CELLS` cells, 8 MB; kept per class, at most n / k + 2 of
         them, its box's arrays, 24 + 16 d bytes, and its :data:`NEAR_CLASSES` nearest
-        classes, 8 bytes each) exceed the memory limit.
+        classes, 8 bytes each; a search for a class's nearest classes, 3 arrays of 8 d
+        bytes a class of its protected value, 5 when an attribute has no table: see
+        :func:`_nearest_peak`) exceed the memory limit.
     """
     check_option(objective, "objective", "local_search", MOVE_OBJECTIVES)
     check_option(kick, "kick", "local_search", KICKS)
@@ -1127,8 +1129,8 @@ def local_search(
     # building one takes a mask of m x m bytes besides.
     values = [len(np.unique(instance.codes(name))) for name in instance.schema.generalizable]
     width = sum(values)  # the joins' row (MoveSearch, JOIN_CELLS), every attribute tabled
-    joins = (all(m <= MAX_TABLE_LEAVES for m in values)
-             and instance.n_rows * width <= JOIN_CELLS)
+    tabled = all(m <= MAX_TABLE_LEAVES for m in values)  # MoveSearch's `fast`
+    joins = tabled and instance.n_rows * width <= JOIN_CELLS
     classes = instance.n_rows // max(k, 1) + 2
     check_memory(
         instance.n_rows * (8 * 5 * d + 64)
@@ -1139,7 +1141,9 @@ def local_search(
         + 8 * instance.n_rows * (5 * d + 4 if joins else 4 * d + 3)
         + BATCH_ARRAYS * 8 * BATCH_CELLS
         # Kept per class: its box's arrays and its nearest classes.
-        + classes * (24 + 16 * d + 8 * min(NEAR_CLASSES, classes)),
+        + classes * (24 + 16 * d + 8 * min(NEAR_CLASSES, classes))
+        # The arrays a search for a class's nearest classes holds at once.
+        + _nearest_peak(classes, d, tabled),
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",
         "use method='mondrian'",
         caller="local_search",
@@ -1182,6 +1186,18 @@ def local_search(
             result.groups, result.value = state.group.copy(), state.total
     result.changes = dict(state.changes)
     return result
+
+
+def _nearest_peak(classes: int, d: int, tabled: bool) -> int:
+    """Bytes :meth:`MoveSearch.nearest` holds at once for a value of `classes` classes (at
+    most every class): arrays of classes x d 8-byte cells, 3 of them when every attribute
+    is tabled (the joined lows, the joined highs and their sum as it is formed), 5
+    otherwise (the joined lows and highs, alive through `unit`, which forms the sum of
+    the tabled columns' premultiplied lows and their highs: three more). Counted as
+    written; numpy may form a sum in a temporary operand's place (10,000 classes of 7
+    attributes: 2.1 and 4.0 arrays traced). These are not the classes' kept arrays; on
+    UCI Adult at k = 5 (at most 6,034 classes, d = 7) 1 MB."""
+    return 8 * d * classes * (3 if tabled else 5)
 
 
 def state_classes(state: MoveSearch, rows: np.ndarray, g: int) -> list[int]:

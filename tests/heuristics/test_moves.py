@@ -769,20 +769,52 @@ def test_the_memory_check_counts_the_blocks_and_a_batchs_arrays():
     assert fa.verify(inst, release_of(inst, found.groups), reqs, metrics=False).passed
 
 
-def test_the_memory_check_counts_the_arrays_kept_per_class():
+def test_the_memory_check_counts_the_arrays_kept_per_class_and_a_nearest_search():
     """Each class keeps its box's arrays (24 + 16 d bytes) and its NEAR_CLASSES (128)
-    nearest classes (8 bytes each), and each record's boxes take 40 d + 64 bytes: on
-    German credit (d = 7) at k = 5, at most 1,000 / 5 + 2 = 202 classes, 202 x 1,160 =
-    234,320 bytes, and 1,000 x 7 x 8 = 56,000 more for the records than the 10,399,561
-    bytes counted without them (10.4 MB in all). A limit of 10.5 MB is refused (it was
-    accepted), its need at least these arrays, the blocks and a batch's, by hand."""
+    nearest classes (8 bytes each), each record's boxes take 40 d + 64 bytes, and a search
+    for a class's nearest classes holds 3 arrays of its value's classes x d 8-byte cells
+    at once (every attribute tabled): on German credit (d = 7, attributes of 5, 10, 5, 5,
+    53, 3 and 4 values, 85 in all) at k = 5, at most 1,000 / 5 + 2 = 202 classes. By
+    hand: the records' boxes 1,000 x 344 = 344,000 bytes; the joins (1,000 x 85 cells, at
+    most JOIN_CELLS) 16 x 85,000 = 1,360,000; the tables 16 x 3,009 = 48,144 and the
+    largest's mask 53^2 = 2,809; the blocks 1,000 x (5 x 7 + 4) x 8 = 312,000; a batch's
+    4 x 2^18 x 8 = 8,388,608; per class 202 x 1,160 = 234,320; a nearest search 3 x 202 x
+    7 x 8 = 33,936: 10,723,817 bytes, so a limit of 10.7 MB is refused (without the
+    nearest search, 10,689,881 bytes, it was accepted)."""
     from fairanon._memory import memory_limit
     from fairanon.exceptions import MemoryLimitError
 
     inst = fa.load("german")
+    values = [len(np.unique(inst.codes(name))) for name in inst.schema.generalizable]
+    assert values == [5, 10, 5, 5, 53, 3, 4]
     reqs = [fa.KAnonymity(5)]
     start = fa.anonymize(inst, reqs, method="mondrian", seed=0).groups
-    with memory_limit("10.5MB"), pytest.raises(MemoryLimitError) as refused:
+    with memory_limit("10.7MB"), pytest.raises(MemoryLimitError) as refused:
         local_search(inst, reqs, start, seed=0, max_kicks=1)
+    records, joins = 1000 * (40 * 7 + 64), 16 * 1000 * 85
+    tables = 16 * (25 + 100 + 25 + 25 + 53**2 + 9 + 16) + 53**2
     blocks, batch = 1000 * (5 * 7 + 4) * 8, 4 * 2**18 * 8
-    assert refused.value.need >= 1000 * (40 * 7 + 64) + 202 * 1_160 + blocks + batch
+    kept, nearest = 202 * (24 + 16 * 7 + 8 * 128), 3 * 202 * 7 * 8
+    assert refused.value.need == (records + joins + tables + blocks + batch + kept
+                                  + nearest) == 10_723_817
+
+
+def test_the_memory_check_counts_a_nearest_search_without_tables():
+    """With an attribute of more than MAX_TABLE_LEAVES values (no table), a search for a
+    class's nearest classes holds 5 arrays of its value's classes x d 8-byte cells at
+    once: 3,000 records of one numeric attribute of 3,000 values (d = 1), k = 3, at most
+    3,000 / 3 + 2 = 1,002 classes. By hand: the records' boxes 3,000 x 104 = 312,000
+    bytes; no joins, table or mask; the blocks 3,000 x (4 + 3) x 8 = 168,000; a batch's
+    8,388,608; per class 1,002 x (24 + 16 + 8 x 128) = 1,066,128; a nearest search 5 x
+    1,002 x 8 = 40,080: 9,974,816 bytes, so a limit of 9.95 MB is refused (without the
+    nearest search, 9,934,736 bytes, it was accepted)."""
+    from fairanon._memory import memory_limit
+    from fairanon.exceptions import MemoryLimitError
+
+    inst = fa.Instance(pd.DataFrame({"age": np.arange(3000)}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    with memory_limit("9.95MB"), pytest.raises(MemoryLimitError) as refused:
+        local_search(inst, [fa.KAnonymity(3)], np.arange(3000) // 3, seed=0, max_kicks=0)
+    nearest = 5 * 1002 * 8
+    assert refused.value.need == (3000 * 104 + 3000 * 7 * 8 + 4 * 2**18 * 8
+                                  + 1002 * (24 + 16 + 8 * 128) + nearest) == 9_974_816
