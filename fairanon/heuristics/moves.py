@@ -314,7 +314,9 @@ class MoveSearch:
     """The partition under search: classes as boxes (see the module docstring).
 
     Class ids are slots of fixed arrays; a class emptied by a merge frees its slot,
-    and a split takes a free one.
+    and a split takes a free one. A slot's `born` is the count of births when its class
+    came alive, and a class's kept nearest classes are read only in slots born no later
+    than they were found (`near_tick`): a slot reborn since holds another class.
     """
 
     def __init__(self, instance: Instance, k: int, groups: np.ndarray, objective: str,
@@ -363,6 +365,9 @@ class MoveSearch:
         self.hi = np.zeros((cap, self.d), dtype=np.int64)
         self.cost = np.zeros(cap)
         self.key = np.full(cap, -1, dtype=np.int64)
+        self.births = 0
+        self.born = np.zeros(cap, dtype=np.int64)
+        self.near_tick = np.zeros(cap, dtype=np.int64)
         self.wlo = np.zeros((n, self.d), dtype=np.int64)
         self.whi = np.zeros((n, self.d), dtype=np.int64)
         # Every attribute tabled (the common case): a box's losses are read from `flat`
@@ -456,6 +461,9 @@ class MoveSearch:
             self.cost[g] = 0.0
             self.members[g] = None
             return
+        if not self.alive[g]:
+            self.births += 1
+            self.born[g] = self.births
         self.alive[g] = True
         self.key[g] = self.key_of[rows[0]]
         x = self.pos[rows]
@@ -542,23 +550,31 @@ class MoveSearch:
             grow = ((self.size[same] + self.size[g]) * self.unit(lo, hi) - self.cost[same]
                     - self.cost[g])
         if keep and len(same) >= PREFILTER_CLASSES:
-            self.near_cache[g] = (same if len(same) <= NEAR_CLASSES
-                                  else same[np.argpartition(grow, NEAR_CLASSES)[:NEAR_CLASSES]])
+            self._keep_near(g, same if len(same) <= NEAR_CLASSES
+                            else same[np.argpartition(grow, NEAR_CLASSES)[:NEAR_CLASSES]])
         if len(same) <= count:
             return same
         return same[np.argpartition(grow, count)[:count]]
 
+    def _keep_near(self, g: int, near: np.ndarray) -> None:
+        """Keep `near` as class g's nearest classes, found now (after `births` births)."""
+        self.near_cache[g] = near
+        self.near_tick[g] = self.births
+
     # ------------------------------------------------------------------ moves
     def _candidates(self, a: int, key: int) -> np.ndarray:
         """The classes record of class a (protected value `key`) may join: the live
-        classes of its value but a, among the nearest of a above PREFILTER_CLASSES."""
+        classes of its value but a, among the nearest of a above PREFILTER_CLASSES (those
+        of its kept ones still alive in the slots they were found in: a slot born since
+        holds a class they were not found among)."""
         same = (self._key_entry(key)[0] if self.fast
                 else np.flatnonzero(self.alive & (self.key == key)))
         if len(same) > PREFILTER_CLASSES:
             near = self.near_cache.get(a)
             if near is None:
-                near = self.near_cache[a] = self.nearest(a, NEAR_CLASSES)
-            same = near[self.alive[near] & (self.key[near] == key)]
+                near = self.nearest(a, NEAR_CLASSES)
+                self._keep_near(a, near)
+            same = near[self.alive[near] & (self.born[near] <= self.near_tick[a])]
         return same[same != a]
 
     def _block(self, b: int) -> np.ndarray:
@@ -1099,10 +1115,11 @@ def local_search(
         m values, held twice: 16 m^2 bytes; every class's records as a block of 4 d + 3
         columns, 5 d + 4 with the joins, 8 bytes each; a batch's :data:`BATCH_ARRAYS`
         arrays of :data:`BATCH_CELLS` cells, 8 MB; kept per class, at most n / k + 2 of
-        them, its box's arrays, 24 + 16 d bytes, and its :data:`NEAR_CLASSES` nearest
-        classes, 8 bytes each; a search for a class's nearest classes, 3 arrays of 8 d
-        bytes a class of its protected value, 5 when an attribute has no table: see
-        :func:`_nearest_peak`) exceed the memory limit.
+        them, its box's arrays and when it was born and its nearest classes found, 40 +
+        16 d bytes, and its :data:`NEAR_CLASSES` nearest classes, 8 bytes each; a
+        search for a class's nearest classes, 3 arrays of 8 d bytes a class of its
+        protected value, 5 when an attribute has no table: see :func:`_nearest_peak`)
+        exceed the memory limit.
     """
     check_option(objective, "objective", "local_search", MOVE_OBJECTIVES)
     check_option(kick, "kick", "local_search", KICKS)
@@ -1140,8 +1157,9 @@ def local_search(
         # The classes' blocks (kept once read, every class at most) and a batch's arrays.
         + 8 * instance.n_rows * (5 * d + 4 if joins else 4 * d + 3)
         + BATCH_ARRAYS * 8 * BATCH_CELLS
-        # Kept per class: its box's arrays and its nearest classes.
-        + classes * (24 + 16 * d + 8 * min(NEAR_CLASSES, classes))
+        # Kept per class: its box's arrays, when it was born and its nearest classes found,
+        # and those classes.
+        + classes * (40 + 16 * d + 8 * min(NEAR_CLASSES, classes))
         # The arrays a search for a class's nearest classes holds at once.
         + _nearest_peak(classes, d, tabled),
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",
