@@ -1086,10 +1086,9 @@ def test_the_climb_stops_at_the_deadline(monkeypatch):
     release) and the limit is 3.5 s, UCI Adult, k = 5 checks 4 nodes; without the read
     the first climb alone checked 18. Every clock the call reads is the fake one: the
     method's, the search's and the set-up's (lattice, read through check_deadline by the
-    frequency set too). No node passed, so the lattice's top node (every attribute at
-    its top) is released, judged by the verifier: it holds k = 5, so FEASIBLE, its LM
-    one per generalizable cell (it was UNKNOWN, where a shorter limit stopping the
-    set-up gave that table FEASIBLE)."""
+    frequency set too). No node passed and the last check ended past the limit, so
+    the lattice's top node (every attribute at its top) is released unchecked,
+    UNKNOWN, saying so; the verifier finds that it holds k = 5."""
     from fairanon.solver.fulldomain import lattice, method, search
     from fairanon.solver.fulldomain.evaluate import Evaluator
 
@@ -1099,7 +1098,43 @@ def test_the_climb_stops_at_the_deadline(monkeypatch):
     rel = fulldomain(inst, reqs, time_limit=3.5, seed=0)
     assert ticks[0] == 4.0
     assert rel.provenance["search"]["nodes_evaluated"] == 4
-    assert rel.status == Status.FEASIBLE and rel.provenance["top_node"]
-    assert rel.objective == inst.n_rows * len(inst.schema.generalizable)
+    assert rel.status == Status.UNKNOWN and rel.provenance["top_node"]
+    assert rel.reason.endswith("no time was left to check the lattice's top node")
+    assert fa.verify(inst, rel, reqs)[str(reqs[0])].passed
+
+
+@pytest.mark.parametrize(("node_s", "status"), [(0.25, Status.FEASIBLE), (1.0, Status.UNKNOWN)])
+def test_the_top_node_is_checked_when_the_time_kept_allows(monkeypatch, node_s, status):
+    """When no node passed, the lattice's top node is judged by the verifier only if
+    the time kept for the release (FINISH_FACTOR times the set-up's) is still left. On
+    a fake clock where each attribute's set-up step takes 1/16 s and the limit is 4 s,
+    UCI Adult, k = 5: with checks of 1/4 s the search stops on its deadline, the time
+    kept is left, and the top node, which holds k = 5, is FEASIBLE, its LM one per
+    generalizable cell, every attribute at its top level (it was UNKNOWN, where a
+    shorter limit stopping the set-up gave that table FEASIBLE); with checks of 1 s the
+    last one ends past the time kept and the top node is released unchecked, UNKNOWN
+    (checking it ended up to 0.018 s past limits of 0.03-0.05 s)."""
+    from fairanon.solver.fulldomain import lattice, method, search
+    from fairanon.solver.fulldomain.evaluate import Evaluator
+
+    inst, reqs = fa.load("adult"), [fa.KAnonymity(5)]
+    ticks, charge = _fake_clock(monkeypatch, method, search, lattice)
+    charge(lattice, "_attribute", 1 / 16)
+    charge(Evaluator, "_evaluate", node_s)
+    rel = fulldomain(inst, reqs, time_limit=4.0, seed=0)
+    assert rel.status == status and rel.provenance["top_node"]
     assert "ran out before any lattice node passed" in rel.reason
-    _passes(inst, rel, reqs)
+    if status == Status.FEASIBLE:
+        assert ticks[0] <= 4.0
+        assert rel.objective == inst.n_rows * len(inst.schema.generalizable)
+        assert rel.reason.endswith("the lattice's top node (every attribute at its top "
+                                   "level) is released")
+        # every attribute at its top: one label a column, the node chosen directly
+        gen = list(inst.schema.generalizable)
+        assert sorted(rel.provenance["levels"]) == sorted(gen)
+        assert (rel.table[gen].nunique() == 1).all()
+        again = fulldomain(inst, reqs, levels=rel.provenance["levels"], seed=0)
+        assert again.table.equals(rel.table) and again.objective == rel.objective
+        _passes(inst, rel, reqs)
+    else:
+        assert ticks[0] > 4.0 - 3 * 0.5 and rel.objective is None
