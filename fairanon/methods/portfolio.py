@@ -31,7 +31,7 @@ from ..models.requirements import Requirement
 from ..models.verify import verify
 from ..release import Release, Status
 from ..solver.fulldomain import lattice_local
-from .starts import QUADRATIC_SECONDS, _expected_seconds
+from .starts import QUADRATIC_SECONDS, _expected_seconds, too_long
 
 __all__ = ["CANDIDATES", "LATTICE_LOCAL_ROWS", "PORTFOLIO_SECONDS", "portfolio", "ranked"]
 
@@ -204,7 +204,7 @@ def _too_long(name: str, instance: Instance, requirements, left: float | None) -
         n, d = instance.n_rows, max(len(instance.schema.generalizable), 1)
         expected = n * d * d * math.log2(max(n, 2)) / MONDRIAN_LOSS_RATE
     if expected is not None and expected > fits:
-        return f"expected to take about {expected:.0f} s" + (
+        return too_long(expected, fits) + (
             "; give a time limit to run it" if left is None else ""
         )
     if left is None and name == "lattice-local" and instance.n_rows > LATTICE_LOCAL_ROWS:

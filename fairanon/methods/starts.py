@@ -159,6 +159,17 @@ def _expected_seconds(name: str, instance: Instance, requirements) -> float | No
     return work / (rate * (k if by_k else 1))
 
 
+def too_long(expected: float, fits: float) -> str:
+    """Why a heuristic expected to take `expected` seconds is skipped where it may take
+    `fits`: whole seconds from 10 s, two significant digits below (a skip for want of
+    0.07 s read "about 0 s")."""
+
+    def text(x: float) -> str:
+        return f"{x:,.0f}" if x >= 10 else f"{x:.2g}"
+
+    return f"expected to take about {text(expected)} s, more than the {text(fits)} s it may take"
+
+
 def best_heuristic(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -258,8 +269,9 @@ def heuristic_start(
                 # cores: its release takes 0.1-0.15 s wall; lns at 0.3 s gave it 0.11 s).
                 share = max(left - LAST_STEP_SHARE * least, left / 2)
         quadratic = _expected_seconds(name, instance, requirements)
-        if quadratic is not None and quadratic > (quadratic_seconds if left is None else left):
-            tried.append({"method": name, "skipped": f"expected to take about {quadratic:.0f} s"})
+        fits = quadratic_seconds if left is None else left
+        if quadratic is not None and quadratic > fits:
+            tried.append({"method": name, "skipped": too_long(quadratic, fits)})
             continue
         clock = time.perf_counter()
         try:
