@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import fairanon as fa
 from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
-from fairanon.heuristics.kmember import RecordSpace, information_loss
+from fairanon.heuristics.kmember import RecordSpace, information_loss, protected_classes
 from fairanon.heuristics.oka import oka, oka_clusters
 from fairanon.release import Status
 
@@ -41,7 +41,8 @@ def _passes(instance, release, requirements):
 def test_spec_vectors(k, seeds, clusters, total_il):
     inst = li_instance()
     space = RecordSpace(inst)
-    found = oka_clusters(space, np.arange(9), k, seeds=np.array(seeds) - 1)
+    found, cut = oka_clusters(space, np.arange(9), k, seeds=np.array(seeds) - 1)
+    assert not cut
     assert [inst.row_ids[c].tolist() for c in found] == clusters
     assert information_loss(space, found) == total_il
     release = oka(inst, [fa.KAnonymity(k)], seeds=list(seeds))
@@ -88,3 +89,60 @@ def test_every_cluster_reaches_k(n, k, seed):
     _passes(inst, release, [fa.KAnonymity(k)])
     sizes = np.bincount(release.groups)
     assert sizes.min() >= k and len(sizes) == n // k
+
+
+class _Clock:
+    """A perf_counter that reads 0 for its first `reads` calls, then 10."""
+
+    def __init__(self, reads: int):
+        self.left = reads
+
+    def perf_counter(self) -> float:
+        self.left -= 1
+        return 0.0 if self.left >= 0 else 10.0
+
+
+@pytest.mark.parametrize("when", ["first", "early", "late", "second pass"])
+def test_a_deadline_cuts_the_pass_into_a_last_cluster(monkeypatch, when):
+    """Past the deadline (read before every record here, CLOCK_RECORDS = 1) the
+    clusters of k records or more stay and every other record forms one last cluster:
+    German credit's 1,000 records, k = 5, 200 seeds, the clock passing before the first
+    record, after 300 or 700 of the first pass's 800, or before the second pass's last
+    record (the reads of an uncut run, less one). Cut before any record, every seed's
+    cluster holds one record, so all 1,000 form one cluster; in the first pass, the
+    clusters partition the records, each of at least 5, fewer than the 200 of the uncut
+    run and more than one; before the last record, the uncut run's clusters. oka() so cut verifies, FEASIBLE with time_limit_reached (one cluster
+    a protected value when cut at once)."""
+    from fairanon.heuristics import oka as oka_module
+
+    inst = fa.load("german")
+    space = RecordSpace(inst)
+    rows = np.arange(inst.n_rows)
+    seeds = np.random.default_rng(0).choice(rows, size=200, replace=False)
+    monkeypatch.setattr(oka_module, "CLOCK_RECORDS", 1)
+    counting = _Clock(10**9)
+    monkeypatch.setattr(oka_module, "time", counting)
+    whole, cut = oka_clusters(space, rows, 5, seeds=seeds, deadline=5.0)
+    assert not cut and len(whole) == 200
+    total = 10**9 - counting.left
+    assert total > 800  # the second pass read the clock too
+    reads = {"first": 0, "early": 300, "late": 700, "second pass": total - 1}[when]
+    monkeypatch.setattr(oka_module, "time", _Clock(reads))
+    found, cut = oka_clusters(space, rows, 5, seeds=seeds, deadline=5.0)
+    assert cut
+    assert (np.sort(np.concatenate(found)) == rows).all()
+    assert min(len(c) for c in found) >= 5
+    if when == "first":
+        assert len(found) == 1
+    elif when == "second pass":
+        # 1,000 = 200 x 5: uncut, every cluster holds 5, so before the last record one
+        # holds 4, and it with the record left makes the cluster the pass would have
+        assert sorted(map(sorted, found)) == sorted(map(sorted, whole))
+    else:
+        assert 1 < len(found) < 200
+    monkeypatch.setattr(oka_module, "time", _Clock(reads + 1))  # oka reads it once first
+    release = oka(inst, [fa.KAnonymity(5)], seed=0, time_limit=5.0)
+    assert release.status == Status.FEASIBLE and release.provenance["time_limit_reached"]
+    if when == "first":
+        assert release.n_groups == len(list(protected_classes(inst)))
+    _passes(inst, release, [fa.KAnonymity(5)])
