@@ -177,6 +177,7 @@ def best_heuristic(
     *,
     seed=None,
     deadline: float | None = None,
+    limit: float | None = None,
     recoding: str = "generalization",
     methods: Sequence[str] | None = None,
 ) -> tuple[Release | None, list[dict]]:
@@ -185,7 +186,8 @@ def best_heuristic(
     two answers of :func:`heuristic_start`, whose parameters these are. The first
     release found is checked whatever the time: without it there is no start."""
     release, tried, _ = heuristic_start(instance, requirements, objective, seed=seed,
-                                        deadline=deadline, recoding=recoding, methods=methods)
+                                        deadline=deadline, limit=limit, recoding=recoding,
+                                        methods=methods)
     return release, tried
 
 
