@@ -11,6 +11,8 @@ that heuristic release instead -- which is why it is put together here, above bo
 
 from __future__ import annotations
 
+import dataclasses
+
 import inspect
 import time
 from collections.abc import Sequence
@@ -105,6 +107,12 @@ def cpsat(
     release = release.with_provenance(starts=found.get("starts", []))
     heuristic = found.get("release")
     if heuristic is None:
+        skipped = [f"{t['method']}: {t['skipped']}" for t in found.get("starts", []) if "skipped" in t]
+        if release.status == Status.UNKNOWN and release.reason and skipped:
+            # Say why no heuristic release stands in for CP-SAT's: the first one skipped.
+            release = dataclasses.replace(
+                release, reason=f"{release.reason}; no heuristic gave a start ({skipped[0]})"
+            )
         return release
     value = heuristic.provenance["start_objective"]
     if release.status in (Status.OPTIMAL, Status.FEASIBLE) and release.objective <= value:

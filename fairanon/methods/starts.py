@@ -252,7 +252,8 @@ def heuristic_start(
         until = limit if best is None and limit is not None and deadline is not None else deadline
         left = None if until is None else until - time.perf_counter() - expected
         if left is not None and left <= 0:
-            why = "no time left" + (f" (checking a release takes about {checking:.2f} s)" if checking else "")
+            why = (f"no time left ({max(left + expected, 0.0):.3f} s to go; checking a release "
+                   f"takes about {expected:.3f} s)")
             tried.append({"method": name, "skipped": why})
             continue
         share = None if left is None else (left if i == len(chosen) - 1 else left / 2)

@@ -441,6 +441,22 @@ def test_cpsat_starts_run_to_its_limit_until_one_gives_a_release(monkeypatch):
     _passes(inst, rel, reqs)
 
 
+def test_cpsat_unknown_says_why_no_heuristic_gave_a_start(monkeypatch):
+    """With a release's check expected to take 100 s, no heuristic fits a 1 s limit and
+    German credit's model (7 QIs) cannot be built in it: UNKNOWN, its reason naming the
+    model's stop and the first heuristic skipped, with the time it had to go."""
+    from fairanon.methods import starts
+
+    monkeypatch.setattr(starts, "CHECK_SECONDS", 100.0)
+    rel = cpsat(_german_7_qi(), [fa.KAnonymity(5)], seed=0, time_limit=1.0)
+    assert rel.status == Status.UNKNOWN
+    assert all("no time left" in t["skipped"] for t in rel.provenance["starts"]
+               if "skipped" in t and "Error" not in t["skipped"])
+    head, _, tail = rel.reason.partition("; no heuristic gave a start (mondrian: no time left (")
+    assert head.startswith("the model build stopped at its deadline")
+    assert " s to go; checking a release takes about 100.0" in tail and tail.endswith(" s))")
+
+
 @pytest.mark.slow
 def test_cpsat_gives_the_time_left_to_lns_from_its_best_start(monkeypatch):
     """When the model cannot be built in time, the time the build leaves goes to lns
