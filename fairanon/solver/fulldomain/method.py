@@ -518,20 +518,20 @@ def fulldomain(
         if outcome.stopped is None
         else f"the search stopped before any lattice node passed: {outcome.stopped}"
     )
-    names = [attr.name for attr in space.attributes]
+    levels_at = dict(zip([attr.name for attr in space.attributes], top))
     if deadline is not None and time.perf_counter() + FINISH_FACTOR * set_up_s > deadline:
         # No time to check it: the reserve, at most half the limit, was spent (UCI
         # Adult at 0.03-0.05 s, where the check ended up to 0.018 s past the limit).
         return Release(
             table=table, groups=groups, status=Status.UNKNOWN,
             reason=f"{reason}; no time was left to check the lattice's top node",
-            provenance=record(top_node=True, levels=dict(zip(names, top))),
+            provenance=record(top_node=True, levels=levels_at),
         )
     # The lattice's top node, unchecked by the search, is judged by the verifier: a
     # release as the set-up stopped earlier gives it (FEASIBLE when it meets the
     # requirements), not UNKNOWN for a longer limit.
     release = Release(
-        table=table, groups=groups, provenance=record(top_node=True, levels=dict(zip(names, top)))
+        table=table, groups=groups, provenance=record(top_node=True, levels=levels_at)
     )
     value = Fraction(objective_value(instance, release, objective))
     release = dataclasses.replace(
