@@ -1116,7 +1116,9 @@ def local_search(
         columns, 5 d + 4 with the joins, 8 bytes each; a batch's :data:`BATCH_ARRAYS`
         arrays of :data:`BATCH_CELLS` cells, 8 MB; kept per class, at most n / k + 2 of
         them, its box's arrays and when it was born and its nearest classes found, 40 +
-        16 d bytes, and its :data:`NEAR_CLASSES` nearest classes, 8 bytes each; a
+        16 d bytes, its :data:`NEAR_CLASSES` nearest classes, 8 bytes each, and, when
+        every attribute has a table, its row of its protected value's arrays, 16 d + 24
+        bytes; a
         search for a class's nearest classes, 3 arrays of 8 d bytes a class of its
         protected value, 5 when an attribute has no table: see :func:`_nearest_peak`)
         exceed the memory limit.
@@ -1158,8 +1160,9 @@ def local_search(
         + 8 * instance.n_rows * (5 * d + 4 if joins else 4 * d + 3)
         + BATCH_ARRAYS * 8 * BATCH_CELLS
         # Kept per class: its box's arrays, when it was born and its nearest classes found,
-        # and those classes.
-        + classes * (40 + 16 * d + 8 * min(NEAR_CLASSES, classes))
+        # and those classes; with every attribute tabled, its row of its value's arrays
+        # (`_key_cache`: the class, its premultiplied lows, highs, size plus one, loss).
+        + classes * (40 + 16 * d + 8 * min(NEAR_CLASSES, classes) + (16 * d + 24 if tabled else 0))
         # The arrays a search for a class's nearest classes holds at once.
         + _nearest_peak(classes, d, tabled),
         f"The local search over the classes of {instance.n_rows:,} records ({d} attributes)",

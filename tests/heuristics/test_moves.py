@@ -804,17 +804,19 @@ def test_the_memory_check_counts_the_blocks_and_a_batchs_arrays():
 
 def test_the_memory_check_counts_the_arrays_kept_per_class_and_a_nearest_search():
     """Each class keeps its box's arrays and when it was born and its nearest classes
-    found (40 + 16 d bytes) and its NEAR_CLASSES (128) nearest classes (8 bytes each),
-    each record's boxes take 40 d + 64 bytes, and a search
+    found (40 + 16 d bytes), its NEAR_CLASSES (128) nearest classes (8 bytes each) and,
+    every attribute tabled, its row of its protected value's arrays (the class, its
+    premultiplied lows, highs, size plus one and loss: 16 d + 24 bytes), each record's
+    boxes take 40 d + 64 bytes, and a search
     for a class's nearest classes holds 3 arrays of its value's classes x d 8-byte cells
     at once (every attribute tabled): on German credit (d = 7, attributes of 5, 10, 5, 5,
     53, 3 and 4 values, 85 in all) at k = 5, at most 1,000 / 5 + 2 = 202 classes. By
     hand: the records' boxes 1,000 x 344 = 344,000 bytes; the joins (1,000 x 85 cells, at
     most JOIN_CELLS) 16 x 85,000 = 1,360,000; the tables 16 x 3,009 = 48,144 and the
     largest's mask 53^2 = 2,809; the blocks 1,000 x (5 x 7 + 4) x 8 = 312,000; a batch's
-    4 x 2^18 x 8 = 8,388,608; per class 202 x 1,176 = 237,552; a nearest search 3 x 202 x
-    7 x 8 = 33,936: 10,727,049 bytes, so a limit of 10.7 MB is refused (without the
-    nearest search, 10,693,113 bytes, it is not)."""
+    4 x 2^18 x 8 = 8,388,608; per class 202 x (1,176 + 136) = 265,024; a nearest search 3
+    x 202 x 7 x 8 = 33,936: 10,754,521 bytes, so a limit of 10.75 MB is refused (without
+    the value's arrays, 10,727,049 bytes, it is not)."""
     from fairanon._memory import memory_limit
     from fairanon.exceptions import MemoryLimitError
 
@@ -823,14 +825,14 @@ def test_the_memory_check_counts_the_arrays_kept_per_class_and_a_nearest_search(
     assert values == [5, 10, 5, 5, 53, 3, 4]
     reqs = [fa.KAnonymity(5)]
     start = fa.anonymize(inst, reqs, method="mondrian", seed=0).groups
-    with memory_limit("10.7MB"), pytest.raises(MemoryLimitError) as refused:
+    with memory_limit("10.75MB"), pytest.raises(MemoryLimitError) as refused:
         local_search(inst, reqs, start, seed=0, max_kicks=1)
     records, joins = 1000 * (40 * 7 + 64), 16 * 1000 * 85
     tables = 16 * (25 + 100 + 25 + 25 + 53**2 + 9 + 16) + 53**2
     blocks, batch = 1000 * (5 * 7 + 4) * 8, 4 * 2**18 * 8
-    kept, nearest = 202 * (40 + 16 * 7 + 8 * 128), 3 * 202 * 7 * 8
+    kept, nearest = 202 * (40 + 16 * 7 + 8 * 128 + 16 * 7 + 24), 3 * 202 * 7 * 8
     assert refused.value.need == (records + joins + tables + blocks + batch + kept
-                                  + nearest) == 10_727_049
+                                  + nearest) == 10_754_521
 
 
 def test_the_memory_check_counts_a_nearest_search_without_tables():
