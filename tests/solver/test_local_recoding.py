@@ -401,12 +401,13 @@ def test_chain_vectors_in_blocks_of_types_are_the_joins_with_the_nearest_types(m
 def test_cpsat_returns_the_best_start_when_the_limit_is_far_below_the_build_time():
     """The heuristics run before the model is built; the build stops at its deadline and
     the best verified start is returned (FEASIBLE, a fallback saying why) within the
-    time limit plus a margin for freeing the partial model."""
+    time limit plus a margin for freeing the partial model (the model is built whatever
+    its size: ``max_pairs_per_second=None``)."""
     inst = _german_7_qi()
     reqs = [fa.KAnonymity(5)]
     limit = 3.0
     clock = time.perf_counter()
-    rel = cpsat(inst, reqs, seed=0, time_limit=limit)
+    rel = cpsat(inst, reqs, seed=0, time_limit=limit, max_pairs_per_second=None)
     elapsed = time.perf_counter() - clock
     assert elapsed <= limit + 3.0
     assert rel.status == Status.FEASIBLE
@@ -448,7 +449,7 @@ def test_cpsat_unknown_says_why_no_heuristic_gave_a_start(monkeypatch):
     from fairanon.methods import starts
 
     monkeypatch.setattr(starts, "CHECK_SECONDS", 100.0)
-    rel = cpsat(_german_7_qi(), [fa.KAnonymity(5)], seed=0, time_limit=1.0)
+    rel = cpsat(_german_7_qi(), [fa.KAnonymity(5)], seed=0, time_limit=1.0, max_pairs_per_second=None)
     assert rel.status == Status.UNKNOWN
     assert all("no time left" in t["skipped"] for t in rel.provenance["starts"]
                if "skipped" in t and "Error" not in t["skipped"])
@@ -469,7 +470,7 @@ def test_cpsat_gives_the_time_left_to_lns_from_its_best_start(monkeypatch):
     reqs = [fa.KAnonymity(5)]
     limit = 6.0
     clock = time.perf_counter()
-    rel = cpsat(inst, reqs, seed=0, time_limit=limit)
+    rel = cpsat(inst, reqs, seed=0, time_limit=limit, max_pairs_per_second=None)
     assert time.perf_counter() - clock <= limit + 3.0
     assert rel.status == Status.FEASIBLE
     _passes(inst, rel, reqs)
@@ -478,6 +479,90 @@ def test_cpsat_gives_the_time_left_to_lns_from_its_best_start(monkeypatch):
     started = [t for t in prov["starts"] if "objective" in t]
     assert rel.objective <= min(Fraction(str(t["objective"])) for t in started) + Fraction(1, 10**6)
     assert rel.objective == objective_value(inst, rel, "ncp")
+
+
+def test_cpsat_gives_a_model_too_large_for_its_limit_to_lns(monkeypatch):
+    """German credit's 7 QIs at k = 5 give a model of 1,476,045 assignment variables
+    (model_size counts them without building): above max_pairs_per_second times a 6 s
+    limit, so it is not built and lns improves the best start for the whole limit.
+    Before, the model's build took the time (13-15 s for the whole model at 60 s) and
+    CP-SAT then searched without a release."""
+    from fairanon.methods import cpsat as cpsat_module
+
+    monkeypatch.setattr(cpsat_module, "LNS_SECONDS", 1.0)
+    inst = _german_7_qi()
+    reqs = [fa.KAnonymity(5)]
+    pairs = model_size(inst, reqs, objective="ncp", max_vars=10**7)["pairs"]
+    limit = 6.0
+    clock = time.perf_counter()
+    rel = cpsat(inst, reqs, seed=0, time_limit=limit, max_pairs_per_second=pairs / limit - 1)
+    assert time.perf_counter() - clock <= limit + 3.0
+    prov = rel.provenance
+    assert prov["model"]["too_large"] is True and prov["model"]["pairs"] == pairs
+    assert prov["solver"]["solver_status"] == "NOT_RUN"
+    assert f"{pairs:,} assignment variables" in prov["fallback_reason"]
+    assert rel.status == Status.FEASIBLE and prov["fallback"].endswith("+lns")
+    _passes(inst, rel, reqs)
+    started = [t for t in prov["starts"] if "objective" in t]
+    assert rel.objective < min(Fraction(str(t["objective"])) for t in started)
+    assert rel.objective == objective_value(inst, rel, "ncp")
+
+
+def test_a_model_within_max_pairs_per_second_is_built():
+    """At exactly max_pairs_per_second times the limit the model is built and solved."""
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2)]
+    pairs = model_size(inst, reqs, objective="ncp")["pairs"]
+    rel = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=pairs / 20.0)
+    assert rel.status == Status.OPTIMAL and "too_large" not in rel.provenance["model"]
+    _passes(inst, rel, reqs)
+    over = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=pairs / 20.0 * 0.99,
+                 hint=None)
+    assert over.status == Status.UNKNOWN and over.provenance["model"]["pairs"] == pairs
+    assert f"the model would have {pairs:,} assignment variables" in over.reason
+
+
+def test_cpsat_builds_a_model_too_large_for_its_limit_when_no_heuristic_gives_a_start(monkeypatch):
+    """lns needs a start: without one the model is the only way to a release, so it is
+    built whatever its size (here every heuristic made to give nothing)."""
+    from fairanon.methods import cpsat as cpsat_module
+
+    monkeypatch.setattr(
+        cpsat_module, "best_heuristic", lambda *args, **kwargs: (None, [{"method": "none"}])
+    )
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(2)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=1e-6)
+    assert rel.status == Status.OPTIMAL
+    assert rel.provenance["starts"] == [{"method": "none"}]
+    _passes(inst, rel, reqs)
+    # the same optimum as with no cap at all
+    assert rel.objective == cpsat(inst, reqs, seed=0, time_limit=20.0, hint=None).objective
+
+
+def test_cpsat_hands_its_labels_and_the_time_left_to_lns(monkeypatch):
+    """The lns after a fallback takes cpsat's max_range_values and the time left."""
+    from fairanon.methods import cpsat as cpsat_module
+
+    seen = {}
+
+    def recorder(instance, requirements, **kwargs):
+        seen.update(kwargs)
+        return kwargs["start"]
+
+    monkeypatch.setattr(cpsat_module, "LNS_SECONDS", 0.5)
+    monkeypatch.setattr(cpsat_module, "lns", recorder)
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=5.0, max_pairs_per_second=1e-6, max_range_values=12)
+    assert seen["max_range_values"] == 12 and 0 < seen["time_limit"] <= 5.0
+    assert rel.status == Status.FEASIBLE and rel.provenance["model"]["too_large"] is True
+    _passes(inst, rel, reqs)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, True, "fast", float("nan")])
+def test_cpsat_refuses_a_bad_max_pairs_per_second(bad):
+    with pytest.raises(InvalidParameterError, match="max_pairs_per_second"):
+        cpsat(fa.load("diva_table1"), [fa.KAnonymity(2)], max_pairs_per_second=bad)
 
 
 def test_cpsat_is_not_run_when_the_time_left_cannot_load_the_model(monkeypatch):
@@ -503,7 +588,7 @@ def test_cpsat_is_not_run_when_the_time_left_cannot_load_the_model(monkeypatch):
     assert bare.status == Status.UNKNOWN and "CP-SAT was not run" in bare.reason
     assert bare.provenance["model"]["variables"] > 0
     assert fa.verify(inst, bare, reqs).passed  # every quasi-identifier '*'
-    rel = cpsat(inst, reqs, seed=0, time_limit=1.0)
+    rel = cpsat(inst, reqs, seed=0, time_limit=1.0, max_pairs_per_second=None)
     assert rel.status == Status.FEASIBLE
     assert "CP-SAT was not run" in rel.provenance["fallback_reason"]
     _passes(inst, rel, reqs)

@@ -305,7 +305,16 @@ def _fully_generalized(enc: Encoding) -> tuple[pd.DataFrame, np.ndarray]:
     return _table(enc, vectors, assignment), assignment
 
 
-def _check_options(recoding, max_vars, max_contexts, max_range_values, hint):
+class _TooLarge(Exception):
+    """The candidates listed give more assignment variables than the time limit allows
+    (``max_pairs_per_second``)."""
+
+    def __init__(self, pairs: int):
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+def _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max_pairs_per_second):
     if recoding not in RECODINGS:
         raise InvalidParameterError(
             f"The 'recoding' parameter of cpsat must be one of {', '.join(map(repr, RECODINGS))}. "
@@ -321,6 +330,15 @@ def _check_options(recoding, max_vars, max_contexts, max_range_values, hint):
                 f"The {name!r} parameter of cpsat must be an int in [1, inf). "
                 f"Got {value!r} instead."
             )
+    if max_pairs_per_second is not None and (
+        isinstance(max_pairs_per_second, bool)
+        or not isinstance(max_pairs_per_second, (int, float))
+        or not max_pairs_per_second > 0
+    ):
+        raise InvalidParameterError(
+            "The 'max_pairs_per_second' parameter of cpsat must be a number in (0, inf] or "
+            f"None. Got {max_pairs_per_second!r} instead."
+        )
     if not (hint is None or hint == "auto" or isinstance(hint, Release)):
         raise InvalidParameterError(
             "The 'hint' parameter of cpsat must be 'auto', None or a Release. "
@@ -346,6 +364,7 @@ def local_recoding(
     max_vars: int = 200_000,
     max_contexts: int = 5_000,
     max_range_values: int = 16,
+    max_pairs_per_second: float | None = None,
 ) -> Release:
     """Optimal local recoding (or local suppression) under every requirement type, with a
     certificate: the exact CP-SAT model of :mod:`fairanon.solver.local_recoding` [1]_ [2]_ [3]_.
@@ -419,6 +438,13 @@ def local_recoding(
         Numeric and ordered attributes with at most this many distinct values may be
         released as any range; above it, ordered attributes use their hierarchy and
         numeric ones their nested intervals.
+    max_pairs_per_second : float, optional
+        Under a time limit, do not build a model with more assignment variables than
+        this many per second of the limit: CP-SAT would spend the limit loading and
+        presolving it (:data:`fairanon.methods.cpsat.SEARCH_PAIRS_PER_SECOND` gives the
+        measurements). The count is taken once the candidates are listed, before any
+        variable is created; above it the release is UNKNOWN, CP-SAT not run, with
+        ``reason`` and ``provenance["model"]`` (``pairs``, ``too_large``) saying so.
 
     Returns
     -------
@@ -496,7 +522,7 @@ def local_recoding(
         )
     requirements = validate_requirements(instance, requirements, caller="cpsat")
     refuse_risk(requirements, "cpsat", LINEAR_RISK)
-    _check_options(recoding, max_vars, max_contexts, max_range_values, hint)
+    _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max_pairs_per_second)
     objective = objective_spec(
         objective,
         "cpsat",
@@ -517,6 +543,7 @@ def local_recoding(
         "max_vars": max_vars,
         "max_contexts": max_contexts,
         "max_range_values": max_range_values,
+        "max_pairs_per_second": max_pairs_per_second,
     }
 
     # The model's memory is checked before the heuristic start and the build, and
@@ -546,6 +573,13 @@ def local_recoding(
         if deadline is None
         else build_started + (deadline - build_started) / (1 + LOAD_FACTOR)
     )
+    most = None if limit is None or max_pairs_per_second is None else max_pairs_per_second * limit
+
+    def check_pairs(pairs: int) -> None:
+        check_pairs_memory(enc, pairs, workers, memory)
+        if most is not None and pairs > most:
+            raise _TooLarge(pairs)
+
     try:
         pm = build_model(
             enc,
@@ -554,7 +588,7 @@ def local_recoding(
             max_vars=max_vars,
             max_contexts=max_contexts,
             deadline=build_deadline,
-            check_pairs=lambda pairs: check_pairs_memory(enc, pairs, workers, memory),
+            check_pairs=check_pairs,
         )
         hint_values = (
             _hint_from_release(pm, hint_release, build_deadline)
@@ -568,6 +602,16 @@ def local_recoding(
             f"the model build stopped at its deadline after {build_s:.1f} s, while "
             f"{stop.stage} (the time limit of {limit} s must also cover CP-SAT's loading of "
             "the model, which takes about as long as its build)"
+        )
+        return _no_release(enc, reason, params, requirements, seed, started, model_info)
+    except _TooLarge as large:
+        model_info.update(
+            built=False, build_s=time.perf_counter() - build_started, pairs=large.pairs, too_large=True
+        )
+        reason = (
+            f"the model would have {large.pairs:,} assignment variables, more than "
+            f"max_pairs_per_second ({max_pairs_per_second:g}) times the time limit ({limit:g} s), "
+            "so it was not built: CP-SAT would spend the limit loading and presolving it"
         )
         return _no_release(enc, reason, params, requirements, seed, started, model_info)
     build_s = time.perf_counter() - build_started
