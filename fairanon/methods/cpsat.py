@@ -11,12 +11,13 @@ that heuristic release instead -- which is why it is put together here, above bo
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-
 import inspect
 import time
 from collections.abc import Sequence
 
+from ..exceptions import InvalidParameterError
 from ..instances.instance import Instance
 from ..models.objectives import Objective, objective_spec, relative_gap, value_for_display
 from ..models.requirements import Requirement, validate_requirements
@@ -42,8 +43,12 @@ LNS_SECONDS = 5.0
 #: on German credit (subsets of its quasi-identifiers, k = 5, NCP, 60 s, 2 cores, 8
 #: workers), CP-SAT's release against lns's: better at 25, 100, 273 and 389 variables a
 #: second (1,534 to 23,355 variables: optimal at the first two), about even at 256 (k =
-#: 10: GCP 0.124 against 0.122), worse at 346, 512, 765 and 866. From 512 on (1,513 too) CP-SAT found nothing better than the start within
-#: the minute, and at 24,600 a second (the 7 QIs' 1,476,045 variables) nothing at all.
+#: 10: GCP 0.124 against 0.122), worse at 346, 512, 765 and 866: the change is not sharp,
+#: and 300 lies within it. From 512 a second on (and at 1,513, where lns was not run)
+#: CP-SAT found nothing better than the start within the minute, and at 24,600 a second
+#: (the 7 QIs' 1,476,045 variables) nothing at all. The model is built all the same when
+#: lns cannot take the start: no start, requirements it does not take, or less than
+#: ``LNS_SECONDS`` left.
 SEARCH_PAIRS_PER_SECOND = 300.0
 
 
@@ -67,12 +72,15 @@ def cpsat(
     least ``LNS_SECONDS`` of the limit are then left, :func:`fairanon.methods.lns.lns`
     improves that release over the same model in them (``provenance["fallback"]`` e.g.
     ``"kmember+lns"``), so the limit is used. A model with more assignment variables
-    than ``max_pairs_per_second`` (default :data:`SEARCH_PAIRS_PER_SECOND`) per second of
-    the limit is not built at all when lns can take the requirements: CP-SAT would spend
-    the limit loading and presolving it, so the start goes to lns with the whole limit
-    (``provenance["model"]["too_large"]``; ``fallback_reason`` gives the count). Without
-    a start the model is built whatever its size. ``provenance["starts"]`` lists what
-    each heuristic gave. OPTIMAL is proven over the model's candidate labels (every hierarchy node, every range of attributes with at
+    than ``max_pairs_per_second`` (default :data:`SEARCH_PAIRS_PER_SECOND`, with
+    ``hint="auto"`` only) per second of the limit is not built: CP-SAT would spend the
+    limit loading and presolving it, so the start goes to lns with the rest of the
+    limit (``provenance["model"]["too_large"]``; ``fallback_reason`` gives the count).
+    When lns cannot take the start -- no heuristic gave one, lns does not take the
+    requirements, or less than ``LNS_SECONDS`` is left -- the model is built all the
+    same in the time left, warm-started from the start when there is one
+    (``provenance["capped"]`` says why). ``provenance["starts"]`` lists what each
+    heuristic gave. OPTIMAL is proven over the model's candidate labels (every hierarchy node, every range of attributes with at
     most ``max_range_values`` values, else nested intervals); when a heuristic release
     with ranges outside them is better, that release is returned (FEASIBLE, no bound:
     the proof says nothing outside the candidate labels).
@@ -89,7 +97,19 @@ def cpsat(
     True
     """
     started = time.perf_counter()
+    # Read here and by the solver, so an iterator is read once.
+    if isinstance(requirements, Requirement):
+        requirements = [requirements]
+    elif not isinstance(requirements, Sequence):
+        with contextlib.suppress(TypeError):  # not iterable: the solver names the parameter
+            requirements = tuple(requirements)
     if options.get("hint", "auto") != "auto":
+        if options.get("max_pairs_per_second") is not None:
+            raise InvalidParameterError(
+                "The 'max_pairs_per_second' parameter of cpsat hands the heuristics' start to "
+                "lns and applies with hint='auto' only. Got it with hint="
+                f"{options['hint']!r} instead."
+            )
         return local_recoding(instance, requirements, seed=seed, **options)
     recoding = options.get("recoding", "generalization")
     objective = objective_spec(
@@ -100,7 +120,10 @@ def cpsat(
     )
     limit = options.get("time_limit")
     share = 10.0 if limit is None else HINT_SHARE * float(limit)
-    if all(isinstance(r, LNS_REQUIREMENTS) for r in requirements):
+    lns_takes = isinstance(requirements, Sequence) and all(
+        isinstance(r, LNS_REQUIREMENTS) for r in requirements
+    )
+    if lns_takes:
         # lns takes the start when the model is too large to be worth building
         options = {"max_pairs_per_second": SEARCH_PAIRS_PER_SECOND, **options}
     found: dict = {}
@@ -123,13 +146,9 @@ def cpsat(
     release = local_recoding(instance, requirements, seed=seed, auto_hint=hint, **options)
     release = release.with_provenance(starts=found.get("starts", []))
     heuristic = found.get("release")
-    if heuristic is None and release.provenance.get("model", {}).get("too_large"):
-        # Without a start for lns the model is the only way to a release, whatever its size.
-        left = float(limit) - (time.perf_counter() - started)
-        release = local_recoding(
-            instance, requirements, seed=seed, **{**options, "hint": None, "time_limit": max(left, 1e-3),
-                                                  "max_pairs_per_second": None}
-        ).with_provenance(starts=found.get("starts", []))
+    if release.provenance.get("model", {}).get("too_large"):
+        release = _built_anyway(instance, requirements, seed, options, release, heuristic,
+                                lns_takes, started, found.get("starts", []))
     if heuristic is None:
         skipped = [f"{t['method']}: {t['skipped']}" for t in found.get("starts", []) if "skipped" in t]
         if release.status == Status.UNKNOWN and release.reason and skipped:
@@ -190,11 +209,7 @@ def cpsat(
         provenance=prov,
     )
     left = None if limit is None else started + float(limit) - time.perf_counter()
-    if (
-        left is None
-        or left < LNS_SECONDS
-        or not all(isinstance(r, LNS_REQUIREMENTS) for r in requirements)
-    ):
+    if left is None or left < LNS_SECONDS or not lns_takes:
         return fallback
     improved = lns(
         instance,
@@ -232,6 +247,39 @@ def cpsat(
         objective=improved.objective,
         bound=better_bound,
         provenance=prov,
+    )
+
+
+def _built_anyway(instance, requirements, seed, options, capped, heuristic, lns_takes, started,
+                  starts) -> Release:
+    """The release when the model was too large for ``max_pairs_per_second`` (`capped`):
+    unchanged when lns can improve the start, else the model built and solved in the time
+    left, warm-started from the start when there is one -- without lns it is the only way
+    to a better release (or to any)."""
+    limit = float(options["time_limit"])
+    left = limit - (time.perf_counter() - started)
+    if heuristic is None:
+        why = "no heuristic gave a start"
+    elif not lns_takes:
+        why = "lns cannot take the requirements"
+    elif left < LNS_SECONDS:
+        why = f"{max(left, 0.0):.1f} s were left, less than lns's {LNS_SECONDS:g} s"
+    else:
+        return capped
+    release = local_recoding(
+        instance, requirements, seed=seed,
+        **{**options, "hint": heuristic, "time_limit": max(left, 1e-3), "max_pairs_per_second": None},
+    )
+    params = {**release.provenance["params"], "time_limit": limit,
+              "max_pairs_per_second": options["max_pairs_per_second"]}
+    return release.with_provenance(
+        params=params,
+        starts=starts,
+        capped={
+            "pairs": capped.provenance["model"]["pairs"],
+            "built_anyway": f"{why}, so the model was built in the {max(left, 0.0):.1f} s left",
+        },
+        elapsed_s=time.perf_counter() - started,
     )
 
 

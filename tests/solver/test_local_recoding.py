@@ -509,15 +509,18 @@ def test_cpsat_gives_a_model_too_large_for_its_limit_to_lns(monkeypatch):
 
 
 def test_a_model_within_max_pairs_per_second_is_built():
-    """At exactly max_pairs_per_second times the limit the model is built and solved."""
+    """At exactly max_pairs_per_second times the limit the model is built and solved;
+    just above, the solver builds nothing and says so."""
+    from fairanon.solver.local_recoding import local_recoding
+
     inst = fa.load("diva_table1")
     reqs = [fa.KAnonymity(2)]
     pairs = model_size(inst, reqs, objective="ncp")["pairs"]
     rel = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=pairs / 20.0)
     assert rel.status == Status.OPTIMAL and "too_large" not in rel.provenance["model"]
     _passes(inst, rel, reqs)
-    over = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=pairs / 20.0 * 0.99,
-                 hint=None)
+    over = local_recoding(inst, reqs, seed=0, time_limit=20.0,
+                          max_pairs_per_second=pairs / 20.0 * 0.99)
     assert over.status == Status.UNKNOWN and over.provenance["model"]["pairs"] == pairs
     assert f"the model would have {pairs:,} assignment variables" in over.reason
 
@@ -535,6 +538,8 @@ def test_cpsat_builds_a_model_too_large_for_its_limit_when_no_heuristic_gives_a_
     rel = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=1e-6)
     assert rel.status == Status.OPTIMAL
     assert rel.provenance["starts"] == [{"method": "none"}]
+    assert rel.provenance["capped"]["built_anyway"].startswith("no heuristic gave a start")
+    assert rel.provenance["params"]["time_limit"] == 20.0
     _passes(inst, rel, reqs)
     # the same optimum as with no cap at all
     assert rel.objective == cpsat(inst, reqs, seed=0, time_limit=20.0, hint=None).objective
@@ -559,7 +564,49 @@ def test_cpsat_hands_its_labels_and_the_time_left_to_lns(monkeypatch):
     _passes(inst, rel, reqs)
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, True, "fast", float("nan")])
+def test_cpsat_builds_a_model_too_large_for_its_limit_when_lns_would_get_too_little(monkeypatch):
+    """Under the default cap (made 1 variable a second here), a 4 s limit leaves lns less
+    than LNS_SECONDS: the model (270 variables) is built all the same, warm-started
+    from the best start, and proven optimal. Before, the start was returned at once
+    (kmember's 15.625 at 0.5-0.8 s, where the model proves 14.708 in 0.2 s)."""
+    from fairanon.methods import cpsat as cpsat_module
+
+    monkeypatch.setattr(cpsat_module, "SEARCH_PAIRS_PER_SECOND", 1.0)
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=4.0)
+    assert rel.status == Status.OPTIMAL
+    capped = rel.provenance["capped"]
+    assert capped["pairs"] == 270 and "less than lns's 5 s" in capped["built_anyway"]
+    assert rel.provenance["params"]["max_pairs_per_second"] == 1.0
+    _passes(inst, rel, reqs)
+    started = [t for t in rel.provenance["starts"] if "objective" in t]
+    assert rel.objective <= min(Fraction(str(t["objective"])) for t in started)
+
+
+def test_cpsat_reads_requirements_given_as_an_iterator_once():
+    """An iterator of requirements reaches the solver whole (it was read up before,
+    and the model then had none: singleton classes, OPTIMAL, failing k)."""
+    inst = fa.load("diva_table1")
+    rel = cpsat(inst, (r for r in [fa.KAnonymity(2)]), seed=0, time_limit=20.0)
+    assert rel.status == Status.OPTIMAL
+    _passes(inst, rel, [fa.KAnonymity(2)])
+
+
+def test_cpsat_refuses_max_pairs_per_second_with_an_explicit_hint():
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    for hint in (start, None):
+        with pytest.raises(InvalidParameterError, match="applies with hint='auto' only"):
+            cpsat(inst, reqs, seed=0, time_limit=5.0, hint=hint, max_pairs_per_second=1e-6)
+
+
+def test_cpsat_takes_max_pairs_per_second_as_a_numpy_number():
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=np.int64(10**6))
+    assert rel.status == Status.OPTIMAL and rel.provenance["params"]["max_pairs_per_second"] == 10**6
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, True, "fast", float("nan"), np.bool_(True)])
 def test_cpsat_refuses_a_bad_max_pairs_per_second(bad):
     with pytest.raises(InvalidParameterError, match="max_pairs_per_second"):
         cpsat(fa.load("diva_table1"), [fa.KAnonymity(2)], max_pairs_per_second=bad)

@@ -11,6 +11,7 @@ Its messages and provenance name the method it implements, ``cpsat``
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -331,8 +332,8 @@ def _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max
                 f"Got {value!r} instead."
             )
     if max_pairs_per_second is not None and (
-        isinstance(max_pairs_per_second, bool)
-        or not isinstance(max_pairs_per_second, (int, float))
+        isinstance(max_pairs_per_second, (bool, np.bool_))
+        or not isinstance(max_pairs_per_second, numbers.Real)
         or not max_pairs_per_second > 0
     ):
         raise InvalidParameterError(
