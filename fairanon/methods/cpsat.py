@@ -11,7 +11,6 @@ that heuristic release instead -- which is why it is put together here, above bo
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import time
@@ -39,7 +38,7 @@ HINT_SHARE = 0.2
 LNS_SECONDS = 5.0
 #: With ``hint="auto"`` and a time limit, the model is built only when it has at most
 #: this many assignment variables per second of the limit; a larger one is not built
-#: and the best start goes to large-neighbourhood search with the whole limit. Measured
+#: and the best start goes to large-neighbourhood search with the rest of the limit. Measured
 #: on German credit (subsets of its quasi-identifiers, k = 5, NCP, 60 s, 2 cores, 8
 #: workers), CP-SAT's release against lns's: better at 25, 100, 273 and 389 variables a
 #: second (1,534 to 23,355 variables: optimal at the first two), about even at 256 (k =
@@ -47,8 +46,7 @@ LNS_SECONDS = 5.0
 #: and 300 lies within it. From 512 a second on (and at 1,513, where lns was not run)
 #: CP-SAT found nothing better than the start within the minute, and at 24,600 a second
 #: (the 7 QIs' 1,476,045 variables) nothing at all. The model is built all the same when
-#: lns cannot take the start: no start, requirements it does not take, or less than
-#: ``LNS_SECONDS`` left.
+#: lns cannot take the start: no start, or less than ``LNS_SECONDS`` left.
 SEARCH_PAIRS_PER_SECOND = 300.0
 
 
@@ -76,9 +74,8 @@ def cpsat(
     ``hint="auto"`` only) per second of the limit is not built: CP-SAT would spend the
     limit loading and presolving it, so the start goes to lns with the rest of the
     limit (``provenance["model"]["too_large"]``; ``fallback_reason`` gives the count).
-    When lns cannot take the start -- no heuristic gave one, lns does not take the
-    requirements, or less than ``LNS_SECONDS`` is left -- the model is built all the
-    same in the time left, warm-started from the start when there is one
+    When lns cannot take the start -- no heuristic gave one, or less than
+    ``LNS_SECONDS`` is left -- the model is built all the same in the time left, warm-started from the start when there is one
     (``provenance["capped"]`` says why). ``provenance["starts"]`` lists what each
     heuristic gave. OPTIMAL is proven over the model's candidate labels (every hierarchy node, every range of attributes with at
     most ``max_range_values`` values, else nested intervals); when a heuristic release
@@ -101,8 +98,12 @@ def cpsat(
     if isinstance(requirements, Requirement):
         requirements = [requirements]
     elif not isinstance(requirements, Sequence):
-        with contextlib.suppress(TypeError):  # not iterable: the solver names the parameter
-            requirements = tuple(requirements)
+        try:
+            each = iter(requirements)
+        except TypeError:
+            pass  # not iterable: the solver names the parameter
+        else:
+            requirements = tuple(each)
     if options.get("hint", "auto") != "auto":
         if options.get("max_pairs_per_second") is not None:
             raise InvalidParameterError(
@@ -148,7 +149,7 @@ def cpsat(
     heuristic = found.get("release")
     if release.provenance.get("model", {}).get("too_large"):
         release = _built_anyway(instance, requirements, seed, options, release, heuristic,
-                                lns_takes, started, found.get("starts", []))
+                                started, found.get("starts", []))
     if heuristic is None:
         skipped = [f"{t['method']}: {t['skipped']}" for t in found.get("starts", []) if "skipped" in t]
         if release.status == Status.UNKNOWN and release.reason and skipped:
@@ -250,7 +251,7 @@ def cpsat(
     )
 
 
-def _built_anyway(instance, requirements, seed, options, capped, heuristic, lns_takes, started,
+def _built_anyway(instance, requirements, seed, options, capped, heuristic, started,
                   starts) -> Release:
     """The release when the model was too large for ``max_pairs_per_second`` (`capped`):
     unchanged when lns can improve the start, else the model built and solved in the time
@@ -260,8 +261,6 @@ def _built_anyway(instance, requirements, seed, options, capped, heuristic, lns_
     left = limit - (time.perf_counter() - started)
     if heuristic is None:
         why = "no heuristic gave a start"
-    elif not lns_takes:
-        why = "lns cannot take the requirements"
     elif left < LNS_SECONDS:
         why = f"{max(left, 0.0):.1f} s were left, less than lns's {LNS_SECONDS:g} s"
     else:

@@ -7,6 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from _exact_oracle import partition_optimum
 
 import fairanon as fa
 from fairanon.exceptions import IncompatibleRequirementError, InvalidParameterError
@@ -535,14 +536,15 @@ def test_cpsat_builds_a_model_too_large_for_its_limit_when_no_heuristic_gives_a_
     )
     inst = fa.load("diva_table1")
     reqs = [fa.KAnonymity(2)]
+    inst = fa.Instance(inst.table.head(7).reset_index(drop=True), inst.schema)
     rel = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=1e-6)
     assert rel.status == Status.OPTIMAL
     assert rel.provenance["starts"] == [{"method": "none"}]
     assert rel.provenance["capped"]["built_anyway"].startswith("no heuristic gave a start")
     assert rel.provenance["params"]["time_limit"] == 20.0
     _passes(inst, rel, reqs)
-    # the same optimum as with no cap at all
-    assert rel.objective == cpsat(inst, reqs, seed=0, time_limit=20.0, hint=None).objective
+    optimum = partition_optimum(inst, reqs, recoding="generalization", objective="ncp")
+    assert rel.objective == optimum == Fraction(131, 12)
 
 
 def test_cpsat_hands_its_labels_and_the_time_left_to_lns(monkeypatch):
@@ -552,7 +554,7 @@ def test_cpsat_hands_its_labels_and_the_time_left_to_lns(monkeypatch):
     seen = {}
 
     def recorder(instance, requirements, **kwargs):
-        seen.update(kwargs)
+        seen.update(kwargs, called_at=time.perf_counter())
         return kwargs["start"]
 
     monkeypatch.setattr(cpsat_module, "LNS_SECONDS", 0.5)
@@ -560,8 +562,9 @@ def test_cpsat_hands_its_labels_and_the_time_left_to_lns(monkeypatch):
     inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
     clock = time.perf_counter()
     rel = cpsat(inst, reqs, seed=0, time_limit=5.0, max_pairs_per_second=1e-6, max_range_values=12)
-    taken = time.perf_counter() - clock
-    assert seen["max_range_values"] == 12 and 5.0 - taken <= seen["time_limit"] <= 5.0
+    taken = seen["called_at"] - clock  # before lns: the heuristics, the count, the check
+    assert seen["max_range_values"] == 12
+    assert 5.0 - taken - 0.01 <= seen["time_limit"] <= 5.0 - taken + 0.01
     assert rel.status == Status.FEASIBLE and rel.provenance["model"]["too_large"] is True
     _passes(inst, rel, reqs)
 
@@ -606,6 +609,26 @@ def test_cpsat_takes_max_pairs_per_second_as_a_numpy_number():
     inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
     rel = cpsat(inst, reqs, seed=0, time_limit=20.0, max_pairs_per_second=np.int64(10**6))
     assert rel.status == Status.OPTIMAL and rel.provenance["params"]["max_pairs_per_second"] == 10**6
+
+
+def test_cpsat_refuses_an_iterator_that_fails_partway():
+    """A TypeError raised inside the iterator is the caller's error, not a sign that
+    the requirements are no iterable: reported, never solved with the part read."""
+    def failing():
+        yield fa.KAnonymity(2)
+        raise TypeError("int() argument must be a string, a bytes-like object or a real number")
+
+    with pytest.raises(TypeError, match="int\\(\\) argument"):
+        cpsat(fa.load("diva_table1"), failing(), seed=0, time_limit=5.0)
+
+
+def test_cpsat_takes_max_pairs_per_second_as_a_fraction():
+    """A Fraction is a number: the too-large reason is formatted from its float."""
+    from fairanon.solver.local_recoding import local_recoding
+
+    over = local_recoding(fa.load("diva_table1"), [fa.KAnonymity(2)], seed=0, time_limit=4.0,
+                          max_pairs_per_second=Fraction(1, 2))
+    assert over.status == Status.UNKNOWN and "max_pairs_per_second (0.5)" in over.reason
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, True, "fast", float("nan"), np.bool_(True)])

@@ -524,6 +524,8 @@ def local_recoding(
     requirements = validate_requirements(instance, requirements, caller="cpsat")
     refuse_risk(requirements, "cpsat", LINEAR_RISK)
     _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max_pairs_per_second)
+    if max_pairs_per_second is not None:
+        max_pairs_per_second = float(max_pairs_per_second)  # a Fraction or NumPy number too
     objective = objective_spec(
         objective,
         "cpsat",
