@@ -269,15 +269,19 @@ def _built_anyway(instance, requirements, seed, options, capped, heuristic, star
         instance, requirements, seed=seed,
         **{**options, "hint": heuristic, "time_limit": max(left, 1e-3), "max_pairs_per_second": None},
     )
+    built_anyway = (
+        f"the model has {capped.provenance['model']['pairs']:,} assignment variables, more "
+        f"than max_pairs_per_second allows, but {why}, so it was built in the "
+        f"{max(left, 0.0):.1f} s left"
+    )
+    if release.reason:  # its limit is the time left: say why
+        release = dataclasses.replace(release, reason=f"{built_anyway}: {release.reason}")
     params = {**release.provenance["params"], "time_limit": limit,
               "max_pairs_per_second": options["max_pairs_per_second"]}
     return release.with_provenance(
         params=params,
         starts=starts,
-        capped={
-            "pairs": capped.provenance["model"]["pairs"],
-            "built_anyway": f"{why}, so the model was built in the {max(left, 0.0):.1f} s left",
-        },
+        capped={"pairs": capped.provenance["model"]["pairs"], "built_anyway": built_anyway},
         elapsed_s=time.perf_counter() - started,
     )
 
