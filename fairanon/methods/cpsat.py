@@ -73,7 +73,9 @@ def cpsat(
     than ``max_pairs_per_second`` (default :data:`SEARCH_PAIRS_PER_SECOND`, with
     ``hint="auto"`` only) per second of the limit is not built: CP-SAT would spend the
     limit loading and presolving it, so the start goes to lns with the rest of the
-    limit (``provenance["model"]["too_large"]``; ``fallback_reason`` gives the count).
+    limit (``provenance["model"]["too_large"]``; ``fallback_reason`` gives the count);
+    so does a model whose candidate classes exceed ``max_vars``, which is refused
+    without a start.
     When lns cannot take the start -- no heuristic gave one, or less than
     ``LNS_SECONDS`` is left -- the model is built all the same in the time left, warm-started from the start when there is one
     (``provenance["capped"]`` says why). ``provenance["starts"]`` lists what each
@@ -259,8 +261,11 @@ def _built_anyway(instance, requirements, seed, options, capped, heuristic, star
     to a better release (or to any)."""
     limit = float(options["time_limit"])
     left = limit - (time.perf_counter() - started)
+    pairs = capped.provenance["model"]["pairs"]
     if heuristic is None:
         why = "no heuristic gave a start"
+    elif pairs is None:  # above max_vars: the model is refused, the start stands
+        return capped
     elif left < LNS_SECONDS:
         why = f"{max(left, 0.0):.1f} s were left, less than lns's {LNS_SECONDS:g} s"
     else:
@@ -269,11 +274,10 @@ def _built_anyway(instance, requirements, seed, options, capped, heuristic, star
         instance, requirements, seed=seed,
         **{**options, "hint": heuristic, "time_limit": max(left, 1e-3), "max_pairs_per_second": None},
     )
-    built_anyway = (
-        f"the model has {capped.provenance['model']['pairs']:,} assignment variables, more "
-        f"than max_pairs_per_second allows, but {why}, so it was built in the "
-        f"{max(left, 0.0):.1f} s left"
+    size = "more candidate classes than max_vars" if pairs is None else (
+        f"{pairs:,} assignment variables, more than max_pairs_per_second"
     )
+    built_anyway = f"the model has {size} allows, but {why}, so it was built in the {max(left, 0.0):.1f} s left"
     if release.reason:  # its limit is the time left: say why
         release = dataclasses.replace(release, reason=f"{built_anyway}: {release.reason}")
     params = {**release.provenance["params"], "time_limit": limit,
@@ -281,7 +285,7 @@ def _built_anyway(instance, requirements, seed, options, capped, heuristic, star
     return release.with_provenance(
         params=params,
         starts=starts,
-        capped={"pairs": capped.provenance["model"]["pairs"], "built_anyway": built_anyway},
+        capped={"pairs": pairs, "built_anyway": built_anyway},
         elapsed_s=time.perf_counter() - started,
     )
 

@@ -602,6 +602,28 @@ def test_cpsat_says_why_a_model_built_after_all_could_not_be_searched():
     assert "so it was built in the" in tail and "the model build stopped at its deadline" in tail
 
 
+def test_cpsat_gives_a_model_above_max_vars_to_lns_under_the_cap(monkeypatch):
+    """Under the cap, a model whose candidate classes exceed max_vars (German credit's 7
+    QIs, max_vars=1000) is not refused once a heuristic gave a start: lns improves the
+    start (UCI Adult at k = 5 raised the refusal after the heuristics had run); without
+    a start it is refused as before."""
+    from fairanon.exceptions import InvalidParameterError
+    from fairanon.methods import cpsat as cpsat_module
+
+    monkeypatch.setattr(cpsat_module, "LNS_SECONDS", 1.0)
+    inst, reqs = _german_7_qi(), [fa.KAnonymity(5)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=4.0, max_vars=1000)
+    assert rel.status == Status.FEASIBLE and rel.provenance["fallback"].endswith("+lns")
+    assert rel.provenance["model"]["too_large"] is True and rel.provenance["model"]["pairs"] is None
+    assert "more candidate classes than max_vars (1,000) allows" in rel.provenance["fallback_reason"]
+    _passes(inst, rel, reqs)
+    started = [t for t in rel.provenance["starts"] if "objective" in t]
+    assert rel.objective < min(Fraction(str(t["objective"])) for t in started)
+    monkeypatch.setattr(cpsat_module, "best_heuristic", lambda *args, **kwargs: (None, []))
+    with pytest.raises(InvalidParameterError, match="'max_vars' parameter of cpsat"):
+        cpsat(inst, reqs, seed=0, time_limit=4.0, max_vars=1000)
+
+
 def test_cpsat_reads_requirements_given_as_an_iterator_once():
     """An iterator of requirements reaches the solver whole (it was read up before,
     and the model then had none: singleton classes, OPTIMAL, failing k)."""

@@ -37,7 +37,7 @@ from ...release import Release, Status, provenance
 from .. import _cpsat
 from .build import build_model
 from .class_sizes import solve_terms
-from .encoding import BuildStopped, Encoding, check_deadline, encode
+from .encoding import BuildStopped, ClosureTooLarge, Encoding, check_deadline, encode
 from .labels import RECODINGS
 from .memory import check_model_memory, check_pairs_memory
 from .model import LocalRecodingModel, class_discernibility, suppressed_vectors
@@ -445,7 +445,9 @@ def local_recoding(
         presolving it (:data:`fairanon.methods.cpsat.SEARCH_PAIRS_PER_SECOND` gives the
         measurements). The count is taken once the candidates are listed, before any
         variable is created; above it the release is UNKNOWN, CP-SAT not run, with
-        ``reason`` and ``provenance["model"]`` (``pairs``, ``too_large``) saying so.
+        ``reason`` and ``provenance["model"]`` (``pairs``, ``too_large``) saying so. So
+        is a model whose candidate classes exceed `max_vars` under it (``pairs`` None),
+        which is otherwise refused.
 
     Returns
     -------
@@ -615,6 +617,18 @@ def local_recoding(
             f"the model would have {large.pairs:,} assignment variables, more than "
             f"max_pairs_per_second ({max_pairs_per_second:g}) times the time limit ({limit:g} s), "
             "so it was not built: CP-SAT would spend the limit loading and presolving it"
+        )
+        return _no_release(enc, reason, params, requirements, seed, started, model_info)
+    except ClosureTooLarge as large:
+        if most is None:
+            raise
+        # Under the cap a model too large to list is too large to search as well.
+        model_info.update(
+            built=False, build_s=time.perf_counter() - build_started, pairs=None, too_large=True
+        )
+        reason = (
+            f"the model has more candidate classes than max_vars ({max_vars:,}) allows, so it "
+            f"was not built ({large})"
         )
         return _no_release(enc, reason, params, requirements, seed, started, model_info)
     build_s = time.perf_counter() - build_started
