@@ -319,6 +319,20 @@ def test_refusals():
         local_search(inst, [fa.KAnonymity(2)], start[:-1])
 
 
+def test_lns_re_solves_a_small_table_whole_before_any_local_search():
+    """German credit on 2 QIs has fewer distinct records than whole_types: the search
+    re-solves the whole table first and proves the optimum there, so the local search is
+    not run before it. Before, with 120 s, the local search took 85 s of the 86 s to
+    OPTIMAL (MOVES_SHARE of the time), the re-solve 0.07 s."""
+    inst = fa.load("german", qi=["savings", "housing"])
+    reqs = [fa.KAnonymity(5)]
+    rel = fa.anonymize(inst, reqs, method="lns", seed=0, time_limit=120, objective="ncp")
+    assert rel.status == fa.Status.OPTIMAL
+    search = rel.provenance["search"]
+    assert "moves" not in search and search["strategies"]["whole"]["rounds"] == 1
+    assert fa.verify(inst, rel, reqs).passed
+
+
 def test_lns_runs_the_moves_first_under_k_and_a_per_cell_objective():
     """lns with a time limit spends part of it on the local search and then re-solves;
     the release verifies and loses no more than the start. With max_rounds, or a

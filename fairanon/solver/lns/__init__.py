@@ -28,10 +28,11 @@ from .search import (
     every_label,
     processes,
     processes_for,
+    re_solved_whole,
     search,
 )
 from .state import Incumbent, release_labels
 
 __all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "Incumbent", "Registry", "SearchResult", "can_fork",
-           "every_label", "neighbourhood_space", "processes", "processes_for", "release_labels", "search",
+           "every_label", "neighbourhood_space", "processes", "processes_for", "re_solved_whole", "release_labels", "search",
            "suppression_only"]

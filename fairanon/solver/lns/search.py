@@ -81,7 +81,7 @@ from .state import Incumbent
 from .subproblem import solve_neighbourhood
 
 __all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "can_fork", "every_label", "processes",
-           "processes_for", "search"]
+           "processes_for", "re_solved_whole", "search"]
 
 #: A re-solve stops at `move_time` units of CP-SAT's deterministic time, or at this many
 #: times `move_time` seconds of wall-clock time, whichever comes first (not when the
@@ -293,7 +293,7 @@ def search(
             return True
         return deadline is not None and time.perf_counter() >= deadline
 
-    if not out_of_time() and _distinct(inc, whole_types) <= whole_types:
+    if not out_of_time() and re_solved_whole(inc, whole_types):
         result.rounds += 1
         tally["whole"]["rounds"] += 1
         whole = ClassIndex(inc, k).whole()
@@ -680,6 +680,12 @@ def every_label(
                 if ranks and ranks[-1] - ranks[0] + 1 != len(ranks):
                     return False
     return True
+
+
+def re_solved_whole(inc: Incumbent, whole_types: int) -> bool:
+    """Whether :func:`search` re-solves the whole table first: at most `whole_types`
+    distinct records on the quasi-identifiers and the protected attribute."""
+    return _distinct(inc, whole_types) <= whole_types
 
 
 def _distinct(inc: Incumbent, most: int | None = None) -> int:
