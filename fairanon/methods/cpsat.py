@@ -77,11 +77,11 @@ def cpsat(
     limit loading and presolving it, so the start goes to lns with the rest of the
     limit (``provenance["model"]["too_large"]``; ``fallback_reason`` gives the count);
     so does a model whose candidate classes exceed ``max_vars``, which is refused
-    without a start.
-    When lns cannot take the start -- no heuristic gave one, or less than
-    ``LNS_SECONDS`` is left -- the model is built all the same in the time left, warm-started from the start when there is one
-    (``provenance["capped"]`` says why). ``provenance["starts"]`` lists what each
-    heuristic gave. OPTIMAL is proven over the model's candidate labels (every hierarchy node, every range of attributes with at
+    without a start. When lns cannot take the start -- no heuristic gave one, or less
+    than ``LNS_SECONDS`` is left -- the model is built all the same in the time left,
+    warm-started from the start when there is one (``provenance["capped"]`` says why).
+    ``provenance["starts"]`` lists what each heuristic gave. OPTIMAL is proven over the
+    model's candidate labels (every hierarchy node, every range of attributes with at
     most ``max_range_values`` values, else nested intervals); when a heuristic release
     with ranges outside them is better, that release is returned (FEASIBLE, no bound:
     the proof says nothing outside the candidate labels).
@@ -263,23 +263,21 @@ def _built_anyway(instance, requirements, seed, options, capped, heuristic, star
     to a better release (or to any)."""
     limit = float(options["time_limit"])
     left = limit - (time.perf_counter() - started)
-    pairs = capped.provenance["model"]["pairs"]
+    pairs = capped.provenance["model"]["pairs"]  # None: above max_vars
     if heuristic is None:
+        # The model is the only way to a release; above max_vars the solver refuses it.
         why = "no heuristic gave a start"
-    elif pairs is None:  # above max_vars: the model is refused, the start stands
-        return capped
-    elif left < LNS_SECONDS:
-        why = f"{max(left, 0.0):.1f} s were left, less than lns's {LNS_SECONDS:g} s"
+    elif pairs is None or left >= LNS_SECONDS:
+        return capped  # lns improves the start
     else:
-        return capped
-    release = local_recoding(
-        instance, requirements, seed=seed,
-        **{**options, "hint": heuristic, "time_limit": max(left, 1e-3), "max_pairs_per_second": None},
+        why = f"{max(left, 0.0):.1f} s were left, less than lns's {LNS_SECONDS:g} s"
+    uncapped = {**options, "hint": heuristic, "time_limit": max(left, 1e-3),
+                "max_pairs_per_second": None}
+    release = local_recoding(instance, requirements, seed=seed, **uncapped)
+    built_anyway = (
+        f"the model has {pairs:,} assignment variables, more than max_pairs_per_second "
+        f"allows, but {why}, so it was built in the {max(left, 0.0):.1f} s left"
     )
-    size = "more candidate classes than max_vars" if pairs is None else (
-        f"{pairs:,} assignment variables, more than max_pairs_per_second"
-    )
-    built_anyway = f"the model has {size} allows, but {why}, so it was built in the {max(left, 0.0):.1f} s left"
     if release.reason:  # its limit is the time left: say why
         release = dataclasses.replace(release, reason=f"{built_anyway}: {release.reason}")
     params = {**release.provenance["params"], "time_limit": limit,

@@ -9,8 +9,8 @@ release carries its gap to the optimum. Under k-anonymity alone with objective "
 or "lm", the first :data:`MOVES_SHARE` of the search's time goes to the local search
 over record moves, swaps and class splits (:func:`fairanon.heuristics.moves.local_search`),
 whose release the re-solves then improve -- unless the table is small enough for the
-search to re-solve it whole first (`whole_types`). :func:`improve` is the search alone, after any
-release.
+search to re-solve it whole first (`whole_types`). :func:`improve` is the search alone,
+after any release.
 """
 
 from __future__ import annotations

@@ -34,5 +34,5 @@ from .search import (
 from .state import Incumbent, release_labels
 
 __all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "Incumbent", "Registry", "SearchResult", "can_fork",
-           "every_label", "neighbourhood_space", "processes", "processes_for", "re_solved_whole", "release_labels", "search",
-           "suppression_only"]
+           "every_label", "neighbourhood_space", "processes", "processes_for", "re_solved_whole",
+           "release_labels", "search", "suppression_only"]
