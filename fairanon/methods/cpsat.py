@@ -18,14 +18,20 @@ from collections.abc import Sequence
 
 from ..exceptions import InvalidParameterError
 from ..instances.instance import Instance
-from ..models.objectives import Objective, objective_spec, relative_gap, value_for_display
+from ..models.objectives import (
+    Objective,
+    objective_spec,
+    objective_value,
+    relative_gap,
+    value_for_display,
+)
 from ..models.requirements import Requirement, validate_requirements
 from ..models.verify import verify
 from ..release import Release, Status
-from ..solver.local_recoding import local_recoding
+from ..solver.local_recoding import check_hint, local_recoding
 from .lns import REQUIREMENTS as LNS_REQUIREMENTS
 from .lns import lns
-from .starts import best_heuristic
+from .starts import best_heuristic, suppressed_form
 
 __all__ = ["HINT_SHARE", "LNS_SECONDS", "SEARCH_PAIRS_PER_SECOND", "cpsat"]
 
@@ -72,18 +78,21 @@ def cpsat(
     least ``LNS_SECONDS`` of the limit are then left, :func:`fairanon.methods.lns.lns`
     improves that release over the same model in them (``provenance["fallback"]`` e.g.
     ``"kmember+lns"``), so the limit is used. A model with more assignment variables
-    than ``max_pairs_per_second`` (default :data:`SEARCH_PAIRS_PER_SECOND`, with
-    ``hint="auto"`` only) per second of the limit is not built: CP-SAT would spend the
+    than ``max_pairs_per_second`` (default :data:`SEARCH_PAIRS_PER_SECOND`; not with
+    ``hint=None``) per second of the limit is not built: CP-SAT would spend the
     limit loading and presolving it, so the start goes to lns with the rest of the
     limit (``provenance["model"]["too_large"]``; ``fallback_reason`` gives the count);
     so does a model whose candidate classes exceed ``max_vars``, which is refused
     without a start. When lns cannot take the start -- no heuristic gave one, or less
     than ``LNS_SECONDS`` is left -- the model is built all the same in the time left,
     warm-started from the start when there is one (``provenance["capped"]`` says why).
-    ``provenance["starts"]`` lists what each heuristic gave. OPTIMAL is proven over the
-    model's candidate labels (every hierarchy node, every range of attributes with at
-    most ``max_range_values`` values, else nested intervals); when a heuristic release
-    with ranges outside them is better, that release is returned (FEASIBLE, no bound:
+    ``provenance["starts"]`` lists what each heuristic gave. A release given as
+    ``hint`` is the start instead of the heuristics' (none run) when the verifier passes
+    it, with the same promises: never a worse release than it; one that fails the
+    requirements is only a warm start (its entry in ``starts`` says so). OPTIMAL is
+    proven over the model's candidate labels (every hierarchy node, every range of
+    attributes with at most ``max_range_values`` values, else nested intervals); when a
+    start with ranges outside them is better, that start is returned (FEASIBLE, no bound:
     the proof says nothing outside the candidate labels).
 
     Examples
@@ -108,14 +117,15 @@ def cpsat(
             pass  # not iterable: the solver names the parameter
         else:
             requirements = tuple(each)
-    if options.get("hint", "auto") != "auto":
+    given = options.pop("hint", "auto")
+    if not (isinstance(given, Release) or (isinstance(given, str) and given == "auto")):
         if options.get("max_pairs_per_second") is not None:
             raise InvalidParameterError(
-                "The 'max_pairs_per_second' parameter of cpsat hands the heuristics' start to "
-                "lns and applies with hint='auto' only. Got it with hint="
-                f"{options['hint']!r} instead."
+                "The 'max_pairs_per_second' parameter of cpsat hands the start to lns and "
+                f"applies with hint='auto' or a Release only. Got it with hint={given!r} instead."
             )
-        return local_recoding(instance, requirements, seed=seed, **options)
+        # None, or a hint the solver refuses by name
+        return local_recoding(instance, requirements, seed=seed, hint=given, **options)
     recoding = options.get("recoding", "generalization")
     objective = objective_spec(
         options.get("objective"),
@@ -134,6 +144,10 @@ def cpsat(
     found: dict = {}
 
     def hint(inst, reqs, hint_seed):
+        if isinstance(given, Release):
+            check_hint(inst, given)
+            found["release"], found["starts"] = _given_start(inst, reqs, given, objective, recoding)
+            return given  # a hint even when it fails the requirements
         found["release"], found["starts"] = best_heuristic(
             inst,
             reqs,
@@ -151,16 +165,19 @@ def cpsat(
     release = local_recoding(instance, requirements, seed=seed, auto_hint=hint, **options)
     release = release.with_provenance(starts=found.get("starts", []))
     heuristic = found.get("release")
+    source = "the given start" if isinstance(given, Release) else "the best heuristic release"
     if release.provenance.get("model", {}).get("too_large"):
         release = _built_anyway(instance, requirements, seed, options, release, heuristic,
-                                started, found.get("starts", []))
+                                started, found.get("starts", []),
+                                given if isinstance(given, Release) else None)
     if heuristic is None:
-        skipped = [f"{t['method']}: {t['skipped']}" for t in found.get("starts", []) if "skipped" in t]
+        skipped = [f"{t['method']}: {t['skipped']}" for t in found.get("starts", [])
+                   if "skipped" in t]
         if release.status == Status.UNKNOWN and release.reason and skipped:
-            # Say why no heuristic release stands in for CP-SAT's: the first one skipped.
-            release = dataclasses.replace(
-                release, reason=f"{release.reason}; no heuristic gave a start ({skipped[0]})"
-            )
+            # Say why no start stands in for CP-SAT's release: the first one skipped.
+            none = ("the given start is none" if isinstance(given, Release)
+                    else "no heuristic gave a start")
+            release = dataclasses.replace(release, reason=f"{release.reason}; {none} ({skipped[0]})")
         return release
     value = heuristic.provenance["start_objective"]
     if release.status in (Status.OPTIMAL, Status.FEASIBLE) and release.objective <= value:
@@ -194,7 +211,7 @@ def cpsat(
     prov = dict(release.provenance)
     prov.update(
         fallback=heuristic.method,
-        fallback_reason=f"the best heuristic release ({heuristic.method}) is returned: {why}",
+        fallback_reason=f"{source} ({heuristic.method}) is returned: {why}",
         solver_status=str(release.status),
         gap=relative_gap(value, bound),
         verification=verify(
@@ -255,24 +272,42 @@ def cpsat(
     )
 
 
+def _given_start(instance, requirements, given: Release, objective, recoding: str):
+    """The release a caller gave as hint, as a start: with its objective value
+    (``provenance["start_objective"]``) when the verifier passes it (in suppression form
+    for ``recoding="suppression"``, as a heuristic's), else None; and its entry for
+    ``provenance["starts"]``."""
+    entry = {"method": given.method, "given": True}
+    release = suppressed_form(instance, given) if recoding == "suppression" else given
+    report = verify(instance, release, requirements, metrics=False)
+    if not report.passed:
+        failed = ", ".join(c.name for c in report.failures)
+        return None, [{**entry, "skipped": f"it fails the requirements ({failed})"}]
+    value = objective_value(instance, release, objective)
+    entry.update(status=str(given.status), objective=value_for_display(value))
+    return release.with_provenance(start_objective=value), [entry]
+
+
 def _built_anyway(instance, requirements, seed, options, capped, heuristic, started,
-                  starts) -> Release:
+                  starts, given=None) -> Release:
     """The release when the model was too large for ``max_pairs_per_second`` (`capped`):
     unchanged when lns can improve the start, else the model built and solved in the time
-    left, warm-started from the start when there is one -- without lns it is the only way
-    to a better release (or to any)."""
+    left, warm-started from the start when there is one (or from the `given` hint that
+    fails the requirements) -- without lns it is the only way to a better release (or to
+    any)."""
     limit = float(options["time_limit"])
     left = limit - (time.perf_counter() - started)
     pairs = capped.provenance["model"]["pairs"]  # None: above max_vars
     if heuristic is None:
         # The model is the only way to a release; above max_vars the solver refuses it.
-        why = "no heuristic gave a start"
+        why = ("the given start fails the requirements" if given is not None
+               else "no heuristic gave a start")
     elif pairs is None or left >= LNS_SECONDS:
         return capped  # lns improves the start
     else:
         why = f"{max(left, 0.0):.1f} s were left, less than lns's {LNS_SECONDS:g} s"
-    uncapped = {**options, "hint": heuristic, "time_limit": max(left, 1e-3),
-                "max_pairs_per_second": None}
+    uncapped = {**options, "hint": heuristic if heuristic is not None else given,
+                "time_limit": max(left, 1e-3), "max_pairs_per_second": None}
     release = local_recoding(instance, requirements, seed=seed, **uncapped)
     built_anyway = (
         f"the model has {pairs:,} assignment variables, more than max_pairs_per_second "

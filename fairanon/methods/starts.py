@@ -29,7 +29,13 @@ from ..release import Release, Status, generalize_partition
 from ..solver.fulldomain import fulldomain, lattice_local
 from .diva import diva
 
-__all__ = ["HEURISTICS", "CheckedStart", "best_heuristic", "heuristic_start"]
+__all__ = [
+    "HEURISTICS",
+    "CheckedStart",
+    "best_heuristic",
+    "heuristic_start",
+    "suppressed_form",
+]
 
 #: The heuristics tried, fastest first: (name, function, largest table it runs on).
 #: Full-domain generalization is exact over its lattice and fast on every table with a
@@ -132,7 +138,7 @@ def _first_check_seconds(instance: Instance) -> float:
     return CHECK_SECONDS + instance.n_rows * len(instance.table.columns) / CHECK_CELLS_PER_SECOND
 
 
-def _suppressed_form(instance: Instance, release: Release) -> Release:
+def suppressed_form(instance: Instance, release: Release) -> Release:
     """The release with each class's common value or ``*`` per attribute (DIVA's
     semantics), for local suppression."""
     from ..models.metrics import equivalence_classes
@@ -295,7 +301,7 @@ def heuristic_start(
                 tried.append(entry)
                 continue
             if recoding == "suppression":
-                release = _suppressed_form(instance, release)
+                release = suppressed_form(instance, release)
             value = objective_value(instance, release, objective)
         except FairanonError as exc:
             tried.append({"method": name, "skipped": f"{type(exc).__name__}: {str(exc)[:120]}"})

@@ -633,12 +633,93 @@ def test_cpsat_reads_requirements_given_as_an_iterator_once():
     _passes(inst, rel, [fa.KAnonymity(2)])
 
 
-def test_cpsat_refuses_max_pairs_per_second_with_an_explicit_hint():
+def test_cpsat_refuses_max_pairs_per_second_without_a_hint():
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
+    with pytest.raises(InvalidParameterError, match="applies with hint='auto' or a Release"):
+        cpsat(inst, reqs, seed=0, time_limit=5.0, hint=None, max_pairs_per_second=1e-6)
+
+
+def _slowly_built(monkeypatch, seconds: float) -> None:
+    """Make the model build take `seconds` more (its own deadline ignored)."""
+    from fairanon.solver.local_recoding import solve as solve_module
+
+    real, real_hint = solve_module.build_model, solve_module._hint_from_release
+
+    def slow_build(*args, **kwargs):
+        pm = real(*args, **{**kwargs, "deadline": None})
+        time.sleep(seconds)
+        return pm
+
+    monkeypatch.setattr(solve_module, "build_model", slow_build)
+    monkeypatch.setattr(
+        solve_module, "_hint_from_release", lambda pm, release, deadline: real_hint(pm, release)
+    )
+
+
+def test_cpsat_returns_a_given_start_when_cp_sat_cannot_run(monkeypatch):
+    """A release given as hint is a start like a heuristic's: when CP-SAT is not run in
+    the time, that release comes back (FEASIBLE), where cpsat returned every
+    quasi-identifier '*' (UNKNOWN) before. No heuristic runs."""
+    _slowly_built(monkeypatch, 0.6)
+    inst = fa.load("german", qi=["job", "savings", "housing"], roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    rel = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=start)
+    assert rel.status == Status.FEASIBLE
+    assert rel.provenance["fallback"] == "mondrian"
+    assert rel.provenance["fallback_reason"].startswith("the given start (mondrian) is returned")
+    assert rel.table.equals(start.table)
+    assert rel.objective == ncp(inst, start, exact=True)["NCP"]
+    assert [t["method"] for t in rel.provenance["starts"]] == ["mondrian"]
+    _passes(inst, rel, reqs)
+
+
+def test_cpsat_only_warm_starts_from_a_given_release_that_fails_the_requirements(monkeypatch):
+    """A hint that fails k is no fallback: the all-'*' UNKNOWN release when CP-SAT is not
+    run, its entry saying why; with time, CP-SAT's own release."""
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    weak = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
+    assert not fa.verify(inst, weak, reqs).passed
+    rel = cpsat(inst, reqs, seed=0, time_limit=20.0, hint=weak)
+    assert rel.status == Status.OPTIMAL and "fallback" not in rel.provenance
+    assert rel.provenance["starts"] == [
+        {"method": "mondrian", "given": True, "skipped": "it fails the requirements (3-anonymity)"}
+    ]
+    _passes(inst, rel, reqs)
+    _slowly_built(monkeypatch, 0.6)
+    bare = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=weak)
+    assert bare.status == Status.UNKNOWN
+    assert bare.reason.endswith(
+        "; the given start is none (mondrian: it fails the requirements (3-anonymity))"
+    )
+
+
+def test_cpsat_refuses_a_hint_of_another_table():
+    """A release of another table as hint is refused by name (a KeyError from deep in
+    the model's hint before), by cpsat and by the solver alone."""
+    from fairanon.solver.local_recoding import local_recoding
+
+    other = fa.anonymize(fa.load("diva_table1"), [fa.KAnonymity(2)], method="mondrian", seed=0)
+    inst = fa.load("dewri_t1")
+    for solve in (cpsat, local_recoding):
+        with pytest.raises(InvalidParameterError, match="a release of the instance. Got one of "
+                                                        "another table instead: it has no column"):
+            solve(inst, [fa.KAnonymity(2)], seed=0, time_limit=10.0, hint=other)
+
+
+def test_cpsat_hands_a_given_start_to_lns_when_the_model_is_too_large(monkeypatch):
+    """Under the cap, a verified hint goes to lns as the heuristics' start would."""
+    from fairanon.methods import cpsat as cpsat_module
+
+    monkeypatch.setattr(cpsat_module, "LNS_SECONDS", 1.0)
     inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
     start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
-    for hint in (start, None):
-        with pytest.raises(InvalidParameterError, match="applies with hint='auto' only"):
-            cpsat(inst, reqs, seed=0, time_limit=5.0, hint=hint, max_pairs_per_second=1e-6)
+    rel = cpsat(inst, reqs, seed=0, time_limit=4.0, hint=start, max_pairs_per_second=1e-6,
+                objective="ncp")
+    assert rel.provenance["model"]["too_large"] is True
+    assert rel.provenance["fallback"] == "mondrian+lns"
+    assert rel.objective < ncp(inst, start, exact=True)["NCP"]
+    _passes(inst, rel, reqs)
 
 
 def test_cpsat_takes_max_pairs_per_second_as_a_numpy_number():

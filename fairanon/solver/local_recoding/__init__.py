@@ -71,7 +71,7 @@ from .build import build_model
 from .encoding import Encoding, encode, model_size, type_table
 from .labels import OBJECTIVES, RECODINGS, LabelSpace
 from .model import LocalRecodingModel, Rest
-from .solve import local_recoding, solve_model
+from .solve import check_hint, local_recoding, solve_model
 
 __all__ = [
     "OBJECTIVES",
@@ -81,6 +81,7 @@ __all__ = [
     "LocalRecodingModel",
     "Rest",
     "build_model",
+    "check_hint",
     "encode",
     "local_recoding",
     "model_size",

@@ -347,6 +347,20 @@ def _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max
         )
 
 
+def check_hint(instance: Instance, release: Release) -> None:
+    """Refuse a hint that is no release of `instance`: one without a quasi-identifier's
+    column or without some of its records (a release of another table)."""
+    missing = [a for a in instance.schema.qi if a not in release.table.columns]
+    lost = instance.row_ids.difference(release.table.index)
+    if missing or len(lost):
+        what = (f"it has no column {', '.join(map(repr, missing))}" if missing
+                else f"{len(lost):,} of the instance's records are not in it")
+        raise InvalidParameterError(
+            "The 'hint' parameter of cpsat must be a release of the instance. Got one of "
+            f"another table instead: {what}."
+        )
+
+
 def local_recoding(
     instance: Instance,
     requirements: Sequence[Requirement],
@@ -526,6 +540,8 @@ def local_recoding(
     requirements = validate_requirements(instance, requirements, caller="cpsat")
     refuse_risk(requirements, "cpsat", LINEAR_RISK)
     _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max_pairs_per_second)
+    if isinstance(hint, Release):
+        check_hint(instance, hint)
     if max_pairs_per_second is not None:
         max_pairs_per_second = float(max_pairs_per_second)  # a Fraction or NumPy number too
     objective = objective_spec(
