@@ -42,20 +42,21 @@ HINT_SHARE = 0.2
 #: the time limit are left, large-neighbourhood search over the same model (re-solving
 #: groups of the start's classes exactly) gets them, so the limit is used.
 LNS_SECONDS = 5.0
-#: With ``hint="auto"`` and a time limit, the model is built only when it has at most
-#: this many assignment variables per second of the limit; a larger one is not built
-#: and the best start goes to large-neighbourhood search with the rest of the limit. Measured
-#: on German credit (subsets of its quasi-identifiers, k = 5, NCP, 60 s, 2 cores, 8
-#: workers), CP-SAT's release against lns's: better at 25, 100, 273 and 389 variables a
-#: second (1,534 to 23,355 variables: optimal at the first two), about even at 256 (k =
-#: 10: GCP 0.124 against 0.122), worse at 346, 512, 765 and 866: the change is not sharp,
-#: and 300 lies within it. From 512 a second on (and at 1,513, where lns was not run)
-#: CP-SAT found nothing better than the start within the minute, and at 24,600 a second
-#: (the 7 QIs' 1,476,045 variables) nothing at all. (lns was measured before it re-solved
-#: tables of at most 300 distinct records whole before its local search; since, at 273 a
-#: second it gives 0.0645 against CP-SAT's 0.0653.) The model is built all the same when
-#: lns cannot take the start: no start, or less than ``LNS_SECONDS`` left.
-SEARCH_PAIRS_PER_SECOND = 300.0
+#: With a start (``hint="auto"`` or a release) and a time limit, the model is built only
+#: when it has at most this many assignment variables per second of the limit; a larger
+#: one is not built and the start goes to large-neighbourhood search with the rest of
+#: the limit. Measured on German credit (subsets of its quasi-identifiers, k = 5, NCP,
+#: 60 s, 2 cores, 8 workers), CP-SAT's release against lns's (GCP; benchmarks/cpsat_cap.py):
+#: on tables of more than 300 distinct records, CP-SAT better at 88 variables a second
+#: (0.1192 against 0.1207), worse at 165, 186 and 259 (0.1528 / 0.1512, 0.2146 / 0.1979,
+#: 0.1843 / 0.1791) and from 346 on; on those of at most 300, which lns re-solves whole
+#: first, lns proves the optimum sooner at 26 and 102 a second (1.1 s against 2.2 s,
+#: 9.1 s against 22.6 s) and is better or about even at 256 and 273, CP-SAT ahead at
+#: 389 (0.0561 against 0.0566). From 512 a second on CP-SAT found nothing better than
+#: the start within the minute, and at 24,600 a second (the 7 QIs' 1,476,045
+#: variables) nothing at all. The model is built all the same when lns cannot take the
+#: start: no start, or less than ``LNS_SECONDS`` left.
+SEARCH_PAIRS_PER_SECOND = 100.0
 
 
 def cpsat(
