@@ -826,7 +826,7 @@ def _top_k(rows: np.ndarray, lam: np.ndarray, pi: list, weight: np.ndarray, k: i
     return out
 
 
-def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None, floor=0.0):
+def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     """min over boxes (a threshold per dimension on D) covering at least k records (and
     l sensitive values) of the box's cost minus the mean of the k largest lam among the
     records it covers; row 0, the record's own type, has D = 0 and is always covered.
@@ -905,7 +905,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None, floor=0.0):
                 excess = (partial + v) - top(sub) / k
                 if excess < best[0] - 1e-12:
                     best[0], best[1] = excess, (at.picks(path), at.rows(sub))
-                    if best[0] <= floor:
+                    if best[0] <= 0:
                         raise _Nothing
             else:
                 dfs(depth + 1, sub, partial + v, below)
