@@ -1,12 +1,13 @@
 """The cpsat method: the exact local-recoding model, started from the best heuristic
-release and never worse than it.
+release (or a release the caller gives) and never worse than it.
 
 :func:`fairanon.solver.local_recoding.local_recoding` proves the optimal local
-recoding (or local suppression) under every requirement type; a heuristic release
-given as a warm start lets CP-SAT begin from a good incumbent. This method gives it the
-best verified release of the fast heuristics (:func:`~fairanon.methods.starts.best_heuristic`)
-and, when the time runs out before CP-SAT finds a release at least as good, returns
-that heuristic release instead -- which is why it is put together here, above both.
+recoding (or local suppression) under every requirement type; a release given as a
+warm start lets CP-SAT begin from a good incumbent. This method gives it the best
+verified release of the fast heuristics (:func:`~fairanon.methods.starts.best_heuristic`),
+or the caller's verified release, and, when the time runs out before CP-SAT finds a
+release at least as good, returns that start instead, improved by large-neighbourhood
+search when time is left -- which is why it is put together here, above all three.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def cpsat(
     warm-started from the start when there is one (``provenance["capped"]`` says why).
     ``provenance["starts"]`` lists what each heuristic gave. A release given as
     ``hint`` is the start instead of the heuristics' (none run) when the verifier passes
-    it, with the same promises: never a worse release than it; one that fails the
+    it, with the same promises as the heuristics' start; one that fails the
     requirements is only a warm start (its entry in ``starts`` says so). OPTIMAL is
     proven over the model's candidate labels (every hierarchy node, every range of
     attributes with at most ``max_range_values`` values, else nested intervals); when a
@@ -120,10 +121,10 @@ def cpsat(
             requirements = tuple(each)
     given = options.pop("hint", "auto")
     if not (isinstance(given, Release) or (isinstance(given, str) and given == "auto")):
-        if options.get("max_pairs_per_second") is not None:
+        if given is None and options.get("max_pairs_per_second") is not None:
             raise InvalidParameterError(
                 "The 'max_pairs_per_second' parameter of cpsat hands the start to lns and "
-                f"applies with hint='auto' or a Release only. Got it with hint={given!r} instead."
+                "applies with hint='auto' or a Release only. Got it with hint=None instead."
             )
         # None, or a hint the solver refuses by name
         return local_recoding(instance, requirements, seed=seed, hint=given, **options)
@@ -148,7 +149,9 @@ def cpsat(
         if isinstance(given, Release):
             check_hint(inst, given)
             found["release"], found["starts"] = _given_start(inst, reqs, given, objective, recoding)
-            return given  # a hint even when it fails the requirements
+            # the start as the fallback would be (its suppressed form), else as given: a
+            # hint even when it fails the requirements
+            return found["release"] if found["release"] is not None else given
         found["release"], found["starts"] = best_heuristic(
             inst,
             reqs,
@@ -178,7 +181,9 @@ def cpsat(
             # Say why no start stands in for CP-SAT's release: the first one skipped.
             none = ("the given start is none" if isinstance(given, Release)
                     else "no heuristic gave a start")
-            release = dataclasses.replace(release, reason=f"{release.reason}; {none} ({skipped[0]})")
+            release = dataclasses.replace(
+                release, reason=f"{release.reason}; {none} ({skipped[0]})"
+            )
         return release
     value = heuristic.provenance["start_objective"]
     if release.status in (Status.OPTIMAL, Status.FEASIBLE) and release.objective <= value:
@@ -278,6 +283,8 @@ def _given_start(instance, requirements, given: Release, objective, recoding: st
     (``provenance["start_objective"]``) when the verifier passes it (in suppression form
     for ``recoding="suppression"``, as a heuristic's), else None; and its entry for
     ``provenance["starts"]``."""
+    if "method" not in given.provenance:  # a release made by hand
+        given = given.with_provenance(method="hint")
     entry = {"method": given.method, "given": True}
     release = suppressed_form(instance, given) if recoding == "suppression" else given
     report = verify(instance, release, requirements, metrics=False)

@@ -664,14 +664,20 @@ def test_cpsat_returns_a_given_start_when_cp_sat_cannot_run(monkeypatch):
     inst = fa.load("german", qi=["job", "savings", "housing"], roles={"personal_status": "qi"})
     reqs = [fa.KAnonymity(5)]
     start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
-    rel = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=start)
+    # without the cap: the model is built and CP-SAT is not run for want of time
+    rel = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=start, max_pairs_per_second=None)
     assert rel.status == Status.FEASIBLE
     assert rel.provenance["fallback"] == "mondrian"
-    assert rel.provenance["fallback_reason"].startswith("the given start (mondrian) is returned")
+    reason = rel.provenance["fallback_reason"]
+    assert reason.startswith("the given start (mondrian) is returned")
+    assert "CP-SAT was not run" in reason
     assert rel.table.equals(start.table)
     assert rel.objective == ncp(inst, start, exact=True)["NCP"]
     assert [t["method"] for t in rel.provenance["starts"]] == ["mondrian"]
     _passes(inst, rel, reqs)
+    by_hand = Release(start.table, start.groups)  # no provenance: named "hint"
+    rel = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=by_hand, max_pairs_per_second=None)
+    assert rel.status == Status.FEASIBLE and rel.provenance["fallback"] == "hint"
 
 
 def test_cpsat_only_warm_starts_from_a_given_release_that_fails_the_requirements(monkeypatch):
@@ -687,8 +693,8 @@ def test_cpsat_only_warm_starts_from_a_given_release_that_fails_the_requirements
     ]
     _passes(inst, rel, reqs)
     _slowly_built(monkeypatch, 0.6)
-    bare = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=weak)
-    assert bare.status == Status.UNKNOWN
+    bare = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=weak, max_pairs_per_second=None)
+    assert bare.status == Status.UNKNOWN and "CP-SAT was not run" in bare.reason
     assert bare.reason.endswith(
         "; the given start is none (mondrian: it fails the requirements (3-anonymity))"
     )
@@ -705,6 +711,21 @@ def test_cpsat_refuses_a_hint_of_another_table():
         with pytest.raises(InvalidParameterError, match="a release of the instance. Got one of "
                                                         "another table instead: it has no column"):
             solve(inst, [fa.KAnonymity(2)], seed=0, time_limit=10.0, hint=other)
+    own = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
+    short = Release(own.table.iloc[1:], own.groups[1:])
+    for solve in (cpsat, local_recoding):
+        with pytest.raises(InvalidParameterError, match="1 of the instance's records are not"):
+            solve(inst, [fa.KAnonymity(2)], seed=0, time_limit=10.0, hint=short)
+
+
+@pytest.mark.parametrize("bad", ["x", pd.DataFrame({"a": [1]})])
+def test_cpsat_names_a_bad_hint(bad):
+    """A hint that is no release is refused as the hint, also with a cap (the cap's
+    message came first) and as a DataFrame (pandas' ambiguous truth value came out)."""
+    inst = fa.load("diva_table1")
+    for cap in ({}, {"max_pairs_per_second": 5}):
+        with pytest.raises(InvalidParameterError, match="'hint' parameter of cpsat must be"):
+            cpsat(inst, [fa.KAnonymity(2)], seed=0, time_limit=5.0, hint=bad, **cap)
 
 
 def test_cpsat_hands_a_given_start_to_lns_when_the_model_is_too_large(monkeypatch):

@@ -340,7 +340,8 @@ def _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max
             "The 'max_pairs_per_second' parameter of cpsat must be a number in (0, inf] or "
             f"None. Got {max_pairs_per_second!r} instead."
         )
-    if not (hint is None or hint == "auto" or isinstance(hint, Release)):
+    auto = isinstance(hint, str) and hint == "auto"
+    if not (hint is None or auto or isinstance(hint, Release)):
         raise InvalidParameterError(
             "The 'hint' parameter of cpsat must be 'auto', None or a Release. "
             f"Got {hint!r} instead."
