@@ -179,7 +179,7 @@ def cpsat(
                    if "skipped" in t]
         if release.status == Status.UNKNOWN and release.reason and skipped:
             # Say why no start stands in for CP-SAT's release: the first one skipped.
-            none = ("the given start is none" if isinstance(given, Release)
+            none = ("the given start cannot stand in" if isinstance(given, Release)
                     else "no heuristic gave a start")
             release = dataclasses.replace(
                 release, reason=f"{release.reason}; {none} ({skipped[0]})"

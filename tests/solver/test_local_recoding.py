@@ -689,14 +689,15 @@ def test_cpsat_only_warm_starts_from_a_given_release_that_fails_the_requirements
     rel = cpsat(inst, reqs, seed=0, time_limit=20.0, hint=weak)
     assert rel.status == Status.OPTIMAL and "fallback" not in rel.provenance
     assert rel.provenance["starts"] == [
-        {"method": "mondrian", "given": True, "skipped": "it fails the requirements (3-anonymity)"}
+        {"method": "mondrian", "given": True,
+         "skipped": "it fails the requirements (3-anonymity)"}
     ]
     _passes(inst, rel, reqs)
     _slowly_built(monkeypatch, 0.6)
     bare = cpsat(inst, reqs, seed=0, time_limit=1.0, hint=weak, max_pairs_per_second=None)
     assert bare.status == Status.UNKNOWN and "CP-SAT was not run" in bare.reason
     assert bare.reason.endswith(
-        "; the given start is none (mondrian: it fails the requirements (3-anonymity))"
+        "; the given start cannot stand in (mondrian: it fails the requirements (3-anonymity))"
     )
 
 
@@ -708,8 +709,9 @@ def test_cpsat_refuses_a_hint_of_another_table():
     other = fa.anonymize(fa.load("diva_table1"), [fa.KAnonymity(2)], method="mondrian", seed=0)
     inst = fa.load("dewri_t1")
     for solve in (cpsat, local_recoding):
-        with pytest.raises(InvalidParameterError, match="a release of the instance. Got one of "
-                                                        "another table instead: it has no column"):
+        with pytest.raises(InvalidParameterError,
+                           match="a release of the instance. Got one of another table instead: "
+                                 "it has no column"):
             solve(inst, [fa.KAnonymity(2)], seed=0, time_limit=10.0, hint=other)
     own = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0)
     short = Release(own.table.iloc[1:], own.groups[1:])
