@@ -47,16 +47,17 @@ LNS_SECONDS = 5.0
 #: when it has at most this many assignment variables per second of the limit; a larger
 #: one is not built and the start goes to large-neighbourhood search with the rest of
 #: the limit. Measured on German credit (subsets of its quasi-identifiers, k = 5, NCP,
-#: 60 s, 2 cores, 8 workers), CP-SAT's release against lns's (GCP; benchmarks/cpsat_cap.py):
-#: on tables of more than 300 distinct records, CP-SAT better at 88 variables a second
-#: (0.1192 against 0.1207), worse at 165, 186 and 259 (0.1528 / 0.1512, 0.2146 / 0.1979,
-#: 0.1843 / 0.1791) and from 346 on; on those of at most 300, which lns re-solves whole
-#: first, lns proves the optimum sooner at 26 and 102 a second (1.1 s against 2.2 s,
-#: 9.1 s against 22.6 s) and is better or about even at 256 and 273, CP-SAT ahead at
-#: 389 (0.0561 against 0.0566). From 512 a second on CP-SAT found nothing better than
-#: the start within the minute, and at 24,600 a second (the 7 QIs' 1,476,045
-#: variables) nothing at all. The model is built all the same when lns cannot take the
-#: start: no start, or less than ``LNS_SECONDS`` left.
+#: 60 s, 2 cores, 8 workers), CP-SAT's release against lns's (GCP, CP-SAT / lns;
+#: ``python benchmarks/cpsat_cap.py``): on tables of more than 300 distinct records,
+#: CP-SAT better at 88 variables a second (0.1188 / 0.1224), even at 165 (0.1521 /
+#: 0.1514; 0.1528 / 0.1512 in another run), worse at 186, 259 and 347 (0.2046 / 0.1970,
+#: 0.1950 / 0.1791, 0.1273 / 0.1158); on those of at most 300, which lns re-solves whole
+#: first, lns proves the optimum sooner at 26 and 102 a second (0.7 s against 2.7 s,
+#: 8.9 s against 18.4 s), is better at 256 and 273 (0.1294 / 0.1235 at k = 10; 0.0658 /
+#: 0.0646) and even at 389 (0.0568 / 0.0566). From 512 a second on CP-SAT found nothing
+#: better than the start within the minute, and at 24,600 a second (the 7 QIs'
+#: 1,476,045 variables) nothing at all. The model is built all the same when lns cannot
+#: take the start: no start, or less than ``LNS_SECONDS`` left.
 SEARCH_PAIRS_PER_SECOND = 100.0
 
 
