@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cached_property
 
@@ -45,8 +46,29 @@ def parse_numbers(column: pd.Series) -> pd.Series:
     [-1.0, 1e+19]
     >>> parse_numbers(pd.Series(["1", "x"])).tolist()
     [1.0, nan]
+
+    A number beyond float64's range is infinite, as pandas 3 reads it (pandas 2 gives
+    NaN), so that it is refused as infinite under both:
+
+    >>> parse_numbers(pd.Series(["1", "1e400", "-1e400"])).tolist()
+    [1.0, inf, -inf]
     """
-    return pd.to_numeric(column, errors="coerce")
+    values = pd.to_numeric(column, errors="coerce")
+    unread = (values.isna() & column.notna()).to_numpy()
+    if not unread.any():
+        return values
+    numbers = values.to_numpy(dtype=float, na_value=np.nan).copy()  # pandas 3: read-only
+    numbers[unread] = [_overflow(str(text)) for text in column.to_numpy()[unread]]
+    return pd.Series(numbers, index=column.index, name=column.name)
+
+
+def _overflow(text: str) -> float:
+    """±inf for a number too large for a float64 ("1e400"), else NaN."""
+    try:
+        number = float(text)
+    except ValueError:
+        return math.nan
+    return number if math.isinf(number) else math.nan
 
 
 def _sampling_weights(column: pd.Series, name: str, instance: str) -> np.ndarray:
