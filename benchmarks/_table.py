@@ -39,9 +39,11 @@ def timed(repeat: int, fn: Callable):
 
 
 def write_results(path: str, document: dict) -> None:
-    """Write `document` with the machine it ran on (cores, Python, platform) as JSON."""
+    """Write `document` with the machine it ran on (cores, Python, platform) as JSON, whole
+    or not at all (a stopped run leaves the last results as they were)."""
     machine = {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump({"machine": machine, **document}, fh, indent=2, default=str)
+    os.replace(path + ".tmp", path)
     print(f"Wrote {path}")

@@ -14,15 +14,13 @@ should lie where lns starts to win. Every release is verified. Writes
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _table import show  # noqa: E402
+from _table import show, write_results  # noqa: E402
 
 import fairanon as fa  # noqa: E402
 from fairanon.models.objectives import objective_value  # noqa: E402
@@ -82,13 +80,7 @@ def main(argv=None) -> None:
         print(flush=True)
         rows += found
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "cpsat_cap.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    out = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()},
-           "limit": args.limit, "rows": rows}
-    with open(path + ".tmp", "w") as fh:
-        json.dump(out, fh, indent=2, default=str)
-    os.replace(path + ".tmp", path)
-    print(f"wrote {path}")
+    write_results(path, {"limit": args.limit, "rows": rows})
 
 
 if __name__ == "__main__":

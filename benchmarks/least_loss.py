@@ -32,14 +32,12 @@ wall-clock) and process CPU for ``lattice-local`` and ``fulldomain``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
 from fractions import Fraction
 
 from _data import ARX_LOCAL_RECODING, ARX_T_CLOSENESS, arx_adult, data_dir
-from _table import show
+from _table import show, write_results
 
 import fairanon as fa
 from fairanon.jobs import default_job, read_job
@@ -192,12 +190,7 @@ def main(argv=None) -> None:
             print(flush=True)
         rows += found
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "least_loss.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    out = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()}, "rows": rows}
-    with open(path + ".tmp", "w") as fh:
-        json.dump(out, fh, indent=2, default=str)
-    os.replace(path + ".tmp", path)
-    print(f"wrote {path}")
+    write_results(path, {"rows": rows})
 
 
 if __name__ == "__main__":
