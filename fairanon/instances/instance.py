@@ -47,28 +47,28 @@ def parse_numbers(column: pd.Series) -> pd.Series:
     >>> parse_numbers(pd.Series(["1", "x"])).tolist()
     [1.0, nan]
 
-    A number beyond float64's range is infinite, as pandas 3 reads it (pandas 2 gives
-    NaN), so that it is refused as infinite under both:
+    A decimal number beyond float64's range is read as pandas 3 reads it, where pandas 2
+    gives NaN: infinite (refused as such by the instance), or 0 for a zero:
 
-    >>> parse_numbers(pd.Series(["1", "1e400", "-1e400"])).tolist()
-    [1.0, inf, -inf]
+    >>> parse_numbers(pd.Series(["1", "1e400", "-1e400", "0e400"])).tolist()
+    [1.0, inf, -inf, 0.0]
     """
     values = pd.to_numeric(column, errors="coerce")
     unread = (values.isna() & column.notna()).to_numpy()
     if not unread.any():
         return values
     numbers = values.to_numpy(dtype=float, na_value=np.nan).copy()  # pandas 3: read-only
-    numbers[unread] = [_overflow(str(text)) for text in column.to_numpy()[unread]]
+    numbers[unread] = [_decimal(text) for text in column.to_numpy()[unread]]
     return pd.Series(numbers, index=column.index, name=column.name)
 
 
-def _overflow(text: str) -> float:
-    """±inf for a number too large for a float64 ("1e400"), else NaN."""
-    try:
-        number = float(text)
-    except ValueError:
-        return math.nan
-    return number if math.isinf(number) else math.nan
+#: A decimal number as text: digits, a point, an exponent (no "_", "nan" or "inf").
+_DECIMAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _decimal(text) -> float:
+    """The float of a decimal number written as text ("1e400": inf), else NaN."""
+    return float(text) if isinstance(text, str) and _DECIMAL.fullmatch(text) else math.nan
 
 
 def _sampling_weights(column: pd.Series, name: str, instance: str) -> np.ndarray:

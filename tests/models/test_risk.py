@@ -321,6 +321,19 @@ def test_journalist_population_sizes_against_brute_force():
         assert (fast >= cls.sizes).all()
 
 
+@pytest.mark.parametrize("written", ["inf", "1e400", "-1e400"])
+def test_a_population_with_an_infinite_number_is_refused(written):
+    """A numeric quasi-identifier's population column holding inf (or a number beyond
+    float64, read as inf) is refused by name: no record of the table holds one, and the
+    population was counted with it (pandas 2 refused "1e400" as not numeric)."""
+    inst = fa.Instance(pd.DataFrame({"age": [30, 31, 40, 41], "zip": ["a", "a", "b", "b"]}),
+                       fa.Schema([fa.Attribute("age", kind="numeric"), fa.Attribute("zip")]))
+    cls = risk_classes(inst, fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian", seed=0))
+    population = pd.DataFrame({"age": ["30", written, "40"], "zip": ["a", "a", "b"]})
+    with pytest.raises(SchemaError, match="population column 'age' holds a non-finite number"):
+        population_class_sizes(cls, population)
+
+
 def test_suppressed_block_is_one_class(hand):
     # Records 3 and 4 suppressed as a whole: one class of 2, as the verifier counts it.
     rel = release_of(hand, age={3: "*", 4: "*"}, zip={3: "*", 4: "*"})

@@ -273,7 +273,11 @@ def _population_values(population, name: str, attr):
         values = parse_numbers(column)  # as the instance's column is read, on either engine
         if values.isna().any():
             raise SchemaError(f"The population column {name!r} is not numeric, as {name!r} is declared.")
-        return values.to_numpy(dtype=float)
+        values = values.to_numpy(dtype=float)
+        if not np.isfinite(values).all():  # "inf", "1e400": no record of the table holds one
+            raise SchemaError(f"The population column {name!r} holds a non-finite number "
+                              f"({values[~np.isfinite(values)][0]!r}); give finite numbers.")
+        return values
     position = {v: i for i, v in enumerate(attr.domain)}
     if isinstance(column.dtype, pd.CategoricalDtype):
         lookup = np.array([position.get(str(c), len(position)) for c in column.cat.categories] + [len(position)])
