@@ -622,7 +622,7 @@ def local_recoding(
         model_info.update(built=False, build_s=build_s, build_stopped=stop.stage)
         reason = (
             f"the model build stopped at its deadline after {build_s:.1f} s, while "
-            f"{stop.stage} (the time limit of {limit} s must also cover CP-SAT's loading of "
+            f"{stop.stage} (the time limit of {limit:g} s must also cover CP-SAT's loading of "
             "the model, which takes about as long as its build)"
         )
         return _no_release(enc, reason, params, requirements, seed, started, model_info)
@@ -665,7 +665,7 @@ def local_recoding(
             reason = (
                 f"the model ({len(pm.x)} variables) was built in {build_s:.1f} s and the "
                 f"{max(deadline - time.perf_counter(), 0.0):.1f} s left of the time limit "
-                f"({limit} s) would not cover CP-SAT's loading of it (about "
+                f"({limit:g} s) would not cover CP-SAT's loading of it (about "
                 f"{LOAD_FACTOR * build_s:.1f} s), so CP-SAT was not run"
             )
             return _no_release(enc, reason, params, requirements, seed, started, model_info)
