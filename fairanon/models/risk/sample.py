@@ -276,7 +276,7 @@ def _population_values(population, name: str, attr):
         values = values.to_numpy(dtype=float)
         if not np.isfinite(values).all():  # "inf", "1e400": no record of the table holds one
             raise SchemaError(f"The population column {name!r} holds a non-finite number "
-                              f"({values[~np.isfinite(values)][0]!r}); give finite numbers.")
+                              f"({float(values[~np.isfinite(values)][0])!r}); give finite numbers.")
         return values
     position = {v: i for i, v in enumerate(attr.domain)}
     if isinstance(column.dtype, pd.CategoricalDtype):
