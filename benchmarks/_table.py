@@ -43,7 +43,12 @@ def write_results(path: str, document: dict) -> None:
     or not at all (a stopped run leaves the last results as they were)."""
     machine = {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump({"machine": machine, **document}, fh, indent=2, default=str)
-    os.replace(path + ".tmp", path)
+    try:
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump({"machine": machine, **document}, fh, indent=2, default=str)
+        os.replace(path + ".tmp", path)
+    except BaseException:  # a failed dump or Ctrl-C leaves no partial file behind
+        if os.path.exists(path + ".tmp"):
+            os.remove(path + ".tmp")
+        raise
     print(f"Wrote {path}")
