@@ -1002,11 +1002,15 @@ class _Index:
                or (costs.filled[j] is not None and costs.sizes[j] > SPREAD_VALUES) for j in js):
             return 0.0
         counts = np.bincount(values, minlength=self.costs.sizes[js[0]]).astype(float)
+        present = np.flatnonzero(counts)
         for j in js:
             if self.costs.filled[j] is not None:
-                for r in np.flatnonzero(counts).tolist():
+                for r in present.tolist():
                     self.costs.row(j, r)
-        mean = sum(float(counts @ costs.mats[j] @ counts) for j in js)
+        # Only the present values' rows are filled (the others hold whatever memory
+        # held, NaN included, which a zero count would not cancel).
+        counts = counts[present]
+        mean = sum(float(counts @ costs.mats[j][np.ix_(present, present)] @ counts) for j in js)
         return mean / max(len(values), 1) ** 2
 
     def near(self, own: np.ndarray, u: float) -> np.ndarray:

@@ -169,3 +169,23 @@ def test_the_ranged_worst_cost_reads_the_deadline(monkeypatch):
     clock[0], rows[:] = 0.0, []
     assert bounds._PairCosts(len(leaves), hierarchy, leaves, "lm", ranged=True).worst() == expected
     assert len(rows) == len(leaves)  # no deadline: every row, the exact largest cost
+
+
+def test_the_trie_orders_its_levels_by_the_rows_it_filled():
+    """The spread that orders the shared-cost trie's levels (the mean cover cost between
+    two of a group's types) reads only the rows of the values present: the other rows of
+    the lazily filled matrix hold whatever memory held (NaN here), which a zero count
+    does not cancel (0 * NaN is NaN)."""
+    codes = [f"{i:02d}" for i in range(12)]
+    tree = masking_hierarchy(codes, levels=1)
+    dim = bounds._Dim("table", np.arange(12), table=bounds._PairCosts(12, tree, codes, "lm"),
+                      name="dx")
+    idx = np.array([[0], [0], [1], [3]])  # four types of the group, values 00, 00, 01, 03
+    costs = bounds._Costs([dim], idx)
+    costs.flat[:] = np.nan
+    index = bounds._Index(np.arange(4), idx, [dim], costs)
+    # 00, 01 and 03 share their 10-code node: LM (10 - 1) / (12 - 1) between two of them.
+    # Of the 16 ordered pairs of the types, 6 cost 0: the two of 00 with each other and
+    # themselves, 01 and 03 with themselves.
+    expected = 10 * 9 / 11 / 16
+    assert index._spread([0], idx[:, 0]) == pytest.approx(expected)
