@@ -52,11 +52,12 @@ left (:data:`SEARCH_SHARE`) -- so every round's bound stays valid; the vectors a
 the search and the start found. The LP starts from each group's coarsest vector, each
 type of at least k records alone, and a given release's classes. On UCI Adult (8 QIs,
 18,109 types, LM, k = 5) a node costs tens of milliseconds and the searches at the LP's
-duals are cut: from a 60-s auto release (0.0518 per cell), 60 s give 8 rounds and an LP
-of 0.0510, 8 of 9 searches cut, and a bound still that of the first centre (1e-6 per
-cell; 19.6 s CPU, 2 cores, shared), far below the per-record bound
-(``benchmarks/least_loss.py``), so :func:`fairanon.methods.lns.best_bound` keeps to the
-closure.
+duals are cut: from a 60-s auto release (0.0339 per cell), 60 s give 11 rounds, 11 of 12
+searches cut, an LP of 0.0339 (the release's classes) and a bound still that of the first
+centre (1e-6 per cell; ``benchmarks/least_loss.py``); from lattice-local's release
+(0.0397), 600 s give 13 rounds, 13 of 14 searches cut, and an LP of 0.0397: the searched
+columns never beat the release's. The per-record bound (0.0222 in about 25 s) is far
+above, so :func:`fairanon.methods.lns.best_bound` keeps to the closure.
 
 On German credit with 7 quasi-identifiers and NCP the LP converges to 0.1767 per cell
 for k = 5 (39 rounds, 18 s CPU, 9 of them for the closure of 68,357 vectors) and to
@@ -277,7 +278,7 @@ def lp_bound(
         found, ``details["pricing"]`` is "search"); "auto" searches when the closure
         has more than `max_vectors` vectors or does not fit the memory limit. The
         search is exact but slow where the closure is large (UCI Adult, 8 QIs, LM,
-        k = 5: 8 rounds in 60 s, far below the per-record bound; see
+        k = 5: 11 rounds in 60 s, far below the per-record bound; see
         ``benchmarks/least_loss.py``), so :func:`fairanon.methods.lns.best_bound`
         does not use it.
 
