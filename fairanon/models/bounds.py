@@ -120,13 +120,13 @@ from .requirements import (
 __all__ = ["LowerBound", "lower_bound"]
 
 #: Candidates above which a record gets the quicker bound (the (k-1)-th smallest summed D).
-#: The branch and bound holds its sets in the bits of Python ints, so a node's cost grows
-#: only with the candidates' words; at 3,000 (2 cores): UCI Adult (8 QIs, LM, k = 5,
-#: pruned by lattice-local's release) gave 208 of 18,109 types the quicker bound and
-#: 0.022177 per cell in 23.1 s CPU, ARX's Adult setting 4, 98 and 216 types for k = 2,
-#: 5, 10 and 0.0223078 for k = 5 in 9.6 s; at 30,000 none, 0.022230 in 21.3 s and
-#: 0.0223321 in 8.9 s (the shared cost has fewer records to raise).
-MAX_CANDIDATES = 30_000
+#: A node's work grows with the candidates (its sets are bits of Python ints). At 30,000
+#: every type of UCI Adult (8 QIs, LM, k = 5, pruned by lattice-local's release) got its
+#: exact m(r), 208 more than here, for a bound 0.24 % higher (0.022230 per cell against
+#: 0.022177) in as much time; but 20,000 records of two numeric QIs of distinct values
+#: without a release then got nothing in 60 s (searches of 20,000 candidates each cut at
+#: MAX_NODES), where this cap gives 10,278 of them the quicker bound (0.0071 per record).
+MAX_CANDIDATES = 3_000
 #: Branch-and-bound nodes per record before it settles for the quicker bound.
 MAX_NODES = 20_000
 #: Branch-and-bound nodes per record of the shared-cost pass before it adds nothing.
