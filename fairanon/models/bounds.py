@@ -21,6 +21,15 @@ must bring them. The bound is the sum of m(r) over the records. m(r) is found ex
 branch and bound over the records whose summed D is at most an upper bound u(r) -- the
 record's cost in a release, when one is given, else the all-``*`` cost -- and is u(r)
 when no set costs less. Any u gives a valid bound (a wrong one only a weaker bound).
+The search runs below the cost of the box of r's nearest records in summed D (enough of
+them, with enough sensitive values), a set it would read, when that is less than u(r):
+fewer candidates and nodes. Without a release, 2,000 records of two numeric QIs of
+distinct values, k = 5, LM: all m(r) exact in 1.4 s CPU, where searches below the
+all-``*`` cost passed :data:`MAX_NODES` and 60 s gave 27 of them and 0.005 per record
+against 0.067; 20,000 records: 16,033 in 60 s (0.0171 with the shared cost) against
+none (0.0071, all on the quicker bound); UCI Adult (8 QIs, LM, k = 5, pruned by
+lattice-local's release): 6 types on the quicker bound, not 208, 0.022227 per cell
+against 0.022177, 20.5 s CPU against 23.1 s.
 Records with too many candidates, or whose search grows too large, get a quicker bound
 instead: the larger of the (k-1)-th smallest summed D and the sum over dimensions of
 the (k-1)-th smallest D on each (per attribute, the narrowest label covering the
@@ -673,20 +682,18 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
         members = index.within(idx[t], u, members[members != t])
         D = table.against(t, members)
         total_d = D.sum(axis=1)
-        keep = total_d <= u + 1e-9
+        own_sens = sens[t] if sens is not None else None
+        # The box of the nearest candidates is one the search would find, so no box
+        # costing more counts, nor a candidate whose summed D does (a box dominating it
+        # costs at least that).
+        radius = min(u, _nearest_box(D, weight[members], max(need, 0), total_d,
+                                     sens[members] if sens is not None else None,
+                                     own_sens, need_l))
+        keep = total_d <= radius + 1e-9
         cand, D, total_d = members[keep], D[keep], total_d[keep]
         w = weight[cand].astype(np.int64)
         value, how = _min_box(
-            D,
-            w,
-            max(need, 0),
-            sens,
-            cand,
-            sens[t] if sens is not None else None,
-            need_l,
-            u,
-            total_d,
-            deadline,
+            D, w, max(need, 0), sens, cand, own_sens, need_l, radius, total_d, deadline
         )
         counts[how] += 1
         if value is None:
@@ -1081,6 +1088,28 @@ def _ranges(first: np.ndarray, many: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     ends = np.cumsum(many)
     return np.arange(total) + np.repeat(first - (ends - many), many)
+
+
+def _nearest_box(D, w, need, total_d, sens, own_sens, need_l) -> float:
+    """The cost of the box (the largest D per dimension) of the candidates nearest in
+    summed D that weigh `need` and bring `need_l` sensitive values with the record's
+    own: a box the search of :func:`_min_box` reads, so m(r) is at most that (inf when
+    the candidates cannot make one)."""
+    order = np.argsort(total_d, kind="stable")
+    enough = np.cumsum(w[order]) >= need
+    if sens is not None and need_l > 1:
+        seen = {int(own_sens)}
+        for i, c in enumerate(order.tolist()):
+            seen.add(int(sens[c]))
+            if len(seen) >= need_l:
+                enough[:i] = False
+                break
+        else:
+            return math.inf
+    if not enough.any():
+        return math.inf
+    last = int(np.argmax(enough))
+    return float(D[order[: last + 1]].max(axis=0).sum())
 
 
 def _feasible(alive, w, need, sens, own_sens, need_l) -> bool:

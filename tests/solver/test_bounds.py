@@ -200,6 +200,36 @@ def test_quicker_per_record_bound_holds(data, inst):
     assert quick.value <= quick_shared.value <= optimum, (quick_shared, optimum)
 
 
+def test_per_record_search_starts_at_the_nearest_records_box(monkeypatch):
+    """Two numeric QIs of distinct values and no release: every record's search runs
+    below the box of its k - 1 nearest records (by summed distance), not below the
+    all-'*' cost, so with a node cap far below what the latter needs each m(r) is
+    exact: the sum of m(r) equals the brute-force minimum over every k - 1 others of
+    the ranges' widths."""
+    import fairanon.models.bounds as bounds_module
+
+    rng = np.random.default_rng(3)
+    n, k = 40, 3
+    df = pd.DataFrame({"x": rng.permutation(1000)[:n], "y": rng.permutation(1000)[:n]})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("x", kind="numeric"),
+                                      fa.Attribute("y", kind="numeric")]))
+    pos = {c: [Fraction(int(v) - int(df[c].min()), int(df[c].max() - df[c].min()))
+               for v in df[c]] for c in ("x", "y")}
+
+    def width(rows, c):
+        return max(pos[c][i] for i in rows) - min(pos[c][i] for i in rows)
+
+    expected = sum(
+        min(width((r, *others), "x") + width((r, *others), "y")
+            for others in itertools.combinations([s for s in range(n) if s != r], k - 1))
+        for r in range(n)
+    )
+    monkeypatch.setattr(bounds_module, "MAX_NODES", 40)
+    found = lower_bound(inst, [fa.KAnonymity(k)], "lm", shared=False)
+    assert found.details["solved"] == n and found.details["capped"] == 0
+    assert found.value == expected
+
+
 def _german():
     return fa.load(
         "german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"}
