@@ -129,12 +129,12 @@ from .requirements import (
 __all__ = ["LowerBound", "lower_bound"]
 
 #: Candidates above which a record gets the quicker bound (the (k-1)-th smallest summed D).
-#: A node's work grows with the candidates (its sets are bits of Python ints). At 30,000
-#: every type of UCI Adult (8 QIs, LM, k = 5, pruned by lattice-local's release) got its
-#: exact m(r), 208 more than here, for a bound 0.24 % higher (0.022230 per cell against
-#: 0.022177) in as much time; but 20,000 records of two numeric QIs of distinct values
-#: without a release then got nothing in 60 s (searches of 20,000 candidates each cut at
-#: MAX_NODES), where this cap gives 10,278 of them the quicker bound (0.0071 per record).
+#: A node's work grows with the candidates (its sets are bits of Python ints). Measured
+#: when the searches ran below u(r) alone: at 30,000, 20,000 records of two numeric QIs
+#: of distinct values without a release got nothing in 60 s (searches of 20,000
+#: candidates each cut at MAX_NODES), where this cap gave 10,278 of them the quicker
+#: bound (0.0071 per record), against 0.24 % more on UCI Adult (8 QIs, LM, k = 5, every
+#: type exact: 0.022230 per cell against 0.022177).
 MAX_CANDIDATES = 3_000
 #: Branch-and-bound nodes per record before it settles for the quicker bound.
 MAX_NODES = 20_000
