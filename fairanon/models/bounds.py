@@ -24,10 +24,10 @@ when no set costs less. Any u gives a valid bound (a wrong one only a weaker bou
 The search runs below the cost of the box of r's nearest records in summed D (enough of
 them, with enough sensitive values), a set it would read, when that is less than u(r):
 fewer candidates and nodes. Without a release, 2,000 records of two numeric QIs of
-distinct values, k = 5, LM: all m(r) exact in 1.4 s CPU, where searches below the
-all-``*`` cost passed :data:`MAX_NODES` and 60 s gave 27 of them and 0.005 per record
-against 0.067; 20,000 records: 16,033 in 60 s (0.0171 with the shared cost) against
-none (0.0071, all on the quicker bound); UCI Adult (8 QIs, LM, k = 5, pruned by
+distinct values, k = 5, LM: all m(r) exact in 1.4 s CPU (0.067 per record), where
+searches below the all-``*`` cost passed :data:`MAX_NODES` and 60 s gave 27 of them
+(0.005 per record); 20,000 records: 16,033 exact in 60 s (0.0171 per record with the
+shared cost) where none were (0.0071, on the quicker bound); UCI Adult (8 QIs, LM, k = 5, pruned by
 lattice-local's release): 6 types on the quicker bound, not 208, 0.022227 per cell
 against 0.022177, 20.5 s CPU against 23.1 s.
 Records with too many candidates, or whose search grows too large, get a quicker bound
@@ -1098,14 +1098,13 @@ def _nearest_box(D, w, need, total_d, sens, own_sens, need_l) -> float:
     order = np.argsort(total_d, kind="stable")
     enough = np.cumsum(w[order]) >= need
     if sens is not None and need_l > 1:
-        seen = {int(own_sens)}
-        for i, c in enumerate(order.tolist()):
-            seen.add(int(sens[c]))
-            if len(seen) >= need_l:
-                enough[:i] = False
-                break
-        else:
+        # where each sensitive value other than the record's own first appears
+        ranked = sens[order]
+        places = np.flatnonzero(ranked != own_sens)
+        firsts = np.sort(np.unique(ranked[places], return_index=True)[1])
+        if len(firsts) < need_l - 1:
             return math.inf
+        enough[: places[firsts[need_l - 2]]] = False
     if not enough.any():
         return math.inf
     last = int(np.argmax(enough))

@@ -171,7 +171,7 @@ def test_the_ranged_worst_cost_reads_the_deadline(monkeypatch):
     assert len(rows) == len(leaves)  # no deadline: every row, the exact largest cost
 
 
-def test_the_trie_orders_its_levels_by_the_rows_it_filled():
+def test_the_spread_ordering_the_trie_reads_only_filled_rows():
     """The spread that orders the shared-cost trie's levels (the mean cover cost between
     two of a group's types) reads only the rows of the values present: the other rows of
     the lazily filled matrix hold whatever memory held (NaN here), which a zero count
