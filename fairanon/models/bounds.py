@@ -67,7 +67,7 @@ than as one minimum over all boxes, so it never exceeds that LP. Measured (2 cor
 German credit, the 7 QIs of ``benchmarks/exact.py``, NCP: 815.5 -> 1,020.2 for k = 5
 (LP 1,237), 1,180.7 -> 1,512.1 for k = 10 (LP 1,885), 888.0 -> 1,084.0 with 2-diversity
 too (which the LP does not count), 0.5-1.6 s CPU more than m(r)'s 0.4-0.6 s; UCI Adult
-(8 QIs, LM, k = 5, pruned by a lattice-local release): 0.0180 -> 0.0222 per cell, about
+(8 QIs, LM, k = 5, pruned by a lattice-local release): 0.0181 -> 0.0222 per cell, about
 15 s CPU more than m(r)'s 8-10 s. With the box searches on numpy arrays (a dozen calls
 a node, where they now work on sets held in the bits of Python ints, :class:`_Boxes`)
 and every record's search reading the types within the group's largest m (where it now
