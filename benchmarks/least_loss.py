@@ -61,7 +61,8 @@ def _figures(inst, reqs, rel, objective, bound_limit=None) -> dict:
         "choice": rel.provenance.get("auto_choice") or rel.provenance.get("fallback") or rel.method,
     }
     if bound_limit:
-        low = lower_bound(inst, reqs, objective, release=rel, time_limit=bound_limit).value
+        low = lower_bound(inst, reqs, objective, release=rel, time_limit=bound_limit,
+                          ascent=True).value
         if rel.bound is not None:
             low = max(Fraction(low), Fraction(rel.bound))
         row["bound"] = float(low) / cells

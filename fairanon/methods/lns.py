@@ -174,7 +174,9 @@ def best_bound(
         return None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
 
     def per_record(seconds):
-        return lower_bound(instance, requirements, objective, release=release, time_limit=seconds)
+        # The ascent takes whatever time is left, so only a bound with a time limit runs it.
+        return lower_bound(instance, requirements, objective, release=release, time_limit=seconds,
+                           ascent=seconds is not None)
 
     found = None
     if any(isinstance(r, LDiversity) for r in requirements):

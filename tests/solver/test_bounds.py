@@ -39,12 +39,17 @@ def test_bounds_never_exceed_the_brute_force_optimum(data, inst):
         return
     per_record = lower_bound(inst, reqs, objective)
     assert per_record.value <= optimum, (per_record, optimum)
+    ascent = lower_bound(inst, reqs, objective, ascent=True)
+    event(f"ascent raised {ascent.details.get('ascent', {}).get('raised', 0) > 0}")
+    assert per_record.value <= ascent.value <= optimum, (per_record, ascent, optimum)
     if objective in LP_OBJECTIVES:
         lp = lp_bound(inst, reqs, objective)
         assert lp is not None and lp.complete
         assert lp.value <= optimum, (lp, optimum)
         if len(reqs) == 1:  # the LP bound holds the per-record one (its Lagrangian at u = m)
             assert per_record.value <= lp.value, (per_record, lp)
+            # the raised multipliers are a feasible point of the LP's dual
+            assert ascent.value <= lp.value, (ascent, lp)
 
 
 @PROPERTY
@@ -246,6 +251,9 @@ def test_bounds_against_the_proven_optimum_on_german_credit():
     lp = lp_bound(inst, reqs, "ncp", release=optimum)
     assert per_record.complete and lp.complete
     assert per_record.value <= lp.value <= optimum.objective
+    # the raised multipliers: a point of the LP's dual, above the shared cost's
+    ascent = lower_bound(inst, reqs, "ncp", release=optimum, ascent=True)
+    assert per_record.value < ascent.value <= lp.value
     # The LP bound is within 4 % of the optimum (0.01293 against 0.01340 in GCP).
     assert lp.value >= Fraction(96, 100) * optimum.objective
     best = best_bound(inst, reqs, "ncp", release=optimum)
