@@ -845,6 +845,7 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
     slack = {}
     for t, box in enumerate(types.boxes):
         if deadline is not None and t % SHARED_CLOCK_TYPES == 0 and time.perf_counter() >= deadline:
+            counts["unsearched"] = sum(1 for b in types.boxes if b is not None)
             return Fraction(0), counts
         if box is not None:
             covers, cost = box
