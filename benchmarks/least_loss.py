@@ -9,7 +9,8 @@ Run ``python benchmarks/least_loss.py`` (``--only NAME ...`` for some of the cas
 - ``arx``: ARX's Adult setting (ARX's data and hierarchies, 8 QIs, LM), k = 2, 5, 10:
   ``lattice-local`` within 10 s CPU at most 0.9x ARX's local recoding (0.0172, 0.0321,
   0.0470); ``auto`` with the limit, and its certified gap (the lower bound of
-  :func:`fairanon.models.bounds.lower_bound`, given the same time after the run);
+  :func:`fairanon.models.bounds.lower_bound` with its dual ascent, given the same time
+  after the run);
 - ``adult``: bundled Adult (8 QIs, numeric age, race a QI), k = 5, LM: ``auto`` with the
   limit at most 0.040, and its gap; then the LP bound priced by search
   (:func:`fairanon.solver.bounds.lp_bound` with ``pricing="search"``: Adult's join
