@@ -122,6 +122,7 @@ lie well below the optimum.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -166,6 +167,9 @@ SHARED_CLOCK_TYPES = 256
 #: Types of a protected group with the largest m whose reach the shared-cost pass reads
 #: for each record, to bound the summed D of the records its search needs.
 SHARED_HIGH = 256
+#: Lengths of the first candidates in which the shared-cost search looks for a set's k
+#: largest multipliers before the whole set.
+TOP_MASKS = (64, 256, 1024, 4096)
 #: Subtracted from each record's shared cost: the floats that chose its box may have
 #: missed one cheaper by their rounding (sums of at most a few dozen costs of at most 1).
 SHARED_MARGIN = Fraction(1, 10**9)
@@ -968,9 +972,19 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None):
     lam_list, w_list = lam[by_lam].tolist(), at.w
     lam_np, w_np = lam[by_lam], w[by_lam]
 
+    # Masks of the first 64, 256, 1,024, ... candidates: the k largest lam of a set lie
+    # in its first k bits, most often among the first few hundred candidates, and the
+    # bit operations below then work on that short int, not on the whole set.
+    masks = [(1 << m) - 1 for m in itertools.takewhile(lambda m: m < n, TOP_MASKS)]
+
     def top(x: int) -> float:
         """The sum of the k largest lam over the records of the set x: its first bits
         (the candidates are numbered in descending lam)."""
+        for mask in masks:
+            low = x & mask
+            if low.bit_count() >= k:  # every record weighs at least 1
+                x = low
+                break
         if k < 8:  # numpy sums fewer than 8 numbers one after the other, as here
             out, left = 0.0, k
             while left > 0 and x:
