@@ -173,10 +173,10 @@ def best_bound(
         # No floor: the bounds stay valid when their time runs out (records left count 0).
         return None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - started))
 
-    def per_record(seconds):
+    def per_record(seconds, ascent=True):
         # The ascent takes whatever time is left, so only a bound with a time limit runs it.
         return lower_bound(instance, requirements, objective, release=release, time_limit=seconds,
-                           ascent=seconds is not None)
+                           ascent=ascent and seconds is not None)
 
     found = None
     if any(isinstance(r, LDiversity) for r in requirements):
@@ -193,7 +193,8 @@ def best_bound(
             # With no time the per-record bound bounds no record (0) after a set-up that
             # only passes the limit (0.03 s on UCI Adult): the LP's bound is the larger.
             return lp
-        found = per_record(rest)
+        # The ascent's multipliers are a point of the LP's dual: below a solved LP.
+        found = per_record(rest, ascent=lp is None or not lp.complete)
     if why is not None:
         return dataclasses.replace(found, details={**found.details, "lp_bound": why})
     if lp is not None and lp.value >= found.value:

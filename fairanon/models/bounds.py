@@ -87,7 +87,7 @@ The ascent. The multipliers lam = m + max(0, s) are feasible for every class E (
 mean of lam over E is at most w(E): every s(q) of a record q of E is at most w(E) less
 the mean of m over E, E's box around q being one of q's boxes), so their sum, the bound
 above, is a value of the set-partitioning LP's dual. They are then raised one type at a
-time, the most weight times the slack of its box of m(r) first: with sigma the least
+time, the largest raise its box of m(r) allows times its weight first: with sigma the least
 slack (cost less the mean of the k largest lam it covers) of the boxes around the type
 (by the search of the shared cost, from that box's slack), each of its w records rises
 by k sigma / min(w, k). A class E holding the type lies in its box around the type,
@@ -246,8 +246,8 @@ def lower_bound(
         in the time left after m(r) (``details["shared"]``); False gives the sum of m(r)
         alone.
     ascent : bool, default=False
-        Then raise the multipliers one type at a time (the dual ascent of the module
-        docstring) until the time limit (without one, over every type):
+        With `shared`, then raise the multipliers one type at a time (the dual ascent of
+        the module docstring) until the time limit (without one, over every type):
         ``details["ascent"]``. It takes all the time given, where the shared cost ends
         sooner (UCI Adult: 20 s).
 
@@ -765,7 +765,8 @@ class _Types:
     boxes: list
 
 
-def _shared(dims, types: _Types, k: int, need_l: int, deadline) -> tuple[Fraction, dict]:
+def _shared(dims, types: _Types, k: int, need_l: int,
+            deadline) -> tuple[Fraction, dict, dict]:
     """What the shared cost of the classes adds to the sum of m(r): the sum over the
     types of their weight times max(0, s(r)) (see the module docstring), until
     `deadline` (types left add 0).
@@ -838,8 +839,8 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
             deadline) -> tuple[Fraction, dict]:
     """What raising the multipliers one type at a time adds to the shared-cost bound,
     until `deadline` (see the module docstring): from lam = m(r) plus what the shared
-    cost added for r, each type with a box, the most weight times its box's slack
-    first, is raised as far as every box holding it allows. Returns the sum of the
+    cost added for r, each type with a box, the largest raise its box allows times its
+    weight first, is raised as far as every box holding it allows. Returns the sum of the
     raises times the weights and how many types were raised, searched to the end, had a
     box of no slack, were cut by :data:`SHARED_NODES` or by the time."""
     weight, idx, pi = types.weight, types.idx, types.pi
@@ -941,7 +942,8 @@ def _excess_search(t, lam, best0, types, highest, k, need_l, deadline):
 
 
 def _top_k(rows: np.ndarray, lam: np.ndarray, pi: list, weight: np.ndarray, k: int) -> Fraction:
-    """The sum of the k largest m(s) (exact) over the records of the types `rows`."""
+    """The sum of the k largest multipliers `pi` (exact; `lam` as floats) over the
+    records of the types `rows`."""
     out, left = Fraction(0), k
     for s in rows[np.argsort(-lam[rows], kind="stable")].tolist():
         take = min(int(weight[s]), left)

@@ -273,6 +273,7 @@ def _time_given(monkeypatch, lp_applies: bool) -> dict:
 
     def per_record(*args, time_limit=None, **kwargs):
         given["per_record"] = time_limit
+        given["ascent"] = kwargs.get("ascent")
         return lower_bound(*args, **kwargs)
 
     monkeypatch.setattr(lns_module, "lp_bound", lp)
@@ -292,7 +293,16 @@ def test_per_record_bound_gets_the_time_the_lp_bound_leaves(monkeypatch):
     assert found.method == "per-record"
     assert given["lp"] == 10.0 * lns_module.LP_BOUND_SHARE < 10.0
     assert 9.0 < given["per_record"] <= 10.0
-    assert list(given) == ["lp", "per_record"]
+    assert list(given) == ["lp", "per_record", "ascent"] and given["ascent"]
+
+
+def test_no_ascent_after_a_solved_lp(monkeypatch):
+    """The ascent's multipliers are a point of the LP's dual, so after an LP solved to
+    its optimum the per-record bound does not spend the rest of the time on it."""
+    given = _time_given(monkeypatch, lp_applies=True)
+    found = best_bound(fa.load("dewri_t1"), [fa.KAnonymity(2)], "ncp", time_limit=10.0)
+    assert found.method.startswith("LP") and found.complete
+    assert given["ascent"] is False
 
 
 def test_per_record_bound_goes_first_under_l_diversity(monkeypatch):
@@ -302,7 +312,7 @@ def test_per_record_bound_goes_first_under_l_diversity(monkeypatch):
     inst = fa.load("dewri_t1")
     reqs = [fa.KAnonymity(2), fa.LDiversity(2)]
     found = best_bound(inst, reqs, "ncp", time_limit=10.0)
-    assert list(given) == ["per_record", "lp"]
+    assert list(given) == ["per_record", "ascent", "lp"]
     assert given["per_record"] == 5.0 and 5.0 < given["lp"] <= 10.0
     assert found.value >= lower_bound(inst, reqs, "ncp").value
 
