@@ -133,6 +133,7 @@ import numpy as np
 
 from .._arrays import unique_rows
 from .._validation import check_option
+from ..exceptions import InvalidParameterError
 from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..release import Release
@@ -267,6 +268,11 @@ def lower_bound(
         if isinstance(spec, Objective):
             return _privacy_bound(instance, spec, started)
     check_option(objective, "objective", "lower_bound", OBJECTIVES)
+    if ascent and not shared:
+        raise InvalidParameterError(
+            "lower_bound's ascent starts from the shared cost's multipliers: "
+            "ascent=True needs shared=True."
+        )
     requirements = validate_requirements(instance, requirements, caller="lower_bound", sizes=False)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
     ls = [r for r in requirements if isinstance(r, LDiversity)]
@@ -336,8 +342,6 @@ def _stopped(objective: str, instance: Instance, stage: str, started: float) -> 
 def _privacy_bound(instance: Instance, objective: Objective, started: float) -> LowerBound:
     """The bound of a privacy objective: one class per protected value (module docstring)."""
     if objective.secondary is not None:
-        from ..exceptions import InvalidParameterError
-
         raise InvalidParameterError(
             f"lower_bound has no bound for the lexicographic objective {objective}: a pair "
             "of values has no gap. Bound its terms one at a time."
@@ -819,12 +823,7 @@ def _shared(dims, types: _Types, k: int, need_l: int,
                 continue
             excess = own[t]  # no box has less excess than r's own
         else:
-            picks, covered = found
-            excess = Fraction(0)
-            for j, d in enumerate(dims):
-                if picks[j] >= 0:
-                    excess += _exact(d, int(idx[t, j]), int(idx[cand[picks[j]], j]))
-            excess -= _top_k(cand[covered], lam, pi, weight, k) / k
+            excess = _found_excess(dims, idx, t, cand, found, lam, pi, weight, k)
             if t in own:
                 excess = min(excess, own[t])
         excess -= SHARED_MARGIN  # the floats that chose the box may have missed a cheaper one
@@ -879,12 +878,7 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
         if how != "searched":
             continue
         if found is not None:
-            picks, covered = found
-            excess = Fraction(0)
-            for j, d in enumerate(dims):
-                if picks[j] >= 0:
-                    excess += _exact(d, int(idx[t, j]), int(idx[cand[picks[j]], j]))
-            best = min(best, excess - _top_k(cand[covered], lam, lam_x, weight, k) / k)
+            best = min(best, _found_excess(dims, idx, t, cand, found, lam, lam_x, weight, k))
         best -= SHARED_MARGIN  # the floats that chose the box may have missed a tighter one
         if best <= 0:
             continue
@@ -940,6 +934,16 @@ def _excess_search(t, lam, best0, types, highest, k, need_l, deadline):
                                deadline)
     return found, how, cand
 
+
+def _found_excess(dims, idx, t, cand, found, lam, pi, weight, k) -> Fraction:
+    """The exact excess of the box a search of :func:`_least_excess` found around type t
+    (its per-dimension picks among `cand` and the rows it covers) at multipliers `pi`."""
+    picks, covered = found
+    cost = Fraction(0)
+    for j, d in enumerate(dims):
+        if picks[j] >= 0:
+            cost += _exact(d, int(idx[t, j]), int(idx[cand[picks[j]], j]))
+    return cost - _top_k(cand[covered], lam, pi, weight, k) / k
 
 def _top_k(rows: np.ndarray, lam: np.ndarray, pi: list, weight: np.ndarray, k: int) -> Fraction:
     """The sum of the k largest multipliers `pi` (exact; `lam` as floats) over the

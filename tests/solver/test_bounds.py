@@ -235,6 +235,11 @@ def test_per_record_search_starts_at_the_nearest_records_box(monkeypatch):
     assert found.value == expected
 
 
+def test_the_ascent_needs_the_shared_cost():
+    with pytest.raises(fa.InvalidParameterError, match="ascent=True needs shared=True"):
+        lower_bound(fa.load("dewri_t1"), [fa.KAnonymity(2)], "ncp", shared=False, ascent=True)
+
+
 def _german():
     return fa.load(
         "german", qi=["personal_status", "job", "savings"], roles={"personal_status": "qi"}
