@@ -5,6 +5,7 @@ against the LP over every class solved directly."""
 
 import itertools
 import math
+from unittest import mock
 from fractions import Fraction
 
 import numpy as np
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from test_bruteforce import MONOTONE_FAMILIES, tables
 
 import fairanon as fa
+import fairanon.models.bounds as bounds_module
 from fairanon.methods.cpsat import cpsat
 from fairanon.methods.lns import best_bound
 from fairanon.models.bounds import _record_costs, lower_bound
@@ -50,6 +52,34 @@ def test_bounds_never_exceed_the_brute_force_optimum(data, inst):
             assert per_record.value <= lp.value, (per_record, lp)
             # the raised multipliers are a feasible point of the LP's dual
             assert ascent.value <= lp.value, (ascent, lp)
+
+
+@PROPERTY
+@given(data=st.data(), inst=tables(max_rows=9))
+def test_the_ascent_skips_only_types_that_cannot_rise(data, inst):
+    """The ascent does not search the types of a box left with no slack: searching every
+    type (NO_GAIN below any slack, so no box counts as tight) raises no more, beyond
+    raises of at most NO_GAIN per record, and takes at least as many searches."""
+    reqs = [fa.KAnonymity(data.draw(st.integers(2, 3)))]
+    objective = data.draw(st.sampled_from(["ncp", "lm", "stars"]))
+    calls = []
+    real = bounds_module._least_excess
+
+    def spy(*args):
+        calls.append(args[3])
+        return real(*args)
+
+    with mock.patch.object(bounds_module, "_least_excess", spy):
+        skipping = lower_bound(inst, reqs, objective, ascent=True)
+        searched = len(calls)
+        with mock.patch.object(bounds_module, "NO_GAIN", -math.inf):
+            every = lower_bound(inst, reqs, objective, ascent=True)
+    event(f"searches saved {searched < len(calls) - searched}")
+    assert searched <= len(calls) - searched
+    # raises of at most NO_GAIN (times k / w) that the skip leaves out, and what they take
+    # from the types raised after them
+    slack = 2 * inst.n_rows * Fraction(bounds_module.NO_GAIN) * reqs[0].k
+    assert abs(every.value - skipping.value) <= slack, (skipping, every)
 
 
 @PROPERTY
@@ -183,8 +213,6 @@ def test_quicker_per_record_bound_holds(data, inst):
     """With every record on the quicker bound (the larger of the (k-1)-th smallest summed
     D and the per-attribute narrowest covers), the bound stays at most the exact
     per-record bound and the brute-force optimum."""
-    import fairanon.models.bounds as bounds_module
-
     reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES[:2]))(data.draw)
     objective = data.draw(st.sampled_from(["ncp", "lm", "stars", "generalized"]))
     optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
@@ -211,8 +239,6 @@ def test_per_record_search_starts_at_the_nearest_records_box(monkeypatch):
     all-'*' cost, so with a node cap far below what the latter needs each m(r) is
     exact: the sum of m(r) equals the brute-force minimum over every k - 1 others of
     the ranges' widths."""
-    import fairanon.models.bounds as bounds_module
-
     rng = np.random.default_rng(3)
     n, k = 40, 3
     df = pd.DataFrame({"x": rng.permutation(1000)[:n], "y": rng.permutation(1000)[:n]})

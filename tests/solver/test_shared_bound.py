@@ -65,9 +65,9 @@ def test_the_search_starts_from_the_excess_of_the_box_of_m(monkeypatch):
     seen = []
     real = bounds._least_excess
 
-    def spy(D, w, lam, k, sens, need_l, best0, deadline=None):
+    def spy(D, w, lam, k, sens, need_l, best0, *rest):
         seen.append(best0)
-        return real(D, w, lam, k, sens, need_l, best0, deadline)
+        return real(D, w, lam, k, sens, need_l, best0, *rest)
 
     monkeypatch.setattr(bounds, "_least_excess", spy)
     found = lower_bound(inst, [fa.KAnonymity(5)], "lm")
