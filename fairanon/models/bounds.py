@@ -87,13 +87,14 @@ The ascent. The multipliers lam = m + max(0, s) are feasible for every class E (
 mean of lam over E is at most w(E): every s(q) of a record q of E is at most w(E) less
 the mean of m over E, E's box around q being one of q's boxes), so their sum, the bound
 above, is a value of the set-partitioning LP's dual. They are then raised one type at a
-time, the largest raise its box of m(r) allows times its weight first: with sigma the least
+time: with sigma the least
 slack (cost less the mean of the k largest lam it covers) of the boxes around the type
 (by the search of the shared cost, from that box's slack), each of its w records rises
 by k sigma / min(w, k). A class E holding the type lies in its box around the type,
 whose k largest lam rise by at most min(w, k) times the raise, so E's mean of lam stays
 at most w(E); classes without it do not change; the sum of lam stays a bound. Until the
-time limit, over the types whose boxes have slack left (each raise takes a search that
+time limit, the type whose box of m(r) has the most slack now (times k / min(w, k) and
+w) first, over the types whose boxes have slack left (each raise takes a search that
 may read many records: the largest lam within reach grows). A box with no slack left
 (a raise leaves the box that bounded it with the margin) stays so, lam only rising: the
 types it holds are not searched again. Measured (2 cores,
@@ -124,6 +125,7 @@ lie well below the optimum.
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 import math
 import time
@@ -872,15 +874,22 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
     # third of the searches found such a box, most often one a raise before had left tight.
     tight = {s for t, e in slack.items() if e <= NO_GAIN
              for s in [t, *types.boxes[t][0].tolist()]}
-    ranked = sorted((t for t, e in slack.items() if t not in tight),
-                    key=lambda t: -float(slack[t] * share[t]) * int(weight[t]))
-    counts["no_excess"] = len(slack) - len(ranked)
+    def most(t, e) -> float:
+        # What t adds when its own box's slack `e` bounds its raise: the order of the
+        # raises (UCI Adult, 60 s: 0.02411 per cell in the order of the slacks at the
+        # start, 0.02413 with each type put back in its place when its slack fell).
+        return float(e * share[t]) * int(weight[t])
+
+    queue = [(-most(t, e), t) for t, e in slack.items() if t not in tight]
+    heapq.heapify(queue)
+    counts["no_excess"] = len(slack) - len(queue)
     highest: dict = {}
     total = Fraction(0)
-    for t in ranked:
+    while queue:
+        _, t = heapq.heappop(queue)
         if deadline is not None and time.perf_counter() >= deadline:
-            counts["unsearched"] += 1
-            continue
+            counts["unsearched"] += 1 + len(queue)
+            break
         if t in tight:
             counts["no_excess"] += 1
             continue
@@ -891,6 +900,9 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
         if best <= NO_GAIN:
             tight.update(own.tolist())
             counts["no_excess"] += 1
+            continue
+        if queue and most(t, best) < -queue[0][0]:
+            heapq.heappush(queue, (-most(t, best), t))  # another can now rise more
             continue
         found, how, cand = _excess_search(t, lam, float(best), types, highest, k, need_l,
                                           deadline, ASCENT_NODES)
