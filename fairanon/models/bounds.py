@@ -851,8 +851,9 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
             deadline) -> tuple[Fraction, dict]:
     """What raising the multipliers one type at a time adds to the shared-cost bound,
     until `deadline` (see the module docstring): from lam = m(r) plus what the shared
-    cost added for r, each type with a box, the largest raise its box allows times its
-    weight first, is raised as far as every box holding it allows. Returns the sum of the
+    cost added for r, each type with a box, the largest raise its box allows now times
+    its weight first, is raised as far as every box holding it allows; the types of a
+    box left with no slack are not searched. Returns the sum of the
     raises times the weights and how many types were raised, searched to the end, had a
     box of no slack, were cut by :data:`ASCENT_NODES` or by the time."""
     weight, idx, pi = types.weight, types.idx, types.pi
@@ -875,6 +876,7 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
     # third of the searches found such a box, most often one a raise before had left tight.
     tight = {s for t, e in slack.items() if e <= NO_GAIN
              for s in [t, *types.boxes[t][0].tolist()]}
+
     def most(t, e) -> float:
         # What t adds when its own box's slack `e` bounds its raise: the order of the
         # raises (UCI Adult, 60 s: 0.02411 per cell in the order of the slacks at the
@@ -1013,8 +1015,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None, cap=SHARED_N
     Returns ((per-dimension row giving each threshold or -1, the rows covered), how):
     None when no box is below `best0` ("searched"), stops at the first box of excess at
     most :data:`NO_GAIN` (that box, "no_excess": the record adds nothing), None when the
-    search passes
-    `cap` nodes ("cut"), and None once `deadline` (``time.perf_counter``,
+    search passes `cap` nodes ("cut"), and None once `deadline` (``time.perf_counter``,
     read every :data:`SHARED_CLOCK` nodes) has passed ("unsearched"): a search over
     20,000 candidates of 16 dimensions of 1,000 values each takes 1-2 s CPU to reach
     its node cap (8-15 s when each node stepped through the values one at a time)."""
