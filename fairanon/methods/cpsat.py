@@ -62,7 +62,11 @@ LNS_SECONDS = 5.0
 #: more than 300 distinct records, CP-SAT better at 82 a second (0.0464, proven optimal
 #: in 33 s / 0.0485), even at 115 (0.0359 / 0.0359), worse at 181 (0.0224 / 0.0223) and
 #: 1,054 (0.0387 / 0.0254); of at most 300, worse at 357 and 645 (0.0308 / 0.0297,
-#: 0.0235 / 0.0206).
+#: 0.0235 / 0.0206). At 30 s (``--limit 30``; the same models, twice the variables a
+#: second) the crossover lies at the same rate: CP-SAT better at 164 a second (Adult's
+#: 4,918 variables: 0.0464 proven optimal / 0.0485), worse from 175 on (German credit's
+#: 5,259: 0.1236 / 0.1220; 230: 0.0365 / 0.0358; 329-778: by 1-14 %), so the cap is
+#: per second of the limit.
 SEARCH_PAIRS_PER_SECOND = 100.0
 
 
