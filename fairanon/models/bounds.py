@@ -328,11 +328,11 @@ def lower_bound(
     value, counts, types = _per_record(dims, groups, k, need_l, target, upper, deadline)
     details = {"records": instance.n_rows, **counts}
     if shared and k > 1:
-        raised, how, added, found_boxes = _shared(dims, types, k, need_l, deadline)
+        raised, how, added = _shared(dims, types, k, need_l, deadline)
         value += raised
         details["shared"] = {**how, "value": float(raised)}
         if ascent:
-            raised, how = _ascent(dims, types, k, need_l, added, found_boxes, deadline)
+            raised, how = _ascent(dims, types, k, need_l, added, deadline)
             value += raised
             details["ascent"] = {**how, "value": float(raised)}
         if isinstance(value, Fraction) and value.denominator == 1:
@@ -783,7 +783,7 @@ class _Types:
 
 
 def _shared(dims, types: _Types, k: int, need_l: int,
-            deadline) -> tuple[Fraction, dict, dict, dict]:
+            deadline) -> tuple[Fraction, dict, dict]:
     """What the shared cost of the classes adds to the sum of m(r): the sum over the
     types of their weight times max(0, s(r)) (see the module docstring), until
     `deadline` (types left add 0).
@@ -797,9 +797,8 @@ def _shared(dims, types: _Types, k: int, need_l: int,
     m(r) no box attains (the quicker bound, or u(r)) are searched last, from u(r) (an
     excess no box below it reaches adds 0 then). Returns the sum; how many types added
     something, were searched to the end, had a box of no excess, were cut by
-    :data:`SHARED_NODES` or by the time (each adds 0 then); per type that added
-    something, what it added per record (exact); and per type whose search found a box
-    of less excess than its own, that box's types and exact cost.
+    :data:`SHARED_NODES` or by the time (each adds 0 then); and, per type that added
+    something, what it added per record (exact).
     """
     weight, idx, pi = types.weight, types.idx, types.pi
     counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0}
@@ -810,7 +809,7 @@ def _shared(dims, types: _Types, k: int, need_l: int,
         # boxes took 0.36 s CPU, past a deadline m(r) may have reached.
         if deadline is not None and t % SHARED_CLOCK_TYPES == 0 and time.perf_counter() >= deadline:
             counts["unsearched"] = sum(1 for p in pi if p > 0)
-            return Fraction(0), counts, {}, {}
+            return Fraction(0), counts, {}
         if box is not None and pi[t] > 0:
             covers, cost = box
             own[t] = cost - _top_k(np.concatenate([[t], covers]), lam, pi, weight, k) / k
@@ -823,7 +822,6 @@ def _shared(dims, types: _Types, k: int, need_l: int,
     highest = {}  # per group, the types of its largest m and the largest m of the others
     total = Fraction(0)
     added = {}  # per type raised, what it adds per record (exact)
-    found_boxes = {}  # per type whose search found a box below its own: its types and cost
     for t in boxed.tolist() + rest.tolist():
         if deadline is not None and time.perf_counter() >= deadline:
             counts["unsearched"] += 1
@@ -838,9 +836,7 @@ def _shared(dims, types: _Types, k: int, need_l: int,
                 continue
             excess = own[t]  # no box has less excess than r's own
         else:
-            rows, cost = cand[found[1]], _box_cost(dims, idx, t, cand, found[0])
-            found_boxes[t] = (rows, cost)
-            excess = cost - _top_k(rows, lam, pi, weight, k) / k
+            excess = _found_excess(dims, idx, t, cand, found, lam, pi, weight, k)
             if t in own:
                 excess = min(excess, own[t])
         excess -= SHARED_MARGIN  # the floats that chose the box may have missed a cheaper one
@@ -848,55 +844,46 @@ def _shared(dims, types: _Types, k: int, need_l: int,
             counts["raised"] += 1
             total += excess * int(weight[t])
             added[t] = excess
-    return total, counts, added, found_boxes
+    return total, counts, added
 
 
-def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found_boxes: dict,
+def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
             deadline) -> tuple[Fraction, dict]:
     """What raising the multipliers one type at a time adds to the shared-cost bound,
     until `deadline` (see the module docstring): from lam = m(r) plus what the shared
-    cost added for r, each type with a box, the largest raise its boxes known (that of
-    m(r) and the one the shared cost's search found, `found_boxes`) allow now times its
-    weight first, is raised as far as every box holding it allows; the types of a box
-    left with no slack are not searched. Returns the sum of the raises times the weights
-    and how many types were raised, searched to the end, had a box of no slack, were cut
-    by :data:`ASCENT_NODES` or by the time."""
+    cost added for r, each type with a box, the largest raise its box allows now times
+    its weight first, is raised as far as every box holding it allows; the types of a
+    box left with no slack are not searched. Returns the sum of the
+    raises times the weights and how many types were raised, searched to the end, had a
+    box of no slack, were cut by :data:`ASCENT_NODES` or by the time."""
     weight, idx, pi = types.weight, types.idx, types.pi
     counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0}
     lam_x = [p + added.get(t, 0) for t, p in enumerate(pi)]  # exact
     lam = np.array([float(x) for x in lam_x])
-
-    def least(t) -> tuple:
-        """The least slack now of t's boxes known, the box's types and its cost."""
-        covers, cost = types.boxes[t]
-        boxes = [(np.concatenate([[t], covers]), cost)]
-        if t in found_boxes:
-            boxes.append(found_boxes[t])
-        return min(((cost - _top_k(rows, lam, lam_x, weight, k) / k, rows, cost)
-                    for rows, cost in boxes), key=lambda b: b[0])
-
     slack = {}
     for t, box in enumerate(types.boxes):
         if deadline is not None and t % SHARED_CLOCK_TYPES == 0 and time.perf_counter() >= deadline:
             counts["unsearched"] = sum(1 for b in types.boxes if b is not None)
             return Fraction(0), counts
         if box is not None:
-            slack[t] = least(t)
+            covers, cost = box
+            slack[t] = cost - _top_k(np.concatenate([[t], covers]), lam, lam_x, weight, k) / k
     # A raise of lam by d on each of a type's w records adds at most min(w, k) d / k to
     # the mean of the k largest lam of a box holding them.
     share = {t: Fraction(k, min(int(weight[t]), k)) for t in slack}
     # The types of a box with no slack left (at most NO_GAIN): none of them can rise (lam
     # only rise, so slacks only fall), and their searches are skipped. On UCI Adult a
     # third of the searches found such a box, most often one a raise before had left tight.
-    tight = {s for e, rows, _ in slack.values() if e <= NO_GAIN for s in rows.tolist()}
+    tight = {s for t, e in slack.items() if e <= NO_GAIN
+             for s in [t, *types.boxes[t][0].tolist()]}
 
     def most(t, e) -> float:
-        # What t adds when a slack `e` of its boxes bounds its raise: the order of the
+        # What t adds when its own box's slack `e` bounds its raise: the order of the
         # raises (UCI Adult, 60 s: 0.02411 per cell in the order of the slacks at the
         # start, 0.02413 with each type put back in its place when its slack fell).
         return float(e * share[t]) * int(weight[t])
 
-    queue = [(-most(t, e[0]), t) for t, e in slack.items() if t not in tight]
+    queue = [(-most(t, e), t) for t, e in slack.items() if t not in tight]
     heapq.heapify(queue)
     counts["no_excess"] = len(slack) - len(queue)
     highest: dict = {}
@@ -909,10 +896,12 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found_boxes: 
         if t in tight:
             counts["no_excess"] += 1
             continue
-        # The slack of its boxes now (types raised before may share them).
-        best, rows, cost = least(t)
+        covers, cost = types.boxes[t]
+        own = np.concatenate([[t], covers])
+        # The slack of its own box now (types raised before may share it).
+        best = cost - _top_k(own, lam, lam_x, weight, k) / k
         if best <= NO_GAIN:
-            tight.update(rows.tolist())
+            tight.update(own.tolist())
             counts["no_excess"] += 1
             continue
         if queue and most(t, best) < -queue[0][0]:
@@ -926,10 +915,10 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found_boxes: 
         if how != "searched":
             continue
         if found is not None:
-            box = _box_cost(dims, idx, t, cand, found[0])
-            excess = box - _top_k(cand[found[1]], lam, lam_x, weight, k) / k
+            rows, box = cand[found[1]], _box_cost(dims, idx, t, cand, found[0])
+            excess = box - _top_k(rows, lam, lam_x, weight, k) / k
             if excess < best:
-                best, rows, cost = excess, cand[found[1]], box
+                best, own, cost = excess, rows, box
         best -= SHARED_MARGIN  # the floats that chose the box may have missed a tighter one
         if best <= 0:
             continue
@@ -940,8 +929,8 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found_boxes: 
         total += best * share[t] * int(weight[t])
         # The box that bounded the raise is left with the margin, unless t's records are
         # not all among its k largest lam.
-        if cost - _top_k(rows, lam, lam_x, weight, k) / k <= NO_GAIN:
-            tight.update(rows.tolist())
+        if cost - _top_k(own, lam, lam_x, weight, k) / k <= NO_GAIN:
+            tight.update(own.tolist())
     return total, counts
 
 
@@ -988,6 +977,13 @@ def _excess_search(t, lam, best0, types, highest, k, need_l, deadline, cap=SHARE
                                sens[cand] if sens is not None else None, need_l, best0,
                                deadline, cap)
     return found, how, cand
+
+
+def _found_excess(dims, idx, t, cand, found, lam, pi, weight, k) -> Fraction:
+    """The exact excess of the box a search of :func:`_least_excess` found around type t
+    (its per-dimension picks among `cand` and the rows it covers) at multipliers `pi`."""
+    picks, covered = found
+    return _box_cost(dims, idx, t, cand, picks) - _top_k(cand[covered], lam, pi, weight, k) / k
 
 
 def _box_cost(dims, idx, t, cand, picks) -> Fraction:
