@@ -59,8 +59,8 @@ holding one costs more than u(r) in excess, and the release's class of r, a box,
 costs at most u(r)). The box attaining m(r) is one of those boxes, so its excess
 bounds s(r) from above: a record whose box has none adds 0 unsearched, and the others
 are searched below it (a far smaller radius than u(r)), adding it when no box has
-less. A record whose search finds a box of excess 0 or less, passes
-:data:`SHARED_NODES` nodes or is not reached in the time adds 0. This is the
+less. A record whose search finds a box of excess at most :data:`NO_GAIN` (1e-8),
+passes :data:`SHARED_NODES` nodes or is not reached in the time adds 0. This is the
 Lagrangian relaxation of the set-partitioning model at the per-record multipliers
 (cf. the LP bound of :mod:`fairanon.solver.bounds`), taken record by record rather
 than as one minimum over all boxes, so it never exceeds that LP. Measured (2 cores):
@@ -97,7 +97,8 @@ time limit, the type whose box of m(r) has the most slack now (times k / min(w, 
 w) first, over the types whose boxes have slack left (each raise takes a search that
 may read many records: the largest lam within reach grows). A box with no slack left
 (a raise leaves the box that bounded it with the margin) stays so, lam only rising: the
-types it holds are not searched again. Measured (2 cores,
+types it holds are not searched again (where the covers nest, so that it is a box
+around each of them: ranges, hierarchy nodes). Measured (2 cores,
 ``ascent=True``): German credit, the 7 QIs, NCP: 1,020.2 -> 1,156.5 for k = 5 in 2.0 s
 CPU and 1,512.1 -> 1,652.9 for k = 10 in 6.6 s (LP 1,237 and 1,885); given 60 s in
 all, from lattice-local's release: ARX's Adult setting, k = 5, 0.02233 -> 0.02475 per
@@ -873,9 +874,19 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
     share = {t: Fraction(k, min(int(weight[t]), k)) for t in slack}
     # The types of a box with no slack left (at most NO_GAIN): none of them can rise (lam
     # only rise, so slacks only fall), and their searches are skipped. On UCI Adult a
-    # third of the searches found such a box, most often one a raise before had left tight.
-    tight = {s for t, e in slack.items() if e <= NO_GAIN
-             for s in [t, *types.boxes[t][0].tolist()]}
+    # third of the searches found such a box, most often one a raise before had left
+    # tight. A box around t holding s is one around s (the same records, the same cost)
+    # where the covers nest (ranges, hierarchy nodes); not where LM takes the cheaper of
+    # a range and a node that is no run of values, and there only t is left out.
+    nested = not any(d.kind == "table" and d.table.ranged for d in dims)
+    tight: set = set()
+
+    def close(t, rows) -> None:
+        tight.update(rows.tolist() if nested else [t])
+
+    for t, e in slack.items():
+        if e <= NO_GAIN:
+            close(t, np.concatenate([[t], types.boxes[t][0]]))
 
     def most(t, e) -> float:
         # What t adds when its own box's slack `e` bounds its raise: the order of the
@@ -901,7 +912,7 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
         # The slack of its own box now (types raised before may share it).
         best = cost - _top_k(own, lam, lam_x, weight, k) / k
         if best <= NO_GAIN:
-            tight.update(own.tolist())
+            close(t, own)
             counts["no_excess"] += 1
             continue
         if queue and most(t, best) < -queue[0][0]:
@@ -911,7 +922,7 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
                                           deadline, ASCENT_NODES)
         counts[how] += 1
         if how == "no_excess":
-            tight.update(cand[found[1]].tolist())
+            close(t, cand[found[1]])
         if how != "searched":
             continue
         if found is not None:
@@ -930,7 +941,7 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
         # The box that bounded the raise is left with the margin, unless t's records are
         # not all among its k largest lam.
         if cost - _top_k(own, lam, lam_x, weight, k) / k <= NO_GAIN:
-            tight.update(own.tolist())
+            close(t, own)
     return total, counts
 
 
@@ -1127,7 +1138,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None, cap=SHARED_N
 
 
 class _Nothing(Exception):
-    """A box of excess 0 or less was found: the record adds nothing."""
+    """A box of excess at most :data:`NO_GAIN` was found: the record adds nothing."""
 
 
 class _Late(Exception):
