@@ -902,7 +902,9 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
     while queue:
         _, t = heapq.heappop(queue)
         if deadline is not None and time.perf_counter() >= deadline:
-            counts["unsearched"] += 1 + len(queue)
+            left = [t] + [s for _, s in queue]
+            counts["unsearched"] += sum(1 for s in left if s not in tight)
+            counts["no_excess"] += sum(1 for s in left if s in tight)
             break
         if t in tight:
             counts["no_excess"] += 1
