@@ -104,7 +104,8 @@ CPU and 1,512.1 -> 1,652.9 for k = 10 in 6.6 s (LP 1,237 and 1,885); given 60 s 
 all, from lattice-local's release: ARX's Adult setting, k = 5, 0.02233 -> 0.02475 per
 cell (1,632 types raised, every type reached; 0.02472 with 1,391 not reached before the
 skip of tight boxes, the own cap and the order by the slack now), bundled UCI Adult
-0.02223 -> 0.02416 (790 raised, 8,178 not reached; 0.02349 with 412 raised before).
+0.02223 -> 0.02415-0.02423 (790-830 raised, 9,900 left out in boxes with no slack,
+6,500 not reached; 0.02349 with 412 raised before).
 
 Discernibility (C_DM: n per suppressed record, |E| per record of any other class E, as
 :func:`~fairanon.models.metrics.discernibility` reads it): classes of at least k records
@@ -1048,7 +1049,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None, cap=SHARED_N
 
     # The sums of top() by the first bits of a set that hold k records: the nodes and
     # leaves of a search share their largest lam most often (UCI Adult's ascent: 70 % of
-    # the calls found here, 0.02415 -> 0.02423 per cell in 60 s).
+    # the calls found here, and a fifth more nodes a second).
     tops: dict = {}
 
     def top(x: int) -> float:
