@@ -1,7 +1,7 @@
 """lns with and without the local search over record moves first.
 
 Run ``python benchmarks/lns_moves.py`` (``--limit S``, ``--seeds 0 1 2``, ``--shares 0
-0.5 0.75``, 0.75 being the shipped share, ``--adult`` to add UCI Adult k = 5 LM,
+0.5 0.75 0.9``, 0.9 being the shipped share, ``--adult`` to add UCI Adult k = 5 LM,
 ``--only-adult``). Each run is
 ``fa.anonymize(method="lns", time_limit=S)`` (the bound beside the search, as by
 default) with :data:`fairanon.methods.lns.MOVES_SHARE` set to each share in turn, the
@@ -69,7 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=float, default=60.0)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--shares", type=float, nargs="+", default=[0.0, 0.5, 0.75])
+    parser.add_argument("--shares", type=float, nargs="+", default=[0.0, 0.5, 0.75, 0.9])
     parser.add_argument("--ks", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--adult", action="store_true")
     parser.add_argument("--only-adult", action="store_true")
