@@ -5,8 +5,8 @@ against the LP over every class solved directly."""
 
 import itertools
 import math
-from unittest import mock
 from fractions import Fraction
+from unittest import mock
 
 import numpy as np
 import pandas as pd
