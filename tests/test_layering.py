@@ -4,7 +4,7 @@ Data flows one way: instance -> requirements -> method -> release -> verifier ->
 and imports flow downward with it::
 
     foundation   fairanon._version, fairanon.exceptions, fairanon._validation, fairanon._arrays,
-                 fairanon._memory, fairanon._limits
+                 fairanon._memory, fairanon._limits, fairanon._processes
     instances    fairanon.instances
     release      fairanon.release
     models       fairanon.models            (requirements, measures, metrics, the verifier)
@@ -37,7 +37,7 @@ PACKAGE = Path(fairanon.__file__).parent
 #: (layer name, module prefixes, whether the prefixes of the layer must not import each other)
 LAYERS: list[tuple[str, tuple[str, ...], bool]] = [
     ("foundation", ("fairanon._version", "fairanon.exceptions", "fairanon._validation", "fairanon._arrays",
-                    "fairanon._memory", "fairanon._limits"), False),
+                    "fairanon._memory", "fairanon._limits", "fairanon._processes"), False),
     ("instances", ("fairanon.instances",), False),
     ("release", ("fairanon.release",), False),
     ("models", ("fairanon.models",), False),

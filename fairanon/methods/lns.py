@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
-import os
 import signal
 import time
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._memory import Limit, check_memory, current_limit, format_bytes, memory_limit
+from .._processes import can_fork, cores
 from .._validation import check_int, check_option
 from ..exceptions import (
     IncompatibleRequirementError,
@@ -61,7 +61,6 @@ from ..solver.lns import (
     STRATEGIES,
     Incumbent,
     Registry,
-    can_fork,
     every_label,
     processes,
     processes_for,
@@ -958,7 +957,7 @@ def _bound_apart(first: Release, requirements, objective, searches: int, workers
     models (one, or `searches` when the re-solves run in several processes). Returns
     the limit the bound keeps to then (the limit in force less the search's models),
     else None, and whether the search runs in one process."""
-    if isinstance(objective, Objective) or not can_fork() or len(os.sched_getaffinity(0)) < 2:
+    if isinstance(objective, Objective) or not can_fork() or cores() < 2:
         return None, True
     whole = processes_for(first.n_groups, objective, requirements, searches) <= 1
     if not whole and not moves:

@@ -128,9 +128,12 @@ lie well below the optimum.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import itertools
 import math
+import multiprocessing
+import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -139,7 +142,8 @@ from fractions import Fraction
 import numpy as np
 
 from .._arrays import unique_rows
-from .._validation import check_option
+from .._processes import can_fork, cores
+from .._validation import check_int, check_option
 from ..exceptions import InvalidParameterError
 from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
@@ -189,6 +193,23 @@ SHARED_MARGIN = Fraction(1, 10**9)
 #: A search stops at a box of float excess up to this: a raise of at most this adds
 #: nearly nothing (a box a raise left tight keeps SHARED_MARGIN of slack, more in floats).
 NO_GAIN = 10 * float(SHARED_MARGIN)
+#: The share of a type's least slack that a raise of the ascent takes, and the slack at
+#: most which it takes all of it. A type raised at once as far as its boxes allow leaves
+#: them with no slack for the other types they hold; raised half as far, and again when
+#: its turn comes back, it leaves room for them. 60 s from lattice-local's release, LM
+#: per cell: ARX's Adult setting, k = 5, 0.02475 at the fixed point of whole raises
+#: (reached in 30 s), 0.02527 by halves; bundled UCI Adult, k = 5, where the minute
+#: searches a tenth of the types, 0.02421 and 0.02415 (0.02499 and 0.02506 in 120 s).
+#: Halves are also what two searches at the same multipliers may raise together.
+RAISE_SHARE = Fraction(1, 2)
+#: See :data:`RAISE_SHARE`.
+WHOLE_RAISE = 1e-3
+#: Types to raise from which the ascent searches them two at a time when it may use
+#: two processes: below, starting a process takes longer than the searches.
+PAIRED_TYPES = 256
+#: Seconds past the deadline that the ascent waits for its partner's search, which reads
+#: the clock as often as its own.
+PARTNER_GRACE = 1.0
 
 
 @dataclass(frozen=True)
@@ -240,6 +261,7 @@ def lower_bound(
     time_limit: float | None = None,
     shared: bool = True,
     ascent: bool = False,
+    processes: int | None = None,
 ) -> LowerBound:
     """A lower bound on `objective` over every release of `instance` meeting
     `requirements` (see the module docstring).
@@ -266,6 +288,10 @@ def lower_bound(
         the module docstring) until the time limit (without one, over every type):
         ``details["ascent"]``. It takes all the time given, where the shared cost ends
         sooner (UCI Adult: 20 s).
+    processes : {1, 2}, optional
+        Processes the ascent searches in: with 2, two types at a time, the second in a
+        forked process (module docstring). Default 2 when this process may fork and
+        runs on at least two cores, else 1.
 
     Examples
     --------
@@ -287,6 +313,14 @@ def lower_bound(
         raise InvalidParameterError(
             "lower_bound's ascent starts from the shared cost's multipliers: "
             "ascent=True needs shared=True."
+        )
+    if processes is None:
+        processes = 2 if can_fork() and cores() >= 2 else 1
+    processes = check_int(processes, "processes", "lower_bound", low=1)
+    if processes > 2:
+        raise InvalidParameterError(
+            f"lower_bound's ascent searches in 1 or 2 processes (a pair's raises take half "
+            f"each); got processes={processes}."
         )
     requirements = validate_requirements(instance, requirements, caller="lower_bound", sizes=False)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
@@ -334,7 +368,7 @@ def lower_bound(
         value += raised
         details["shared"] = {**how, "value": float(raised)}
         if ascent:
-            raised, how = _ascent(dims, types, k, need_l, added, deadline)
+            raised, how = _ascent(dims, types, k, need_l, added, deadline, processes)
             value += raised
             details["ascent"] = {**how, "value": float(raised)}
         if isinstance(value, Fraction) and value.denominator == 1:
@@ -849,17 +883,21 @@ def _shared(dims, types: _Types, k: int, need_l: int,
     return total, counts, added
 
 
-def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
-            deadline) -> tuple[Fraction, dict]:
+def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, deadline,
+            processes: int = 1) -> tuple[Fraction, dict]:
     """What raising the multipliers one type at a time adds to the shared-cost bound,
     until `deadline` (see the module docstring): from lam = m(r) plus what the shared
     cost added for r, each type with a box, the largest raise its box allows now times
-    its weight first, is raised as far as every box holding it allows; the types of a
-    box left with no slack are not searched. Returns the sum of the
-    raises times the weights and how many types were raised, searched to the end, had a
-    box of no slack, were cut by :data:`ASCENT_NODES` or by the time."""
-    weight, idx, pi = types.weight, types.idx, types.pi
-    counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0}
+    its weight first, is raised by :data:`RAISE_SHARE` of what every box holding it
+    allows (all of it when that is at most :data:`WHOLE_RAISE`) and queued again; the
+    types of a box left with no slack are not searched. With `processes` = 2 and at
+    least :data:`PAIRED_TYPES` types to raise, two types are searched at a time, the
+    second in a forked process (:class:`_Partner`), at the same multipliers, each then
+    raised by half. Returns the sum of the raises times the weights and how many types
+    were raised, searched to the end, had a box of no slack, were cut by
+    :data:`ASCENT_NODES` or by the time, and how many searches ran in pairs."""
+    weight, pi = types.weight, types.pi
+    counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0, "paired": 0}
     lam_x = [p + added.get(t, 0) for t, p in enumerate(pi)]  # exact
     lam = np.array([float(x) for x in lam_x])
     slack = {}
@@ -898,54 +936,170 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict,
     queue = [(-most(t, e), t) for t, e in slack.items() if t not in tight]
     heapq.heapify(queue)
     counts["no_excess"] = len(slack) - len(queue)
+
+    def next_type():
+        """The type whose own box has the most slack now (times its share and weight),
+        with that slack, the box's rows and cost; None when no type is left."""
+        while queue:
+            _, t = heapq.heappop(queue)
+            if t in tight:
+                counts["no_excess"] += 1
+                continue
+            covers, cost = types.boxes[t]
+            own = np.concatenate([[t], covers])
+            # The slack of its own box now (types raised before may share it).
+            best = cost - _top_k(own, lam, lam_x, weight, k) / k
+            if best <= NO_GAIN:
+                close(t, own)
+                counts["no_excess"] += 1
+                continue
+            if queue and most(t, best) < -queue[0][0]:
+                heapq.heappush(queue, (-most(t, best), t))  # another can now rise more
+                continue
+            return t, best, own, cost
+        return None
+
+    partner = None
+    if processes > 1 and len(queue) >= PAIRED_TYPES and can_fork():
+        partner = _Partner(dims, types, k, need_l, deadline, lam_x, lam)
     highest: dict = {}
     total = Fraction(0)
-    while queue:
-        _, t = heapq.heappop(queue)
-        if deadline is not None and time.perf_counter() >= deadline:
-            left = [t] + [s for _, s in queue]
-            counts["unsearched"] += sum(1 for s in left if s not in tight)
-            counts["no_excess"] += sum(1 for s in left if s in tight)
-            break
-        if t in tight:
-            counts["no_excess"] += 1
-            continue
-        covers, cost = types.boxes[t]
-        own = np.concatenate([[t], covers])
-        # The slack of its own box now (types raised before may share it).
-        best = cost - _top_k(own, lam, lam_x, weight, k) / k
-        if best <= NO_GAIN:
-            close(t, own)
-            counts["no_excess"] += 1
-            continue
-        if queue and most(t, best) < -queue[0][0]:
-            heapq.heappush(queue, (-most(t, best), t))  # another can now rise more
-            continue
-        found, how, cand = _excess_search(t, lam, float(best), types, highest, k, need_l,
-                                          deadline, ASCENT_NODES)
-        counts[how] += 1
-        if how == "no_excess":
-            close(t, cand[found[1]])
-        if how != "searched":
-            continue
-        if found is not None:
-            rows, box = cand[found[1]], _box_cost(dims, idx, t, cand, found[0])
-            excess = box - _top_k(rows, lam, lam_x, weight, k) / k
-            if excess < best:
-                best, own, cost = excess, rows, box
-        best -= SHARED_MARGIN  # the floats that chose the box may have missed a tighter one
-        if best <= 0:
-            continue
-        lam_x[t] += best * share[t]
-        lam[t] = float(lam_x[t])
-        highest.pop(int(types.group[t]), None)  # its group's largest lam may have changed
-        counts["raised"] += 1
-        total += best * share[t] * int(weight[t])
-        # The box that bounded the raise is left with the margin, unless t's records are
-        # not all among its k largest lam.
-        if cost - _top_k(own, lam, lam_x, weight, k) / k <= NO_GAIN:
-            close(t, own)
+    changed = []  # the raises the partner has not seen: (type, its lam, exact)
+    try:
+        while queue:
+            if deadline is not None and time.perf_counter() >= deadline:
+                counts["unsearched"] += sum(1 for _, s in queue if s not in tight)
+                counts["no_excess"] += sum(1 for _, s in queue if s in tight)
+                break
+            first = next_type()
+            if first is None:
+                break
+            picked = [first]
+            if partner is not None and first[1] > WHOLE_RAISE:
+                second = next_type()
+                if second is not None and second[1] > WHOLE_RAISE:
+                    picked.append(second)
+                    partner.ask(changed, second[0], float(second[1]))
+                    changed = []
+                elif second is not None:  # a raise it may take whole: searched alone later
+                    heapq.heappush(queue, (-most(second[0], second[1]), second[0]))
+            found = [_ascent_search(first[0], float(first[1]), lam, types, highest, dims, k,
+                                    need_l, deadline)]
+            if len(picked) == 2:
+                counts["paired"] += 2
+                answer = partner.answer(deadline)
+                if answer is None:  # no answer in time: the rest is searched here
+                    partner.stop()
+                    partner = None
+                    answer = ("unsearched", None, None)
+                found.append(answer)
+            # Both searches read the same multipliers: each type's least slack is found
+            # at them before either rises. A class holding both types had at least the
+            # larger of the two slacks, so half of each fits in it.
+            raises = []
+            for (t, best, own, cost), (how, rows, box) in zip(picked, found):
+                counts[how] += 1
+                if how == "no_excess":
+                    close(t, rows)
+                if how != "searched":
+                    continue
+                if rows is not None:
+                    excess = box - _top_k(rows, lam, lam_x, weight, k) / k
+                    if excess < best:
+                        best, own, cost = excess, rows, box
+                best -= SHARED_MARGIN  # the floats that chose the box may have missed a tighter one
+                if best > 0:
+                    raises.append((t, best, own, cost))
+            for t, best, own, cost in raises:
+                whole = len(picked) == 1 and best <= WHOLE_RAISE
+                step = best if whole else best * RAISE_SHARE
+                lam_x[t] += step * share[t]
+                lam[t] = float(lam_x[t])
+                changed.append((t, lam_x[t]))
+                highest.pop(int(types.group[t]), None)  # its group's largest lam may have changed
+                counts["raised"] += 1
+                total += step * share[t] * int(weight[t])
+                if not whole:
+                    heapq.heappush(queue, (-most(t, best - step), t))
+                elif cost - _top_k(own, lam, lam_x, weight, k) / k <= NO_GAIN:
+                    # The box that bounded the raise is left with the margin, unless t's
+                    # records are not all among its k largest lam.
+                    close(t, own)
+    finally:
+        if partner is not None:
+            partner.stop()
     return total, counts
+
+
+def _ascent_search(t, best0, lam, types, highest, dims, k, need_l, deadline) -> tuple:
+    """The ascent's search for type t below `best0` (:func:`_excess_search`): how it
+    ended, the rows of the box it found (a box of no slack, or of the least excess
+    below `best0`; else None) and, for the latter, the box's exact cost."""
+    found, how, cand = _excess_search(t, lam, best0, types, highest, k, need_l, deadline,
+                                      ASCENT_NODES)
+    if found is None:
+        return how, None, None
+    box = _box_cost(dims, types.idx, t, cand, found[0]) if how == "searched" else None
+    return how, cand[found[1]], box
+
+
+def _partner(conn, dims, types, k, need_l, deadline, lam_x, lam) -> None:
+    """The searches of :class:`_Partner`, in the forked process: each request brings the
+    raises made since the last (so that the multipliers here are those of the parent)
+    and a type to search; Ctrl-C is the parent's to handle (it ends this process)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    highest: dict = {}
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        changed, t, best0 = request
+        for s, value in changed:
+            lam_x[s] = value
+            lam[s] = float(value)
+            highest.pop(int(types.group[s]), None)
+        conn.send(_ascent_search(t, best0, lam, types, highest, dims, k, need_l, deadline))
+
+
+class _Partner:
+    """A forked process that searches the second type of each pair of the ascent (its
+    copy of the multipliers kept in step by the raises sent with each request)."""
+
+    def __init__(self, dims, types, k, need_l, deadline, lam_x, lam):
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(
+            target=_partner, args=(child, dims, types, k, need_l, deadline, lam_x, lam),
+            daemon=True,
+        )
+        self._process.start()
+        child.close()
+
+    def ask(self, changed, t, best0) -> None:
+        self._conn.send((changed, t, best0))
+
+    def answer(self, deadline) -> tuple | None:
+        """The search's result, or None when the process gave none by the deadline (and
+        :data:`PARTNER_GRACE` seconds: its search reads the clock as this one's does)."""
+        wait = None if deadline is None else max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
+        try:
+            if not self._conn.poll(wait):
+                return None
+            return self._conn.recv()
+        except (EOFError, OSError):
+            return None
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._conn.send(None)
+        self._process.join(PARTNER_GRACE)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join()
+        self._conn.close()
 
 
 def _excess_search(t, lam, best0, types, highest, k, need_l, deadline, cap=SHARED_NODES):

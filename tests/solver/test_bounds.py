@@ -82,6 +82,45 @@ def test_the_ascent_skips_only_types_that_cannot_rise(data, inst):
     assert abs(every.value - skipping.value) <= slack, (skipping, every)
 
 
+@PROPERTY
+@given(data=st.data(), inst=tables(max_rows=9))
+def test_the_ascent_in_two_processes_never_exceeds_the_brute_force_optimum(data, inst):
+    """Two types searched at the same multipliers, the second in a forked process, each
+    raised by half its least slack: the bound stays below the optimum (and the LP),
+    whatever the pairs."""
+    reqs = [fa.KAnonymity(data.draw(st.integers(2, 3)))]
+    objective = data.draw(st.sampled_from(["ncp", "lm", "stars"]))
+    optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
+    if optimum is None:
+        return
+    with mock.patch.object(bounds_module, "PAIRED_TYPES", 0):
+        paired = lower_bound(inst, reqs, objective, ascent=True, processes=2)
+    event(f"searched in pairs {paired.details.get('ascent', {}).get('paired', 0) > 0}")
+    assert paired.value <= optimum, (paired, optimum)
+    if objective in LP_OBJECTIVES:
+        lp = lp_bound(inst, reqs, objective)
+        assert paired.value <= lp.value, (paired, lp)
+
+
+def test_the_ascent_searches_in_pairs_on_german_credit():
+    """German credit (3 QIs, NCP, k = 5): the pairs' raises are a point of the LP's dual
+    too, below the LP solved by column generation, and above the shared cost."""
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    lp = lp_bound(inst, reqs, "ncp")
+    assert lp.complete
+    shared = lower_bound(inst, reqs, "ncp")
+    with mock.patch.object(bounds_module, "PAIRED_TYPES", 0):
+        paired = lower_bound(inst, reqs, "ncp", ascent=True, processes=2)
+    assert paired.details["ascent"]["paired"] > 0
+    assert shared.value < paired.value <= lp.value, (shared, paired, lp)
+
+
+def test_the_ascent_searches_in_one_or_two_processes():
+    with pytest.raises(fa.InvalidParameterError, match="1 or 2 processes"):
+        lower_bound(fa.load("dewri_t1"), [fa.KAnonymity(2)], "ncp", ascent=True, processes=3)
+
+
 def test_the_ascent_raises_the_types_of_a_tight_box_where_covers_do_not_nest():
     """LM on ordered attributes whose hierarchy nodes are no runs of values takes the
     cheaper of a range and a node: a box around one type that holds another is then no

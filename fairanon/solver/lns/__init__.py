@@ -24,7 +24,6 @@ from .neighbourhoods import STRATEGIES
 from .search import (
     NEIGHBOURHOOD_MAX_VARS,
     SearchResult,
-    can_fork,
     every_label,
     processes,
     processes_for,
@@ -33,6 +32,6 @@ from .search import (
 )
 from .state import Incumbent, release_labels
 
-__all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "Incumbent", "Registry", "SearchResult", "can_fork",
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "Incumbent", "Registry", "SearchResult",
            "every_label", "neighbourhood_space", "processes", "processes_for", "re_solved_whole",
            "release_labels", "search", "suppression_only"]

@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._arrays import unique_rows
+from ..._processes import can_fork
 from ...exceptions import SolverError
 from ...models.requirements import (
     AlphaProtection,
@@ -80,7 +81,7 @@ from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
 from .subproblem import solve_neighbourhood
 
-__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "can_fork", "every_label", "processes",
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "every_label", "processes",
            "processes_for", "re_solved_whole", "search"]
 
 #: A re-solve stops at `move_time` units of CP-SAT's deterministic time, or at this many
@@ -480,12 +481,6 @@ def processes_for(n_classes: int, objective, requirements: Sequence[Requirement]
         and n_classes >= searches * MIN_PART_CLASSES
     )
     return searches if apart else 1
-
-
-def can_fork() -> bool:
-    """Whether this process may fork workers: the platform forks, and this is not a
-    daemonic process (a pool's worker), which may not start processes."""
-    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
 def _split(inc: Incumbent, rng: np.random.Generator, parts: int) -> list[list[tuple]]:
