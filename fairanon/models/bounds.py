@@ -135,6 +135,7 @@ import math
 import multiprocessing
 import signal
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -361,10 +362,11 @@ def lower_bound(
     upper = _record_costs(instance, release, objective) if release is not None else None
     if deadline is not None and time.perf_counter() >= deadline:
         return _stopped(objective, instance, "after the release's record costs", started)
-    value, counts, types = _per_record(dims, groups, k, need_l, target, upper, deadline)
+    value, counts, types = _per_record(dims, groups, k, need_l, target, upper, deadline,
+                                       processes)
     details = {"records": instance.n_rows, **counts}
     if shared and k > 1:
-        raised, how, added = _shared(dims, types, k, need_l, deadline)
+        raised, how, added = _shared(dims, types, k, need_l, deadline, processes)
         value += raised
         details["shared"] = {**how, "value": float(raised)}
         if ascent:
@@ -711,8 +713,9 @@ def _record_costs(instance, release, objective) -> tuple[list, np.ndarray] | Non
     return [Fraction(int(v), den) for v in values.tolist()], rank.reshape(-1)
 
 
-def _per_record(dims, groups, k, need_l, target, upper, deadline):
-    """Sum of m(r) over the records (see the module docstring), by distinct type."""
+def _per_record(dims, groups, k, need_l, target, upper, deadline, processes=1):
+    """Sum of m(r) over the records (see the module docstring), by distinct type; with
+    `processes` = 2, every other type in a forked process (:func:`_in_two`)."""
     columns = [d.index for d in dims if d.kind != "down"]
     key = np.column_stack(
         [groups.astype(np.int64), *columns] + ([target] if target is not None else [])
@@ -751,16 +754,14 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
     # The types that can add the most (weight times upper cost) first, so that a bound
     # cut short by its time holds most of what the whole would.
     most = np.array([float(u) for u in ub]) * weight
-    for t in np.argsort(-most, kind="stable").tolist():
-        w_t = int(weight[t])
+
+    def solve(t) -> tuple:
+        """How m(r) of type t ended, it (or the lower bound found for it) and its box."""
         if deadline is not None and time.perf_counter() >= deadline:
-            counts["unsolved"] += 1  # bounded by 0 only
-            continue
-        own_distinct = 1
-        need = k - w_t
-        if ub[t] == 0 or (need <= 0 and (sens is None or need_l <= own_distinct)):
-            counts["solved"] += 1  # m(r) <= u(r) = 0, or r's type alone is a class
-            continue
+            return "unsolved", Fraction(0), None  # bounded by 0 only
+        need = k - int(weight[t])
+        if ub[t] == 0 or (need <= 0 and (sens is None or need_l <= 1)):
+            return "solved", Fraction(0), None  # m(r) <= u(r) = 0, or r's type alone is a class
         u = float(ub[t])
         index = by_group[int(group[t])]
         members = index.near(idx[t], u + 1e-6)  # all those within u (sums round below 1e-6)
@@ -777,26 +778,77 @@ def _per_record(dims, groups, k, need_l, target, upper, deadline):
         keep = total_d <= radius + 1e-9
         cand, D, total_d = members[keep], D[keep], total_d[keep]
         w = weight[cand].astype(np.int64)
-        value, how = _min_box(
+        chosen, how = _min_box(
             D, w, max(need, 0), sens, cand, own_sens, need_l, radius, total_d, deadline
         )
-        counts[how] += 1
-        if value is None:
-            pi[t] = ub[t]
-            total += ub[t] * w_t
-            continue
-        chosen = value  # per dim, the candidate position giving the threshold (or -1)
+        if chosen is None:
+            return how, ub[t], None
+        # per dim, the candidate position giving the threshold (or -1)
         exact = Fraction(0)
         for j, d in enumerate(dims):
             if chosen[j] >= 0:
                 exact += _exact(d, int(idx[t, j]), int(idx[cand[chosen[j]], j]))
-        pi[t] = min(exact, ub[t])
-        total += pi[t] * w_t
+        box = None
         if how == "solved":  # a box (the quicker bound's picks are none)
             th = np.array([D[c, j] if c >= 0 else 0.0 for j, c in enumerate(chosen)])
-            boxes[t] = (cand[(D <= th + 1e-15).all(axis=1)], exact)
+            box = (cand[(D <= th + 1e-15).all(axis=1)], exact)
+        return how, min(exact, ub[t]), box
+
+    order = np.argsort(-most, kind="stable").tolist()
+    for t, (how, value, box) in zip(order, _in_two(order, solve, processes, deadline,
+                                                   ("unsolved", Fraction(0), None))):
+        counts[how] += 1
+        pi[t] = value
+        total += value * int(weight[t])
+        boxes[t] = box
     types = _Types(weight, idx, group, sens, ub, pi, by_group, table, boxes)
     return (int(total) if total.denominator == 1 else total), counts, types
+
+
+def _in_two(items: list, work, processes: int, deadline, missing) -> list:
+    """``[work(x) for x in items]``; with `processes` = 2 and at least
+    :data:`PAIRED_TYPES` items, every other item is worked in a forked process (the
+    items come most important first, so both halves hold as much when time runs out).
+    The items of a process that gave no answer by the deadline (and
+    :data:`PARTNER_GRACE` seconds) get `missing`."""
+    if processes < 2 or len(items) < PAIRED_TYPES or not can_fork():
+        return [work(x) for x in items]
+    context = multiprocessing.get_context("fork")
+    conn, child = context.Pipe(duplex=False)
+    process = context.Process(target=_work_out, args=(child, work, items[1::2]), daemon=True)
+    process.start()
+    child.close()
+    answer = None
+    try:
+        here = [work(x) for x in items[0::2]]
+        wait = None if deadline is None else max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
+        with contextlib.suppress(EOFError, OSError):
+            if conn.poll(wait):
+                answer = conn.recv()
+    finally:
+        if process.is_alive():
+            process.terminate()
+        process.join()
+        conn.close()
+    if answer is not None and answer[0] == "error":
+        raise RuntimeError(f"a search of the lower bound failed in its forked process: {answer[1]}")
+    out = [missing] * len(items)
+    out[0::2] = here
+    if answer is not None:
+        out[1::2] = answer[1]
+    return out
+
+
+def _work_out(conn, work, items) -> None:
+    """The forked half of :func:`_in_two`; Ctrl-C is the parent's to handle (it ends
+    this process)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        answer = ("ok", [work(x) for x in items])
+    except Exception:  # noqa: BLE001 -- the parent raises it
+        answer = ("error", traceback.format_exc())
+    conn.send(answer)
+    conn.close()
 
 
 @dataclass
@@ -818,8 +870,8 @@ class _Types:
     boxes: list
 
 
-def _shared(dims, types: _Types, k: int, need_l: int,
-            deadline) -> tuple[Fraction, dict, dict]:
+def _shared(dims, types: _Types, k: int, need_l: int, deadline,
+            processes: int = 1) -> tuple[Fraction, dict, dict]:
     """What the shared cost of the classes adds to the sum of m(r): the sum over the
     types of their weight times max(0, s(r)) (see the module docstring), until
     `deadline` (types left add 0).
@@ -831,7 +883,8 @@ def _shared(dims, types: _Types, k: int, need_l: int,
     own, the most weight times excess first (a bound cut short by its time holds most of
     what the whole would); a search that finds none adds that excess. The types whose
     m(r) no box attains (the quicker bound, or u(r)) are searched last, from u(r) (an
-    excess no box below it reaches adds 0 then). Returns the sum; how many types added
+    excess no box below it reaches adds 0 then). With `processes` = 2, every other type
+    is searched in a forked process (:func:`_in_two`). Returns the sum; how many types added
     something, were searched to the end, had a box of no excess, were cut by
     :data:`SHARED_NODES` or by the time (each adds 0 then); and, per type that added
     something, what it added per record (exact).
@@ -858,25 +911,30 @@ def _shared(dims, types: _Types, k: int, need_l: int,
     highest = {}  # per group, the types of its largest m and the largest m of the others
     total = Fraction(0)
     added = {}  # per type raised, what it adds per record (exact)
-    for t in boxed.tolist() + rest.tolist():
+    def settle(t) -> tuple:
+        """How the search of type t ended, and what it adds per record (None: nothing)."""
         if deadline is not None and time.perf_counter() >= deadline:
-            counts["unsearched"] += 1
-            continue
+            return "unsearched", None
         best0 = float(own[t]) if t in own else float(types.ub[t])
         found, how, cand = _excess_search(t, lam, best0, types, highest, k, need_l, deadline)
-        counts[how] += 1
         if how != "searched":
-            continue
+            return how, None
         if found is None:
             if t not in own:
-                continue
+                return how, None
             excess = own[t]  # no box has less excess than r's own
         else:
             excess = _found_excess(dims, idx, t, cand, found, lam, pi, weight, k)
             if t in own:
                 excess = min(excess, own[t])
         excess -= SHARED_MARGIN  # the floats that chose the box may have missed a cheaper one
-        if excess > 0:
+        return how, (excess if excess > 0 else None)
+
+    order = boxed.tolist() + rest.tolist()
+    for t, (how, excess) in zip(order, _in_two(order, settle, processes, deadline,
+                                               ("unsearched", None))):
+        counts[how] += 1
+        if excess is not None:
             counts["raised"] += 1
             total += excess * int(weight[t])
             added[t] = excess
@@ -1061,7 +1119,12 @@ def _partner(conn, dims, types, k, need_l, deadline, lam_x, lam) -> None:
             lam_x[s] = value
             lam[s] = float(value)
             highest.pop(int(types.group[s]), None)
-        conn.send(_ascent_search(t, best0, lam, types, highest, dims, k, need_l, deadline))
+        try:
+            conn.send(("ok", _ascent_search(t, best0, lam, types, highest, dims, k, need_l,
+                                            deadline)))
+        except Exception:  # noqa: BLE001 -- the parent raises it
+            conn.send(("error", traceback.format_exc()))
+            return
 
 
 class _Partner:
@@ -1088,9 +1151,12 @@ class _Partner:
         try:
             if not self._conn.poll(wait):
                 return None
-            return self._conn.recv()
+            kind, found = self._conn.recv()
         except (EOFError, OSError):
             return None
+        if kind == "error":
+            raise RuntimeError(f"a search of the lower bound failed in its forked process: {found}")
+        return found
 
     def stop(self) -> None:
         with contextlib.suppress(OSError, ValueError):
