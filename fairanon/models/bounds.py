@@ -87,25 +87,44 @@ The ascent. The multipliers lam = m + max(0, s) are feasible for every class E (
 mean of lam over E is at most w(E): every s(q) of a record q of E is at most w(E) less
 the mean of m over E, E's box around q being one of q's boxes), so their sum, the bound
 above, is a value of the set-partitioning LP's dual. They are then raised one type at a
-time: with sigma the least
-slack (cost less the mean of the k largest lam it covers) of the boxes around the type
-(by the search of the shared cost, from that box's slack), each of its w records rises
-by k sigma / min(w, k). A class E holding the type lies in its box around the type,
-whose k largest lam rise by at most min(w, k) times the raise, so E's mean of lam stays
-at most w(E); classes without it do not change; the sum of lam stays a bound. Until the
-time limit, the type whose box of m(r) has the most slack now (times k / min(w, k) and
-w) first, over the types whose boxes have slack left (each raise takes a search that
-may read many records: the largest lam within reach grows). A box with no slack left
-(a raise leaves the box that bounded it with the margin) stays so, lam only rising: the
-types it holds are not searched again (where the covers nest, so that it is a box
-around each of them: ranges, hierarchy nodes). Measured (2 cores,
-``ascent=True``): German credit, the 7 QIs, NCP: 1,020.2 -> 1,156.5 for k = 5 in 2.0 s
-CPU and 1,512.1 -> 1,652.9 for k = 10 in 6.6 s (LP 1,237 and 1,885); given 60 s in
-all, from lattice-local's release: ARX's Adult setting, k = 5, 0.02233 -> 0.02475 per
-cell (1,632 types raised, every type reached; 0.02472 with 1,391 not reached before the
-skip of tight boxes, the own cap and the order by the slack now), bundled UCI Adult
-0.02223 -> 0.02415-0.02423 (790-830 raised, 9,900 left out in boxes with no slack,
-6,500 not reached; 0.02349 with 412 raised before).
+time: with sigma the least slack (cost less the mean of the k largest lam it covers) of
+the boxes around the type (by the search of the shared cost, from that box's slack),
+each of its w records rises by k sigma' / min(w, k), with sigma' half of sigma (all of
+it when sigma is at most :data:`WHOLE_RAISE`), and the type goes back in the queue. A
+class E holding the type lies in its box around the type, whose k largest lam rise by
+at most min(w, k) times the raise, so E's mean of lam stays at most w(E); classes
+without it do not change; the sum of lam stays a bound. A whole raise leaves the box
+that bounded it with no slack for the other types it holds; half leaves them room, and
+the type takes more when its turn comes back. Until the time limit, the type whose box
+of m(r) has the most slack now (times k / min(w, k) and w) first, over the types whose
+boxes have slack left (each raise takes a search that may read many records: the
+largest lam within reach grows). A box with no slack left (a whole raise leaves the
+box that bounded it with the margin) stays so, lam only rising: the types it holds are
+not searched again (where the covers nest, so that it is a box around each of them:
+ranges, hierarchy nodes).
+
+Two processes. m(r) and the shared cost search each type on its own, so with two
+processes every other type, in the order above, is searched in a forked process. The
+ascent's searches depend on the raises before them: it searches two types at the same
+multipliers, the second in a forked process, and raises each by half of its least
+slack. A class holding both had at least the larger of the two slacks (each type's
+least is at most any of its boxes'), so both halves fit in it; a class holding one sees
+that one's raise only. The process whose search ends first waits for the other (a
+fifth of the ascent's time on UCI Adult); going on searching here meanwhile, with the
+other type counted at the most it may rise until its answer came, searched no more
+types in the minute (0.02479 per cell against 0.02482).
+
+Measured (2 cores, ``ascent=True``, LM per cell, 60 s in all from lattice-local's
+release): ARX's Adult setting, k = 5, 0.02233 -> 0.02475 by whole raises in one process
+(1,632 raised: every type reached, the fixed point, in 30 s), 0.02527 by halves, 0.02543
+in two processes; k = 10, 0.03531 (fixed point in 27 s), 0.03724 and 0.03773; k = 2,
+0.010272 (7 s), 0.010282 in two processes (fixed point in 20 s). Bundled UCI Adult,
+k = 5: 0.02223 -> 0.02421 by whole raises (819 raised, 6,400 types not reached), 0.02415
+by halves, 0.02463 with the ascent in two processes, 0.02482 with m(r) and the shared
+cost too (8.2 s and 12.1 s down to 4.4 s and 6.2 s; 2,859 raises). German credit, the
+7 QIs, NCP, every type raised as far as it goes (one process, :data:`PAIRED_TYPES`):
+1,020.2 -> 1,179.1 for k = 5 in 4.2 s CPU and 1,512.1 -> 1,748.5 for k = 10 in 11.1 s
+(LP 1,237 and 1,885), where whole raises reached 1,156.5 and 1,652.9.
 
 Discernibility (C_DM: n per suppressed record, |E| per record of any other class E, as
 :func:`~fairanon.models.metrics.discernibility` reads it): classes of at least k records
@@ -205,9 +224,13 @@ NO_GAIN = 10 * float(SHARED_MARGIN)
 RAISE_SHARE = Fraction(1, 2)
 #: See :data:`RAISE_SHARE`.
 WHOLE_RAISE = 1e-3
-#: Types to raise from which the ascent searches them two at a time when it may use
-#: two processes: below, starting a process takes longer than the searches.
-PAIRED_TYPES = 256
+#: Types from which the bound searches in two processes when it may (the ascent two
+#: types at a time, m(r) and the shared cost every other type). Below, one process is
+#: done sooner: German credit, the 7 QIs of ``benchmarks/exact.py`` (733 types), NCP,
+#: k = 10, every type raised as far as it goes in 11.1 s in one process, in 16.7 s wall
+#: in two (pairs take halves where one process takes the last small raises whole: 2,978
+#: raises against 1,132).
+PAIRED_TYPES = 2_000
 #: Seconds past the deadline that the ascent waits for its partner's search, which reads
 #: the clock as often as its own.
 PARTNER_GRACE = 1.0
@@ -821,7 +844,9 @@ def _in_two(items: list, work, processes: int, deadline, missing) -> list:
     answer = None
     try:
         here = [work(x) for x in items[0::2]]
-        wait = None if deadline is None else max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
+        wait = None
+        if deadline is not None:
+            wait = max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
         with contextlib.suppress(EOFError, OSError):
             if conn.poll(wait):
                 answer = conn.recv()
@@ -1147,7 +1172,9 @@ class _Partner:
     def answer(self, deadline) -> tuple | None:
         """The search's result, or None when the process gave none by the deadline (and
         :data:`PARTNER_GRACE` seconds: its search reads the clock as this one's does)."""
-        wait = None if deadline is None else max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
+        wait = None
+        if deadline is not None:
+            wait = max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
         try:
             if not self._conn.poll(wait):
                 return None
