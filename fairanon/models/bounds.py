@@ -214,13 +214,11 @@ SHARED_MARGIN = Fraction(1, 10**9)
 #: nearly nothing (a box a raise left tight keeps SHARED_MARGIN of slack, more in floats).
 NO_GAIN = 10 * float(SHARED_MARGIN)
 #: The share of a type's least slack that a raise of the ascent takes, and the slack at
-#: most which it takes all of it. A type raised at once as far as its boxes allow leaves
-#: them with no slack for the other types they hold; raised half as far, and again when
-#: its turn comes back, it leaves room for them. 60 s from lattice-local's release, LM
-#: per cell: ARX's Adult setting, k = 5, 0.02475 at the fixed point of whole raises
-#: (reached in 30 s), 0.02527 by halves; bundled UCI Adult, k = 5, where the minute
-#: searches a tenth of the types, 0.02421 and 0.02415 (0.02499 and 0.02506 in 120 s).
-#: Halves are also what two searches at the same multipliers may raise together.
+#: most which it takes all of it (module docstring, with what halves and whole raises
+#: gave). On bundled UCI Adult, k = 5, where one process searches a tenth of the types
+#: in the minute, halves and whole raises give 0.02415 and 0.02421 per cell, and 0.02506
+#: and 0.02499 in 120 s. Halves are also what two searches at the same multipliers may
+#: raise together.
 RAISE_SHARE = Fraction(1, 2)
 #: See :data:`RAISE_SHARE`.
 WHOLE_RAISE = 1e-3
@@ -313,9 +311,10 @@ def lower_bound(
         ``details["ascent"]``. It takes all the time given, where the shared cost ends
         sooner (UCI Adult: 20 s).
     processes : {1, 2}, optional
-        Processes the ascent searches in: with 2, two types at a time, the second in a
-        forked process (module docstring). Default 2 when this process may fork and
-        runs on at least two cores, else 1.
+        Processes the bound searches in: with 2, on at least :data:`PAIRED_TYPES`
+        distinct records, m(r) and the shared cost search every other type in a forked
+        process, and the ascent two types at a time (module docstring). Default 2 when
+        this process may fork and runs on at least two cores, else 1.
 
     Examples
     --------
