@@ -346,3 +346,43 @@ def test_an_interrupt_a_library_turns_into_another_error_still_exits_130(tmp_pat
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert "fairanon: interrupted" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+BOUND_SCRIPT = """\
+import fairanon as fa
+import fairanon.models.bounds as bounds
+bounds.PAIRED_TYPES = 0  # German credit's 733 types searched in two processes too
+inst = fa.load("german", qi=["personal_status", "job", "savings", "housing", "employment",
+                              "credit_history", "purpose"], roles={"personal_status": "qi"})
+print("ready", flush=True)
+bounds.lower_bound(inst, [fa.KAnonymity(10)], "ncp", ascent=True, processes=2, time_limit=60)
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.3, 3.0])
+def test_ctrl_c_stops_the_bound_and_its_forked_searches(tmp_path, delay):
+    """The lower bound searching in two processes (m(r) and the shared cost at 0.3 s,
+    the ascent's pairs at 3 s): Ctrl-C ends it with KeyboardInterrupt, and no forked
+    search outlives it."""
+    script = tmp_path / "bound.py"
+    script.write_text(BOUND_SCRIPT, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        forked = psutil.Process(proc.pid).children(recursive=True)
+        assert forked, "no forked search running"
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        after = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "KeyboardInterrupt" in err and "done" not in out, (out, err)
+    assert after < PATIENCE
+    _, alive = psutil.wait_procs(forked, timeout=PATIENCE)
+    assert alive == []
