@@ -114,8 +114,8 @@ def test_the_shared_cost_stops_at_the_deadline(monkeypatch):
     reqs = [fa.KAnonymity(5)]
     real = bounds._shared
 
-    def late(dims, types, k, need_l, deadline):
-        return real(dims, types, k, need_l, 0.0)  # a deadline long past
+    def late(dims, types, k, need_l, deadline, processes):
+        return real(dims, types, k, need_l, 0.0, processes)  # a deadline long past
 
     monkeypatch.setattr(bounds, "_shared", late)
     found = lower_bound(inst, reqs, "lm", time_limit=60)
@@ -129,8 +129,8 @@ def test_no_box_excess_is_worked_out_past_the_deadline(monkeypatch):
     inst = _numeric([0] * 10 + [9])
     real = bounds._shared
 
-    def late(dims, types, k, need_l, deadline):
-        return real(dims, types, k, need_l, 0.0)
+    def late(dims, types, k, need_l, deadline, processes):
+        return real(dims, types, k, need_l, 0.0, processes)
 
     def no_excess(*args):
         raise AssertionError("a box's excess was worked out past the deadline")
