@@ -691,7 +691,8 @@ def test_lns_run_reports_the_refused_lp_bound(monkeypatch):
 
     monkeypatch.setattr(lns, "lp_bound", refused)
     inst, reqs = fa.load("german"), [fa.KAnonymity(5)]
-    release = fa.anonymize(inst, reqs, "lns", seed=0, num_workers=1, time_limit=2, max_rounds=1)
+    # The bound gets 15 % of the limit: of 2 s, too little on a loaded machine (no bound).
+    release = fa.anonymize(inst, reqs, "lns", seed=0, num_workers=1, time_limit=10, max_rounds=1)
     bound = release.provenance["lower_bound"]
     assert bound["method"] == "per-record" and bound["lp_bound"].startswith("not computed")
     assert release.bound is not None and release.bound <= release.objective
