@@ -11,7 +11,8 @@ __all__ = ["can_fork", "cores"]
 def can_fork() -> bool:
     """Whether this process may fork workers: the platform forks, and this is not a
     daemonic process (a pool's worker), which may not start processes."""
-    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+    return ("fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
 
 
 def cores() -> int:

@@ -152,6 +152,7 @@ import heapq
 import itertools
 import math
 import multiprocessing
+import os
 import signal
 import time
 import traceback
@@ -222,6 +223,9 @@ NO_GAIN = 10 * float(SHARED_MARGIN)
 RAISE_SHARE = Fraction(1, 2)
 #: See :data:`RAISE_SHARE`.
 WHOLE_RAISE = 1e-3
+#: The share of its least slack that each type of a pair searched at the same
+#: multipliers takes: at most a half, whatever RAISE_SHARE (module docstring).
+PAIR_SHARE = Fraction(1, 2)
 #: Types from which the bound searches in two processes when it may (the ascent two
 #: types at a time, m(r) and the shared cost every other type). Below, one process is
 #: done sooner: German credit, the 7 QIs of ``benchmarks/exact.py`` (733 types), NCP,
@@ -311,10 +315,10 @@ def lower_bound(
         ``details["ascent"]``. It takes all the time given, where the shared cost ends
         sooner (UCI Adult: 20 s).
     processes : {1, 2}, optional
-        Processes the bound searches in: with 2, on at least :data:`PAIRED_TYPES`
-        distinct records, m(r) and the shared cost search every other type in a forked
-        process, and the ascent two types at a time (module docstring). Default 2 when
-        this process may fork and runs on at least two cores, else 1.
+        Processes the bound searches in: with 2, m(r) and the shared cost search every
+        other type in a forked process, and the ascent two types at a time (module
+        docstring), each when it has at least :data:`PAIRED_TYPES` types to search.
+        Default 2 when this process may fork and runs on at least two cores, else 1.
 
     Examples
     --------
@@ -327,6 +331,14 @@ def lower_bound(
     True
     """
     started = time.perf_counter()
+    if processes is None:
+        processes = 2 if can_fork() and cores() >= 2 else 1
+    processes = check_int(processes, "processes", "lower_bound", low=1)
+    if processes > 2:
+        raise InvalidParameterError(
+            f"lower_bound searches in 1 or 2 processes (a pair of the ascent's raises take "
+            f"half each); got processes={processes}."
+        )
     if not isinstance(objective, str) or objective not in OBJECTIVES:
         spec = objective_spec(objective, "lower_bound")
         if isinstance(spec, Objective):
@@ -336,14 +348,6 @@ def lower_bound(
         raise InvalidParameterError(
             "lower_bound's ascent starts from the shared cost's multipliers: "
             "ascent=True needs shared=True."
-        )
-    if processes is None:
-        processes = 2 if can_fork() and cores() >= 2 else 1
-    processes = check_int(processes, "processes", "lower_bound", low=1)
-    if processes > 2:
-        raise InvalidParameterError(
-            f"lower_bound's ascent searches in 1 or 2 processes (a pair's raises take half "
-            f"each); got processes={processes}."
         )
     requirements = validate_requirements(instance, requirements, caller="lower_bound", sizes=False)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
@@ -837,7 +841,8 @@ def _in_two(items: list, work, processes: int, deadline, missing) -> list:
         return [work(x) for x in items]
     context = multiprocessing.get_context("fork")
     conn, child = context.Pipe(duplex=False)
-    process = context.Process(target=_work_out, args=(child, work, items[1::2]), daemon=True)
+    process = context.Process(target=_work_out, args=(child, conn, work, items[1::2], os.getpid()),
+                              daemon=True)
     process.start()
     child.close()
     answer = None
@@ -863,15 +868,22 @@ def _in_two(items: list, work, processes: int, deadline, missing) -> list:
     return out
 
 
-def _work_out(conn, work, items) -> None:
+def _work_out(conn, parents, work, items, parent: int) -> None:
     """The forked half of :func:`_in_two`; Ctrl-C is the parent's to handle (it ends
-    this process)."""
+    this process), and a parent that has ended, however, ends it too."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parents.close()
     try:
-        answer = ("ok", [work(x) for x in items])
+        out = []
+        for x in items:
+            if os.getppid() != parent:
+                return
+            out.append(work(x))
+        answer = ("ok", out)
     except Exception:  # noqa: BLE001 -- the parent raises it
         answer = ("error", traceback.format_exc())
-    conn.send(answer)
+    with contextlib.suppress(OSError):
+        conn.send(answer)
     conn.close()
 
 
@@ -935,6 +947,7 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
     highest = {}  # per group, the types of its largest m and the largest m of the others
     total = Fraction(0)
     added = {}  # per type raised, what it adds per record (exact)
+
     def settle(t) -> tuple:
         """How the search of type t ended, and what it adds per record (None: nothing)."""
         if deadline is not None and time.perf_counter() >= deadline:
@@ -971,11 +984,11 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, deadline,
     until `deadline` (see the module docstring): from lam = m(r) plus what the shared
     cost added for r, each type with a box, the largest raise its box allows now times
     its weight first, is raised by :data:`RAISE_SHARE` of what every box holding it
-    allows (all of it when that is at most :data:`WHOLE_RAISE`) and queued again; the
+    allows (then queued again; all of it when that is at most :data:`WHOLE_RAISE`); the
     types of a box left with no slack are not searched. With `processes` = 2 and at
     least :data:`PAIRED_TYPES` types to raise, two types are searched at a time, the
     second in a forked process (:class:`_Partner`), at the same multipliers, each then
-    raised by half. Returns the sum of the raises times the weights and how many types
+    raised by :data:`PAIR_SHARE`. Returns the sum of the raises times the weights and how many types
     were raised, searched to the end, had a box of no slack, were cut by
     :data:`ASCENT_NODES` or by the time, and how many searches ran in pairs."""
     weight, pi = types.weight, types.pi
@@ -1071,7 +1084,7 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, deadline,
                 counts["paired"] += 2
                 answer = partner.answer(deadline)
                 if answer is None:  # no answer in time: the rest is searched here
-                    partner.stop()
+                    partner.stop(0.0)
                     partner = None
                     answer = ("unsearched", None, None)
                 found.append(answer)
@@ -1094,10 +1107,11 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, deadline,
                     raises.append((t, best, own, cost))
             for t, best, own, cost in raises:
                 whole = len(picked) == 1 and best <= WHOLE_RAISE
-                step = best if whole else best * RAISE_SHARE
+                step = best if whole else best * (RAISE_SHARE if len(picked) == 1 else PAIR_SHARE)
                 lam_x[t] += step * share[t]
                 lam[t] = float(lam_x[t])
-                changed.append((t, lam_x[t]))
+                if partner is not None:
+                    changed.append((t, lam_x[t]))
                 highest.pop(int(types.group[t]), None)  # its group's largest lam may have changed
                 counts["raised"] += 1
                 total += step * share[t] * int(weight[t])
@@ -1125,11 +1139,14 @@ def _ascent_search(t, best0, lam, types, highest, dims, k, need_l, deadline) -> 
     return how, cand[found[1]], box
 
 
-def _partner(conn, dims, types, k, need_l, deadline, lam_x, lam) -> None:
+def _partner(conn, parents, dims, types, k, need_l, deadline, lam_x, lam) -> None:
     """The searches of :class:`_Partner`, in the forked process: each request brings the
     raises made since the last (so that the multipliers here are those of the parent)
-    and a type to search; Ctrl-C is the parent's to handle (it ends this process)."""
+    and a type to search; Ctrl-C is the parent's to handle (it ends this process). The
+    parent's end of the pipe is closed here, so that this process reads the end of it
+    when the parent ends, however it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parents.close()
     highest: dict = {}
     while True:
         try:
@@ -1144,10 +1161,15 @@ def _partner(conn, dims, types, k, need_l, deadline, lam_x, lam) -> None:
             lam[s] = float(value)
             highest.pop(int(types.group[s]), None)
         try:
-            conn.send(("ok", _ascent_search(t, best0, lam, types, highest, dims, k, need_l,
-                                            deadline)))
+            answer = ("ok", _ascent_search(t, best0, lam, types, highest, dims, k, need_l,
+                                           deadline))
         except Exception:  # noqa: BLE001 -- the parent raises it
-            conn.send(("error", traceback.format_exc()))
+            answer = ("error", traceback.format_exc())
+        try:
+            conn.send(answer)
+        except OSError:  # the parent has ended
+            return
+        if answer[0] == "error":
             return
 
 
@@ -1159,14 +1181,17 @@ class _Partner:
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe()
         self._process = context.Process(
-            target=_partner, args=(child, dims, types, k, need_l, deadline, lam_x, lam),
+            target=_partner,
+            args=(child, self._conn, dims, types, k, need_l, deadline, lam_x, lam),
             daemon=True,
         )
         self._process.start()
         child.close()
 
     def ask(self, changed, t, best0) -> None:
-        self._conn.send((changed, t, best0))
+        """Send a request (a process that has ended then gives no answer)."""
+        with contextlib.suppress(OSError, ValueError):
+            self._conn.send((changed, t, best0))
 
     def answer(self, deadline) -> tuple | None:
         """The search's result, or None when the process gave none by the deadline (and
@@ -1184,10 +1209,11 @@ class _Partner:
             raise RuntimeError(f"a search of the lower bound failed in its forked process: {found}")
         return found
 
-    def stop(self) -> None:
+    def stop(self, patience: float = PARTNER_GRACE) -> None:
+        """End the process: asked to, then after `patience` seconds terminated."""
         with contextlib.suppress(OSError, ValueError):
             self._conn.send(None)
-        self._process.join(PARTNER_GRACE)
+        self._process.join(patience)
         if self._process.is_alive():
             self._process.terminate()
             self._process.join()

@@ -93,7 +93,9 @@ def test_the_ascent_in_two_processes_never_exceeds_the_brute_force_optimum(data,
     optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
     if optimum is None:
         return
-    with mock.patch.object(bounds_module, "PAIRED_TYPES", 0):
+    # Pairs from the first types on, and no slack small enough to be taken whole alone.
+    with mock.patch.object(bounds_module, "PAIRED_TYPES", 0), \
+            mock.patch.object(bounds_module, "WHOLE_RAISE", 0.0):
         paired = lower_bound(inst, reqs, objective, ascent=True, processes=2)
     event(f"searched in pairs {paired.details.get('ascent', {}).get('paired', 0) > 0}")
     assert paired.value <= optimum, (paired, optimum)
