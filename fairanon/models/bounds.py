@@ -845,27 +845,38 @@ def _in_two(items: list, work, processes: int, deadline, missing) -> list:
                               daemon=True)
     process.start()
     child.close()
-    answer = None
     try:
         here = [work(x) for x in items[0::2]]
-        wait = None
-        if deadline is not None:
-            wait = max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
-        with contextlib.suppress(EOFError, OSError):
-            if conn.poll(wait):
-                answer = conn.recv()
+        there = _answer(conn, deadline)
     finally:
         if process.is_alive():
             process.terminate()
         process.join()
         conn.close()
-    if answer is not None and answer[0] == "error":
-        raise RuntimeError(f"a search of the lower bound failed in its forked process: {answer[1]}")
     out = [missing] * len(items)
     out[0::2] = here
-    if answer is not None:
-        out[1::2] = answer[1]
+    if there is not None:
+        out[1::2] = there
     return out
+
+
+def _answer(conn, deadline):
+    """What a forked search sent on `conn` (``("ok", value)``: the value), or None when
+    it sent nothing by `deadline` and :data:`PARTNER_GRACE` seconds (its searches read
+    the clock as this process's do) or has ended; its error (``("error", traceback)``)
+    is raised here."""
+    wait = None
+    if deadline is not None:
+        wait = max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
+    try:
+        if not conn.poll(wait):
+            return None
+        kind, value = conn.recv()
+    except (EOFError, OSError):
+        return None
+    if kind == "error":
+        raise RuntimeError(f"a search of the lower bound failed in its forked process: {value}")
+    return value
 
 
 def _work_out(conn, parents, work, items, parent: int) -> None:
@@ -1194,20 +1205,8 @@ class _Partner:
             self._conn.send((changed, t, best0))
 
     def answer(self, deadline) -> tuple | None:
-        """The search's result, or None when the process gave none by the deadline (and
-        :data:`PARTNER_GRACE` seconds: its search reads the clock as this one's does)."""
-        wait = None
-        if deadline is not None:
-            wait = max(0.0, deadline - time.perf_counter()) + PARTNER_GRACE
-        try:
-            if not self._conn.poll(wait):
-                return None
-            kind, found = self._conn.recv()
-        except (EOFError, OSError):
-            return None
-        if kind == "error":
-            raise RuntimeError(f"a search of the lower bound failed in its forked process: {found}")
-        return found
+        """The search's result, or None when none came in time (:func:`_answer`)."""
+        return _answer(self._conn, deadline)
 
     def stop(self, patience: float = PARTNER_GRACE) -> None:
         """End the process: asked to, then after `patience` seconds terminated."""
