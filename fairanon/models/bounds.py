@@ -1252,6 +1252,15 @@ def _excess_search(t, lam, best0, types, highest, k, need_l, deadline, cap=SHARE
     lows = reach[order] - np.maximum.accumulate(lam[members[order]])
     under = np.flatnonzero(lows < best0 + 1e-9)
     radius = reach[order[under[-1]]] if len(under) else 0.0
+    # A box within the radius covers records within it only, so the mean of its k
+    # largest lam is at most that of the k largest within the radius, T / k, and a box
+    # of excess below best0 lies within best0 + T / k: a smaller radius, until it holds.
+    while True:
+        keep = reach <= radius + 1e-9
+        within = best0 + _top_sum(lam[members[keep]], weight[members[keep]], k) / k + 1e-7
+        if within >= radius:
+            break
+        radius = within
     keep = reach <= radius + 1e-9
     keep[members == t] = False
     cand, D = members[keep], D[keep]
@@ -1291,6 +1300,17 @@ def _top_k(rows: np.ndarray, lam: np.ndarray, pi: list, weight: np.ndarray, k: i
         if not left:
             break
     return out
+
+
+def _top_sum(lam: np.ndarray, weight: np.ndarray, k: int) -> float:
+    """The sum of the k largest multipliers (floats) over the records of types of
+    multipliers `lam` and weights `weight` (fewer than k records: all of them)."""
+    if len(lam) > k:  # every type weighs at least 1: the k largest types hold them
+        top = np.argpartition(-lam, k - 1)[:k]
+        lam, weight = lam[top], weight[top]
+    order = np.argsort(-lam, kind="stable")
+    taken = np.minimum(weight[order], np.maximum(0, k - (np.cumsum(weight[order]) - weight[order])))
+    return float((lam[order] * taken).sum())
 
 
 def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None, cap=SHARED_NODES):
@@ -1350,9 +1370,7 @@ def _least_excess(D, w, lam, k, sens, need_l, best0, deadline=None, cap=SHARED_N
             low = x & -x
             rows.append(low.bit_length() - 1)
             x ^= low
-        ws = w_np[rows]
-        taken = np.minimum(ws, np.maximum(0, k - (np.cumsum(ws) - ws)))
-        return float((lam_np[rows] * taken).sum())
+        return _top_sum(lam_np[rows], w_np[rows], k)
 
     best = [best0, None]
     nodes, read = [0], [0]

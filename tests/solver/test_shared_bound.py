@@ -5,6 +5,7 @@ solved directly, never below the sum of m(r), and what it adds when its time run
 from fractions import Fraction
 from unittest import mock
 
+import numpy as np
 import pandas as pd
 import pytest
 from _exact_oracle import partition_optimum
@@ -156,7 +157,6 @@ class _Clock:
 def _long_search():
     """A record's shared-cost search over 3,000 candidates of 8 dimensions with small
     multipliers: it reaches its node cap (SHARED_NODES) without a box of excess 0."""
-    import numpy as np
 
     rng = np.random.default_rng(1)
     D = rng.integers(0, 20, size=(3000, 8)) / 20.0
@@ -198,13 +198,40 @@ def test_the_reach_read_from_the_largest_m_keeps_the_bound(data, inst):
     assert found[0] == found[1] == found[2] <= optimum, (found, optimum)
 
 
+@settings(SHARED, max_examples=40)
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_the_radius_read_from_the_k_largest_m_keeps_the_bound(data, inst):
+    """A box of less excess than best0 lies within best0 plus the mean of the k largest
+    m within it, so a search that narrows its radius to that (until it holds) reads
+    every box the wider radius of the largest m held that could be less: the same
+    bound, below the brute-force optimum."""
+    reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES[:2]))(data.draw)
+    objective = data.draw(st.sampled_from(["ncp", "lm"]))
+    optimum = partition_optimum(inst, reqs, recoding="generalization", objective=objective)
+    if optimum is None:
+        return
+    narrowed = lower_bound(inst, reqs, objective).value
+    with mock.patch.object(bounds, "_top_sum", lambda lam, weight, k: float("inf")):
+        wide = lower_bound(inst, reqs, objective).value
+    assert narrowed == wide <= optimum, (narrowed, wide, optimum)
+
+
+def test_the_k_largest_multipliers_count_each_type_by_its_weight():
+    """Types of weights 3, 1 and 2 hold the records 5, 5, 5, 4, 1, 1 (in lam)."""
+    lam = np.array([4.0, 5.0, 1.0])
+    weight = np.array([1, 3, 2])
+    assert bounds._top_sum(lam, weight, 2) == 10.0
+    assert bounds._top_sum(lam, weight, 4) == 19.0
+    assert bounds._top_sum(lam, weight, 6) == 21.0
+    assert bounds._top_sum(lam, weight, 9) == 21.0
+
+
 @pytest.mark.parametrize("eager_bits", [bounds.EAGER_BITS, 0])
 def test_a_threshold_holds_the_values_within_1e_15_above_it(monkeypatch, eager_bits):
     """Two candidates at D = 0.3 and at the next floats above it (within 1e-15), two
     needed: the box at 0.3 holds both (as a node's children read thresholds), so the
     threshold is the candidate at 0.3 itself (row 1), not the one above it -- with the
     sets made at once and made when first read (EAGER_BITS = 0)."""
-    import numpy as np
 
     monkeypatch.setattr(bounds, "EAGER_BITS", eager_bits)
 
@@ -224,7 +251,6 @@ def test_a_records_box_search_settles_for_the_quicker_bound_past_the_deadline():
     keep the bound's time limit on attributes of thousands of values."""
     import time
 
-    import numpy as np
 
     rng = np.random.default_rng(0)
     D = rng.random((60, 3))
@@ -255,7 +281,6 @@ def test_the_bound_on_the_dimensions_after_a_node_is_the_least_enough_value(data
     which the alive candidates weigh `need`, and its place: checked against sorting the
     alive candidates' values by hand, on random D with ties and weights, stepping a place
     at a time first (REST_STEPS) or galloping at once."""
-    import numpy as np
 
     n = data.draw(st.integers(2, 30))
     q = data.draw(st.integers(2, 4))
@@ -286,7 +311,6 @@ def test_the_bound_on_the_dimensions_after_a_node_reads_few_sets_of_many_values(
     of its sets (galloping from the parent's place, then halving), not one per value:
     a search over 20,000 candidates of 16 dimensions of 1,000 values spent 19 s of 20
     stepping through them one at a time."""
-    import numpy as np
 
     D = np.zeros((1000, 2))
     D[:, 1] = np.arange(1000)
@@ -304,7 +328,6 @@ def test_children_read_from_the_candidates_are_those_the_sets_give(data):
     the values whose sets hold an alive candidate (LIVE_VALUES past every dimension's
     values): m(r)'s box search and the shared-cost search give the same boxes either
     way, on random D with ties, weights and a sensitive value under 2-diversity."""
-    import numpy as np
 
     n = data.draw(st.integers(2, 40))
     q = data.draw(st.integers(1, 4))
