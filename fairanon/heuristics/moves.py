@@ -51,14 +51,15 @@ partition), 9.4-9.5 s with the nearest classes kept on a change; 30 s CPU, seed 
 304, 2,029, 2,409-2,716 and 3,124-3,169 kicks, LM_avg 0.0354, 0.0345, 0.0343-0.0344
 and 0.0340-0.0341.
 
-A perturbation (``kick="regroup"``, the default) pools a random class and one or two
-of its nearest classes (drawn) and cuts the pool again greedily: from a random record,
-a class grows by the record that joins its box most cheaply until it holds k, the last
-class taking the rest (a destroy-and-repair step of Shaw's large-neighbourhood search,
-CP 1998, without the exact re-solve). Other kicks: "dissolve" a random class, each of
-its records joining the one of the class's six nearest classes that it joins most
-cheaply; "merge" it with one of its three nearest (a class of at least 2k records that
-the descent may split elsewhere); "mixed", dissolve three times in four, else merge.
+A perturbation (``kick="regroup"``, the default) pools a class (drawn with probability
+proportional to its loss per record) and one or two of its nearest classes (drawn) and
+cuts the pool again greedily: from a random record, a class grows by the record that
+joins its box most cheaply until it holds k, the last class taking the rest (a
+destroy-and-repair step of Shaw's large-neighbourhood search, CP 1998, without the
+exact re-solve). Other kicks: "dissolve" the drawn class, each of its records joining
+the one of the class's six nearest classes that it joins most cheaply; "merge" it
+with one of its three nearest (a class of at least 2k records that the descent may
+split elsewhere); "mixed", dissolve three times in four, else merge.
 The descent from a kick is kept when it ends no higher than the best partition, else
 undone (a "better or equal" acceptance). "Nearest" is by how much joining two classes'
 boxes grows the loss.
@@ -967,13 +968,13 @@ class MoveSearch:
 
     # ------------------------------------------------------------------ kicks
     def kick(self, kind: str = "regroup") -> tuple[int, np.ndarray]:
-        """Perturb around a random class g (one of :data:`KICKS`, module docstring):
-        pool it with one or two of its nearest and cut the pool again ("regroup"),
-        merge it with one of its three nearest ("merge"), dissolve it, each record
-        joining the nearby class it joins most cheaply ("dissolve"), or one of the last
-        two ("mixed"). Returns a class and the records to re-examine."""
-        live = np.flatnonzero(self.alive)
-        g = int(live[self.rng.integers(len(live))])
+        """Perturb around a class g drawn by its loss (:meth:`_drawn`), one of
+        :data:`KICKS` (module docstring): pool it with one or two of its nearest and cut
+        the pool again ("regroup"), merge it with one of its three nearest ("merge"),
+        dissolve it, each record joining the nearby class it joins most cheaply
+        ("dissolve"), or one of the last two ("mixed"). Returns a class and the records
+        to re-examine."""
+        g = self._drawn()
         if kind == "mixed":
             kind = "merge" if self.rng.random() < 0.25 else "dissolve"
         near = self.nearest(g, 3)
@@ -997,6 +998,21 @@ class MoveSearch:
             landed.add(b)
         landed = sorted(landed)
         return landed[0], np.concatenate([self.members[x] for x in pool if self.alive[x]])
+
+    def _drawn(self) -> int:
+        """A live class drawn with probability proportional to its loss per record (at
+        random when every class is lossless): the classes that lose most have most to
+        gain. UCI Adult (7 QIs and race), k = 5, LM, from lattice-local's release, 40 s,
+        seeds 0 and 1: LM_avg 0.03386 and 0.03383 drawn at random, 0.03330 and 0.03323
+        by loss per record, 0.03342 and 0.03338 by its square root, 0.03345 and 0.03339
+        by its square; German credit (7 QIs, NCP, 30 s, seeds 0-3), 0.1922 and 0.2988 on
+        average for k = 5 and 10 at random, 0.1918 and 0.2986 by loss."""
+        live = np.flatnonzero(self.alive)
+        weight = np.cumsum(self.cost[live] / self.size[live])
+        if weight[-1] <= 0:
+            return int(live[self.rng.integers(len(live))])
+        at = np.searchsorted(weight, self.rng.random() * weight[-1], side="right")
+        return int(live[min(int(at), len(live) - 1)])
 
     def _regroup(self, g: int, near: np.ndarray) -> tuple[int, np.ndarray]:
         """Pool class g and one or two (drawn) of its nearest classes `near`, and cut the
