@@ -133,6 +133,33 @@ def test_the_ascent_searches_in_pairs_on_german_credit():
     assert shared.value < paired.value <= lp.value, (shared, paired, lp)
 
 
+def _searched_order(unsearched_first: float) -> list:
+    """The types the ascent searches on German credit (3 QIs, NCP, k = 5), in order."""
+    order = []
+    search = bounds_module._ascent_search
+
+    def recorded(t, *args):
+        order.append(t)
+        return search(t, *args)
+
+    with mock.patch.object(bounds_module, "UNSEARCHED_FIRST", unsearched_first), \
+            mock.patch.object(bounds_module, "_ascent_search", recorded):
+        lower_bound(_german(), [fa.KAnonymity(5)], "ncp", ascent=True, processes=1)
+    return order
+
+
+def test_the_ascent_searches_the_types_not_searched_yet_first():
+    """Counted far above the others, every type is searched once before any is searched
+    again; counted as the others, some type is searched again before another's first
+    search."""
+    for factor, first_all in ((1e12, True), (1.0, False)):
+        order = _searched_order(factor)
+        firsts = [i for i, t in enumerate(order) if t not in order[:i]]
+        again = [i for i, t in enumerate(order) if t in order[:i]]
+        assert again, factor
+        assert (max(firsts) < min(again)) == first_all, factor
+
+
 def test_the_ascent_searches_in_one_or_two_processes():
     with pytest.raises(fa.InvalidParameterError, match="1 or 2 processes"):
         lower_bound(fa.load("dewri_t1"), [fa.KAnonymity(2)], "ncp", ascent=True, processes=3)
