@@ -160,6 +160,27 @@ def test_the_ascent_searches_the_types_not_searched_yet_first():
         assert (max(firsts) < min(again)) == first_all, factor
 
 
+def test_a_type_searched_again_starts_below_the_box_its_last_search_found():
+    """German credit (3 QIs, NCP, k = 5): each search of a type searched before starts
+    from at most the slack the box of least slack its last search found had then (less
+    now, the type's records having risen), not from its own box's, often larger."""
+    last, checked = {}, [0]
+    search = bounds_module._ascent_search
+
+    def recorded(t, best0, lam, types, *args):
+        if t in last:
+            assert best0 <= last[t] + 1e-9, (t, best0, last[t])
+            checked[0] += 1
+        how, rows, box = search(t, best0, lam, types, *args)
+        if rows is not None and how == "searched":
+            last[t] = float(box) - bounds_module._top_sum(lam[rows], types.weight[rows], 5) / 5
+        return how, rows, box
+
+    with mock.patch.object(bounds_module, "_ascent_search", recorded):
+        lower_bound(_german(), [fa.KAnonymity(5)], "ncp", ascent=True, processes=1)
+    assert checked[0] > 0
+
+
 def test_the_ascent_searches_in_one_or_two_processes():
     with pytest.raises(fa.InvalidParameterError, match="1 or 2 processes"):
         lower_bound(fa.load("dewri_t1"), [fa.KAnonymity(2)], "ncp", ascent=True, processes=3)
