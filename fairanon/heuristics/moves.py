@@ -22,34 +22,33 @@ only when it lowers the loss and keeps every class at k or more records:
 - *split* a class of at least 2k records in two at a cut of one attribute's order
   (Mondrian's cut, LeFevre et al., ICDE 2006, taken only when it lowers the loss).
 
-A descent applies, record after record (in a seeded random order), the best move or
-swap of that record (steepest over its candidates), and after each change re-examines
-the records of the classes it touched and of their nearest classes, until no record has
-an improving move (a local optimum). A record's candidates are the classes of its
-protected value that it joins most cheaply; above :data:`PREFILTER_CLASSES` classes,
-among the :data:`NEAR_CLASSES` nearest classes of its own class only. Records next in
-the descent's queue are priced together on the partition as it is (:data:`FIRST_BATCH`
-after a change, doubling up to :data:`BATCH` after each batch without an improving
-change), and the first with an improving change is applied: the same changes in the
-same order as one by one. This pays off with small classes (German credit, 7 QIs,
-k = 10, from Mondrian's release, 200 kicks: 5.4 s CPU one by one, 3.2-3.4 s batched);
-a batch's cells are capped by :data:`BATCH_CELLS`, swaps included, and a record whose
-swaps may read more than :data:`SWAP_ROWS` records is priced alone (UCI Adult with
-race as a QI, k = 50, the first 1,000 changes: 1.0-1.3 s one by one, 2.3-2.5 s in
-uncapped batches, 1.2-1.9 s now; k = 1,000: a batch of 64 records held 544 MB, now
+A descent applies, record after record (in a seeded random order), the best move or swap
+of that record (steepest over its candidates), and after each change re-examines the
+records of the classes it touched and of their nearest classes (:data:`REQUEUE`), until
+no record has an improving move (a local optimum). A record's candidates are the classes
+of its protected value that it joins most cheaply; above :data:`PREFILTER_CLASSES`
+classes, among the :data:`NEAR_CLASSES` nearest classes of its own class only. Records
+next in the descent's queue are priced together on the partition as it is
+(:data:`FIRST_BATCH` after a change, doubling up to :data:`BATCH` after each batch
+without an improving change), and the first with an improving change is applied: the
+same changes in the same order as one by one. This pays off with small classes (German
+credit, 7 QIs, k = 10, from Mondrian's release, 200 kicks: 5.4 s CPU one by one, 3.2-3.4
+s batched); a batch's cells are capped by :data:`BATCH_CELLS`, swaps included, and a
+record whose swaps may read more than :data:`SWAP_ROWS` records is priced alone (UCI
+Adult with race as a QI, k = 50, the first 1,000 changes: 1.0-1.3 s one by one, 2.3-2.5
+s in uncapped batches, 1.2-1.9 s now; k = 1,000: a batch of 64 records held 544 MB, now
 13 MB). Above :data:`PREFILTER_CLASSES` classes of a value, records are priced together
 on their own candidates, from the first record's class up to the first record whose
-class's nearest classes are not kept yet (one by one they would be found later, on
-the partition as it is then); the arrays of a value's classes are kept for every
-value, so neither the prefilter nor the nearest classes gather every class's box again
-for each record; and a class a change touched keeps its nearest classes, found with
-those whose records the descent queues again (one search, not two). UCI Adult (race
-protected, 7 QIs, 3,790 classes of white records), k = 5, LM, from lattice-local's
-release, the first descent: 22.4-22.6 s CPU with the arrays gathered again for each
-record, 10.6-11.5 s with them kept, 10.5-10.8 s with the records batched too (the same
-partition), 9.4-9.5 s with the nearest classes kept on a change; 30 s CPU, seed 0:
-304, 2,029, 2,409-2,716 and 3,124-3,169 kicks, LM_avg 0.0354, 0.0345, 0.0343-0.0344
-and 0.0340-0.0341.
+class's nearest classes are not kept yet (one by one they would be found later, on the
+partition as it is then); the arrays of a value's classes are kept for every value, so
+neither the prefilter nor the nearest classes gather every class's box again for each
+record; and a class a change touched keeps its nearest classes, found with those whose
+records the descent queues again (one search, not two). UCI Adult (race protected, 7
+QIs, 3,790 classes of white records), k = 5, LM, from lattice-local's release, the first
+descent: 22.4-22.6 s CPU with the arrays gathered again for each record, 10.6-11.5 s
+with them kept, 10.5-10.8 s with the records batched too (the same partition), 9.4-9.5 s
+with the nearest classes kept on a change; 30 s CPU, seed 0: 304, 2,029, 2,409-2,716 and
+3,124-3,169 kicks, LM_avg 0.0354, 0.0345, 0.0343-0.0344 and 0.0340-0.0341.
 
 A perturbation (``kick="regroup"``, the default) pools a class (drawn with probability
 proportional to its loss per record) and its two nearest classes and cuts the pool
@@ -103,6 +102,17 @@ KICKS = ("regroup", "mixed", "dissolve", "merge")
 PREFILTER_CLASSES = 512
 #: See :data:`PREFILTER_CLASSES`.
 NEAR_CLASSES = 128
+#: The nearest classes of a class a change touched whose records the descent queues
+#: again (with the class's own), up to :data:`PREFILTER_CLASSES` classes of its
+#: protected value, and :data:`REQUEUE_MANY` above. German credit (7 QIs, NCP, about
+#: 100-200 classes), 30 s, seeds 0-3, two runs at once on 2 cores, GCP on average for
+#: k = 5 and 10: 0.1917 and 0.2981 with 4, 0.1924 and 0.2980 with 2, 0.1924 and 0.2995
+#: with 1; UCI Adult (7 QIs and race, k = 5, LM, about 5,000 classes), 40 s, seeds 0
+#: and 1: LM_avg 0.03313 with 4, 0.03298 with 2, 0.03284 with 1, 0.03287 with none
+#: (a change there moves few records, and the time goes to more kicks).
+REQUEUE = 4
+#: See :data:`REQUEUE`.
+REQUEUE_MANY = 1
 #: A change is applied only when it lowers the loss by more than this (objective units:
 #: cells), so that float rounding never passes for an improvement.
 EPS = 1e-9
@@ -567,8 +577,7 @@ class MoveSearch:
         classes of its value but a, among the nearest of a above PREFILTER_CLASSES (those
         of its kept ones still alive in the slots they were found in: a slot born since
         holds a class they were not found among)."""
-        same = (self._key_entry(key)[0] if self.fast
-                else np.flatnonzero(self.alive & (self.key == key)))
+        same = self._same(key)
         if len(same) > PREFILTER_CLASSES:
             near = self.near_cache.get(a)
             if near is None:
@@ -576,6 +585,11 @@ class MoveSearch:
                 self._keep_near(a, near)
             same = near[self.alive[near] & (self.born[near] <= self.near_tick[a])]
         return same[same != a]
+
+    def _same(self, key: int) -> np.ndarray:
+        """The live classes of protected value `key`, ascending."""
+        return (self._key_entry(key)[0] if self.fast
+                else np.flatnonzero(self.alive & (self.key == key)))
 
     def _block(self, b: int) -> np.ndarray:
         """Class b's records as columns: premultiplied positions, positions,
@@ -852,7 +866,6 @@ class MoveSearch:
         split_queue = list(np.flatnonzero(self.alive)) if rows is None else list(classes)
         queued = np.zeros(self.n, dtype=bool)
         queued[queue] = True
-        near_count = 4
         batch = FIRST_BATCH
         while queue or split_queue:
             self._check_time()
@@ -876,7 +889,9 @@ class MoveSearch:
                 if not self.alive[g]:
                     continue
                 split_queue.append(g)
-                for h in (g, *self.nearest(g, near_count, keep=True).tolist()):
+                many = len(self._same(int(self.key[g]))) > PREFILTER_CLASSES
+                near = self.nearest(g, REQUEUE_MANY if many else REQUEUE, keep=True)
+                for h in (g, *near.tolist()):
                     rows_h = self.members[h]
                     fresh = rows_h[~queued[rows_h]]
                     queued[fresh] = True

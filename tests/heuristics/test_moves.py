@@ -736,6 +736,34 @@ def test_a_kept_near_list_does_not_offer_a_slot_reborn_as_another_class(monkeypa
     assert sorted(state.nearest(0, 3).tolist()) == [2, 3, 9]
     assert sorted(state._candidates(0, 0).tolist()) == [2, 3]
 
+@pytest.mark.parametrize("prefilter, count", [(4, "REQUEUE_MANY"), (100, "REQUEUE")])
+def test_a_change_queues_the_records_of_fewer_nearest_classes_among_many(monkeypatch,
+                                                                          prefilter, count):
+    """Ten classes of 2 records, ages 20 apart: above PREFILTER_CLASSES classes of the
+    value a change queues again the records of REQUEUE_MANY nearest classes of each
+    class it touched, else of REQUEUE."""
+    from fairanon.heuristics import moves
+
+    monkeypatch.setattr(moves, "PREFILTER_CLASSES", prefilter)
+    ages = np.array([10, 30, 20, 40, 50, 70, 60, 80, 90, 95, 11, 31, 21, 41, 51, 71, 61, 81,
+                     91, 96])
+    inst = fa.Instance(pd.DataFrame({"age": ages}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    state = moves.MoveSearch(inst, 2, np.arange(20) // 2, "ncp", seed=0)
+    asked = []
+    nearest = moves.MoveSearch.nearest
+
+    def recorded(self, g, n, keep=False):
+        if keep:
+            asked.append(n)
+        return nearest(self, g, n, keep)
+
+    monkeypatch.setattr(moves.MoveSearch, "nearest", recorded)
+    state.descend()
+    assert state.changes["move"] + state.changes["swap"] > 0
+    assert set(asked) == {getattr(moves, count)}
+
+
 def test_kicks_draw_classes_by_their_loss_per_record():
     """Ages {10, 10}, {20, 21}, {30, 33} (NCP, range 23): losses per record 0, 1/23 and
     3/23, so the first class is never drawn and the third three times as often as the
