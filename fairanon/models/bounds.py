@@ -1284,15 +1284,7 @@ def _excess_search(t, lam, best0, types, highest, k, need_l, deadline, cap=SHARE
     lows = reach[order] - np.maximum.accumulate(lam[members[order]])
     under = np.flatnonzero(lows < best0 + 1e-9)
     radius = reach[order[under[-1]]] if len(under) else 0.0
-    # A box within the radius covers records within it only, so the mean of its k
-    # largest lam is at most that of the k largest within the radius, T / k, and a box
-    # of excess below best0 lies within best0 + T / k: a smaller radius, until it holds.
-    while True:
-        keep = reach <= radius + 1e-9
-        within = best0 + _top_sum(lam[members[keep]], weight[members[keep]], k) / k + 1e-7
-        if within >= radius:
-            break
-        radius = within
+    radius = _narrowed(radius, reach, lam[members], weight[members], best0, k)
     keep = reach <= radius + 1e-9
     keep[members == t] = False
     cand, D = members[keep], D[keep]
@@ -1332,6 +1324,22 @@ def _top_k(rows: np.ndarray, lam: np.ndarray, pi: list, weight: np.ndarray, k: i
         if not left:
             break
     return out
+
+
+def _narrowed(radius: float, reach: np.ndarray, lam: np.ndarray, weight: np.ndarray,
+              best0: float, k: int) -> float:
+    """A radius (in summed D, `reach`) that every box of excess below `best0` lies
+    within, from one that does (`radius`), for records of multipliers `lam` and weights
+    `weight`: a box within the radius covers records within it only, so the mean of its
+    k largest lam is at most T / k, T the sum of the k largest within the radius, and
+    its cost, at least the reach of each record it covers, is below best0 + T / k,
+    a smaller radius, until it holds."""
+    while True:
+        keep = reach <= radius + 1e-9
+        within = best0 + _top_sum(lam[keep], weight[keep], k) / k + 1e-7
+        if not within < radius:  # also ends on a NaN
+            return radius
+        radius = within
 
 
 def _top_sum(lam: np.ndarray, weight: np.ndarray, k: int) -> float:

@@ -736,6 +736,7 @@ def test_a_kept_near_list_does_not_offer_a_slot_reborn_as_another_class(monkeypa
     assert sorted(state.nearest(0, 3).tolist()) == [2, 3, 9]
     assert sorted(state._candidates(0, 0).tolist()) == [2, 3]
 
+
 @pytest.mark.parametrize("prefilter, count", [(4, "REQUEUE_MANY"), (100, "REQUEUE")])
 def test_a_change_queues_the_records_of_fewer_nearest_classes_among_many(monkeypatch,
                                                                           prefilter, count):
@@ -764,6 +765,22 @@ def test_a_change_queues_the_records_of_fewer_nearest_classes_among_many(monkeyp
     assert set(asked) == {getattr(moves, count)}
 
 
+def test_a_regroup_pools_the_drawn_class_with_its_two_nearest(monkeypatch):
+    """Ages {50, 51}, {10, 11}, {48, 49}, {52, 53} (k = 2): joining class 0 with class 2
+    or 3 grows the loss least, with class 1 most, so a regroup of class 0 pools the
+    records of classes 0, 2 and 3."""
+    from fairanon.heuristics import moves
+
+    ages = np.array([50, 51, 10, 11, 48, 49, 52, 53])
+    inst = fa.Instance(pd.DataFrame({"age": ages}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    state = moves.MoveSearch(inst, 2, np.arange(8) // 2, "ncp", seed=0)
+    monkeypatch.setattr(moves.MoveSearch, "_drawn", lambda self: 0)
+    g, pool = state.kick("regroup")
+    assert g == 0
+    assert sorted(pool.tolist()) == [0, 1, 4, 5, 6, 7]
+
+
 def test_kicks_draw_classes_by_their_loss_per_record():
     """Ages {10, 10}, {20, 21}, {30, 33} (NCP, range 23): losses per record 0, 1/23 and
     3/23, so the first class is never drawn and the third three times as often as the
@@ -781,7 +798,7 @@ def test_kicks_draw_classes_by_their_loss_per_record():
     flat = fa.Instance(pd.DataFrame({"age": np.repeat([10, 20, 30], 2)}),
                        fa.Schema([fa.Attribute("age", kind="numeric")]))
     state = moves.MoveSearch(flat, 2, np.arange(6) // 2, "ncp", seed=0)
-    assert set(state._drawn() for _ in range(100)) == {0, 1, 2}
+    assert {state._drawn() for _ in range(100)} == {0, 1, 2}
 
 
 @pytest.mark.parametrize("swap_rows", [None, 10**9])

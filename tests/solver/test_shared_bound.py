@@ -211,9 +211,23 @@ def test_the_radius_read_from_the_k_largest_m_keeps_the_bound(data, inst):
     if optimum is None:
         return
     narrowed = lower_bound(inst, reqs, objective).value
-    with mock.patch.object(bounds, "_top_sum", lambda lam, weight, k: float("inf")):
+    with mock.patch.object(bounds, "_narrowed", lambda radius, *args: radius):
         wide = lower_bound(inst, reqs, objective).value
     assert narrowed == wide <= optimum, (narrowed, wide, optimum)
+
+
+@pytest.mark.parametrize("k", [5, 10])
+def test_the_narrowed_radius_keeps_the_bound_and_its_ascent_on_german_credit(k):
+    """German credit (3 QIs, NCP): the shared cost and the ascent run to its end are
+    the same with each search's radius narrowed as with the radius of the largest m."""
+    inst = fa.load("german", qi=["personal_status", "job", "savings"],
+                   roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(k)]
+    for ascent in (False, True):
+        narrowed = lower_bound(inst, reqs, "ncp", ascent=ascent, processes=1).value
+        with mock.patch.object(bounds, "_narrowed", lambda radius, *args: radius):
+            wide = lower_bound(inst, reqs, "ncp", ascent=ascent, processes=1).value
+        assert narrowed == wide, (ascent, narrowed, wide)
 
 
 def test_the_k_largest_multipliers_count_each_type_by_its_weight():
@@ -250,7 +264,6 @@ def test_a_records_box_search_settles_for_the_quicker_bound_past_the_deadline():
     way). Its nodes' cost grows with a dimension's values, so the node cap alone did not
     keep the bound's time limit on attributes of thousands of values."""
     import time
-
 
     rng = np.random.default_rng(0)
     D = rng.random((60, 3))
