@@ -254,7 +254,6 @@ def _comparison_html(name: str, comparison: Comparison) -> list[str]:
     (docs/papers.md, DW-10), the ranking and the tables."""
     slug = _slug(name)
     names = comparison.releases
-    defined = comparison.metadata.get("defined", {})
     parts = [f"<h2 id='c-{html.escape(slug)}'>Releases of {html.escape(name)}</h2>"]
     parts.append(_setting_html(comparison))
     for view in comparison_views(comparison, name):

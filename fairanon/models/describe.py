@@ -106,7 +106,7 @@ def format_description(description: dict) -> str:
         x = d["discrimination"]
         a, b, c, dd = x["a,b,c,d"]
         lines.append(f"Discrimination: protected {x['protected']}, negative {x['negative']}")
-        lines.append(f"               negative  positive")
+        lines.append("               negative  positive")
         lines.append(f"  protected    {a:>8}  {b:>8}  {a + b:>8}")
         lines.append(f"  unprotected  {c:>8}  {dd:>8}  {c + dd:>8}")
         lines.append(

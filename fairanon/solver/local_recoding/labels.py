@@ -497,7 +497,7 @@ def _label_losses(attr: Attribute, values: list, masks: np.ndarray | None, texts
     (``time.perf_counter``), :class:`BuildStopped` (`stage` says what was
     being built) between two labels of a numeric attribute, each costed in fractions."""
     m = len(values)
-    ncp, lm = [], []
+    ncp = []
     if attr.kind == "numeric":
         from ...instances.generalization import label_covers
 
