@@ -85,36 +85,46 @@ all of them in 486 s CPU. The boxes that bound a raise can hold any record of th
 group, so each search read 13,000-18,000 candidates; the shared cost, 0.0222 in 14 s,
 stays the bound's second step.
 
-The ascent. The multipliers lam = m + max(0, s) are feasible for every class E (the
-mean of lam over E is at most w(E): every s(q) of a record q of E is at most w(E) less
-the mean of m over E, E's box around q being one of q's boxes), so their sum, the bound
-above, is a value of the set-partitioning LP's dual. They are then raised one type at a
-time: with sigma the least slack (cost less the mean of the k largest lam it covers) of
-the boxes around the type (by the search of the shared cost, from that box's slack),
-each of its w records rises by k sigma' / min(w, k), with sigma' half of sigma (all of
-it when sigma is at most :data:`WHOLE_RAISE`), and the type goes back in the queue. A
-class E holding the type lies in its box around the type, whose k largest lam rise by
-at most min(w, k) times the raise, so E's mean of lam stays at most w(E); classes
-without it do not change; the sum of lam stays a bound. A whole raise leaves the box
-that bounded it with no slack for the other types it holds; half leaves them room, and
-the type takes more when its turn comes back, its search then starting from the slack
-left to the box its last search found when that is less than its own box's (a smaller
-radius: bundled Adult, two processes, 60 s, 0.02495 -> 0.02500 per cell; ARX's setting,
-k = 5, 0.02565 -> 0.02570). Where the covers nest, a box found around one type is one
-around each type it holds, of the same cost and records: each type also keeps the last
-:data:`KNOWN_BOXES` boxes found around others that hold it (by the shared cost's
-searches too), and the least slack of these now bounds its raise and its place in the
-order before it is searched (found boxes hold 5-25 types on UCI Adult, and a search
-finds a quarter of the slack it starts from at the median). Bundled Adult, k = 5, one
-process, 45 s: 0.02389 -> 0.0243 per cell (1,308 raises, 1,314 before, now each worth
-more); two processes, 60 s: 0.02500 -> 0.02523; German credit, the 7 QIs, every type
-raised as far as it goes: 1,180.2 -> 1,184.8 for k = 5 and 1,757.5 -> 1,783.5 for
-k = 10 (17.1 s). Until the time limit, the type whose box (of m(r), or the
-one last found) has the most slack now (times k / min(w, k) and w, and :data:`UNSEARCHED_FIRST`
-for a type not searched yet) first, over the types whose boxes have slack left (each
-raise takes a search that may read many records: the largest lam within reach
-grows). A box with no slack left (a whole raise leaves the box that bounded it with
-the margin) stays so, lam only rising: the types it holds are not searched again
+The ascent. The multipliers lam = m + max(0, s) are feasible for every class E (the mean
+of lam over E is at most w(E): every s(q) of a record q of E is at most w(E) less the
+mean of m over E, E's box around q being one of q's boxes), so their sum, the bound
+above, is a value of the set-partitioning LP's dual. The same holds from any feasible
+multipliers lam: each term is at least lam(r) + max(0, s(r)) (the mean of lam over E_r
+is at most w(E_r)), and lam + max(0, s) is feasible again (in a class E, each s(q) is at
+most w(E) less the mean of lam over E, and that is at least 0). So, with the ascent, the
+shared cost is first taken a second time, at m + max(0, s), in :data:`AGAIN_SHARE` of
+the time left: every type at once, each rising by its own least slack, where the ascent
+raises one type by up to k / min(w, k) times its least slack but searches the types one
+after the other from larger slacks, more slowly (3.6 ms a search against 19 ms on UCI
+Adult). The multipliers are then raised one type at a time: with sigma the least slack
+(cost less the mean of the k largest lam it covers) of the boxes around the type (by the
+search of the shared cost, from that box's slack), each of its w records rises by k
+sigma' / min(w, k), with sigma' half of sigma (all of it when sigma is at most
+:data:`WHOLE_RAISE`), and the type goes back in the queue. A class E holding the type
+lies in its box around the type, whose k largest lam rise by at most min(w, k) times the
+raise, so E's mean of lam stays at most w(E); classes without it do not change; the sum
+of lam stays a bound. A whole raise leaves the box that bounded it with no slack for the
+other types it holds; half leaves them room, and the type takes more when its turn comes
+back, its search then starting from the slack left to the box its last search found when
+that is less than its own box's (a smaller radius: bundled Adult, two processes, 60 s,
+0.02495 -> 0.02500 per cell; ARX's setting, k = 5, 0.02565 -> 0.02570). Where the covers
+nest, a box found around one type is one around each type it holds, of the same cost and
+records: each type also keeps the last :data:`KNOWN_BOXES` boxes found around others
+that hold it (by the shared cost's searches too), and the least slack of these now
+bounds its raise and its place in the order before it is searched (found boxes hold 5-25
+types on UCI Adult, and a search finds a quarter of the slack it starts from at the
+median). Bundled Adult, k = 5, one process, 45 s: 0.02389 -> 0.0243 per cell (1,308
+raises, 1,314 before, now each worth more); two processes, 60 s: 0.02500 -> 0.02523;
+German credit, the 7 QIs, every type raised as far as it goes: 1,180.2 -> 1,184.8 for k
+= 5 and 1,757.5 -> 1,783.5 for k = 10 (17.1 s). With the shared cost's second pass
+before the ascent: bundled Adult, one process, 45 s, 0.0243 -> 0.02468; two processes,
+60 s, 0.02523 -> 0.02568; German credit, every type raised, 1,185.5 for k = 5 (4.2 s)
+and 1,804.2 for k = 10 (14.9 s). Until the time limit, the type whose box (of m(r), or
+the one last found) has the most slack now (times k / min(w, k) and w, and
+:data:`UNSEARCHED_FIRST` for a type not searched yet) first, over the types whose boxes
+have slack left (each raise takes a search that may read many records: the largest lam
+within reach grows). A box with no slack left (a whole raise leaves the box that bounded
+it with the margin) stays so, lam only rising: the types it holds are not searched again
 (where the covers nest, so that it is a box around each of them: ranges, hierarchy
 nodes).
 
@@ -177,6 +187,7 @@ import signal
 import time
 import traceback
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -254,6 +265,13 @@ PAIR_SHARE = Fraction(1, 2)
 #: -> 3; 0.02353 for 0.3, 0.02390 for 10), 0.02486 -> 0.02495 in 60 s in two; ARX's
 #: Adult setting, k = 5, 60 s in two, 0.02550 -> 0.02565.
 UNSEARCHED_FIRST = 3.0
+#: The share of the time left after the shared cost that its second pass, at the
+#: multipliers the first raised, may take before the ascent. Bundled UCI Adult, k = 5,
+#: LM, one process, 45 s (26 s left): 0.0243 per cell with none, 0.02443 with 4 s,
+#: 0.02461 with 8 s, 0.02473 with 13 s, 0.02475 with 18 s, 0.02427 with the whole pass
+#: (26 s; the ascent's first raises, the largest, then get no time); a third pass of 7 s
+#: after a second of 7 s, 0.02441.
+AGAIN_SHARE = 0.6
 #: Boxes found around other types that the ascent keeps per type they hold (the last
 #: ones). Bundled UCI Adult, k = 5, one process, 45 s: 0.02406 per cell with 2, 0.02414
 #: with 4, 0.02421 with 8, 0.02415 with 16, 0.02402 with 32 (each read at every turn).
@@ -342,10 +360,11 @@ def lower_bound(
         in the time left after m(r) (``details["shared"]``); False gives the sum of m(r)
         alone.
     ascent : bool, default=False
-        With `shared`, then raise the multipliers one type at a time (the dual ascent of
-        the module docstring) until the time limit (without one, over every type):
-        ``details["ascent"]``. It takes all the time given, where the shared cost ends
-        sooner (UCI Adult: 20 s).
+        With `shared`, then take the shared cost again at the multipliers it raised, in
+        :data:`AGAIN_SHARE` of the time left (``details["shared_again"]``), and raise
+        the multipliers one type at a time (the dual ascent of the module docstring)
+        until the time limit (without one, over every type): ``details["ascent"]``. It
+        takes all the time given, where the shared cost ends sooner (UCI Adult: 20 s).
     processes : {1, 2}, optional
         Processes the bound searches in: with 2, m(r) and the shared cost search every
         other type in a forked process, and the ascent two types at a time (module
@@ -428,6 +447,19 @@ def lower_bound(
         value += raised
         details["shared"] = {**how, "value": float(raised)}
         if ascent:
+            # The shared cost again, at the multipliers it raised (module docstring).
+            until = deadline
+            if deadline is not None:
+                left = max(0.0, deadline - time.perf_counter())
+                until = time.perf_counter() + AGAIN_SHARE * left
+            lifted = [p + added.get(t, 0) for t, p in enumerate(types.pi)]
+            raised, how, more, again = _shared(dims, dataclasses.replace(types, pi=lifted), k,
+                                               need_l, until, processes)
+            value += raised
+            details["shared_again"] = {**how, "value": float(raised)}
+            for t, x in more.items():
+                added[t] = added.get(t, 0) + x
+            found.update(again)
             raised, how = _ascent(dims, types, k, need_l, added, found, deadline, processes)
             value += raised
             details["ascent"] = {**how, "value": float(raised)}
