@@ -117,10 +117,11 @@ median). Bundled Adult, k = 5, one process, 45 s: 0.02389 -> 0.0243 per cell (1,
 raises, 1,314 before, now each worth more); two processes, 60 s: 0.02500 -> 0.02523;
 German credit, the 7 QIs, every type raised as far as it goes: 1,180.2 -> 1,184.8 for k
 = 5 and 1,757.5 -> 1,783.5 for k = 10 (17.1 s). With the shared cost's second pass
-before the ascent: bundled Adult, one process, 45 s, 0.0243 -> 0.02468; two processes,
-60 s, 0.02523 -> 0.02568; German credit, every type raised, 1,185.5 for k = 5 (4.2 s)
-and 1,804.2 for k = 10 (14.9 s). Until the time limit, the type whose box (of m(r), or
-the one last found) has the most slack now (times k / min(w, k) and w, and
+before the ascent, its searches starting below the boxes the first pass found (each read
+at the raised multipliers): bundled Adult, one process, 45 s, 0.0243 -> 0.02493; two
+processes, 60 s, 0.02523 -> 0.02581; German credit, every type raised, 1,185.5 for k = 5
+(4.1 s) and 1,804.3 for k = 10 (14.8 s). Until the time limit, the type whose box (of
+m(r), or the one last found) has the most slack now (times k / min(w, k) and w, and
 :data:`UNSEARCHED_FIRST` for a type not searched yet) first, over the types whose boxes
 have slack left (each raise takes a search that may read many records: the largest lam
 within reach grows). A box with no slack left (a whole raise leaves the box that bounded
@@ -267,11 +268,12 @@ PAIR_SHARE = Fraction(1, 2)
 UNSEARCHED_FIRST = 3.0
 #: The share of the time left after the shared cost that its second pass, at the
 #: multipliers the first raised, may take before the ascent. Bundled UCI Adult, k = 5,
-#: LM, one process, 45 s (26 s left): 0.0243 per cell with none, 0.02443 with 4 s,
-#: 0.02461 with 8 s, 0.02473 with 13 s, 0.02475 with 18 s, 0.02427 with the whole pass
-#: (26 s; the ascent's first raises, the largest, then get no time); a third pass of 7 s
-#: after a second of 7 s, 0.02441.
-AGAIN_SHARE = 0.6
+#: LM, one process, 45 s (26 s left), the second pass reading the first's boxes: 0.02484
+#: per cell with 0.3, 0.02493 with 0.45, 0.02492 with 0.6, 0.02471 with 0.75 (the
+#: ascent's first raises, the largest, then get too little time). Before it read them:
+#: 0.0243 without the pass, 0.02427 with the whole pass (26 s); a third pass of 7 s
+#: after a second of 7 s, 0.02441 where the second alone for 13 s gave 0.02473.
+AGAIN_SHARE = 0.5
 #: Boxes found around other types that the ascent keeps per type they hold (the last
 #: ones). Bundled UCI Adult, k = 5, one process, 45 s: 0.02406 per cell with 2, 0.02414
 #: with 4, 0.02421 with 8, 0.02415 with 16, 0.02402 with 32 (each read at every turn).
@@ -454,7 +456,7 @@ def lower_bound(
                 until = time.perf_counter() + AGAIN_SHARE * left
             lifted = [p + added.get(t, 0) for t, p in enumerate(types.pi)]
             raised, how, more, again = _shared(dims, dataclasses.replace(types, pi=lifted), k,
-                                               need_l, until, processes)
+                                               need_l, until, processes, found)
             value += raised
             details["shared_again"] = {**how, "value": float(raised)}
             for t, x in more.items():
@@ -989,7 +991,7 @@ def _nested(dims) -> bool:
 
 
 def _shared(dims, types: _Types, k: int, need_l: int, deadline,
-            processes: int = 1) -> tuple[Fraction, dict, dict]:
+            processes: int = 1, found: dict | None = None) -> tuple[Fraction, dict, dict, dict]:
     """What the shared cost of the classes adds to the sum of m(r): the sum over the
     types of their weight times max(0, s(r)) (see the module docstring), until
     `deadline` (types left add 0).
@@ -1006,7 +1008,9 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
     something, were searched to the end, had a box of no excess, were cut by
     :data:`SHARED_NODES` or by the time (each adds 0 then); per type that added
     something, what it added per record (exact); and per type whose search found a box
-    of less excess than its own, that box (the types it holds, its exact cost).
+    of less excess than its own, that box (the types it holds, its exact cost). `found`,
+    such boxes of an earlier pass, bound the excess of the types they hold (where the
+    covers nest) before any search.
     """
     weight, idx, pi = types.weight, types.idx, types.pi
     counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0}
@@ -1021,6 +1025,17 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
         if box is not None and pi[t] > 0:
             covers, cost = box
             own[t] = cost - _top_k(np.concatenate([[t], covers]), lam, pi, weight, k) / k
+    nested = _nested(dims)
+    for i, (t, (rows, cost)) in enumerate((found or {}).items()):
+        # Boxes found before: where the covers nest, each is one around every type it
+        # holds, so its excess at these multipliers bounds theirs.
+        if deadline is not None and i % SHARED_CLOCK_TYPES == 0 and time.perf_counter() >= deadline:
+            counts["unsearched"] = sum(1 for p in pi if p > 0)
+            return Fraction(0), counts, {}, {}
+        excess = cost - _top_k(rows, lam, pi, weight, k) / k
+        for u in (rows.tolist() if nested else [t]):
+            if pi[u] > 0 and (u not in own or excess < own[u]):
+                own[u] = excess
     boxed = [t for t, e in own.items() if e > 0]
     counts["no_excess"] = len(own) - len(boxed)
     excess_f = np.array([float(own[t]) for t in boxed])
@@ -1030,8 +1045,6 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
     highest = {}  # per group, the types of its largest m and the largest m of the others
     total = Fraction(0)
     added = {}  # per type raised, what it adds per record (exact)
-
-    nested = _nested(dims)
     known = {}  # per type, the least excess (exact) of a box a search found holding it
 
     def settle(t) -> tuple:

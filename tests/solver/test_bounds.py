@@ -202,6 +202,38 @@ def test_the_shared_costs_second_pass_stays_below_the_lp(k):
         assert found.value >= lp.value - Fraction(1, 10**6), (found.value, lp.value)
 
 
+def test_the_second_pass_searches_below_the_boxes_the_first_found():
+    """German credit (the 7 QIs of ``benchmarks/exact.py``, NCP, k = 5; the ascent left
+    out): each search of the shared cost's second pass
+    starts from at most the excess, at the raised multipliers, of every box the first
+    pass found that holds its type (where the covers nest, a box around each)."""
+    shared, search = bounds_module._shared, bounds_module._excess_search
+    boxes, checked = [], [0]
+
+    def second(dims, types, k, need_l, deadline, processes=1, found=None):
+        boxes[:] = list((found or {}).values())
+        try:
+            return shared(dims, types, k, need_l, deadline, processes, found)
+        finally:
+            boxes.clear()
+
+    def recorded(t, lam, best0, types, *args):
+        holding = [float(cost) - bounds_module._top_sum(lam[rows], types.weight[rows], 5) / 5
+                   for rows, cost in boxes if t in rows.tolist()]
+        if holding:
+            assert best0 <= min(holding) + 1e-9, (t, best0, min(holding))
+            checked[0] += 1
+        return search(t, lam, best0, types, *args)
+
+    inst = fa.load("german", qi=["personal_status", "job", "savings", "housing", "employment",
+                                 "credit_history", "purpose"], roles={"personal_status": "qi"})
+    with mock.patch.object(bounds_module, "_shared", second), \
+            mock.patch.object(bounds_module, "_excess_search", recorded), \
+            mock.patch.object(bounds_module, "_ascent", lambda *args: (0, {})):
+        lower_bound(inst, [fa.KAnonymity(5)], "ncp", ascent=True, processes=1)
+    assert checked[0] > 0
+
+
 def test_the_ascent_searches_in_one_or_two_processes():
     with pytest.raises(fa.InvalidParameterError, match="1 or 2 processes"):
         lower_bound(fa.load("dewri_t1"), [fa.KAnonymity(2)], "ncp", ascent=True, processes=3)
