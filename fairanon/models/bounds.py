@@ -62,28 +62,27 @@ below it (a far smaller radius than u(r)), adding it when no box has less; or be
 least excess of a box an earlier search found that holds it, where the covers nest (it
 is then a box around the type too). A record whose search finds a box of excess at most
 :data:`NO_GAIN` (1e-8), passes :data:`SHARED_NODES` nodes or is not reached in the time
-adds 0. This is the
-Lagrangian relaxation of the set-partitioning model at the per-record multipliers
-(cf. the LP bound of :mod:`fairanon.solver.bounds`), taken record by record rather
-than as one minimum over all boxes, so it never exceeds that LP. Measured (2 cores):
-German credit, the 7 QIs of ``benchmarks/exact.py``, NCP: 815.5 -> 1,020.2 for k = 5
-(LP 1,237), 1,180.7 -> 1,512.1 for k = 10 (LP 1,885), 888.0 -> 1,084.0 with 2-diversity
-too (which the LP does not count), 0.5-1.6 s CPU more than m(r)'s 0.4-0.6 s; UCI Adult
-(8 QIs, LM, k = 5, pruned by a lattice-local release): 0.0181 -> 0.0222 per cell, about
-15 s CPU more than m(r)'s 8-10 s. With the box searches on numpy arrays (a dozen calls
-a node, where they now work on sets held in the bits of Python ints, :class:`_Boxes`)
-and every record's search reading the types within the group's largest m (where it now
-reads those within L', :func:`_shared`), the same bounds, from the same nodes, took
-1.4-3.1 s and 1-1.3 s on German credit, 33 s and 12-13 s on Adult. A search from u(r)
-took 100-118 s on Adult (the records with the most weight times excess first: 0.0212
-after 33 s in all). The multipliers m are feasible for the dual of the set-partitioning
-LP (no box's k largest m average above its cost); raising them one record at a time as
-far as every box holding the record allows (a sequential dual ascent over Adult's
-types of one record, most weight times m first) gives a bound of its own, and it beat
-the shared cost only after 150 s: 0.0223 after 5,000 of the 18,109 types, 0.0235 after
-all of them in 486 s CPU. The boxes that bound a raise can hold any record of the
-group, so each search read 13,000-18,000 candidates; the shared cost, 0.0222 in 14 s,
-stays the bound's second step.
+adds 0. This is the Lagrangian relaxation of the set-partitioning model at the
+per-record multipliers (cf. the LP bound of :mod:`fairanon.solver.bounds`), taken record
+by record rather than as one minimum over all boxes, so it never exceeds that LP.
+Measured (2 cores): German credit, the 7 QIs of ``benchmarks/exact.py``, NCP: 815.5 ->
+1,020.2 for k = 5 (LP 1,237), 1,180.7 -> 1,512.1 for k = 10 (LP 1,885), 888.0 -> 1,084.0
+with 2-diversity too (which the LP does not count), 0.5-1.6 s CPU more than m(r)'s
+0.4-0.6 s; UCI Adult (8 QIs, LM, k = 5, pruned by a lattice-local release): 0.0181 ->
+0.0222 per cell, about 15 s CPU more than m(r)'s 8-10 s. With the box searches on numpy
+arrays (a dozen calls a node, where they now work on sets held in the bits of Python
+ints, :class:`_Boxes`) and every record's search reading the types within the group's
+largest m (where it now reads those within L', :func:`_shared`), the same bounds, from
+the same nodes, took 1.4-3.1 s and 1-1.3 s on German credit, 33 s and 12-13 s on Adult.
+A search from u(r) took 100-118 s on Adult (the records with the most weight times
+excess first: 0.0212 after 33 s in all). The multipliers m are feasible for the dual of
+the set- partitioning LP (no box's k largest m average above its cost); raising them one
+record at a time as far as every box holding the record allows (a sequential dual ascent
+over Adult's types of one record, most weight times m first) gives a bound of its own,
+and it beat the shared cost only after 150 s: 0.0223 after 5,000 of the 18,109 types,
+0.0235 after all of them in 486 s CPU. The boxes that bound a raise can hold any record
+of the group, so each search read 13,000-18,000 candidates; the shared cost, 0.0222 in
+14 s, stays the bound's second step.
 
 The ascent. The multipliers lam = m + max(0, s) are feasible for every class E (the mean
 of lam over E is at most w(E): every s(q) of a record q of E is at most w(E) less the
@@ -179,6 +178,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import heapq
 import itertools
 import math
@@ -188,7 +188,6 @@ import signal
 import time
 import traceback
 from collections.abc import Sequence
-import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -991,7 +990,7 @@ def _nested(dims) -> bool:
 
 
 def _shared(dims, types: _Types, k: int, need_l: int, deadline,
-            processes: int = 1, found: dict | None = None) -> tuple[Fraction, dict, dict, dict]:
+            processes: int = 1, earlier: dict | None = None) -> tuple[Fraction, dict, dict, dict]:
     """What the shared cost of the classes adds to the sum of m(r): the sum over the
     types of their weight times max(0, s(r)) (see the module docstring), until
     `deadline` (types left add 0).
@@ -1008,7 +1007,7 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
     something, were searched to the end, had a box of no excess, were cut by
     :data:`SHARED_NODES` or by the time (each adds 0 then); per type that added
     something, what it added per record (exact); and per type whose search found a box
-    of less excess than its own, that box (the types it holds, its exact cost). `found`,
+    of less excess than its own, that box (the types it holds, its exact cost). `earlier`,
     such boxes of an earlier pass, bound the excess of the types they hold (where the
     covers nest) before any search.
     """
@@ -1026,7 +1025,7 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
             covers, cost = box
             own[t] = cost - _top_k(np.concatenate([[t], covers]), lam, pi, weight, k) / k
     nested = _nested(dims)
-    for i, (t, (rows, cost)) in enumerate((found or {}).items()):
+    for i, (t, (rows, cost)) in enumerate((earlier or {}).items()):
         # Boxes found before: where the covers nest, each is one around every type it
         # holds, so its excess at these multipliers bounds theirs.
         if deadline is not None and i % SHARED_CLOCK_TYPES == 0 and time.perf_counter() >= deadline:
@@ -1100,9 +1099,9 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found: dict, 
     cost added for r (`added`; `found`, per type, the box its search found), each type
     with a box, the largest raise its box (or the box of least slack known to hold it)
     allows now times its weight first (:data:`UNSEARCHED_FIRST` times for a type not
-    searched yet), is raised by :data:`RAISE_SHARE` of what every box holding it allows (then queued
-    again; all of it when that is at most :data:`WHOLE_RAISE`); the types of a box left
-    with no slack are not searched. With `processes` = 2 and at least
+    searched yet), is raised by :data:`RAISE_SHARE` of what every box holding it allows
+    (then queued again; all of it when that is at most :data:`WHOLE_RAISE`); the types
+    of a box left with no slack are not searched. With `processes` = 2 and at least
     :data:`PAIRED_TYPES` types to raise, two types are searched at a time, the second in
     a forked process (:class:`_Partner`), at the same multipliers, each then raised by
     :data:`PAIR_SHARE`. Returns the sum of the raises times the weights and how many

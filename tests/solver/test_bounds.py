@@ -210,10 +210,10 @@ def test_the_second_pass_searches_below_the_boxes_the_first_found():
     shared, search = bounds_module._shared, bounds_module._excess_search
     boxes, checked = [], [0]
 
-    def second(dims, types, k, need_l, deadline, processes=1, found=None):
-        boxes[:] = list((found or {}).values())
+    def second(dims, types, k, need_l, deadline, processes=1, earlier=None):
+        boxes[:] = list((earlier or {}).values())
         try:
-            return shared(dims, types, k, need_l, deadline, processes, found)
+            return shared(dims, types, k, need_l, deadline, processes, earlier)
         finally:
             boxes.clear()
 
