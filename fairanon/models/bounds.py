@@ -76,7 +76,7 @@ largest m (where it now reads those within L', :func:`_shared`), the same bounds
 the same nodes, took 1.4-3.1 s and 1-1.3 s on German credit, 33 s and 12-13 s on Adult.
 A search from u(r) took 100-118 s on Adult (the records with the most weight times
 excess first: 0.0212 after 33 s in all). The multipliers m are feasible for the dual of
-the set- partitioning LP (no box's k largest m average above its cost); raising them one
+the set-partitioning LP (no box's k largest m average above its cost); raising them one
 record at a time as far as every box holding the record allows (a sequential dual ascent
 over Adult's types of one record, most weight times m first) gives a bound of its own,
 and it beat the shared cost only after 150 s: 0.0223 after 5,000 of the 18,109 types,
@@ -114,10 +114,10 @@ bounds its raise and its place in the order before it is searched (found boxes h
 types on UCI Adult, and a search finds a quarter of the slack it starts from at the
 median). Bundled Adult, k = 5, one process, 45 s: 0.02389 -> 0.0243 per cell (1,308
 raises, 1,314 before, now each worth more); two processes, 60 s: 0.02500 -> 0.02523;
-German credit, the 7 QIs, every type raised as far as it goes: 1,180.2 -> 1,184.8 for k
-= 5 and 1,757.5 -> 1,783.5 for k = 10 (17.1 s). With the shared cost's second pass
+German credit, the 7 QIs, every type raised as far as it goes: 1,180.2 -> 1,184.8 for
+k = 5 and 1,757.5 -> 1,783.5 for k = 10 (17.1 s). With the shared cost's second pass
 before the ascent, its searches starting below the boxes the first pass found (each read
-at the raised multipliers): bundled Adult, one process, 45 s, 0.0243 -> 0.02493; two
+at the raised multipliers): bundled Adult, one process, 45 s, 0.0243 -> 0.02496; two
 processes, 60 s, 0.02523 -> 0.02581; German credit, every type raised, 1,185.5 for k = 5
 (4.1 s) and 1,804.3 for k = 10 (14.8 s). Until the time limit, the type whose box (of
 m(r), or the one last found) has the most slack now (times k / min(w, k) and w, and
@@ -268,10 +268,11 @@ UNSEARCHED_FIRST = 3.0
 #: The share of the time left after the shared cost that its second pass, at the
 #: multipliers the first raised, may take before the ascent. Bundled UCI Adult, k = 5,
 #: LM, one process, 45 s (26 s left), the second pass reading the first's boxes: 0.02484
-#: per cell with 0.3, 0.02493 with 0.45, 0.02492 with 0.6, 0.02471 with 0.75 (the
-#: ascent's first raises, the largest, then get too little time). Before it read them:
-#: 0.0243 without the pass, 0.02427 with the whole pass (26 s); a third pass of 7 s
-#: after a second of 7 s, 0.02441 where the second alone for 13 s gave 0.02473.
+#: per cell with 0.3, 0.02493 with 0.45, 0.02496 with 0.5, 0.02492 with 0.6, 0.02471
+#: with 0.75 (the ascent's first raises, the largest, then get too little time). Before
+#: it read them: 0.0243 without the pass, 0.02427 with the whole pass (26 s); a third
+#: pass of 7 s after a second of 7 s, 0.02441 where the second alone for 13 s gave
+#: 0.02473.
 AGAIN_SHARE = 0.5
 #: Boxes found around other types that the ascent keeps per type they hold (the last
 #: ones). Bundled UCI Adult, k = 5, one process, 45 s: 0.02406 per cell with 2, 0.02414
@@ -444,7 +445,7 @@ def lower_bound(
                                        processes)
     details = {"records": instance.n_rows, **counts}
     if shared and k > 1:
-        raised, how, added, found = _shared(dims, types, k, need_l, deadline, processes)
+        raised, how, added, boxes = _shared(dims, types, k, need_l, deadline, processes)
         value += raised
         details["shared"] = {**how, "value": float(raised)}
         if ascent:
@@ -455,13 +456,13 @@ def lower_bound(
                 until = time.perf_counter() + AGAIN_SHARE * left
             lifted = [p + added.get(t, 0) for t, p in enumerate(types.pi)]
             raised, how, more, again = _shared(dims, dataclasses.replace(types, pi=lifted), k,
-                                               need_l, until, processes, found)
+                                               need_l, until, processes, boxes)
             value += raised
             details["shared_again"] = {**how, "value": float(raised)}
             for t, x in more.items():
                 added[t] = added.get(t, 0) + x
-            found.update(again)
-            raised, how = _ascent(dims, types, k, need_l, added, found, deadline, processes)
+            boxes.update(again)
+            raised, how = _ascent(dims, types, k, need_l, added, boxes, deadline, processes)
             value += raised
             details["ascent"] = {**how, "value": float(raised)}
         if isinstance(value, Fraction) and value.denominator == 1:
@@ -986,6 +987,7 @@ def _nested(dims) -> bool:
     """Whether the covers nest (ranges, hierarchy nodes), so that a box around type t
     holding s is one around s (the same records, the same cost): not where LM takes the
     cheaper of a range and a hierarchy node that is no run of values."""
+    # A table that does not say (one made elsewhere) is taken as not nesting.
     return not any(d.kind == "table" and getattr(d.table, "ranged", True) for d in dims)
 
 
@@ -1006,8 +1008,9 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
     is searched in a forked process (:func:`_in_two`). Returns the sum; how many types added
     something, were searched to the end, had a box of no excess, were cut by
     :data:`SHARED_NODES` or by the time (each adds 0 then); per type that added
-    something, what it added per record (exact); and per type whose search found a box
-    of less excess than its own, that box (the types it holds, its exact cost). `earlier`,
+    something, what it added per record (exact); and per type whose search, ended, found
+    a box below the least excess known to hold it, that box (the types it holds, its
+    exact cost). `earlier`,
     such boxes of an earlier pass, bound the excess of the types they hold (where the
     covers nest) before any search.
     """
@@ -1079,24 +1082,24 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
         return how, (excess if excess > 0 else None), (box if found is not None else None)
 
     order = boxed.tolist() + rest.tolist()
-    found = {}
+    boxes = {}
     for t, (how, excess, box) in zip(order, _in_two(order, settle, processes, deadline,
                                                     ("unsearched", None, None))):
         counts[how] += 1
         if box is not None:
-            found[t] = box
+            boxes[t] = box
         if excess is not None:
             counts["raised"] += 1
             total += excess * int(weight[t])
             added[t] = excess
-    return total, counts, added, found
+    return total, counts, added, boxes
 
 
-def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found: dict, deadline,
+def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, boxes: dict, deadline,
             processes: int = 1) -> tuple[Fraction, dict]:
     """What raising the multipliers one type at a time adds to the shared-cost bound,
     until `deadline` (see the module docstring): from lam = m(r) plus what the shared
-    cost added for r (`added`; `found`, per type, the box its search found), each type
+    cost added for r (`added`; `boxes`, per type, the box its search found), each type
     with a box, the largest raise its box (or the box of least slack known to hold it)
     allows now times its weight first (:data:`UNSEARCHED_FIRST` times for a type not
     searched yet), is raised by :data:`RAISE_SHARE` of what every box holding it allows
@@ -1139,26 +1142,26 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found: dict, 
             close(t, np.concatenate([[t], types.boxes[t][0]]))
 
     seen: set = set()  # the types searched so far
-    last_box: dict = {}  # per type searched, the box of least slack its last search found
+    last_box: dict = {}  # per type, the box of least slack its last search found
     known: dict = {}  # per type, the last KNOWN_BOXES boxes other types' searches found
 
     def register(t, rows, box) -> None:
         for u in (rows.tolist() if nested else ()):
             if u != t:
-                boxes = known.setdefault(u, [])
-                boxes.append((rows, box))
-                del boxes[:-KNOWN_BOXES]
+                kept = known.setdefault(u, [])
+                kept.append((rows, box))
+                del kept[:-KNOWN_BOXES]
 
-    for t, (rows, box) in found.items():
+    for t, (rows, box) in boxes.items():  # the shared cost's searches
         last_box[t] = (rows, box)
         register(t, rows, box)
 
     def most(t, e) -> float:
-        # What t adds when `e` (its own box's slack, or what its last search left)
-        # bounds its raise, a type never searched counting UNSEARCHED_FIRST times: the
-        # order of the raises (UCI Adult, 60 s: 0.02411 per cell in the order of the
-        # slacks at the start, 0.02413 with each type put back in its place when its
-        # slack fell).
+        # What t adds when `e` (the least slack of its own box, the box its last search
+        # found and those known to hold it) bounds its raise, a type never searched
+        # counting UNSEARCHED_FIRST times: the order of the raises (UCI Adult, 60 s:
+        # 0.02411 per cell in the order of the slacks at the start, 0.02413 with each
+        # type put back in its place when its slack fell).
         return float(e * share[t]) * int(weight[t]) * (1.0 if t in seen else UNSEARCHED_FIRST)
 
     queue = [(-most(t, e), t) for t, e in slack.items() if t not in tight]
@@ -1166,10 +1169,10 @@ def _ascent(dims, types: _Types, k: int, need_l: int, added: dict, found: dict, 
     counts["no_excess"] = len(slack) - len(queue)
 
     def next_type():
-        """The type whose own box, or the box its last search found when that has less,
-        has the most slack now (times its share, its weight and, not searched yet,
-        UNSEARCHED_FIRST), with that slack, the box's rows and cost; None when no type
-        is left."""
+        """The type whose own box, or the box its last search found or one found around
+        another type that holds it when that has less, has the most slack now (times
+        its share, its weight and, not searched yet, UNSEARCHED_FIRST), with that slack,
+        the box's rows and cost; None when no type is left."""
         while queue:
             _, t = heapq.heappop(queue)
             if t in tight:
