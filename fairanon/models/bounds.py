@@ -1008,11 +1008,10 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
     is searched in a forked process (:func:`_in_two`). Returns the sum; how many types added
     something, were searched to the end, had a box of no excess, were cut by
     :data:`SHARED_NODES` or by the time (each adds 0 then); per type that added
-    something, what it added per record (exact); and per type whose search, ended, found
-    a box below the least excess known to hold it, that box (the types it holds, its
-    exact cost). `earlier`,
-    such boxes of an earlier pass, bound the excess of the types they hold (where the
-    covers nest) before any search.
+    something, what it added per record (exact); and per type whose search ran to its
+    end and found a box below the least excess known to hold it, that box (the types it
+    holds, its exact cost). `earlier`, such boxes of an earlier pass, bound the excess
+    of the types they hold (where the covers nest) before any search.
     """
     weight, idx, pi = types.weight, types.idx, types.pi
     counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0}
