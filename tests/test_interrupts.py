@@ -23,6 +23,7 @@ import time
 import psutil
 import pytest
 
+from fairanon._processes import start_forked
 from fairanon.solver import _cpsat
 
 #: Seconds from SIGINT to the end of the process that the tests accept; the command
@@ -346,6 +347,43 @@ def test_an_interrupt_a_library_turns_into_another_error_still_exits_130(tmp_pat
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert "fairanon: interrupted" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+class _Swallowing:
+    """A process whose start takes a Ctrl-C where a fork's callback does (logging's
+    release of its lock): the KeyboardInterrupt is raised there and dropped."""
+
+    started = False
+
+    def start(self):
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # what Python does with an exception in a fork's callback
+        self.started = True
+
+
+def test_a_ctrl_c_while_a_process_forks_is_not_lost():
+    """The interrupt is held until the fork is done, then raised here; the process has
+    started (and, being forked, ignores SIGINT itself)."""
+    swallowing = _Swallowing()
+    with pytest.raises(KeyboardInterrupt):
+        start_forked(swallowing)
+    assert swallowing.started
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+class _Quiet:
+    started = False
+
+    def start(self):
+        self.started = True
+
+
+def test_a_process_forked_without_a_ctrl_c_starts_quietly():
+    quiet = _Quiet()
+    start_forked(quiet)
+    assert quiet.started and signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 BOUND_SCRIPT = """\

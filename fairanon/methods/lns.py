@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._memory import Limit, check_memory, current_limit, format_bytes, memory_limit
-from .._processes import can_fork, cores
+from .._processes import can_fork, cores, start_forked
 from .._validation import check_int, check_option
 from ..exceptions import (
     IncompatibleRequirementError,
@@ -999,7 +999,7 @@ class _BoundProcess:
             args=(child, instance, requirements, objective, release, seconds, limit),
             daemon=True,
         )
-        self._process.start()
+        start_forked(self._process)
         child.close()
 
     def result(self, wait: float) -> tuple[LowerBound | None, str | None]:

@@ -194,7 +194,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._arrays import unique_rows
-from .._processes import can_fork, cores
+from .._processes import can_fork, cores, start_forked
 from .._validation import check_int, check_option
 from ..exceptions import InvalidParameterError
 from ..instances.hierarchy import SUPPRESSED
@@ -909,7 +909,7 @@ def _in_two(items: list, work, processes: int, deadline, missing) -> list:
     conn, child = context.Pipe(duplex=False)
     process = context.Process(target=_work_out, args=(child, conn, work, items[1::2], os.getpid()),
                               daemon=True)
-    process.start()
+    start_forked(process)
     child.close()
     try:
         here = [work(x) for x in items[0::2]]
@@ -1331,7 +1331,7 @@ class _Partner:
             args=(child, self._conn, dims, types, k, need_l, deadline, lam_x, lam),
             daemon=True,
         )
-        self._process.start()
+        start_forked(self._process)
         child.close()
 
     def ask(self, changed, t, best0) -> None:

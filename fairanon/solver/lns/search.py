@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._arrays import unique_rows
-from ..._processes import can_fork
+from ..._processes import can_fork, start_forked
 from ...exceptions import SolverError
 from ...models.requirements import (
     AlphaProtection,
@@ -606,7 +606,7 @@ def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, sta
                 args=(here, inc, loop, split[p], states[p], names, rounds, deadline, started),
                 daemon=True,
             )
-            proc.start()
+            start_forked(proc)
             here.close()
             children.append((proc, there))
         outcomes = [_search_part(inc, loop, split[0], states[0], names, rounds, deadline, started)]
