@@ -29,7 +29,8 @@ from ..exceptions import SchemaError
 from .hierarchy import SUPPRESSED
 from .schema import Attribute
 
-__all__ = ["format_number", "format_range", "LabelCovers", "label_covers", "readable_covers"]
+__all__ = ["format_number", "format_range", "LabelCovers", "label_covers", "readable_covers",
+           "tells_nothing"]
 
 
 def format_number(x: float) -> str:
@@ -301,6 +302,47 @@ def label_covers(attr: Attribute, labels: Sequence[str]) -> LabelCovers:
         labels, start=start, stop=stop, in_tree=in_tree, tree_leaves=tree_leaves,
         tree_positions=tree_positions, n_values=len(index), name=attr.name,
     )
+
+
+def tells_nothing(attr: Attribute, covers: LabelCovers, present: np.ndarray) -> np.ndarray:
+    """Per label of `covers` (parsed for `attr`): ``*``, or a generalized label -- not a
+    value's own -- that covers every value in `present` (numbers for a numeric
+    attribute, domain indices otherwise), such as a hierarchy's root or the range from
+    the least value present to the greatest. Such a label tells nothing about a record
+    that ``*`` does not (NCP and LM 1 either way), so it counts as a star: the one rule
+    of the ``stars`` objective, kept by the metrics and by every model, so that a
+    release cannot lower its count of stars by writing it instead of ``*``. A value's
+    own label (a value of the domain; a number) is never a star, even when it is the
+    only value present.
+
+    >>> from fairanon.instances.schema import Attribute
+    >>> age = Attribute("age", kind="numeric")
+    >>> labels = ["[20-40]", "[20-30]", "25", "*"]
+    >>> tells_nothing(age, label_covers(age, labels), np.array([25.0, 40.0])).tolist()
+    [True, False, False, True]
+    """
+    star = np.array([label == SUPPRESSED for label in covers.labels], dtype=bool)
+    present = np.asarray(present)
+    if not len(present):
+        return star
+    if covers.numeric:
+        own = (covers.lo == covers.hi) & ~covers.lo_open & ~covers.hi_open
+        every = np.ones(len(covers.labels), dtype=bool)
+        each = np.arange(len(covers.labels))
+        for value in (present.min(), present.max()):  # a label is one interval
+            every &= covers.contains(each, np.full(len(each), value))
+    else:
+        domain = set(attr.domain)
+        own = np.array([label in domain for label in covers.labels], dtype=bool)
+        present = as_index(present)
+        # A label covers one run of positions, so covering the first and the last of
+        # the values present covers every one.
+        every = (covers.start <= present.min()) & (present.max() < covers.stop)
+        if covers.tree_positions is not None:
+            where = covers.tree_positions[present]
+            in_tree = (covers.start <= where.min()) & (where.max() < covers.stop)
+            every = np.where(covers.in_tree, in_tree, every)
+    return star | (~own & every)
 
 
 def readable_covers(attr: Attribute, labels: Sequence[str]) -> tuple[LabelCovers, dict[int, str]]:

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from ..exceptions import InvalidParameterError
 from ..instances.instance import Instance
 from ..models.objectives import (
-    Objective,
     objective_spec,
     objective_value,
     relative_gap,
@@ -197,12 +196,6 @@ def cpsat(
         return release
     value = heuristic.provenance["start_objective"]
     if release.status in (Status.OPTIMAL, Status.FEASIBLE) and release.objective <= value:
-        return release
-    terms = objective.terms if isinstance(objective, Objective) else (objective,)
-    if release.status == Status.OPTIMAL and "stars" in terms:
-        # The model counts a generalized label covering every value present as a star
-        # (its one rule for stars); the released-table count does not, so a heuristic
-        # can only look better by that rule's difference.
         return release
     bound = release.bound if release.bound is not None and release.bound <= value else None
     if release.status == Status.OPTIMAL:

@@ -790,7 +790,7 @@ def _record_costs(instance, release, objective) -> tuple[list, np.ndarray] | Non
     for name in instance.schema.generalizable:
         col = p.qi[name]
         if objective == "stars":
-            per_label.append([Fraction(int(s)) for s in col.is_star])
+            per_label.append([Fraction(int(s)) for s in col.tells_nothing])
         else:
             per_label.append(col.cell_values(objective, "width", exact=True))
         codes.append(p.to_instance_order(np.asarray(col.codes, dtype=np.int64)))

@@ -372,7 +372,8 @@ def trees_and_releases(draw):
 
 def _distribution_by_paths(tree, values, released):
     """The four cases per value present and the released histogram under the uniform
-    spread, each label's values found by walking parent pointers (exact fractions)."""
+    spread, each label's values found by walking parent pointers (exact fractions).
+    A cell is suppressed when its label is '*' or a node covering every value present."""
     present = [v for v in tree.leaves if v in set(values)]
 
     def under(label):
@@ -386,7 +387,9 @@ def _distribution_by_paths(tree, values, released):
     unplaced = sum(r for label, r in rows.items() if not under(label))
     cases = {v: [0, 0, 0, 0] for v in present}
     for v, label in zip(values, released):
-        case = 0 if label == v else 2 if label == "*" else 1 if label in tree.ancestors(v) else 3
+        # A node (not a value) over every value present tells no more than '*'.
+        nothing = label == "*" or (label not in tree.leaves and under(label) == present)
+        case = 0 if label == v else 2 if nothing else 1 if label in tree.ancestors(v) else 3
         cases[v][case] += 1
     return present, hist, cases, unplaced
 

@@ -1138,3 +1138,33 @@ def test_the_top_node_is_checked_when_the_time_kept_allows(monkeypatch, node_s, 
         _passes(inst, rel, reqs)
     else:
         assert ticks[0] > 4.0 - 3 * 0.5 and rel.objective is None
+
+
+def test_the_stars_objective_counts_a_label_covering_every_value_present_as_a_star():
+    from fairanon.models.objectives import objective_value
+
+    """One rule for stars everywhere: a generalized label that covers every value present
+    tells no more than '*'. Here 'A' holds both values present (a, b): releasing q1 and q2
+    at level 1 ('A') costs 8 stars, not 0, and the optimum generalizes q3 instead (4
+    stars: 'u' and 'v' become '*'), as every node's objective_value shows."""
+    h = fa.Hierarchy.from_mapping({"*": {"A": ["a", "b"], "B": ["c"]}})
+    table = pd.DataFrame({"q1": list("abab"), "q2": list("abab"), "q3": list("uuvv"),
+                          "s": list("1212")})
+    inst = fa.Instance(table, fa.Schema([
+        fa.Attribute("q1", hierarchy=h), fa.Attribute("q2", hierarchy=h), fa.Attribute("q3"),
+        fa.Attribute("s", role="sensitive")]))
+    reqs = [fa.KAnonymity(2)]
+    values = {}
+    for levels in itertools.product(range(3), range(3), range(2)):
+        try:
+            rel = fulldomain(inst, reqs, objective="stars",
+                             levels=dict(zip(["q1", "q2", "q3"], levels)))
+        except InvalidParameterError:  # a node that fails 2-anonymity
+            continue
+        assert fa.verify(inst, rel, reqs).passed
+        values[levels] = objective_value(inst, rel, "stars")
+        assert rel.objective == values[levels]
+    assert values[(1, 1, 0)] == 8 and min(values.values()) == 4
+    best = fulldomain(inst, reqs, objective="stars")
+    assert best.status == Status.OPTIMAL
+    assert best.objective == objective_value(inst, best, "stars") == 4

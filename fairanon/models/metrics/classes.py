@@ -26,7 +26,7 @@ import pandas as pd
 from ..._arrays import gather
 from ..._memory import check_memory
 from ...exceptions import InvalidParameterError, SchemaError
-from ...instances.generalization import LabelCovers, label_covers
+from ...instances.generalization import LabelCovers, label_covers, tells_nothing
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
@@ -191,6 +191,13 @@ class _Column:
     @cached_property
     def is_star(self) -> np.ndarray:
         return np.array([lab == SUPPRESSED for lab in self.labels], dtype=bool)
+
+    @cached_property
+    def tells_nothing(self) -> np.ndarray:
+        """Per label: ``*``, or a generalized label covering every value present (the
+        ``stars`` objective's one rule: :func:`fairanon.instances.generalization.tells_nothing`)."""
+        present = self.values if self.numeric else np.flatnonzero(self.active)
+        return tells_nothing(self.attr, self.covers, present)
 
     # ---- per-label cell values -------------------------------------------------
     def cell_values(self, measure: str, numeric_loss: str = "width", exact: bool = False):

@@ -38,11 +38,14 @@ def _check_k(k, caller: str) -> int | None:
 
 # ---------------------------------------------------------------------- cells
 def _suppressed_cells(p: _Prepared) -> int:
-    return int(sum(int(col.label_rows[col.is_star].sum()) for col in p.qi.values()))
+    return int(sum(int(col.label_rows[col.tells_nothing].sum()) for col in p.qi.values()))
 
 
 def suppressed_cells(instance: Instance, release: Release) -> int:
-    """The number of quasi-identifier cells released as ``*``."""
+    """The number of quasi-identifier cells released as ``*``, or as a generalized label
+    that covers every value present in the table (a hierarchy's root, the range from
+    the least value to the greatest): the same information as ``*``, so writing one
+    instead of ``*`` cannot lower the count (the ``stars`` objective's one rule)."""
     return _suppressed_cells(_prepare(instance, release, "suppressed_cells"))
 
 

@@ -7,8 +7,10 @@ cell:
   name, or the numeric point equal to the number: ``37`` and ``37.0`` both read 37) — the
   complement of :func:`~fairanon.models.metrics.generalized_cells`;
 - **generalized**: another label that covers the value (a range, a hierarchy node);
-- **suppressed**: ``*`` (as :func:`~fairanon.models.metrics.suppressed_cells` counts it;
-  a hierarchy root with another name counts as generalized);
+- **suppressed**: ``*``, or a generalized label that covers every value present (a
+  hierarchy's root with another name, the range from the least value to the greatest),
+  which tells no more than ``*`` (as :func:`~fairanon.models.metrics.suppressed_cells`
+  counts it);
 - **untruthful**: a label that does not cover the value (none in a release that passes
   the verifier's truthfulness check).
 
@@ -202,7 +204,7 @@ def _categorical(col: _Column, labels, weights: np.ndarray | None) -> AttributeD
     index = {v: i for i, v in enumerate(domain)}
     leaf = np.array([index.get(label, -1) for label in col.labels], dtype=np.int64)
     exact = leaf[codes] == orig
-    star = col.is_star[codes]
+    star = col.tells_nothing[codes]
     cover = covers.contains(codes, orig)
     case = _case_codes(exact, star, cover)
     cases = _cases(orig, case, m, weights)
@@ -332,7 +334,7 @@ def _numeric(col: _Column, labels, bins: int, weights: np.ndarray | None) -> Att
     c = col.covers
     point = (c.lo == c.hi) & ~c.lo_open & ~c.hi_open
     exact = point[codes] & (c.lo[codes] == orig)
-    star = col.is_star[codes]
+    star = col.tells_nothing[codes]
     cover = c.contains(codes, orig)
     case = _case_codes(exact, star, cover)
     where = np.clip(np.searchsorted(edges, orig, side="right") - 1, 0, n_bins - 1)

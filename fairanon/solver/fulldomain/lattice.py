@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...exceptions import SchemaError
-from ...instances.generalization import format_number
+from ...instances.generalization import format_number, label_covers, tells_nothing
 from ...instances.hierarchy import SUPPRESSED, Hierarchy
 from ...instances.instance import Instance
 from ..local_recoding.labels import OBJECTIVES, _active, _label_losses, span_losses, tree_positions
@@ -102,6 +102,11 @@ def _ladder(instance: Instance, name: str) -> Ladder:
     values, _ = _active(instance, name)
     own = [format_number(v) if attr.kind == "numeric" else str(v) for v in values]
     if attr.kind == "numeric":
+        present = np.asarray(values, dtype=float)
+    else:
+        index = {v: i for i, v in enumerate(attr.domain)}
+        present = np.array([index[v] for v in values], dtype=np.int64)
+    if attr.kind == "numeric":
         labels = [own] + [attr.intervals.generalize(values, j) for j in range(1, height + 1)]
     elif attr.hierarchy is not None:
         h = attr.hierarchy
@@ -130,7 +135,10 @@ def _ladder(instance: Instance, name: str) -> Ladder:
             ncp, lm = span_losses(attr, m, np.bincount(code, minlength=len(distinct)), first, last)
         codes.append(code)
         texts.append(distinct)
-        cost["stars"].append([Fraction(int(t == SUPPRESSED)) for t in level])
+        # The one rule for stars: '*' or a generalized label covering every value present.
+        star = (np.zeros(len(distinct), dtype=bool) if j == 0
+                else tells_nothing(attr, label_covers(attr, distinct), present))
+        cost["stars"].append([Fraction(int(star[c])) for c in code])
         cost["generalized"].append([Fraction(int(t != o)) for t, o in zip(level, own)])
         cost["ncp"].append([ncp[c] for c in code])
         cost["lm"].append([lm[c] for c in code])
