@@ -510,3 +510,91 @@ def test_rounds_short_of_time_say_the_limit_shaped_the_release(monkeypatch):
     assert end < 0.8 * deadline  # the rounds did not run to their deadline
     assert not rel.table.equals(free.table)  # but the limit shaped the release
     assert rel.provenance["time_limit_reached"] is True
+
+
+def test_a_class_reading_star_at_its_node_does_not_make_the_block_of_stars_pass():
+    """'c' sits right under the root, so its classes read '*' at level 1, but they are
+    released as their tight summary (a range of q0, 'c'), not '*': the block of records
+    left must pass 3-anonymity alone, or take classes in. It used to count such a class
+    and release a block of 1 record, which the verifier rejected (SolverError)."""
+    tree = fa.Hierarchy.from_mapping({"*": {"A": ["a", "b"], "c": None, "D": {"D1": ["d", "e"]}}})
+    table = pd.DataFrame({
+        "q0": [2, 2, 5, 5, 5, 2, 3, 2, 3, 5, 5, 5, 5, 2, 5, 5, 2, 5, 5, 2, 5, 5, 5, 5, 5, 3, 5, 3],
+        "q1": list("deebbeddbeecbdbdeadbbbddeddb"),
+        "q2": list("uwvwvwvvwvuvvvuvwuvvwwvwwwww"),
+        "dis": ["flu"] * 4 + ["cold"] + ["flu"] * 2 + ["cold"] * 2 + ["flu"] * 2 + ["cold"]
+               + ["flu"] * 2 + ["cold"] + ["flu"] * 5 + ["cold", "flu"] + ["cold"] * 6,
+    })
+    schema = fa.Schema([fa.Attribute("q0", kind="numeric", intervals=fa.IntervalHierarchy((2, 4))),
+                        fa.Attribute("q1", hierarchy=tree), fa.Attribute("q2"),
+                        fa.Attribute("dis", role="sensitive")])
+    inst = fa.Instance(table, schema)
+    reqs = [fa.KAnonymity(3)]
+    rel = lattice_local(inst, reqs, seed=0)
+    assert _passes(inst, rel, reqs)
+    released = rel.table[["q0", "q1", "q2"]].astype(str).agg("|".join, axis=1)
+    assert released.value_counts().min() >= 3
+
+
+def test_the_rounds_and_the_full_domain_node_are_compared_as_released(monkeypatch):
+    """Both candidates are lowered and released as tight summaries, which can lose far
+    less than their nodes' labels: the one returned is the one whose released table
+    loses least (LM, recomputed here from each candidate's partition), not the one whose
+    node labels do (on this table the rounds' labels lose less, 39/2 released against
+    11 for the full-domain node's)."""
+    from fairanon.models.objectives import objective_value
+    from fairanon.release import Release, generalize_partition
+    from fairanon.solver.fulldomain import local
+    from fairanon.solver.fulldomain.frequency import records
+    from fairanon.solver.fulldomain.method import lattice_space
+
+    tree = fa.Hierarchy.from_mapping({"*": {"A": {"A1": ["a", "b"], "A2": ["c", "d", "e"]},
+                                            "B": {"B1": ["f", "g"], "B2": ["h"]}}})
+    dis = fa.Hierarchy.from_mapping({"*": {"R": ["flu", "cold"], "D": ["ulcer"]}})
+    table = pd.DataFrame({
+        "q0": list("ghghccegcechggecbgghcgbegbbghccgbgbhecccggeggchgbc"),
+        "q1": [5, 2, 5, 5, 5, 5, 2, 5, 2, 2, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 2, 2, 5, 5, 5, 5,
+            5, 2, 2, 5, 5, 5, 5, 5, 5, 2, 5, 2, 5, 2, 5, 2, 5, 2, 2, 2, 5, 5, 5],
+        "sex": list("mfmmmfmmfmffmmfmmfmffmfmmmfmmmmffmffffmmfffmffffmm"),
+        "dis": ['flu', 'ulcer', 'cold', 'cold', 'cold', 'ulcer', 'ulcer', 'ulcer', 'cold',
+            'cold', 'cold', 'cold', 'flu', 'ulcer', 'flu', 'cold', 'flu', 'flu', 'ulcer', 'flu',
+            'flu', 'ulcer', 'flu', 'cold', 'cold', 'ulcer', 'cold', 'flu', 'flu', 'cold', 'flu',
+            'flu', 'flu', 'flu', 'ulcer', 'ulcer', 'cold', 'flu', 'flu', 'cold', 'cold', 'flu',
+            'cold', 'flu', 'flu', 'ulcer', 'flu', 'cold', 'ulcer', 'cold'],
+    })
+    schema = fa.Schema([
+        fa.Attribute("q0", hierarchy=tree),
+        fa.Attribute("q1", kind="numeric", intervals=fa.IntervalHierarchy((2, 4))),
+        fa.Attribute("sex", role="protected", protected=["f"]),
+        fa.Attribute("dis", role="sensitive", kind="ordered", order=["flu", "cold", "ulcer"],
+                     hierarchy=dis)])
+    inst = fa.Instance(table, schema)
+    reqs = [fa.KAnonymity(2), fa.LDiversity(Fraction(3, 2), variant="entropy")]
+    parts = []
+    refine = local._refine
+    monkeypatch.setattr(local, "_refine",
+                        lambda *a, **k: parts.append(refine(*a, **k)) or parts[-1])
+    rel = lattice_local(inst, reqs, objective="lm", seed=0)
+    assert _passes(inst, rel, reqs) and len(parts) == 2
+    row_class = records(inst, reqs, *lattice_space(inst, "lm")).row_class
+    released = []
+    for part in parts:
+        groups = part.of[row_class]
+        starred = part.star[groups]
+        stars = dict.fromkeys(["q0", "q1"], starred) if starred.any() else None
+        table = generalize_partition(inst, groups, starred=stars)
+        released.append(objective_value(inst, Release(table=table, groups=groups), "lm"))
+    assert rel.objective == min(released) < max(released)
+
+
+def test_a_rounds_record_lists_every_node_its_classes_come_from():
+    """With nodes=3 a round packs the classes of several nodes: 'a a b b' keep their
+    values (level 0), 'c' and 'd' go up to 'Y' (level 1), both in the first round."""
+    tree = fa.Hierarchy.from_mapping({"*": {"X": ["a", "b"], "Y": ["c", "d"]}})
+    inst = fa.Instance(pd.DataFrame({"q": list("aabbcd"), "s": list("121212")}),
+                       fa.Schema([fa.Attribute("q", hierarchy=tree),
+                                  fa.Attribute("s", role="sensitive")]))
+    rel = lattice_local(inst, [fa.KAnonymity(2)], seed=0)
+    assert list(rel.table["q"].astype(str)) == ["a", "a", "b", "b", "Y", "Y"]
+    assert rel.provenance["rounds"] == [{"records": 6, "nodes": [
+        {"levels": {"q": 0}, "records": 4}, {"levels": {"q": 1}, "records": 2}]}]

@@ -367,18 +367,6 @@ def _partition(space: Space, base: FrequencySet, rounds: list[_Round]) -> _Parti
     return _Partition(of, np.concatenate(levels, axis=1), star)
 
 
-def _reads_star(space: Space, part: _Partition, base: FrequencySet) -> np.ndarray:
-    """Which base classes read ``*`` on every attribute (in the block, or at levels
-    whose labels are the root)."""
-    level = part.levels[:, part.of]
-    shown = np.ones(base.n, dtype=bool)
-    for a, attr in enumerate(space.attributes):
-        for j in np.unique(level[a]):
-            rows = level[a] == j
-            shown[rows] &= attr.is_star[j + 1][attr.codes[j + 1][base.codes[a, rows]]]
-    return part.star[part.of] | shown
-
-
 def _fails(evaluator: Evaluator, cols: np.ndarray) -> np.ndarray:
     """Per column of counts: does it fail k, l or t?"""
     bad = np.zeros(cols.shape[1], dtype=bool)
@@ -399,14 +387,17 @@ def _record_costs(space: Space, part: _Partition, base: FrequencySet) -> np.ndar
 
 def _repair(evaluator: Evaluator, space: Space, part: _Partition) -> _Partition:
     """Make every block of ``*`` pass: per protected value whose block (the records
-    left and the classes reading ``*`` everywhere) fails a requirement, move released
-    classes into it, cheapest to suppress first, until it passes. All classes of the
-    protected value, the top node's class, pass (the caller checked)."""
+    left) fails a requirement, move released classes into it, cheapest to suppress
+    first, until it passes. All classes of the protected value, the top node's class,
+    pass (the caller checked). A class whose labels at its node read ``*`` costs
+    nothing to move, so it goes first; it is not counted in the block before it is
+    moved, since it is released as its tight summary (a range, a lowest common
+    ancestor), not as ``*``, and the block must pass alone."""
     base = evaluator.recs.base
     suppressed = part.star[part.of]
     if not suppressed.any():
         return _Partition(part.of.copy(), part.levels, part.star.copy())
-    star = _reads_star(space, part, base)
+    star = suppressed
     extra = (space.star_total - _record_costs(space, part, base)) * base.sizes
     of, flags = part.of.copy(), part.star.copy()
     for p in np.unique(base.protected[suppressed]):
@@ -589,8 +580,9 @@ def lattice_local(
     Release
         FEASIBLE with the exact objective, INFEASIBLE when no release meets the
         requirements (the whole table as one class fails them).
-        ``provenance["rounds"]`` lists each round's levels and the records it
-        released, ``provenance["winner"]`` whether the rounds or the optimal
+        ``provenance["rounds"]`` lists the records each round released and the
+        nodes its classes come from (``"nodes"``: each node's levels and records),
+        ``provenance["winner"]`` whether the rounds or the optimal
         full-domain node without suppression ("fulldomain") won, or "set-up stopped";
         ``provenance["fulldomain_stopped"]``, when the memory limit ended that node's
         search early (its best node so far then competes), why;
@@ -755,35 +747,30 @@ def lattice_local(
     for name, part in candidates:
         part = _refine(evaluator, space, _repair(evaluator, space, part), refine_deadline)
         cut |= refine_deadline is not None and time.perf_counter() >= refine_deadline
-        cost = int((_record_costs(space, part, base) * sizes).sum())
-        if best is None or cost < best[1]:
-            best = (name, cost, part)
-    winner, cost, part = best
-    groups = part.of[recs.row_class]
-    suppressed = part.star[groups]
-    # Each class released as its tight summary (the lowest common ancestor, the range
-    # of its numbers): inside its node's labels, so it loses no more and still reads
-    # as one class.
-    starred = {a.name: suppressed for a in space.attributes} if suppressed.any() else None
-    table = generalize_partition(instance, groups, starred=starred)
-    release = Release(table=table, groups=groups)
+        groups = part.of[recs.row_class]
+        suppressed = part.star[groups]
+        # Each class released as its tight summary (the lowest common ancestor, the range
+        # of its numbers): inside its node's labels, so it loses no more and still reads
+        # as one class. The candidates are compared as released: a summary can lose
+        # much less than its node's labels.
+        starred = {a.name: suppressed for a in space.attributes} if suppressed.any() else None
+        table = generalize_partition(instance, groups, starred=starred)
+        value = Fraction(objective_value(instance, Release(table=table, groups=groups), objective))
+        if best is None or value < best[1]:
+            cost = int((_record_costs(space, part, base) * sizes).sum())
+            best = (name, value, cost, part, table, groups, suppressed)
+    winner, value, cost, part, table, groups, suppressed = best
     release = Release(
         table=table,
         groups=groups,
         status=Status.FEASIBLE,
         suppressed=tuple(instance.row_ids[suppressed].tolist()),
-        objective=_number(Fraction(objective_value(instance, release, objective))),
+        objective=_number(value),
         provenance=record(
             lattice_objective=_number(Fraction(cost, space.scale)),
             objective_name=objective,
             winner=winner,
-            rounds=[
-                {
-                    "levels": {a.name: int(j) for a, j in zip(space.attributes, rnd.levels[:, 0])},
-                    "records": rnd.kept,
-                }
-                for rnd in rounds
-            ],
+            rounds=[_round_record(space, base, rnd) for rnd in rounds],
             suppressed=int(sizes[part.star[part.of]].sum()),
             fulldomain_objective=(
                 None if outcome.best is None else _number(Fraction(outcome.cost, space.scale))
@@ -793,6 +780,23 @@ def lattice_local(
         ),
     )
     return _verified(instance, release, requirements)
+
+
+def _round_record(space: Space, base: FrequencySet, rnd: _Round) -> dict:
+    """A round for the provenance: the records it releases and, per node its classes
+    come from (a round packs the classes of several), the node and its records."""
+    levels = rnd.levels[:, rnd.classes]
+    nodes, which = np.unique(levels, axis=1, return_inverse=True)
+    sizes = base.sizes[rnd.base_classes]
+    records = np.bincount(which.reshape(-1), weights=sizes, minlength=nodes.shape[1])
+    return {
+        "records": rnd.kept,
+        "nodes": [
+            {"levels": {a.name: int(j) for a, j in zip(space.attributes, nodes[:, i])},
+             "records": int(records[i])}
+            for i in range(nodes.shape[1])
+        ],
+    }
 
 
 def _blocks_of_stars(instance: Instance, requirements, objective: str, record) -> Release:
