@@ -3,6 +3,7 @@ allowed and what was given."""
 
 from __future__ import annotations
 
+import math
 import numbers
 from fractions import Fraction
 from typing import Any
@@ -11,7 +12,8 @@ import numpy as np
 
 from .exceptions import InvalidParameterError
 
-__all__ = ["check_bool", "check_fraction", "check_int", "check_option", "check_random_state"]
+__all__ = ["check_bool", "check_fraction", "check_int", "check_option", "check_random_state",
+           "check_time_limit"]
 
 
 def check_fraction(
@@ -102,6 +104,23 @@ def check_option(value: Any, name: str, caller: str, options) -> Any:
             f"The {name!r} parameter of {caller} must be one of {allowed}. Got {value!r} instead."
         )
     return value
+
+
+def check_time_limit(time_limit, caller: str) -> float | None:
+    """None or a positive number of seconds; ``inf`` is no limit (None): the shares a
+    caller takes of a limit would be inf - inf."""
+    if time_limit is None:
+        return None
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, (int, float))
+        or not time_limit > 0
+    ):
+        raise InvalidParameterError(
+            f"The 'time_limit' parameter of {caller} must be a positive number of seconds or "
+            f"None. Got {time_limit!r} instead."
+        )
+    return None if math.isinf(time_limit) else float(time_limit)
 
 
 def check_random_state(seed: Any) -> np.random.Generator:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ._limits import MIN_METHOD_SECONDS
 from ._memory import memory_limit_context
-from ._validation import check_bool, check_random_state
+from ._validation import check_bool, check_random_state, check_time_limit
 from .exceptions import IncompatibleRequirementError, InvalidParameterError, MemoryLimitError
 from .instances.instance import Instance
 from .models.requirements import (
@@ -24,7 +24,7 @@ from .models.requirements import (
     StochasticTCloseness,
     validate_requirements,
 )
-from .release import Release
+from .release import Release, Status
 
 if TYPE_CHECKING:
     from .models.risk.report import RiskReport
@@ -111,7 +111,6 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
     from .methods.lns import lns
     from .methods.portfolio import ranked
 
-    objective = options.get("objective", "lm")
     after = _lns_after("portfolio", requirements, time_limit, {})
     budget = None
     if time_limit is not None:
@@ -121,12 +120,15 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
     release = releases[0]
     tried = release.provenance["portfolio"]
     winner = release.provenance["portfolio_winner"]
+    if release.status == Status.INFEASIBLE:
+        why = f"{why}; {winner} proved that no release exists"
+        return release.with_provenance(auto_choice=winner, auto_reason=why,
+                                       auto_time_limit=time_limit)
+    key = release.provenance["portfolio_objective"]
     cells = instance.n_rows * max(len(instance.schema.qi), 1)
-    ran = ", ".join(
-        f"{t['method']} {float(t[objective]) / cells:.4f}" for t in tried if objective in t
-    )
+    ran = ", ".join(f"{t['method']} {_per_cell(t[key], cells)}" for t in tried if key in t)
     why = (
-        f"{why}; of the portfolio's verified releases ({objective} per cell: {ran}), "
+        f"{why}; of the portfolio's verified releases ({key} per cell: {ran}), "
         f"{winner}'s loses least"
     )
     choice = winner
@@ -136,7 +138,8 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
             try:
                 improved = lns(
                     instance, requirements, seed=seed, time_limit=left,
-                    start=releases[:AUTO_LNS_GUIDES + 1], objective=objective,
+                    start=releases[:AUTO_LNS_GUIDES + 1], objective=options.get("objective", "lm"),
+                    stretch_k=options.get("stretch_k"),
                 )
             except MemoryLimitError as exc:
                 # Refused before its search: the portfolio's release stands.
@@ -151,6 +154,12 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
                     "next best releases among the candidates, and bounds the loss from below"
                 )
     return release.with_provenance(auto_choice=choice, auto_reason=why, auto_time_limit=time_limit)
+
+
+def _per_cell(value, cells: int) -> str:
+    """A portfolio entry's value (a float, or a list for a lexicographic pair) per cell."""
+    values = value if isinstance(value, list) else [value]
+    return "/".join(f"{float(v) / cells:.4f}" for v in values)
 
 
 #: The portfolio's runners-up whose classes guide the lns that follows it.
@@ -264,6 +273,9 @@ AUTO_EXACT_SECONDS = 60.0
 #: not (German credit with (10, Sigma), 1,567 variables: 9 % gap after 60 s).
 AUTO_MAX_TYPES = 200
 AUTO_MAX_PAIRS = 1_500
+#: The largest multiple of those sizes a long time limit allows: a year's limit is
+#: already far beyond any model CP-SAT could load.
+AUTO_MAX_SCALE = 1e6
 #: The full-domain model is chosen for non-monotone requirements on at most this many
 #: lattice nodes.
 AUTO_MAX_LATTICE = 20_000
@@ -382,7 +394,8 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
     if masked is not None:
         return masked
     budget = AUTO_EXACT_SECONDS if time_limit is None else float(time_limit)
-    scale = budget / AUTO_EXACT_SECONDS
+    # Capped: a limit of 1e308 s would make sizes no int holds.
+    scale = min(budget / AUTO_EXACT_SECONDS, AUTO_MAX_SCALE)
     max_types, max_pairs = int(AUTO_MAX_TYPES * scale), int(AUTO_MAX_PAIRS * scale)
     recodings = [options["recoding"]] if "recoding" in options else ["generalization", "suppression"]
     for recoding in recodings:
@@ -561,10 +574,7 @@ def anonymize(
         )
     check_random_state(seed)
     check_options(method, options)
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0):
-        raise InvalidParameterError(
-            f"The 'time_limit' parameter of anonymize must be a positive number of seconds or None. Got {time_limit!r} instead."
-        )
+    time_limit = check_time_limit(time_limit, "anonymize")  # inf: no limit
     given = time_limit
     with limit:
         if func is _auto:

@@ -296,7 +296,8 @@ def test_the_portfolio_gets_at_least_the_least_a_method_gets(clock, monkeypatch)
 
     def ranked(instance, requirements, *, seed=None, time_limit=None, **options):
         given.append(time_limit)
-        return [made.with_provenance(portfolio=[], portfolio_winner="mondrian")]
+        return [made.with_provenance(portfolio=[], portfolio_winner="mondrian",
+                                     portfolio_objective="lm")]
 
     monkeypatch.setattr(portfolio, "ranked", ranked)
     release = fa.anonymize(inst, reqs, time_limit=0.5)

@@ -176,3 +176,44 @@ def test_without_a_time_limit_size_rules_skip_the_long_candidates(monkeypatch, g
     assert skipped["mondrian-loss"].startswith("expected to take about 49 s, more than the ")
     assert skipped["lattice-local"] == "more than 999 records; give a time limit to run it"
     assert fa.verify(german, rel, REQS).passed
+
+
+@pytest.mark.parametrize("methods", [["mondrain"], "mondrian", [], 3])
+def test_an_unknown_candidate_is_refused_by_name(methods):
+    inst = fa.load("german")
+    with pytest.raises(fa.InvalidParameterError, match="'methods' parameter of portfolio"):
+        fa.anonymize(inst, [fa.KAnonymity(5)], method="portfolio", methods=methods)
+
+
+def test_auto_returns_the_infeasible_release_of_a_candidate_that_proved_it():
+    """credit has 2 values, so 3-diversity fails on the whole table and on every
+    partition of it: auto's portfolio says so with Mondrian's proof, it does not raise
+    as if time or the methods had failed."""
+    inst = fa.load("german")
+    rel = fa.anonymize(inst, [fa.KAnonymity(5), fa.LDiversity(3)], method="auto", seed=0)
+    assert inst.table["credit"].nunique() == 2
+    assert rel.status == fa.Status.INFEASIBLE and "whole table" in rel.reason
+    assert rel.provenance["auto_choice"] == "mondrian"
+
+
+def test_auto_takes_a_lexicographic_objective_through_its_portfolio():
+    """The pair is compared exactly (objective_value) and shown per cell, each term."""
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    rel = fa.anonymize(inst, reqs, method="auto", seed=0, objective=("privacy_log", "ncp"))
+    assert fa.verify(inst, rel, reqs).passed
+    key = rel.provenance["portfolio_objective"]
+    assert key == "privacy_log then ncp"
+    for entry in rel.provenance["portfolio"]:
+        if key in entry:
+            assert len(entry[key]) == 2
+    assert "privacy_log then ncp per cell" in rel.provenance["auto_reason"]
+
+
+def test_an_infinite_time_limit_is_no_limit():
+    """It used to overflow auto's size rule (OverflowError)."""
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(3)]
+    rel = fa.anonymize(inst, reqs, method="auto", seed=0, time_limit=float("inf"))
+    same = fa.anonymize(inst, reqs, method="auto", seed=0)
+    assert fa.verify(inst, rel, reqs).passed and rel.table.equals(same.table)
+    assert rel.provenance["auto_time_limit"] == same.provenance["auto_time_limit"] == 60

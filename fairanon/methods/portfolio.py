@@ -19,19 +19,19 @@ import math
 import time
 from collections.abc import Callable, Sequence
 
-from ..exceptions import FairanonError, IncompatibleRequirementError
+from ..exceptions import FairanonError, IncompatibleRequirementError, InvalidParameterError
 from ..heuristics.kmember import kmember
 from ..heuristics.lossmondrian import mondrian_loss
 from ..heuristics.mondrian import mondrian
 from ..heuristics.oka import oka
 from ..heuristics.sabre import sabre
 from ..instances.instance import Instance
-from ..models.objectives import objective_value, value_for_display
+from ..models.objectives import objective_spec, objective_value, value_for_display
 from ..models.requirements import Requirement
 from ..models.verify import verify
 from ..release import Release, Status
 from ..solver.fulldomain import lattice_local
-from .starts import QUADRATIC_SECONDS, _expected_seconds, too_long
+from .starts import QUADRATIC_SECONDS, _cell_loss, _expected_seconds, too_long
 
 __all__ = ["CANDIDATES", "LATTICE_LOCAL_ROWS", "PORTFOLIO_SECONDS", "portfolio", "ranked"]
 
@@ -73,8 +73,9 @@ def portfolio(
     *,
     seed=None,
     time_limit: float | None = None,
-    objective: str = "lm",
+    objective="lm",
     methods: Sequence[str] | None = None,
+    stretch_k: int | None = None,
 ) -> Release:
     """The verified release with the least `objective` among the candidates.
 
@@ -88,10 +89,16 @@ def portfolio(
         Without it every candidate runs to completion and no clock decides anything,
         so the same input and seed give the same release; candidates expected to take
         long are skipped by rules on the table's size (:func:`_too_long`).
-    objective : {"lm", "ncp"}, default="lm"
-        The loss the releases are compared by, exactly.
+    objective : str or pair of str, default="lm"
+        The objective the releases are compared by, exactly
+        (:func:`fairanon.models.objectives.objective_value`): ``"lm"``, ``"ncp"``, any
+        other of :data:`fairanon.models.objectives.OBJECTIVES`, a privacy objective or
+        a lexicographic pair. The lattice local recoding is told it (its cell loss for
+        a pair or a privacy objective: LM for ``"lm"``, else NCP).
     methods : sequence of str, optional
         Names from :data:`CANDIDATES`, in the order to run them (default: all).
+    stretch_k : int, optional
+        k' of ``objective="privacy_stretch"``.
 
     Returns
     -------
@@ -101,14 +108,21 @@ def portfolio(
         ``provenance["portfolio_method"]`` and ``provenance["portfolio_winner"]`` name
         the winner and ``provenance["portfolio_objective"]`` gives the loss compared.
 
+        When no candidate gives a verified release and one proved that none exists
+        (Mondrian: the whole table, or the records of one protected value, fail a
+        union-monotone requirement), that candidate's INFEASIBLE release with its reason.
+
     Raises
     ------
     IncompatibleRequirementError
-        When no candidate gives a verified release.
+        When no candidate gives a verified release and none proved that no release
+        exists.
+    InvalidParameterError
+        For an unknown candidate or objective.
     """
     return ranked(
         instance, requirements, seed=seed, time_limit=time_limit, objective=objective,
-        methods=methods,
+        methods=methods, stretch_k=stretch_k,
     )[0]
 
 
@@ -118,21 +132,26 @@ def ranked(
     *,
     seed=None,
     time_limit: float | None = None,
-    objective: str = "lm",
+    objective="lm",
     methods: Sequence[str] | None = None,
+    stretch_k: int | None = None,
 ) -> list[Release]:
     """Every verified release of the candidates, least `objective` first (ties in the
     order they ran), each with the provenance of :func:`portfolio`'s release but its own
     candidate's name in ``portfolio_method`` (``portfolio_winner`` is on the first
     only); the parameters, and the error when there is none, are :func:`portfolio`'s.
     The runners-up guide the large-neighbourhood search that ``auto`` runs after the
-    winner (:func:`fairanon.methods.lns.lns`)."""
+    winner (:func:`fairanon.methods.lns.lns`). When there is none and a candidate
+    proved that none exists, its INFEASIBLE release alone."""
     started = time.perf_counter()
+    spec = objective_spec(objective, "portfolio", stretch_k=stretch_k, default="lm")
+    key = str(spec)  # the objective's name, as the entries and the provenance give it
+    names = _names(methods)
     budget = None if time_limit is None else float(time_limit)
     deadline = None if budget is None else started + budget
-    names = list(CANDIDATES) if methods is None else list(methods)
     tried: list[dict] = []
     found: list[tuple] = []  # (value, order, release, name)
+    proofs: list[tuple] = []  # (release, name) of candidates that proved infeasibility
     # Time kept for checking and measuring each release, re-estimated as they come.
     post = 0.0 if budget is None else 0.1 * budget
     for name in names:
@@ -145,7 +164,8 @@ def ranked(
             tried.append({"method": name, "skipped": skip})
             continue
         clock = time.perf_counter()
-        options = {"objective": objective} if name in _LOSS_LED else {}
+        told = spec if isinstance(spec, str) else _cell_loss(spec)
+        options = {"objective": told} if name in _LOSS_LED else {}
         try:
             release = CANDIDATES[name](
                 instance, requirements, seed=seed, time_limit=left, **options
@@ -157,6 +177,8 @@ def ranked(
         measured = time.perf_counter()
         if release.status not in (Status.FEASIBLE, Status.OPTIMAL):
             tried.append({"method": name, "status": str(release.status), "seconds": seconds})
+            if release.status == Status.INFEASIBLE:
+                proofs.append((release, name))
             continue
         # Most methods attach the verifier's report (run on their release by the
         # independent verifier); any release without one is verified here.
@@ -164,17 +186,21 @@ def ranked(
         if checked is not True and not verify(instance, release, requirements, metrics=False).passed:
             tried.append({"method": name, "status": "not verified", "seconds": seconds})
             continue
-        value = objective_value(instance, release, objective)
+        value = objective_value(instance, release, spec)
         post = max(post, 1.5 * (time.perf_counter() - measured))
         tried.append(
             {
                 "method": name,
                 "status": str(release.status),
-                objective: value_for_display(value),
+                key: value_for_display(value),
                 "seconds": seconds,
             }
         )
         found.append((value, len(found), release, name))
+    if not found and proofs:
+        release, name = proofs[0]
+        return [release.with_provenance(portfolio=tried, portfolio_method=name,
+                                        portfolio_objective=key, portfolio_winner=name)]
     if not found:
         raise IncompatibleRequirementError(
             "No method of the portfolio gave a verified release for "
@@ -185,11 +211,27 @@ def ranked(
         )
     found.sort(key=lambda f: (f[0], f[1]))
     out = [
-        release.with_provenance(portfolio=tried, portfolio_method=name, portfolio_objective=objective)
+        release.with_provenance(portfolio=tried, portfolio_method=name, portfolio_objective=key)
         for _, _, release, name in found
     ]
     out[0] = out[0].with_provenance(portfolio_winner=found[0][3])
     return out
+
+
+def _names(methods) -> list[str]:
+    """The candidates to run, checked: all of :data:`CANDIDATES` for None."""
+    if methods is None:
+        return list(CANDIDATES)
+    try:
+        names = None if isinstance(methods, str) else list(methods)
+    except TypeError:
+        names = None
+    if not names or any(not isinstance(n, str) or n not in CANDIDATES for n in names):
+        raise InvalidParameterError(
+            f"The 'methods' parameter of portfolio must be a list of names from "
+            f"{sorted(CANDIDATES)}. Got {methods!r} instead."
+        )
+    return names
 
 
 def _too_long(name: str, instance: Instance, requirements, left: float | None) -> str:

@@ -35,7 +35,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from .._validation import check_random_state
+from .._validation import check_random_state, check_time_limit
 from ..exceptions import InvalidParameterError, SolverError
 from ..instances.files import interrupts_deferred
 from ..release import Status
@@ -108,22 +108,6 @@ def random_seed(seed) -> int:
         return seed % 2**31
     rng = check_random_state(seed)
     return int(rng.integers(0, 2**31 - 1))
-
-
-def check_time_limit(time_limit, caller: str) -> float | None:
-    """None or a positive number of seconds."""
-    if time_limit is None:
-        return None
-    if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, (int, float))
-        or not time_limit > 0
-    ):
-        raise InvalidParameterError(
-            f"The 'time_limit' parameter of {caller} must be a positive number of seconds or "
-            f"None. Got {time_limit!r} instead."
-        )
-    return float(time_limit)
 
 
 #: Workers used when none are given. CP-SAT's portfolio only runs its strongest bound

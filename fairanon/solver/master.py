@@ -33,7 +33,6 @@ says why.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 
@@ -109,9 +108,7 @@ def restricted_master(
         for another instance, objective or k.
     """
     started = time.perf_counter()
-    time_limit = _cpsat.check_time_limit(time_limit, "restricted_master")
-    if time_limit is not None and math.isinf(time_limit):
-        time_limit = None  # no limit: its shares below would be inf - inf
+    time_limit = _cpsat.check_time_limit(time_limit, "restricted_master")  # inf: None
     deadline = None if time_limit is None else started + time_limit
     # The solve ends early enough to leave the rest of the time to the verification.
     solve_end = None if time_limit is None else deadline - FINISH_SHARE * time_limit
