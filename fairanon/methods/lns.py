@@ -15,6 +15,7 @@ after any release.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import signal
@@ -27,6 +28,7 @@ from .._memory import Limit, check_memory, current_limit, format_bytes, memory_l
 from .._processes import can_fork, cores, start_forked
 from .._validation import check_int, check_option
 from ..exceptions import (
+    FairanonError,
     IncompatibleRequirementError,
     InvalidParameterError,
     MemoryLimitError,
@@ -72,8 +74,8 @@ from ..solver.lns import (
 from ..solver.local_recoding.encoding import BuildStopped
 from ..solver.local_recoding.labels import RECODINGS, missing_labels
 from ..solver.local_recoding.memory import model_memory
-from ..solver.local_recoding.solve import check_stretch, local_recoding, privacy_summary
-from .starts import CheckedStart, _first_check_seconds, checked_start, heuristic_start
+from ..solver.local_recoding.solve import check_hint, check_stretch, local_recoding, privacy_summary
+from .starts import HEURISTICS, CheckedStart, _first_check_seconds, checked_start, heuristic_start
 
 __all__ = ["REQUIREMENTS", "best_bound", "improve", "lns"]
 
@@ -234,6 +236,60 @@ def search_processes(inc: Incumbent, requirements, workers: int, searches: int) 
     return parts, None
 
 
+def _check_search(instance, caller, max_rounds, size, max_size, around, move_time, whole_types,
+                  strategies, max_range_values, guides=()) -> None:
+    """Refuse the search's options out of their ranges (before any heuristic runs)."""
+    if max_rounds is not None:
+        check_int(max_rounds, "max_rounds", caller, low=0)
+    if size is not None:
+        check_int(size, "size", caller, low=1)
+    check_int(max_size, "max_size", caller, low=1)
+    check_int(around, "around", caller, low=0)
+    check_int(whole_types, "whole_types", caller, low=0)
+    check_int(max_range_values, "max_range_values", caller, low=1)
+    if move_time is not None and (
+        isinstance(move_time, bool) or not isinstance(move_time, (int, float))
+        or not 0 < move_time < float("inf")
+    ):
+        raise InvalidParameterError(
+            f"The 'move_time' parameter of {caller} must be a positive number (CP-SAT's "
+            f"deterministic time per re-solve) or None. Got {move_time!r} instead."
+        )
+    if isinstance(strategies, str) or not isinstance(strategies, Sequence) or not strategies:
+        raise InvalidParameterError(
+            f"The 'strategies' parameter of {caller} must be a non-empty list of names from "
+            f"{list(STRATEGIES)}. Got {strategies!r} instead."
+        )
+    for name in strategies:
+        check_option(name, "strategies", caller, STRATEGIES)
+    for guide in guides:
+        if not isinstance(guide, Release):
+            raise InvalidParameterError(
+                f"The 'guides' parameter of {caller} must be releases of the instance. "
+                f"Got {type(guide).__name__} instead."
+            )
+        check_hint(instance, guide, "guides", caller)
+
+
+def _starts(start, caller: str) -> list | None:
+    """`start` as a list of releases or of heuristics' names (None: the heuristics')."""
+    if start is None:
+        return None
+    items = [start] if isinstance(start, (Release, str)) else start
+    names = [h[0] for h in HEURISTICS]
+    kinds = ({type(s) for s in items} if isinstance(items, Sequence) else {None})
+    if not (kinds <= {Release} or kinds <= {str}):
+        raise InvalidParameterError(
+            f"The 'start' parameter of {caller} must be a release, a heuristic's name from "
+            f"{names}, or a list of releases or of names (not both; empty: no heuristic). "
+            f"Got {start!r} instead."
+        )
+    for item in items:
+        if isinstance(item, str):
+            check_option(item, "start", caller, names)
+    return list(items)
+
+
 def _outside_suppression(registries: list[Registry], labels: np.ndarray) -> str | None:
     """A cell of `labels` (registry ids per record) that generalizes a value, as text
     for messages, and how many records have one; None when every cell is a value or
@@ -345,10 +401,8 @@ def _search_from(
     workers = check_int(num_workers, "num_workers", "improve", low=1)
     searches = check_int(searches, "searches", "improve", low=1)
     check_search_memory(workers, 1, "improve")
-    if max_rounds is not None:
-        max_rounds = check_int(max_rounds, "max_rounds", "improve", low=0)
-    for name in strategies:
-        check_option(name, "strategies", "improve", STRATEGIES)
+    _check_search(instance, "improve", max_rounds, size, max_size, around, move_time,
+                  whole_types, strategies, max_range_values, guides)
     params = {
         "objective": str(objective),
         "recoding": recoding,
@@ -625,7 +679,9 @@ def lns(
         the one that loses least among those that pass the verifier and fit the recoding
         (values and ``*`` only, with suppression) starts the search, and the others
         guide it: the classes they give a neighbourhood's records are candidates of its
-        re-solve. ``provenance["starts"]`` says why a release did not start it.
+        re-solve. ``provenance["starts"]`` says why a release did not start it. An
+        empty list runs no heuristic: the search starts from every cell ``*``, or from
+        the whole table re-solved when it is small.
     bound : bool, default=True
         Compute a lower bound on the objective (``Release.bound``, ``provenance["gap"]``)
         (:func:`best_bound`). When the search runs in one process and this one has two
@@ -730,6 +786,9 @@ def lns(
     requirements, objective = _check(instance, requirements, objective, recoding, "lns", stretch_k)
     limit = _cpsat.check_time_limit(time_limit, "lns")
     check_int(searches, "searches", "lns", low=1)
+    _check_search(instance, "lns", max_rounds, size, max_size, around, move_time, whole_types,
+                  strategies, max_range_values)
+    start = _starts(start, "lns")
     # One process at least; whether there will be more is known from the start release.
     check_search_memory(check_int(num_workers, "num_workers", "lns", low=1), 1, "lns")
     budget = DEFAULT_SECONDS if limit is None else limit
@@ -741,14 +800,12 @@ def lns(
     counted = limit is None and max_rounds is not None
     tried: list[dict] = []
     guides: list[Release] = []
-    if isinstance(start, Release):
-        start = [start]
-    given = bool(start) and all(isinstance(s, Release) for s in start)
+    given = bool(start) and isinstance(start[0], Release)
     if given:
         first, guides, tried, checked = _given_start(instance, requirements, objective, recoding,
                                                      list(start), None if counted else deadline)
     else:
-        methods = [start] if isinstance(start, str) else start
+        methods = start
         first, tried, checked = heuristic_start(
             instance,
             requirements,
@@ -972,17 +1029,20 @@ def _bound_apart(first: Release, requirements, objective, searches: int, workers
     return Limit(left, f"{limit.source}, less the search's model" + ("" if whole else "s")), whole
 
 
-def _bound_child(conn, instance, requirements, objective, release, seconds, limit) -> None:
+def _bound_child(conn, parents, instance, requirements, objective, release, seconds, limit) -> None:
     """:func:`best_bound` in a forked process, its result (or error) sent to the parent;
-    Ctrl-C is the parent's to handle (it ends this process)."""
+    Ctrl-C is the parent's to handle (it ends this process). The parent's end of the
+    pipe is closed here, so that sending fails when the parent has ended."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parents.close()
     try:
         with memory_limit(limit, "lns"):
             outcome = ("ok", best_bound(instance, requirements, objective, release=release,
                                         time_limit=seconds))
     except BaseException as exc:  # noqa: BLE001 -- the parent reports whatever ended the bound
         outcome = ("error", f"{type(exc).__name__}: {exc}")
-    conn.send(outcome)
+    with contextlib.suppress(OSError):  # the parent has ended
+        conn.send(outcome)
     conn.close()
 
 
@@ -996,7 +1056,7 @@ class _BoundProcess:
         self._conn, child = context.Pipe(duplex=False)
         self._process = context.Process(
             target=_bound_child,
-            args=(child, instance, requirements, objective, release, seconds, limit),
+            args=(child, self._conn, instance, requirements, objective, release, seconds, limit),
             daemon=True,
         )
         start_forked(self._process)
@@ -1032,9 +1092,19 @@ def _given_start(
     `deadline` (``time.perf_counter``) no more release is checked (the labels read under
     suppression stop too), each left saying so."""
     registries = None
-    values = [objective_value(instance, s, objective) for s in releases]
-    tried = [{"method": s.method, "objective": value_for_display(v)} for s, v in zip(releases, values)]
-    for i in sorted(range(len(releases)), key=lambda i: (values[i], i)):
+    values, tried = [], []
+    for s in releases:
+        try:
+            check_hint(instance, s, "start", "lns")
+            value = objective_value(instance, s, objective)
+        except FairanonError as exc:  # a release of another table, say
+            values.append(None)
+            tried.append({"method": s.method, "skipped": f"{type(exc).__name__}: {exc}"})
+        else:
+            values.append(value)
+            tried.append({"method": s.method, "objective": value_for_display(value)})
+    readable = [i for i in range(len(releases)) if values[i] is not None]
+    for i in sorted(readable, key=lambda i: (values[i], i)):
         if deadline is not None and time.perf_counter() >= deadline:
             tried[i]["skipped"] = "no time left to check it"
             continue
@@ -1056,8 +1126,8 @@ def _given_start(
             tried[i]["status"] = "not verified"
             continue
         tried[i]["status"] = str(releases[i].status)
-        return releases[i], [s for j, s in enumerate(releases) if j != i], tried, checked
-    return None, releases, tried, None
+        return releases[i], [releases[j] for j in readable if j != i], tried, checked
+    return None, [releases[j] for j in readable], tried, None
 
 
 def distinct_records(instance: Instance) -> int:

@@ -5,6 +5,7 @@ the same release, and cpsat never returns worse than the heuristics."""
 import sys
 import time
 from fractions import Fraction
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -1500,3 +1501,68 @@ def test_without_the_local_search_two_search_processes_leave_the_bound_after(mon
     assert started == [] and rel.provenance["search"]["parts"] == 2
     assert fa.verify(inst, rel, reqs).passed
     assert rel.bound is not None and rel.bound <= rel.objective
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"start": "nope"}, "'start' parameter of lns"),
+    ({"start": ["mondrian", "nope"]}, "'start' parameter of lns"),
+    ({"start": 5}, "'start' parameter of lns"),
+    ({"start": [fa.KAnonymity(2)]}, "'start' parameter of lns"),
+    ({"strategies": []}, "'strategies' parameter of lns"),
+    ({"strategies": "cost"}, "'strategies' parameter of lns"),
+    ({"move_time": -1}, "'move_time' parameter of lns"),
+    ({"move_time": "fast"}, "'move_time' parameter of lns"),
+    ({"max_size": 0}, "'max_size' parameter of lns"),
+    ({"size": -3}, "'size' parameter of lns"),
+    ({"around": -1}, "'around' parameter of lns"),
+    ({"whole_types": "all"}, "'whole_types' parameter of lns"),
+    ({"max_range_values": 0}, "'max_range_values' parameter of lns"),
+    ({"max_rounds": -1}, "'max_rounds' parameter of lns"),
+])
+def test_bad_search_options_are_refused_before_any_heuristic_runs(options, match, monkeypatch):
+    from fairanon.methods import lns as lns_module
+
+    monkeypatch.setattr(lns_module, "heuristic_start", lambda *a, **k: pytest.fail("a heuristic ran"))
+    with pytest.raises(InvalidParameterError, match=match):
+        lns(_german(), [fa.KAnonymity(5)], seed=0, time_limit=5, **options)
+
+
+def test_a_list_of_releases_and_names_is_refused():
+    inst, reqs = _german(), [fa.KAnonymity(5)]
+    made = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    with pytest.raises(InvalidParameterError, match="not both"):
+        lns(inst, reqs, seed=0, time_limit=5, start=[made, "mondrian"])
+
+
+def test_a_release_of_another_table_is_skipped_as_a_start_and_refused_as_a_guide():
+    """start=: the release of another table is skipped, saying why, and the search starts
+    from the one of this table; improve's guides=: refused by name (it was a KeyError)."""
+    inst, reqs = _german(), [fa.KAnonymity(5)]
+    other = fa.load("german", qi=["job", "savings", "housing"])
+    other = other.subset(other.row_ids[:400], name="part")
+    mine = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    theirs = fa.anonymize(other, reqs, method="mondrian", seed=0)
+    rel = lns(inst, reqs, seed=0, max_rounds=2, start=[theirs, mine])
+    assert fa.verify(inst, rel, reqs).passed
+    skipped = [t for t in rel.provenance["starts"] if "skipped" in t]
+    assert len(skipped) == 1 and "another table" in skipped[0]["skipped"]
+    with pytest.raises(InvalidParameterError, match="'guides' parameter of improve"):
+        improve(inst, reqs, mine, seed=0, max_rounds=1, guides=[theirs])
+
+
+def test_a_search_process_ends_when_its_parent_has_gone():
+    """The forked part closes the parent's end of its pipe first: once the parent has
+    ended, sending its (large) result fails at once instead of blocking for ever on a full
+    pipe, and the failure ends the process quietly."""
+    import importlib
+    import multiprocessing
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+    there, here = multiprocessing.Pipe(duplex=False)
+
+    def search_part(*args):
+        return np.zeros(1 << 20)  # 8 MB: far more than a pipe holds
+
+    with mock.patch.object(search_module, "_search_part", search_part):
+        search_module._child(here, there)  # the parent's end is closed: nobody reads
+    assert there.closed and here.closed

@@ -55,6 +55,7 @@ search raise :class:`~fairanon.exceptions.SolverError` naming it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import multiprocessing
 import signal
@@ -553,18 +554,22 @@ class _Failed:
     memory: bool = False
 
 
-def _child(conn, *args) -> None:
+def _child(conn, parents, *args) -> None:
     """A part searched in a forked process; Ctrl-C is the parent's to handle (it ends
     this process). An error is sent to the parent as its name, message and place
-    (exceptions need not pickle)."""
+    (exceptions need not pickle). The parent's end of the pipe is closed here, so that
+    when the parent has ended, however it ended, sending fails and this process ends
+    instead of waiting for ever on a full pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parents.close()
     try:
         outcome = _search_part(*args)
     except BaseException as exc:  # noqa: BLE001 -- the parent reports whatever ended the part
         frame = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" (at {frame[0].filename}:{frame[0].lineno} in {frame[0].name})" if frame else ""
         outcome = _Failed(f"{type(exc).__name__}: {exc}{where}", isinstance(exc, MemoryError))
-    conn.send(outcome)
+    with contextlib.suppress(OSError):  # the parent has ended
+        conn.send(outcome)
     conn.close()
 
 
@@ -603,7 +608,8 @@ def _epoch(inc, loop, split, states, names, rounds, tally, result, deadline, sta
             there, here = context.Pipe(duplex=False)
             proc = context.Process(
                 target=_child,
-                args=(here, inc, loop, split[p], states[p], names, rounds, deadline, started),
+                args=(here, there, inc, loop, split[p], states[p], names, rounds, deadline,
+                      started),
                 daemon=True,
             )
             start_forked(proc)

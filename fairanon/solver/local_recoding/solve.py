@@ -348,16 +348,18 @@ def _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max
         )
 
 
-def check_hint(instance: Instance, release: Release) -> None:
-    """Refuse a hint that is no release of `instance`: one without a quasi-identifier's
-    column or without some of its records (a release of another table)."""
+def check_hint(instance: Instance, release: Release, name: str = "hint",
+               caller: str = "cpsat") -> None:
+    """Refuse a hint (or another release given as parameter `name` of `caller`) that is
+    no release of `instance`: one without a quasi-identifier's column or without some
+    of its records (a release of another table)."""
     missing = [a for a in instance.schema.qi if a not in release.table.columns]
     lost = instance.row_ids.difference(release.table.index)
     if missing or len(lost):
         what = (f"it has no column {', '.join(map(repr, missing))}" if missing
                 else f"{len(lost):,} of the instance's records are not in it")
         raise InvalidParameterError(
-            "The 'hint' parameter of cpsat must be a release of the instance. Got one of "
+            f"The {name!r} parameter of {caller} must be a release of the instance. Got one of "
             f"another table instead: {what}."
         )
 
