@@ -699,9 +699,9 @@ def lattice_local(
         )
 
     # Time is kept for the release, its objective and its verification after the rounds
-    # and the lowering.
+    # and the lowering: twice fulldomain's, since both candidates are built as released.
     reserve = (0.0 if deadline is None
-               else release_reserve(time_limit, time.perf_counter() - started))
+               else release_reserve(time_limit, 2 * (time.perf_counter() - started)))
     # The optimal full-domain node without suppression first (a fraction of the
     # time): the rounds must beat it, and it stands when they are cut short.
     share_deadline = None if deadline is None else started + (time_limit - reserve) / 4
