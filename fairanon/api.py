@@ -94,8 +94,8 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
         release = lns(instance, requirements, seed=seed, time_limit=left, start=[name])
         why = (
             f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
-            f"improves {name}'s release by re-solving groups of its classes exactly, and "
-            "bounds the loss from below"
+            f"improves {name}'s release by re-solving groups of its classes exactly"
+            + (", and bounds the loss from below" if release.bound is not None else "")
         )
         return release.with_provenance(auto_choice=f"{name}+lns", auto_reason=why, auto_time_limit=time_limit,
                                        auto_before_s=before)
@@ -151,7 +151,8 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
                 why = (
                     f"{why}; with {time_limit:g} s allowed, large-neighbourhood search (lns) then "
                     f"improves it by re-solving groups of its classes exactly, the classes of the "
-                    "next best releases among the candidates, and bounds the loss from below"
+                    "next best releases among the candidates"
+                    + (", and bounds the loss from below" if improved.bound is not None else "")
                 )
     return release.with_provenance(auto_choice=choice, auto_reason=why, auto_time_limit=time_limit)
 
@@ -370,6 +371,8 @@ def choose_method(
     ------
     IncompatibleRequirementError
         If no available method can enforce every requirement.
+    InvalidParameterError
+        If `time_limit` is not a positive number of seconds or None.
 
     Examples
     --------
@@ -380,6 +383,7 @@ def choose_method(
     >>> choose_method(fa.load("diva_table1"), [fa.KAnonymity(2), fa.MultiplicativeTCloseness(2)])[0]
     'bucketization'
     """
+    time_limit = check_time_limit(time_limit, "choose_method")
     name, why, _ = _choose(instance, requirements, time_limit, {})
     return name, why
 
@@ -398,12 +402,14 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
     scale = min(budget / AUTO_EXACT_SECONDS, AUTO_MAX_SCALE)
     max_types, max_pairs = int(AUTO_MAX_TYPES * scale), int(AUTO_MAX_PAIRS * scale)
     recodings = [options["recoding"]] if "recoding" in options else ["generalization", "suppression"]
+    modelled = None  # the first recoding whose exact model the requirements admit
     for recoding in recodings:
         try:
             size = model_size(instance, requirements, recoding=recoding, objective=options.get("objective"),
                               max_types=max_types, max_vars=max_pairs)
         except FairanonError:
             continue
+        modelled = modelled or recoding
         if size["pairs"] is not None and size["pairs"] <= max_pairs:
             return "cpsat", (
                 f"the exact model ({recoding}) is small ({size['types']} types <= {max_types}, "
@@ -431,6 +437,15 @@ def _choose(instance, requirements, time_limit, options) -> tuple[str, str, dict
             "the requirements hold class by class except the risk requirements, which the Mondrian "
             "family of the portfolio meets at the smallest k that does"
         ), {}
+    if modelled is not None:
+        # The only method left: it runs its heuristic starts first, keeps its limit and
+        # says what it proved (a 10-record table under a diversity constraint and 10 s
+        # was refused as too large for the size rule's budget).
+        return "cpsat", (
+            f"{', '.join(str(r) for r in unsupported)} are not union-monotone, which only the "
+            "exact model enforces here; it is larger than the size rule allows for a "
+            f"{budget:g} s budget, so cpsat gives its best release in the time, with its gap"
+        ), {"recoding": modelled}
     raise IncompatibleRequirementError(
         f"No available method enforces {', '.join(str(r) for r in unsupported)} on instance "
         f"{instance.name!r}: it is too large for the exact model cpsat and has no small "

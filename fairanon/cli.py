@@ -18,6 +18,7 @@ from time import perf_counter
 
 from ._limits import method_seconds
 from ._memory import memory_limit_type
+from ._validation import check_time_limit
 from .exceptions import FairanonError, InfeasibleError, SolverError
 
 __all__ = ["main"]
@@ -217,7 +218,9 @@ def _anonymize(args, step) -> int:
         raise _UsageError(f"fairanon anonymize: --candidates lists the nodes of fulldomain's lattice; the method is "
                           f"{method!r}")
     seed = args.seed if args.seed is not None else job.seed
-    time_limit = args.time_limit if args.time_limit is not None else job.time_limit
+    time_limit = job.time_limit
+    if args.time_limit is not None:
+        time_limit = check_time_limit(args.time_limit, "fairanon anonymize --time-limit")
     step(f"anonymizing {job.instance.name!r} with {method}")
     memory_limit = args.memory_limit if args.memory_limit is not None else job.memory_limit
     method_limit = method_seconds(time_limit, started, keep=FINISH_SHARE)

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ._memory import resolve_memory_limit
+from ._validation import check_time_limit
 from .exceptions import InvalidParameterError, SchemaError
 from .instances.files import as_record_ids, read_csv_table
 from .instances.instance import Instance
@@ -223,6 +224,17 @@ def _check_seed(seed, path: str):
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise InvalidParameterError(f"The 'seed' of job file {path!r} must be a non-negative int; got {seed!r}.")
     return seed
+
+
+def _check_time_limit(value, path: str) -> float | None:
+    """A positive number of seconds, or None; a number YAML reads as text (``1e3``, which
+    YAML 1.1 takes for a string) is read as the number it spells."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass  # refused below, by name
+    return check_time_limit(value, f"job file {path!r}")
 
 
 def _check_memory_limit(value, path: str):
@@ -415,15 +427,17 @@ def read_job(path: str, *, instance: Instance | None = None) -> Job:
     if not isinstance(reqs, list) or not reqs:
         raise InvalidParameterError(f"Job file {path!r} needs a non-empty 'requirements' list.")
     options = doc.get("options") or {}
-    if not isinstance(options, Mapping):
-        raise InvalidParameterError("The 'options' of a job must be a mapping.")
+    if not isinstance(options, Mapping) or not all(isinstance(key, str) for key in options):
+        raise InvalidParameterError(
+            "The 'options' of a job must be a mapping of option names to values."
+        )
     return Job(
         instance=instance,
         requirements=[requirement_from_spec(r) for r in reqs],
         method=str(doc.get("method", "auto")),
         options=dict(options),
         seed=_check_seed(doc.get("seed"), path),
-        time_limit=doc.get("time_limit"),
+        time_limit=_check_time_limit(doc.get("time_limit"), path),
         memory_limit=_check_memory_limit(doc.get("memory_limit"), path),
         name=str(doc.get("name", os.path.splitext(os.path.basename(path))[0])),
     )

@@ -87,3 +87,33 @@ def test_describe_names_what_it_takes(bad):
     with pytest.raises(fa.InvalidParameterError, match="'instance' parameter of describe must be an Instance"):
         fa.describe(bad)
     assert fa.describe(fa.load("diva_table1"))["n_rows"] == fa.load("diva_table1").n_rows
+
+
+def test_choose_method_refuses_a_time_limit_that_is_no_positive_number():
+    """The app's Run page asks it with the job's limit: 'abc' was a ValueError (500)."""
+    for bad in ("abc", -3, float("nan")):
+        with pytest.raises(fa.InvalidParameterError,
+                           match="'time_limit' parameter of choose_method"):
+            choose_method(fa.load("diva_table1"), [fa.KAnonymity(2)], time_limit=bad)
+
+
+def test_auto_runs_the_exact_model_when_it_is_the_only_method_left():
+    """A 10-record table under a diversity constraint that no release meets (5 women,
+    at least 6 to show): with 10 s the model is above the size rule's budget and
+    there is no lattice, so auto refused the table as too large; cpsat proves it
+    infeasible in about a second."""
+    from fairanon.models.diversity import parse_constraints
+
+    inst = fa.load("diva_table1")
+    reqs = [fa.KAnonymity(3), *parse_constraints("GEN(Female) [6, 10]")]
+    assert (inst.table["GEN"] == "Female").sum() < 6
+    rel = fa.anonymize(inst, reqs, method="auto", seed=0, time_limit=10)
+    assert rel.provenance["auto_choice"] == "cpsat" and rel.status == fa.Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("export, match", [(5, "must be a file path"),
+                                           ("/nonexistent/dir/m.pb", "could not be written")])
+def test_cpsat_refuses_an_export_it_cannot_write(export, match):
+    with pytest.raises(fa.InvalidParameterError, match=match):
+        fa.anonymize(fa.load("diva_table1"), [fa.KAnonymity(3)], method="cpsat", seed=0,
+                     export=export)

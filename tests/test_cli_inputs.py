@@ -233,3 +233,34 @@ def test_the_up_front_write_leaves_nothing_behind(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path / "new" / "o")) == ["release.csv", "report.json"]
     assert run(capsys, "anonymize", job, "--out", tmp_path / "new" / "o")[0] == 0
     assert sorted(os.listdir(tmp_path / "new" / "o")) == ["release.csv", "report.json"]
+
+
+@pytest.mark.parametrize("given", [["--time-limit", "-5"], ["--time-limit", "0"],
+                                   ["--time-limit", "nan"]])
+def test_a_time_limit_that_is_no_positive_number_is_refused(tmp_path, capsys, given):
+    """It was clamped to 0.01 s and the run went on (exit 0)."""
+    job = write_job(tmp_path)
+    code, _, err = run(capsys, "anonymize", job, *given, "--out", tmp_path / "o")
+    assert code == 2 and "'time_limit' parameter of fairanon anonymize --time-limit" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("value, ok", [("1e1", True), ("-1", False), ("abc", False), ("[1]", False),
+                                       ("true", False)])
+def test_a_job_files_time_limit_is_checked_and_read_as_yaml_spells_it(tmp_path, capsys, value, ok):
+    """YAML 1.1 reads 1e1 as text: it is the number it spells. Others were clamped or
+    crashed (TypeError)."""
+    job = write_job(tmp_path, extra=f"time_limit: {value}\n")
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    if ok:
+        assert code == 0
+        report = json.loads((tmp_path / "o" / "report.json").read_text())
+        assert report["release"]["provenance"]["time_limit_given"] <= 10
+    else:
+        assert code == 2 and f"'time_limit' parameter of job file {str(job)!r}" in err
+
+
+def test_a_job_options_key_must_be_a_name(tmp_path, capsys):
+    job = write_job(tmp_path, extra="options: {1: 2}\n")
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    assert code == 2 and "mapping of option names to values" in err

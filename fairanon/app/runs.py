@@ -110,16 +110,21 @@ async def start_run(request: Request):
                                              f"{limit_text!r}.", status_code=400)
     document = session.job_document(specs, method=method, seed=seed, time_limit=limit, asked=asked)
     try:
-        return await asyncio.to_thread(_start, session, document, release_format)  # copies the job's files
+        # The utility analysis's classifier predicts the decision: without one, none.
+        classify = asked.data.instance.schema.decision is not None
+        return await asyncio.to_thread(_start, session, document, release_format, classify=classify)
     except FairanonError as exc:  # a file the job names cannot be copied into the run
         return await run_page(request, error=str(exc), status_code=400)
 
 
-def _start(session, document: dict, release_format: str, base: str | None = None) -> RedirectResponse:
-    """A new run of the job `document` (its relative paths read from `base`) in a
-    worker; the answer: its progress page."""
+def _start(session, document: dict, release_format: str, base: str | None = None,
+           classify: bool = True) -> RedirectResponse:
+    """A new run of the job `document` (its relative paths read from `base`; the job's
+    files copied into the run) in a worker, its utility analysis with a classifier when
+    `classify` (the instance has a decision) and scikit-learn is there; the answer: its
+    progress page."""
     run = session.new_run(document, base)
-    classifier = "logistic" if _have_sklearn() else "none"
+    classifier = "logistic" if classify and _have_sklearn() else "none"
     run.format = release_format
     run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format,
                                                      "seed": document.get("seed"),

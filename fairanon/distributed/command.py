@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 
 from .._limits import method_seconds
+from .._validation import check_time_limit
 from ..exceptions import InvalidParameterError
 
 __all__ = ["anonymize", "peak_memory", "risk", "verify"]
@@ -104,7 +105,9 @@ def anonymize(args) -> int:
             options = dict(job.options)
             if getattr(args, "max_rows", None):
                 options["max_rows"] = args.max_rows
-            time_limit = args.time_limit if getattr(args, "time_limit", None) is not None else job.time_limit
+            time_limit = job.time_limit
+            if getattr(args, "time_limit", None) is not None:
+                time_limit = check_time_limit(args.time_limit, "fairanon anonymize --time-limit")
             if getattr(args, "started", None) is not None:
                 # As on one machine the limit counts from the command's start: the method
                 # (the distributed top and the tasks that finish it, computed as the

@@ -261,7 +261,16 @@ def solve(
     if assumptions:
         model.add_assumptions(list(assumptions))
     if export is not None:
-        model.export_to_file(os.fspath(export))
+        try:
+            path = os.fspath(export)
+        except TypeError:
+            raise InvalidParameterError(
+                f"The 'export' parameter must be a file path. Got {export!r} instead."
+            ) from None
+        if not model.export_to_file(path):
+            raise InvalidParameterError(
+                f"The model could not be written to {path!r} (the 'export' parameter)."
+            )
     solver = cp_model.CpSolver()
     params = solver.parameters
     if time_limit is not None:

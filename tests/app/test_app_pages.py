@@ -1270,3 +1270,16 @@ def test_candidates_not_listed_say_why(client):
                    "candidates": []}, fh)
     response = client.post(f"/runs/{run.id}/choose", data={"candidate": "0"})
     assert response.status_code == 400 and "0 of the lattice's 4 nodes meet the requirements" in response.text
+
+
+def test_a_run_without_a_decision_measures_utility_without_a_classifier(client, monkeypatch):
+    """diva_table1 has no decision attribute, which the classifier would predict: the
+    utility analysis of its runs failed ("has no decision attribute") whenever
+    scikit-learn was installed."""
+    started = []
+    monkeypatch.setattr(worker, "start", lambda job, folder, options: started.append(options))
+    client.post("/data/dataset", data={"dataset": "diva_table1"})
+    client.post("/requirements", data={"k": "2"})
+    client.post("/run", data={"method": "mondrian", "seed": "0", "time_limit": ""})
+    assert fa.load("diva_table1").schema.decision is None
+    assert [options["classifier"] for options in started] == ["none"]
