@@ -574,7 +574,8 @@ def _moves_first(instance, requirements, objective, recoding, inc: Incumbent, se
     if found.stopped == "set-up":
         return None, {"skipped": "the time limit passed while the local search was set up",
                       "seconds": time.perf_counter() - began}
-    stats = {"seconds": time.perf_counter() - began, "kicks": found.kicks, "kept": found.kept,
+    stats = {"seconds": time.perf_counter() - began, "kicks": found.kicks, "accepted": found.accepted,
+             "kept": found.kept,
              "changes": found.changes, "stopped": found.stopped}
     if not found.value < found.start_value:
         return None, stats

@@ -932,3 +932,39 @@ def test_the_memory_check_counts_a_nearest_search_without_tables():
     nearest = 5 * 1002 * 8
     assert refused.value.need == (3000 * 104 + 3000 * 7 * 8 + 4 * 2**18 * 8
                                   + 1002 * (40 + 16 + 8 * 128) + nearest) == 9_990_848
+
+
+@PROPERTY
+@given(tables(), st.integers(1, 4), st.integers(0, 3))
+def test_a_threshold_that_accepts_worse_descents_still_returns_the_least_loss_found(inst, k, seed):
+    """With a threshold of 3 classes' loss, descents that end higher are accepted and the
+    search walks on from them; what it returns is the least loss it met, and its count
+    is the metrics' exact value."""
+    start = random_partition(inst, k, np.random.default_rng(seed))
+    assume(start is not None)
+    reqs = [fa.KAnonymity(k)]
+    found = local_search(inst, reqs, start, objective="ncp", seed=seed, max_kicks=15, accept=3.0)
+    rel = release_of(inst, found.groups)
+    assert fa.verify(inst, rel, reqs, metrics=False).passed
+    exact = objective_value(inst, rel, "ncp")
+    assert exact <= loss(inst, start, "ncp") and found.value == pytest.approx(float(exact), abs=1e-9)
+    assert found.kept <= found.accepted <= found.kicks
+
+
+def test_the_threshold_accepts_more_descents_and_none_above_it():
+    """German credit, 3 QIs, k = 5, 300 kicks from Mondrian's partition: without a
+    threshold a descent is accepted only when it ends no higher than the partition it
+    started from; with one, also some that end higher, and the same seed and kicks give
+    the same partition."""
+    inst = fa.load("german", qi=["job", "savings", "housing"])
+    reqs = [fa.KAnonymity(5)]
+    start = partition_of(inst, fa.anonymize(inst, reqs, method="mondrian", seed=0))
+    strict = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=300, accept=0.0)
+    loose = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=300, accept=1.0)
+    again = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=300, accept=1.0)
+    assert loose.accepted > strict.accepted
+    assert np.array_equal(loose.groups, again.groups) and loose.value == again.value
+    for found in (strict, loose):
+        assert found.value == pytest.approx(float(loss(inst, found.groups, "ncp")), abs=1e-9)
+    with pytest.raises(InvalidParameterError, match="'accept' parameter"):
+        local_search(inst, reqs, start, accept=-1.0)
