@@ -747,7 +747,9 @@ def lns(
     Returns
     -------
     Release
-        FEASIBLE (OPTIMAL when the whole table was re-solved to optimality), verified,
+        FEASIBLE (OPTIMAL when the whole table was re-solved to optimality, or when
+        its objective equals the lower bound, ``provenance["lower_bound"]["proves"]``
+        then saying so), verified,
         with ``objective`` (exact), ``bound`` and ``provenance["gap"]`` (no bound when
         the search left no time for one: ``provenance["lower_bound"]["reason"]`` says
         so), the starting heuristic and what every heuristic gave
@@ -995,6 +997,10 @@ def lns(
     else:
         bound_info = None
     out = dataclasses.replace(release, bound=low)
+    if low is not None and out.status == Status.FEASIBLE and release.objective <= low:
+        # The release meets a lower bound on every release: none loses less.
+        out = dataclasses.replace(out, status=Status.OPTIMAL)
+        bound_info = {**bound_info, "proves": "the release's objective equals the bound"}
     return out.with_provenance(
         gap=relative_gap(release.objective, low),
         lower_bound=bound_info,

@@ -411,7 +411,10 @@ def test_a_whole_table_optimum_over_tree_nodes_only_is_not_claimed_without_a_sta
     inst = fa.Instance(pd.DataFrame({"o": order}), schema)
     reqs = [fa.KAnonymity(3)]
     rel = lns(inst, reqs, start=[], seed=0, time_limit=1, objective="ncp", max_range_values=4)
-    assert rel.status == Status.FEASIBLE
+    # Not from the model's proof: OPTIMAL only where the bound meets the release (12/5).
+    proves = rel.provenance["lower_bound"].get("proves")
+    assert (rel.status == Status.OPTIMAL) == (proves is not None)
+    assert rel.status == Status.FEASIBLE or rel.objective == rel.bound == Fraction(12, 5)
     assert rel.bound is None or rel.bound <= Fraction(12, 5)
     assert fa.verify(inst, rel, reqs).passed
     assert rel.objective == objective_value(inst, rel, "ncp") <= Fraction(24, 5)
@@ -1566,3 +1569,55 @@ def test_a_search_process_ends_when_its_parent_has_gone():
     with mock.patch.object(search_module, "_search_part", search_part):
         search_module._child(here, there)  # the parent's end is closed: nobody reads
     assert there.closed and here.closed
+
+
+
+@pytest.mark.parametrize("below", [0, 1])
+def test_a_release_that_meets_its_lower_bound_is_optimal(monkeypatch, below):
+    """German credit, 7 QIs, k = 5, discernibility: the protected groups of 548, 310, 92
+    and 50 records, each split as evenly as it can into classes of 5 or more, give
+    2,758 + 1,550 + 472 + 250 = 5,030, a bound on every release (by hand). A release of
+    that loss is optimal, whatever search found it; one bound below it is not proven."""
+    from fairanon.methods import lns as lns_module
+    from fairanon.models.bounds import LowerBound
+
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    found = lns_module.best_bound(inst, reqs, "discernibility", time_limit=5)
+    assert found.value == 5030
+    monkeypatch.setattr(lns_module, "_bound_apart", lambda *a, **k: (None, True))
+
+    def bound(instance, requirements, objective, *, release=None, time_limit=None):
+        value = objective_value(instance, release, objective) - below
+        return LowerBound(objective, value, "by hand")
+
+    monkeypatch.setattr(lns_module, "best_bound", bound)
+    rel = lns(inst, reqs, seed=0, objective="discernibility", max_rounds=1, start="mondrian")
+    assert fa.verify(inst, rel, reqs).passed and rel.bound == rel.objective - below
+    if below:
+        assert rel.status == Status.FEASIBLE and "proves" not in rel.provenance["lower_bound"]
+    else:
+        assert rel.status == Status.OPTIMAL and "proves" in rel.provenance["lower_bound"]
+
+
+def test_the_whole_tables_re_solve_counted_in_rounds_has_a_deterministic_limit(monkeypatch):
+    """Without a deadline the whole table's re-solve had no limit at all (German credit,
+    3 QIs, k = 5, discernibility, max_rounds=3: past 5 minutes); it now stops at
+    WHOLE_MOVE_TIMES x move_time units of CP-SAT's deterministic time, the same point
+    under any load."""
+    import importlib
+
+    search_module = importlib.import_module("fairanon.solver.lns.search")
+    limits = []
+    solve = search_module.solve_neighbourhood
+
+    def spy(*args, **kwargs):
+        limits.append((kwargs["time_limit"], kwargs["deterministic_limit"]))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(search_module, "solve_neighbourhood", spy)
+    inst = _german()
+    rel = lns(inst, [fa.KAnonymity(5)], seed=0, max_rounds=1, bound=False, move_time=0.01,
+              start="mondrian")
+    assert fa.verify(inst, rel, [fa.KAnonymity(5)]).passed
+    assert limits[0] == (None, search_module.WHOLE_MOVE_TIMES * 0.01)

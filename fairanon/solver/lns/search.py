@@ -90,6 +90,11 @@ __all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "every_label", "processes",
 #: rounds are counted: `max_rounds` of :func:`search`). (One unit took
 #: about 2.5 s on the 2-core machine of the benchmarks, for these models.)
 WALL_FACTOR = 10.0
+#: Without a deadline (rounds counted), the whole table's re-solve stops at this many
+#: times `move_time` units of CP-SAT's deterministic time, so that it ends, at the same
+#: point under any load (it had no limit: German credit, 3 QIs, k = 5, discernibility
+#: ran past 5 minutes).
+WHOLE_MOVE_TIMES = 50
 #: Records above which re-solves get a shorter default budget (measured on UCI Adult,
 #: 30,162 rows: more improvements in a minute with 0.05 than with 0.2).
 MANY_ROWS = 10_000
@@ -216,7 +221,8 @@ def search(
         Tables with at most this many distinct records (on the quasi-identifiers and
         the protected attribute) are first re-solved whole, in at most half the time
         (the optimum is proven when it finishes; else the search goes on from the best
-        release found).
+        release found); without a deadline, in :data:`WHOLE_MOVE_TIMES` times `move_time`
+        units of deterministic time.
     max_range_values, max_vars, max_contexts
         As in :func:`~fairanon.solver.local_recoding.local_recoding`, per neighbourhood.
     cost_cap : float, optional
@@ -302,7 +308,8 @@ def search(
         left = _cpsat.remaining(deadline)
         move = solve_neighbourhood(
             inc, requirements, whole, time_limit=None if left is None else left / 2,
-            deterministic_limit=None, seed=int(rng.integers(2**31 - 1)), cost_cap=None,
+            deterministic_limit=WHOLE_MOVE_TIMES * move_time if left is None else None,
+            seed=int(rng.integers(2**31 - 1)), cost_cap=None,
             exact=True, deadline=None if left is None else time.perf_counter() + left / 2,
             **solve,
         )
