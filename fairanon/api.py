@@ -358,7 +358,10 @@ def choose_method(
        levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes;
     4. ``"portfolio"`` when the requirements that are not union-monotone are risk
        requirements (average risk, sample or population uniques): its Mondrian-family
-       candidates meet them at the smallest k that does.
+       candidates meet them at the smallest k that does;
+    5. else ``"cpsat"`` when its model can express the requirements, however large: it
+       runs the heuristics that enforce them first, keeps its limit and gives its best
+       release with its gap (lns improves it when the model is too large to build).
 
     When the choice is the portfolio (or a heuristic) and a time limit of at least
     ``AUTO_LNS_SECONDS`` is given, the portfolio gets ``AUTO_PORTFOLIO_SHARE`` of it and

@@ -204,9 +204,8 @@ def test_auto_takes_a_lexicographic_objective_through_its_portfolio():
     assert fa.verify(inst, rel, reqs).passed
     key = rel.provenance["portfolio_objective"]
     assert key == "privacy_log then ncp"
-    for entry in rel.provenance["portfolio"]:
-        if key in entry:
-            assert len(entry[key]) == 2
+    compared = [entry[key] for entry in rel.provenance["portfolio"] if key in entry]
+    assert compared and all(len(value) == 2 for value in compared)
     assert "privacy_log then ncp per cell" in rel.provenance["auto_reason"]
 
 

@@ -125,7 +125,7 @@ def _start(session, document: dict, release_format: str, base: str | None = None
     progress page."""
     run = session.new_run(document, base)
     classifier = "logistic" if classify and _have_sklearn() else "none"
-    run.format = release_format
+    run.format, run.classify = release_format, classify
     run.process = worker.start(run.job, run.folder, {"classifier": classifier, "format": release_format,
                                                      "seed": document.get("seed"),
                                                      "candidates": document.get("method") == "fulldomain"})
@@ -257,7 +257,8 @@ async def choose(request: Request, run_id: int):
         return PlainTextResponse(why, status_code=400)
     document = dict(read_document(run.job))
     document["options"] = {**(document.get("options") or {}), "levels": listed.candidates[number].levels}
-    return await asyncio.to_thread(_start, session, document, run.format, run.folder)
+    return await asyncio.to_thread(_start, session, document, run.format, run.folder,
+                                   classify=run.classify)
 
 
 @router.get("/runs/{run_id}/report.html")

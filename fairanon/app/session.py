@@ -32,6 +32,7 @@ class Run:
     process: object = None
     cancelled: bool = False
     format: str = "csv"  # the release file's format (the command line's --format)
+    classify: bool = True  # its data has a decision, which the utility analysis's classifier predicts
     data_key: str | None = None  # its data's files by checksum, made once by the Compare page
 
 

@@ -997,7 +997,7 @@ def lns(
     else:
         bound_info = None
     out = dataclasses.replace(release, bound=low)
-    if low is not None and out.status == Status.FEASIBLE and release.objective <= low:
+    if low is not None and out.status == Status.FEASIBLE and release.objective == low:
         # The release meets a lower bound on every release: none loses less.
         out = dataclasses.replace(out, status=Status.OPTIMAL)
         bound_info = {**bound_info, "proves": "the release's objective equals the bound"}

@@ -31,6 +31,7 @@ from ..models.requirements import Requirement
 from ..models.verify import verify
 from ..release import Release, Status
 from ..solver.fulldomain import lattice_local
+from ..solver.fulldomain.local import OBJECTIVES as LATTICE_LOCAL_OBJECTIVES
 from .starts import QUADRATIC_SECONDS, _cell_loss, _expected_seconds, too_long
 
 __all__ = ["CANDIDATES", "LATTICE_LOCAL_ROWS", "PORTFOLIO_SECONDS", "portfolio", "ranked"]
@@ -93,8 +94,9 @@ def portfolio(
         The objective the releases are compared by, exactly
         (:func:`fairanon.models.objectives.objective_value`): ``"lm"``, ``"ncp"``, any
         other of :data:`fairanon.models.objectives.OBJECTIVES`, a privacy objective or
-        a lexicographic pair. The lattice local recoding is told it (its cell loss for
-        a pair or a privacy objective: LM for ``"lm"``, else NCP).
+        a lexicographic pair. The lattice local recoding is told it when it takes it
+        (``"lm"``, ``"ncp"``, ``"generalized"``, ``"stars"``), else its cell loss (LM for
+        ``"lm"``, else NCP).
     methods : sequence of str, optional
         Names from :data:`CANDIDATES`, in the order to run them (default: all).
     stretch_k : int, optional
@@ -164,7 +166,7 @@ def ranked(
             tried.append({"method": name, "skipped": skip})
             continue
         clock = time.perf_counter()
-        told = spec if isinstance(spec, str) else _cell_loss(spec)
+        told = spec if spec in LATTICE_LOCAL_OBJECTIVES else _cell_loss(spec)
         options = {"objective": told} if name in _LOSS_LED else {}
         try:
             release = CANDIDATES[name](

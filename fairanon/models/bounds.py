@@ -542,7 +542,10 @@ def _dimensions(instance: Instance, name: str, objective: str) -> list[_Dim]:
         return [_Dim("table", index, table=_PairCosts(m), name=name)]
     if attr.kind == "numeric":
         if objective == "stars":
-            return []  # a range that is not '*' covers any values
+            # No cost counted: a range can cover any values short of all of them at no
+            # star, and the one that covers all is counted nowhere here (a weaker, valid
+            # bound).
+            return []
         lo, hi = Fraction(float(present[0])), Fraction(float(present[-1]))
         pos = [(Fraction(float(v)) - lo) / (hi - lo) for v in present]
         return _range_dims(index, pos, name)

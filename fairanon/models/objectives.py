@@ -10,7 +10,8 @@ the released class of each record i (classes as the verifier forms them, never m
 protected values; records released all-``*`` form a class like any other):
 
 ==================== ===============================================================
-``stars``            cells released as ``*``
+``stars``            cells released as ``*`` or as a generalized label covering
+                     every value present (the same information; docs/metrics.md)
 ``generalized``      cells whose label differs from the original value
 ``ncp``              Xu's NCP summed over cells (= GCP x cells)
 ``lm``               Iyengar's loss summed over cells (= LM_avg x cells of every

@@ -951,7 +951,7 @@ def test_a_threshold_that_accepts_worse_descents_still_returns_the_least_loss_fo
     assert found.kept <= found.accepted <= found.kicks
 
 
-def test_the_threshold_accepts_more_descents_and_none_above_it():
+def test_the_threshold_accepts_more_descents_and_the_same_seed_gives_the_same_partition():
     """German credit, 3 QIs, k = 5, 300 kicks from Mondrian's partition: without a
     threshold a descent is accepted only when it ends no higher than the partition it
     started from; with one, also some that end higher, and the same seed and kicks give

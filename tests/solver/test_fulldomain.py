@@ -1141,12 +1141,12 @@ def test_the_top_node_is_checked_when_the_time_kept_allows(monkeypatch, node_s, 
 
 
 def test_the_stars_objective_counts_a_label_covering_every_value_present_as_a_star():
-    from fairanon.models.objectives import objective_value
-
     """One rule for stars everywhere: a generalized label that covers every value present
     tells no more than '*'. Here 'A' holds both values present (a, b): releasing q1 and q2
     at level 1 ('A') costs 8 stars, not 0, and the optimum generalizes q3 instead (4
     stars: 'u' and 'v' become '*'), as every node's objective_value shows."""
+    from fairanon.models.objectives import objective_value
+
     h = fa.Hierarchy.from_mapping({"*": {"A": ["a", "b"], "B": ["c"]}})
     table = pd.DataFrame({"q1": list("abab"), "q2": list("abab"), "q3": list("uuvv"),
                           "s": list("1212")})

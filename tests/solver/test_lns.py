@@ -1566,7 +1566,9 @@ def test_a_search_process_ends_when_its_parent_has_gone():
     def search_part(*args):
         return np.zeros(1 << 20)  # 8 MB: far more than a pipe holds
 
-    with mock.patch.object(search_module, "_search_part", search_part):
+    # In this process: SIGINT's handler is left as it is (the child ignores Ctrl-C).
+    with mock.patch.object(search_module, "_search_part", search_part), \
+            mock.patch.object(search_module.signal, "signal"):
         search_module._child(here, there)  # the parent's end is closed: nobody reads
     assert there.closed and here.closed
 
