@@ -952,19 +952,26 @@ def test_a_threshold_that_accepts_worse_descents_still_returns_the_least_loss_fo
 
 
 def test_the_threshold_accepts_more_descents_and_the_same_seed_gives_the_same_partition():
-    """German credit, 3 QIs, k = 5, 300 kicks from Mondrian's partition: without a
-    threshold a descent is accepted only when it ends no higher than the partition it
-    started from; with one, also some that end higher, and the same seed and kicks give
-    the same partition."""
+    """German credit, 3 QIs, k = 5, from Mondrian's 44 classes (more after the first
+    descent's splits): with 2,000 kicks (at least ACCEPT_KICKS = 10 a class) a threshold
+    accepts some descents that end higher, which without one are undone; with 100 kicks,
+    fewer than 10 a class, it does not apply (the same run as without). The same seed
+    and kicks give the same partition."""
+    from fairanon.heuristics import moves
+
     inst = fa.load("german", qi=["job", "savings", "housing"])
     reqs = [fa.KAnonymity(5)]
     start = partition_of(inst, fa.anonymize(inst, reqs, method="mondrian", seed=0))
-    strict = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=300, accept=0.0)
-    loose = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=300, accept=1.0)
-    again = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=300, accept=1.0)
+    assert len(np.unique(start)) * moves.ACCEPT_KICKS == 440
+    strict = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=2000, accept=0.0)
+    loose = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=2000, accept=1.0)
+    again = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=2000, accept=1.0)
     assert loose.accepted > strict.accepted
     assert np.array_equal(loose.groups, again.groups) and loose.value == again.value
     for found in (strict, loose):
         assert found.value == pytest.approx(float(loss(inst, found.groups, "ncp")), abs=1e-9)
+    few = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=100, accept=1.0)
+    fewer = local_search(inst, reqs, start, objective="ncp", seed=0, max_kicks=100, accept=0.0)
+    assert few.accepted == fewer.accepted and np.array_equal(few.groups, fewer.groups)
     with pytest.raises(InvalidParameterError, match="'accept' parameter"):
         local_search(inst, reqs, start, accept=-1.0)
