@@ -26,7 +26,7 @@ import numpy as np
 
 from .._memory import Limit, check_memory, current_limit, format_bytes, memory_limit
 from .._processes import can_fork, cores, start_forked
-from .._validation import check_int, check_option
+from .._validation import check_bool, check_int, check_option
 from ..exceptions import (
     FairanonError,
     IncompatibleRequirementError,
@@ -791,6 +791,7 @@ def lns(
     check_int(searches, "searches", "lns", low=1)
     _check_search(instance, "lns", max_rounds, size, max_size, around, move_time, whole_types,
                   strategies, max_range_values)
+    check_bool(bound, "bound", "lns")
     start = _starts(start, "lns")
     # One process at least; whether there will be more is known from the start release.
     check_search_memory(check_int(num_workers, "num_workers", "lns", low=1), 1, "lns")

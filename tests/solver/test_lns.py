@@ -1521,6 +1521,7 @@ def test_without_the_local_search_two_search_processes_leave_the_bound_after(mon
     ({"whole_types": "all"}, "'whole_types' parameter of lns"),
     ({"max_range_values": 0}, "'max_range_values' parameter of lns"),
     ({"max_rounds": -1}, "'max_rounds' parameter of lns"),
+    ({"bound": "yes"}, "'bound' parameter of lns"),
 ])
 def test_bad_search_options_are_refused_before_any_heuristic_runs(options, match, monkeypatch):
     from fairanon.methods import lns as lns_module

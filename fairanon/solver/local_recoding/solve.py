@@ -22,6 +22,7 @@ from ortools.sat.python import cp_model
 
 from ..._arrays import unique_rows
 from ..._memory import current_limit
+from ..._validation import check_bool
 from ...exceptions import IncompatibleRequirementError, InvalidParameterError, SolverError
 from ...instances.instance import Instance
 from ...models.objectives import (
@@ -543,6 +544,8 @@ def local_recoding(
     requirements = validate_requirements(instance, requirements, caller="cpsat")
     refuse_risk(requirements, "cpsat", LINEAR_RISK)
     _check_options(recoding, max_vars, max_contexts, max_range_values, hint, max_pairs_per_second)
+    check_bool(explain, "explain", "cpsat")
+    check_bool(log, "log", "cpsat")
     if isinstance(hint, Release):
         check_hint(instance, hint)
     if max_pairs_per_second is not None:
