@@ -1064,5 +1064,6 @@ def test_an_optimum_of_stars_is_no_worse_than_any_heuristic_release(k):
 @pytest.mark.parametrize("option", ["explain", "log"])
 def test_a_flag_that_is_no_bool_is_refused(option):
     """A job file's "no" or "false" in quotes was read as true."""
-    with pytest.raises(InvalidParameterError, match=f"'{option}' parameter of cpsat must be a bool"):
+    with pytest.raises(InvalidParameterError,
+                       match=f"'{option}' parameter of cpsat must be a bool"):
         cpsat(fa.load("diva_table1"), [fa.KAnonymity(3)], seed=0, **{option: "false"})
