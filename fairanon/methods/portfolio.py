@@ -16,6 +16,7 @@ by rules on the table's size, never by a clock.
 from __future__ import annotations
 
 import math
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 
@@ -173,7 +174,9 @@ def ranked(
                 instance, requirements, seed=seed, time_limit=left, **options
             )
         except FairanonError as exc:
-            tried.append({"method": name, "skipped": f"{type(exc).__name__}: {str(exc)[:160]}"})
+            # Cut at a word, not in one.
+            said = textwrap.shorten(str(exc), 160, placeholder=" …")
+            tried.append({"method": name, "skipped": f"{type(exc).__name__}: {said}"})
             continue
         seconds = time.perf_counter() - clock
         measured = time.perf_counter()

@@ -9,6 +9,7 @@ objective, measured exactly (:func:`fairanon.models.objectives.objective_value`)
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -304,7 +305,9 @@ def heuristic_start(
                 release = suppressed_form(instance, release)
             value = objective_value(instance, release, objective)
         except FairanonError as exc:
-            tried.append({"method": name, "skipped": f"{type(exc).__name__}: {str(exc)[:120]}"})
+            # Cut at a word, not in one.
+            said = textwrap.shorten(str(exc), 120, placeholder=" …")
+            tried.append({"method": name, "skipped": f"{type(exc).__name__}: {said}"})
             continue
         except MemoryError:
             tried.append({"method": name, "skipped": "MemoryError"})
