@@ -107,8 +107,12 @@ def check_option(value: Any, name: str, caller: str, options) -> Any:
 
 
 def check_time_limit(time_limit, caller: str) -> float | None:
-    """None or a positive number of seconds; ``inf`` is no limit (None): the shares a
-    caller takes of a limit would be inf - inf."""
+    """None or a positive number of seconds; ``inf`` (or an int beyond any float) is no
+    limit (None): the shares a caller takes of a limit would be inf - inf.
+
+    >>> check_time_limit(10**400, "anonymize") is None
+    True
+    """
     if time_limit is None:
         return None
     if (
@@ -120,7 +124,11 @@ def check_time_limit(time_limit, caller: str) -> float | None:
             f"The 'time_limit' parameter of {caller} must be a positive number of seconds or "
             f"None. Got {time_limit!r} instead."
         )
-    return None if math.isinf(time_limit) else float(time_limit)
+    try:
+        seconds = float(time_limit)
+    except OverflowError:  # an int beyond any float: no limit either
+        return None
+    return None if math.isinf(seconds) else seconds
 
 
 def check_random_state(seed: Any) -> np.random.Generator:
