@@ -17,6 +17,7 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, StreamingResponse
 
+from .._validation import check_time_limit
 from ..exceptions import FairanonError
 from . import worker
 from .data import PREVIEW_ROWS
@@ -102,9 +103,8 @@ async def start_run(request: Request):
     if seed_text and seed is None:
         return await run_page(request, error=f"The seed must be an int >= 0; got {seed_text!r}.", status_code=400)
     try:
-        limit = float(limit_text) if limit_text else None
-        if limit is not None and not limit > 0:
-            raise ValueError
+        # InvalidParameterError is a ValueError: one message for both.
+        limit = check_time_limit(float(limit_text), "the Run form") if limit_text else None
     except ValueError:
         return await run_page(request, error=f"The time limit must be a positive number of seconds; got "
                                              f"{limit_text!r}.", status_code=400)
