@@ -61,8 +61,10 @@ from ..solver.bounds import lp_bound
 from ..solver.lns import (
     NEIGHBOURHOOD_MAX_VARS,
     STRATEGIES,
+    WHOLE_MOVE_TIMES,
     Incumbent,
     Registry,
+    default_move_time,
     every_label,
     processes,
     processes_for,
@@ -868,6 +870,9 @@ def lns(
                 requirements,
                 seed=seed,
                 time_limit=None if counted else max(0.01, search_end - time.perf_counter()),
+                # Counted in rounds, it ends as the start's whole re-solve does.
+                deterministic_limit=(WHOLE_MOVE_TIMES * (move_time or default_move_time(
+                    instance.n_rows)) if counted else None),
                 recoding=recoding,
                 objective=objective_arg,
                 stretch_k=stretch_k,

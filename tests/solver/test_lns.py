@@ -1624,3 +1624,26 @@ def test_the_whole_tables_re_solve_counted_in_rounds_has_a_deterministic_limit(m
               start="mondrian")
     assert fa.verify(inst, rel, [fa.KAnonymity(5)]).passed
     assert limits[0] == (None, search_module.WHOLE_MOVE_TIMES * 0.01)
+
+
+def test_the_whole_tables_re_solve_without_a_start_counted_in_rounds_has_a_deterministic_limit(
+        monkeypatch):
+    """With no heuristic start (start=[]) a small table is re-solved whole by the exact
+    model; counted in rounds, that solve had no limit at all. It now stops where the
+    start's whole re-solve does: WHOLE_MOVE_TIMES x move_time deterministic units."""
+    from fairanon.methods import lns as lns_module
+
+    limits = []
+    solve = lns_module.local_recoding
+
+    def spy(*args, **kwargs):
+        limits.append((kwargs["time_limit"], kwargs["deterministic_limit"]))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(lns_module, "local_recoding", spy)
+    inst = _german()
+    rel = lns(inst, [fa.KAnonymity(5)], seed=0, max_rounds=1, bound=False, move_time=0.01,
+              start=[])
+    assert fa.verify(inst, rel, [fa.KAnonymity(5)]).passed
+    assert limits[0] == (None, lns_module.WHOLE_MOVE_TIMES * 0.01)
+

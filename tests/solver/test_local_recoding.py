@@ -781,6 +781,34 @@ def test_cpsat_refuses_a_bad_max_pairs_per_second(bad):
         cpsat(fa.load("diva_table1"), [fa.KAnonymity(2)], max_pairs_per_second=bad)
 
 
+@pytest.mark.parametrize("bad", [0, -1.0, True, "fast", float("nan"), float("inf"), np.bool_(True)])
+def test_cpsat_refuses_a_bad_deterministic_limit(bad):
+    from fairanon.solver.local_recoding import local_recoding
+
+    with pytest.raises(InvalidParameterError, match="deterministic_limit"):
+        local_recoding(fa.load("diva_table1"), [fa.KAnonymity(2)], deterministic_limit=bad)
+
+
+def test_a_deterministic_limit_ends_the_search_the_same_way_each_time():
+    """German credit, 3 QIs, k = 5, NCP: with no time limit CP-SAT runs past 15 s
+    without proving its optimum; a deterministic limit stops it, and one worker stopped
+    there gives the same release twice. Too small a limit finds no release and says
+    which limit stopped it."""
+    from fairanon.solver.local_recoding import local_recoding
+
+    inst = fa.load("german", qi=["job", "housing", "savings"])
+    reqs = [fa.KAnonymity(5)]
+    runs = [local_recoding(inst, reqs, seed=0, num_workers=1, hint=None, deterministic_limit=0.3)
+            for _ in range(2)]
+    assert runs[0].status == runs[1].status == Status.FEASIBLE
+    assert runs[0].bound < runs[0].objective
+    pd.testing.assert_frame_equal(runs[0].table, runs[1].table)
+    _passes(inst, runs[0], reqs)
+    none = local_recoding(inst, reqs, seed=0, num_workers=1, hint=None, deterministic_limit=0.01)
+    assert none.status == Status.UNKNOWN
+    assert "deterministic limit (0.01 units" in none.reason and "time limit" not in none.reason
+
+
 def test_cpsat_is_not_run_when_the_time_left_cannot_load_the_model(monkeypatch):
     """A model built (here: slowly) with less time left than CP-SAT needs to load it
     is not solved: local_recoding says so (UNKNOWN), cpsat returns its best start."""

@@ -23,7 +23,9 @@ from .labels import Registry, neighbourhood_space, suppression_only
 from .neighbourhoods import STRATEGIES
 from .search import (
     NEIGHBOURHOOD_MAX_VARS,
+    WHOLE_MOVE_TIMES,
     SearchResult,
+    default_move_time,
     every_label,
     processes,
     processes_for,
@@ -32,6 +34,6 @@ from .search import (
 )
 from .state import Incumbent, release_labels
 
-__all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "Incumbent", "Registry", "SearchResult",
-           "every_label", "neighbourhood_space", "processes", "processes_for", "re_solved_whole",
-           "release_labels", "search", "suppression_only"]
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "STRATEGIES", "WHOLE_MOVE_TIMES", "Incumbent", "Registry",
+           "SearchResult", "default_move_time", "every_label", "neighbourhood_space", "processes",
+           "processes_for", "re_solved_whole", "release_labels", "search", "suppression_only"]

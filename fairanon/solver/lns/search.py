@@ -82,8 +82,8 @@ from .neighbourhoods import STRATEGIES, ClassIndex
 from .state import Incumbent
 from .subproblem import solve_neighbourhood
 
-__all__ = ["NEIGHBOURHOOD_MAX_VARS", "SearchResult", "every_label", "processes",
-           "processes_for", "re_solved_whole", "search"]
+__all__ = ["NEIGHBOURHOOD_MAX_VARS", "WHOLE_MOVE_TIMES", "SearchResult", "default_move_time",
+           "every_label", "processes", "processes_for", "re_solved_whole", "search"]
 
 #: A re-solve stops at `move_time` units of CP-SAT's deterministic time, or at this many
 #: times `move_time` seconds of wall-clock time, whichever comes first (not when the
@@ -98,6 +98,12 @@ WHOLE_MOVE_TIMES = 50
 #: Records above which re-solves get a shorter default budget (measured on UCI Adult,
 #: 30,162 rows: more improvements in a minute with 0.05 than with 0.2).
 MANY_ROWS = 10_000
+
+
+def default_move_time(n_rows: int) -> float:
+    """CP-SAT's deterministic time per re-solve by default: 0.2, or 0.05 on tables of
+    more than :data:`MANY_ROWS` records."""
+    return 0.05 if n_rows > MANY_ROWS else 0.2
 #: Rounds of each part in one epoch of a search in several processes.
 EPOCH_ROUNDS = 30
 #: Classes per part below which the search stays in one process (forking a process
@@ -257,7 +263,7 @@ def search(
     """
     started = time.perf_counter()
     if move_time is None:
-        move_time = 0.05 if inc.instance.n_rows > MANY_ROWS else 0.2
+        move_time = default_move_time(inc.instance.n_rows)
     rng = np.random.default_rng(seed)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])
     size = size or max(4 * k, 24)

@@ -384,6 +384,7 @@ def local_recoding(
     max_contexts: int = 5_000,
     max_range_values: int = 16,
     max_pairs_per_second: float | None = None,
+    deterministic_limit: float | None = None,
 ) -> Release:
     """Optimal local recoding (or local suppression) under every requirement type, with a
     certificate: the exact CP-SAT model of :mod:`fairanon.solver.local_recoding` [1]_ [2]_ [3]_.
@@ -466,6 +467,9 @@ def local_recoding(
         ``reason`` and ``provenance["model"]`` (``pairs``, ``too_large``) saying so. So
         is a model whose candidate classes exceed `max_vars` under it (``pairs`` None),
         which is otherwise refused.
+    deterministic_limit : float, optional
+        Stop each CP-SAT solve at this many units of its deterministic time: a limit
+        that ends the same way under any load (with one worker, the same release).
 
     Returns
     -------
@@ -559,12 +563,22 @@ def local_recoding(
     check_stretch(objective, requirements, "cpsat")
     limit = _cpsat.check_time_limit(time_limit, "cpsat")
     workers = _cpsat.check_num_workers(num_workers, "cpsat")
+    if deterministic_limit is not None and (
+        isinstance(deterministic_limit, bool)
+        or not isinstance(deterministic_limit, (int, float))
+        or not 0 < deterministic_limit < math.inf
+    ):
+        raise InvalidParameterError(
+            "The 'deterministic_limit' parameter of cpsat must be a positive number (units "
+            f"of CP-SAT's deterministic time) or None. Got {deterministic_limit!r} instead."
+        )
     solver_seed = _cpsat.random_seed(seed)
     deadline = None if limit is None else started + limit
     params = {
         "recoding": recoding,
         "objective": str(objective),
         "time_limit": limit,
+        "deterministic_limit": deterministic_limit,
         "num_workers": workers,
         "explain": explain,
         "max_vars": max_vars,
@@ -683,6 +697,7 @@ def local_recoding(
         hint=hint_values,
         log=log,
         export=export,
+        deterministic_limit=deterministic_limit,
     )
     extra = {"model": model_info, "solver": {**outcome.stats, **lazy}}
     if log:
@@ -742,7 +757,11 @@ def local_recoding(
             reason=reason,
             provenance=provenance("cpsat", params, requirements, seed, started, **extra),
         )
-    reason = f"the time limit ({limit} s) ran out before CP-SAT found any release"
+    limits = [f"the time limit ({limit} s)"] if limit is not None else []
+    if deterministic_limit is not None:
+        limits.append(f"the deterministic limit ({deterministic_limit:g} units of CP-SAT's "
+                      "deterministic time)")
+    reason = f"{' or '.join(limits) or 'the search'} ran out before CP-SAT found any release"
     if budget is not None:
         reason += (
             f" (its search had {budget:.1f} s of it, after the {build_s:.1f} s build and "
