@@ -278,7 +278,7 @@ def test_a_limit_that_does_not_bind_leaves_the_rounds_as_without_one(monkeypatch
                                                              process_time=time.process_time))
     monkeypatch.setattr(local._Checker, "check", check)
     rel = lattice_local(inst, reqs, seed=0, objective="ncp", time_limit=60.0)
-    assert ticks[0] < 0.2 * 60.0  # the limit is far
+    assert ticks[0] < 0.25 * 60.0  # the limit is far
     _passes(inst, rel, reqs)
     assert rel.objective == free.objective
     pd.testing.assert_frame_equal(free.table, rel.table)
@@ -537,7 +537,7 @@ def test_a_class_reading_star_at_its_node_does_not_make_the_block_of_stars_pass(
 
 
 def test_the_rounds_and_the_full_domain_node_are_compared_as_released(monkeypatch):
-    """Both candidates are lowered and released as tight summaries, which can lose far
+    """Every candidate is lowered and released as tight summaries, which can lose far
     less than their nodes' labels: the one returned is the one whose released table
     loses least (LM, recomputed here from each candidate's partition), not the one whose
     node labels do (on this table the rounds' labels lose less, 39/2 released against
@@ -575,7 +575,8 @@ def test_the_rounds_and_the_full_domain_node_are_compared_as_released(monkeypatc
     monkeypatch.setattr(local, "_refine",
                         lambda *a, **k: parts.append(refine(*a, **k)) or parts[-1])
     rel = lattice_local(inst, reqs, objective="lm", seed=0)
-    assert _passes(inst, rel, reqs) and len(parts) == 2
+    # the rounds, the few rounds (second schedule) and the full-domain node
+    assert _passes(inst, rel, reqs) and len(parts) == 3
     row_class = records(inst, reqs, *lattice_space(inst, "lm")).row_class
     released = []
     for part in parts:
@@ -598,3 +599,26 @@ def test_a_rounds_record_lists_every_node_its_classes_come_from():
     assert list(rel.table["q"].astype(str)) == ["a", "a", "b", "b", "Y", "Y"]
     assert rel.provenance["rounds"] == [{"records": 6, "nodes": [
         {"levels": {"q": 0}, "records": 4}, {"levels": {"q": 1}, "records": 2}]}]
+
+
+def test_few_rounds_stand_where_the_cheapest_rounds_leave_a_costly_remainder(monkeypatch):
+    """Under recursive (3, 4)-diversity of occupation (the first 2,000 rows of UCI Adult,
+    k = 5) the rounds that each keep the cheapest classes leave the records whose
+    occupations mix worst to the end; the rounds of the second schedule (about k left
+    after FEW_ROUNDS of them) lose less, and stand. Without them (a schedule of 10**9
+    rounds keeps what the first does) the release loses more. Both verify."""
+    import importlib
+
+    local = importlib.import_module("fairanon.solver.fulldomain.local")
+    adult = fa.load("adult", roles={"occupation": "sensitive"})
+    inst = adult.subset(adult.row_ids[:2000])
+    reqs = [fa.KAnonymity(5), fa.LDiversity(4, variant="recursive", c=3)]
+    rel = lattice_local(inst, reqs, seed=0)
+    _passes(inst, rel, reqs)
+    assert rel.provenance["winner"] == "few rounds"
+    assert 0 < len(rel.provenance["few_rounds"]) <= local.FEW_ROUNDS + 1
+    assert rel.objective == Fraction(loss_metric(inst, rel, exact=True)["LM_sum"]) * 2000
+    monkeypatch.setattr(local, "FEW_ROUNDS", 10**9)
+    first = lattice_local(inst, reqs, seed=0)
+    _passes(inst, first, reqs)
+    assert first.provenance["winner"] != "few rounds" and rel.objective < first.objective

@@ -30,10 +30,16 @@ EMD to a fixed distribution is convex). The remainder, with every class released
 released classes are moved into it, cheapest first, until it passes (the whole table
 at the top node is the last resort; if even that fails, nothing does).
 
+A second schedule of rounds, each keeping at least the share of the records left that
+leaves about k of them after :data:`FEW_ROUNDS` rounds, runs in the time the first
+leaves (all of it without a limit; none when the first was short of time): under
+l-diversity the cheapest-first rounds can leave the records whose sensitive values mix
+worst to the end, where they are suppressed, and fewer, larger rounds lose less.
+
 Then every class is lowered one attribute level at a time while its parts pass
-(:func:`_refine`), and the result is compared with the optimal full-domain node
-without suppression (found by :mod:`.search`, lowered the same way): the better is
-returned, so the method never loses more than ``fulldomain``.
+(:func:`_refine`), and the results of both schedules are compared with the optimal
+full-domain node without suppression (found by :mod:`.search`, lowered the same way):
+the best is returned, so the method never loses more than ``fulldomain``.
 
 On ARX's Adult setting (``benchmarks/arx.py``) it loses 0.0128 / 0.0310 / 0.0469
 LM_avg for k = 2 / 5 / 10 in about 4 s CPU each, where ARX's local recoding loses
@@ -262,6 +268,22 @@ def _pack(checker: _Checker, nodes: list[tuple]):
     return pick, np.array(levels, dtype=np.int64).T.reshape(len(nodes[0]), -1)
 
 
+#: The rounds of the second schedule (:func:`_rounds`' `few`): each keeps at least the
+#: share of the records left that leaves about k of them after this many rounds. Under
+#: l-diversity the rounds of the first schedule, each keeping the cheapest classes it
+#: can, leave the records whose sensitive values mix worst to the last rounds, where
+#: they are suppressed; rounds that keep more each mix them with the others. Bundled
+#: Adult, occupation sensitive, k = 5, LM_avg without a limit, the first schedule
+#: against 6 / 8 / 12 / 16 / 32 rounds: recursive (3, 4)-diversity 0.0851 (the
+#: full-domain node; the rounds lost) against - / 0.0688 / - / 0.0763 / 0.0851,
+#: recursive (2, 2) 0.0536 against - / 0.0415 / - / 0.0551 / 0.0491, entropy 3-diversity
+#: 0.0558 against 0.0453 / 0.0412 / 0.0477 / - / -; distinct 3-diversity 0.0260 against
+#: 0.0283 / 0.0277 / 0.0281, and k-anonymity alone (ARX's setting, k = 2, 5, 10; bundled
+#: Adult, k = 5) 0.0128 / 0.0310 / 0.0469 / 0.0397 against 0.0149 / 0.0348 / 0.0534 /
+#: 0.0469 with 8: neither schedule wins everywhere, so both run and the cheaper stands.
+FEW_ROUNDS = 8
+
+
 #: The rounds keep more records each (the spread) only when, at the rounds' pace so
 #: far (their seconds per record kept), the records left would take more than this
 #: share of the time left. Otherwise the rounds are those without a deadline, whatever
@@ -269,6 +291,12 @@ def _pack(checker: _Checker, nodes: list[tuple]):
 #: objectives in 6 runs at a limit of 12 s that did not bind (the rounds end in 0.7 s
 #: CPU), and so lns's starts changed from run to run.
 SPREAD_SHARE = 1 / 3
+
+
+def _spread(total: int, k: int, allowed: float) -> int:
+    """The records a round keeps so that, each of `allowed` rounds keeping the same
+    share of the records left, about k of the `total` are left after them."""
+    return math.ceil(total * (1 - (k / total) ** (1 / max(allowed, 1.0))))
 
 
 def _short_of_time(now: float, began: float, kept: int, total: int, deadline: float) -> bool:
@@ -280,12 +308,14 @@ def _short_of_time(now: float, began: float, kept: int, total: int, deadline: fl
 
 def _rounds(
     problem: _Problem, checks, share: Fraction, beam: int, mix: int, numbers, deadline,
-    final_deadline=None,
+    final_deadline=None, few: int | None = None,
 ) -> tuple[list[_Round], bool]:
     """Rounds until no record is left or no node keeps enough of them (the records
     left are then the remainder); once the time is up, one last round keeps all it
     can. A round's descent stops at `deadline`, the last round's at `final_deadline`
-    (:func:`_best_node`), and no round starts past `final_deadline`. When the time left
+    (:func:`_best_node`), and no round starts past `final_deadline`. With `few`, each
+    round keeps enough of the records left that about k are left after `few` rounds
+    (:data:`FEW_ROUNDS`). When the time left
     is short (:func:`_short_of_time`) a round keeps more records; else the rounds are
     those without a deadline. Also returns
     whether a round kept more for being short of time: the rounds then differ from
@@ -315,15 +345,18 @@ def _rounds(
             break
         if final:
             need = most
-        elif deadline is not None and rounds and _short_of_time(
-                now, began, sum(r.kept for r in rounds), total, deadline):
-            # Short of time, keep more per round so that the rounds the time still
-            # allows leave about k records, not a large remainder. Rounds get cheaper
-            # as the records left shrink (the last one's time, thrice, sets the pace).
-            allowed = max(3 * (deadline - now) / max(now - last, 1e-3), 1.0)
-            spread = math.ceil(total * (1 - (checker.k / total) ** (1 / allowed)))
-            short |= min(most, spread) > need
-            need = max(need, min(most, spread))
+        else:
+            if few is not None:
+                need = max(need, min(most, _spread(total, checker.k, few - len(rounds))))
+            if deadline is not None and rounds and _short_of_time(
+                    now, began, sum(r.kept for r in rounds), total, deadline):
+                # Short of time, keep more per round so that the rounds the time still
+                # allows leave about k records, not a large remainder. Rounds get cheaper
+                # as the records left shrink (the last one's time, thrice, sets the pace).
+                spread = _spread(total, checker.k,
+                                 3 * (deadline - now) / max(now - last, 1e-3))
+                short |= min(most, spread) > need
+                need = max(need, min(most, spread))
         last = now
         best, costs = _best_node(checker, top, need, beam, final_deadline if final else deadline)
         if best is None:
@@ -560,7 +593,9 @@ def lattice_local(
         other releases are, 0.029-0.034 and 0.031-0.057 s (0.024-0.027 and
         0.027-0.057 s without them, a load of 2-2.5). The rounds keep more records
         each only when the time left is short (:data:`SPREAD_SHARE`): a limit they do
-        not near gives the release without a limit, whatever the machine's load.
+        not near gives the release without a limit, whatever the machine's load. The
+        second schedule (:data:`FEW_ROUNDS`) runs in the rounds' time the first leaves,
+        not when the first was short of time.
     requirements : sequence of Requirement
         KAnonymity, LDiversity, TCloseness (against the whole table's distribution).
     objective : {"lm", "ncp", "generalized", "stars"}, default="lm"
@@ -582,8 +617,10 @@ def lattice_local(
         requirements (the whole table as one class fails them).
         ``provenance["rounds"]`` lists the records each round released and the
         nodes its classes come from (``"nodes"``: each node's levels and records),
-        ``provenance["winner"]`` whether the rounds or the optimal
-        full-domain node without suppression ("fulldomain") won, or "set-up stopped";
+        ``provenance["few_rounds"]`` the same for the second schedule (empty when it
+        did not run), ``provenance["winner"]`` whether the rounds, the few rounds or
+        the optimal full-domain node without suppression ("fulldomain") won, or
+        "set-up stopped";
         ``provenance["fulldomain_stopped"]``, when the memory limit ended that node's
         search early (its best node so far then competes), why;
         ``provenance["time_limit_reached"]`` whether the limit shaped the release (the
@@ -725,6 +762,13 @@ def lattice_local(
     ]
     rounds, short = _rounds(problem, requirements, share, beam, nodes, numbers, rounds_deadline,
                             refine_deadline)
+    # The second schedule in the time the first leaves (none when the first was short of
+    # time: it then kept more records per round already).
+    few = []
+    if deadline is None or (not short and time.perf_counter() < rounds_deadline):
+        few, few_short = _rounds(problem, requirements, share, beam, nodes, numbers,
+                                 rounds_deadline, refine_deadline, few=FEW_ROUNDS)
+        short |= few_short
     # Whether the limit shaped the release: the full-domain search stopped, the rounds
     # kept more records each for being short of time (they may then end well before
     # their deadline: German credit, k = 5, LM at 0.4-2 s), or they ran to their
@@ -737,6 +781,8 @@ def lattice_local(
 
     sizes = base.sizes
     candidates = [("rounds", _partition(space, base, rounds))]
+    if few:
+        candidates.append(("few rounds", _partition(space, base, few)))
     if outcome.best is not None:
         levels = tuple(int(j) for j in outcome.best)
         of = roll_up(space, base, tuple(j + 1 for j in levels), recs.n_protected)[1]
@@ -771,6 +817,7 @@ def lattice_local(
             objective_name=objective,
             winner=winner,
             rounds=[_round_record(space, base, rnd) for rnd in rounds],
+            few_rounds=[_round_record(space, base, rnd) for rnd in few],
             suppressed=int(sizes[part.star[part.of]].sum()),
             fulldomain_objective=(
                 None if outcome.best is None else _number(Fraction(outcome.cost, space.scale))
@@ -811,6 +858,7 @@ def _blocks_of_stars(instance: Instance, requirements, objective: str, record) -
     # No lattice was built: no lattice cost, and no full-domain node competed.
     release = stars_release(instance, record(
         lattice_objective=None, objective_name=objective, winner="set-up stopped", rounds=[],
+        few_rounds=[],
         suppressed=instance.n_rows, fulldomain_objective=None, time_limit_reached=True,
     ), objective)
 
