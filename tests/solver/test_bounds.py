@@ -1268,3 +1268,36 @@ def test_lp_bound_prices_no_column_after_a_lagrangian_past_its_deadline(monkeypa
     assert found.details["rounds"] == 1 and not found.complete
     assert priced == [] and found.details["columns"] == first
     assert found.value <= converged.value
+
+
+@FEWER
+@given(data=st.data(), inst=tables(max_rows=8))
+def test_the_stars_bound_under_suppression_never_exceeds_the_brute_force_optimum(data, inst):
+    """Under suppression the bound of ``stars`` is that of ``generalized`` (a cell is
+    ``*`` exactly when it is changed): never above the optimum of local suppression,
+    found by brute force, and never below the bound of ``stars`` itself."""
+    reqs = data.draw(st.sampled_from(MONOTONE_FAMILIES[:4]))(data.draw)
+    optimum = partition_optimum(inst, reqs, recoding="suppression", objective="stars")
+    event("infeasible" if optimum is None else "feasible")
+    if optimum is None:
+        return
+    found = best_bound(inst, reqs, "stars", recoding="suppression", time_limit=5)
+    assert found.objective == "stars" and found.details["counted_as"] == "generalized"
+    assert found.value <= optimum, (found, optimum)
+    assert best_bound(inst, reqs, "stars", time_limit=5).value <= found.value
+
+
+def test_the_stars_bound_under_suppression_by_hand():
+    """Four records a, b, c, d under a tree X = {a, b}, Y = {c, d}, k = 2. Generalized,
+    the classes {a, b} and {c, d} released as X and Y show no star (the bound of
+    ``stars`` is 0). Suppressed, each record shares a class with a different value, so
+    each of its cells is ``*``: 4 stars at least, and {a, b}, {c, d} have exactly 4."""
+    tree = fa.Hierarchy.from_mapping({"*": {"X": ["a", "b"], "Y": ["c", "d"]}})
+    inst = fa.Instance(pd.DataFrame({"q": list("abcd")}),
+                       fa.Schema([fa.Attribute("q", hierarchy=tree)]))
+    reqs = [fa.KAnonymity(2)]
+    assert best_bound(inst, reqs, "stars", time_limit=5).value == 0
+    assert best_bound(inst, reqs, "stars", recoding="suppression", time_limit=5).value == 4
+    rel = cpsat(inst, reqs, recoding="suppression", objective="stars", seed=0, num_workers=1)
+    assert rel.status == Status.OPTIMAL and rel.objective == 4
+    assert fa.verify(inst, rel, reqs).passed

@@ -1590,7 +1590,8 @@ def test_a_release_that_meets_its_lower_bound_is_optimal(monkeypatch, below):
     assert found.value == 5030
     monkeypatch.setattr(lns_module, "_bound_apart", lambda *a, **k: (None, True))
 
-    def bound(instance, requirements, objective, *, release=None, time_limit=None):
+    def bound(instance, requirements, objective, *, release=None, time_limit=None,
+              recoding="generalization"):
         value = objective_value(instance, release, objective) - below
         return LowerBound(objective, value, "by hand")
 
@@ -1647,3 +1648,19 @@ def test_the_whole_tables_re_solve_without_a_start_counted_in_rounds_has_a_deter
     assert fa.verify(inst, rel, [fa.KAnonymity(5)]).passed
     assert limits[0] == (None, lns_module.WHOLE_MOVE_TIMES * 0.01)
 
+
+
+def test_lns_under_suppression_bounds_its_stars_by_the_changed_cells():
+    """Under suppression lns certifies its stars with the bound of ``generalized`` (a
+    cell is ``*`` exactly when it is changed), which the release's own count meets or
+    exceeds, and which is at least the bound of ``stars``."""
+    from fairanon.methods.lns import best_bound
+
+    inst = _german()
+    reqs = [fa.KAnonymity(5)]
+    rel = lns(inst, reqs, seed=0, recoding="suppression", objective="stars", max_rounds=1,
+              start="mondrian", whole_types=0)
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.provenance["lower_bound"]["counted_as"] == "generalized"
+    assert best_bound(inst, reqs, "stars", time_limit=5).value <= rel.bound <= rel.objective
+    assert rel.objective == objective_value(inst, rel, "stars")
