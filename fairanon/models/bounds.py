@@ -242,6 +242,8 @@ TOP_MASKS = (64, 256, 1024, 4096)
 #: Subtracted from each record's shared cost: the floats that chose its box may have
 #: missed one cheaper by their rounding (sums of at most a few dozen costs of at most 1).
 SHARED_MARGIN = Fraction(1, 10**9)
+#: Objectives that count cells: their bounds are rounded up to a whole number.
+INTEGER_OBJECTIVES = ("stars", "generalized")
 #: A search stops at a box of float excess up to this: a raise of at most this adds
 #: nearly nothing (a box a raise left tight keeps SHARED_MARGIN of slack, more in floats).
 NO_GAIN = 10 * float(SHARED_MARGIN)
@@ -467,6 +469,10 @@ def lower_bound(
             details["ascent"] = {**how, "value": float(raised)}
         if isinstance(value, Fraction) and value.denominator == 1:
             value = int(value)
+    if objective in INTEGER_OBJECTIVES:
+        # Every release's count is a whole number: so is the least of them (the raises
+        # are exact, so rounding up cannot pass the optimum).
+        value = math.ceil(value)
     details["seconds"] = time.perf_counter() - started
     complete = counts["quick"] == 0 and counts["capped"] == 0 and counts["unsolved"] == 0
     return LowerBound(objective, value, "per-record", complete, details)

@@ -1301,3 +1301,18 @@ def test_the_stars_bound_under_suppression_by_hand():
     rel = cpsat(inst, reqs, recoding="suppression", objective="stars", seed=0, num_workers=1)
     assert rel.status == Status.OPTIMAL and rel.objective == 4
     assert fa.verify(inst, rel, reqs).passed
+
+
+def test_a_bound_on_counted_cells_is_a_whole_number():
+    """Every release's count of stars is a whole number, so the per-record bound, a
+    fraction on German credit (7 QIs, k = 5), is rounded up: still below a release's
+    count."""
+    qi = ["personal_status", "job", "savings", "housing", "employment", "credit_history",
+          "purpose"]
+    inst = fa.load("german", qi=qi, roles={"personal_status": "qi"})
+    reqs = [fa.KAnonymity(5)]
+    found = lower_bound(inst, reqs, "stars", time_limit=10)
+    assert isinstance(found.value, int) and found.value > 0
+    rel = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    assert fa.verify(inst, rel, reqs).passed
+    assert found.value <= objective_value(inst, rel, "stars")
