@@ -197,7 +197,6 @@ from .._arrays import unique_rows
 from .._processes import can_fork, cores, start_forked
 from .._validation import check_int, check_option
 from ..exceptions import InvalidParameterError
-from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..release import Release
 from .objectives import OBJECTIVES, Objective, objective_spec, privacy_value, relative_gap
@@ -612,15 +611,17 @@ class _PairCosts:
         """The cost of a hierarchy node, as the old table read it per pair."""
         if node not in self._costs:
             h = self.hierarchy
+            first, end = h.leaf_range(node)
+            count = int(np.searchsorted(self.placed, end) - np.searchsorted(self.placed, first))
             if self.objective == "stars":
-                self._costs[node] = Fraction(int(node == h.root and h.root == SUPPRESSED))
+                # A node over every value present tells nothing: it counts as a star
+                # (fairanon.instances.generalization.tells_nothing), whatever its name;
+                # so does every label over the two values, all above it.
+                self._costs[node] = Fraction(int(count == self.m))
+            elif self.objective == "ncp":
+                self._costs[node] = Fraction(count, self.m) if count > 1 else Fraction(0)
             else:
-                first, end = h.leaf_range(node)
-                count = int(np.searchsorted(self.placed, end) - np.searchsorted(self.placed, first))
-                if self.objective == "ncp":
-                    self._costs[node] = Fraction(count, self.m) if count > 1 else Fraction(0)
-                else:
-                    self._costs[node] = Fraction(count - 1, self.m - 1)
+                self._costs[node] = Fraction(count - 1, self.m - 1)
         return self._costs[node]
 
     def _chain(self, i: int) -> list:

@@ -1,7 +1,8 @@
 """The per-record bound's cover costs of two values (models.bounds._PairCosts, made
 row by row) against the m x m table of Fractions it replaced, kept here as the
 reference: one lowest common ancestor per pair (Hierarchy.lca) and its node's cost
-counted over the values one by one."""
+counted over the values one by one (under ``stars``, 1 for a node over every value
+present, the rule of docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import pytest
 
 import fairanon as fa
 from fairanon.instances.builders import masking_hierarchy
-from fairanon.instances.hierarchy import SUPPRESSED
 from fairanon.models import bounds
 
 
@@ -23,14 +23,14 @@ def _reference_table(hierarchy, values, objective, ranged=False):
 
     def cost(node):
         if node not in by_node:
+            count = sum(1 for v in values if hierarchy.covers(node, v))
             if objective == "stars":
-                by_node[node] = Fraction(int(node == hierarchy.root and hierarchy.root == SUPPRESSED))
+                # a node over every value present tells nothing: a star (docs/metrics.md)
+                by_node[node] = Fraction(int(count == m))
+            elif objective == "ncp":
+                by_node[node] = Fraction(count, m) if count > 1 else Fraction(0)
             else:
-                count = sum(1 for v in values if hierarchy.covers(node, v))
-                if objective == "ncp":
-                    by_node[node] = Fraction(count, m) if count > 1 else Fraction(0)
-                else:
-                    by_node[node] = Fraction(count - 1, m - 1)
+                by_node[node] = Fraction(count - 1, m - 1)
         return by_node[node]
 
     table = [[Fraction(0) if i == j else cost(hierarchy.lca([values[i], values[j]])) for j in range(m)]

@@ -1316,3 +1316,22 @@ def test_a_bound_on_counted_cells_is_a_whole_number():
     rel = fa.anonymize(inst, reqs, method="mondrian", seed=0)
     assert fa.verify(inst, rel, reqs).passed
     assert found.value <= objective_value(inst, rel, "stars")
+
+
+@pytest.mark.parametrize("tree", [
+    {"any": {"X": ["a", "b"], "Y": ["c", "d"]}},  # a root named other than '*'
+    {"*": {"X": {"X1": ["a", "b"], "X2": ["c"]}, "Y": ["d"]}},  # X holds every value present
+])
+def test_the_stars_bound_counts_a_node_over_every_value_present(tree):
+    """Records a and c, k = 2: their one class is released as the lowest node over both
+    or above, which covers every value present, so each cell counts as a star (the one
+    rule of docs/metrics.md): 2 stars, by hand, however the node is named. The bound
+    used to count only a root named '*' (0 here)."""
+    hierarchy = fa.Hierarchy.from_mapping(tree)
+    inst = fa.Instance(pd.DataFrame({"q": ["a", "c"]}),
+                       fa.Schema([fa.Attribute("q", hierarchy=hierarchy)]))
+    reqs = [fa.KAnonymity(2)]
+    assert lower_bound(inst, reqs, "stars").value == 2
+    rel = cpsat(inst, reqs, objective="stars", seed=0, num_workers=1)
+    assert rel.status == Status.OPTIMAL and rel.objective == 2
+    assert fa.verify(inst, rel, reqs).passed and objective_value(inst, rel, "stars") == 2
