@@ -173,7 +173,9 @@ def best_bound(
     the bound is that of ``generalized`` over every release (generalizations too),
     which counts a cell for any two values a class mixes, where the bound of ``stars``
     counts only labels that tell nothing (German credit, 7 QIs, k = 5: 1,715 against
-    235 for a release of 2,182 stars); ``details["counted_as"]`` says so."""
+    235 for a release of 2,182 stars); ``details["counted_as"]`` says so. It bounds
+    the stars of the releases that suppress (values and ``*`` only), the problem solved
+    under that recoding, as CP-SAT's bound and proof do there."""
     started = time.perf_counter()
     if recoding == "suppression" and objective == "stars":
         found = best_bound(instance, requirements, "generalized", release=release,
