@@ -1285,19 +1285,27 @@ def test_the_stars_bound_under_suppression_never_exceeds_the_brute_force_optimum
     assert found.objective == "stars" and found.details["counted_as"] == "generalized"
     assert found.value <= optimum, (found, optimum)
     assert best_bound(inst, reqs, "stars", time_limit=5).value <= found.value
+    for objective in ("ncp", "lm"):  # a starred cell costs 1, a value's own 0
+        assert partition_optimum(inst, reqs, recoding="suppression", objective=objective) == optimum
+        assert best_bound(inst, reqs, objective, recoding="suppression", time_limit=5).value <= optimum
 
 
 def test_the_stars_bound_under_suppression_by_hand():
     """Four records a, b, c, d under a tree X = {a, b}, Y = {c, d}, k = 2. Generalized,
     the classes {a, b} and {c, d} released as X and Y show no star (the bound of
     ``stars`` is 0). Suppressed, each record shares a class with a different value, so
-    each of its cells is ``*``: 4 stars at least, and {a, b}, {c, d} have exactly 4."""
+    each of its cells is ``*``: 4 stars at least, and {a, b}, {c, d} have exactly 4; as
+    many in NCP and LM, where a star costs 1."""
     tree = fa.Hierarchy.from_mapping({"*": {"X": ["a", "b"], "Y": ["c", "d"]}})
     inst = fa.Instance(pd.DataFrame({"q": list("abcd")}),
                        fa.Schema([fa.Attribute("q", hierarchy=tree)]))
     reqs = [fa.KAnonymity(2)]
     assert best_bound(inst, reqs, "stars", time_limit=5).value == 0
     assert best_bound(inst, reqs, "stars", recoding="suppression", time_limit=5).value == 4
+    # NCP and LM: 1 a starred cell, 0 a value's own (X alone has NCP 1/2, LM 1/3)
+    assert best_bound(inst, reqs, "ncp", time_limit=5).value == 2
+    assert best_bound(inst, reqs, "ncp", recoding="suppression", time_limit=5).value == 4
+    assert best_bound(inst, reqs, "lm", recoding="suppression", time_limit=5).value == 4
     rel = cpsat(inst, reqs, recoding="suppression", objective="stars", seed=0, num_workers=1)
     assert rel.status == Status.OPTIMAL and rel.objective == 4
     assert fa.verify(inst, rel, reqs).passed
