@@ -82,6 +82,15 @@ class Attribute:
             raise SchemaError(f"Attribute {self.name!r} is the protected attribute but names no protected value.")
         if self.role == "decision" and self.negative is None:
             raise SchemaError(f"Attribute {self.name!r} is the decision attribute but names no negative value.")
+        if self.role in ("protected", "decision") and self.kind == "numeric":
+            what = ("names the protected group's values" if self.role == "protected"
+                    else "names its negative value")
+            raise SchemaError(
+                f"Attribute {self.name!r} is the {self.role} attribute, which {what}: "
+                f"declare it categorical (type: categorical), not numeric; its values, "
+                f"numbers included, are then read as text (e.g. "
+                f"{'protected: [1]' if self.role == 'protected' else 'negative: 0'})."
+            )
         if self.role == "weight" and self.kind != "numeric":
             raise SchemaError(f"Attribute {self.name!r} holds sampling weights, which are numbers: declare it "
                               f"numeric (type: numeric), not {self.kind}.")

@@ -110,10 +110,7 @@ def _units(instance: Instance, table: pd.DataFrame, caller: str):
             f"{caller} enumerates every subset of the {len(pnd)} PND attributes; at most {_MAX_ATTRIBUTES} are supported."
         )
     protected = table[pd_attr.name].astype(str).isin([str(v) for v in pd_attr.protected]).to_numpy()
-    if dec_attr.kind == "numeric":
-        negative = (pd.to_numeric(table[dec_attr.name], errors="coerce") == float(dec_attr.negative)).to_numpy()
-    else:
-        negative = (table[dec_attr.name].astype(str) == str(dec_attr.negative)).to_numpy()
+    negative = (table[dec_attr.name].astype(str) == str(dec_attr.negative)).to_numpy()
     raw = [factorize(table[c]) for c in pnd]
     cell = 2 * protected.astype(np.int64) + negative.astype(np.int64)  # 3 = a, 2 = b, 1 = c, 0 = d
     ids, n_units = group_ids([(codes, len(labels)) for codes, labels in raw] + [(cell, 4)])

@@ -10,6 +10,7 @@ records satisfy it, so does their union, so top-down splitting is sound) and
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -686,6 +687,13 @@ def requirement_targets(schema, requirement: Requirement) -> tuple[str, ...]:
     return targets
 
 
+def _parses_as_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 def validate_requirements(
     instance, requirements, *, caller: str = "anonymize", sizes: bool = True, at_least_one: bool = False
 ) -> tuple[Requirement, ...]:
@@ -757,6 +765,10 @@ def validate_requirements(
                 domain = schema[name].domain
                 if domain is not None and value not in domain:
                     raise SchemaError(f"{req!r}: {value!r} is not a value of {name!r}.")
+                if domain is None and not _parses_as_number(value):
+                    raise SchemaError(
+                        f"{req!r}: {value!r} is not a number, and {name!r} is numeric."
+                    )
         if isinstance(req, AlphaProtection):
             missing = [r for r in ("protected", "decision") if getattr(schema, r) is None]
             if missing:

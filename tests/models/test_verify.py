@@ -406,3 +406,64 @@ def test_hierarchical_t_closeness_of_5000_masked_codes_verified_without_a_nodes_
                 node = tree.parent[node]
     by_nodes = Fraction(sum(abs(e) for node, e in extra.items() if node != tree.root), 2 * tree.height * size * total)
     assert check.achieved == check.witness["emd"] == by_nodes and 0 < by_nodes <= Fraction(3, 5)
+
+
+@pytest.mark.parametrize("role", ["protected", "decision"])
+def test_a_numeric_protected_or_decision_attribute_is_refused(role):
+    """Protected values and the negative decision are named values: a numeric one was
+    read as text in some checks and as a number in others (1.0 is not '1'), and
+    α-protection then passed a release whose risk difference is 1."""
+    spec = {"protected": ["1"]} if role == "protected" else {"negative": "0"}
+    with pytest.raises(fa.SchemaError, match="declare it categorical"):
+        fa.Attribute("x", role=role, kind="numeric", **spec)
+
+
+def test_alpha_protection_reads_a_protected_group_written_as_numbers():
+    """The same table with the protected attribute categorical (its numbers read as
+    text): the protected records (minority 1) are both refused, the others all granted,
+    so in the empty context RD = 1 - 0 = 1 > 1/2 (by hand): the release fails."""
+    df = pd.DataFrame({"zip": list("aabbab"), "minority": [1, 0, 1, 0, 0, 0],
+                       "loan": ["no", "yes", "no", "yes", "yes", "yes"]})
+    schema = fa.Schema([fa.Attribute("zip"),
+                        fa.Attribute("minority", role="protected", protected=[1]),
+                        fa.Attribute("loan", role="decision", negative="no")])
+    inst = fa.Instance(df, schema)
+    report = fa.verify(inst, fa.Release(inst.table.copy(), groups=np.zeros(6, dtype=int)),
+                       [fa.AlphaProtection("RD", "1/2")])
+    failed = [c for c in report.checks if not c.passed]
+    assert [c.name for c in failed] == [str(fa.AlphaProtection("RD", "1/2"))]
+    assert failed[0].achieved == 1
+
+
+def test_a_diversity_constraint_on_a_numeric_attribute_needs_a_number():
+    inst = fa.Instance(pd.DataFrame({"age": [20, 30, 40]}),
+                       fa.Schema([fa.Attribute("age", kind="numeric")]))
+    with pytest.raises(fa.SchemaError, match="'abc' is not a number"):
+        fa.verify(inst, fa.Release(inst.table, groups=np.zeros(3, dtype=int)),
+                  [fa.DiversityConstraint({"age": "abc"}, 0, 5)])
+    report = fa.verify(inst, fa.Release(inst.table, groups=np.zeros(3, dtype=int)),
+                       [fa.DiversityConstraint({"age": "30"}, 0, 1)])
+    assert report.passed
+
+
+@pytest.mark.parametrize("req", [
+    fa.TCloseness(1, distance="hierarchical"),
+    fa.TCloseness(1, distance="ordered", ordered_domain="declared"),
+])
+def test_a_changed_sensitive_cell_fails_t_closeness_without_raising(req):
+    """A sensitive cell changed to a hierarchy node has no place in the hierarchical or
+    the declared ordered distance: the report fails (the changed cell named), where it
+    raised a SchemaError."""
+    tree = fa.Hierarchy.from_mapping({"*": {"resp": ["flu", "cold"], "other": ["hiv"]}})
+    df = pd.DataFrame({"age": [21, 22, 23, 24], "dis": ["flu", "cold", "flu", "hiv"]})
+    inst = fa.Instance(df, fa.Schema([
+        fa.Attribute("age", kind="numeric"),
+        fa.Attribute("dis", role="sensitive", kind="ordered", order=["flu", "cold", "hiv"],
+                     hierarchy=tree)]))
+    table = inst.table.copy()
+    table["dis"] = table["dis"].astype(str)
+    table.iloc[0, 1] = "resp"
+    report = fa.verify(inst, fa.Release(table, groups=np.zeros(4, dtype=int)), [req])
+    failed = {c.name: c for c in report.checks if not c.passed}
+    assert not report.passed and "unchanged values" in failed
+    assert failed[str(req)].detail.startswith("not measured")
