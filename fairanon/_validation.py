@@ -116,8 +116,8 @@ def check_time_limit(time_limit, caller: str) -> float | None:
     if time_limit is None:
         return None
     if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, (int, float))
+        isinstance(time_limit, (bool, np.bool_))
+        or not isinstance(time_limit, numbers.Real)  # numpy's numbers too
         or not time_limit > 0
     ):
         raise InvalidParameterError(

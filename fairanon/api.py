@@ -124,6 +124,10 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
         why = f"{why}; {winner} proved that no release exists"
         return release.with_provenance(auto_choice=winner, auto_reason=why,
                                        auto_time_limit=time_limit)
+    if release.status == Status.UNKNOWN:  # the time ran out before any method's release
+        return release.with_provenance(auto_choice="portfolio",
+                                       auto_reason=f"{why}; {release.reason}",
+                                       auto_time_limit=time_limit)
     key = release.provenance["portfolio_objective"]
     cells = instance.n_rows * max(len(instance.schema.qi), 1)
     ran = ", ".join(f"{t['method']} {_per_cell(t[key], cells)}" for t in tried if key in t)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import GZIP_ERRORS, as_record_ids, check_first_row
-from ..instances.instance import MISSING_POLICIES, Instance, _plain, parse_numbers
+from ..instances.instance import MISSING_POLICIES, Instance, _plain, check_numbers, parse_numbers
 from ..instances.schema import Schema
 
 __all__ = ["FILE_ERRORS", "READING_TASKS", "DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance",
@@ -363,6 +363,7 @@ def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = Non
         col = col[~na]
         if attr.kind == "numeric":
             values = parse_numbers(col)  # as one machine's Instance reads the column
+            check_numbers(col, values, attr.name)
             bad = values.isna()
             out.kinds[attr.name] = {_number_kind(values[~bad])}
             if bad.any():

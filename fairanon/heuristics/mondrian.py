@@ -31,7 +31,9 @@ from ..models.requirements import (
     DiversityConstraint,
     KAnonymity,
     LDiversity,
+    MultiplicativeTCloseness,
     Requirement,
+    StochasticTCloseness,
     TCloseness,
     validate_requirements,
 )
@@ -131,6 +133,8 @@ CATEGORICAL_SPLITS = ("hierarchy", "order")
 _SUGGEST = {
     DiversityConstraint: "method='diva' or method='cpsat'",
     AlphaProtection: "method='dmondrian' (Ruggieri's dMondrian) or method='cpsat'",
+    MultiplicativeTCloseness: "method='bucketization'",
+    StochasticTCloseness: "method='stochastic'",
 }
 
 

@@ -278,6 +278,12 @@ def oka(
     check_option(cat_loss, "cat_loss", "oka", CAT_LOSSES)
     check_option(recoding, "recoding", "oka", RECODINGS)
     rng = check_random_state(seed)
+    if seeds is not None and (isinstance(seeds, (str, bytes))
+                              or not isinstance(seeds, (Sequence, np.ndarray))):
+        raise InvalidParameterError(
+            "The 'seeds' parameter of oka must be a list of record ids of the instance, or "
+            f"None. Got {seeds!r} instead."
+        )
     params = {"order": order, "cat_loss": cat_loss, "recoding": recoding,
               "seeds": None if seeds is None else [s.item() if hasattr(s, "item") else s for s in seeds]}
     bad = infeasible_small_class(instance, "oka", params, requirements, seed, started, k)

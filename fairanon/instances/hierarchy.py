@@ -538,12 +538,26 @@ class IntervalHierarchy:
     labels: tuple = field(default=(), compare=False)
 
     def __post_init__(self):
-        widths = tuple(float(w) for w in self.widths)
-        if not widths or any(w <= 0 for w in widths) or list(widths) != sorted(widths):
+        try:
+            widths = tuple(float(w) for w in self.widths)
+            origin = float(self.origin)
+        except (TypeError, ValueError):
             raise SchemaError(
-                f"Interval widths must be positive and non-decreasing; got {self.widths!r}."
+                f"Interval widths and origin must be numbers; got widths={self.widths!r}, "
+                f"origin={self.origin!r}."
+            ) from None
+        if (not widths or not all(0 < w < math.inf for w in widths)
+                or list(widths) != sorted(widths)):
+            raise SchemaError(
+                "Interval widths must be positive and non-decreasing finite numbers; "
+                f"got {self.widths!r}."
+            )
+        if not math.isfinite(origin):
+            raise SchemaError(
+                f"The intervals' origin must be a finite number; got {self.origin!r}."
             )
         object.__setattr__(self, "widths", widths)
+        object.__setattr__(self, "origin", origin)
 
     @property
     def height(self) -> int:

@@ -32,6 +32,40 @@ def _natural_key(value: str):
     return (1, 0.0, value)
 
 
+def check_numbers(column: pd.Series, values: pd.Series, name: str) -> None:
+    """Refuse a column declared numeric whose cells are numbers of another kind: dates
+    and durations (which pandas reads as counts of nanoseconds), truth values, complex
+    numbers (whose imaginary part would be dropped), and whole numbers beyond 2**53
+    that float64 does not hold exactly (the release would show others). `values` is the
+    column read by :func:`parse_numbers`; both engines check each column so."""
+    dtype = column.dtype
+    kind = None
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        kind = "dates or durations"
+    elif values.dtype.kind == "b":
+        kind = "truth values"
+    elif values.dtype.kind == "c":
+        kind = "complex numbers"
+    if kind is not None:
+        raise SchemaError(
+            f"Column {name!r} is declared numeric but holds {kind}; declare it categorical "
+            "or ordered, or convert it to numbers first."
+        )
+    numbers = values.to_numpy()
+    if numbers.dtype.kind not in "iu":
+        return
+    beyond = numbers[(numbers > 2**53) | (numbers < -(2**53)) if numbers.dtype.kind == "i"
+                     else numbers > 2**53]
+    with np.errstate(invalid="ignore"):  # a float past the type's end casts to garbage
+        inexact = beyond[beyond.astype(np.float64).astype(beyond.dtype) != beyond]
+    if len(inexact):
+        raise SchemaError(
+            f"Column {name!r} is declared numeric but holds {int(inexact[0])}, which float64 "
+            "does not hold exactly (it would be released changed); declare it categorical or "
+            "ordered, or scale it."
+        )
+
+
 def parse_numbers(column: pd.Series) -> pd.Series:
     """A numeric attribute's column as numbers, NaN where a cell is not a number: one
     machine's :class:`Instance` reads a column so, the Dask engine each partition of it,
@@ -175,6 +209,7 @@ class Instance:
                 continue
             if attr.kind == "numeric":
                 values = parse_numbers(col)
+                check_numbers(col, values, attr.name)
                 if values.isna().any():  # missing cells are dropped or refused above
                     raise SchemaError(
                         f"Column {attr.name!r} is declared numeric but holds {col[values.isna()].iloc[0]!r}."
@@ -200,11 +235,13 @@ class Instance:
             else:
                 values = col.astype(str)
                 present = pd.unique(values.to_numpy())
+            if SUPPRESSED in present:
+                raise SchemaError(
+                    f"Column {attr.name!r} holds '*', which is reserved for suppression."
+                )
             if attr.kind == "ordered" and attr.order is None:
                 attr = attr.with_(order=tuple(sorted(present, key=_natural_key)))
             if attr.kind == "categorical" and attr.hierarchy is None:
-                if SUPPRESSED in present:
-                    raise SchemaError(f"Column {attr.name!r} holds '*', which is reserved for suppression.")
                 attr = attr.with_(hierarchy=Hierarchy.flat(sorted(present, key=_natural_key)))
             domain = attr.domain
             outside = sorted(set(present) - set(domain))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -73,8 +74,20 @@ class Attribute:
             raise SchemaError(
                 f"Attribute {self.name!r}: type must be one of {', '.join(KINDS)}; got {self.kind!r}."
             )
+        for key in ("order", "protected"):
+            value = getattr(self, key)
+            if isinstance(value, str) or not (value is None or isinstance(value, (list, tuple))):
+                raise SchemaError(
+                    f"Attribute {self.name!r}: {key} must be a list of values; got {value!r}."
+                )
         if self.order is not None:
-            object.__setattr__(self, "order", tuple(str(v) for v in self.order))
+            order = tuple(str(v) for v in self.order)
+            twice = sorted(v for v, n in Counter(order).items() if n > 1)
+            if twice:
+                raise SchemaError(
+                    f"Attribute {self.name!r}: the order lists {twice} more than once."
+                )
+            object.__setattr__(self, "order", order)
         object.__setattr__(self, "protected", tuple(str(v) for v in self.protected))
         if self.negative is not None:
             object.__setattr__(self, "negative", str(self.negative))
@@ -233,7 +246,15 @@ class Schema:
     attributes: tuple[Attribute, ...] = field(default_factory=tuple)
 
     def __init__(self, attributes: Iterable[Attribute]):
-        attrs = tuple(attributes)
+        try:
+            attrs = tuple(attributes)
+        except TypeError:
+            attrs = None
+        if attrs is None or not all(isinstance(a, Attribute) for a in attrs):
+            raise SchemaError(
+                "A Schema takes a list of Attribute, e.g. Schema([Attribute('age', "
+                f"kind='numeric')]). Got {attributes!r} instead."
+            )
         names = [a.name for a in attrs]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

@@ -49,7 +49,7 @@ from ..instances.instance import Instance
 from ..models.diversity import encode_constraints
 from ..models.requirements import KAnonymity, validate_requirements
 from ..release import Release, Status, generalize_partition, provenance
-from ..solver._cpsat import check_time_limit
+from ..solver._cpsat import check_num_workers, check_time_limit
 from ..solver.diva_model import ClusterPool, integrate, solve_diva, visible_in_table
 from ..solver.diva_signatures import SignatureModel, SignatureSolution, solve_signatures
 
@@ -312,6 +312,9 @@ def diva(
     check_option(anonymize, "anonymize", "diva", ANONYMIZERS)
     check_bool(fallback, "fallback")
     check_bool(lookahead, "lookahead")
+    check_bool(trace, "trace")
+    if num_workers is not None:
+        num_workers = check_num_workers(num_workers, "diva")
     max_candidates = check_int(max_candidates, "max_candidates", "diva", low=1)
     max_tries = check_int(max_tries, "max_tries", "diva", low=1)
     kmember_max_rows = check_int(kmember_max_rows, "kmember_max_rows", "diva", low=0)

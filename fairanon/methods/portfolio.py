@@ -20,6 +20,8 @@ import textwrap
 import time
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from ..exceptions import FairanonError, IncompatibleRequirementError, InvalidParameterError
 from ..heuristics.kmember import kmember
 from ..heuristics.lossmondrian import mondrian_loss
@@ -30,7 +32,7 @@ from ..instances.instance import Instance
 from ..models.objectives import objective_spec, objective_value, value_for_display
 from ..models.requirements import Requirement
 from ..models.verify import verify
-from ..release import Release, Status
+from ..release import Release, Status, generalize_partition, provenance
 from ..solver.fulldomain import lattice_local
 from ..solver.fulldomain.local import OBJECTIVES as LATTICE_LOCAL_OBJECTIVES
 from .starts import QUADRATIC_SECONDS, _cell_loss, _expected_seconds, too_long
@@ -114,12 +116,15 @@ def portfolio(
         When no candidate gives a verified release and one proved that none exists
         (Mondrian: the whole table, or the records of one protected value, fail a
         union-monotone requirement), that candidate's INFEASIBLE release with its reason.
+        When the time limit runs out before any candidate gives a verified release, an
+        UNKNOWN release (every cell ``*``, not a release to publish) whose ``reason``
+        says what each candidate did.
 
     Raises
     ------
     IncompatibleRequirementError
-        When no candidate gives a verified release and none proved that no release
-        exists.
+        When no candidate gives a verified release, none proved that no release
+        exists, and time was not what stopped them.
     InvalidParameterError
         For an unknown candidate or objective.
     """
@@ -206,6 +211,22 @@ def ranked(
         release, name = proofs[0]
         return [release.with_provenance(portfolio=tried, portfolio_method=name,
                                         portfolio_objective=key, portfolio_winner=name)]
+    if not found and deadline is not None and any(
+            t.get("skipped") == "no time left" or t.get("status") == str(Status.UNKNOWN)
+            for t in tried):
+        # Out of time, not out of methods: say so in an UNKNOWN release, as the methods do.
+        reason = (
+            f"the time limit ({budget:g} s) ran out before a method of the portfolio gave a "
+            "verified release: "
+            + "; ".join(f"{t['method']}: {t.get('skipped', t.get('status'))}" for t in tried)
+        )
+        groups = np.zeros(instance.n_rows, dtype=np.int64)
+        table = generalize_partition(instance, groups, suppress=list(instance.schema.generalizable))
+        record = provenance("portfolio", {"objective": key, "time_limit": budget}, requirements,
+                            seed, started, portfolio=tried, portfolio_objective=key,
+                            portfolio_winner=None)
+        return [Release(table=table, groups=groups, status=Status.UNKNOWN, reason=reason,
+                        provenance=record)]
     if not found:
         raise IncompatibleRequirementError(
             "No method of the portfolio gave a verified release for "

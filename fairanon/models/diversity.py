@@ -84,11 +84,14 @@ class EncodedConstraint:
 
     @property
     def lower(self) -> int:
-        return self.requirement.lower
+        """The lower bound, at most one more than the rows (the same constraint: a
+        count is at most the rows), so that it fits an int64."""
+        return min(self.requirement.lower, len(self.target) + 1)
 
     @property
     def upper(self) -> int:
-        return self.requirement.upper
+        """The upper bound, at most the rows (the same constraint)."""
+        return min(self.requirement.upper, len(self.target))
 
     @property
     def fixed(self) -> bool:

@@ -361,6 +361,11 @@ class AlphaProtection(Requirement):
     kind: ClassVar[str] = "alpha_protection"
 
     def __post_init__(self):
+        if not isinstance(self.measure, str):
+            raise InvalidParameterError(
+                "The 'measure' parameter of AlphaProtection must be a name from "
+                f"{sorted(MEASURES)} or an alias. Got {self.measure!r} instead."
+            )
         name = MEASURE_ALIASES.get(str(self.measure), MEASURE_ALIASES.get(str(self.measure).lower(), self.measure))
         name = str(name).upper() if str(name).upper() in MEASURES else name
         check_option(name, "measure", "AlphaProtection", set(MEASURES) | set(MEASURE_ALIASES))
@@ -758,7 +763,7 @@ def validate_requirements(
                     )
         if isinstance(req, DiversityConstraint):
             for name, value in req.target:
-                if name not in schema or schema[name].role in ("identifier", "ignore"):
+                if name not in schema or schema[name].role in ("identifier", "ignore", "weight"):
                     raise IncompatibleRequirementError(
                         f"{req!r} targets {name!r}, which is not a released attribute of instance {instance.name!r}."
                     )

@@ -117,15 +117,20 @@ def random_seed(seed) -> int:
 DEFAULT_WORKERS = 8
 
 
+#: The most CP-SAT workers its parameter (an int32) can name.
+MAX_WORKERS = 2**31 - 1
+
+
 def check_num_workers(num_workers, caller: str) -> int:
     """None (``max(8, cores)``, see :data:`DEFAULT_WORKERS`) or a positive int."""
     if num_workers is None:
         return max(DEFAULT_WORKERS, os.cpu_count() or 1)
-    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+    if (isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1
+            or num_workers > MAX_WORKERS):
         raise InvalidParameterError(
             f"The 'num_workers' parameter of {caller} must be None (the default portfolio) "
-            "or an int in "
-            f"[1, inf). Got {num_workers!r} instead."
+            f"or an int in [1, {MAX_WORKERS}] (CP-SAT's parameter is a 32-bit int). "
+            f"Got {num_workers!r} instead."
         )
     return num_workers
 

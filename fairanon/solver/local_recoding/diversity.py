@@ -67,5 +67,9 @@ def _add_diversity(pm, req: DiversityConstraint, index, guard) -> None:
     terms = [pm.x[i] for v in shown for i in pm.by_vector[v] if int(pm.pair_t[i]) in matching]
     outside = pm.rest.shown.get(index, 0) if pm.rest is not None else 0
     count = cp_model.LinearExpr.sum(terms) + outside
-    pm.model.add(count >= req.lower).with_name(f"diversity_lower[{index}]").only_enforce_if(guard)
-    pm.model.add(count <= req.upper).with_name(f"diversity_upper[{index}]").only_enforce_if(guard)
+    # The count is at most the records: bounds beyond them (10**20 is past CP-SAT's
+    # int64) are the same constraint at n and n + 1.
+    n = enc.instance.n_rows
+    lower, upper = min(req.lower, n + 1), min(req.upper, n)
+    pm.model.add(count >= lower).with_name(f"diversity_lower[{index}]").only_enforce_if(guard)
+    pm.model.add(count <= upper).with_name(f"diversity_upper[{index}]").only_enforce_if(guard)
