@@ -818,7 +818,7 @@ def _summary(instance: DaskInstance, cls: _DistClasses, generalized: int, k) -> 
     names = [a for a in instance.schema.generalizable if a in qi]
     star = np.ones(cls.n, dtype=bool) if names else np.zeros(cls.n, dtype=bool)
     for name in names:
-        star &= qi[name].is_star[qi[name].codes]
+        star &= qi[name].tells_nothing[qi[name].codes]
     p.__dict__["suppressed_rows"] = star
     lm = L._loss_metric(p)
     return {

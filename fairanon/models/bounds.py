@@ -417,7 +417,16 @@ def lower_bound(
         )
     if k <= 1 and not ls:
         return LowerBound(objective, 0, "none", details={"seconds": time.perf_counter() - started})
-    need_l = max([math.ceil(r.l) for r in ls] + [1])
+    # Each requirement asks its own attribute for its l distinct values, and one
+    # attribute suffices for a valid bound: the one asked the most (schema order on
+    # ties), with the largest l asked of it alone (the largest l of all, applied to
+    # another attribute, bounded above the optimum).
+    asked: dict[str, int] = {}
+    for r in ls:
+        for n in requirement_targets(instance.schema, r):
+            asked[n] = max(asked.get(n, 1), math.ceil(r.l))
+    l_name = max((n for n in instance.schema.released if n in asked), key=asked.get, default=None)
+    need_l = 1 if l_name is None else asked[l_name]
     deadline = None if time_limit is None else started + time_limit
     names = list(instance.schema.generalizable)
     dims = []
@@ -433,10 +442,7 @@ def lower_bound(
         return LowerBound(objective, 0, "none", details={"seconds": time.perf_counter() - started})
     target = None
     if need_l > 1:
-        targets = {n for r in ls for n in requirement_targets(instance.schema, r)}
-        # one target suffices for a valid bound; take the first (schema order)
-        name = next(n for n in instance.schema.released if n in targets)
-        target = np.unique(instance.codes(name), return_inverse=True)[1].reshape(-1)
+        target = np.unique(instance.codes(l_name), return_inverse=True)[1].reshape(-1)
     if deadline is not None and time.perf_counter() >= deadline:
         return _stopped(objective, instance, "after the labels' costs", started)
     upper = _record_costs(instance, release, objective) if release is not None else None

@@ -277,7 +277,7 @@ def emd_ground(distance: str, values: Sequence, attribute=None, ordered_domain: 
     hierarchy's). See docs/papers.md, "Ordered EMD: the values present or the domain".
 
     >>> from fairanon.instances.schema import Attribute
-    >>> grade = Attribute("grade", role="sensitive", kind="ordered", order="abcde")
+    >>> grade = Attribute("grade", role="sensitive", kind="ordered", order=list("abcde"))
     >>> emd_ground("ordered", ["a", "b", "e"], grade, "declared").positions
     (0, 1, 4)
     """

@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from fairanon.instances.generalization import label_covers
 from fairanon.models import measures as M
 from fairanon.models.requirements import (
     AlphaProtection,
@@ -318,8 +319,11 @@ def _node(table, lads, active, node, requirements, objective, suppress):
         for r in range(n):
             key = (table.protected[r],) + tuple(texts[r])
             sizes[key] = sizes.get(key, 0) + 1
+        empty = [{t: _tells_nothing(table.instance, lad.name, t)
+                  for t in {*lad.labels[j], "*"}}
+                 for lad, j in zip(lads, node)]
         cost = sum(
-            dm_share(s, bool(lads) and all(t == "*" for t in key[1:]), n)
+            dm_share(s, bool(lads) and all(empty[a][t] for a, t in enumerate(key[1:])), n)
             for key, s in sizes.items()
         )
     else:
@@ -331,6 +335,24 @@ def _node(table, lads, active, node, requirements, objective, suppress):
                 else:
                     cost += lad.cost[objective][node[a]][int(active[a][r])]
     return suppressed, texts, cost
+
+
+def _tells_nothing(instance, name, text) -> bool:
+    """'*', or a label (not a value's own) covering every value present (docs/metrics.md),
+    the slow way: each value present tested against the parsed label."""
+    if text == "*":
+        return True
+    attr = instance.schema[name]
+    covers = label_covers(attr, [text])
+    if attr.kind == "numeric":
+        present = sorted(set(instance.codes(name).tolist()))
+        own = covers.lo[0] == covers.hi[0] and not covers.lo_open[0] and not covers.hi_open[0]
+        inside = [covers.contains(np.array([0]), np.array([v]))[0] for v in present]
+    else:
+        active = instance.active_domain(name)
+        own = text in attr.domain
+        inside = [covers.mask[0, j] for j in range(len(attr.domain)) if active[j]]
+    return not own and all(inside)
 
 
 def _class_ok(table, requirements, members) -> bool:

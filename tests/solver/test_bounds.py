@@ -1344,3 +1344,21 @@ def test_the_stars_bound_counts_a_node_over_every_value_present(tree):
     rel = cpsat(inst, reqs, objective="stars", seed=0, num_workers=1)
     assert rel.status == Status.OPTIMAL and rel.objective == 2
     assert fa.verify(inst, rel, reqs).passed and objective_value(inst, rel, "stars") == 2
+
+
+def test_two_l_diversities_bound_each_attribute_by_its_own_l():
+    """3-diversity of s2 and 2-diversity of s1: the classes {a, a, a} and {b, b, b} meet
+    both at no loss (by hand). The bound asked s1, the first sensitive attribute, for
+    the largest l of all (3 of its 2 values), found no class and charged every record
+    its all-'*' cost: 6 per-cell units above the optimum of 0."""
+    df = pd.DataFrame({"q": list("aaabbb"), "s1": list("uvuvuv"), "s2": list("xyzxyz")})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("q"), fa.Attribute("s1", role="sensitive"),
+                                      fa.Attribute("s2", role="sensitive")]))
+    reqs = [fa.KAnonymity(2), fa.LDiversity(3, attribute="s2"), fa.LDiversity(2, attribute="s1")]
+    best = Release(df.copy(), groups=np.array([0, 0, 0, 1, 1, 1]))
+    assert fa.verify(inst, best, reqs).passed
+    for objective in ("ncp", "lm", "generalized", "stars"):
+        assert objective_value(inst, best, objective) == 0
+        assert lower_bound(inst, reqs, objective).value == 0
+        assert lower_bound(inst, reqs, objective, release=best, ascent=True).value == 0
+        assert best_bound(inst, reqs, objective, time_limit=5).value == 0

@@ -1664,3 +1664,20 @@ def test_lns_under_suppression_bounds_its_stars_by_the_changed_cells():
     assert rel.provenance["lower_bound"]["counted_as"] == "generalized"
     assert best_bound(inst, reqs, "stars", time_limit=5).value <= rel.bound <= rel.objective
     assert rel.objective == objective_value(inst, rel, "stars")
+
+
+def test_a_label_over_every_value_is_charged_as_a_suppressed_record_in_discernibility():
+    """Records 1, 1 (f) and 1, 3 (m), k = 2: the m class must cover 1 and 3, which tells
+    nothing however it is written ('*' or [1-3]); C_DM charges its 2 records n = 4 each
+    and the f class 2 x 2: 12, by hand. [1-3] used to escape the charge (8), below the
+    optimum lns claimed."""
+    df = pd.DataFrame({"q": [1, 1, 1, 3], "sex": ["f", "f", "m", "m"]})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("q", kind="numeric"),
+                                      fa.Attribute("sex", role="protected", protected=["f"])]))
+    reqs = [fa.KAnonymity(2)]
+    rel = lns(inst, reqs, max_rounds=2, seed=0, objective="discernibility")
+    assert fa.verify(inst, rel, reqs).passed
+    assert rel.status == Status.OPTIMAL and rel.objective == rel.bound == 12
+    ranged = Release(df.assign(q=["1", "1", "[1-3]", "[1-3]"]), groups=np.array([0, 0, 1, 1]))
+    assert fa.verify(inst, ranged, reqs).passed
+    assert objective_value(inst, ranged, "discernibility") == 12

@@ -312,14 +312,17 @@ class _Prepared:
 
     @cached_property
     def suppressed_rows(self) -> np.ndarray:
-        """Rows whose every generalizable quasi-identifier is released as ``*``."""
+        """Rows whose every generalizable quasi-identifier tells nothing: ``*``, or a
+        label over every value present (the one rule of the ``stars`` objective,
+        :attr:`_Column.tells_nothing`), so that writing the root's name or the full
+        range instead of ``*`` does not escape the charge of a suppressed record."""
         names = [a for a in self.instance.schema.generalizable if a in self.qi]
         out = np.zeros(self.n, dtype=bool)
         if names:
             out[:] = True
             for name in names:
                 col = self.qi[name]
-                out &= col.is_star[col.codes]
+                out &= col.tells_nothing[col.codes]
         return out
 
     def to_instance_order(self, values: np.ndarray) -> np.ndarray:

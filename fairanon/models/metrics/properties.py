@@ -132,7 +132,8 @@ def suppression_summary(
     """The suppressed records of a release and how the property vectors read them.
 
     A record is suppressed when every generalizable quasi-identifier is released as
-    ``*`` (read from the released table, never from ``release.suppressed``). Under the
+    ``*`` or another label that tells nothing (docs/metrics.md; read from the released
+    table, never from ``release.suppressed``). Under the
     literal grouping they form one class per value of the attributes released
     unchanged (the protected attribute), which may hold fewer than k rows
     (docs/papers.md, DW-8).

@@ -305,11 +305,12 @@ class Evaluator:
         return bad | (stars & np.isin(fs.protected, fs.protected[bad]))
 
     def starred(self, levels, fs: FrequencySet) -> np.ndarray:
-        """The classes released as ``*`` on every attribute at `levels` (every class
-        when there is no attribute)."""
+        """The classes whose every label at `levels` tells nothing (``*``, or a label
+        over every value present: suppressed, as the metrics count them), every class
+        when there is no attribute."""
         stars = np.ones(fs.n, dtype=bool)
         for a, attr in enumerate(self.space.attributes):
-            stars &= attr.is_star[levels[a] + 1][fs.codes[a]]
+            stars &= attr.tells_nothing[levels[a] + 1][fs.codes[a]]
         return stars
 
     def evaluate(self, levels: tuple, incumbent: int | None = None) -> Evaluation:
@@ -351,7 +352,8 @@ class Evaluator:
         if space.objective == "discernibility":
             up = int((sizes * np.maximum(sizes, self.k)).sum())
             # n per record released as '*' on every attribute (the suppressed ones and
-            # the classes generalized to '*'), |E| per record of any other class E.
+            # the classes generalized to labels that tell nothing), |E| per record of
+            # any other class E.
             # Without attributes no record is: each protected value is one class.
             starred = (bad | self.starred(levels, fs)) if space.d else np.zeros_like(bad)
             cost = self.n * int(sizes[starred].sum()) + int((sizes[~starred] ** 2).sum())

@@ -242,8 +242,9 @@ class AttributeLevels:
     penalty_order : numpy.ndarray of bool, shape (height + 1, height + 1)
         ``penalty_order[j, u]``: suppressing any value costs at least as much extra at
         level j as at level u (star minus cell cost).
-    is_star : list of numpy.ndarray of bool
-        Per grain: which labels read ``*``.
+    tells_nothing : list of numpy.ndarray of bool
+        Per grain: which labels tell nothing (``*``, or a label over every value
+        present: :func:`fairanon.instances.generalization.tells_nothing`).
     text_id : list of numpy.ndarray of int
         Per grain: a text id per label, unique within the attribute, ``*`` being 0.
     """
@@ -258,7 +259,7 @@ class AttributeLevels:
     star: int
     covers: np.ndarray
     penalty_order: np.ndarray
-    is_star: list[np.ndarray]
+    tells_nothing: list[np.ndarray]
     text_id: list[np.ndarray]
 
     @property
@@ -380,6 +381,13 @@ def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> AttributeLevel
             text_ids.setdefault(t, len(text_ids))
     text_id = [np.array([text_ids[t] for t in level], dtype=np.int64) for level in lad.texts]
     text_id.insert(0, text_id[0][lad.codes[0]])
+    # Per grain, the labels that tell nothing (the stars objective's costs per value, read
+    # per label): '*' or a label over every value present; grain 0, the values, none.
+    empty = [np.zeros(m, dtype=bool)]
+    for code, stars, n in zip(lad.codes, lad.cost["stars"], n_labels[1:]):
+        per_label = np.zeros(n, dtype=bool)
+        per_label[code] = [bool(c) for c in stars]
+        empty.append(per_label)
     return AttributeLevels(
         lad,
         codes,
@@ -391,7 +399,7 @@ def _attribute(lad: Ladder, objective: str, scale: int, dtype) -> AttributeLevel
         star,
         covers,
         penalty_order,
-        [ids == 0 for ids in text_id],
+        empty,
         text_id,
     )
 
