@@ -100,7 +100,8 @@ def discernibility(instance: Instance, release: Release, k: int | None = None) -
         Each row whose every generalizable quasi-identifier is ``*``, or another label
         that tells nothing (docs/metrics.md), counts as suppressed and costs n, the
         table's rows (a suppressed record is indistinguishable from every record [1]_);
-        each other row costs the size of its class: C_DM = Σ_{E not suppressed} |E|² + n · #suppressed rows. With `k`, the
+        each other row costs the size of its class:
+        C_DM = Σ_{E not suppressed} |E|² + n · #suppressed rows. With `k`, the
         rows of a class smaller than k count as suppressed too (ARX's
         ``MetricSDNMDiscernability``; docs/papers.md, B-6). Without suppressed rows,
         C_DM = Σ_E |E|², as Mondrian [2]_ reports it. Every method's "discernibility"
