@@ -24,6 +24,7 @@ def check_fraction(
     low: Fraction | int | None = None,
     high: Fraction | int | None = None,
     low_open: bool = False,
+    high_open: bool = False,
 ) -> Fraction:
     """Return `value` as an exact rational.
 
@@ -49,14 +50,15 @@ def check_fraction(
             frac = None
     else:
         frac = None
-    interval = f"{'(' if low_open else '['}{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+    interval = (f"{'(' if low_open else '['}{'-inf' if low is None else low}, "
+                f"{'inf' if high is None else high}{')' if high_open else ']'}")
     if frac is None:
         raise InvalidParameterError(
             f"The {name!r} parameter of {caller} must be a number (int, float, str or "
             f"Fraction) in {interval}. Got {value!r} instead."
         )
     if (low is not None and (frac < low or (low_open and frac == low))) or (
-        high is not None and frac > high
+        high is not None and (frac > high or (high_open and frac == high))
     ):
         raise InvalidParameterError(
             f"The {name!r} parameter of {caller} must be in {interval}. Got {value!r} instead."

@@ -147,3 +147,12 @@ def test_a_portfolio_out_of_time_is_unknown_not_incompatible():
     rel = portfolio(fa.load("diva_table1"), [fa.KAnonymity(2)], seed=0, time_limit=1e-9)
     assert rel.status == Status.UNKNOWN and "time limit" in rel.reason
     assert all(t.get("skipped") == "no time left" for t in rel.provenance["portfolio"])
+
+
+@pytest.mark.parametrize("size", [1, 1.5, 0])
+def test_a_test_size_outside_the_open_interval_is_refused_with_that_interval(size):
+    """1.5 was refused as outside (0, 1], then 1 as outside (0, 1)."""
+    from fairanon._validation import check_fraction
+
+    with pytest.raises(InvalidParameterError, match=r"must be in \(0, 1\)\. Got"):
+        check_fraction(size, "test_size", "utility", low=0, high=1, low_open=True, high_open=True)

@@ -195,9 +195,8 @@ def check_classifier(classifier, instance, test_size=0.3, measures=("RD", "ER"))
     object with ``fit`` and ``predict_proba``, an instance without a decision attribute,
     a missing scikit-learn, a test size outside (0, 1) and an unknown measure; returns
     the test size as a Fraction and the measures' canonical names."""
-    test_size = check_fraction(test_size, "test_size", "utility", low=0, high=1, low_open=True)
-    if test_size == 1:
-        raise InvalidParameterError("The 'test_size' parameter of utility must be in (0, 1). Got 1 instead.")
+    test_size = check_fraction(test_size, "test_size", "utility", low=0, high=1, low_open=True,
+                               high_open=True)
     if isinstance(measures, str):
         measures = (measures,)
     measures = tuple(dict.fromkeys(measure_name(m) for m in measures))
