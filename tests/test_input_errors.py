@@ -36,6 +36,14 @@ def test_whole_numbers_beyond_float64_are_refused_not_changed():
     with pytest.raises(SchemaError, match="which float64 does not hold exactly"):
         _numeric(np.array([2**64 - 1, 2, 3, 5], dtype=np.uint64))
     _numeric(np.array([10**19, 3, 5, 7], dtype=np.uint64))  # float64 holds 10**19 exactly
+    # Beside -1, whole numbers past int64 are read as float64: the cells as written say
+    # whether that changed them.
+    with pytest.raises(SchemaError, match="holds 10000000000000000001, which float64"):
+        _numeric(["-1", "10000000000000000001", "3", "4"])
+    with pytest.raises(SchemaError, match="holds 10000000000000000001, which float64"):
+        _numeric(pd.Series([-1, 10**19 + 1, 3, 4], dtype=object))
+    _numeric(["-1", "10000000000000000000", "3", "4"])
+    _numeric(["1.5", "1e30", "3", "4"])  # written as decimals: read as such
     inst = _numeric([2**53, -(2**53), 5, 7])
     rel = fa.anonymize(inst, [fa.KAnonymity(1)], method="mondrian", seed=0)
     assert sorted(int(float(v)) for v in rel.table["n"]) == [-(2**53), 5, 7, 2**53]

@@ -52,18 +52,36 @@ def check_numbers(column: pd.Series, values: pd.Series, name: str) -> None:
             "or ordered, or convert it to numbers first."
         )
     numbers = values.to_numpy()
-    if numbers.dtype.kind not in "iu":
-        return
-    beyond = numbers[(numbers > 2**53) | (numbers < -(2**53)) if numbers.dtype.kind == "i"
-                     else numbers > 2**53]
-    with np.errstate(invalid="ignore"):  # a float past the type's end casts to garbage
-        inexact = beyond[beyond.astype(np.float64).astype(beyond.dtype) != beyond]
-    if len(inexact):
+    if numbers.dtype.kind in "iu":
+        beyond = numbers[(numbers > 2**53) | (numbers < -(2**53)) if numbers.dtype.kind == "i"
+                         else numbers > 2**53]
+        with np.errstate(invalid="ignore"):  # a float past the type's end casts to garbage
+            back = beyond.astype(np.float64).astype(beyond.dtype)
+        inexact = [int(v) for v in beyond[back != beyond]]
+    elif numbers.dtype.kind == "f":
+        # Whole numbers that fit no integer type beside the others (-1 and 10**19) are read
+        # as float64: the cells themselves, as written, tell whether that changed them.
+        where = np.flatnonzero(np.abs(np.nan_to_num(numbers)) > 2**53)
+        cells = column.to_numpy()[where]
+        inexact = [whole for whole, x in zip(map(_whole, cells), numbers[where])
+                   if whole is not None and whole != int(x)]
+    else:
+        inexact = []
+    if inexact:
         raise SchemaError(
-            f"Column {name!r} is declared numeric but holds {int(inexact[0])}, which float64 "
+            f"Column {name!r} is declared numeric but holds {inexact[0]}, which float64 "
             "does not hold exactly (it would be released changed); declare it categorical or "
             "ordered, or scale it."
         )
+
+
+def _whole(cell) -> int | None:
+    """A cell written as a whole number (an int, or text of one), as that int; else None."""
+    if isinstance(cell, (int, np.integer)) and not isinstance(cell, (bool, np.bool_)):
+        return int(cell)
+    if isinstance(cell, str) and re.fullmatch(r"\s*[+-]?\d+\s*", cell):
+        return int(cell)
+    return None
 
 
 def parse_numbers(column: pd.Series) -> pd.Series:
