@@ -61,7 +61,7 @@ def check_numbers(column: pd.Series, values: pd.Series, name: str) -> None:
     elif numbers.dtype.kind == "f":
         # Whole numbers that fit no integer type beside the others (-1 and 10**19) are read
         # as float64: the cells themselves, as written, tell whether that changed them.
-        where = np.flatnonzero(np.abs(np.nan_to_num(numbers)) > 2**53)
+        where = np.flatnonzero(np.abs(np.nan_to_num(numbers.astype(np.float64))) > 2**53)
         cells = column.to_numpy()[where]
         inexact = [whole for whole, x in zip(map(_whole, cells), numbers[where])
                    if whole is not None and whole != int(x)]
