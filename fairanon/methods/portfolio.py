@@ -20,8 +20,6 @@ import textwrap
 import time
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from ..exceptions import FairanonError, IncompatibleRequirementError, InvalidParameterError
 from ..heuristics.kmember import kmember
 from ..heuristics.lossmondrian import mondrian_loss
@@ -32,9 +30,10 @@ from ..instances.instance import Instance
 from ..models.objectives import objective_spec, objective_value, value_for_display
 from ..models.requirements import Requirement
 from ..models.verify import verify
-from ..release import Release, Status, generalize_partition, provenance
+from ..release import Release, Status, provenance
 from ..solver.fulldomain import lattice_local
 from ..solver.fulldomain.local import OBJECTIVES as LATTICE_LOCAL_OBJECTIVES
+from .lns import _all_suppressed
 from .starts import QUADRATIC_SECONDS, _cell_loss, _expected_seconds, too_long
 
 __all__ = ["CANDIDATES", "LATTICE_LOCAL_ROWS", "PORTFOLIO_SECONDS", "portfolio", "ranked"]
@@ -220,13 +219,10 @@ def ranked(
             "verified release: "
             + "; ".join(f"{t['method']}: {t.get('skipped', t.get('status'))}" for t in tried)
         )
-        groups = np.zeros(instance.n_rows, dtype=np.int64)
-        table = generalize_partition(instance, groups, suppress=list(instance.schema.generalizable))
         record = provenance("portfolio", {"objective": key, "time_limit": budget}, requirements,
                             seed, started, portfolio=tried, portfolio_objective=key,
                             portfolio_winner=None)
-        return [Release(table=table, groups=groups, status=Status.UNKNOWN, reason=reason,
-                        provenance=record)]
+        return [_all_suppressed(instance, record, Status.UNKNOWN, reason)]
     if not found:
         raise IncompatibleRequirementError(
             "No method of the portfolio gave a verified release for "
