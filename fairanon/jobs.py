@@ -262,15 +262,15 @@ def _holds_text(table: pd.DataFrame, columns) -> bool:
 
 
 def _parsed_columns(schema_spec) -> list[str]:
-    """Columns the schema declares numeric and uses (not ignored): the only ones of a
-    CSV file parsed as numbers. The others are read as text, as the Dask engine reads
+    """Columns the schema declares numeric and reads (not identifiers or ignored): the
+    only ones of a CSV file parsed as numbers. The others are read as text, as the Dask engine reads
     them: pandas would guess the type of an ignored column or one outside the schema,
     which nothing reads, and warn when its guesses differ from block to block."""
     if not isinstance(schema_spec, Mapping):
         return []
     return [str(name) for name, attr in schema_spec.items()
             if isinstance(attr, Mapping) and attr.get("type", attr.get("kind")) == "numeric"
-            and attr.get("role") != "ignore"]
+            and attr.get("role") not in ("ignore", "identifier")]
 
 
 def _text_columns(schema_spec) -> list[str]:

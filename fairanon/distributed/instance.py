@@ -18,6 +18,7 @@ from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import GZIP_ERRORS, as_record_ids, check_first_row
 from ..instances.instance import MISSING_POLICIES, Instance, _plain, check_numbers, parse_numbers
 from ..instances.schema import Schema
+from ..instances.texts import cell_texts, check_kinds
 
 __all__ = ["FILE_ERRORS", "READING_TASKS", "DaskInstance", "as_dask_instance", "check_ids", "compute", "dask_ids", "dask_instance",
            "id_facts", "merge_id_facts", "read_table", "reader_errors", "reading_failed", "release_ids",
@@ -325,6 +326,9 @@ class _Stats:
     ids: tuple = (0, frozenset())
     #: Per numeric column, the kinds of number its partitions parse to (:func:`_number_kind`).
     kinds: dict = field(default_factory=dict)
+    #: Per other column, the kinds of cell that read as each text
+    #: (:func:`~fairanon.instances.texts.cell_texts`).
+    text_kinds: dict = field(default_factory=dict)
 
 
 def _number_kind(values: pd.Series) -> str:
@@ -350,12 +354,13 @@ def _number_type(kinds: set, missing_or_fraction: bool):
 
 def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = None) -> _Stats:
     """The facts of one partition, its rows missing a value of `drop` dropped first."""
-    floats = {a.name for a in schema if a.kind == "numeric" and a.name in part.columns and part[a.name].isna().any()}
+    floats = {a.name for a in schema if a.kind == "numeric" and a.read and a.name in part.columns
+              and part[a.name].isna().any()}
     if drop is not None:
         part = part.dropna(subset=drop)
     out = _Stats(n_rows=len(part), ids=id_facts(part.index), floats=floats)
     for attr in schema:
-        if attr.role == "ignore" or attr.name not in part.columns:
+        if not attr.read or attr.name not in part.columns:
             continue
         col = part[attr.name]
         na = col.isna()
@@ -375,14 +380,14 @@ def _partition_stats(part: pd.DataFrame, schema: Schema, drop: list | None = Non
                                            values[~bad].index[first])
             counts = values[~bad].value_counts(sort=False)
             out.numbers[attr.name] = counts
-        elif isinstance(col.dtype, pd.CategoricalDtype):
+        elif isinstance(col.dtype, pd.CategoricalDtype):  # the categories read, not the rows
             counts = np.bincount(col.cat.codes.to_numpy(), minlength=len(col.cat.categories))
-            text = pd.Series(counts, index=[str(c) for c in col.cat.categories])
+            text = pd.Series(counts, index=cell_texts(pd.Series(col.cat.categories))[0])
             out.texts[attr.name] = text[text > 0].groupby(level=0, sort=False).sum()
+            out.text_kinds[attr.name] = cell_texts(pd.Series(col.cat.categories[counts > 0]))[1]
         else:
-            counts = col.value_counts(sort=False, dropna=False)
-            counts.index = [str(v) for v in counts.index]
-            out.texts[attr.name] = counts.groupby(level=0, sort=False).sum()
+            texts, out.text_kinds[attr.name] = cell_texts(col)
+            out.texts[attr.name] = pd.Series(texts).value_counts(sort=False)
     return out
 
 
@@ -400,6 +405,14 @@ def _merge_stats(a: _Stats, b: _Stats) -> _Stats:
     out.floats = a.floats | b.floats
     out.ids = merge_id_facts(a.ids, b.ids)
     out.kinds = {c: a.kinds.get(c, set()) | b.kinds.get(c, set()) for c in set(a.kinds) | set(b.kinds)}
+    for c in set(a.text_kinds) | set(b.text_kinds):
+        left, right = a.text_kinds.get(c), b.text_kinds.get(c)
+        if left is None or right is None:
+            out.text_kinds[c] = right if left is None else left
+            continue
+        texts = left.index.union(right.index)
+        out.text_kinds[c] = pd.Series(left.reindex(texts, fill_value=0).to_numpy()
+                                      | right.reindex(texts, fill_value=0).to_numpy(), index=texts)
     return out
 
 
@@ -509,7 +522,7 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
             # from the file's first 256 kB and would fail on a later 33.5 or blank cell.
             # The columns it does not parse (ignored ones, those outside the schema) stay
             # text for the same reason; the others are text on one machine too.
-            parsed = [a.name for a in schema if a.kind == "numeric" and a.role != "ignore"]
+            parsed = [a.name for a in schema if a.kind == "numeric" and a.read]
         data = read_table(path, id_column=id_column, what=f"instance {name!r}", all_text=True)
     elif isinstance(data, dd.DataFrame):
         if id_column is not None:
@@ -523,7 +536,7 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     unknown = [a.name for a in schema if a.name not in columns]
     if unknown:
         raise SchemaError(f"Unknown column(s) {unknown} in the schema of instance {name!r}; the table has {columns}.")
-    used = [a.name for a in schema if a.role != "ignore"]
+    used = [a.name for a in schema if a.read]
     drop = used if missing == "drop" else None
     (stats,) = dask.compute(tree([dask.delayed(_partition_stats)(p, schema, drop) for p in data.to_delayed()],
                                  _merge_stats))
@@ -543,6 +556,8 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     for attr in schema:  # in the schema's order, each column's checks in one machine's order (Instance)
         if attr.name in stats.bad_number:
             raise SchemaError(f"Column {attr.name!r} is declared numeric but holds {stats.bad_number[attr.name]!r}.")
+        if attr.name in stats.text_kinds:
+            check_kinds(attr.name, stats.text_kinds[attr.name])
         if attr.name in stats.infinite:
             count, value, record = stats.infinite[attr.name]
             raise SchemaError(
@@ -556,7 +571,7 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     sample = {}
     length = max([len(v) for v in stats.texts.values()] + [1])
     for attr in schema:
-        if attr.role == "ignore":
+        if not attr.read:
             sample[attr.name] = [0] * length
             continue
         if attr.kind == "numeric":

@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from .files import formula_readings
+from .texts import value_text
 
 __all__ = ["Hierarchy", "IntervalHierarchy", "SUPPRESSED"]
 
@@ -75,7 +76,8 @@ class Hierarchy:
 
     def __init__(self, parent: Mapping[str, str | None], leaf_order: Sequence[str] | None = None,
                  levels: Mapping[str, Sequence[str]] | None = None):
-        self.parent: dict[str, str | None] = {str(k): (None if v is None else str(v)) for k, v in parent.items()}
+        self.parent: dict[str, str | None] = {value_text(k): (None if v is None else value_text(v))
+                                              for k, v in parent.items()}
         roots = [n for n, p in self.parent.items() if p is None]
         if len(roots) != 1:
             raise SchemaError(f"A hierarchy needs exactly one root; found {len(roots)}: {roots[:5]}.")
@@ -100,7 +102,7 @@ class Hierarchy:
         dfs_leaves = [n for n in order if not self.children[n]]
         if leaf_order is None:
             leaf_order = dfs_leaves
-        leaf_order = tuple(str(v) for v in leaf_order)
+        leaf_order = tuple(value_text(v) for v in leaf_order)
         if sorted(leaf_order) != sorted(dfs_leaves):
             raise SchemaError("The leaf order of a hierarchy must list each leaf exactly once.")
         self.leaves: tuple[str, ...] = leaf_order
@@ -130,7 +132,8 @@ class Hierarchy:
         if levels is None:
             paths = {leaf: self.ancestors(leaf) for leaf in self.leaves}
             return {leaf: tuple(path + [self.root] * (self.height + 1 - len(path))) for leaf, path in paths.items()}
-        rows = {str(leaf): tuple(str(label) for label in row) for leaf, row in levels.items()}
+        rows = {value_text(leaf): tuple(value_text(label) for label in row)
+                for leaf, row in levels.items()}
         if sorted(rows) != sorted(self.leaves):
             raise SchemaError("The level rows of a hierarchy must give exactly one row per leaf.")
         if len({len(row) for row in rows.values()}) != 1:
@@ -155,7 +158,7 @@ class Hierarchy:
         leaves: list[str] = []
 
         def add(node, par):
-            node = str(node)
+            node = value_text(node)
             if node in parent:
                 raise SchemaError(f"Hierarchy label {node!r} occurs twice; labels must be unique.")
             parent[node] = par
@@ -164,19 +167,19 @@ class Hierarchy:
             if isinstance(sub, Mapping):
                 for key, val in sub.items():
                     add(key, par)
-                    walk(val, str(key))
+                    walk(val, value_text(key))
             elif isinstance(sub, (list, tuple)):
                 for item in sub:
                     if isinstance(item, Mapping):
                         walk(item, par)
                     else:
                         add(item, par)
-                        leaves.append(str(item))
+                        leaves.append(value_text(item))
             elif sub is None:
                 leaves.append(par)
             else:
                 add(sub, par)
-                leaves.append(str(sub))
+                leaves.append(value_text(sub))
 
         if len(mapping) == 1:
             walk(mapping, None)
@@ -275,7 +278,7 @@ class Hierarchy:
     @classmethod
     def flat(cls, values: Iterable) -> "Hierarchy":
         """A two-level tree: ``*`` above every value (in the given order)."""
-        values = [str(v) for v in values]
+        values = [value_text(v) for v in values]
         if SUPPRESSED in values:
             raise SchemaError("The value '*' is reserved for suppression.")
         parent: dict[str, str | None] = {SUPPRESSED: None}

@@ -12,6 +12,7 @@ import pandas as pd
 from ..exceptions import SchemaError
 from .hierarchy import SUPPRESSED, Hierarchy
 from .schema import Attribute, Schema
+from .texts import cell_texts, check_kinds
 
 __all__ = ["Instance", "MISSING_POLICIES", "parse_numbers"]
 
@@ -191,7 +192,7 @@ class Instance:
         table = table.copy()
         table.columns = columns
         attrs = list(schema) + [Attribute(c, role="ignore") for c in columns if c not in schema]
-        used = [a for a in attrs if a.role != "ignore"]
+        used = [a for a in attrs if a.read]
         if not any(a.is_qi for a in used):
             raise SchemaError(f"Instance {self.name!r} has no quasi-identifier.")
 
@@ -218,7 +219,7 @@ class Instance:
         completed = []
         for attr in attrs:
             col = table[attr.name]
-            if attr.role == "ignore":
+            if not attr.read:
                 completed.append(attr)
                 continue
             if attr.role == "weight":
@@ -245,14 +246,16 @@ class Instance:
                 continue
             if isinstance(col.dtype, pd.CategoricalDtype):
                 # Recode the categories, not the rows: no per-row strings for big tables.
-                cat_labels = np.array([str(c) for c in col.cat.categories], dtype=object)
                 raw_codes = col.cat.codes.to_numpy()
-                used = np.zeros(len(cat_labels), dtype=bool)
+                used = np.zeros(len(col.cat.categories), dtype=bool)
                 used[raw_codes[raw_codes >= 0]] = True
+                cat_labels, _ = cell_texts(pd.Series(col.cat.categories))
+                check_kinds(attr.name, cell_texts(pd.Series(col.cat.categories[used]))[1])
                 present = pd.unique(cat_labels[used])
             else:
-                values = col.astype(str)
-                present = pd.unique(values.to_numpy())
+                values, kinds = cell_texts(col)
+                check_kinds(attr.name, kinds)
+                present = pd.unique(values)
             if SUPPRESSED in present:
                 raise SchemaError(
                     f"Column {attr.name!r} holds '*', which is reserved for suppression."
@@ -283,13 +286,13 @@ class Instance:
                 lookup = np.array([position.get(v, -1) for v in cat_labels] + [-1], dtype=np.int32)
                 data[attr.name] = pd.Categorical.from_codes(lookup[raw_codes], categories=list(domain))
             else:
-                data[attr.name] = pd.Categorical(values.to_numpy(), categories=list(domain))
+                data[attr.name] = pd.Categorical(values, categories=list(domain))
             completed.append(attr)
         self.schema = Schema(completed)
-        released_cols = [a.name for a in completed if a.role not in ("ignore", "weight")]
+        released_cols = [a.name for a in completed if a.released]
         self.table = pd.DataFrame({c: data[c] for c in released_cols}, index=table.index)
-        # Ignored columns and the sampling weights (as numbers) stay beside the table.
-        self.extra = table[[a.name for a in completed if a.role in ("ignore", "weight")]].assign(**weights)
+        # Identifiers, ignored columns and the sampling weights (as numbers) stay beside the table.
+        self.extra = table[[a.name for a in completed if not a.released]].assign(**weights)
 
     # ------------------------------------------------------------------ views
     @property

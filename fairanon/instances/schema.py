@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from ..exceptions import SchemaError
 from .hierarchy import Hierarchy, IntervalHierarchy
+from .texts import value_text
 
 __all__ = ["Attribute", "Schema", "ROLES", "KINDS"]
 
@@ -81,16 +82,16 @@ class Attribute:
                     f"Attribute {self.name!r}: {key} must be a list of values; got {value!r}."
                 )
         if self.order is not None:
-            order = tuple(str(v) for v in self.order)
+            order = tuple(value_text(v) for v in self.order)
             twice = sorted(v for v, n in Counter(order).items() if n > 1)
             if twice:
                 raise SchemaError(
                     f"Attribute {self.name!r}: the order lists {twice} more than once."
                 )
             object.__setattr__(self, "order", order)
-        object.__setattr__(self, "protected", tuple(str(v) for v in self.protected))
+        object.__setattr__(self, "protected", tuple(value_text(v) for v in self.protected))
         if self.negative is not None:
-            object.__setattr__(self, "negative", str(self.negative))
+            object.__setattr__(self, "negative", value_text(self.negative))
         if self.role == "protected" and not self.protected:
             raise SchemaError(f"Attribute {self.name!r} is the protected attribute but names no protected value.")
         if self.role == "decision" and self.negative is None:
@@ -120,6 +121,12 @@ class Attribute:
     @property
     def released(self) -> bool:
         return self.role not in ("identifier", "ignore", "weight")
+
+    @property
+    def read(self) -> bool:
+        """Whether an instance reads the column's values: identifiers and ignored columns
+        are kept beside the table as they are (a missing value in them is no error)."""
+        return self.role not in ("identifier", "ignore")
 
     @property
     def domain(self) -> tuple[str, ...] | None:

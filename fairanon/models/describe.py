@@ -38,7 +38,7 @@ def describe(instance: Instance) -> dict:
     attributes = []
     for attr in schema:
         entry = {"name": attr.name, "role": attr.role, "type": attr.kind}
-        if attr.role not in ("ignore", "weight"):
+        if attr.released:
             if attr.kind == "numeric":
                 values = instance.codes(attr.name)
                 entry.update(distinct=int(len(np.unique(values))), min=float(values.min()), max=float(values.max()))

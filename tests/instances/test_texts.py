@@ -1,0 +1,117 @@
+"""The text a categorical or ordered value reads as, on both engines
+(fairanon/instances/texts.py): whole floats read as whole numbers, cells of different
+kinds that read alike are refused, and identifiers are not read at all."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairanon as fa
+from fairanon.exceptions import SchemaError
+from fairanon.instances.texts import cell_texts, value_text
+
+A, S = fa.Attribute, fa.Schema
+
+
+def _dask_instance(table: pd.DataFrame, schema, **options):
+    """The Dask engine's instance of `table` in 2 partitions, cells kept as Python
+    objects (Dask would otherwise turn an object column into text before it is read)."""
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    from fairanon.distributed.instance import dask_instance
+
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dask_instance(dd.from_pandas(table, npartitions=2), schema, **options)
+
+
+@pytest.mark.parametrize("value, text", [(1.0, "1"), (-0.0, "0"), (2.5, "2.5"), (np.float32(3), "3"),
+                                         (1, "1"), ("1.0", "1.0"), (True, "True"), (2.0**60, str(2.0**60)),
+                                         (float("nan"), "nan")])
+def test_value_text_reads_a_whole_float_as_the_whole_number(value, text):
+    """By hand: only a finite whole float up to 2**53 changes; text stays as written."""
+    assert value_text(value) == text
+
+
+def test_cell_texts_agree_with_value_text_cell_by_cell():
+    """The vectorized paths (float columns, pandas' inferred kinds) against the rule
+    applied to each cell."""
+    columns = [pd.Series([1.0, 2.5, -3.0, 1e17]), pd.Series([1, 2, 3]), pd.Series([True, False]),
+               pd.Series(["a", "1.0"], dtype=object), pd.Series([1, 2.0, 2.5], dtype=object),
+               pd.Series([1, "x", 2.0], dtype=object), pd.Series(["a", "b"], dtype="string")]
+    for column in columns:
+        texts, _ = cell_texts(column)
+        assert list(texts) == [value_text(v) for v in column.tolist()]
+
+
+def test_an_int_column_with_a_dropped_missing_cell_reads_whole_numbers():
+    """pandas holds [1, NaN, 2, 1] as floats; the dropped cell no longer turns the
+    protected value 1 into "1.0" (it was "not a value of 'sex'"), on either engine."""
+    table = pd.DataFrame({"sex": [1, np.nan, 2, 1], "zip": ["a", "b", "b", "a"]},
+                         index=[10, 11, 12, 13])
+    schema = S([A("sex", role="protected", protected=["1"]), A("zip")])
+    inst = fa.Instance(table, schema, missing="drop")
+    assert inst.table["sex"].tolist() == ["1", "2", "1"]
+    assert inst.schema["sex"].domain == ("1", "2")
+    assert inst.protected_mask().tolist() == [True, False, True]
+    assert _dask_instance(table, schema, missing="drop").schema["sex"].domain == ("1", "2")
+
+
+def test_a_schema_names_values_by_the_same_rule():
+    """protected=[1.0], negative=0.0, an order of floats and a hierarchy with float
+    leaves name the values a float column holds."""
+    table = pd.DataFrame({"g": [1.0, 2.0, 1.0, 2.0], "d": [0.0, 1.0, 1.0, 0.0],
+                          "o": [1.0, 2.0, 3.0, 1.0], "h": [1.0, 2.0, 2.0, 1.0]})
+    inst = fa.Instance(table, S([
+        A("g", role="protected", protected=[1.0]), A("d", role="decision", negative=0.0),
+        A("o", kind="ordered", order=[1.0, 2.0, 3.0]),
+        A("h", hierarchy=fa.Hierarchy.from_mapping({"*": [1.0, 2.0]}))]))
+    assert inst.protected_mask().tolist() == [True, False, True, False]
+    assert inst.negative_mask().tolist() == [True, False, False, True]
+    assert inst.schema["o"].domain == ("1", "2", "3")
+    assert inst.schema["h"].domain == ("1", "2")
+
+
+@pytest.mark.parametrize("cells, text", [
+    ([1, "1", 2, 2], "'1' both as a number and as text"),
+    ([True, "True", "x", "x"], "'True' both as a truth value and as text"),
+    ([2.0, "2", 1, 1], "'2' both as a number and as text"),
+])
+def test_cells_of_two_kinds_that_read_alike_are_refused(cells, text):
+    """1 and "1" were silently one value (str of both is "1"); now a clear error on
+    both engines, in a plain column and in a categorical one. The Dask engine sees 1
+    in one partition and "1" in the other."""
+    schema = S([A("c"), A("s", role="sensitive")])
+    for column in (pd.Series(cells, dtype=object), pd.Series(pd.Categorical(cells))):
+        table = pd.DataFrame({"c": column, "s": list("abab")})
+        with pytest.raises(SchemaError, match=f"holds {text}, which would be read as one value"):
+            fa.Instance(table, schema)
+    with pytest.raises(SchemaError, match=f"holds {text}"):
+        _dask_instance(pd.DataFrame({"c": pd.Series(cells[1:2] + cells[:1] + cells[2:], dtype=object),
+                                     "s": list("abab")}), schema)
+
+
+def test_numbers_of_two_types_that_are_equal_are_one_value():
+    """1 and 1.0 are equal numbers: one value "1", no error; True and 1 read
+    differently ("True", "1") and stay two values."""
+    table = pd.DataFrame({"c": pd.Series([1, 1.0, True, 2], dtype=object), "s": list("abab")})
+    inst = fa.Instance(table, S([A("c"), A("s", role="sensitive")]))
+    assert inst.table["c"].tolist() == ["1", "1", "True", "2"]
+    assert _dask_instance(table, S([A("c"), A("s", role="sensitive")])).domains["c"].tolist() == [2, 1, 1]
+
+
+def test_an_identifier_with_a_missing_value_is_kept_aside_not_refused():
+    """An identifier is never released: its missing value was refused (and
+    missing="drop" dropped the row). Now it is kept beside the table, on both engines,
+    and the release of every record verifies."""
+    table = pd.DataFrame({"name": ["ann", None, "cy", "dan", "eve", "fay"],
+                          "age": [30, 31, 40, 41, 50, 52], "disease": list("ababab")})
+    schema = S([A("name", role="identifier"), A("age", kind="numeric"), A("disease", role="sensitive")])
+    inst = fa.Instance(table, schema)
+    assert "name" not in inst.table.columns and inst.extra["name"].isna().sum() == 1
+    assert fa.Instance(table, schema, missing="drop").n_rows == 6
+    release = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian")
+    assert fa.verify(inst, release, [fa.KAnonymity(2)]).passed
+    assert "name" not in release.table.columns
+    assert _dask_instance(table, schema).n_rows == 6
