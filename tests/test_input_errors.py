@@ -164,3 +164,14 @@ def test_a_test_size_outside_the_open_interval_is_refused_with_that_interval(siz
 
     with pytest.raises(InvalidParameterError, match=r"must be in \(0, 1\)\. Got"):
         check_fraction(size, "test_size", "utility", low=0, high=1, low_open=True, high_open=True)
+
+
+@pytest.mark.parametrize("method", ["fulldomain", "lattice-local"])
+def test_a_numeric_attribute_without_intervals_names_both_lattice_methods(method):
+    """lattice-local said "fulldomain needs generalization levels", naming a method the
+    user did not call; both methods now name themselves and the fix."""
+    inst = fa.Instance(pd.DataFrame({"n": [1, 2, 3, 4], "s": list("xyxy")}),
+                       S([A("n", kind="numeric"), A("s", role="sensitive")]))
+    with pytest.raises(SchemaError, match=r"\(fulldomain, lattice-local\) needs levels for numeric "
+                                          r"attribute 'n': give it intervals"):
+        fa.anonymize(inst, [fa.KAnonymity(2)], method=method)

@@ -85,8 +85,8 @@ def _height(instance: Instance, name: str) -> int:
     if attr.kind == "numeric":
         if attr.intervals is None:
             raise SchemaError(
-                f"fulldomain needs generalization levels for numeric attribute {name!r}: give it "
-                f"intervals, e.g. Attribute({name!r}, kind='numeric', "
+                "Full-domain generalization (fulldomain, lattice-local) needs levels for numeric "
+                f"attribute {name!r}: give it intervals, e.g. Attribute({name!r}, kind='numeric', "
                 "intervals=IntervalHierarchy((5, 10, 20))), or bin it into an ordered attribute."
             )
         return attr.intervals.height
