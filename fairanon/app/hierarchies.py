@@ -72,6 +72,9 @@ def build(session, name: str, form: Mapping, data=None) -> Hierarchy:
     if name not in instance.schema.names:
         raise InvalidParameterError(f"{name!r} is not an attribute of {instance.name!r}.")
     attr = instance.schema[name]
+    if not attr.released:
+        raise InvalidParameterError(
+            f"{name!r} is not released ({attr.role}): it takes no hierarchy.")
     builder = str(form.get("builder", ""))
     if builder not in {b for b, _ in BUILDERS}:
         raise InvalidParameterError(f"The builder must be one of {[b for b, _ in BUILDERS]}. Got {builder!r} instead.")

@@ -505,6 +505,15 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     SchemaError
         Unknown columns, missing values, values outside a hierarchy or order,
         non-numbers in a numeric column: the messages of the single-machine instance.
+
+    Notes
+    -----
+    Cells are read as one machine reads them (:mod:`fairanon.instances.texts`). A Dask
+    DataFrame made from pandas with Dask's default ``dataframe.convert-string`` holds
+    its object columns as text already, made by Dask: ``1.0`` there reads ``"1.0"``
+    (one machine: ``"1"``), and ``1`` beside ``"1"`` is one value that one machine
+    refuses. :func:`as_dask_instance` of an instance, a Parquet file or a CSV file
+    read here do not depend on that setting.
     """
     dd = _dd()
     import dask

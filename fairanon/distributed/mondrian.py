@@ -37,9 +37,11 @@ from ..heuristics.mondrian import (
     cut_balanced,
     cut_median,
 )
+from ..instances.texts import value_text
 from ..models.requirements import validate_requirements
 from ..release import Status, generalize_partition, provenance
-from .instance import Coder, DaskInstance, compute as _compute
+from .instance import Coder, DaskInstance
+from .instance import compute as _compute
 from .release import DistributedRelease
 
 __all__ = ["DISTRIBUTED_METHODS", "mondrian_dask"]
@@ -360,7 +362,7 @@ def _present_labels(plan: _Plan, eng: _Mondrian, hist: dict, part: int) -> dict:
         if attr.name in values:
             v = values[attr.name]
             frame[attr.name] = [v[i % len(v)] for i in range(length)]
-        elif attr.role == "ignore":
+        elif not attr.read:
             frame[attr.name] = [0] * length
         elif attr.kind == "numeric":
             frame[attr.name] = [0.0] * length
@@ -725,9 +727,10 @@ def _meta(coder: Coder, released: list, index_name: str) -> pd.DataFrame:
 def _categorical(col: pd.Series) -> pd.Categorical:
     """A column as a categorical of text, each distinct value turned into text once."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        return pd.Categorical.from_codes(col.cat.codes.to_numpy(), categories=[str(c) for c in col.cat.categories])
+        return pd.Categorical.from_codes(col.cat.codes.to_numpy(),
+                                         categories=[value_text(c) for c in col.cat.categories])
     codes, uniques = pd.factorize(col)
-    text = pd.Index([str(u) for u in uniques])
+    text = pd.Index([value_text(u) for u in uniques])
     merged, labels = pd.factorize(text)
     return pd.Categorical.from_codes(merged[codes], categories=labels)
 

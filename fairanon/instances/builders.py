@@ -37,6 +37,7 @@ from ..exceptions import InvalidParameterError
 from .files import neutralize_formulas
 from .generalization import format_number
 from .hierarchy import SUPPRESSED, Hierarchy
+from .texts import value_text
 
 __all__ = ["interval_hierarchy", "grouping_hierarchy", "masking_hierarchy", "numeric_order", "to_arx_csv",
            "with_hierarchy"]
@@ -255,7 +256,7 @@ def grouping_hierarchy(order: Sequence, sizes: Sequence[int]) -> Hierarchy:
     (['a', '[a-b]', '[a-d]', '*'], ['e', '*'])
     """
     caller = "grouping_hierarchy"
-    values = [str(v) for v in order]
+    values = [value_text(v) for v in order]
     if not values or len(set(values)) != len(values):
         raise InvalidParameterError(f"The 'order' parameter of {caller} must list distinct values. "
                                     f"Got {values[:5]!r} instead.")
@@ -296,7 +297,7 @@ def masking_hierarchy(values: Iterable, *, levels: int | None = None, from_right
     ['ab', '*b', '*']
     """
     caller = "masking_hierarchy"
-    codes = sorted({str(v) for v in values})
+    codes = sorted({value_text(v) for v in values})
     if not codes:
         raise InvalidParameterError(f"The 'values' parameter of {caller} must not be empty.")
     if not isinstance(char, str) or len(char) != 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -12,7 +13,7 @@ import pandas as pd
 from ..exceptions import SchemaError
 from .hierarchy import SUPPRESSED, Hierarchy
 from .schema import Attribute, Schema
-from .texts import cell_texts, check_kinds
+from .texts import cell_texts, check_kinds, same_number_hint
 
 __all__ = ["Instance", "MISSING_POLICIES", "parse_numbers"]
 
@@ -25,12 +26,14 @@ def _plain(value):
 
 
 def _natural_key(value: str):
+    """Numbers first, by value exactly (9007199254740993 after ...992, which float64
+    holds alike), then the text: "1" and "1.0" in one order on both engines."""
     if re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value):
         try:
-            return (0, float(value), "")
-        except ValueError:  # spaces float() does not strip, such as \x1f
+            return (0, Fraction(value.strip()), value)
+        except ValueError:  # spaces strip() keeps and the pattern allows, such as \x1f
             pass
-    return (1, 0.0, value)
+    return (1, Fraction(0), value)
 
 
 def check_numbers(column: pd.Series, values: pd.Series, name: str) -> None:
@@ -270,16 +273,19 @@ class Instance:
                 where = "order" if attr.kind == "ordered" else "hierarchy"
                 raise SchemaError(
                     f"Value(s) {outside[:5]} of column {attr.name!r} are not in its {where} "
-                    f"(instance {self.name!r})."
+                    f"(instance {self.name!r}){same_number_hint(outside, domain, f'its {where}')}."
                 )
             if attr.hierarchy is not None and attr.kind == "ordered":
                 if set(attr.hierarchy.leaves) != set(attr.order):
                     raise SchemaError(f"The hierarchy and the order of {attr.name!r} list different values.")
             for value in attr.protected:
                 if value not in domain:
-                    raise SchemaError(f"Protected value {value!r} is not a value of {attr.name!r}.")
+                    raise SchemaError(f"Protected value {value!r} is not a value of {attr.name!r}"
+                                      f"{same_number_hint([value], present, 'the column')}.")
             if attr.negative is not None and attr.negative not in domain:
-                raise SchemaError(f"Negative value {attr.negative!r} is not a value of {attr.name!r}.")
+                hint = same_number_hint([attr.negative], present, "the column")
+                raise SchemaError(
+                    f"Negative value {attr.negative!r} is not a value of {attr.name!r}{hint}.")
             if isinstance(col.dtype, pd.CategoricalDtype):
                 position = {v: i for i, v in enumerate(domain)}
                 # The trailing -1 is what code -1 (missing) looks up, so it stays missing.

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 
-__all__ = ["value_text", "cell_texts", "check_kinds"]
+__all__ = ["value_text", "cell_texts", "check_kinds", "same_number_hint"]
 
 #: The kinds of cell, as bits of a mask (a text read from cells of two kinds has two).
 NUMBER, TRUTH, TEXT, OTHER = 1, 2, 4, 8
@@ -38,10 +38,15 @@ def value_text(value) -> str:
 
     >>> value_text(1.0), value_text(2.5), value_text(1), value_text("1.0"), value_text(True)
     ('1', '2.5', '1', '1.0', 'True')
+    >>> value_text(pd.Timestamp("2020-01-02")), value_text(pd.Timestamp("2020-01-02 12:00"))
+    ('2020-01-02', '2020-01-02 12:00:00')
     """
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) and value.is_integer() \
-            and abs(value) <= _EXACT:
-        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        number = float(value)  # float16 and float32 compared as float64, without overflow
+        if math.isfinite(number) and number.is_integer() and abs(number) <= _EXACT:
+            return str(int(number))
+    elif isinstance(value, pd.Timestamp) and value.tz is None and value == value.normalize():
+        return str(value.date())  # a date: pandas writes a column of them so, the time left out
     return str(value)
 
 
@@ -69,31 +74,74 @@ def cell_texts(column: pd.Series) -> tuple[np.ndarray, pd.Series]:
     >>> list(texts), kinds.to_dict()
     (['1', '1', '2'], {'1': 5, '2': 1})
     """
-    values = column.to_numpy()
-    if values.dtype.kind == "f":
-        texts = column.astype(str).to_numpy(dtype=object)
+    dtype = column.dtype
+    if dtype == object:
+        values = column.to_numpy()
+        inferred = _INFERRED.get(pd.api.types.infer_dtype(values, skipna=False))
+        if inferred == TEXT:
+            return values, _one_kind(values, TEXT)
+        if inferred is not None:  # Python objects of one kind, read one by one
+            texts = np.array([value_text(v) for v in values], dtype=object)
+            return texts, _one_kind(texts, inferred)
+        texts = np.array([value_text(v) for v in values], dtype=object)
+        kinds = np.fromiter(map(_kind, values), dtype=np.int8, count=len(values))
+        pairs = pd.DataFrame({"text": texts, "kind": kinds}).drop_duplicates()
+        # Distinct (text, kind) pairs: the sum of distinct bits is their bitwise or.
+        return texts, pairs.groupby("text", sort=False)["kind"].sum()
+    kind = (TRUTH if pd.api.types.is_bool_dtype(dtype)
+            else NUMBER if pd.api.types.is_numeric_dtype(dtype)
+            else TEXT if pd.api.types.is_string_dtype(dtype) else OTHER)
+    if pd.api.types.is_float_dtype(dtype):
+        values = column.to_numpy(dtype=np.float64)
+        texts = values.astype(str).astype(object)
         whole = np.isfinite(values) & (np.abs(values) <= _EXACT)
         whole[whole] = values[whole] == np.round(values[whole])
         texts[whole] = values[whole].astype(np.int64).astype(str)
-        kinds = np.full(len(values), NUMBER, dtype=np.int8)
-    elif values.dtype == object:
-        inferred = _INFERRED.get(pd.api.types.infer_dtype(values, skipna=False))
-        if inferred == TEXT:
-            texts = values
-        elif inferred is not None and inferred != NUMBER:
-            texts = np.array([str(v) for v in values], dtype=object)
-        else:
-            texts = np.array([value_text(v) for v in values], dtype=object)
-        kinds = (np.full(len(values), inferred, dtype=np.int8) if inferred is not None
-                 else np.fromiter(map(_kind, values), dtype=np.int8, count=len(values)))
-    else:
-        texts = column.astype(str).to_numpy(dtype=object)
-        kind = TRUTH if values.dtype.kind == "b" else NUMBER if values.dtype.kind in "iuc" else \
-            TEXT if isinstance(column.dtype, pd.StringDtype) or values.dtype.kind in "SU" else OTHER
-        kinds = np.full(len(values), kind, dtype=np.int8)
-    pairs = pd.DataFrame({"text": texts, "kind": kinds}).drop_duplicates()
-    # Distinct (text, kind) pairs: the sum of distinct bits is their bitwise or.
-    return texts, pairs.groupby("text", sort=False)["kind"].sum()
+        if values.dtype != dtype:  # float16 and float32 as their own shortest text
+            rest = ~whole
+            texts[rest] = [value_text(v) for v in column.to_numpy()[rest]]
+        return texts, _one_kind(texts, kind)
+    # Each distinct value read once, by the one rule: pandas' text of a whole column
+    # depends on its other cells (dates written with their time when one has one).
+    codes, uniques = pd.factorize(column, sort=False)
+    texts = np.array([value_text(v) for v in uniques], dtype=object)[codes]
+    return texts, _one_kind(texts, kind)
+
+
+def _one_kind(texts: np.ndarray, kind: int) -> pd.Series:
+    """The masks of :func:`cell_texts` when every cell is of one kind."""
+    return pd.Series(kind, index=pd.unique(texts), dtype=np.int8)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def same_number_hint(named, present, where: str) -> str:
+    """A hint for values named but not found, when one of them and a value found are
+    the same number written differently ('1' and '1.0'); else "". `where` names
+    what holds the values found ("the column", "its hierarchy").
+
+    >>> same_number_hint(["1"], ["1.0", "2.0"], "the column")[:49]
+    " (the column holds '1.0', the same number written"
+    >>> same_number_hint(["3"], ["1.0"], "the column")
+    ''
+    """
+    numbers: dict = {}
+    for text in present:
+        number = _number(text)
+        if number is not None:
+            numbers.setdefault(number, text)
+    for text in named:
+        number = _number(text)
+        if number is not None and numbers.get(number, text) != text:
+            return (f" ({where} holds {numbers[number]!r}, the same number written otherwise: "
+                    "a value is read as written in text, a whole float as the whole number, so "
+                    "1.0 reads '1')")
+    return ""
 
 
 def check_kinds(name: str, kinds: pd.Series) -> None:

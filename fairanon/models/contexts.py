@@ -29,7 +29,7 @@ from ..instances.instance import Instance
 from ..instances.schema import Attribute, Schema
 from ..release import Release
 from . import measures as M
-from .released import combine_codes, factorize, group_ids
+from .released import combine_codes, factorize, group_ids, texts
 
 __all__ = ["CONTEXT_MEASURES", "contexts", "extremes", "itemset_groupings", "reduction", "reduction_counts"]
 
@@ -109,8 +109,8 @@ def _units(instance: Instance, table: pd.DataFrame, caller: str):
         raise InvalidParameterError(
             f"{caller} enumerates every subset of the {len(pnd)} PND attributes; at most {_MAX_ATTRIBUTES} are supported."
         )
-    protected = table[pd_attr.name].astype(str).isin([str(v) for v in pd_attr.protected]).to_numpy()
-    negative = (table[dec_attr.name].astype(str) == str(dec_attr.negative)).to_numpy()
+    protected = np.isin(texts(table[pd_attr.name]), list(pd_attr.protected))
+    negative = texts(table[dec_attr.name]) == dec_attr.negative
     raw = [factorize(table[c]) for c in pnd]
     cell = 2 * protected.astype(np.int64) + negative.astype(np.int64)  # 3 = a, 2 = b, 1 = c, 0 = d
     ids, n_units = group_ids([(codes, len(labels)) for codes, labels in raw] + [(cell, 4)])

@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 
 from .._arrays import gather
+from ..instances.texts import value_text
 
-__all__ = ["factorize", "narrow", "id_type", "combine_codes", "group_ids", "classes_of", "record_order",
+__all__ = ["factorize", "texts", "narrow", "id_type", "combine_codes", "group_ids", "classes_of",
+           "record_order",
            "in_record_order", "rows_in_record_order"]
 
 
@@ -37,16 +39,27 @@ def factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(column.dtype, pd.CategoricalDtype):
         raw = column.array.codes
         if len(raw) and raw.min() < 0:  # missing cells read as the text of a missing value
-            return _factorize_text(column.astype(str))
+            return _factorize_text(column.astype(object))
         categories = column.cat.categories
         seen = _first_seen(raw, len(categories))
         # One take and one list: indexing an Arrow-backed index per category is slow.
-        text = np.array([str(v) for v in categories.take(seen).tolist()], dtype=object)
+        text = np.array([value_text(v) for v in categories.take(seen).tolist()], dtype=object)
         merged, uniques = pd.factorize(text)
         remap = np.zeros(len(categories), dtype=np.int32)
         remap[seen] = merged
         return gather(narrow(remap, len(uniques)), raw), np.asarray(uniques, dtype=object)
     return _factorize_text(column)
+
+
+def texts(column: pd.Series) -> np.ndarray:
+    """Each cell of a released column as the text :func:`factorize` reads it as (the
+    instance's rule, :func:`~fairanon.instances.texts.value_text`).
+
+    >>> texts(pd.Series([1.0, 2.5, "a"], dtype=object)).tolist()
+    ['1', '2.5', 'a']
+    """
+    codes, labels = factorize(column)
+    return labels[codes]
 
 
 def _first_seen(raw: np.ndarray, n_values: int, chunk: int = 1 << 16) -> np.ndarray:
@@ -71,7 +84,7 @@ def _first_seen(raw: np.ndarray, n_values: int, chunk: int = 1 << 16) -> np.ndar
 
 def _factorize_text(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=False)
-    text = np.array([str(u) for u in uniques], dtype=object)
+    text = np.array([value_text(u) for u in uniques], dtype=object)
     merged, labels = pd.factorize(text)
     if len(labels) < len(text):
         codes = narrow(merged, len(labels))[codes]

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from .._validation import check_fraction, check_int, check_option
 from ..exceptions import InvalidParameterError
+from ..instances.texts import same_number_hint, value_text
 
 __all__ = [
     "Requirement",
@@ -256,7 +257,7 @@ class DiversityConstraint(Requirement):
         if isinstance(target, Mapping):
             target = tuple(target.items())
         try:
-            target = tuple((str(a), str(v)) for a, v in target)
+            target = tuple((str(a), value_text(v)) for a, v in target)
         except (TypeError, ValueError):
             raise InvalidParameterError(
                 "The 'target' parameter of DiversityConstraint must map attributes to values, "
@@ -769,7 +770,8 @@ def validate_requirements(
                     )
                 domain = schema[name].domain
                 if domain is not None and value not in domain:
-                    raise SchemaError(f"{req!r}: {value!r} is not a value of {name!r}.")
+                    raise SchemaError(f"{req!r}: {value!r} is not a value of {name!r}"
+                                      f"{same_number_hint([value], domain, 'its domain')}.")
                 if domain is None and not _parses_as_number(value):
                     raise SchemaError(
                         f"{req!r}: {value!r} is not a number, and {name!r} is numeric."

@@ -115,3 +115,131 @@ def test_an_identifier_with_a_missing_value_is_kept_aside_not_refused():
     assert fa.verify(inst, release, [fa.KAnonymity(2)]).passed
     assert "name" not in release.table.columns
     assert _dask_instance(table, schema).n_rows == 6
+
+
+def test_the_dask_engine_anonymizes_a_table_with_an_identifier():
+    """Identifiers are not read, so they have no domain: the Dask Mondrian filled
+    every column but the ignored ones with its domain's first value, and crashed."""
+    pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(0)
+    n = 400
+    table = pd.DataFrame({"name": [f"p{i}" for i in range(n)], "age": rng.integers(20, 70, n),
+                          "zip": rng.choice(list("abcd"), n),
+                          "disease": rng.choice(list("xyz"), n)})
+    schema = S([A("name", role="identifier"), A("age", kind="numeric"), A("zip"),
+                A("disease", role="sensitive")])
+    inst = fa.Instance(table, schema)
+    release = fa.anonymize(inst, [fa.KAnonymity(5)], method="mondrian", engine="dask",
+                           max_rows=5).compute()
+    assert list(release.table.columns) == ["age", "zip", "disease"]
+    assert fa.verify(inst, release, [fa.KAnonymity(5)]).passed
+
+
+def test_a_release_of_typed_cells_reads_by_the_instance_rule():
+    """A release handed in as floats (the original table itself, or cells another tool
+    wrote) reads 2.0 as "2", as the instance does: it failed truthfulness and
+    unchanged values ('2.0' against '2'). An external Parquet release too."""
+    rng = np.random.default_rng(1)
+    n = 60
+    table = pd.DataFrame({"grade": rng.integers(1, 5, n).astype(float),
+                          "age": rng.integers(20, 60, n),
+                          "score": rng.integers(0, 3, n).astype(float)})
+    inst = fa.Instance(table, S([A("grade"), A("age", kind="numeric"),
+                                 A("score", role="sensitive")]))
+    report = fa.verify(inst, fa.Release(table, groups=np.zeros(n)), [fa.KAnonymity(1)])
+    assert report.passed, [(c.name, c.detail) for c in report.failures]
+
+
+def test_a_population_and_a_diversity_target_read_by_the_instance_rule():
+    """A population table of float QIs matched no class ('2.0' against '2'); a
+    diversity constraint on 1.0 was "not a value" of a float column."""
+    from fairanon.models.diversity import target_mask
+
+    table = pd.DataFrame({"grade": [1.0, 2.0, 1.0, 2.0] * 5, "s": list("ab") * 10})
+    inst = fa.Instance(table, S([A("grade"), A("s", role="sensitive")]))
+    target = fa.DiversityConstraint({"grade": 1.0}, 1, 3)
+    assert target_mask(inst, target).tolist() == [True, False] * 10
+    release = fa.anonymize(inst, [fa.KAnonymity(2)], method="mondrian")
+    population = pd.DataFrame({"grade": [1.0] * 30 + [2.0] * 50})
+    report = fa.risk(inst, release, population=population)
+    assert report.to_dict()["journalist"]["highest"]["value"] == pytest.approx(1 / 30)
+
+
+def test_hierarchy_builders_name_values_as_the_instance_reads_them():
+    """masking and grouping hierarchies of float codes had leaves '13053.0', which
+    the instance (reading 13053) refused as outside the hierarchy."""
+    from fairanon.instances.builders import grouping_hierarchy, masking_hierarchy
+
+    df = pd.DataFrame({"zip": [13053.0, 13068.0, 13053.0, 14850.0], "s": list("abab")})
+    trees = (masking_hierarchy(df["zip"], levels=2),
+             grouping_hierarchy(sorted(df["zip"].unique()), [2]))
+    for tree in trees:
+        inst = fa.Instance(df, S([A("zip", hierarchy=tree), A("s", role="sensitive")]))
+        assert inst.schema["zip"].domain[:1] == ("13053",)
+
+
+@pytest.mark.parametrize("column", [
+    pd.to_datetime(["2020-01-01", "2020-01-02", "2020-01-01", "2020-01-02 12:00"], format="mixed"),
+    pd.to_timedelta(["1D", "2D", "1D", "1D 1h"]),
+])
+def test_dates_read_alike_on_both_engines(column):
+    """pandas writes a column of dates by all its cells (the time left out when every
+    one is at midnight): the Dask engine's partition of midnights read '2020-01-01'
+    where the whole column read '2020-01-01 00:00:00', one date as two values."""
+    table = pd.DataFrame({"c": column, "s": list("abab")})
+    schema = S([A("c"), A("s", role="sensitive")])
+    local = fa.Instance(table, schema).schema["c"].domain
+    assert len(local) == 3
+    assert _dask_instance(table, schema).schema["c"].domain == local
+
+
+def test_float16_and_float32_cells_read_without_overflow():
+    """2**53 compared in float16 overflowed (a RuntimeWarning, an error under -W error)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for dtype in (np.float16, np.float32):
+            texts, _ = cell_texts(pd.Series([1.0, 2.5, 0.1], dtype=dtype))
+            assert list(texts) == ["1", "2.5", "0.1"]
+
+
+def test_numbers_written_otherwise_get_a_hint():
+    """A protected value 1.0 reads '1'; a column of text '1.0' holds no '1': the error
+    now says the column holds the same number written otherwise."""
+    table = pd.DataFrame({"g": ["1.0", "2.0"] * 2, "z": list("abab")})
+    with pytest.raises(SchemaError,
+                       match=r"Protected value '1' is not a value of 'g' \(the column holds '1.0'"):
+        fa.Instance(table, S([A("g", role="protected", protected=[1.0]), A("z")]))
+    tree = fa.Hierarchy.from_mapping({"*": ["1.0", "2.0"]})
+    with pytest.raises(SchemaError, match=r"not in its hierarchy \(instance 'instance'\) "
+                                          r"\(its hierarchy holds '1.0'"):
+        fa.Instance(pd.DataFrame({"g": [1.0, 2.0], "z": list("ab")}),
+                    S([A("g", hierarchy=tree), A("z")]))
+
+
+def test_engines_order_numbers_written_alike_the_same_way():
+    """'1' and '1.0' (one number) and whole numbers float64 holds alike sorted in
+    first-appearance order on one machine and by text on Dask; now by exact value,
+    then text, on both."""
+    for cells, order in ((["1.0", "1", "2", "2"], ("1", "1.0", "2")),
+                         ([9007199254740993, 9007199254740992, 5, 5],
+                          ("5", "9007199254740992", "9007199254740993"))):
+        table = pd.DataFrame({"c": pd.Series(cells, dtype=object), "s": list("abab")})
+        schema = S([A("c", kind="ordered"), A("s", role="sensitive")])
+        assert fa.Instance(table, schema).schema["c"].domain == order
+        assert _dask_instance(table, schema).schema["c"].domain == order
+
+
+def test_the_hierarchy_builder_of_the_app_refuses_an_attribute_not_released():
+    """The app's builder read an identifier's values from the table, which holds no
+    identifier now: a KeyError (500). It names the role instead."""
+    from types import SimpleNamespace
+
+    from fairanon.app.hierarchies import build
+    from fairanon.exceptions import InvalidParameterError
+
+    inst = fa.Instance(pd.DataFrame({"id": ["a", "b"], "z": ["x", "y"]}),
+                       S([A("id", role="identifier"), A("z")]))
+    with pytest.raises(InvalidParameterError, match="'id' is not released \\(identifier\\)"):
+        build(None, "id", {"builder": "masking"}, SimpleNamespace(instance=inst))

@@ -30,6 +30,7 @@ from ...instances.generalization import LabelCovers, label_covers, tells_nothing
 from ...instances.hierarchy import SUPPRESSED
 from ...instances.instance import Instance
 from ...instances.schema import Attribute
+from ...instances.texts import value_text
 from ...release import Release
 from ..released import group_ids, id_type, narrow
 
@@ -58,8 +59,8 @@ def _factorize_labels(col: pd.Series, name: str) -> tuple[np.ndarray, tuple[str,
         if (raw < 0).any():
             raise SchemaError(f"The released column {name!r} has missing values.")
         values = np.asarray(values, dtype=object)
-    # Cells are symbols compared as text: 37 and "37" are one label.
-    text = np.array([str(v) for v in values], dtype=object)
+    # Cells are symbols compared as text (value_text): 37 and "37" are one label.
+    text = np.array([value_text(v) for v in values], dtype=object)
     merged, labels = pd.factorize(text)
     if len(labels) < len(text):
         raw = gather(merged, raw)

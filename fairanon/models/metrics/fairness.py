@@ -42,7 +42,7 @@ from ...instances.instance import Instance
 from ...release import Release
 from .. import measures as M
 from ..diversity import encode_constraints
-from ..released import combine_codes, factorize
+from ..released import combine_codes, factorize, texts
 from ..requirements import MEASURE_ALIASES, MEASURES, DiversityConstraint
 from .classes import _prepare
 
@@ -163,8 +163,8 @@ def alpha_vector(
         )
     table = release.table
     pd_attr, dec_attr = schema[schema.protected], schema[schema.decision]
-    protected = table[pd_attr.name].astype(str).isin(pd_attr.protected).to_numpy()
-    negative = (table[dec_attr.name].astype(str) == dec_attr.negative).to_numpy()
+    protected = np.isin(texts(table[pd_attr.name]), list(pd_attr.protected))
+    negative = texts(table[dec_attr.name]) == dec_attr.negative
     pnd = [c for c in schema.generalizable if c in table.columns]
     if len(pnd) > _MAX_ATTRIBUTES:
         raise InvalidParameterError(
@@ -331,7 +331,7 @@ def _shows(column: pd.Series, kind: str, value: str) -> np.ndarray:
     if kind == "numeric":
         numbers = pd.to_numeric(column.astype(str), errors="coerce").to_numpy(dtype=float)
         return numbers == float(value)
-    return column.astype(str).to_numpy() == value
+    return texts(column) == value
 
 
 def fairness_vectors(

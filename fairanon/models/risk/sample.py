@@ -35,6 +35,7 @@ from ..._validation import check_fraction
 from ...exceptions import InvalidParameterError, SchemaError
 from ...instances.generalization import label_covers
 from ...instances.instance import Instance, parse_numbers
+from ...instances.texts import cell_texts, check_kinds
 from ..released import group_ids
 from .classes import RiskClasses
 
@@ -280,10 +281,15 @@ def _population_values(population, name: str, attr):
         return values
     position = {v: i for i, v in enumerate(attr.domain)}
     if isinstance(column.dtype, pd.CategoricalDtype):
-        lookup = np.array([position.get(str(c), len(position)) for c in column.cat.categories] + [len(position)])
+        labels, kinds = cell_texts(pd.Series(column.cat.categories))
+        check_kinds(name, kinds)
+        lookup = np.array([position.get(t, len(position)) for t in labels] + [len(position)])
         return lookup[column.cat.codes.to_numpy()]
-    codes, uniques = pd.factorize(column.astype(str))
-    lookup = np.array([position.get(str(u), len(position)) for u in uniques], dtype=np.int64)
+    # Read as the instance's column is (value_text; 1 beside "1" refused).
+    values, kinds = cell_texts(column)
+    check_kinds(name, kinds)
+    codes, uniques = pd.factorize(values)
+    lookup = np.array([position.get(u, len(position)) for u in uniques], dtype=np.int64)
     return lookup[codes]
 
 
