@@ -46,10 +46,9 @@ import pandas as pd
 
 from .._memory import check_memory, current_limit
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
-from ..instances.hierarchy import SUPPRESSED
 from ..instances.instance import Instance
 from ..models.released import id_type, narrow
-from ..models.risk.classes import RiskClasses
+from ..models.risk.classes import RiskClasses, _suppressed
 from ..models.risk.report import RiskReport, risk, risk_dict, risk_options
 from ..models.risk.sample import PopulationCounts, merge_population_counts, population_counts
 from ..models.risk.suda import suda_memory
@@ -143,18 +142,9 @@ class DaskRiskClasses(RiskClasses):
         return np.cumsum(self.sizes) - self.sizes
 
     @cached_property
-    def suppressed_class(self) -> int | None:
+    def suppressed_classes(self) -> np.ndarray:
         # As RiskClasses reads it, from the classes' labels rather than the rows'.
-        if not self.released:
-            return None
-        every = np.ones(self.n_classes, dtype=bool)
-        for name in self.qi:
-            star = np.flatnonzero(self._labels[name] == SUPPRESSED)
-            if not len(star):
-                return None
-            every &= self._digits[name] == star[0]
-        found = np.flatnonzero(every)
-        return int(found[0]) if len(found) else None
+        return _suppressed(self, lambda name: (self._digits[name], self._labels[name]))
 
     def class_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         # From the classes' own codes: the repeated codes hold one entry per record.

@@ -762,3 +762,77 @@ def test_population_sizes_of_an_id_like_quasi_identifier_build_no_labels_by_valu
         tracemalloc.stop()
     assert len(sizes) == n and set(sizes.tolist()) == {4}
     assert peak < n * n // 10
+
+
+def test_zayatz_divides_by_the_models_own_sampling_fraction():
+    """7 records, all sample uniques, π = 0.3: N = round(7/0.3) = 23, so under the model
+    every class is a population unique and Û = N = 23 (by hand). Dividing by π itself
+    gave 23.33 > N, refused as outside [0, N], and Dankar's rule had no estimate."""
+    pm = population_model(7, sampling_fraction=0.3)
+    assert pm.population_size == 23
+    est = zayatz([1], [7], pm)
+    assert est.fitted and est.uniques == pytest.approx(23)
+    assert dankar([1], [7], pm).uniques == pytest.approx(23)
+
+
+@pytest.mark.parametrize("options", [{"population_size": 2**63}, {"sampling_fraction": 1e-300}])
+def test_a_population_beyond_the_models_arithmetic_is_refused(options):
+    """N = 2**63 overflowed scipy's hypergeometric; π = 1e-300 gave an N np.log could not take."""
+    with pytest.raises(InvalidParameterError, match="1e\\+15"):
+        population_model(7, **options)
+
+
+def test_pitman_finds_a_maximum_at_alpha_zero():
+    """Sizes {1: 8, 2: 1, 3: 1}: the profile likelihood falls as α grows, so the maximum
+    is Ewens's (α = 0), θ the root of Σ_{i<13} θ/(θ+i) = 10, found here by bisection,
+    and Û = N θ / (θ + N − 1) (the rising factorials at α = 0). The log-gamma form of
+    Σ ln(θ + iα) lost 1e-8 to cancellation at α = 2e-6 and the fit stopped there."""
+    lo, hi = 1.0, 1000.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sum(mid / (mid + i) for i in range(13)) < 10 else (lo, mid)
+    theta = (lo + hi) / 2
+    est = pitman([1, 2, 3], [8, 1, 1], population_model(13, sampling_fraction="1/10"))
+    assert est.parameters["alpha"] < 1e-9
+    assert est.parameters["theta"] == pytest.approx(theta, rel=1e-7)
+    assert est.uniques == pytest.approx(130 * theta / (theta + 129), rel=1e-8)
+    # the sum at a small α, term by term, as the sampling formula writes it
+    direct = (sum(math.log(18.02 + i * 2e-6) for i in range(1, 10))
+              - sum(math.log(18.02 + i) for i in range(1, 13))
+              + math.log(2 - 2e-6 - 1) + math.log(1 - 2e-6) + math.log(2 - 2e-6))
+    sizes, counts = np.array([1, 2, 3]), np.array([8, 1, 1])
+    assert _pitman_loglik(2e-6, 18.02, sizes, counts, 10, 13) == pytest.approx(direct, abs=1e-12)
+
+
+def test_expected_reidentifications_do_not_depend_on_the_record_id_type():
+    """The classes are summed in record-id order, which differs for int and text ids:
+    the last bits of ER did (4.707816474254869 against ...8685); now an exact sum."""
+    a, b = list("240521355510"), list("111001001010")
+    schema = fa.Schema([fa.Attribute("a"), fa.Attribute("b")])
+    values = []
+    for ids in (range(1, 13), [str(i) for i in range(1, 13)]):
+        inst = fa.Instance(pd.DataFrame({"a": a, "b": b}, index=list(ids)), schema)
+        model = population_model(12, sampling_fraction="1/3")
+        found = individual_risk(risk_classes(inst), population=model)
+        values.append(found.expected_reidentifications)
+    assert values[0] == values[1]
+
+
+def test_suppressed_records_of_each_protected_value_are_counted_as_suppressed():
+    """The protected attribute is released unchanged, so records suppressed on every
+    other quasi-identifier keep it: they form one block per protected value, and the
+    report said n_suppressed = 0 (it asked for '*' on the protected attribute too).
+    By hand: 3 records of 'a' and 2 of 'b' suppressed, in two classes of 3 and 2."""
+    table = pd.DataFrame({"zip": ["1", "1", "2", "3", "4", "5", "6"],
+                          "race": ["a", "a", "a", "a", "a", "b", "b"]})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("zip"),
+                                         fa.Attribute("race", role="protected", protected=["b"])]))
+    released = pd.DataFrame({"zip": ["1", "1", "*", "*", "*", "*", "*"], "race": table["race"]})
+    classes = risk_classes(inst, fa.Release(released, groups=[0, 0, 1, 1, 1, 2, 2]))
+    assert classes.n_suppressed == 5
+    assert sorted(classes.sizes[classes.suppressed_classes].tolist()) == [2, 3]
+    release = fa.Release(released, groups=[0, 0, 1, 1, 1, 2, 2])
+    assert "suppressed: 5 records" in str(risk(inst, release))
+    pytest.importorskip("dask.dataframe")
+    on_dask = fa.risk(inst, fa.Release(released, groups=[0, 0, 1, 1, 1, 2, 2]), engine="dask")
+    assert on_dask.to_dict()["sample"]["n_suppressed"] == 5

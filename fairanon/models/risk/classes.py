@@ -9,11 +9,13 @@ takes an instance before anonymization or a release after it.
 
 Suppressed records
 ------------------
-A record suppressed as a whole is released with ``*`` on every quasi-identifier. The
-suppressed records therefore form one class — the *suppressed block* — exactly as the
-verifier counts them for k-anonymity, and every risk model counts that block as one
-class of its size s: its records carry prosecutor risk 1/s, a block of one record is a
-sample unique, and the population models see one class of size s. The reasons are in
+A record suppressed as a whole is released with ``*`` on every quasi-identifier but the
+protected attribute, which is released unchanged. The suppressed records of a protected
+value (all of them, without a protected attribute) therefore form one class — a
+*suppressed block* — exactly as the verifier counts them for k-anonymity, and every
+risk model counts that block as one class of its size s: its records carry prosecutor
+risk 1/s, a block of one record is a sample unique, and the population models see one
+class of size s. The reasons are in
 ``docs/risk.md``: one regrouping for the verifier and every model (a release that passes
 k-anonymity has prosecutor risk at most 1/k, whatever it suppressed), and it is the
 attacker's view — a target whose values match no other class is one of the s suppressed
@@ -38,6 +40,25 @@ from ..measures import group_counts
 from ..released import factorize, group_ids, id_type, in_record_order, narrow, record_order, rows_in_record_order
 
 __all__ = ["RiskClasses", "risk_classes"]
+
+
+def _suppressed(classes, class_codes) -> np.ndarray:
+    """The suppressed classes of `classes` (a RiskClasses on either engine), whose
+    `class_codes(name)` gives each class's label code on quasi-identifier `name` and the
+    labels."""
+    empty = np.zeros(0, dtype=np.int64)
+    protected = classes.instance.schema.protected
+    names = [name for name in classes.qi if name != protected]
+    if not classes.released or not classes.n_records or not names:
+        return empty
+    every = np.ones(classes.n_classes, dtype=bool)
+    for name in names:
+        codes, labels = class_codes(name)
+        star = np.flatnonzero(np.asarray(labels, dtype=object) == SUPPRESSED)
+        if not len(star):
+            return empty
+        every &= codes == star[0]
+    return np.flatnonzero(every)
 
 
 @dataclass(eq=False)
@@ -93,27 +114,17 @@ class RiskClasses:
         return first
 
     @cached_property
-    def suppressed_class(self) -> int | None:
-        """The class of the records released with ``*`` on every quasi-identifier (the
-        suppressed block), or None when there is none."""
-        if not self.released or not self.n_records:
-            return None
-        rows = None
-        for name in self.qi:
-            codes, labels = self.codes[name]
-            star = np.flatnonzero(labels == SUPPRESSED)
-            if not len(star):
-                return None
-            hit = codes[self.first_row] == star[0]
-            rows = hit if rows is None else rows & hit
-        found = np.flatnonzero(rows)
-        return int(found[0]) if len(found) else None
+    def suppressed_classes(self) -> np.ndarray:
+        """The classes of the records released with ``*`` on every quasi-identifier but
+        the protected attribute, which is released unchanged (the suppressed blocks: one
+        per protected value, one in all without a protected attribute)."""
+        return _suppressed(self, lambda name: (self.codes[name][0][self.first_row],
+                                               self.codes[name][1]))
 
     @property
     def n_suppressed(self) -> int:
-        """The size of the suppressed block (0 when there is none)."""
-        g = self.suppressed_class
-        return 0 if g is None else int(self.sizes[g])
+        """The records of the suppressed blocks (0 when there is none)."""
+        return int(self.sizes[self.suppressed_classes].sum())
 
     @cached_property
     def frequencies(self) -> tuple[np.ndarray, np.ndarray]:

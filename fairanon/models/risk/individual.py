@@ -20,8 +20,10 @@ with the closed forms r = (p/q) ln(1/p) for f = 1 and (p/q²)(p ln p + q) for f 
 (q = 1 − p). fairanon evaluates it exactly (to rounding): by the hypergeometric series
 Σ_j j! q^j / ((f+1)…(f+j)) when q < 1/2 or f ≥ 24, where it converges geometrically,
 else by the stable forward recurrence I_f = (1/(f−1) − p I_{f−1}) / q from
-I_1 = ln(1/p)/q (r = p I_f). ``method="sdcmicro"`` reproduces sdcMicro's figures
-instead: p shifted down by 10⁻⁴, the closed forms for f = 1, 2 and p/(f − q) for f > 2.
+I_1 = ln(1/p)/q (r = p I_f). ``method="sdcmicro"`` reproduces the figures of sdcMicro's
+C++ routine (``compute_risk``, behind ``measure_risk``) instead: p shifted down by 10⁻⁴,
+the closed forms for f = 1, 2 and p/(f − q) for f > 2 (its R ``indivRisk(method =
+"approx")`` has the same forms without the shift).
 
 The expected number of re-identifications is ER = Σ_records r_k and the global risk
 ER / n (sdcMicro's ``global_risk_ER`` and ``global_risk``).
@@ -35,6 +37,7 @@ the prosecutor risk.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -236,7 +239,8 @@ def individual_risk(
         per_class = 1.0 / sizes
     else:
         per_class = benedetti_franconi(sizes, p, method=method)
-    expected = float(np.dot(per_class, sizes))
+    # Summed exactly rounded: the classes' order (record-id order) does not change it.
+    expected = math.fsum((per_class * sizes).tolist())
     above = None
     if threshold is not None:
         threshold = float(threshold)

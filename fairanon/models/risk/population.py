@@ -38,6 +38,12 @@ class PopulationModel:
         }
 
 
+#: The largest population the models take: float64 arithmetic on N (the estimators'
+#: hypergeometric and log-gamma terms) holds whole numbers exactly up to 2**53, and no
+#: population of people comes near 10**15.
+MAX_POPULATION = 10**15
+
+
 def population_model(
     n: int, *, sampling_fraction=None, population_size=None, caller: str = "risk"
 ) -> PopulationModel | None:
@@ -58,6 +64,12 @@ def population_model(
         )
     if population_size is not None:
         size = check_int(population_size, "population_size", caller, low=1)
+        if size > MAX_POPULATION:
+            raise InvalidParameterError(
+                f"The 'population_size' parameter of {caller} must be at most "
+                f"{MAX_POPULATION:.0e} (the models' arithmetic on N is exact up to there). "
+                f"Got {population_size!r} instead."
+            )
         if size < n:
             raise InvalidParameterError(
                 f"The 'population_size' parameter of {caller} must be at least the {n} records of the "
@@ -66,4 +78,10 @@ def population_model(
         return PopulationModel(n, size, Fraction(n, size))
     pi = check_fraction(sampling_fraction, "sampling_fraction", caller, low=0, high=1, low_open=True)
     size = max(n, round(n / pi))
+    if size > MAX_POPULATION:
+        raise InvalidParameterError(
+            f"The 'sampling_fraction' parameter of {caller} gives a population of "
+            f"{float(size):.3g} records, more than the {MAX_POPULATION:.0e} the models take: "
+            f"give a fraction of at least {n}/{MAX_POPULATION:.0e}. Got {sampling_fraction!r} instead."
+        )
     return PopulationModel(n, int(size), pi)

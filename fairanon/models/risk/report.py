@@ -84,7 +84,7 @@ class RiskReport:
         out = [
             ("records", f"{s.n_records}"),
             ("classes", f"{s.n_classes}"
-             + (f" (suppressed block: {s.n_suppressed} records)" if s.n_suppressed else "")),
+             + (f" (suppressed: {s.n_suppressed} records)" if s.n_suppressed else "")),
             ("prosecutor risk, highest", _ratio(s.highest)),
             ("records at the highest risk", f"{s.records_at_highest} in {s.classes_at_highest} class(es)"),
             ("prosecutor risk, average (marketer)", _ratio(s.average)),

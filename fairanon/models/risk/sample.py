@@ -180,7 +180,8 @@ class SampleRisk:
     ----------
     n_records, n_classes : int
     n_suppressed : int
-        Records of the suppressed block (counted as one class; see
+        Records of the suppressed blocks (each counted as one class: one per
+        protected value, the protected attribute being released unchanged; see
         :mod:`fairanon.models.risk.classes`).
     highest : Fraction
         The highest prosecutor risk 1/min_j f_j.

@@ -15,7 +15,11 @@ implements them, and Dankar et al.'s rule for choosing among them:
   one sampled record with the hypergeometric probability
   h_i = i·C(N−i, n−1) / C(N, n). Then
 
-      P(F = 1 | f = 1) = (c_1 h_1) / Σ_i c_i h_i,      Û = c_1 · P(F = 1 | f = 1) / π.
+      P(F = 1 | f = 1) = (c_1 h_1) / Σ_i c_i h_i,      Û = c_1 · P(F = 1 | f = 1) / h_1,
+
+  h_1 = n/N being the model's sampling fraction (π, or n/round(n/π) when N comes from
+  π: dividing by π itself gave Û > N when every record is a sample unique and n/π
+  rounds down).
 
 - **Pitman** (J. Pitman. Some developments of the Blackwell-MacQueen urn scheme. In
   Statistics, Probability and Game Theory, IMS Lecture Notes 30:245-267, 1996; applied to
@@ -180,21 +184,20 @@ def zayatz(sizes, counts, population: PopulationModel) -> Estimate:
     if not np.isfinite(log_total):
         return _failed("zayatz", "no class of the sample can yield a single sampled record under the model")
     conditional = float(np.exp(np.log(c1) + log_h[sizes == 1][0] - log_total))
-    uniques = c1 * conditional / float(population.sampling_fraction)
+    uniques = c1 * conditional * N / n  # / h_1, the model's own n/N (module docstring)
     return _fitted("zayatz", uniques, population, conditional=conditional)
 
 
 # ---------------------------------------------------------------------- Pitman
 def _pitman_loglik(alpha: float, theta: float, sizes, counts, J: int, n: int) -> float:
-    # Σ_{i=1}^{J−1} ln(θ + iα) = (J−1) ln α + ln Γ(θ/α + J) − ln Γ(θ/α + 1); when θ/α
-    # dwarfs J the difference of log-gammas cancels, and the expansion of
-    # (J−1) ln θ + Σ ln(1 + i/r) to second order in 1/r is used instead.
-    r = theta / alpha
-    if r > 1e6 * J:
-        m = J - 1
-        first = m * np.log(theta) + m * J / (2 * r) - m * J * (2 * J - 1) / (12 * r * r)
-    else:
-        first = (J - 1) * np.log(alpha) + special.gammaln(r + J) - special.gammaln(r + 1)
+    # Σ_{i=1}^{J−1} ln(θ + iα) as (J−1) ln θ + Σ log1p(iα/θ), term by term: the
+    # difference of log-gammas it equals, ln Γ(θ/α + J) − ln Γ(θ/α + 1), cancels to
+    # 1e-8 as α → 0, enough to rank a point of α = 2e-6 above the maximum at α = 0.
+    steps = np.arange(1, J, dtype=float)
+    if theta > 0:
+        first = (J - 1) * np.log(theta) + float(np.sum(np.log1p(steps * (alpha / theta))))
+    else:  # -α < θ <= 0: every θ + iα is still > 0
+        first = float(np.sum(np.log(theta + alpha * steps)))
     second = special.gammaln(theta + n) - special.gammaln(theta + 1)
     third = float(np.sum(counts * (special.gammaln(sizes - alpha) - special.gammaln(1 - alpha))))
     return float(first - second + third)
@@ -250,11 +253,31 @@ def pitman(sizes, counts, population: PopulationModel) -> Estimate:
     theta = float(np.exp(best.x[1]) - alpha)
     if best.x[1] >= 60.0 or best.x[0] >= 40.0:
         return _failed("pitman", "the likelihood grows without bound (θ or α at the border)", alpha=alpha, theta=theta)
+    # The simplex stops short of a maximum at α = 0 (the likelihood is flat towards it):
+    # Ewens's own maximum, θ solving Σ_{i<n} θ/(θ+i) = J exactly, stands unless the
+    # simplex found more by more than the sums' rounding.
+    ewens = _ewens_theta(J, n, optimize)
+    rounding = 1e-9 * max(1.0, abs(best.fun))
+    if _pitman_loglik(0.0, ewens, sizes, counts, J, n) >= -best.fun - rounding:
+        alpha, theta = 0.0, ewens
     # N (θ+α)_{N−1}/(θ+1)_{N−1} = N Γ(θ+α+N−1) Γ(θ+1) / (Γ(θ+α) Γ(θ+N))
     log_u = (np.log(N) + special.gammaln(theta + alpha + N - 1) + special.gammaln(theta + 1)
              - special.gammaln(theta + alpha) - special.gammaln(theta + N))
     asymptotic = float(np.exp(special.gammaln(theta + 1) - special.gammaln(theta + alpha) + alpha * np.log(N)))
     return _fitted("pitman", float(np.exp(log_u)), population, alpha=alpha, theta=theta, hoshino=asymptotic)
+
+
+def _ewens_theta(J: int, n: int, optimize) -> float:
+    """The maximum-likelihood θ of Ewens's model (α = 0) for J classes over n records,
+    1 < J < n: the root of Σ_{i=0}^{n−1} θ/(θ+i) = J, which rises from 1 to n."""
+    i = np.arange(n, dtype=float)
+
+    def excess(log_theta: float) -> float:
+        theta = np.exp(log_theta)
+        return float(np.sum(theta / (theta + i))) - J
+
+    lo, hi = -50.0, 60.0  # ln θ: the sum is within 1e-20 of 1 and of n at the ends
+    return float(np.exp(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-15)))
 
 
 # ------------------------------------------------------------------------- SNB
