@@ -288,9 +288,10 @@ def lp_bound(
         When the join closure or its pairs would need more than `memory_limit`, before
         they are built (the caller falls back to the per-record bound).
     """
+    started = time.perf_counter()
+    # Inside the time: its first import takes a quarter to half a second.
     from ortools.linear_solver import pywraplp
 
-    started = time.perf_counter()
     check_option(pricing, "pricing", "lp_bound", PRICINGS)
     requirements = validate_requirements(instance, requirements, caller="lp_bound", sizes=False)
     k = max([r.k for r in requirements if isinstance(r, KAnonymity)] + [1])

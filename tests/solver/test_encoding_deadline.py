@@ -89,3 +89,30 @@ def test_type_table_stops_while_listing_each_types_records(ticks, monkeypatch):
                      [space.values], deadline=time.perf_counter() + 1000)
     assert [len(rows) for rows in enc.rows] == [2] * 72
     assert sorted(np.concatenate(enc.rows).tolist()) == list(range(144))
+
+
+def test_a_numeric_attributes_ranges_are_every_run_narrowest_first():
+    """By hand, 4 values: the runs of 2 (3 of them), of 3 (2), and all 4 ('*'), after
+    each value's own label. (The ranges are held in arrays, not one tuple each.)"""
+    df = pd.DataFrame({"n": [1, 2, 3, 5] * 2, "d": ["x", "y"] * 4})
+    inst = fa.Instance(df, fa.Schema([fa.Attribute("n", kind="numeric"),
+                                      fa.Attribute("d", role="sensitive")]))
+    space = labels_module._label_space(inst, "n", "generalization", 4)
+    assert space.texts == ["1", "2", "3", "5", "[1-2]", "[2-3]", "[3-5]", "[1-3]", "[2-5]", "*"]
+    assert list(zip(space.lo.tolist(), space.hi.tolist())) == [
+        (0, 1), (1, 2), (2, 3), (3, 4), (0, 2), (1, 3), (2, 4), (0, 3), (1, 4), (0, 4)]
+    single = fa.Instance(df[df.n == 1], inst.schema)
+    one = labels_module._label_space(single, "n", "generalization", 4)
+    assert one.texts == ["1", "*"] and one.hi.tolist() == [1, 1]
+
+
+def test_the_bound_stops_calling_its_searches_at_the_deadline():
+    """Past the deadline the types left get `missing` without a call each (160,501
+    calls that only found the time gone took 0.4 s on the KDD census), in this process
+    and in the forked half."""
+    from fairanon.models import bounds
+
+    calls = []
+    out = bounds._until(list(range(5)), calls.append, time.perf_counter() - 1, "missing")
+    assert out == ["missing"] * 5 and calls == []
+    assert bounds._until([1, 2], lambda x: x * 2, None, "missing") == [2, 4]
