@@ -857,7 +857,8 @@ def test_pitman_keeps_an_inner_maximum_that_beats_alpha_zero_by_little():
 
     def loglik(a, t):
         terms = [math.log(t + i * a) for i in range(1, J)] + [-math.log(t + i) for i in range(1, n)]
-        terms += [int(cc) * math.log(m - a) for s, cc in zip(sizes, counts) for m in range(1, int(s))]
+        terms += [int(cc) * math.log(m - a)
+                  for s, cc in zip(sizes, counts) for m in range(1, int(s))]
         return math.fsum(terms)
 
     est = pitman(sizes.tolist(), counts.tolist(), population_model(n, sampling_fraction=0.01))
