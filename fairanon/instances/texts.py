@@ -8,6 +8,8 @@ and every value a schema names, by the one rule of :func:`value_text`:
 - a value is ``str`` of it, except that a whole float reads as the whole number
   (``1.0`` reads ``"1"``): pandas holds a column of whole numbers with a missing cell
   as floats, and that cell, dropped, must not turn the others' ``1`` into ``1.0``;
+  a date at midnight (a timestamp without a time zone) reads as the date alone, as
+  pandas writes a column of such dates, value by value whatever the other cells;
 - two cells of different kinds (a number, a truth value, text, another object) that
   read alike are refused: ``1`` and ``"1"`` (or ``True`` and ``"True"``) in one column
   would otherwise silently become one value (:func:`check_kinds`).

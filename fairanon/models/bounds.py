@@ -1065,7 +1065,7 @@ def _shared(dims, types: _Types, k: int, need_l: int, deadline,
     """
     weight, idx, pi = types.weight, types.idx, types.pi
     counts = {"raised": 0, "searched": 0, "no_excess": 0, "cut": 0, "unsearched": 0}
-    lam = types.pi_f
+    lam = types.pi_f.copy()  # the searches read it; the types keep their own
     positive = int((lam > 0).sum())
     own = {}  # per type with a box: its excess, exact
     for t, box in enumerate(types.boxes):

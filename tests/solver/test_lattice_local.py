@@ -647,3 +647,21 @@ def test_a_limit_that_cuts_the_cheapest_first_rounds_still_leaves_the_few(monkey
     _passes(inst, limited, reqs)
     assert limited.provenance["winner"] == "few rounds"
     assert limited.objective == free.objective
+
+
+def test_schedules_that_kept_nothing_leave_the_block_of_stars(monkeypatch):
+    """When neither schedule kept a class (their descents cut by a limit), the records
+    are the block of '*' (or the full-domain node, when cheaper), as before the few
+    rounds ran first: the release verifies."""
+    import importlib
+    import types
+
+    local = importlib.import_module("fairanon.solver.fulldomain.local")
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    monkeypatch.setattr(local, "_rounds", lambda *args, **options: ([], False))
+    monkeypatch.setattr(local, "_run", lambda problem, *args, **options: (
+        None, types.SimpleNamespace(best=None, stopped="test", status=Status.UNKNOWN)))
+    rel = lattice_local(inst, reqs, seed=0)
+    _passes(inst, rel, reqs)
+    assert rel.provenance["winner"] == "rounds"

@@ -784,8 +784,11 @@ def lattice_local(
     )
 
     sizes = base.sizes
+    # A schedule whose first round kept nothing leaves every record to the block of '*'
+    # (one candidate stands for both then).
     candidates = [(name, _partition(space, base, schedule))
                   for name, schedule in (("rounds", rounds), ("few rounds", few)) if schedule]
+    candidates = candidates or [("rounds", _partition(space, base, []))]
     if outcome.best is not None:
         levels = tuple(int(j) for j in outcome.best)
         of = roll_up(space, base, tuple(j + 1 for j in levels), recs.n_protected)[1]
