@@ -157,7 +157,9 @@ def check_kinds(name: str, kinds: pd.Series) -> None:
     """
     mixed = kinds[(kinds.to_numpy() & (kinds.to_numpy() - 1)) != 0]
     if len(mixed):
-        text, mask = str(mixed.index[0]), int(mixed.iloc[0])
+        # The least text, so that both engines (which meet the texts in other orders) say the same.
+        text = min(str(t) for t in mixed.index)
+        mask = int(mixed[text])
         names = [label for bit, label in _KIND_NAMES if mask & bit]
         raise SchemaError(
             f"Column {name!r} holds {text!r} both as {' and as '.join(names)}, which would be read as one "

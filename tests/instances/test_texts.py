@@ -243,3 +243,14 @@ def test_the_hierarchy_builder_of_the_app_refuses_an_attribute_not_released():
                        S([A("id", role="identifier"), A("z")]))
     with pytest.raises(InvalidParameterError, match="'id' is not released \\(identifier\\)"):
         build(None, "id", {"builder": "masking"}, SimpleNamespace(instance=inst))
+
+
+def test_both_engines_name_the_same_text_of_a_mixed_column():
+    """'2' comes first in the table, '1' first in sorted order: each engine named the
+    first it met; both now name the least."""
+    table = pd.DataFrame({"c": pd.Series([2, "2", 1, "1"], dtype=object), "s": list("abab")})
+    schema = S([A("c"), A("s", role="sensitive")])
+    with pytest.raises(SchemaError, match="holds '1' both as a number and as text"):
+        fa.Instance(table, schema)
+    with pytest.raises(SchemaError, match="holds '1' both as a number and as text"):
+        _dask_instance(table, schema)
