@@ -457,6 +457,9 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
                     range_texts.append(format_range(attr, values[lo], values[hi]))
                 else:
                     range_texts.append(f"[{values[lo]}-{values[hi]}]")
+        if m == 1:  # no run of two values: the one value's '*'
+            range_lo = range_hi = np.zeros(1, dtype=np.int64)
+            range_texts = [SUPPRESSED]
     elif attr.kind == "numeric" and attr.intervals is not None and _nested_intervals(attr):
         levels = [attr.intervals.generalize(values, level) for level in range(1, attr.intervals.height)]
         check_label_rows(name, m, sum(len(set(labels)) for labels in levels))
@@ -474,11 +477,10 @@ def _label_space(instance: Instance, name: str, recoding: str, max_range_values:
     texts = list(own_text)
     lo_of, hi_of = rank.tolist(), (rank + 1).tolist()
     if range_texts is not None:
-        # Distinct runs of two values or more, the widest (every value) '*' already;
-        # a single value gets its '*' too.
-        texts.extend(range_texts if m > 1 else [SUPPRESSED])
-        lo_arr = np.concatenate([rank, range_lo if m > 1 else np.zeros(1, dtype=np.int64)])
-        hi_arr = np.concatenate([rank + 1, range_hi + 1 if m > 1 else np.ones(1, dtype=np.int64)])
+        # Distinct runs, the widest (every value) '*' already.
+        texts.extend(range_texts)
+        lo_arr = np.concatenate([rank, range_lo])
+        hi_arr = np.concatenate([rank + 1, range_hi + 1])
     else:
         seen: set[tuple[int, int]] = set()
         for i, (text, lo, hi) in enumerate(candidates):
