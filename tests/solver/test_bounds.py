@@ -717,6 +717,26 @@ def test_bounds_out_of_time_stop_before_their_set_up():
     assert lp_bound(inst, reqs, "ncp", release=start, time_limit=0) is None
 
 
+def test_per_record_bound_stops_after_reading_the_types_past_its_deadline(monkeypatch):
+    """The deadline passing while the records' types are read (German credit, k = 5):
+    the per-record bound is 0, incomplete, says where it stopped, and builds none of the
+    searches' indexes (at the KDD census' scale their set-up alone took 0.3 s past a
+    deadline of 0.25 s)."""
+
+    def never(*args, **kwargs):
+        raise AssertionError("an index was built past the deadline")
+
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5)]
+    start = fa.anonymize(inst, reqs, method="mondrian", seed=0)
+    monkeypatch.setattr(bounds_module, "_Index", never)
+    calls = _clock_passing_at(monkeypatch, bounds_module, "unique_rows")
+    found = lower_bound(inst, reqs, "ncp", release=start, time_limit=10.0, ascent=True)
+    assert calls == ["unique_rows"]
+    assert found.value == 0 and not found.complete
+    assert "after the records' types" in found.details["stopped"]
+
+
 def _closure_minima(model, u):
     """Per protected group, the least mean_k over the join closure's vectors at u."""
     _, mean, _ = model.pricer.lagrangian(u)
