@@ -22,3 +22,10 @@ def some_leaves(draw, tree: Hierarchy) -> list[str]:
     """Some of the tree's leaves (at least one), in a random order."""
     shuffled = draw(st.permutations(tree.leaves))
     return list(shuffled[: draw(st.integers(1, len(shuffled)))])
+
+
+def node_height(tree: Hierarchy, node: str) -> int:
+    """The edges on `node`'s longest path down to a leaf, from the children lists alone
+    (0 for a leaf): Li, Li and Venkatasubramanian's height, whose value at the lowest
+    common ancestor of two leaves, over the root's, is their hierarchical distance."""
+    return max((node_height(tree, c) + 1 for c in tree.children[node]), default=0)

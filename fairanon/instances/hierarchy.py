@@ -341,6 +341,8 @@ class Hierarchy:
         >>> a = Hierarchy.from_mapping({"*": {"A": ["a1", "a2"], "b": None}}).node_arrays()
         >>> a.first.tolist(), a.end.tolist(), a.parent.tolist(), a.depth.tolist(), a.leaf_node.tolist()
         ([0, 0, 0, 1, 2], [3, 2, 1, 2, 3], [-1, 0, 1, 1, 0], [0, 1, 2, 2, 1], [2, 3, 4])
+        >>> a.height.tolist()
+        [2, 1, 0, 0, 0]
         """
         if self._arrays is None:
             index = self._node_index
@@ -349,7 +351,14 @@ class Hierarchy:
                                  dtype=np.int64, count=n)
             depth = np.fromiter((self.depth[v] for v in self._nodes), dtype=np.int64, count=n)
             leaf_node = np.fromiter((index[v] for v in self.leaves), dtype=np.int64, count=len(self.leaves))
-            arrays = [self._first.copy(), self._end.copy(), parent, depth, leaf_node]
+            # Each node's height from its children's, the deepest nodes first.
+            height = np.zeros(n, dtype=np.int64)
+            by_depth = np.argsort(depth, kind="stable")
+            bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
+            for d in range(int(depth.max(initial=0)), 0, -1):
+                at_d = by_depth[bounds[d] : bounds[d + 1]]
+                np.maximum.at(height, parent[at_d], height[at_d] + 1)
+            arrays = [self._first.copy(), self._end.copy(), parent, depth, leaf_node, height]
             for a in arrays:
                 a.flags.writeable = False
             self._arrays = NodeArrays(*arrays)
@@ -445,14 +454,17 @@ class NodeArrays(NamedTuple):
     :attr:`Hierarchy.nodes` (depth-first, each parent before its children):
     ``first``, ``end``: the depth-first positions ``first <= p < end`` of the leaves under
     each node (:meth:`Hierarchy.leaf_range`); ``parent``: its parent's position (-1 for
-    the root); ``depth``: its depth (0 for the root); and ``leaf_node``: the position of
-    each leaf of :attr:`Hierarchy.leaves`, in that order."""
+    the root); ``depth``: its depth (0 for the root); ``leaf_node``: the position of
+    each leaf of :attr:`Hierarchy.leaves`, in that order; and ``height``: the edges
+    on its longest path down to a leaf (0 for a leaf, :attr:`Hierarchy.height` for the
+    root)."""
 
     first: np.ndarray
     end: np.ndarray
     parent: np.ndarray
     depth: np.ndarray
     leaf_node: np.ndarray
+    height: np.ndarray
 
 
 def _level_rows(rows: Iterable[Sequence[str]], what: str) -> list[list[str]]:

@@ -118,15 +118,18 @@ class EMDGround:
     distance "equal": d_ij = 1 for i != j; "ordered": |pos_i - pos_j| / span, where the
     columns sit at increasing positions of an ordered domain of span + 1 values (by
     default the m columns themselves: positions 0..m-1, span m - 1); "hierarchical":
-    height(LCA)/H in a tree whose leaves are the m values (shallow leaves padded to
-    depth H). A tree is stored as ranges, not as a nodes-by-values table: with the
-    columns taken in the depth-first order of their leaves (``order``), each node covers
-    the columns ``order[node_lo[i]:node_hi[i]]`` and weighs ``weights[i]`` edges.
+    height(LCA)/H in a tree whose leaves are the m values (Li et al.'s ``level``: the
+    height of the lowest common ancestor, a node's height being its longest path down
+    to a leaf, so leaves of an unbalanced tree are not padded down to depth H). A tree
+    is stored as ranges, not as a nodes-by-values table: with the columns taken in the
+    depth-first order of their leaves (``order``), each node covers the columns
+    ``order[node_lo[i]:node_hi[i]]`` and weighs ``weights[i]``, the heights its edge
+    climbs (height(parent) - height(node)).
     """
 
     distance: str
     m: int
-    weights: np.ndarray | None = None  # hierarchical: per node, padded edge count above it
+    weights: np.ndarray | None = None  # hierarchical: per node, the heights its edge climbs
     height: int = 1
     positions: tuple[int, ...] | None = None  # ordered: each column's rank in the domain
     span: int | None = None  # ordered: the domain's size less one
@@ -189,11 +192,10 @@ class EMDGround:
         # (a loop over the nodes took 0.2 s CPU at 111,111 nodes).
         nodes = hierarchy.node_arrays()
         below = nodes.parent >= 0
-        leaf = np.ones(len(below), dtype=bool)
-        leaf[nodes.parent[below]] = False
         first, end = nodes.first[below], nodes.end[below]
-        # A leaf above depth H stands for a chain of unary nodes down to depth H.
-        weight = np.where(leaf[below], height - nodes.depth[below] + 1, 1).astype(np.int64)
+        # The edge above a node is as long as the heights it climbs: leaves meet at the
+        # height of their lowest common ancestor (a leaf's height is 0).
+        weight = (nodes.height[nodes.parent[below]] - nodes.height[below]).astype(np.int64)
         lo, hi = np.searchsorted(ranked, first), np.searchsorted(ranked, end)
         keep = hi > lo
         key, where_key = np.unique(lo[keep] * (len(values) + 1) + hi[keep], return_inverse=True)
@@ -345,14 +347,14 @@ def emd(counts: np.ndarray, global_counts: np.ndarray, ground: EMDGround) -> np.
     r = p - q: equal = ½Σ|r_i|; ordered = Σ_i |Σ_{j<=i} r_j| / (m-1) (with gaps
     between the columns, each term weighted by its step in the domain and the sum
     divided by the domain's span); hierarchical = Σ_{N != root} w_N |extra(N)| / (2H),
-    extra(N) = Σ_{leaves j under N} r_j, H the tree's height and w_N the edges above
-    N (1, or more where a leaf above depth H is padded down to H or a chain of single
-    children is merged, :meth:`EMDGround.hierarchical`; :meth:`EMDGround.tree_sum`).
+    extra(N) = Σ_{leaves j under N} r_j, H the tree's height and w_N = height(parent
+    of N) - height(N) (summed where a chain of single children is merged,
+    :meth:`EMDGround.hierarchical`; :meth:`EMDGround.tree_sum`).
 
     Li et al. write the hierarchical EMD as Σ_N height(N)/H · min(pos(N), neg(N))
     over the inner nodes, pos and neg the positive and negative extras of N's
-    children. The two agree: the leaves' distance (H - depth(LCA))/H is a tree
-    metric, each edge 1/(2H) long, along which the optimal flow carries exactly the
+    children. The two agree: the leaves' distance height(LCA)/H is a tree metric,
+    the edge above N w_N/(2H) long, along which the optimal flow carries exactly the
     imbalance |extra| of the subtree below the edge; and since extra(N) = pos - neg,
     2 min(pos, neg) = Σ_{C child of N} |extra(C)| - |extra(N)|, so Σ_N height(N)
     · 2 min(pos, neg) telescopes to Σ_{C != root} |extra(C)| (height(parent) -

@@ -27,7 +27,7 @@ from fairanon.instances.hierarchy import Hierarchy
 from fairanon.models import measures as M
 from fairanon.models.verify import verify
 from fairanon.release import Status
-from tests.trees import random_trees, some_leaves
+from tests.trees import node_height, random_trees, some_leaves
 
 PROPERTY = settings(deadline=None, max_examples=30)
 
@@ -378,12 +378,10 @@ def test_equidistant_candidates_go_by_record_id():
 
 def _tree_stages_by_pairs(hierarchy, values, counts):
     """The hierarchical greedy (docs/papers.md, B-3) with each bucket's worst case
-    summed pair by pair, max_v Σ_{u != v} (H - depth(LCA(u, v))) c_u, the LCA found by
-    parent pointers: every stage as a list of (bucket's values in order, its worst
+    summed pair by pair, max_v Σ_{u != v} height(LCA(u, v)) c_u, the LCA found by
+    parent pointers and its height from the children lists: every stage as a list of (bucket's values in order, its worst
     case), the buckets in the order of their first value, which :func:`halve` reads
     (an odd count's extra unit alternates between the halves in bucket order)."""
-    height = hierarchy.height
-
     def under(node):
         return frozenset(i for i, v in enumerate(values) if node in hierarchy.ancestors(v))
 
@@ -396,7 +394,7 @@ def _tree_stages_by_pairs(hierarchy, values, counts):
 
     def wc(node):
         vals = under(node)
-        return max((sum((height - hierarchy.depth[hierarchy.lca([values[u], values[v]])]) * int(counts[u])
+        return max((sum(node_height(hierarchy, hierarchy.lca([values[u], values[v]])) * int(counts[u])
                         for u in vals if u != v) for v in vals), default=0)
 
     buckets = [lowest(hierarchy.root)]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fairanon.exceptions import SchemaError
 from fairanon.instances.hierarchy import SUPPRESSED, Hierarchy, IntervalHierarchy
-from tests.trees import random_trees
+from tests.trees import node_height, random_trees
 
 MARITAL = {
     "*": {
@@ -422,6 +422,7 @@ def _node_arrays_match(tree):
     assert a.parent.tolist() == [-1 if tree.parent[v] is None else nodes.index(tree.parent[v]) for v in nodes]
     assert a.depth.tolist() == [tree.depth[v] for v in nodes]
     assert a.leaf_node.tolist() == [nodes.index(v) for v in tree.leaves]
+    assert a.height.tolist() == [node_height(tree, v) for v in nodes]
     assert not any(x.flags.writeable for x in a) and tree.node_arrays() is a
 
 
@@ -436,15 +437,16 @@ def test_node_arrays_under_a_custom_leaf_order(tree, data):
 
 def test_node_arrays_by_hand():
     """A tree of one node, the root its only leaf: range [0, 1), no parent, depth 0,
-    the leaf at node 0. Under * with A = {a1, a2} and b, leaves in the order b, a2, a1:
-    the ranges over the depth-first positions (a1 0, a2 1, b 2): * [0, 3), A [0, 2),
-    a1 [0, 1), a2 [1, 2), b [2, 3); parents -1, 0, 1, 1, 0; depths 0, 1, 2, 2, 1; the
-    leaves b, a2, a1 at nodes 4, 3, 2."""
+    the leaf at node 0, height 0. Under * with A = {a1, a2} and b, leaves in the order
+    b, a2, a1: the ranges over the depth-first positions (a1 0, a2 1, b 2): * [0, 3),
+    A [0, 2), a1 [0, 1), a2 [1, 2), b [2, 3); parents -1, 0, 1, 1, 0; depths 0, 1, 2,
+    2, 1; the leaves b, a2, a1 at nodes 4, 3, 2; heights 2, 1, 0, 0, 0 (b, a leaf at
+    depth 1, has height 0)."""
     one = Hierarchy({"*": None}).node_arrays()
-    assert [x.tolist() for x in one] == [[0], [1], [-1], [0], [0]]
+    assert [x.tolist() for x in one] == [[0], [1], [-1], [0], [0], [0]]
     tree = Hierarchy({"*": None, "A": "*", "a1": "A", "a2": "A", "b": "*"}, leaf_order=["b", "a2", "a1"])
     assert list(tree.nodes) == ["*", "A", "a1", "a2", "b"]
     a = tree.node_arrays()
     assert a.first.tolist() == [0, 0, 0, 1, 2] and a.end.tolist() == [3, 2, 1, 2, 3]
     assert a.parent.tolist() == [-1, 0, 1, 1, 0] and a.depth.tolist() == [0, 1, 2, 2, 1]
-    assert a.leaf_node.tolist() == [4, 3, 2]
+    assert a.leaf_node.tolist() == [4, 3, 2] and a.height.tolist() == [2, 1, 0, 0, 0]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fairanon.instances.hierarchy import Hierarchy
 from fairanon.models import measures as M
-from tests.trees import random_trees, some_leaves
+from tests.trees import node_height, random_trees, some_leaves
 
 # --------------------------------------------------------------------- EMD
 SALARY = np.ones(9, dtype=int)  # 3K..11K, one each
@@ -142,6 +142,22 @@ def test_hierarchical_ground_distance_is_lca_height_over_tree_height():
     assert ground[idx["flu"], idx["pneumonia"]] == pytest.approx(1 / 3)
     assert ground[idx["flu"], idx["pulmonary-edema"]] == pytest.approx(2 / 3)
     assert ground[idx["flu"], idx["colitis"]] == pytest.approx(1.0)
+
+
+def test_hierarchical_distance_over_arx_rows_of_uneven_depth_by_hand():
+    """ARX rows 80;>=80;>=80;* and 85;>=80;>=80;* (80 and 85 top-coded on levels 1 and
+    2), 23;[20-25);[20-30);* and 27;[25-30);[20-30);*: 80 and 85 share a label from level
+    1 on, and >=80 has height 1 (its children are leaves), so they are 1/3 apart, not
+    the 2/3 of leaves padded down to depth 3; 23 and 27 meet at [20-30), height 2: 2/3;
+    23 and 80 at the root: 1."""
+    tree = Hierarchy.from_levels([["80", ">=80", ">=80", "*"], ["85", ">=80", ">=80", "*"],
+                                  ["23", "[20-25)", "[20-30)", "*"], ["27", "[25-30)", "[20-30)", "*"]])
+    values = ["80", "85", "23", "27"]
+    ground = M.EMDGround.hierarchical(tree, values).matrix()
+    assert ground[0, 1] == pytest.approx(1 / 3) and ground[2, 3] == pytest.approx(2 / 3)
+    assert ground[0, 2] == pytest.approx(1.0) and ground[1, 3] == pytest.approx(1.0)
+    # A class of 80 alone against one record of each: 1/4 moves 1/3, 1/2 moves 1.
+    assert M.emd_exact([1, 0, 0, 0], [1, 1, 1, 1], M.EMDGround.hierarchical(tree, values)) == Fraction(7, 12)
 
 
 def _chain(height: int) -> Hierarchy:
@@ -305,11 +321,9 @@ def test_vectorized_measures_agree_with_exact(tables, neg, total):
             assert values[i] == pytest.approx(float(exact), rel=1e-12)
 
 
-def _padded_weight(hierarchy: Hierarchy, node: str) -> int:
-    """Edges a node stands for: a leaf above depth H for its chain down to depth H."""
-    if hierarchy.children[node]:
-        return 1
-    return hierarchy.height - hierarchy.depth[node] + 1
+def _edge_weight(hierarchy: Hierarchy, node: str) -> int:
+    """The heights the edge above `node` climbs: height(parent) - height(node)."""
+    return node_height(hierarchy, hierarchy.parent[node]) - node_height(hierarchy, node)
 
 
 def _tree_emd_by_nodes(hierarchy: Hierarchy, distribution: dict, glob: dict) -> Fraction:
@@ -326,7 +340,7 @@ def _tree_emd_by_nodes(hierarchy: Hierarchy, distribution: dict, glob: dict) -> 
             while node is not None:
                 extra[node] += sign * Fraction(int(c), scale)
                 node = hierarchy.parent[node]
-    out = sum(_padded_weight(hierarchy, n) * abs(e) for n, e in extra.items() if n != hierarchy.root)
+    out = sum(_edge_weight(hierarchy, n) * abs(e) for n, e in extra.items() if n != hierarchy.root)
     return out / (2 * hierarchy.height)
 
 
@@ -346,7 +360,7 @@ def random_trees_and_columns(draw):
 def test_hierarchical_emd_from_ranges_equals_the_sum_over_nodes(case):
     """The ranges (columns in depth-first order, nodes merged or left out) give the
     node-by-node formula exactly, in every form: exact, floats, the exact test against
-    t, and the ground distance (H - depth(LCA)) / H of the LP oracle."""
+    t, and the ground distance height(LCA) / H of the LP oracle."""
     hierarchy, columns, counts, glob = case
     ground = M.EMDGround.hierarchical(hierarchy, columns)
     assert len(ground.weights) <= 2 * len(columns) - 1
@@ -363,7 +377,7 @@ def test_hierarchical_emd_from_ranges_equals_the_sum_over_nodes(case):
     for i, a in enumerate(columns):
         for j, b in enumerate(columns):
             lca = hierarchy.lca([a, b])
-            hand = 0 if a == b else Fraction(hierarchy.height - hierarchy.depth[lca], hierarchy.height)
+            hand = 0 if a == b else Fraction(node_height(hierarchy, lca), hierarchy.height)
             assert matrix[i, j] == pytest.approx(float(hand), abs=1e-12)
 
 
@@ -371,8 +385,8 @@ def _tree_emd_by_min_pos_neg(hierarchy: Hierarchy, distribution: dict, glob: dic
     """Li, Li and Venkatasubramanian's hierarchical EMD (ICDE 2007, Sec. 4.3) in their
     own form: Σ over the inner nodes N of height(N)/H · min(pos_extra(N),
     neg_extra(N)), pos_extra (neg_extra) the sum of N's children's positive (negative)
-    extras, extra(leaf) = p - q; a leaf above depth H hangs at the end of a chain of
-    single children, whose min is 0, so height(N) = H - depth(N)."""
+    extras, extra(leaf) = p - q, height(N) the edges on N's longest path down to a
+    leaf."""
     size, total = int(sum(distribution.values())), int(sum(glob.values()))
     if size == 0:
         return Fraction(0)
@@ -386,7 +400,7 @@ def _tree_emd_by_min_pos_neg(hierarchy: Hierarchy, distribution: dict, glob: dic
         below = [extra(child) for child in hierarchy.children[node]]
         pos = sum((e for e in below if e > 0), Fraction(0))
         neg = -sum((e for e in below if e < 0), Fraction(0))
-        cost += Fraction(height - hierarchy.depth[node], height) * min(pos, neg)
+        cost += Fraction(node_height(hierarchy, node), height) * min(pos, neg)
         return pos - neg
 
     extra(hierarchy.root)

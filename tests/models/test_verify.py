@@ -374,6 +374,29 @@ def test_verifying_an_id_like_quasi_identifier_builds_no_labels_by_values_table(
     assert bad["truthfulness"].achieved == 1
 
 
+def test_hierarchical_t_closeness_of_an_unbalanced_tree_by_hand():
+    """Under * -> {resp -> inf -> {flu, pneu}, dig -> {ulcer, gastritis}} (H = 3), flu
+    and pneu meet at inf, ulcer and gastritis at dig, both of height 1: 1/3 apart (Li
+    et al.'s height of the lowest common ancestor; the hierarchy's generalize puts
+    both pairs together on level 1), and values of the two branches 1 apart. Four
+    classes of two equal values, the table a quarter of each: each class moves 1/4 to
+    its sibling (1/3) and 1/2 to the other branch (1), EMD 1/12 + 1/2 = 7/12, the same
+    for the four by symmetry. So the release is 7/12-close and not 1/2-close (a leaf of
+    dig padded down to depth 3 put ulcer and gastritis 2/3 apart and failed the
+    7/12 of the dig classes)."""
+    tree = Hierarchy.from_mapping({"*": {"resp": {"inf": ["flu", "pneu"]}, "dig": ["ulcer", "gastritis"]}})
+    assert [tree.generalize(v, 1) for v in ("flu", "pneu", "ulcer", "gastritis")] == ["inf", "inf", "dig", "dig"]
+    values = ["flu", "flu", "pneu", "pneu", "ulcer", "ulcer", "gastritis", "gastritis"]
+    table = pd.DataFrame({"q": list("aabbccdd"), "s": values})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("q"),
+                                         fa.Attribute("s", role="sensitive", hierarchy=tree)]))
+    release = Release(table.copy(), groups=[0, 0, 1, 1, 2, 2, 3, 3])
+    close = fa.TCloseness("7/12", distance="hierarchical")
+    report = verify(inst, release, [close, fa.TCloseness("1/2", distance="hierarchical")], metrics=False)
+    assert report[str(close)].passed and report[str(close)].achieved == Fraction(7, 12)
+    assert not report.passed
+
+
 def test_hierarchical_t_closeness_of_5000_masked_codes_verified_without_a_nodes_by_values_table():
     """A sensitive attribute of 5,000 four-digit codes masked one digit per level
     (5,555 nodes below the root): the hierarchical EMD's nodes-by-values table would take
