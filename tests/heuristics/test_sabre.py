@@ -379,9 +379,10 @@ def test_equidistant_candidates_go_by_record_id():
 def _tree_stages_by_pairs(hierarchy, values, counts):
     """The hierarchical greedy (docs/papers.md, B-3) with each bucket's worst case
     summed pair by pair, max_v Σ_{u != v} height(LCA(u, v)) c_u, the LCA found by
-    parent pointers and its height from the children lists: every stage as a list of (bucket's values in order, its worst
-    case), the buckets in the order of their first value, which :func:`halve` reads
-    (an odd count's extra unit alternates between the halves in bucket order)."""
+    parent pointers and its height from the children lists: every stage as a list of
+    (bucket's values in order, its worst case), the buckets in the order of their first
+    value, which :func:`halve` reads (an odd count's extra unit alternates between the
+    halves in bucket order)."""
     def under(node):
         return frozenset(i for i, v in enumerate(values) if node in hierarchy.ancestors(v))
 
@@ -394,8 +395,8 @@ def _tree_stages_by_pairs(hierarchy, values, counts):
 
     def wc(node):
         vals = under(node)
-        return max((sum(node_height(hierarchy, hierarchy.lca([values[u], values[v]])) * int(counts[u])
-                        for u in vals if u != v) for v in vals), default=0)
+        return max((sum(node_height(hierarchy, hierarchy.lca([values[u], values[v]]))
+                        * int(counts[u]) for u in vals if u != v) for v in vals), default=0)
 
     buckets = [lowest(hierarchy.root)]
     while True:

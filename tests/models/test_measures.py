@@ -150,14 +150,17 @@ def test_hierarchical_distance_over_arx_rows_of_uneven_depth_by_hand():
     1 on, and >=80 has height 1 (its children are leaves), so they are 1/3 apart, not
     the 2/3 of leaves padded down to depth 3; 23 and 27 meet at [20-30), height 2: 2/3;
     23 and 80 at the root: 1."""
-    tree = Hierarchy.from_levels([["80", ">=80", ">=80", "*"], ["85", ">=80", ">=80", "*"],
-                                  ["23", "[20-25)", "[20-30)", "*"], ["27", "[25-30)", "[20-30)", "*"]])
+    tree = Hierarchy.from_levels([
+        ["80", ">=80", ">=80", "*"], ["85", ">=80", ">=80", "*"],
+        ["23", "[20-25)", "[20-30)", "*"], ["27", "[25-30)", "[20-30)", "*"],
+    ])
     values = ["80", "85", "23", "27"]
     ground = M.EMDGround.hierarchical(tree, values).matrix()
     assert ground[0, 1] == pytest.approx(1 / 3) and ground[2, 3] == pytest.approx(2 / 3)
     assert ground[0, 2] == pytest.approx(1.0) and ground[1, 3] == pytest.approx(1.0)
     # A class of 80 alone against one record of each: 1/4 moves 1/3, 1/2 moves 1.
-    assert M.emd_exact([1, 0, 0, 0], [1, 1, 1, 1], M.EMDGround.hierarchical(tree, values)) == Fraction(7, 12)
+    alone = M.emd_exact([1, 0, 0, 0], [1, 1, 1, 1], M.EMDGround.hierarchical(tree, values))
+    assert alone == Fraction(7, 12)
 
 
 def _chain(height: int) -> Hierarchy:
