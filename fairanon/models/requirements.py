@@ -344,8 +344,8 @@ class AlphaProtection(Requirement):
     Proportions use Ruggieri's tokenism extension (an empty protected or unprotected
     side counts with the global negative rate p-), and x/0 = inf, 0/0 = 1 in ratios.
 
-    >>> str(AlphaProtection("slift", 1.25))
-    '1.25-protection (RR)'
+    >>> str(AlphaProtection("slift", 1.25)), str(AlphaProtection("RD", "1/10", strict=True))
+    ('1.25-protection (RR)', '0.1-protection (RD, strict)')
 
     References
     ----------
@@ -382,8 +382,11 @@ class AlphaProtection(Requirement):
         return MEASURES[self.measure] == "upper"
 
     def __str__(self) -> str:
+        # A strict and a non-strict requirement of the same alpha are two checks of a
+        # report, each found by its name.
         support = f", support >= {self.min_support}" if self.min_support else ""
-        return f"{_show(self.alpha)}-protection ({self.measure}{support})"
+        strict = ", strict" if self.strict else ""
+        return f"{_show(self.alpha)}-protection ({self.measure}{support}{strict})"
 
 
 @dataclass(frozen=True)

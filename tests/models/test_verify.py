@@ -493,3 +493,19 @@ def test_a_changed_sensitive_cell_fails_t_closeness_without_raising(req):
     failed = {c.name: c for c in report.checks if not c.passed}
     assert not report.passed and "unchanged values" in failed
     assert failed[str(req)].detail.startswith("not measured")
+
+
+def test_strict_and_non_strict_alpha_protection_are_two_checks_by_name():
+    """Ruggieri's loan table, dMondrian at t = 1/4, whose worst risk difference sits on
+    alpha = 1/10 (the case where the two readings differ): 0.1-protection holds (f <=
+    alpha, Ruggieri Def. 4) and its strict reading fails (f < alpha, Hajian et al. Def.
+    11). The report names the two apart, each found by its own name (they had one name,
+    and the report gave the first check for both)."""
+    inst = fa.load("ruggieri_loan")
+    release = fa.anonymize(inst, [fa.TCloseness(Fraction(1, 4))], method="dmondrian", seed=0)
+    loose = fa.AlphaProtection("RD", "1/10")
+    strict = fa.AlphaProtection("RD", "1/10", strict=True)
+    report = verify(inst, release, [loose, strict], metrics=False)
+    assert str(loose) != str(strict)
+    assert report[str(loose)].achieved == report[str(strict)].achieved == Fraction(1, 10)
+    assert report[str(loose)].passed and not report[str(strict)].passed
