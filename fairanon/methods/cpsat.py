@@ -320,10 +320,10 @@ def _built_anyway(instance, requirements, seed, options, capped, heuristic, star
     uncapped = {**options, "hint": heuristic if heuristic is not None else given,
                 "time_limit": max(left, 1e-3), "max_pairs_per_second": None}
     release = local_recoding(instance, requirements, seed=seed, **uncapped)
-    built_anyway = (
-        f"the model has {pairs:,} assignment variables, more than max_pairs_per_second "
-        f"allows, but {why}, so it was built in the {max(left, 0.0):.1f} s left"
-    )
+    size = (f"has {pairs:,} assignment variables, more than max_pairs_per_second allows"
+            if pairs is not None else "has more candidate classes than max_vars")
+    built_anyway = (f"the model {size}, but {why}, so it was built in the "
+                    f"{max(left, 0.0):.1f} s left")
     if release.reason:  # its limit is the time left: say why
         release = dataclasses.replace(release, reason=f"{built_anyway}: {release.reason}")
     params = {**release.provenance["params"], "time_limit": limit,

@@ -1,6 +1,7 @@
 """The exact local recoding / suppression model: the papers' worked examples with their
 proven optima, explained infeasibility, status and certificates, options and bad input."""
 
+import dataclasses
 import time
 from fractions import Fraction
 
@@ -545,6 +546,38 @@ def test_cpsat_builds_a_model_too_large_for_its_limit_when_no_heuristic_gives_a_
     _passes(inst, rel, reqs)
     optimum = partition_optimum(inst, reqs, recoding="generalization", objective="ncp")
     assert rel.objective == optimum == Fraction(131, 12)
+
+
+def test_cpsat_above_max_vars_without_a_start_says_so_when_the_build_stops(monkeypatch):
+    """A model above max_vars (no count of its variables) and no start: the model is
+    tried all the same, and when the time stops its build (UNKNOWN) the reason says the
+    model had more candidate classes than max_vars. It raised a TypeError formatting
+    the missing count (UCI Adult, k = 5 and 3-diversity, a limit of 2 s)."""
+    from fairanon.methods import cpsat as cpsat_module
+
+    inst, reqs = fa.load("diva_table1"), [fa.KAnonymity(2)]
+    placeholder = fa.Release(inst.table.copy(), np.zeros(inst.n_rows, dtype=np.int64),
+                             status=Status.UNKNOWN)
+    calls = []
+
+    def solver(instance, requirements, **options):
+        calls.append(options)
+        if len(calls) == 1:  # the capped model, above max_vars: not counted
+            options["auto_hint"](instance, requirements, 0)
+            return dataclasses.replace(placeholder, provenance={
+                "model": {"too_large": True, "pairs": None}, "params": {}})
+        return dataclasses.replace(placeholder, reason="the model build stopped at its deadline",
+                                   provenance={"params": {}})
+
+    monkeypatch.setattr(cpsat_module, "best_heuristic",
+                        lambda *args, **kwargs: (None, [{"method": "none", "skipped": "none"}]))
+    monkeypatch.setattr(cpsat_module, "local_recoding", solver)
+    rel = cpsat(inst, reqs, seed=0, time_limit=2.0)
+    assert len(calls) == 2 and calls[1]["max_pairs_per_second"] is None
+    assert rel.status == Status.UNKNOWN
+    assert rel.reason.startswith("the model has more candidate classes than max_vars, but no "
+                                 "heuristic gave a start, so it was built in the")
+    assert rel.provenance["capped"]["pairs"] is None
 
 
 def test_cpsat_hands_its_labels_and_the_time_left_to_lns(monkeypatch):
