@@ -100,8 +100,44 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
         return release.with_provenance(auto_choice=f"{name}+lns", auto_reason=why, auto_time_limit=time_limit,
                                        auto_before_s=before)
     release = METHODS[name](instance, requirements, seed=seed, time_limit=left, **options)
+    if name == "fulldomain" and release.status in (Status.INFEASIBLE, Status.UNKNOWN):
+        return _after_fulldomain(instance, requirements, seed, release, why, given, time_limit,
+                                 started, before)
     return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit,
                                    auto_before_s=before)
+
+
+def _after_fulldomain(instance, requirements, seed, found: Release, why, given, time_limit,
+                      started, before) -> Release:
+    """When no full-domain generalization was found to meet requirements that are not
+    union-monotone, local recoding may still meet them (German credit, k = 5 and 300 to
+    630 skilled workers shown: none of the 2,430 lattice nodes, while diva's release
+    does): cpsat then runs in the time left (its heuristic starts, then its model or lns),
+    and its release is returned. Without a release from it either, its UNKNOWN (or
+    INFEASIBLE, a proof over local recoding) says both; fulldomain's proof covers its
+    lattice only, so it is never returned as INFEASIBLE here. Without a time limit,
+    cpsat gets AUTO_EXACT_SECONDS, as an exact choice does."""
+    from .exceptions import FairanonError
+
+    left = AUTO_EXACT_SECONDS if given is None else time_limit - (time.perf_counter() - started)
+    said = f"fulldomain found no release ({found.status}: {found.reason})"
+    if left < MIN_METHOD_SECONDS:
+        release = dataclasses.replace(found, status=Status.UNKNOWN,
+                                      reason=f"{said}; no time was left for local recoding")
+        return release.with_provenance(auto_choice="fulldomain", auto_reason=why,
+                                       auto_time_limit=time_limit, auto_before_s=before)
+    try:
+        release = METHODS["cpsat"](instance, requirements, seed=seed, time_limit=left)
+    except FairanonError as exc:
+        release = dataclasses.replace(found, status=Status.UNKNOWN,
+                                      reason=f"{said}; cpsat cannot search it: {exc}")
+        return release.with_provenance(auto_choice="fulldomain", auto_reason=why,
+                                       auto_time_limit=time_limit, auto_before_s=before)
+    why = f"{why}; {said}, so cpsat searched local recodings in the {left:.1f} s left"
+    if release.status == Status.UNKNOWN:
+        release = dataclasses.replace(release, reason=f"{said}; {release.reason}")
+    return release.with_provenance(auto_choice="fulldomain, then cpsat", auto_reason=why,
+                                   auto_time_limit=time_limit, auto_before_s=before)
 
 
 def _auto_portfolio(instance, requirements, seed, time_limit, why, options, started) -> Release:
@@ -359,7 +395,9 @@ def choose_method(
        each candidate's loss);
     3. ``"fulldomain"`` (optimal full-domain generalization, which also takes
        diversity constraints and alpha-protection) when every quasi-identifier has
-       levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes;
+       levels and the lattice has at most ``AUTO_MAX_LATTICE`` nodes; when none of its
+       nodes meets the requirements, ``"cpsat"`` then searches local recodings in the
+       time left (``auto_choice`` ``"fulldomain, then cpsat"``);
     4. ``"portfolio"`` when the requirements that are not union-monotone are risk
        requirements (average risk, sample or population uniques): its Mondrian-family
        candidates meet them at the smallest k that does;

@@ -935,6 +935,24 @@ def test_registered_in_methods():
     assert np.array_equal(auto.groups, rel.groups)
 
 
+def test_auto_searches_local_recodings_when_no_full_domain_generalization_meets_them():
+    """German credit, k = 5 and 300 to 630 of the 630 skilled workers shown (a count by
+    hand): no node of the lattice meets both (fulldomain: INFEASIBLE over its lattice),
+    while diva's local suppression does (the verifier passes it). auto, which picks
+    fulldomain for requirements that are not union-monotone, then runs cpsat in the time
+    left, whose heuristic start and lns give a verified release; it returned
+    fulldomain's INFEASIBLE."""
+    inst = fa.load("german")
+    assert int((inst.table["job"] == "skilled").sum()) == 630
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"job": "skilled"}, 300, 630)]
+    assert fa.anonymize(inst, reqs, method="fulldomain", seed=0).status == Status.INFEASIBLE
+    assert fa.verify(inst, fa.anonymize(inst, reqs, method="diva", seed=0), reqs).passed
+    auto = fa.anonymize(inst, reqs, seed=0, time_limit=3.0)
+    assert auto.status == Status.FEASIBLE and fa.verify(inst, auto, reqs).passed
+    assert auto.provenance["auto_choice"] == "fulldomain, then cpsat"
+    assert "fulldomain found no release" in auto.provenance["auto_reason"]
+
+
 @pytest.mark.slow  # 8,000 values through the lattice search: about 3 s of CPU
 def test_an_id_like_quasi_identifier_has_no_values_by_values_table():
     """A flat quasi-identifier of 8,000 distinct values: the level of the values costs

@@ -580,6 +580,20 @@ def test_cpsat_above_max_vars_without_a_start_says_so_when_the_build_stops(monke
     assert rel.provenance["capped"]["pairs"] is None
 
 
+def test_cpsat_hands_a_start_to_lns_when_its_model_has_more_variables_than_max_vars():
+    """German credit, k = 5 and a diversity constraint: the model (no join closure
+    under a diversity constraint) has more assignment variables than max_vars. The
+    heuristics run first and diva gives a start, so lns improves it in the time left
+    and the release verifies; cpsat raised the max_vars error after the heuristics."""
+    inst = fa.load("german")
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"job": "skilled"}, 300, 630)]
+    rel = cpsat(inst, reqs, seed=0, time_limit=3.0)
+    assert rel.status == Status.FEASIBLE and rel.provenance["model"]["too_large"] is True
+    assert rel.provenance["fallback"] in ("diva", "diva+lns")
+    assert "more candidate classes than max_vars" in rel.provenance["fallback_reason"]
+    _passes(inst, rel, reqs)
+
+
 def test_cpsat_hands_its_labels_and_the_time_left_to_lns(monkeypatch):
     """The lns after a fallback takes cpsat's max_range_values and the time left."""
     from fairanon.methods import cpsat as cpsat_module

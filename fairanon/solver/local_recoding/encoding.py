@@ -42,6 +42,7 @@ __all__ = [
     "BuildStopped",
     "ClosureTooLarge",
     "Encoding",
+    "ModelTooLarge",
     "check_deadline",
     "encode",
     "model_size",
@@ -49,7 +50,11 @@ __all__ = [
 ]
 
 
-class ClosureTooLarge(InvalidParameterError):
+class ModelTooLarge(InvalidParameterError):
+    """The model needs more candidate classes or assignment variables than `max_vars`."""
+
+
+class ClosureTooLarge(ModelTooLarge):
     """The join closure of the types has more vectors than its cap (`max_vars`)."""
 
 
@@ -685,7 +690,7 @@ def _candidates(
     else:
         needed = _pairs_count(enc)
         if needed > max_vars:
-            raise InvalidParameterError(
+            raise ModelTooLarge(
                 f"The 'max_vars' parameter of cpsat ({max_vars}) is smaller than the {needed} "
                 f"assignment variables the model of instance {enc.instance.name!r} needs. Raise "
                 "max_vars, use recoding='suppression' or fewer quasi-identifiers, or "

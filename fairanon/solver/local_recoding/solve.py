@@ -38,7 +38,7 @@ from ...release import Release, Status, provenance
 from .. import _cpsat
 from .build import build_model
 from .class_sizes import solve_terms
-from .encoding import BuildStopped, ClosureTooLarge, Encoding, check_deadline, encode
+from .encoding import BuildStopped, Encoding, ModelTooLarge, check_deadline, encode
 from .labels import RECODINGS
 from .memory import check_model_memory, check_pairs_memory
 from .model import LocalRecodingModel, class_discernibility, suppressed_vectors
@@ -655,10 +655,10 @@ def local_recoding(
             "so it was not built: CP-SAT would spend the limit loading and presolving it"
         )
         return _no_release(enc, reason, params, requirements, seed, started, model_info)
-    except ClosureTooLarge as large:
+    except ModelTooLarge as large:
         if most is None:
             raise
-        # Under the cap a model too large to list is too large to search as well.
+        # Under the cap a model above max_vars is too large to search as well.
         model_info.update(
             built=False, build_s=time.perf_counter() - build_started, pairs=None, too_large=True
         )
