@@ -32,7 +32,7 @@ from ..models.requirements import (
     validate_requirements,
 )
 from ..release import Release, Status, generalize_partition, provenance
-from .dmondrian import K_MODES, PD_GROUPS, _threshold, guarantee_notes
+from .dmondrian import K_MODES, PD_GROUPS, _threshold, guarantee_notes, settled
 from .sabre.materialization import SEED_BUCKET_RULES, SEED_TUPLE_RULES, class_ids, id_order, materialize
 from .sabre.neighbours import RETRIEVALS, NeighbourPool, QISpace
 from .sabre.plan import _deadline, halve, plan_classes
@@ -372,15 +372,13 @@ def dsabre(
     pool = NeighbourPool(coords, cells.cell_of_row[order], len(cells.root), retrieval)
     ids = np.broadcast_to(np.arange(len(cells.root)), (len(leaves), len(cells.root)))
     classes = materialize(pool, leaves, ids, rng, seed_bucket=seed_bucket, seed_tuple=seed_tuple)
-    status, reason = (Status.INFEASIBLE, "; ".join(reasons) + ".") if reasons else (Status.FEASIBLE, None)
-    return release(
+    offered = release(
         class_ids(classes, order, n),
-        status,
-        reason,
         leaves=_runs(leaves),
         n_leaves=len(leaves),
         time_limit_reached=timed_out,
     )
+    return settled(instance, offered, reasons, alphas)
 
 
 def _runs(leaves) -> list[tuple[tuple[int, ...], int]]:
