@@ -19,7 +19,7 @@ from time import perf_counter
 from ._limits import method_seconds
 from ._memory import memory_limit_type
 from ._validation import check_time_limit
-from .exceptions import FairanonError, InfeasibleError, SolverError
+from .exceptions import FairanonError, InfeasibleError, InvalidParameterError, SolverError
 
 __all__ = ["main"]
 
@@ -199,8 +199,7 @@ def _write_json(document) -> Callable[[str], None]:
 
 def _anonymize(args, step) -> int:
     from .api import anonymize
-    from .instances.files import (RELEASE_FILES, check_output_dir, check_output_file, commit, neutralize_formulas,
-                                  release_file_name, write_csv)
+    from .instances.files import RELEASE_FILES, commit, neutralize_formulas, release_file_name, write_csv
     from .models.risk.report import release_risk
     from .models.utility import release_utility
     from .models.verify import verify
@@ -208,11 +207,10 @@ def _anonymize(args, step) -> int:
     # The job's time limit is the command's, from its start: the method gets what start-up
     # and loading left less FINISH_SHARE, and the candidates what the release left.
     started = args.started
-    check_output_dir(args.out, [*RELEASE_FILES, REPORT_FILE])
-    if args.candidates is not None:
-        check_output_file(args.candidates, option="--candidates")
+    _check_outputs(args)
     step("loading the instance")
     job = _job(args)
+    _check_outputs(args)  # again: the job named its data and hierarchy files
     method = args.method or job.method
     if args.candidates is not None and method != "fulldomain":
         raise _UsageError(f"fairanon anonymize: --candidates lists the nodes of fulldomain's lattice; the method is "
@@ -246,8 +244,17 @@ def _anonymize(args, step) -> int:
         document["neutralized_formulas"] = bool(args.neutralize_formulas)
         written = neutralize_formulas(table) if args.neutralize_formulas else table
         outputs[release_path] = lambda path: write_csv(written, path, index_label="record_id")
+    listed = None
+    if args.candidates is not None:
+        # Listed before anything is written, and written with the release and the
+        # report: a Ctrl-C while listing leaves the outputs as they were.
+        step("listing the candidate transformations")
+        left = None if time_limit is None else time_limit - (perf_counter() - started)
+        listed = _candidates(job, time_limit, left, memory_limit)
+        outputs[args.candidates] = _write_json(listed[0])
     # The report is the manifest, renamed last: it names the release by its checksum.
-    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES], manifest=(report_path, document))
+    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES], manifest=(report_path, document),
+           unlisted=[] if args.candidates is None else [args.candidates])
     print(report)  # with the method's reason, when it gives one
     _print_best_effort(release)
     print(f"  peak memory: {memory['process_peak_rss_mb']:.0f} MB")
@@ -258,21 +265,39 @@ def _anonymize(args, step) -> int:
     else:
         print(f"Wrote {report_path}; the release is not publishable ({status}, "
               f"{'verified' if report.passed else 'fails verification'}): its table is in {release_path}")
-    if args.candidates is not None:
-        step("listing the candidate transformations")
-        left = None if time_limit is None else time_limit - (perf_counter() - started)
-        _write_candidates(args.candidates, job, time_limit, left, memory_limit)
+    if listed is not None:
+        print(f"Wrote {args.candidates}: {listed[1]}")
     return 0 if passed else 1
 
 
-def _write_candidates(path: str, job, time_limit, left, memory_limit) -> None:
-    """Write to `path` the candidate transformations of `job`'s fulldomain lattice
+def _check_outputs(args) -> None:
+    """Refuse, before any work, outputs that cannot be written or would replace an input
+    of the command known so far (the job file, its data and hierarchy files once it is
+    read, a release it reads) or, for ``--candidates``, one of the run's own outputs."""
+    from .instances.files import RELEASE_FILES, check_output_dir, check_output_file
+
+    if args.command == "anonymize":
+        names = [*RELEASE_FILES, REPORT_FILE]
+        check_output_dir(args.out, names)
+        if args.candidates is not None:
+            check_output_file(args.candidates, option="--candidates")
+            own = {os.path.realpath(os.path.join(args.out, name)) for name in names}
+            if os.path.realpath(args.candidates) in own:
+                raise InvalidParameterError(
+                    f"--candidates {args.candidates!r} is one of the run's own outputs in "
+                    f"{args.out!r}; give another name.")
+    elif getattr(args, "out", None) is not None:
+        check_output_file(args.out)
+
+
+def _candidates(job, time_limit, left, memory_limit) -> tuple[dict, str]:
+    """The candidate transformations of `job`'s fulldomain lattice
     (:func:`fairanon.solver.fulldomain.candidates`, with the job's objective and
     suppression limit, in the `left` seconds of the command's `time_limit`; None: no
-    limit), or ``{"error": message}`` when they cannot be listed (no time left, a lattice
-    or a memory need above the limits): the release is written either way."""
+    limit) as a document, or ``{"error": message}`` when they cannot be listed (no time
+    left, a lattice or a memory need above the limits): the release is written either
+    way; and what to say of them."""
     from ._memory import memory_limit_context
-    from .instances.files import commit
     from .solver.fulldomain import candidates
 
     options = {k: v for k, v in job.options.items() if k in ("objective", "max_suppressed")}
@@ -286,8 +311,7 @@ def _write_candidates(path: str, job, time_limit, left, memory_limit) -> None:
             document, why = listed.to_dict(), listed.reason
         except FairanonError as exc:
             document, why = {"error": str(exc)}, str(exc)
-    commit({path: _write_json(document)})
-    print(f"Wrote {path}: " + (f"no candidates listed ({why})" if why else listed.summary()))
+    return document, (f"no candidates listed ({why})" if why else listed.summary())
 
 
 def _print_best_effort(release) -> None:
@@ -304,12 +328,12 @@ def _print_best_effort(release) -> None:
 
 
 def _verify(args, step) -> int:
-    from .instances.files import check_output_file, commit
+    from .instances.files import commit
 
-    if args.out is not None:
-        check_output_file(args.out)
+    _check_outputs(args)
     step("loading the instance")
     job = _job(args)
+    _check_outputs(args)
     report, notes = _verify_file(args.release, job.instance, job.requirements, bound=args.bound, step=step)
     print(report)
     for note in notes:
@@ -400,13 +424,13 @@ def _neutralized(path: str) -> bool | None:
 
 
 def _utility(args, step) -> int:
-    from .instances.files import check_output_file, commit
+    from .instances.files import commit
     from .models.utility import utility
 
-    if args.out is not None:
-        check_output_file(args.out)
+    _check_outputs(args)
     step("loading the instance")
     job = _job(args)
+    _check_outputs(args)
     if args.release:
         step("reading the release")
         release = _read_release(args.release, job.instance, "utility")
@@ -429,12 +453,12 @@ def _utility(args, step) -> int:
 def _risk(args, step) -> int:
     from ._memory import memory_limit_context
     from .api import risk
-    from .instances.files import check_output_file, commit
+    from .instances.files import commit
 
-    if args.out is not None:
-        check_output_file(args.out)
+    _check_outputs(args)
     step("loading the instance")
     job = _job(args)
+    _check_outputs(args)
     release = None
     if args.release:
         step("reading the release")
@@ -590,6 +614,17 @@ def _command(argv: Sequence[str] | None, started: float) -> int:
         return _bench(args)
     if args.command == "app":
         return _app(args)
+    from .instances.files import inputs_protected, note_input
+
+    with inputs_protected():
+        # The files named on the command line; the job's own are noted as it is read.
+        for given in (getattr(args, "job", None), getattr(args, "release", None)):
+            if given:
+                note_input(given)
+        return _dispatch(args)
+
+
+def _dispatch(args) -> int:
     if getattr(args, "engine", "local") == "dask":
         from .distributed import command as dask_command
 

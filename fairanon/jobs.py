@@ -43,7 +43,7 @@ import pandas as pd
 from ._memory import resolve_memory_limit
 from ._validation import check_time_limit
 from .exceptions import InvalidParameterError, SchemaError
-from .instances.files import as_record_ids, read_csv_table
+from .instances.files import as_record_ids, note_input, read_csv_table
 from .instances.instance import Instance
 from .instances.schema import Schema
 from .models.requirements import Requirement, requirement_from_spec
@@ -115,6 +115,7 @@ def read_document(path: str, what: str = "Job file") -> Mapping:
     :class:`InvalidParameterError` naming `what` and the problem."""
     import yaml
 
+    note_input(path)
     if not os.path.isfile(path):
         raise InvalidParameterError(f"{what} {path!r} does not exist.")
     try:
@@ -252,6 +253,10 @@ def table_source(spec: Mapping, base_dir: str = ".") -> tuple[str, str]:
     path = path if os.path.isabs(path) else os.path.join(base_dir, path)
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
+    note_input(path)
+    if os.path.isdir(path):
+        for name in os.listdir(path):
+            note_input(os.path.join(path, name))
     return kind, path
 
 

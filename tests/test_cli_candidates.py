@@ -119,3 +119,37 @@ def test_the_candidates_get_the_time_the_release_left(job, tmp_path, capsys, mon
     assert code == 0 and given == [3.0] and f"no candidates listed ({reason})" in out
     assert json.loads((tmp_path / "b.json").read_text()) == {"error": reason}
     assert (tmp_path / "b" / "release.csv").read_bytes() == (tmp_path / "a" / "release.csv").read_bytes()
+
+
+def test_candidates_never_replace_an_input_or_the_runs_own_outputs(job, tmp_path, capsys, monkeypatch):
+    """--candidates naming the job file or the run's report (which it replaced,
+    dropping the release's manifest) is refused before any work."""
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the anonymization ran although --candidates was refused")
+
+    monkeypatch.setattr(fairanon.api, "anonymize", forbidden)
+    before = job.read_bytes()
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o", "--candidates", job)
+    assert code == 2 and "is an input of this command" in err and job.read_bytes() == before
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o", "--candidates",
+                       tmp_path / "o" / "report.json")
+    assert code == 2 and "one of the run's own outputs" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_ctrl_c_while_listing_the_candidates_leaves_the_outputs_as_they_were(job, tmp_path, capsys,
+                                                                             monkeypatch):
+    """The candidates are listed before anything is written and written with the release
+    and the report: a Ctrl-C while they are listed leaves no output (it left the release
+    and the report of the run, exit 130)."""
+    from fairanon.solver import fulldomain
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fulldomain, "candidates", interrupted)
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o", "--candidates",
+                       tmp_path / "c.json")
+    assert code == 130 and "interrupted" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.yaml"]

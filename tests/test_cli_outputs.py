@@ -139,3 +139,33 @@ def test_release_to_csv_neutralizes_by_default(tmp_path):
     assert "'=1+1" in (tmp_path / "r.csv").read_text()
     release.to_csv(tmp_path / "raw.csv", neutralize_formulas=False)
     assert "'=1+1" not in (tmp_path / "raw.csv").read_text()
+
+
+def test_an_output_never_replaces_an_input_of_the_command(tmp_path, capsys):
+    """The release a verify reads, the data a risk reads, the job file a utility reads:
+    each refused as --out, the file left as it was (they were overwritten by JSON)."""
+    job = write_job(tmp_path)
+    out = tmp_path / "o"
+    assert run(capsys, "anonymize", job, "--out", out)[0] == 0
+    release = out / "release.csv"
+    inputs = {p: p.read_bytes() for p in (release, tmp_path / "data.csv", tmp_path / "job.yaml")}
+    for command, target, extra in (("verify", release, ["--release", release]),
+                                   ("risk", tmp_path / "data.csv", []),
+                                   ("utility", tmp_path / "job.yaml", ["--classifier", "none"])):
+        code, _, err = run(capsys, command, job, *extra, "--out", target)
+        assert code == 2 and "is an input of this command" in err, (command, err)
+    assert {p: p.read_bytes() for p in inputs} == inputs
+
+
+def test_an_input_named_as_an_output_is_refused_at_the_commit_too(tmp_path, monkeypatch):
+    """Where the checks up front could not know an input (read later), the commit
+    refuses to replace it and leaves it, and no temporary file, behind."""
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    with files.inputs_protected():
+        files.note_input(data)
+        with pytest.raises(fa.FairanonError, match="is an input of this command"):
+            files.commit({str(data): lambda path: open(path, "w").write("{}")})
+    assert data.read_text() == "a\n1\n" and sorted(os.listdir(tmp_path)) == ["data.csv"]
+    files.commit({str(data): lambda path: open(path, "w").write("{}")})  # outside a command
+    assert data.read_text() == "{}"

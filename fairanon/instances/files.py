@@ -517,6 +517,37 @@ def _check_named(path: str, option: str) -> None:
         raise InvalidParameterError(f"{option} '' names nothing; give a path ('.' for the current folder).")
 
 
+#: The real paths of the files read as inputs by the command running (a set per
+#: :func:`inputs_protected` block, innermost last; none outside one): no output replaces
+#: them (a report written over the job file, the data or the release it checks).
+_INPUTS: list[set[str]] = []
+
+
+@contextlib.contextmanager
+def inputs_protected():
+    """Within the block, the files :func:`note_input` names are refused as outputs by the
+    output checks and by :func:`commit`."""
+    _INPUTS.append(set())
+    try:
+        yield
+    finally:
+        _INPUTS.pop()
+
+
+def note_input(path) -> None:
+    """Name `path` (a file or a folder of them) an input of the command running."""
+    if _INPUTS:
+        _INPUTS[-1].add(os.path.realpath(os.fspath(path)))
+
+
+def _check_not_input(path: str, option: str) -> None:
+    if _INPUTS and os.path.realpath(path) in _INPUTS[-1]:
+        raise InvalidParameterError(
+            f"{option}: {path!r} is an input of this command; an output never replaces an "
+            "input: give another name."
+        )
+
+
 def _check_plain(path: str, option: str) -> None:
     """Refuse a link or a special file (a device, a pipe, a socket) where an output goes:
     writing through a link would put the file elsewhere, and renaming onto either would
@@ -545,6 +576,7 @@ def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--o
     output may be one: a Parquet dataset, which the run replaces)."""
     _check_named(directory, option)
     _check_plain(directory, option)
+    _check_not_input(directory, option)
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise InvalidParameterError(
             f"{option} {directory!r} is an existing file; give a folder for the outputs."
@@ -553,6 +585,7 @@ def check_output_dir(directory: str, names: Iterable[str], *, option: str = "--o
     for name in names:
         path = os.path.join(directory, name)
         _check_plain(path, option)
+        _check_not_input(path, option)
         if os.path.isdir(path) and not name.endswith(".parquet"):
             raise InvalidParameterError(f"{option}: {path!r} is a folder; it would be overwritten by an output file.")
         if os.path.exists(path) and _read_only(path):
@@ -566,6 +599,7 @@ def check_output_file(path: str, *, option: str = "--out") -> None:
     device, a folder, a read-only file or a place that cannot be written."""
     _check_named(path, option)
     _check_plain(path, option)
+    _check_not_input(path, option)
     if os.path.isdir(path):
         raise InvalidParameterError(f"{option} {path!r} is a folder; give a file name.")
     if os.path.exists(path) and _read_only(path):
@@ -593,6 +627,7 @@ def commit(
     remove: Iterable[str] = (),
     manifest: tuple[str, dict] | None = None,
     staged: Mapping[str, str] | None = None,
+    unlisted: Iterable[str] = (),
 ) -> None:
     """Write every output at once: ``outputs[path](tmp)`` writes the file for `path` to
     a temporary name in `path`'s folder; only when every one is written and flushed to
@@ -608,6 +643,7 @@ def commit(
     ``"files"``, the name, size and SHA-256 of every other output, renamed last. It is
     the commit point of the set: until its rename a reader finds the earlier manifest,
     whose checksums do not match a newer file, so it never takes a mixed set for a pair.
+    Outputs in `unlisted` (written with the set, elsewhere) are not named in it.
 
     Temporary files that runs killed before their end left in these folders are
     removed first (their names carry the process id of their writer; those of live
@@ -615,6 +651,7 @@ def commit(
     """
     staged = dict(staged or {})
     remove = list(remove)
+    unlisted = set(unlisted)
     paths = [*staged, *outputs] + ([manifest[0]] if manifest else [])
     for folder, names in _names_by_folder([*paths, *remove]).items():
         _remove_stale_temporaries(folder, names)
@@ -627,10 +664,12 @@ def commit(
             temps[path] = _write_temporary(path, write)
         if manifest is not None:
             document = dict(manifest[1])
-            document["files"] = {os.path.basename(path): _file_entry(tmp) for path, tmp in temps.items()}
+            document["files"] = {os.path.basename(path): _file_entry(tmp)
+                                 for path, tmp in temps.items() if path not in unlisted}
             temps[manifest[0]] = _write_temporary(manifest[0], _json_writer(document))
         for path in temps:  # again: the folder may have changed since the checks up front
             _check_plain(path, "output")
+            _check_not_input(path, "output")
         with interrupts_deferred():
             for path, tmp in temps.items():
                 # A folder is not renamed onto: replaced by a folder, or as a stale output.

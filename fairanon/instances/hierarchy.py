@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import SchemaError
-from .files import formula_readings
+from .files import formula_readings, note_input
 from .texts import value_text
 
 __all__ = ["Hierarchy", "IntervalHierarchy", "SUPPRESSED"]
@@ -259,6 +259,7 @@ class Hierarchy:
             if not os.path.isfile(source):
                 raise SchemaError(
                     f"Hierarchy file {name} {'is a folder' if os.path.isdir(source) else 'does not exist'}.")
+            note_input(source)
             with open(source, "rb") as fh:
                 content = fh.read()
         else:
