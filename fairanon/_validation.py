@@ -46,7 +46,7 @@ def check_fraction(
     elif isinstance(value, str):
         try:
             frac = Fraction(value.strip())
-        except ValueError:
+        except (ValueError, ZeroDivisionError):  # "1/0" too
             frac = None
     else:
         frac = None

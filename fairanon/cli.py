@@ -37,6 +37,18 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message}")
 
 
+def _positive_int(text: str) -> int:
+    """An argument that counts something: a whole number of at least 1 (a LocalCluster
+    of -1 workers waited for ever)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
+    return value
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fairanon", description="Private, fair and diverse publication of microdata.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -51,9 +63,11 @@ def _build_parser() -> argparse.ArgumentParser:
         p.add_argument("--engine", choices=("local", "dask"), default="local",
                        help="local (this process) or dask (a Dask cluster; Mondrian, the verifier and the risk)")
         p.add_argument("--scheduler", help="with --engine dask: the scheduler's address (default: a LocalCluster)")
-        p.add_argument("--workers", type=int, help="with --engine dask and no --scheduler: LocalCluster workers")
+        p.add_argument("--workers", type=_positive_int,
+                       help="with --engine dask and no --scheduler: LocalCluster workers")
         if max_rows:
-            p.add_argument("--max-rows", type=int, help="with --engine dask: records a task finishes on its own")
+            p.add_argument("--max-rows", type=_positive_int,
+                           help="with --engine dask: records a task finishes on its own")
 
     p = sub.add_parser("anonymize", help="anonymize, verify, write the release and a JSON report")
     common(p, job_required=False)

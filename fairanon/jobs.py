@@ -54,6 +54,13 @@ __all__ = [
 ]
 
 _JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limit", "memory_limit", "name"}
+#: Names a job's 'options' may not hold: anonymize's own arguments (a method's options
+#: are passed beside them, so one given twice failed with a TypeError).
+_NOT_OPTIONS = {"instance", "requirements", "method", "seed", "time_limit", "memory_limit", "engine",
+                "schema"}
+#: Values a job document may expand to, YAML aliases followed: a few hundred bytes of
+#: nested aliases expand to billions (PyYAML shares them, but reading them does not).
+MAX_DOCUMENT_VALUES = 1_000_000
 
 
 @dataclass
@@ -137,7 +144,26 @@ def read_document(path: str, what: str = "Job file") -> Mapping:
         raise InvalidParameterError(f"{what} {path!r} is malformed: {exc}") from None
     if not isinstance(doc, Mapping):
         raise InvalidParameterError(f"{what} {path!r} must hold a mapping; got {type(doc).__name__}.")
+    _check_expansion(doc, f"{what} {path!r}")
     return doc
+
+
+def _check_expansion(doc, what: str) -> None:
+    """Refuse a document that expands to more than :data:`MAX_DOCUMENT_VALUES` values
+    with its aliases followed, counted until the count passes it."""
+    count, stack = 0, [doc]
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > MAX_DOCUMENT_VALUES:
+            raise InvalidParameterError(
+                f"{what} expands to more than {MAX_DOCUMENT_VALUES:,} values with its YAML aliases "
+                "followed; write the values out, or use fewer nested aliases.")
+        if isinstance(value, Mapping):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
 
 
 def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFrame | None = None) -> Instance:
@@ -436,6 +462,18 @@ def read_job(path: str, *, instance: Instance | None = None) -> Job:
         raise InvalidParameterError(
             "The 'options' of a job must be a mapping of option names to values."
         )
+    own = sorted(set(options) & _NOT_OPTIONS)
+    if own:
+        raise InvalidParameterError(
+            f"The 'options' of job file {path!r} name {own}: arguments of the job itself, not "
+            "a method's options. Write method, seed, time_limit and memory_limit at the job's "
+            "top level, the schema in its 'instance' section (the engine is the command "
+            "line's --engine)."
+        )
+    name = doc.get("name", os.path.splitext(os.path.basename(path))[0])
+    if not isinstance(name, str):
+        raise InvalidParameterError(
+            f"The 'name' of job file {path!r} must be text; got a {type(name).__name__}.")
     return Job(
         instance=instance,
         requirements=[requirement_from_spec(r) for r in reqs],
@@ -444,7 +482,7 @@ def read_job(path: str, *, instance: Instance | None = None) -> Job:
         seed=_check_seed(doc.get("seed"), path),
         time_limit=_check_time_limit(doc.get("time_limit"), path),
         memory_limit=_check_memory_limit(doc.get("memory_limit"), path),
-        name=str(doc.get("name", os.path.splitext(os.path.basename(path))[0])),
+        name=name,
     )
 
 

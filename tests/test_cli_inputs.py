@@ -264,3 +264,16 @@ def test_a_job_options_key_must_be_a_name(tmp_path, capsys):
     job = write_job(tmp_path, extra="options: {1: 2}\n")
     code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
     assert code == 2 and "mapping of option names to values" in err
+
+
+@pytest.mark.parametrize("argv", [["--workers", "-1"], ["--workers", "0"], ["--max-rows", "0"]])
+def test_counts_of_the_dask_engine_below_one_are_refused(tmp_path, capsys, argv):
+    """A LocalCluster of -1 workers waited for ever; 0 workers was read as the default."""
+    code, _, err = run(capsys, "anonymize", "--engine", "dask", *argv, "--out", tmp_path / "o")
+    assert code == 2 and "must be at least 1" in err
+
+
+def test_a_fraction_dividing_by_zero_is_a_clear_error(tmp_path, capsys):
+    """'1/0' raised a ZeroDivisionError with a traceback."""
+    code, _, err = run(capsys, "risk", write_job(tmp_path), "--threshold", "1/0")
+    assert code == 2 and "'threshold' parameter of risk must be a number" in err

@@ -5,6 +5,7 @@ import json
 import pytest
 
 import fairanon as fa
+from fairanon.exceptions import InvalidParameterError
 from fairanon.jobs import default_job, read_job
 from fairanon.models.requirements import requirement_from_spec
 
@@ -75,3 +76,35 @@ def test_a_table_read_with_numeric_ids_is_read_again_for_its_ids(tmp_path):
     assert parsed["id"].tolist() == [7, 10]
     instance = load_instance_spec(spec, str(tmp_path), table=parsed)
     assert list(instance.row_ids) == ["007", "010"]
+
+
+def test_job_options_naming_the_jobs_own_keys_are_refused(tmp_path):
+    """'options: {time_limit: 5}' reached anonymize as a second time_limit (a TypeError);
+    it is refused by name, saying where it belongs."""
+    from fairanon.jobs import read_job
+
+    path = tmp_path / "job.yaml"
+    path.write_text("instance: {dataset: diva_table1}\nrequirements: [{k_anonymity: {k: 2}}]\n"
+                    "options: {time_limit: 5, seed: 1}\n")
+    with pytest.raises(InvalidParameterError, match=r"name \['seed', 'time_limit'\]: arguments of the job"):
+        read_job(str(path))
+
+
+def test_a_job_expanding_past_the_bound_through_aliases_is_refused(tmp_path):
+    """Nine levels of nine aliases (under 600 bytes) expand to 9^9 values: refused by
+    the count of values, before anything reads them (a str() of the name ran out of
+    memory); a name that is no text is refused too."""
+    from fairanon.jobs import read_job
+
+    lines = ["a0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 8)]
+    lines += ["name: [" + ", ".join(["*l7"] * 9) + "]"]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size < 600
+    with pytest.raises(InvalidParameterError, match="expands to more than 1,000,000 values"):
+        read_job(str(path))
+    path.write_text("instance: {dataset: diva_table1}\nrequirements: [{k_anonymity: {k: 2}}]\n"
+                    "name: [1]\n")
+    with pytest.raises(InvalidParameterError, match="'name' of job file .* must be text"):
+        read_job(str(path))

@@ -14,6 +14,7 @@ import logging
 import re
 from collections.abc import Iterator
 
+from .._validation import check_int
 from ..exceptions import FairanonError, InvalidParameterError
 
 __all__ = ["local_client", "peak_rss_mb", "quiet_dask_logs", "trim_workers", "worker_settings"]
@@ -170,6 +171,8 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
         raise InvalidParameterError(
             "engine='dask' needs Dask: pip install 'fairanon[dask]' (dask[dataframe] and distributed)."
         ) from None
+    if workers is not None:
+        check_int(workers, "workers", "local_client", low=1)
     n = workers or CPU_COUNT
     if memory_limit == "auto":
         limit = MEMORY_LIMIT // n
