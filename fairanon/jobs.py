@@ -243,6 +243,12 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFram
             )
         table = table.set_index(id_column)
     schema = Schema.from_spec(schema_spec, base_dir)
+    if "record_id" in schema:
+        # Release files hold the record ids in a column of that name (a second one made
+        # a release that verify refused as naming a column twice).
+        raise SchemaError(
+            f"The column 'record_id' of {path!r} has the name release files give the record "
+            "ids; rename it in the file and the job's schema.")
     name = spec.get("name", os.path.splitext(os.path.basename(path.rstrip(os.sep)))[0])
     return Instance(table, schema, name=name, missing=missing)
 
@@ -421,7 +427,8 @@ def external_release(table: pd.DataFrame, instance: Instance):
 def _exact_ids(table: pd.DataFrame, path: str, sep: str, id_column: str | None) -> pd.DataFrame:
     """`table` (read with spaces after separators skipped) with its `id_column` as the
     file writes it: the column read again, nothing skipped or parsed, and an id taken
-    from there wherever it is the first reading's id with spaces in front. A quoted
+    from there wherever it is the first reading's id with spaces in front, or text the
+    first reading took for a missing value (``NA``, ``None``). A quoted
     id keeps the first reading (the text between the quotes, spaces included); so do
     all ids when the second reading has other rows (a quoted line break after a space)."""
     if id_column is None or id_column not in table.columns:
@@ -436,10 +443,13 @@ def _exact_ids(table: pd.DataFrame, path: str, sep: str, id_column: str | None) 
         return table
     raw, read = raw.reset_index(drop=True), read.reset_index(drop=True)
     spaced = (raw.str.lstrip(" ").eq(read) & raw.ne(read)).to_numpy()
-    if not spaced.any():
+    # Text pandas reads as missing ("NA", "None", "null") is an id like any other.
+    named = (read.isna() & raw.str.strip().ne("")).to_numpy()
+    if not (spaced | named).any():
         return table
     table = table.copy()
-    table[id_column] = np.where(spaced, raw.to_numpy(dtype=object), read.to_numpy(dtype=object))
+    taken = spaced | named
+    table[id_column] = np.where(taken, raw.to_numpy(dtype=object), read.to_numpy(dtype=object))
     return table
 
 

@@ -5,6 +5,7 @@ the right ones: one test per case."""
 import json
 import os
 
+import pandas as pd
 import pytest
 from cli_helpers import CSV, SCHEMA, run, write_job
 
@@ -277,3 +278,25 @@ def test_a_fraction_dividing_by_zero_is_a_clear_error(tmp_path, capsys):
     """'1/0' raised a ZeroDivisionError with a traceback."""
     code, _, err = run(capsys, "risk", write_job(tmp_path), "--threshold", "1/0")
     assert code == 2 and "'threshold' parameter of risk must be a number" in err
+
+
+def test_a_data_column_named_record_id_is_refused_by_name(tmp_path, capsys):
+    """Release files name their ids' column record_id: a data column of that name made
+    a release with the name twice, which verify then refused (anonymize said PASSED)."""
+    csv = CSV.replace("id,name,age,zip", "id,name,age,record_id")
+    schema = SCHEMA.replace("zip: {role: qi}", "record_id: {role: qi}")
+    job = write_job(tmp_path, csv=csv, schema=schema)
+    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    assert code == 2 and "The column 'record_id'" in err and not (tmp_path / "o").exists()
+
+
+def test_ids_that_pandas_reads_as_missing_are_ids(tmp_path, capsys):
+    """Ids written NA and None are the ids written (they were refused as empty cells),
+    and the release verifies read back."""
+    csv = CSV.replace("\n4,Dee", "\nNA,Dee").replace("\n5,Eve", "\nNone,Eve")
+    job = write_job(tmp_path, csv=csv)
+    code, _, _ = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    assert code == 0
+    ids = pd.read_csv(tmp_path / "o" / "release.csv", dtype=str, keep_default_na=False)["record_id"]
+    assert sorted(ids) == sorted(["1", "2", "3", "NA", "None", "6", "7", "8"])
+    assert run(capsys, "verify", job, "--release", tmp_path / "o" / "release.csv")[0] == 0

@@ -13,6 +13,7 @@ from functools import partial, reduce
 
 import numpy as np
 import pandas as pd
+from pandas._libs.parsers import STR_NA_VALUES  # the texts read_csv takes for missing
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import GZIP_ERRORS, as_record_ids, check_first_row
@@ -82,7 +83,7 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
     parsing = partial(_parsing, path)
     if path.endswith((".csv", ".csv.gz")):
         with parsing():  # an empty file, a header that is not UTF-8
-            header = _csv_header(path) if as_written or all_text else []
+            header = _csv_header(path) if as_written or all_text or id_column is not None else []
             # Else Dask would read the first fields of every row as its index, which
             # _row_numbers replaces: the columns silently shifted.
             check_first_row(path, skipinitialspace=not as_written)
@@ -94,6 +95,11 @@ def read_table(path: str, *, id_column: str | None = None, what: str | None = No
             # As text, then as one machine reads it: Dask's parser would read 1.0 as the
             # int64 id 1, which as_record_ids refuses.
             dtype[id_column] = str
+            if not as_written:
+                # An id is read as written: only a blank one is missing, where pandas
+                # takes "NA" or "None" for one (the other columns keep that reading).
+                missing = {c: sorted(STR_NA_VALUES) for c in header if c != id_column}
+                options.update(keep_default_na=False, na_values={**missing, id_column: [""]})
         # A compressed file cannot be split into blocks: one partition, without Dask's warning.
         blocksize = None if path.endswith(".gz") else CSV_BLOCKSIZE
         with parsing():  # Dask parses the first rows here

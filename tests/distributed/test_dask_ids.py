@@ -132,10 +132,12 @@ def test_whole_numbers_held_as_objects_in_a_dask_frame_are_ids_as_in_a_pandas_ta
 @pytest.fixture
 def csv_instance(inst, tmp_path):
     """The table in a CSV file with an id column written as numbers (1, 2, ...; one
-    written 007), and the instance one machine reads from its job section."""
+    written 007, and two written NA and None, which pandas reads as missing), and the
+    instance one machine reads from its job section."""
     table = _plain(inst)
     ids = [str(i + 1) for i in range(len(table))]
     ids[4] = "007"
+    ids[5], ids[6] = "NA", "None"
     table.insert(0, "rid", ids)
     path = tmp_path / "data.csv"
     table.to_csv(path, index=False)
@@ -146,7 +148,8 @@ def csv_instance(inst, tmp_path):
 
 def test_csv_record_ids_are_the_text_written_on_both_engines(csv_instance):
     path, local_inst = csv_instance
-    assert local_inst.row_ids[:5].tolist() == ["1", "2", "3", "4", "007"]  # one machine: the text written
+    # One machine: the text written (NA and None were refused as missing ids).
+    assert local_inst.row_ids[:7].tolist() == ["1", "2", "3", "4", "007", "NA", "None"]
     dinst = dask_instance(path, local_inst.schema, id_column="rid")
     assert sorted(dinst.data.index.compute()) == sorted(local_inst.row_ids)  # Dask sorts them by id
     release = mondrian(local_inst, [fa.KAnonymity(3)])
