@@ -306,6 +306,38 @@ def test_ctrl_c_while_the_dask_cluster_starts_is_quiet():
     assert proc.stderr.strip() == "interrupted", proc.stderr
 
 
+def test_ctrl_c_to_every_process_while_the_dask_cluster_computes_is_quiet():
+    """A terminal's Ctrl-C goes to every process of the command, the cluster's workers
+    too: while a task runs, the client alone takes it and closes the cluster; each
+    worker printed its own KeyboardInterrupt, and asyncio a gather's AllExit never
+    retrieved."""
+    script = textwrap.dedent("""
+        import sys, time
+        from fairanon.distributed.cluster import local_client
+
+        try:
+            with local_client(1) as c:
+                task = c.submit(time.sleep, 120)
+                print("computing", flush=True)
+                c.gather(task)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
+    """)
+    proc = subprocess.Popen([sys.executable, "-W", "ignore::UserWarning", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "computing"
+        time.sleep(1.0)  # the task under way in its worker
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and err.strip() == "interrupted", err
+
+
 def test_ctrl_c_while_python_shuts_down_keeps_the_exit_code():
     """After a large run Python takes a moment to exit; a Ctrl-C then turned the exit
     code of a finished run (its outputs written) into death by SIGINT."""

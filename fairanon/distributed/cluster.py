@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import signal
 from collections.abc import Iterator
 
 from .._validation import check_int
@@ -93,6 +94,20 @@ def _reading_error() -> re.Pattern:
 
 
 _FAILED_TASK = _ReadingFailed()
+
+
+class _Cancelled(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" of a gather the client
+    cancelled (Distributed's AllExit): a Ctrl-C's, not a fault."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return type(error).__name__ != "AllExit"
+
+
+_GATHER_CANCELLED = _Cancelled()
+#: A worker's log of its tasks cancelled as its cluster closes (after a Ctrl-C).
+_CANCELLED_TASKS = _Drop(r"^Async instruction for <Task cancelled .* ended with CancelledError")
 
 
 def quiet_dask_logs() -> None:
@@ -181,6 +196,7 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
     quiet_dask_logs()
     nanny = logging.getLogger("distributed.nanny")
     nanny.addFilter(_CLOSING_NOISE)
+    logging.getLogger("asyncio").addFilter(_GATHER_CANCELLED)
     from distributed.deploy.spec import SpecCluster
 
     before = set(SpecCluster._instances)
@@ -191,7 +207,14 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
                              dashboard_address=None) as cluster, \
                 Client(cluster) as c:
             c.run(_quiet_failed_tasks)
-            yield c
+            c.run(_ignore_interrupts)
+            try:
+                yield c
+            except KeyboardInterrupt:
+                # The cluster closes as the process ends: its closing logs (a task's
+                # AllExit never retrieved, say) are not for the user.
+                _silence_distributed()
+                raise
     except KeyboardInterrupt:
         from distributed.core import Status
 
@@ -201,6 +224,18 @@ def local_client(workers: int | None = None, memory_limit: str | int = "auto") -
         raise
     finally:
         nanny.removeFilter(_CLOSING_NOISE)
+        logging.getLogger("asyncio").removeFilter(_GATHER_CANCELLED)
+
+
+def _ignore_interrupts() -> None:
+    """In a worker of :func:`local_client` (its main thread, where its event loop runs):
+    ignore Ctrl-C. The terminal sends it to every process of the command; this one closes
+    the cluster, where each worker printed its own KeyboardInterrupt (a worker its nanny
+    restarts takes it again); nor log the tasks the closing cancels."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logger = logging.getLogger("distributed.worker.state_machine")
+    if _CANCELLED_TASKS not in logger.filters:
+        logger.addFilter(_CANCELLED_TASKS)
 
 
 def _quiet_failed_tasks() -> None:
@@ -209,6 +244,12 @@ def _quiet_failed_tasks() -> None:
     logger = logging.getLogger("distributed.worker")
     if _FAILED_TASK not in logger.filters:
         logger.addFilter(_FAILED_TASK)
+
+
+def _silence_distributed() -> None:
+    """Silence Distributed's logs (and asyncio's, tornado's) for the rest of the process."""
+    for name in ("distributed", "asyncio", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def _abandon(clusters: list) -> None:
@@ -220,8 +261,7 @@ def _abandon(clusters: list) -> None:
     ("Exception ignored in atexit callback ... AssertionError: Status.init") and logs
     their nannies' failures. The interrupt is what the user sees: the cluster is closed
     here with those failures silenced, and left out of the exit handler."""
-    for name in ("distributed", "asyncio", "tornado"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    _silence_distributed()
     for cluster in clusters:
         with contextlib.suppress(Exception):
             cluster.close(timeout=2)

@@ -97,6 +97,7 @@ def anonymize(args) -> int:
                                     "(--engine local); the dask engine does not run fulldomain.")
     tty = sys.stderr.isatty()
     staging = os.path.join(args.out, f".release.parquet.{os.getpid()}.part")
+    made = not os.path.exists(args.out)
     try:
         with client(args.scheduler, getattr(args, "workers", None)) as c:
             dinst, job = _instance(args.job, args.dataset)
@@ -145,6 +146,9 @@ def anonymize(args) -> int:
                remove=[os.path.join(args.out, n) for n in RELEASE_FILES])
     finally:
         remove_output(staging)
+        if made:  # an interrupted or failed run leaves no folder it made empty
+            with contextlib.suppress(OSError):
+                os.rmdir(args.out)
     print(report)  # with the method's reason, when it gives one
     print(_memory_text(memory))
     print(f"Wrote {release_path} and {report_path}")
