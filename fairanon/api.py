@@ -101,25 +101,25 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
                                        auto_before_s=before)
     release = METHODS[name](instance, requirements, seed=seed, time_limit=left, **options)
     if name == "fulldomain" and release.status in (Status.INFEASIBLE, Status.UNKNOWN):
-        return _after_fulldomain(instance, requirements, seed, release, why, given, time_limit,
-                                 started, before)
+        return _after_fulldomain(instance, requirements, seed, release, why, time_limit, started,
+                                 before)
     return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit,
                                    auto_before_s=before)
 
 
-def _after_fulldomain(instance, requirements, seed, found: Release, why, given, time_limit,
-                      started, before) -> Release:
+def _after_fulldomain(instance, requirements, seed, found: Release, why, time_limit, started,
+                      before) -> Release:
     """When no full-domain generalization was found to meet requirements that are not
     union-monotone, local recoding may still meet them (German credit, k = 5 and 300 to
     630 skilled workers shown: none of the 2,430 lattice nodes, while diva's release
     does): cpsat then runs in the time left (its heuristic starts, then its model or lns),
     and its release is returned. Without a release from it either, its UNKNOWN (or
     INFEASIBLE, a proof over local recoding) says both; fulldomain's proof covers its
-    lattice only, so it is never returned as INFEASIBLE here. Without a time limit,
-    cpsat gets AUTO_EXACT_SECONDS, as an exact choice does."""
+    lattice only, so it is never returned as INFEASIBLE here. Without a time limit, the
+    two share AUTO_EXACT_SECONDS, as an exact choice gets."""
     from .exceptions import FairanonError
 
-    left = AUTO_EXACT_SECONDS if given is None else time_limit - (time.perf_counter() - started)
+    left = time_limit - (time.perf_counter() - started)  # AUTO_EXACT_SECONDS when none given
     said = f"fulldomain found no release ({found.status}: {found.reason})"
     if left < MIN_METHOD_SECONDS:
         release = dataclasses.replace(found, status=Status.UNKNOWN,
