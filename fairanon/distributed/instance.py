@@ -17,7 +17,8 @@ from pandas._libs.parsers import STR_NA_VALUES  # the texts read_csv takes for m
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import GZIP_ERRORS, as_record_ids, check_first_row
-from ..instances.instance import MISSING_POLICIES, Instance, _plain, check_numbers, parse_numbers
+from ..instances.instance import (MISSING_CELLS, MISSING_POLICIES, Instance, _plain, check_numbers,
+                                  parse_numbers)
 from ..instances.schema import Schema
 from ..instances.texts import cell_texts, check_kinds
 
@@ -565,8 +566,8 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     if bad:
         details = ", ".join(f"{c!r} ({n} rows)" for c, n in bad.items())
         raise SchemaError(
-            f"Missing values in {details} of instance {name!r}. Fill them, declare them as a value of the "
-            "attribute, or pass missing='drop'."
+            f"Missing values in {details} of instance {name!r}. Fill them with a value of their own "
+            f"({MISSING_CELLS}), or pass missing='drop'."
         )
     for attr in schema:  # in the schema's order, each column's checks in one machine's order (Instance)
         if attr.name in stats.bad_number:

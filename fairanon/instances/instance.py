@@ -25,6 +25,11 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
+#: What a missing-value error says a missing cell is, on both engines.
+MISSING_CELLS = ("such as '?'; a CSV cell is missing when empty or written as pandas reads a "
+                 "missing value: NA, N/A, NaN, None, null")
+
+
 def _natural_key(value: str):
     """Numbers first, by value exactly (9007199254740993 after ...992, which float64
     holds alike), then the text: "1" and "1.0" in one order on both engines."""
@@ -208,8 +213,8 @@ class Instance:
                     f"{c!r} ({int(missing_mask[c].sum())} rows)" for c in bad[bad].index
                 )
                 raise SchemaError(
-                    f"Missing values in {details} of instance {self.name!r}. Fill them, declare "
-                    "them as a value of the attribute, or pass missing='drop'."
+                    f"Missing values in {details} of instance {self.name!r}. Fill them with a value "
+                    f"of their own ({MISSING_CELLS}), or pass missing='drop'."
                 )
             keep = ~missing_mask.any(axis=1)
             self.dropped_rows = list(table.index[~keep])
