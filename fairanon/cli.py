@@ -620,10 +620,6 @@ def _command(argv: Sequence[str] | None, started: float) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.command == "patterns":
-        from .patterns.command import run as _run_patterns
-
-        return _run_patterns(args)
     if args.command == "bench":
         return _bench(args)
     if args.command == "app":
@@ -632,13 +628,18 @@ def _command(argv: Sequence[str] | None, started: float) -> int:
 
     with inputs_protected():
         # The files named on the command line; the job's own are noted as it is read.
-        for given in (getattr(args, "job", None), getattr(args, "release", None)):
-            if given:
+        for given in (getattr(args, "job", None), getattr(args, "release", None),
+                      getattr(args, "source", None)):
+            if given and os.path.exists(given):  # patterns' source may name a data set
                 note_input(given)
         return _dispatch(args)
 
 
 def _dispatch(args) -> int:
+    if args.command == "patterns":
+        from .patterns.command import run as _run_patterns
+
+        return _run_patterns(args)
     if getattr(args, "engine", "local") == "dask":
         from .distributed import command as dask_command
 

@@ -169,3 +169,13 @@ def test_an_input_named_as_an_output_is_refused_at_the_commit_too(tmp_path, monk
     assert data.read_text() == "a\n1\n" and sorted(os.listdir(tmp_path)) == ["data.csv"]
     files.commit({str(data): lambda path: open(path, "w").write("{}")})  # outside a command
     assert data.read_text() == "{}"
+
+
+def test_patterns_never_replace_their_source(tmp_path, capsys):
+    """A source named patterns.csv in the --out folder would be replaced by the patterns."""
+    source = tmp_path / "patterns.csv"
+    source.write_text(CSV, encoding="utf-8")
+    code, _, err = run(capsys, "patterns", source, "--protected", "sex=F", "--decision", "approved=no",
+                       "--out", tmp_path)
+    assert code == 2 and "is an input of this command" in err
+    assert source.read_text(encoding="utf-8") == CSV
