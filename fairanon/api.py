@@ -18,6 +18,7 @@ from .exceptions import IncompatibleRequirementError, InvalidParameterError, Mem
 from .instances.instance import Instance
 from .models.requirements import (
     RISK_REQUIREMENTS,
+    AlphaProtection,
     KAnonymity,
     MultiplicativeTCloseness,
     Requirement,
@@ -120,6 +121,11 @@ def _after_fulldomain(instance, requirements, seed, found: Release, why, time_li
     from .exceptions import FairanonError
 
     left = time_limit - (time.perf_counter() - started)  # AUTO_EXACT_SECONDS when none given
+    proof = _whole_table_fails(instance, requirements) if found.status == Status.INFEASIBLE else None
+    if proof is not None:
+        release = dataclasses.replace(found, reason=f"{found.reason}; {proof}")
+        return release.with_provenance(auto_choice="fulldomain", auto_reason=why,
+                                       auto_time_limit=time_limit, auto_before_s=before)
     said = f"fulldomain found no release ({found.status}: {found.reason})"
     if left < MIN_METHOD_SECONDS:
         release = dataclasses.replace(found, status=Status.UNKNOWN,
@@ -195,6 +201,27 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
                     + (", and bounds the loss from below" if improved.bound is not None else "")
                 )
     return release.with_provenance(auto_choice=choice, auto_reason=why, auto_time_limit=time_limit)
+
+
+def _whole_table_fails(instance: Instance, requirements) -> str | None:
+    """Why no release at all meets an alpha-protection of `requirements`, when the whole
+    table, a context of every release, fails it (the verifier's check of the release of
+    one class, whose only context is the whole table); else None."""
+    import numpy as np
+
+    from .models.verify import verify
+    from .release import generalize_partition
+
+    alphas = [r for r in requirements if isinstance(r, AlphaProtection)]
+    if not alphas:
+        return None
+    groups = np.zeros(instance.n_rows, dtype=np.int64)
+    one = Release(generalize_partition(instance, groups), groups)
+    failed = verify(instance, one, alphas, metrics=False).failures
+    if not failed:
+        return None
+    named = ", ".join(f"{c.name} ({float(c.achieved):.4g})" for c in failed)
+    return f"the whole table, a context of every release, fails {named}: no release meets it"
 
 
 def _per_cell(value, cells: int) -> str:

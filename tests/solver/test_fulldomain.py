@@ -953,6 +953,23 @@ def test_auto_searches_local_recodings_when_no_full_domain_generalization_meets_
     assert "fulldomain found no release" in auto.provenance["auto_reason"]
 
 
+def test_auto_keeps_infeasible_when_the_whole_table_fails_alpha():
+    """UCI Adult, k = 5 and risk difference at most 0.05: the whole table, a context of
+    every release, has RD = p(<=50K | protected race) - p(<=50K | the others), 0.1055 by
+    counting (above 0.05), so no release meets it: auto keeps fulldomain's INFEASIBLE,
+    saying so, instead of the UNKNOWN of a search that found nothing."""
+    inst = fa.load("adult")
+    table = inst.table
+    protected = table["race"].isin(["Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"])
+    negative = table["income"] == "<=50K"
+    rd = negative[protected].mean() - negative[~protected].mean()
+    assert rd == pytest.approx(0.1055, abs=5e-5)
+    reqs = [fa.KAnonymity(5), fa.AlphaProtection("RD", "0.05")]
+    auto = fa.anonymize(inst, reqs, seed=0, time_limit=5.0)
+    assert auto.status == Status.INFEASIBLE and auto.provenance["auto_choice"] == "fulldomain"
+    assert f"fails 0.05-protection (RD) ({rd:.4g})" in auto.reason
+
+
 @pytest.mark.slow  # 8,000 values through the lattice search: about 3 s of CPU
 def test_an_id_like_quasi_identifier_has_no_values_by_values_table():
     """A flat quasi-identifier of 8,000 distinct values: the level of the values costs
