@@ -116,7 +116,8 @@ def _after_fulldomain(instance, requirements, seed, found: Release, why, time_li
     does): cpsat then runs in the time left (its heuristic starts, then its model or lns),
     and its release is returned. Without a release from it either, its UNKNOWN (or
     INFEASIBLE, a proof over local recoding) says both; fulldomain's proof covers its
-    lattice only, so it is never returned as INFEASIBLE here. Without a time limit, the
+    lattice only, so it is returned as INFEASIBLE only when the whole table fails an
+    alpha-protection (:func:`_whole_table_fails`), which proves that no release meets it. Without a time limit, the
     two share AUTO_EXACT_SECONDS, as an exact choice gets."""
     from .exceptions import FairanonError
 
