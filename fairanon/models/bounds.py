@@ -936,7 +936,7 @@ def _in_two(items: list, work, processes: int, deadline, missing) -> list:
     context = multiprocessing.get_context("fork")
     conn, child = context.Pipe(duplex=False)
     process = context.Process(target=_work_out,
-                              args=(child, conn, work, items[1::2], os.getpid(), deadline, missing),
+                              args=(child, conn, work, items[1::2], os.getpid(), deadline),
                               daemon=True)
     start_forked(process)
     child.close()
@@ -950,8 +950,8 @@ def _in_two(items: list, work, processes: int, deadline, missing) -> list:
         conn.close()
     out = [missing] * len(items)
     out[0::2] = here
-    if there is not None:
-        out[1::2] = there
+    if there is not None:  # the items worked before the deadline
+        out[1 : 2 * len(there) : 2] = there
     return out
 
 
@@ -986,19 +986,19 @@ def _answer(conn, deadline):
     return value
 
 
-def _work_out(conn, parents, work, items, parent: int, deadline, missing) -> None:
-    """The forked half of :func:`_in_two`, `missing` for the items after `deadline`;
-    Ctrl-C is the parent's to handle (it ends this process), and a parent that has
-    ended, however, ends it too."""
+def _work_out(conn, parents, work, items, parent: int, deadline) -> None:
+    """The forked half of :func:`_in_two`: the items worked before `deadline` are sent
+    (the others, `missing` in the parent, are not: on the KDD census' 80,000 types of a
+    half, sending them passed a deadline of 0.5 s by 0.1 s); Ctrl-C is the parent's to
+    handle (it ends this process), and a parent that has ended, however, ends it too."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parents.close()
     try:
         out = []
-        for i, x in enumerate(items):
+        for x in items:
             if os.getppid() != parent:
                 return
             if deadline is not None and time.perf_counter() >= deadline:
-                out.extend([missing] * (len(items) - i))
                 break
             out.append(work(x))
         answer = ("ok", out)

@@ -365,3 +365,26 @@ def test_children_read_from_the_candidates_are_those_the_sets_give(data):
     if least0[0] is not None:
         assert least0[0][0] == least1[0][0]
         assert least0[0][1].tolist() == least1[0][1].tolist()
+
+
+def test_the_forked_half_sends_only_the_items_it_worked_before_the_deadline():
+    """_in_two with a deadline that cuts both halves: every item is its work (its own
+    value here) or `missing`, each half's worked items come first in its order, and
+    the forked half's sit at their own places (it sends only those it worked)."""
+    import time
+
+    from fairanon.models.bounds import PAIRED_TYPES, _in_two
+
+    items = list(range(2 * PAIRED_TYPES))
+
+    def work(x):
+        time.sleep(0.0005)
+        return x
+
+    out = _in_two(items, work, 2, time.perf_counter() + 0.3, None)
+    assert len(out) == len(items)
+    for half in (out[0::2], out[1::2]):
+        done = [x for x in half if x is not None]
+        assert half[: len(done)] == done and all(x is None for x in half[len(done):])
+        assert 0 < len(done) < len(half)
+    assert all(x is None or x == i for i, x in enumerate(out))
