@@ -19,6 +19,7 @@ from .instances.instance import Instance
 from .models.requirements import (
     RISK_REQUIREMENTS,
     AlphaProtection,
+    DiversityConstraint,
     KAnonymity,
     MultiplicativeTCloseness,
     Requirement,
@@ -116,13 +117,13 @@ def _after_fulldomain(instance, requirements, seed, found: Release, why, time_li
     does): cpsat then runs in the time left (its heuristic starts, then its model or lns),
     and its release is returned. Without a release from it either, its UNKNOWN (or
     INFEASIBLE, a proof over local recoding) says both; fulldomain's proof covers its
-    lattice only, so it is returned as INFEASIBLE only when the whole table fails an
-    alpha-protection (:func:`_whole_table_fails`), which proves that no release meets it. Without a time limit, the
+    lattice only, so it is returned as INFEASIBLE only where :func:`_no_release_exists`
+    proves that no release meets the requirements. Without a time limit, the
     two share AUTO_EXACT_SECONDS, as an exact choice gets."""
     from .exceptions import FairanonError
 
     left = time_limit - (time.perf_counter() - started)  # AUTO_EXACT_SECONDS when none given
-    proof = _whole_table_fails(instance, requirements) if found.status == Status.INFEASIBLE else None
+    proof = _no_release_exists(instance, requirements) if found.status == Status.INFEASIBLE else None
     if proof is not None:
         release = dataclasses.replace(found, reason=f"{found.reason}; {proof}")
         return release.with_provenance(auto_choice="fulldomain", auto_reason=why,
@@ -204,25 +205,32 @@ def _auto_portfolio(instance, requirements, seed, time_limit, why, options, star
     return release.with_provenance(auto_choice=choice, auto_reason=why, auto_time_limit=time_limit)
 
 
-def _whole_table_fails(instance: Instance, requirements) -> str | None:
-    """Why no release at all meets an alpha-protection of `requirements`, when the whole
-    table, a context of every release, fails it (the verifier's check of the release of
-    one class, whose only context is the whole table); else None."""
+def _no_release_exists(instance: Instance, requirements) -> str | None:
+    """Why no release at all meets `requirements`, when one of two checks proves it
+    (else None): the whole table, a context of every release, fails an alpha-protection
+    (the verifier's check of the release of one class, whose only context is the whole
+    table); or a diversity constraint asks for more records showing its target values
+    than the table shows with no cell generalized (a release only hides values)."""
     import numpy as np
 
     from .models.verify import verify
     from .release import generalize_partition
 
+    said = []
     alphas = [r for r in requirements if isinstance(r, AlphaProtection)]
-    if not alphas:
-        return None
-    groups = np.zeros(instance.n_rows, dtype=np.int64)
-    one = Release(generalize_partition(instance, groups), groups)
-    failed = verify(instance, one, alphas, metrics=False).failures
-    if not failed:
-        return None
-    named = ", ".join(f"{c.name} ({float(c.achieved):.4g})" for c in failed)
-    return f"the whole table, a context of every release, fails {named}: no release meets it"
+    if alphas:
+        groups = np.zeros(instance.n_rows, dtype=np.int64)
+        one = Release(generalize_partition(instance, groups), groups)
+        said += [f"the whole table, a context of every release, fails {c.name} "
+                 f"({float(c.achieved):.4g})" for c in verify(instance, one, alphas, metrics=False).failures]
+    floors = [r for r in requirements if isinstance(r, DiversityConstraint)]
+    if floors:
+        shown = Release(instance.table.copy(), np.arange(instance.n_rows))
+        report = verify(instance, shown, floors, metrics=False)
+        said += [f"{r} asks for at least {r.lower} records, and the table shows "
+                 f"{report[str(r)].achieved} with no cell generalized"
+                 for r in floors if report[str(r)].achieved < r.lower]
+    return "; ".join(said) + ": no release meets it" if said else None
 
 
 def _per_cell(value, cells: int) -> str:

@@ -951,6 +951,11 @@ def test_auto_searches_local_recodings_when_no_full_domain_generalization_meets_
     assert auto.status == Status.FEASIBLE and fa.verify(inst, auto, reqs).passed
     assert auto.provenance["auto_choice"] == "fulldomain, then cpsat"
     assert "fulldomain found no release" in auto.provenance["auto_reason"]
+    # 700 to 800 of the 630: no release shows more than the table, so INFEASIBLE stands.
+    reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"job": "skilled"}, 700, 800)]
+    auto = fa.anonymize(inst, reqs, seed=0, time_limit=3.0)
+    assert auto.status == Status.INFEASIBLE and auto.provenance["auto_choice"] == "fulldomain"
+    assert "asks for at least 700 records, and the table shows 630" in auto.reason
 
 
 def test_auto_keeps_infeasible_when_the_whole_table_fails_alpha():
