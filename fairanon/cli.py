@@ -629,7 +629,7 @@ def _command(argv: Sequence[str] | None, started: float) -> int:
     with inputs_protected():
         # The files named on the command line; the job's own are noted as it is read.
         for given in (getattr(args, "job", None), getattr(args, "release", None),
-                      getattr(args, "source", None)):
+                      getattr(args, "source", None), getattr(args, "population", None)):
             if given and os.path.exists(given):  # patterns' source may name a data set
                 note_input(given)
         return _dispatch(args)

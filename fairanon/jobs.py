@@ -243,14 +243,19 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFram
             )
         table = table.set_index(id_column)
     schema = Schema.from_spec(schema_spec, base_dir)
+    check_no_record_id(schema, path)
+    name = spec.get("name", os.path.splitext(os.path.basename(path.rstrip(os.sep)))[0])
+    return Instance(table, schema, name=name, missing=missing)
+
+
+def check_no_record_id(schema: Schema, path: str) -> None:
+    """Refuse an attribute named ``record_id``: release files hold the record ids in a
+    column of that name (a second one made a release that verify refused as naming a
+    column twice), on both engines."""
     if "record_id" in schema:
-        # Release files hold the record ids in a column of that name (a second one made
-        # a release that verify refused as naming a column twice).
         raise SchemaError(
             f"The column 'record_id' of {path!r} has the name release files give the record "
             "ids; rename it in the file and the job's schema.")
-    name = spec.get("name", os.path.splitext(os.path.basename(path.rstrip(os.sep)))[0])
-    return Instance(table, schema, name=name, missing=missing)
 
 
 def _check_seed(seed, path: str):

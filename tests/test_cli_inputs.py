@@ -280,13 +280,16 @@ def test_a_fraction_dividing_by_zero_is_a_clear_error(tmp_path, capsys):
     assert code == 2 and "'threshold' parameter of risk must be a number" in err
 
 
-def test_a_data_column_named_record_id_is_refused_by_name(tmp_path, capsys):
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_a_data_column_named_record_id_is_refused_by_name(tmp_path, capsys, engine):
     """Release files name their ids' column record_id: a data column of that name made
-    a release with the name twice, which verify then refused (anonymize said PASSED)."""
+    a release with the name twice, which verify then refused (anonymize said PASSED; the
+    Dask engine failed with a traceback)."""
     csv = CSV.replace("id,name,age,zip", "id,name,age,record_id")
     schema = SCHEMA.replace("zip: {role: qi}", "record_id: {role: qi}")
     job = write_job(tmp_path, csv=csv, schema=schema)
-    code, _, err = run(capsys, "anonymize", job, "--out", tmp_path / "o")
+    code, _, err = run(capsys, "anonymize", job, "--engine", engine, "--workers", "1",
+                       "--out", tmp_path / "o")
     assert code == 2 and "The column 'record_id'" in err and not (tmp_path / "o").exists()
 
 

@@ -142,15 +142,19 @@ def test_release_to_csv_neutralizes_by_default(tmp_path):
 
 
 def test_an_output_never_replaces_an_input_of_the_command(tmp_path, capsys):
-    """The release a verify reads, the data a risk reads, the job file a utility reads:
-    each refused as --out, the file left as it was (they were overwritten by JSON)."""
+    """The release a verify reads, the data and the population a risk reads, the job file
+    a utility reads: each refused as --out, the file left as it was (they were
+    overwritten by JSON)."""
     job = write_job(tmp_path)
     out = tmp_path / "o"
     assert run(capsys, "anonymize", job, "--out", out)[0] == 0
     release = out / "release.csv"
-    inputs = {p: p.read_bytes() for p in (release, tmp_path / "data.csv", tmp_path / "job.yaml")}
+    population = tmp_path / "population.csv"
+    population.write_text(CSV, encoding="utf-8")
+    inputs = {p: p.read_bytes() for p in (release, tmp_path / "data.csv", tmp_path / "job.yaml", population)}
     for command, target, extra in (("verify", release, ["--release", release]),
                                    ("risk", tmp_path / "data.csv", []),
+                                   ("risk", population, ["--population", population]),
                                    ("utility", tmp_path / "job.yaml", ["--classifier", "none"])):
         code, _, err = run(capsys, command, job, *extra, "--out", target)
         assert code == 2 and "is an input of this command" in err, (command, err)
@@ -179,3 +183,17 @@ def test_patterns_never_replace_their_source(tmp_path, capsys):
                        "--out", tmp_path)
     assert code == 2 and "is an input of this command" in err
     assert source.read_text(encoding="utf-8") == CSV
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_data_named_as_a_stale_output_of_the_folder_is_refused(tmp_path, capsys, engine):
+    """The job's data in --out under a release file's name: the run would replace or
+    delete it as a stale output (the Dask engine deleted it, the job being read after
+    its checks); both engines refuse it by name and leave it."""
+    out = tmp_path / "o"
+    out.mkdir()
+    job = write_job(tmp_path, data="o/release.csv")
+    before = (out / "release.csv").read_bytes()
+    code, _, err = run(capsys, "anonymize", job, "--engine", engine, "--workers", "1", "--out", out)
+    assert code == 2 and "is an input of this command" in err
+    assert (out / "release.csv").read_bytes() == before

@@ -58,7 +58,7 @@ def _instance(job_path: str | None, dataset: str | None):
     a bundled data set is split into partitions), and the job."""
     from ..instances.datasets import load
     from ..instances.schema import Schema
-    from ..jobs import default_job, read_document, read_job, table_source
+    from ..jobs import check_no_record_id, default_job, read_document, read_job, table_source
     from .instance import as_dask_instance, dask_instance
 
     path = job_path or default_job()
@@ -73,6 +73,7 @@ def _instance(job_path: str | None, dataset: str | None):
             if "schema" not in spec:
                 raise InvalidParameterError("A data file instance needs a 'schema' section.")
             schema = Schema.from_spec(spec["schema"], base_dir)
+            check_no_record_id(schema, data)
             name = spec.get("name", os.path.splitext(os.path.basename(data.rstrip(os.sep)))[0])
             dinst = dask_instance(data, schema, name=name, id_column=spec.get("id_column"),
                                   missing=spec.get("missing", "error"))
@@ -101,6 +102,7 @@ def anonymize(args) -> int:
     try:
         with client(args.scheduler, getattr(args, "workers", None)) as c:
             dinst, job = _instance(args.job, args.dataset)
+            check_output_dir(args.out, [*RELEASE_FILES, "report.json"])  # the job's files now known
             method = args.method or job.method
             seed = args.seed if args.seed is not None else job.seed
             options = dict(job.options)
@@ -169,6 +171,8 @@ def verify(args) -> int:
     tty = sys.stderr.isatty()
     with client(args.scheduler, getattr(args, "workers", None)) as c:
         dinst, job = _instance(args.job, args.dataset)
+        if args.out is not None:
+            check_output_file(args.out)  # the job's files now known
         from .instance import read_table, release_readings
 
         readings = release_readings(args.release, dinst, getattr(args, "neutralized", None))
@@ -199,6 +203,8 @@ def risk(args, options: dict) -> int:
     tty = sys.stderr.isatty()
     with client(args.scheduler, getattr(args, "workers", None)) as c:
         dinst, job = _instance(args.job, args.dataset)
+        if args.out is not None:
+            check_output_file(args.out)  # the job's files now known
         release = None
         if args.release:
             release = read_table(args.release, **release_ids(args.release, dinst, getattr(args, "neutralized", None)))

@@ -670,6 +670,8 @@ def commit(
         for path in temps:  # again: the folder may have changed since the checks up front
             _check_plain(path, "output")
             _check_not_input(path, "output")
+        for path in remove:  # a stale output to delete is never an input either
+            _check_not_input(path, "output")
         with interrupts_deferred():
             for path, tmp in temps.items():
                 # A folder is not renamed onto: replaced by a folder, or as a stale output.
