@@ -104,13 +104,13 @@ def _auto(instance: Instance, requirements: Sequence[Requirement], *, seed=None,
     release = METHODS[name](instance, requirements, seed=seed, time_limit=left, **options)
     if name == "fulldomain" and release.status in (Status.INFEASIBLE, Status.UNKNOWN):
         return _after_fulldomain(instance, requirements, seed, release, why, time_limit, started,
-                                 before)
+                                 before, options)
     return release.with_provenance(auto_choice=name, auto_reason=why, auto_time_limit=time_limit,
                                    auto_before_s=before)
 
 
 def _after_fulldomain(instance, requirements, seed, found: Release, why, time_limit, started,
-                      before) -> Release:
+                      before, options) -> Release:
     """When no full-domain generalization was found to meet requirements that are not
     union-monotone, local recoding may still meet them (German credit, k = 5 and 300 to
     630 skilled workers shown: none of the 2,430 lattice nodes, while diva's release
@@ -134,8 +134,12 @@ def _after_fulldomain(instance, requirements, seed, found: Release, why, time_li
                                       reason=f"{said}; no time was left for local recoding")
         return release.with_provenance(auto_choice="fulldomain", auto_reason=why,
                                        auto_time_limit=time_limit, auto_before_s=before)
+    # The options cpsat shares with fulldomain (the objective above all); the others
+    # are fulldomain's own.
+    accepted = inspect.signature(METHODS["cpsat"]).parameters
+    shared = {key: value for key, value in options.items() if key in accepted}
     try:
-        release = METHODS["cpsat"](instance, requirements, seed=seed, time_limit=left)
+        release = METHODS["cpsat"](instance, requirements, seed=seed, time_limit=left, **shared)
     except FairanonError as exc:
         release = dataclasses.replace(found, status=Status.UNKNOWN,
                                       reason=f"{said}; cpsat cannot search it: {exc}")

@@ -940,16 +940,17 @@ def test_auto_searches_local_recodings_when_no_full_domain_generalization_meets_
     hand): no node of the lattice meets both (fulldomain: INFEASIBLE over its lattice),
     while diva's local suppression does (the verifier passes it). auto, which picks
     fulldomain for requirements that are not union-monotone, then runs cpsat in the time
-    left, whose heuristic start and lns give a verified release; it returned
-    fulldomain's INFEASIBLE."""
+    left, with the options given, whose heuristic start and lns give a verified release;
+    it returned fulldomain's INFEASIBLE."""
     inst = fa.load("german")
     assert int((inst.table["job"] == "skilled").sum()) == 630
     reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"job": "skilled"}, 300, 630)]
     assert fa.anonymize(inst, reqs, method="fulldomain", seed=0).status == Status.INFEASIBLE
     assert fa.verify(inst, fa.anonymize(inst, reqs, method="diva", seed=0), reqs).passed
-    auto = fa.anonymize(inst, reqs, seed=0, time_limit=3.0)
+    auto = fa.anonymize(inst, reqs, seed=0, time_limit=3.0, objective="discernibility")
     assert auto.status == Status.FEASIBLE and fa.verify(inst, auto, reqs).passed
     assert auto.provenance["auto_choice"] == "fulldomain, then cpsat"
+    assert auto.provenance["params"]["objective"] == "discernibility"  # the option given
     assert "fulldomain found no release" in auto.provenance["auto_reason"]
     # 700 to 800 of the 630: no release shows more than the table, so INFEASIBLE stands.
     reqs = [fa.KAnonymity(5), fa.DiversityConstraint({"job": "skilled"}, 700, 800)]
