@@ -536,37 +536,40 @@ def dmondrian(
     engine = _DMondrian(ranked, block, negative, n_blocks, tau, t_used, k, k_mode, cut_rule, checks)
     deadline = None if limit is None else started + limit
     groups, timed_out = engine.run(n, deadline)
-    return settled(instance, release(groups, timed_out=timed_out), reasons, alphas)
+    return settled(instance, release(groups, timed_out=timed_out), reasons)
 
 
 def _with_whole_table(text: str, req: AlphaProtection, table, neg: int, n: int) -> tuple:
-    """`text`, naming the whole table's value of alpha's measure when it fails alpha, and
-    whether it does: only that proves that no release meets alpha (the whole table is a
-    context of every release), where a release beyond the guarantee of Thm 20 may."""
+    """`text`, naming the whole table's value of alpha's measure when it fails alpha,
+    whether it does, and `req`: only that proves that no release meets alpha (the whole
+    table is a context of every release, checked when it has alpha's least support),
+    where a release beyond the guarantee of Thm 20 may."""
     whole = M.discrimination_exact(req.measure, *table, neg, n)
     if req.larger_is_worse:
         met = whole < req.alpha if req.strict else whole <= req.alpha
     else:
         met = whole > req.alpha if req.strict else whole >= req.alpha
+    # The whole table is checked only with the support it has.
+    met = met or (req.min_support is not None and n < req.min_support)
     if not met:
         text += f"; the whole table, a context of every release, has {req.measure} = {_show(whole)}"
-    return text, not met
+    return text, not met, req
 
 
-def settled(instance: Instance, release: Release, reasons: list, alphas: list) -> Release:
+def settled(instance: Instance, release: Release, reasons: list) -> Release:
     """`release` (FEASIBLE) with the status the `reasons` of :func:`_threshold` give it:
     INFEASIBLE when one proves that no release meets the requirements (t below the
-    floor, or alpha failed by the whole table, a context of every release); else, alpha
-    beyond the guarantee of Thm 20, the release is measured against `alphas` (the
-    verifier, exactly): FEASIBLE when it meets them, with ``provenance["unguaranteed"]``
-    saying so (UCI Adult, k = 5, elift 1.2: the guarantee reaches 1.275, the release
-    measures 1.121), UNKNOWN otherwise."""
+    floor, or alpha failed by the whole table, a context of every release); else, the
+    requirements beyond the guarantee of Thm 20, the release is measured against them
+    (the verifier, exactly): FEASIBLE when it meets them, with
+    ``provenance["unguaranteed"]`` saying so (UCI Adult, k = 5, elift 1.2: the guarantee
+    reaches 1.275, the release measures 1.121), UNKNOWN otherwise."""
     if not reasons:
         return release
-    said = "; ".join(text for text, _ in reasons)
-    if any(proven for _, proven in reasons):
+    said = "; ".join(text for text, _, _ in reasons)
+    if any(proven for _, proven, _ in reasons):
         return dataclasses.replace(release, status=Status.INFEASIBLE, reason=f"{said}.")
-    report = verify(instance, release, alphas, metrics=False)
+    report = verify(instance, release, [req for _, _, req in reasons], metrics=False)
     if report.passed:
         return release.with_provenance(unguaranteed=(
             f"{said}; the release offered meets it all the same, as the verifier measures it"))
@@ -625,8 +628,12 @@ def _threshold(t_close, alphas, floor, tau_r, table, neg, n, pd_groups, pd_name)
             reasons.append(_with_whole_table(text, req, table, neg, n))
         else:
             # Every class lies within one PD group, whose records' distance from the
-            # table some class reaches at least: no release is t-close.
-            reasons.append((text, True))
+            # table some class reaches at least: no release is t-close, where the
+            # distance of the two decision values is 1 (with a declared order whose
+            # absent values lie between them, it is less, and the release is measured).
+            unit = req.distance == "equal" or (req.distance == "ordered"
+                                               and req.ordered_domain == "present")
+            reasons.append((text, unit, req))
     if not candidates:
         return floor, None, t_alphas, reasons
     t_req, req = min(candidates, key=lambda c: c[0])

@@ -378,7 +378,7 @@ def dsabre(
         n_leaves=len(leaves),
         time_limit_reached=timed_out,
     )
-    return settled(instance, offered, reasons, alphas)
+    return settled(instance, offered, reasons)
 
 
 def _runs(leaves) -> list[tuple[tuple[int, ...], int]]:

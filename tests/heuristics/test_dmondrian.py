@@ -654,3 +654,23 @@ def test_exact_tie_between_attributes_goes_to_the_earlier():
     assert _reference_dmondrian(inst, Fraction(1, 4), 1, "strict", "balanced") == expected
     assert _classes(inst, rel) == expected
     _passes(inst, rel, reqs)
+
+
+def test_below_the_floor_without_a_proof_is_measured_not_infeasible():
+    """Two cases the floor proves nothing about. An alpha with a least support of 100 on
+    the loan table's 17 records checks no context, the whole table included: the release
+    meets it. A decision declared over -, +, ++ with ++ absent puts - and + 1/2 apart, so
+    the EMD is half the variational distance the floor measures: 1/50-closeness is met
+    although 1/50 lies below the floor (0.0294). Both are measured by the verifier,
+    FEASIBLE; both were INFEASIBLE, "no release" meeting what the release met."""
+    inst = fa.load("ruggieri_loan")
+    supported = fa.AlphaProtection("RD", "1/100", min_support=100)
+    rel = dmondrian(inst, [supported])
+    assert rel.status == Status.FEASIBLE and fa.verify(inst, rel, [supported]).passed
+    declared = inst.schema.replace(fa.Attribute("decision", role="decision", kind="ordered",
+                                                order=["-", "+", "++"], negative="-"))
+    inst = fa.Instance(inst.table, declared, name="loan, decision declared over three values")
+    close = fa.TCloseness("1/50", attribute="decision", distance="ordered", ordered_domain="declared")
+    rel = dmondrian(inst, [close])
+    assert rel.status == Status.FEASIBLE and fa.verify(inst, rel, [close]).passed
+    assert "below 0.02941" in rel.provenance["unguaranteed"]
