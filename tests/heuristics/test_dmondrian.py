@@ -670,7 +670,8 @@ def test_below_the_floor_without_a_proof_is_measured_not_infeasible():
     declared = inst.schema.replace(fa.Attribute("decision", role="decision", kind="ordered",
                                                 order=["-", "+", "++"], negative="-"))
     inst = fa.Instance(inst.table, declared, name="loan, decision declared over three values")
-    close = fa.TCloseness("1/50", attribute="decision", distance="ordered", ordered_domain="declared")
+    close = fa.TCloseness("1/50", attribute="decision", distance="ordered",
+                          ordered_domain="declared")
     rel = dmondrian(inst, [close])
     assert rel.status == Status.FEASIBLE and fa.verify(inst, rel, [close]).passed
     assert "below 0.02941" in rel.provenance["unguaranteed"]
