@@ -632,6 +632,8 @@ def _command(argv: Sequence[str] | None, started: float) -> int:
                       getattr(args, "source", None), getattr(args, "population", None)):
             if given and os.path.exists(given):  # patterns' source may name a data set
                 note_input(given)
+        if getattr(args, "release", None):  # the report beside it says how it was written
+            note_input(os.path.join(os.path.dirname(os.path.abspath(args.release)), REPORT_FILE))
         return _dispatch(args)
 
 

@@ -203,6 +203,8 @@ def load_instance_spec(spec: Mapping, base_dir: str = ".", *, table: pd.DataFram
                     f"got {value!r}.")
             if value is not None and not os.path.isabs(value):
                 options[key] = os.path.join(base_dir, value)
+            if value is not None:
+                note_input(options[key])
         instance = load(str(spec["dataset"]), **options)
         if "schema" in spec:
             schema = instance.schema
@@ -291,9 +293,6 @@ def table_source(spec: Mapping, base_dir: str = ".") -> tuple[str, str]:
     if not os.path.exists(path):
         raise InvalidParameterError(f"Data file {path!r} does not exist.")
     note_input(path)
-    if os.path.isdir(path):
-        for name in os.listdir(path):
-            note_input(os.path.join(path, name))
     return kind, path
 
 

@@ -197,3 +197,51 @@ def test_data_named_as_a_stale_output_of_the_folder_is_refused(tmp_path, capsys,
     code, _, err = run(capsys, "anonymize", job, "--engine", engine, "--workers", "1", "--out", out)
     assert code == 2 and "is an input of this command" in err
     assert (out / "release.csv").read_bytes() == before
+
+
+def test_the_report_read_beside_a_release_and_a_release_folders_files_are_inputs(tmp_path, capsys):
+    """verify reads the report.json beside the release it checks (how its CSV was
+    written): refused as --out, as is a file inside a release folder given as
+    --release (both were replaced by the JSON report)."""
+    job = write_job(tmp_path)
+    out = tmp_path / "o"
+    assert run(capsys, "anonymize", job, "--out", out)[0] == 0
+    before = (out / "report.json").read_bytes()
+    code, _, err = run(capsys, "verify", job, "--release", out / "release.csv",
+                       "--out", out / "report.json")
+    assert code == 2 and "is an input of this command" in err
+    assert (out / "report.json").read_bytes() == before
+    folder = tmp_path / "r.parquet"
+    folder.mkdir()
+    (folder / "part.0.parquet").write_bytes(b"PAR1")
+    code, _, err = run(capsys, "verify", job, "--release", folder,
+                       "--out", folder / "part.0.parquet")
+    assert code == 2 and "is an input of this command" in err
+    assert (folder / "part.0.parquet").read_bytes() == b"PAR1"
+
+
+def test_a_file_a_data_set_option_names_is_an_input(tmp_path):
+    """Census-Income's 'path' option names the job's data: read, it is an input that no
+    output replaces (a risk report overwrote it)."""
+    from fairanon.instances.datasets.census import CENSUS_COLUMNS
+    from fairanon.jobs import read_job
+
+    pairs = {"education": ("High school graduate", "Children"),
+             "marital stat": ("Never married", "Divorced"), "race": ("White", "Black"),
+             "income class": ("- 50000.", "50000+."), "sex": ("Male", "Female")}
+    numeric = {"age", "wage per hour", "capital gains", "capital losses", "dividends from stocks",
+               "instance weight", "num persons worked for employer", "weeks worked in year"}
+    data = tmp_path / "census.csv"
+    def cell(column, i):
+        if column in pairs:
+            return pairs[column][i % 2]
+        return str(20 + i) if column in numeric else "x"
+
+    data.write_text("".join(", ".join(cell(c, i) for c in CENSUS_COLUMNS) + "\n" for i in range(8)))
+    job = tmp_path / "job.yaml"
+    job.write_text("instance: {dataset: census, options: {path: census.csv, qi: [age, sex]}}\n"
+                   "requirements: [{k_anonymity: {k: 2}}]\n")
+    with files.inputs_protected():
+        read_job(str(job))
+        with pytest.raises(fa.FairanonError, match="is an input of this command"):
+            files.check_output_file(str(data))

@@ -535,9 +535,14 @@ def inputs_protected():
 
 
 def note_input(path) -> None:
-    """Name `path` (a file or a folder of them) an input of the command running."""
+    """Name `path` (a file, or a folder and the files in it) an input of the command
+    running."""
     if _INPUTS:
-        _INPUTS[-1].add(os.path.realpath(os.fspath(path)))
+        path = os.fspath(path)
+        _INPUTS[-1].add(os.path.realpath(path))
+        if os.path.isdir(path):
+            _INPUTS[-1].update(os.path.realpath(os.path.join(path, name))
+                               for name in os.listdir(path))
 
 
 def _check_not_input(path: str, option: str) -> None:
