@@ -123,7 +123,8 @@ def _after_fulldomain(instance, requirements, seed, found: Release, why, time_li
     from .exceptions import FairanonError
 
     left = time_limit - (time.perf_counter() - started)  # AUTO_EXACT_SECONDS when none given
-    proof = _no_release_exists(instance, requirements) if found.status == Status.INFEASIBLE else None
+    proven = found.status == Status.INFEASIBLE
+    proof = _no_release_exists(instance, requirements) if proven else None
     if proof is not None:
         release = dataclasses.replace(found, reason=f"{found.reason}; {proof}")
         return release.with_provenance(auto_choice="fulldomain", auto_reason=why,
@@ -225,8 +226,9 @@ def _no_release_exists(instance: Instance, requirements) -> str | None:
     if alphas:
         groups = np.zeros(instance.n_rows, dtype=np.int64)
         one = Release(generalize_partition(instance, groups), groups)
+        failed = verify(instance, one, alphas, metrics=False).failures
         said += [f"the whole table, a context of every release, fails {c.name} "
-                 f"({float(c.achieved):.4g})" for c in verify(instance, one, alphas, metrics=False).failures]
+                 f"({float(c.achieved):.4g})" for c in failed]
     floors = [r for r in requirements if isinstance(r, DiversityConstraint)]
     if floors:
         shown = Release(instance.table.copy(), np.arange(instance.n_rows))

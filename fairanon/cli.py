@@ -213,7 +213,8 @@ def _write_json(document) -> Callable[[str], None]:
 
 def _anonymize(args, step) -> int:
     from .api import anonymize
-    from .instances.files import RELEASE_FILES, commit, neutralize_formulas, release_file_name, write_csv
+    from .instances.files import (RELEASE_FILES, commit, neutralize_formulas, release_file_name,
+                                  write_csv)
     from .models.risk.report import release_risk
     from .models.utility import release_utility
     from .models.verify import verify
@@ -267,7 +268,8 @@ def _anonymize(args, step) -> int:
         listed = _candidates(job, time_limit, left, memory_limit)
         outputs[args.candidates] = _write_json(listed[0])
     # The report is the manifest, renamed last: it names the release by its checksum.
-    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES], manifest=(report_path, document),
+    commit(outputs, remove=[os.path.join(args.out, n) for n in RELEASE_FILES],
+           manifest=(report_path, document),
            unlisted=[] if args.candidates is None else [args.candidates])
     print(report)  # with the method's reason, when it gives one
     _print_best_effort(release)

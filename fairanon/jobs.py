@@ -56,8 +56,8 @@ __all__ = [
 _JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limit", "memory_limit", "name"}
 #: Names a job's 'options' may not hold: anonymize's own arguments (a method's options
 #: are passed beside them, so one given twice failed with a TypeError).
-_NOT_OPTIONS = {"instance", "requirements", "method", "seed", "time_limit", "memory_limit", "engine",
-                "schema"}
+_NOT_OPTIONS = {"instance", "requirements", "method", "seed", "time_limit", "memory_limit",
+                "engine", "schema"}
 #: Values a job document may expand to, YAML aliases followed: a few hundred bytes of
 #: nested aliases expand to billions (PyYAML shares them, but reading them does not).
 MAX_DOCUMENT_VALUES = 1_000_000

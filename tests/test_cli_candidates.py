@@ -121,7 +121,8 @@ def test_the_candidates_get_the_time_the_release_left(job, tmp_path, capsys, mon
     assert (tmp_path / "b" / "release.csv").read_bytes() == (tmp_path / "a" / "release.csv").read_bytes()
 
 
-def test_candidates_never_replace_an_input_or_the_runs_own_outputs(job, tmp_path, capsys, monkeypatch):
+def test_candidates_never_replace_an_input_or_the_runs_own_outputs(job, tmp_path, capsys,
+                                                                  monkeypatch):
     """--candidates naming the job file or the run's report (which it replaced,
     dropping the release's manifest) is refused before any work."""
 

@@ -151,7 +151,8 @@ def test_an_output_never_replaces_an_input_of_the_command(tmp_path, capsys):
     release = out / "release.csv"
     population = tmp_path / "population.csv"
     population.write_text(CSV, encoding="utf-8")
-    inputs = {p: p.read_bytes() for p in (release, tmp_path / "data.csv", tmp_path / "job.yaml", population)}
+    read = (release, tmp_path / "data.csv", tmp_path / "job.yaml", population)
+    inputs = {p: p.read_bytes() for p in read}
     for command, target, extra in (("verify", release, ["--release", release]),
                                    ("risk", tmp_path / "data.csv", []),
                                    ("risk", population, ["--population", population]),
@@ -179,8 +180,8 @@ def test_patterns_never_replace_their_source(tmp_path, capsys):
     """A source named patterns.csv in the --out folder would be replaced by the patterns."""
     source = tmp_path / "patterns.csv"
     source.write_text(CSV, encoding="utf-8")
-    code, _, err = run(capsys, "patterns", source, "--protected", "sex=F", "--decision", "approved=no",
-                       "--out", tmp_path)
+    code, _, err = run(capsys, "patterns", source, "--protected", "sex=F",
+                       "--decision", "approved=no", "--out", tmp_path)
     assert code == 2 and "is an input of this command" in err
     assert source.read_text(encoding="utf-8") == CSV
 

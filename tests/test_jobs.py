@@ -86,7 +86,8 @@ def test_job_options_naming_the_jobs_own_keys_are_refused(tmp_path):
     path = tmp_path / "job.yaml"
     path.write_text("instance: {dataset: diva_table1}\nrequirements: [{k_anonymity: {k: 2}}]\n"
                     "options: {time_limit: 5, seed: 1}\n")
-    with pytest.raises(InvalidParameterError, match=r"name \['seed', 'time_limit'\]: arguments of the job"):
+    named = r"name \['seed', 'time_limit'\]: arguments of the job"
+    with pytest.raises(InvalidParameterError, match=named):
         read_job(str(path))
 
 

@@ -566,8 +566,8 @@ def dask_instance(data, schema: Schema, *, name: str | None = None, id_column: s
     if bad:
         details = ", ".join(f"{c!r} ({n} rows)" for c, n in bad.items())
         raise SchemaError(
-            f"Missing values in {details} of instance {name!r}. Fill them with a value of their own "
-            f"({MISSING_CELLS}), or pass missing='drop'."
+            f"Missing values in {details} of instance {name!r}. Fill them with a value of "
+            f"their own ({MISSING_CELLS}), or pass missing='drop'."
         )
     for attr in schema:  # in the schema's order, each column's checks in one machine's order (Instance)
         if attr.name in stats.bad_number:

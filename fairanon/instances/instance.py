@@ -213,8 +213,8 @@ class Instance:
                     f"{c!r} ({int(missing_mask[c].sum())} rows)" for c in bad[bad].index
                 )
                 raise SchemaError(
-                    f"Missing values in {details} of instance {self.name!r}. Fill them with a value "
-                    f"of their own ({MISSING_CELLS}), or pass missing='drop'."
+                    f"Missing values in {details} of instance {self.name!r}. Fill them with a "
+                    f"value of their own ({MISSING_CELLS}), or pass missing='drop'."
                 )
             keep = ~missing_mask.any(axis=1)
             self.dropped_rows = list(table.index[~keep])
