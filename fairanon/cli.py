@@ -213,8 +213,13 @@ def _write_json(document) -> Callable[[str], None]:
 
 def _anonymize(args, step) -> int:
     from .api import anonymize
-    from .instances.files import (RELEASE_FILES, commit, neutralize_formulas, release_file_name,
-                                  write_csv)
+    from .instances.files import (
+        RELEASE_FILES,
+        commit,
+        neutralize_formulas,
+        release_file_name,
+        write_csv,
+    )
     from .models.risk.report import release_risk
     from .models.utility import release_utility
     from .models.verify import verify

@@ -17,8 +17,14 @@ from pandas._libs.parsers import STR_NA_VALUES  # the texts read_csv takes for m
 
 from ..exceptions import FairanonError, InvalidParameterError, SchemaError
 from ..instances.files import GZIP_ERRORS, as_record_ids, check_first_row
-from ..instances.instance import (MISSING_CELLS, MISSING_POLICIES, Instance, _plain, check_numbers,
-                                  parse_numbers)
+from ..instances.instance import (
+    MISSING_CELLS,
+    MISSING_POLICIES,
+    Instance,
+    _plain,
+    check_numbers,
+    parse_numbers,
+)
 from ..instances.schema import Schema
 from ..instances.texts import cell_texts, check_kinds
 

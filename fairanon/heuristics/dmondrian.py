@@ -23,7 +23,6 @@ from .._validation import check_option, check_random_state
 from ..exceptions import IncompatibleRequirementError, InvalidParameterError
 from ..instances.instance import Instance
 from ..models import measures as M
-from ..models.verify import verify
 from ..models.requirements import (
     MEASURES,
     AlphaProtection,
@@ -33,6 +32,7 @@ from ..models.requirements import (
     requirement_targets,
     validate_requirements,
 )
+from ..models.verify import verify
 from ..release import Release, Status, generalize_partition, provenance
 from . import topdown as E
 
