@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from .._validation import check_fraction, check_int, check_option
 from ..exceptions import InvalidParameterError
+from ..instances.hierarchy import SUPPRESSED
 from ..instances.texts import same_number_hint, value_text
 
 __all__ = [
@@ -771,6 +772,12 @@ def validate_requirements(
                     raise IncompatibleRequirementError(
                         f"{req!r} targets {name!r}, which is not a released attribute of instance {instance.name!r}."
                     )
+                if value == SUPPRESSED:
+                    # A released '*' is a suppressed cell, never a value shown: the count
+                    # would take one for the other.
+                    raise SchemaError(
+                        f"{req!r}: {SUPPRESSED!r} labels a suppressed cell, never a value of "
+                        f"{name!r} shown: a diversity constraint cannot count it.")
                 domain = schema[name].domain
                 if domain is not None and value not in domain:
                     raise SchemaError(f"{req!r}: {value!r} is not a value of {name!r}"

@@ -230,3 +230,18 @@ def test_generator_bad_input(table1):
         average(table1, "zip")
     with pytest.raises(InvalidParameterError, match="one value per attribute"):
         proportional(table1, ["GEN", "ETH"], 1, values=["Female"])
+
+
+def test_a_constraint_on_the_suppression_label_is_refused():
+    """A hierarchy may name a leaf '*' (no cell of the data may hold it): a released '*'
+    is a suppressed cell, which the count took for that value shown, so that a release
+    of suppressed cells met a constraint no record can (the verifier passed it where
+    no release exists)."""
+    tree = fa.Hierarchy.from_mapping({"ANY": ["*", "a", "b"]})
+    table = pd.DataFrame({"x": list("ababab"), "y": list("pqpqpq")})
+    inst = fa.Instance(table, fa.Schema([fa.Attribute("x", hierarchy=tree), fa.Attribute("y")]))
+    starred = fa.DiversityConstraint({"x": "*"}, 2, 10)
+    with pytest.raises(SchemaError, match="labels a suppressed cell"):
+        fa.verify(inst, Release(table.copy(), np.arange(6)), [starred])
+    with pytest.raises(SchemaError, match="labels a suppressed cell"):
+        fa.anonymize(inst, [fa.KAnonymity(2), starred], method="diva", seed=0)
