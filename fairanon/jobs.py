@@ -58,8 +58,9 @@ _JOB_KEYS = {"instance", "requirements", "method", "options", "seed", "time_limi
 #: are passed beside them, so one given twice failed with a TypeError).
 _NOT_OPTIONS = {"instance", "requirements", "method", "seed", "time_limit", "memory_limit",
                 "engine", "schema"}
-#: Values a job document may expand to, YAML aliases followed: a few hundred bytes of
-#: nested aliases expand to billions (PyYAML shares them, but reading them does not).
+#: Values a job document that uses YAML aliases may expand to, the aliases followed: a
+#: few hundred bytes of nested aliases expand to billions (PyYAML shares them, but
+#: reading them does not). A document without aliases is as large as its text.
 MAX_DOCUMENT_VALUES = 1_000_000
 
 
@@ -94,7 +95,12 @@ def _strict_yaml_loader():
     import yaml
 
     class StrictLoader(yaml.SafeLoader):
-        pass
+        aliased = False  # whether the document uses an alias (*name)
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.events.AliasEvent):
+                self.aliased = True
+            return super().compose_node(parent, index)
 
     def mapping(loader, node, deep=False):
         seen: dict = {}
@@ -134,7 +140,13 @@ def read_document(path: str, what: str = "Job file") -> Mapping:
         if path.endswith(".json"):
             doc = json.loads(text, object_pairs_hook=_unique_keys)
         else:
-            doc = yaml.load(text, Loader=_strict_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+            loader = _strict_yaml_loader()(text)
+            try:
+                doc = loader.get_single_data()
+            finally:
+                loader.dispose()
+            if loader.aliased:
+                _check_expansion(doc, f"{what} {path!r}")
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -144,7 +156,6 @@ def read_document(path: str, what: str = "Job file") -> Mapping:
         raise InvalidParameterError(f"{what} {path!r} is malformed: {exc}") from None
     if not isinstance(doc, Mapping):
         raise InvalidParameterError(f"{what} {path!r} must hold a mapping; got {type(doc).__name__}.")
-    _check_expansion(doc, f"{what} {path!r}")
     return doc
 
 
