@@ -395,6 +395,6 @@ def test_the_forked_half_sends_only_the_items_it_worked_before_the_deadline():
     kind, sent = ours.recv()
     assert kind == "ok" and 0 < len(sent) < len(items) and sent == items[: len(sent)]
     out = _in_two(2 * items, work, 2, time.perf_counter() + 0.3, None)
-    for half in (out[0::2], out[1::2]):
+    for half in (out[0::2], out[1::2]):  # a forked half started late may have worked none
         done = [x for x in half if x is not None]
-        assert 0 < len(done) < len(half) and half[: len(done)] == done
+        assert len(done) < len(half) and half[: len(done)] == done
