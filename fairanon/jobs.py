@@ -460,10 +460,10 @@ def _exact_ids(table: pd.DataFrame, path: str, sep: str, id_column: str | None) 
     spaced = (raw.str.lstrip(" ").eq(read) & raw.ne(read)).to_numpy()
     # Text pandas reads as missing ("NA", "None", "null") is an id like any other.
     named = (read.isna() & raw.str.strip().ne("")).to_numpy()
-    if not (spaced | named).any():
+    taken = spaced | named
+    if not taken.any():
         return table
     table = table.copy()
-    taken = spaced | named
     table[id_column] = np.where(taken, raw.to_numpy(dtype=object), read.to_numpy(dtype=object))
     return table
 
