@@ -108,6 +108,9 @@ class _Cancelled(logging.Filter):
 _GATHER_CANCELLED = _Cancelled()
 #: A worker's log of its tasks cancelled as its cluster closes (after a Ctrl-C).
 _CANCELLED_TASKS = _Drop(r"^Async instruction for <Task cancelled .* ended with CancelledError")
+#: A worker's log of its heartbeat failing when the scheduler, in the client's process,
+#: has closed first (after a Ctrl-C, the worker ignoring it): the end of the command.
+_SCHEDULER_GONE = _Drop(r"^Failed to communicate with scheduler during heartbeat")
 
 
 def quiet_dask_logs() -> None:
@@ -231,11 +234,14 @@ def _ignore_interrupts() -> None:
     """In a worker of :func:`local_client` (its main thread, where its event loop runs):
     ignore Ctrl-C. The terminal sends it to every process of the command; this one closes
     the cluster, where each worker printed its own KeyboardInterrupt (a worker its nanny
-    restarts takes it again); nor log the tasks the closing cancels."""
+    restarts takes it again); nor log the tasks the closing cancels, nor the heartbeat
+    that fails when the scheduler has closed first."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logger = logging.getLogger("distributed.worker.state_machine")
-    if _CANCELLED_TASKS not in logger.filters:
-        logger.addFilter(_CANCELLED_TASKS)
+    for name, noise in (("distributed.worker.state_machine", _CANCELLED_TASKS),
+                        ("distributed.worker", _SCHEDULER_GONE)):
+        logger = logging.getLogger(name)
+        if noise not in logger.filters:
+            logger.addFilter(noise)
 
 
 def _quiet_failed_tasks() -> None:
